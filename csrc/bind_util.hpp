@@ -1,0 +1,71 @@
+// Shared glue for the bindings: contiguous float64 arrays in, same-shaped arrays out, elementwise work
+// with the GIL released and split into fixed chunks (results do not depend on the thread count).
+// The Python layer validates and broadcasts first; these helpers re-check shapes as a second line.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pydp/parallel.hpp"
+
+namespace pydp_bind {
+
+namespace py = pybind11;
+using darray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+inline std::vector<py::ssize_t> shape_of(const darray& a) {
+    return std::vector<py::ssize_t>(a.shape(), a.shape() + a.ndim());
+}
+
+inline void require_same_shape(const darray& a, const darray& b, const char* name) {
+    if (shape_of(a) != shape_of(b)) throw std::invalid_argument(std::string(name) + ": shape mismatch after broadcasting");
+}
+
+inline unsigned resolve_threads(long threads) {
+    if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0 = all cores)");
+    return threads == 0 ? pydp::hardware_threads() : static_cast<unsigned>(threads);
+}
+
+constexpr std::size_t kChunk = 4096;
+
+// out[i] = fn(x[i]) elementwise, GIL released.
+template <class F>
+darray map1(const darray& x, long threads, F fn) {
+    darray out(shape_of(x));
+    const double* in = x.data();
+    double* o = out.mutable_data();
+    const std::size_t n = static_cast<std::size_t>(x.size());
+    const unsigned nt = resolve_threads(threads);
+    {
+        py::gil_scoped_release release;
+        pydp::parallel_chunks(n, kChunk, nt, [&](std::size_t, std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) o[i] = fn(in[i]);
+        });
+    }
+    return out;
+}
+
+// out[i] = fn(a[i], b[i], c[i]) elementwise, GIL released; the arrays share one shape.
+template <class F>
+darray map3(const darray& a, const darray& b, const darray& c, long threads, F fn) {
+    require_same_shape(a, b, "arguments");
+    require_same_shape(a, c, "arguments");
+    darray out(shape_of(a));
+    const double *pa = a.data(), *pb = b.data(), *pc = c.data();
+    double* o = out.mutable_data();
+    const std::size_t n = static_cast<std::size_t>(a.size());
+    const unsigned nt = resolve_threads(threads);
+    {
+        py::gil_scoped_release release;
+        pydp::parallel_chunks(n, 64, nt, [&](std::size_t, std::size_t lo, std::size_t hi) {
+            for (std::size_t i = lo; i < hi; ++i) o[i] = fn(pa[i], pb[i], pc[i]);
+        });
+    }
+    return out;
+}
+
+}  // namespace pydp_bind

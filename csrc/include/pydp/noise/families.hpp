@@ -1,0 +1,231 @@
+// Standard (unit-scale) symmetric log-concave noise families: Laplace, Gaussian, Logistic, Subbotin_r
+// (r >= 1), each optionally truncated to (-A, A). Density f = exp(-psi), psi convex and even.
+//
+// Subbotin_r: f_r(x) = exp(-|x|^r / r) / C(r), C(r) = 2 Gamma(1/r) r^(1/r - 1), and with a = 1/r,
+// P(X > x) = Q(a, x^r / r) / 2 for x >= 0. Subbotin(1) is the Laplace and Subbotin(2) the Gaussian
+// family: they dispatch to the same kernels, so they give identical answers.
+// Truncation to (-A, A): f_T = f / M on (-A, A), M = 1 - 2 S(A), S_T(x) = (S(x) - S(A)) / M.
+#pragma once
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "pydp/special/igamma.hpp"
+#include "pydp/special/normal.hpp"
+
+namespace pydp::noise {
+
+enum class Kind { Laplace = 0, Gaussian = 1, Logistic = 2, Subbotin = 3 };
+
+class Family {
+public:
+    static Family make(Kind kind, double r = 0.0, double bound = std::numeric_limits<double>::infinity()) {
+        Family f;
+        if (kind == Kind::Subbotin) {
+            if (!(r >= 1.0) || !std::isfinite(r)) throw std::domain_error("Subbotin order r must be finite and >= 1");
+            if (r == 1.0) kind = Kind::Laplace;
+            else if (r == 2.0) kind = Kind::Gaussian;
+        }
+        f.kind_ = kind;
+        f.r_ = kind == Kind::Laplace ? 1.0 : kind == Kind::Gaussian ? 2.0 : r;
+        if (kind == Kind::Subbotin) {
+            f.a_ = 1.0 / f.r_;
+            f.log_r_ = std::log(f.r_);
+            const double lgamma_a = special::lgamma1p(f.a_) - std::log(f.a_);
+            f.log_c_ = special::kLn2 + lgamma_a + (f.a_ - 1.0) * f.log_r_;
+        }
+        if (!(bound > 0.0)) throw std::domain_error("truncation bound must be > 0");
+        f.bound_ = bound;
+        if (std::isfinite(bound)) {
+            const double ls = f.base_logsf(bound);
+            f.log_mass_ = std::log1p(-2.0 * std::exp(ls));
+        }
+        return f;
+    }
+
+    Kind kind() const noexcept { return kind_; }
+    double r() const noexcept { return r_; }
+    double bound() const noexcept { return bound_; }
+    bool truncated() const noexcept { return std::isfinite(bound_); }
+    // MLR-bounded families (Laplace, Logistic) reach (eps, 0)-DP; the others need delta > 0.
+    bool mlr_bounded() const noexcept { return kind_ == Kind::Laplace || kind_ == Kind::Logistic; }
+
+    // ----- densities and tails -------------------------------------------------------------------
+    double logpdf(double x) const noexcept {
+        if (std::isnan(x)) return x;
+        const double ax = std::fabs(x);
+        if (truncated()) {
+            if (ax >= bound_) return -inf();
+            return base_logpdf(ax) - log_mass_;
+        }
+        return base_logpdf(ax);
+    }
+    double logsf(double x) const noexcept {
+        if (std::isnan(x)) return x;
+        if (!truncated()) return base_logsf(x);
+        if (x <= -bound_) return 0.0;
+        if (x >= bound_) return -inf();
+        const double ls = base_logsf(x), la = base_logsf(bound_);
+        return ls + std::log(-std::expm1(la - ls)) - log_mass_;
+    }
+    double logcdf(double x) const noexcept { return logsf(-x); }
+    double sf(double x) const noexcept {
+        if (std::isnan(x)) return x;
+        if (truncated() || x < 0.0) return std::exp(logsf(x));
+        return base_sf_pos(x);
+    }
+    double cdf(double x) const noexcept {
+        if (std::isnan(x)) return x;
+        if (x > 0.0) return -std::expm1(logsf(x));
+        return sf(-x);
+    }
+    double pdf(double x) const noexcept { return std::exp(logpdf(x)); }
+
+    // Inverse CDF; NaN outside [0, 1].
+    double ppf(double p) const noexcept {
+        if (!(p >= 0.0 && p <= 1.0)) return std::numeric_limits<double>::quiet_NaN();
+        if (p == 0.5) return 0.0;
+        const bool upper = p > 0.5;
+        const double q = upper ? 1.0 - p : p;  // exact for p >= 1/2
+        const double x = isf_lower_tail(q);     // >= 0, with P(X > x) = q
+        return upper ? x : -x;
+    }
+
+    double variance() const noexcept {  // untruncated families only (the Python layer integrates truncations)
+        switch (kind_) {
+            case Kind::Laplace: return 2.0;
+            case Kind::Gaussian: return 1.0;
+            case Kind::Logistic: return M_PI * M_PI / 3.0;
+            default: return std::exp(2.0 * a_ * log_r_ + std::lgamma(3.0 * a_) - std::lgamma(a_));
+        }
+    }
+
+    // ----- pieces of the privacy condition (standardised units) ----------------------------------
+    // L(u) = psi(u) - psi(u - d) for u >= d / 2, computed without cancellation.
+    double psi_diff(double u, double d) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return std::fabs(u) - std::fabs(u - d);
+            case Kind::Gaussian: return d * (u - 0.5 * d);
+            case Kind::Logistic: {
+                const double v = std::fabs(u - d);
+                return (u - v) + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
+            }
+            default: {
+                if (u >= d) return -std::exp(r_ * std::log(u)) * std::expm1(r_ * std::log1p(-d / u)) / r_;
+                return (std::pow(u, r_) - std::pow(d - u, r_)) / r_;
+            }
+        }
+    }
+
+    // The threshold u = sup{z : psi(z) - psi(z - d) <= eps} of the untruncated family, z > d/2;
+    // +inf when the sup is unbounded (MLR-bounded families with eps >= d).
+    double threshold(double d, double eps) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return eps >= d ? inf() : 0.5 * (eps + d);
+            case Kind::Gaussian: return eps / d + 0.5 * d;
+            case Kind::Logistic:
+                if (eps >= d) return inf();
+                // cosh(u/2) = e^{eps/2} cosh((u - d)/2)  =>  e^u = expm1((eps+d)/2) / -expm1((eps-d)/2)
+                return std::log(std::expm1(0.5 * (eps + d))) - std::log(-std::expm1(0.5 * (eps - d)));
+            default: return subbotin_threshold(d, eps);
+        }
+    }
+
+    // log of the Mills ratio S(y) / f(y) of the untruncated family for y >= 0; its tail factor cancels.
+    double log_mills(double y) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return 0.0;
+            case Kind::Gaussian: return special::log_mills_normal(y);
+            case Kind::Logistic: return std::log1p(std::exp(-y));  // (1 + e^y) / e^y
+            default: {
+                const double z = std::pow(y, r_) / r_;
+                return special::incgamma(a_, z).log_qs + std::log(y) - log_r_;
+            }
+        }
+    }
+
+    double base_logsf(double x) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return x >= 0.0 ? -x - special::kLn2 : std::log1p(-0.5 * std::exp(x));
+            case Kind::Gaussian: return special::log_ndtr(-x);
+            case Kind::Logistic: return x > 0.0 ? -x - std::log1p(std::exp(-x)) : -std::log1p(std::exp(x));
+            default: {
+                const special::IncGamma g = special::incgamma(a_, std::pow(std::fabs(x), r_) / r_);
+                return x >= 0.0 ? g.log_q - special::kLn2 : std::log1p(-0.5 * g.q);
+            }
+        }
+    }
+
+private:
+    static constexpr double inf() noexcept { return std::numeric_limits<double>::infinity(); }
+
+    double base_logpdf(double ax) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return -ax - special::kLn2;
+            case Kind::Gaussian: return special::log_npdf(ax);
+            case Kind::Logistic: return -ax - 2.0 * std::log1p(std::exp(-ax));
+            default: return -std::pow(ax, r_) / r_ - log_c_;
+        }
+    }
+    double base_sf_pos(double x) const noexcept {  // x >= 0
+        switch (kind_) {
+            case Kind::Laplace: return 0.5 * std::exp(-x);
+            case Kind::Gaussian: return special::ndtr(-x);
+            case Kind::Logistic: return 1.0 / (1.0 + std::exp(x));
+            default: return 0.5 * special::incgamma(a_, std::pow(x, r_) / r_).q;
+        }
+    }
+
+    // x >= 0 with P(X > x) = q for q in [0, 1/2].
+    double isf_lower_tail(double q) const noexcept {
+        if (q == 0.0) return truncated() ? bound_ : inf();
+        double log_q = std::log(q);
+        if (truncated()) {  // S_T(x) = q  <=>  S(x) = q M + S(A)
+            const double la = base_logsf(bound_);
+            const double lq = log_q + log_mass_;
+            log_q = std::max(lq, la) + std::log1p(std::exp(-std::fabs(lq - la)));
+        }
+        switch (kind_) {
+            case Kind::Laplace: return -special::kLn2 - log_q;
+            case Kind::Gaussian: return -special::ndtri_lower_log(log_q);
+            case Kind::Logistic: return std::log1p(-std::exp(log_q)) - log_q;  // S(x) = 1 / (1 + e^x)
+            default: {
+                const double z = special::incgamma_q_inv_log(a_, log_q + special::kLn2);
+                return std::pow(r_ * z, a_);
+            }
+        }
+    }
+    double subbotin_threshold(double d, double eps) const noexcept {
+        const double lo0 = 0.5 * d;
+        if (eps <= 0.0) return lo0;
+        // L is increasing on (d/2, inf), L(d/2) = 0, and L(u) ~ d u^(r-1) for large u.
+        double lo = lo0, hi = std::max(d, std::pow(eps / d, 1.0 / (r_ - 1.0)) + d);
+        int guard = 0;
+        while (psi_diff(hi, d) < eps) {
+            lo = hi;
+            hi *= 2.0;
+            if (!std::isfinite(hi) || ++guard > 2100) return inf();
+        }
+        double u = 0.5 * (lo + hi);
+        for (int it = 0; it < 200; ++it) {
+            const double g = psi_diff(u, d) - eps;
+            if (g == 0.0) return u;
+            if (g < 0.0) lo = u; else hi = u;
+            double slope;  // L'(u) = u^(r-1) - sign(u - d) |u - d|^(r-1)
+            if (u >= d) slope = -std::exp((r_ - 1.0) * std::log(u)) * std::expm1((r_ - 1.0) * std::log1p(-d / u));
+            else slope = std::pow(u, r_ - 1.0) + std::pow(d - u, r_ - 1.0);
+            double next = u - g / slope;
+            if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+            if (std::fabs(next - u) <= 1e-16 * u || hi - lo <= 4e-16 * hi) return next;
+            u = next;
+        }
+        return u;
+    }
+
+    Kind kind_ = Kind::Gaussian;
+    double r_ = 2.0, a_ = 0.5, log_r_ = 0.0, log_c_ = 0.0;
+    double bound_ = std::numeric_limits<double>::infinity();
+    double log_mass_ = 0.0;
+};
+
+}  // namespace pydp::noise

@@ -1,0 +1,28 @@
+"""pydp_core: exact differential-privacy numerics with a C++ core.
+
+The public API lives in the area modules and is re-exported here:
+
+- :mod:`pydp_core.noise`: the symmetric log-concave families (Laplace, Gaussian, Logistic, Subbotin_r,
+  truncations, user-defined families);
+- :mod:`pydp_core.calibration`: the exact (epsilon, delta) profile, its inverse, the minimal scale and
+  the choice of the Subbotin order (Vinterbo 2022);
+- :mod:`pydp_core.special`: the special functions behind them (log-space normal CDF, regularised
+  incomplete gamma function).
+"""
+from __future__ import annotations
+
+import os as _os
+
+__version__ = "0.1.0"
+
+from ._loader import load_core as _load_core
+
+_core = _load_core(_os.path.dirname(__file__), __version__)
+
+from . import special  # noqa: E402
+from .noise import *  # noqa: E402,F401,F403
+from .noise import __all__ as _noise_all  # noqa: E402
+from .calibration import *  # noqa: E402,F401,F403
+from .calibration import __all__ as _calibration_all  # noqa: E402
+
+__all__ = ["special", "__version__", *_noise_all, *_calibration_all]
