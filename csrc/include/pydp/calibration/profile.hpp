@@ -68,16 +68,18 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
         return {la, la, -kInf, f.bound()};
     }
     if (std::isinf(u)) return {-kInf, 0.0, -kInf, kInf};
-    const double la = f.logsf(u - d);
-    double x;
+    double la, x;
     if (u - d > 0.0 && f.kind() != Kind::Laplace) {
-        x = (eps - f.psi_diff(u, d)) + f.log_mills(u) - f.log_mills(u - d);
+        double lr_ud;
+        f.log_sf_mills(u - d, &la, &lr_ud);
+        x = (eps - f.psi_diff(u, d)) + f.log_mills(u) - lr_ud;
         if (f.truncated()) {
             const double ls_bound = f.base_logsf(f.bound());
-            x += std::log(-std::expm1(ls_bound - f.base_logsf(u))) -
-                 std::log(-std::expm1(ls_bound - f.base_logsf(u - d)));
+            x += std::log(-std::expm1(ls_bound - f.base_logsf(u))) - std::log(-std::expm1(ls_bound - la));
+            la += std::log(-std::expm1(ls_bound - la)) - f.log_mass();
         }
     } else {
+        la = f.logsf(u - d);
         x = eps + f.logsf(u) - la;
     }
     if (!(x < 0.0)) return {-kInf, la, x, u};  // delta = 0 to working precision
