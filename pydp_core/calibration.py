@@ -371,7 +371,7 @@ def laplace_logistic_scale_ratio(epsilon, delta):
     dl = check_delta(delta)
     e, d = broadcast(epsilon=eps, delta=dl)
     with np.errstate(divide="ignore", invalid="ignore"):
-        num = e + 2 * np.log1p(np.sqrt(d * (1 - (1 - d) * np.exp(-e)))) - 2 * np.log1p(-d)
+        num = e + 2 * np.log1p(np.sqrt(d * (d * np.exp(-e) - np.expm1(-e)))) - 2 * np.log1p(-d)
         den = e - 2 * np.log1p(-d)
         out = num / den
     if np.isnan(out).any():
