@@ -3,10 +3,23 @@
 Each mechanism is built from (epsilon, delta, sensitivity): its scale is the smallest one for which
 ``q(d) + scale * X`` is (epsilon, delta)-DP (:func:`pydp_core.minimal_scale`, Vinterbo 2022, Lemmas 1-2;
 verified, never rounded down). :meth:`~AdditiveMechanism.privatize` adds iid noise to every coordinate of
-a scalar or an array: by Theorem 9 this is the vector mechanism for a query whose sensitivity is measured
-in the l_r norm matching the noise: l_1 for Laplace (and Logistic, whose privacy loss is bounded like the
-Laplace's), l_2 for Gaussian, l_r for Subbotin_r. Noise comes from :class:`pydp_core.Random` (secure
-ChaCha20 by default), in bulk and multi-threaded.
+a scalar or an array. Noise comes from :class:`pydp_core.Random` (secure ChaCha20 by default), in bulk
+and multi-threaded.
+
+What ``sensitivity`` means for an array (the vector mechanism of Theorem 9, with the project's
+correction, see :mod:`pydp_core.calibration`):
+
+- a scalar query, or neighbouring datasets that change a single coordinate: the calibration is exact
+  for every family;
+- :class:`GaussianMechanism`: the l_2 sensitivity (exact: the Gaussian is rotation invariant);
+- :class:`LaplaceMechanism`: the l_1 sensitivity (Theorem 9 with r = 1; exact at delta = 0, and
+  confirmed numerically for delta > 0);
+- :class:`LogisticMechanism`: the l_1 sensitivity at delta = 0 (each coordinate's privacy loss is at
+  most |shift| / scale); for delta > 0 treat it as a scalar mechanism;
+- :class:`SubbotinMechanism` with r not in {1, 2}: Theorem 9's pairing with the l_r sensitivity does
+  NOT hold in general (counterexample in tests/test_paper_002.py: r = 3, two coordinates). The
+  guarantee is per coordinate; use it for scalar queries or with the sensitivity of a single
+  coordinate, and account for the coordinates by composition.
 
 .. warning::
    **Floating-point noise is not safe against least-significant-bit attacks.** Adding a floating-point
@@ -73,7 +86,7 @@ class AdditiveMechanism:
 
     @property
     def sensitivity(self) -> float:
-        """The query's sensitivity in the l_r norm matching the noise (Theorem 9)."""
+        """The query's sensitivity (for arrays: see the module docs for the norm each family pairs with)."""
         return self._sensitivity
 
     @property
@@ -125,7 +138,7 @@ class AdditiveMechanism:
 
 
 class LaplaceMechanism(AdditiveMechanism):
-    """Laplace noise: (epsilon, delta)-DP for an l_1 sensitivity; scale = D / (eps - 2 log(1 - delta)).
+    """Laplace noise: (epsilon, delta)-DP for an l_1 sensitivity; scale = D / (eps - 2 log(1 - delta)) (Theorem 3).
 
     Not safe against least-significant-bit attacks on floating-point outputs (see the module docs).
     """
@@ -164,11 +177,13 @@ class LogisticMechanism(AdditiveMechanism):
 
 
 class SubbotinMechanism(AdditiveMechanism):
-    """Subbotin_r noise, density exp(-|x|^r / r) / C(r) (r >= 1), for an l_r sensitivity (Theorem 9).
+    """Subbotin_r noise, density exp(-|x|^r / r) / C(r) (r >= 1), calibrated exactly for a scalar query.
 
     ``SubbotinMechanism(1, ...)`` is the Laplace and ``SubbotinMechanism(2, ...)`` the Gaussian
-    mechanism. For r > 1, delta must be > 0. Use :func:`pydp_core.select_subbotin` to choose r for a
-    d-dimensional query. Not safe against least-significant-bit attacks on floating-point outputs.
+    mechanism. For r > 1, delta must be > 0. For arrays the noise is iid per coordinate; the l_r
+    pairing of the paper's Theorem 9 is a guarantee only for r in {1, 2} (see the module docs), so
+    :func:`pydp_core.select_subbotin` reproduces the paper's choice of r but not a vector guarantee.
+    Not safe against least-significant-bit attacks on floating-point outputs.
     """
 
     def __init__(self, r: float, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
