@@ -41,9 +41,10 @@ inline double laplace_from(Generator& g, std::uint64_t w) {
 inline double laplace(Generator& g) { return laplace_from(g, g.next_u64()); }
 
 inline double logistic_from(std::uint64_t w) {
-    const double u = (small_to_double(w >> 12) + 0.5) * 0x1.0p-52;  // (0, 1), exact
-    const double x = std::log1p(2.0 * (1.0 - u) / u);                // P(|X| > t) = 2 / (1 + e^t)
-    return (w & 1) ? -x : x;
+    const std::uint32_t pair[2] = {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(w >> 32)};
+    double x;
+    detail::logistic_body(pair, &x, 1);  // the bulk sampler's formula, so both give the same bits
+    return x;
 }
 inline double logistic(Generator& g) { return logistic_from(g.next_u64()); }
 
@@ -178,10 +179,10 @@ struct UniformTile {
 };
 
 struct LogisticTile {
-    void operator()(const TileOps&, Generator& p, Generator&, double* x, std::size_t m) const {
+    void operator()(const TileOps& ops, Generator& p, Generator&, double* x, std::size_t m) const {
         alignas(64) std::uint32_t words[2 * kTile];
         p.take_blocks(words, (m + 7) / 8);
-        for (std::size_t j = 0; j < m; ++j) x[j] = logistic_from(detail::word_at(words, j));
+        ops.logistic(words, x, m);
     }
 };
 

@@ -110,6 +110,24 @@ PYDP_ALWAYS_INLINE double det_exp(double y) noexcept {
     return out;
 }
 
+// Logistic by inversion: |X| = log1p(2 (1 - u) / u) for u = (k + 1/2) 2^-52 (k: bits 12-63 of word j),
+// sign from bit 0. log1p(t) = log(y) + (t - (y - 1)) / y with y = fl(1 + t): the second term restores
+// the rounding error of y to first order (branch-free, so the loop vectorises).
+PYDP_ALWAYS_INLINE void logistic_body(const std::uint32_t* words, double* x, std::size_t m) noexcept {
+    for (std::size_t j = 0; j < m; ++j) {
+        const std::uint64_t w = word_at(words, j);
+        const double u = (static_cast<double>(static_cast<std::int64_t>(w >> 12)) + 0.5) * 0x1.0p-52;
+        const double t = 2.0 * (1.0 - u) / u;
+        const double y = 1.0 + t;
+        double out = det_log(y) + (t - (y - 1.0)) / y;  // log(1 + t) = log y + log(1 + e / y), e the rounding of y
+        std::uint64_t bits;
+        std::memcpy(&bits, &out, sizeof bits);
+        bits ^= (w & 1) << 63;
+        std::memcpy(&out, &bits, sizeof out);
+        x[j] = out;
+    }
+}
+
 // Marsaglia-Tsang, first pass over a tile: v = (1 + c z)^3 and the squeeze test with the uniform from
 // word j of wu; fail[j] = 1 where the value needs the exact (log) test or a restart (bytes, so the
 // loop vectorises).
@@ -157,6 +175,9 @@ PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* v, const std::uint32_
     }                                                                                                     \
     attr inline void affine_f32_##suffix(const double* x, float* o, std::size_t m, double l, double s) noexcept { \
         affine_body(x, o, m, l, s);                                                                       \
+    }                                                                                                     \
+    attr inline void logistic_##suffix(const std::uint32_t* w, double* x, std::size_t m) noexcept {        \
+        logistic_body(w, x, m);                                                                           \
     }                                                                                                     \
     attr inline void mt_squeeze_##suffix(const double* z, const std::uint32_t* wu, double c, double* v,    \
                                          unsigned char* f, std::size_t m) noexcept {                      \
@@ -218,6 +239,7 @@ struct TileOps {
     void (*uniform)(const std::uint32_t*, double*, std::size_t) noexcept;
     void (*affine_f64)(const double*, double*, std::size_t, double, double) noexcept;
     void (*affine_f32)(const double*, float*, std::size_t, double, double) noexcept;
+    void (*logistic)(const std::uint32_t*, double*, std::size_t) noexcept;
     void (*mt_squeeze)(const double*, const std::uint32_t*, double, double*, unsigned char*, std::size_t) noexcept;
     void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
 
@@ -235,15 +257,15 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
     if (isa == ChaChaImpl::AVX512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
-                detail::affine_f64_avx512, detail::affine_f32_avx512, detail::mt_squeeze_avx512,
+                detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512,
                 detail::subbotin_finish_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
-                detail::affine_f64_avx2, detail::affine_f32_avx2, detail::mt_squeeze_avx2,
+                detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2,
                 detail::subbotin_finish_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
-            detail::affine_f64_scalar, detail::affine_f32_scalar, detail::mt_squeeze_scalar,
+            detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar,
             detail::subbotin_finish_scalar};
 }
 
