@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "pydp/random/bulk.hpp"
@@ -238,13 +239,26 @@ void fill_tiled_with(const Generator& gen, const ChunkPlan& plan, unsigned threa
     });
 }
 
-// out = T(loc + scale * x).
+// out = T(loc + scale * x). A float64 output is written in place (no copy through the tile buffer).
 template <class T, class Body>
 void fill_tiled(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, double loc, double scale,
                 const Body& body) {
-    fill_tiled_with(gen, plan, threads, out, body, [loc, scale](const TileOps& ops, const double* x, T* o, std::size_t m) {
-        ops.affine(x, o, m, loc, scale);
-    });
+    if constexpr (std::is_same_v<T, double>) {
+        const TileOps ops = tile_ops(gen.impl());
+        const bool identity = loc == 0.0 && scale == 1.0;
+        run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
+            Generator extra = g.split_upper();
+            for (std::size_t s = b; s < e; s += kTile) {
+                const std::size_t m = std::min(kTile, e - s);
+                body(ops, g, extra, out + s, m);
+                if (!identity) ops.affine(out + s, out + s, m, loc, scale);
+            }
+        });
+    } else {
+        fill_tiled_with(gen, plan, threads, out, body, [loc, scale](const TileOps& ops, const double* x, T* o, std::size_t m) {
+            ops.affine(x, o, m, loc, scale);
+        });
+    }
 }
 
 // out = T(post(x)).
