@@ -182,28 +182,27 @@ def _ours_per_value(kind: str) -> float:
     return (time.perf_counter() - start) / N
 
 
+def _one_at_a_time(benchmark, speed, peer: str, laplace_one, normal_one) -> None:
+    """Ratios against a peer that adds noise to one value per call."""
+    vals = benchmark.pedantic(lambda: [laplace_one() for _ in range(PEER_N)], rounds=1, iterations=1)
+    assert np.isfinite(vals).all()
+    for kind, one in (("laplace", laplace_one), ("normal", normal_one)):
+        peer_t = _per_value(lambda n: [one() for _ in range(n)])
+        speed.ratio(f"{kind} per value vs {peer}", _ours_per_value(kind), peer_t)
+
+
 def test_peer_diffprivlib(benchmark, speed):
     dpl = pytest.importorskip("diffprivlib.mechanisms", reason="diffprivlib is not installed")
     lap = dpl.Laplace(epsilon=1.0, sensitivity=1.0)
-    vals = benchmark.pedantic(lambda: [lap.randomise(0.0) for _ in range(PEER_N)], rounds=1, iterations=1)
-    assert np.isfinite(vals).all()
-    peer = _per_value(lambda n: [lap.randomise(0.0) for _ in range(n)])
-    speed.ratio("laplace per value vs diffprivlib", _ours_per_value("laplace"), peer)
     gau = dpl.GaussianAnalytic(epsilon=1.0, delta=1e-5, sensitivity=1.0)
-    peer = _per_value(lambda n: [gau.randomise(0.0) for _ in range(n)])
-    speed.ratio("normal per value vs diffprivlib", _ours_per_value("normal"), peer)
+    _one_at_a_time(benchmark, speed, "diffprivlib", lambda: lap.randomise(0.0), lambda: gau.randomise(0.0))
 
 
 def test_peer_pydp(benchmark, speed):
     mech = pytest.importorskip("pydp.algorithms.numerical_mechanisms", reason="python-dp is not installed")
     lap = mech.LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
-    vals = benchmark.pedantic(lambda: [lap.add_noise(0.0) for _ in range(PEER_N)], rounds=1, iterations=1)
-    assert np.isfinite(vals).all()
-    peer = _per_value(lambda n: [lap.add_noise(0.0) for _ in range(n)])
-    speed.ratio("laplace per value vs PyDP", _ours_per_value("laplace"), peer)
     gau = mech.GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=1.0)
-    peer = _per_value(lambda n: [gau.add_noise(0.0) for _ in range(n)])
-    speed.ratio("normal per value vs PyDP", _ours_per_value("normal"), peer)
+    _one_at_a_time(benchmark, speed, "PyDP", lambda: lap.add_noise(0.0), lambda: gau.add_noise(0.0))
 
 
 def test_peer_opendp(benchmark, speed):

@@ -62,7 +62,7 @@ def test_normal_tail_and_wedges():
     z = Random(12).normal(size=n)
     for t in (1.0, 2.5, 3.654152885361009, 4.5, 5.0):
         binom_ok(np.count_nonzero(np.abs(z) > t), n, 2 * stats.norm.sf(t))
-    ks_ok(np.abs(z[np.abs(z) > 3.654152885361009]) , lambda v: 1 - stats.norm.sf(v) / stats.norm.sf(3.654152885361009))
+    ks_ok(np.abs(z[np.abs(z) > 3.654152885361009]), lambda v: 1 - stats.norm.sf(v) / stats.norm.sf(3.654152885361009))
     binom_ok(np.count_nonzero(z < 0), n, 0.5)
 
 
