@@ -189,6 +189,8 @@ class Random:
     _gen:
         The C++ generator (``pydp_core._core.random.Generator``, ``pydp::random::Generator`` in C++) for
         other pydp_core bindings. Users do not need it.
+    _threads:
+        The thread count as an int for the bindings: 0 means all cores.
     """
 
     __slots__ = ("_gen", "_threads", "_seeded")

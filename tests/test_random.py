@@ -408,3 +408,16 @@ def test_det_exp_against_mpmath():
     got = _core.random.det_exp(y)
     ref = [mp.exp(mp.mpf(float(v))) for v in y]
     assert np.max(_ulps(got, ref)) <= 2.0
+
+
+def test_sequential_direction_and_scalar_samplers():
+    # The C++ sequential forms other bindings may use (Generator.normal / direction) are right too.
+    g = _core.random.Generator(bytes(range(32)), 5)
+    v = np.array([g.direction(3) for _ in range(20_000)])
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-14)
+    ks_ok(v[:, 2], stats.uniform(-1, 2).cdf)
+    ks_ok([g.normal() for _ in range(50_000)], stats.norm.cdf)
+    ks_ok([g.exponential() for _ in range(50_000)], stats.expon.cdf)
+    u = np.array([g.uniform_open() for _ in range(50_000)])
+    assert (u > 0).all() and (u < 1).all()
+    ks_ok(u, stats.uniform.cdf)
