@@ -186,7 +186,7 @@ def _custom_threshold(f: LogConcaveFamily, d: float, eps: float) -> float:
         if hi >= f.bound or float(f.logsf(hi)) < -745.0 * 1.5:
             return math.inf  # the ratio never exceeds e^eps where the noise has mass
         hi *= 2.0
-    return optimize.brentq(lambda u: f.psi_diff(u, d) - eps, lo, hi, xtol=1e-300, rtol=4e-16)
+    return optimize.brentq(lambda u: f.psi_diff(u, d) - eps, lo, hi, xtol=1e-300, rtol=1e-15)
 
 
 def _custom_log_delta(f: LogConcaveFamily, eps: float, d: float) -> float:
@@ -234,7 +234,10 @@ def _custom_minimal_scale(f: LogConcaveFamily, eps: float, delta: float, sens: f
     target = math.log(delta) - 1e-12 if delta > 0 else -math.inf
 
     def g(v: float) -> float:  # increasing in v = log d
-        return _custom_log_delta(f, eps, math.exp(v)) - target
+        ld = _custom_log_delta(f, eps, math.exp(v))
+        if delta == 0:  # the boundary where delta(d) stops being exactly 0
+            return -1.0 if ld == -math.inf else 1.0
+        return ld - target
 
     lo, hi = -1.0, 1.0
     while g(lo) > 0:
