@@ -144,7 +144,8 @@ def test_gaussian_calibration_vs_peers(peer, benchmark, speed):
     ours = benchmark(dp.minimal_scale, g, eps, delta)
     theirs = np.array([fn(e, d) for e, d in PEER_POINTS])
     # Same quantity: agreement to the peer's own tolerance (PyDP's is ~1e-3 by design).
-    rtol = 2e-3 if peer.startswith("PyDP") else 1e-6
+    # (autodp's bisection stops early: 1.8e-6 below the exact sigma at eps=2, delta=1e-8, i.e. under-noised.)
+    rtol = {"PyDP": 2e-3, "autodp": 1e-5}.get(peer.split()[0], 1e-6)
     np.testing.assert_allclose(theirs, ours, rtol=rtol)
     t_ours = speed.time(lambda: dp.minimal_scale(g, eps, delta)) / eps.size
     t_peer = speed.time(lambda: [fn(e, d) for e, d in PEER_POINTS], repeat=3) / eps.size
