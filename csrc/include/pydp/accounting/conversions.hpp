@@ -21,6 +21,7 @@
 
 #include "pydp/calibration/profile.hpp"
 #include "pydp/noise/families.hpp"
+#include "pydp/special/normal.hpp"
 
 namespace pydp::accounting {
 
@@ -71,12 +72,72 @@ inline double rdp_to_epsilon(double alpha, double rho, double delta, RdpMethod m
     return eps > 0.0 ? eps : 0.0;
 }
 
+// Phi(hi) - Phi(lo) for a short interval near the centre (hi - lo <= 2, |lo|, |hi| <= 3) by 10-point
+// Gauss-Legendre quadrature of the density: no cancellation, full relative precision (the integrand is
+// entire and nearly polynomial over such an interval).
+inline double normal_interval(double lo, double hi) noexcept {
+    static constexpr double x[5] = {0.14887433898163122, 0.4333953941292472, 0.6794095682990244,
+                                    0.8650633666889845, 0.9739065285171717};
+    static constexpr double w[5] = {0.2955242247147528, 0.2692667193099965, 0.219086362515982,
+                                    0.1494513491505804, 0.06667134430868814};
+    const double m = 0.5 * (lo + hi), h = 0.5 * (hi - lo);
+    double s = 0.0;
+    for (int i = 0; i < 5; ++i) {
+        const double a = m + h * x[i], b = m - h * x[i];
+        s += w[i] * (std::exp(-0.5 * a * a) + std::exp(-0.5 * b * b));
+    }
+    return s * h * 0.39894228040143267794;  // 1 / sqrt(2 pi)
+}
+
+// delta_mu(eps) near the total variation (small mu, eps << mu): written as
+// [Phi(b) - Phi(c)] - expm1(eps) Phi(c), b = mu/2 - eps/mu, c = -mu/2 - eps/mu, where the bracket is a
+// short-interval integral (no cancellation) and the subtraction loses under one bit when the second term
+// is at most half the first. Returns NaN outside that regime. The log-space profile, which is accurate
+// in the tails, loses about log10(1/mu) digits to cancellation in log B - log A here, and that is what
+// limits epsilon as delta approaches the total variation.
+inline double gdp_delta_near_tv(double mu, double eps, double* slope) noexcept {
+    const double a = eps / mu;
+    if (!(mu <= 2.0) || !(a <= 1.0) || !(eps >= 0.0)) return kNaN;
+    const double b = 0.5 * mu - a, c = -0.5 * mu - a;
+    const double inner = normal_interval(c, b);
+    const double pc = special::ndtr(c);
+    const double t = std::expm1(eps) * pc;
+    if (!(t <= 0.5 * inner)) return kNaN;
+    if (slope) *slope = -std::exp(eps) * pc;  // d delta / d eps
+    return inner - t;
+}
+
 // The exact epsilon of mu-GDP at delta (rounded up); 0 for mu = 0; +inf for delta = 0 and mu > 0.
+// The log-space solver of the calibration core gives a first answer; where the problem is
+// ill-conditioned (delta just below the total variation, so epsilon -> 0) Newton steps on the
+// cancellation-free form above restore the relative accuracy of epsilon.
 inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) noexcept {
     if (!(mu >= 0.0) || !(delta >= 0.0) || !(delta <= 1.0)) return kNaN;
     if (mu == 0.0 || delta >= 1.0) return 0.0;
     if (std::isinf(mu)) return kInf;
-    return calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
+    double eps = calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
+    if (!(mu <= 2.0) || !(eps <= mu)) return eps;
+    double slope = 0.0;
+    double d0 = gdp_delta_near_tv(mu, 0.0, &slope);
+    if (std::isnan(d0)) return eps;
+    if (d0 <= delta) return 0.0;  // the total variation is below delta: (0, delta)-DP
+    double e = eps;
+    for (int it = 0; it < 8; ++it) {
+        const double d = gdp_delta_near_tv(mu, e, &slope);
+        if (std::isnan(d) || !(slope < 0.0)) return eps;
+        const double next = std::max(0.0, e - (d - delta) / slope);
+        const bool done = std::fabs(next - e) <= 1e-16 * e;
+        e = next;
+        if (done) break;
+    }
+    // round up until the accurate form certifies delta(e) <= delta
+    for (int i = 0; i < 64; ++i) {
+        const double d = gdp_delta_near_tv(mu, e, &slope);
+        if (std::isnan(d)) return eps;
+        if (d <= delta) return e;
+        e = std::nextafter(e, kInf) * (1.0 + 1e-16 * i);
+    }
+    return eps;
 }
 
 // log delta of mu-GDP at eps (-inf where delta = 0).
