@@ -213,7 +213,7 @@ class Accountant:
         self._spend([rec] * self._count(count))
 
     def spend(self, budget: Budget, count: int = 1) -> None:
-        """Record a mechanism known only by its budget."""
+        """Record a mechanism known only by its budget (an RDPCurve must be a grid curve: JSON-persistable)."""
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a privacy budget, got {type(budget).__name__}")
         rec = {"kind": "budget", "type": type(budget).__name__, "fields": _fields(budget)}
