@@ -86,6 +86,13 @@ class PrivacyWarning(UserWarning):
 # field validation
 # ------------------------------------------------------------------------------------------------------
 def _scalar(value: Any, name: str) -> float:
+    t = type(value)
+    if t is float:  # fast path for the common case (optimisers call conversions in inner loops)
+        if value != value:
+            raise ValueError(f"{name} must not be NaN")
+        return value
+    if t is int and -(2**53) <= value <= 2**53:
+        return float(value)
     arr = as_float_array(value, name)
     if arr.ndim != 0:
         raise TypeError(f"{name} must be a scalar real number, got an array of shape {arr.shape}")

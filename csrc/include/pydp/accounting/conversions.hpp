@@ -117,6 +117,8 @@ inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) n
     if (std::isinf(mu)) return kInf;
     double eps = calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
     if (!(mu <= 2.0) || !(eps <= mu)) return eps;
+    // refine only where the problem is ill-conditioned: cond = delta / (eps |d delta / d eps|) > 1e3
+    if (eps > 0.0 && delta < 1e-3 * eps * std::exp(eps) * special::ndtr(-0.5 * mu - eps / mu)) return eps;
     double slope = 0.0;
     double d0 = gdp_delta_near_tv(mu, 0.0, &slope);
     if (std::isnan(d0)) return eps;
