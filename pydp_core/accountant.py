@@ -360,7 +360,10 @@ def _total(spends: List[_Spend], kind: type, *, delta: Optional[float] = None, a
     if kind is GDP:
         if _missing(spends, "gdp"):
             _no_route(kind, "a spend")
-        return GDP(math.hypot(*(s.gdp for s in spends)))
+        mu = math.hypot(*(s.gdp for s in spends))
+        if not _missing(spends, "pure"):  # pure DP composes first, then converts: sometimes smaller
+            mu = min(mu, PureDP(math.fsum(s.pure for s in spends)).to_gdp().mu)
+        return GDP(mu)
     if kind is ZCDP:
         if _missing(spends, "zcdp"):
             _no_route(kind, "a spend")
@@ -439,7 +442,11 @@ def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
                 raise TypeError("some spend (e.g. Rao DP of an unknown mechanism) has no (eps, delta) route")
         else:
             e_rest = _curve_epsilon(rest, share)
-            pure_only = math.fsum(s.pure for s in rest) if not _missing(rest, "pure") else math.inf
+            pure_only = (
+                PureDP(math.fsum(s.pure for s in rest)).to_approx_dp(share).epsilon
+                if not _missing(rest, "pure")
+                else math.inf
+            )
             e_rest = min(e_rest, pure_only)
             if math.isinf(e_rest):
                 raise TypeError("some spends have no common route to (eps, delta)")

@@ -141,3 +141,13 @@ def test_bad_input():
     with pytest.raises(TypeError):
         acc.spend(1.0)
     assert len(acc) == 0
+
+
+def test_laplace_only_routes():
+    acc = pc.Accountant(pc.ApproxDP(10.0, 1e-6))
+    acc.spend_laplace(scale=2.0, count=3)  # three 0.5-DP mechanisms
+    # the exact conversion of the composed 1.5-DP is one of the routes, so the total is no larger
+    assert acc.total().epsilon <= pc.PureDP(1.5).to_approx_dp(1e-6).epsilon
+    assert acc.total(pc.PureDP) == pc.PureDP(1.5)
+    mu = acc.total(pc.GDP).mu
+    assert mu <= min(math.sqrt(3) * pc.PureDP(0.5).to_gdp().mu, pc.PureDP(1.5).to_gdp().mu) * (1 + 1e-15)
