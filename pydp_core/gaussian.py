@@ -337,3 +337,34 @@ def gaussian_sigma(budget: Budget, sensitivity: float = 1.0, method: Optional[st
     if isinstance(budget, TCDP):
         return arsinh_parameters(budget, d).sigma
     raise TypeError(f"no Gaussian calibration for {type(budget).__name__}")
+
+
+# ------------------------------------------------------------------------------------------------------
+# command line: pydp-core gaussian-epsilon --psi 1.0 --delta 1e-5
+# ------------------------------------------------------------------------------------------------------
+def _configure_cli(p: Any) -> None:
+    p.add_argument("--psi", type=float, nargs="+", required=True, help="sensitivity index(es) D / sigma")
+    p.add_argument("--delta", type=float, default=1e-5, help="target delta in (0, 1) (default 1e-5)")
+
+
+def _cli(args: Any) -> int:
+    import sys
+
+    from .budgets import RDPCurve
+
+    print("psi\texact\tmironov\tasoodeh\tballe2020\tauc", file=sys.stdout)
+    for p in args.psi:
+        exact = epsilon(p, args.delta)
+        curve = RDPCurve(lambda a, p=p: 0.5 * p * p * np.asarray(a, dtype=float))
+        conv = [curve.best_alpha(args.delta, m)[0] for m in ("mironov", "asoodeh", "balle2020")]
+        print(f"{p:g}\t{exact:.10g}\t" + "\t".join(f"{c:.10g}" for c in conv) + f"\t{auc(p):.10g}", file=sys.stdout)
+    return 0
+
+
+def _register_cli() -> None:
+    from .cli import command
+
+    command("gaussian-epsilon", "exact epsilon(delta) of the Gaussian mechanism by psi, and the RDP routes", _configure_cli)(_cli)
+
+
+_register_cli()

@@ -183,3 +183,14 @@ def test_figure_6_claims():
     small = A[0] < 2.0
     gain = (curves["balle2020"] / curves["asoodeh"])[:, small].max(axis=1)
     assert gain[0] > 10.0 and (np.diff(gain) <= 1e-12).all()
+
+
+def test_cli_gaussian_epsilon(capsys):
+    from pydp_core.cli import main
+
+    assert main(["gaussian-epsilon", "--psi", "1.0", "2.0", "--delta", "1e-5"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split("\t")[:2] == ["psi", "exact"] and len(lines) == 3
+    assert float(lines[1].split("\t")[1]) == pytest.approx(G.epsilon(1.0, 1e-5), rel=1e-9)
+    assert main(["gaussian-epsilon", "--psi", "-1"]) == 1
+    assert "psi must be >= 0" in capsys.readouterr().err
