@@ -39,10 +39,9 @@ Conversions (each is a method of the source type):
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -633,10 +632,6 @@ class RDPCurve(Budget):
     def to_approx_dp(self, delta: float, method: Optional[str] = None, alphas: Any = None) -> ApproxDP:
         e, _ = self.best_alpha(delta, method, alphas)
         return ApproxDP(e, float(delta))
-
-
-def _is_real(x: Any) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 def _fields(b: Budget) -> dict:
