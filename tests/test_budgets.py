@@ -511,3 +511,18 @@ def test_pure_dp_conversion_valid_for_arbitrary_pairs():
         e2 = pc.PureDP(eps).to_approx_dp(delta).epsilon
         for A, B in ((P, Q), (Q, P)):
             assert float(np.sum(np.maximum(A - np.exp(e2) * B, 0.0))) <= delta * (1 + 1e-9)
+
+
+def test_kernel_rejects_bad_input_as_second_line():
+    acc = pc._core.accounting
+    one = np.ones(3)
+    with pytest.raises(ValueError, match="alpha"):
+        acc.rdp_to_epsilon(np.array([2.0, 1.0, 3.0]), one, one * 0.1, 0)
+    with pytest.raises(ValueError, match="delta"):
+        acc.rdp_to_epsilon(one * 2, one, np.array([0.1, 0.0, 0.1]), 1)
+    with pytest.raises(ValueError, match="method"):
+        acc.rdp_to_epsilon(one * 2, one, one * 0.1, 7)
+    with pytest.raises(ValueError, match="mu"):
+        acc.gdp_epsilon(np.array([np.nan]), np.array([0.1]))
+    with pytest.raises(ValueError, match="delta"):
+        acc.gdp_epsilon_scalar(1.0, 1.5)
