@@ -79,6 +79,11 @@ class _Spend:
         if self.count < 1:
             raise ValueError("count must be >= 1")
         kind = record["kind"]
+        for key in ("sigma", "scale", "sensitivity"):  # records read back from JSON are re-validated
+            if key in record:
+                _positive(record[key], key)
+        if kind == "subbotin" and not _scalar(record["r"], "r") >= 1:
+            raise ValueError("r must be >= 1")
         self.gdp: Optional[float] = None
         self.zcdp: Optional[ZCDP] = None
         self.rao: Optional[float] = None
@@ -334,8 +339,11 @@ class Accountant:
         doc = json.loads(text)
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
             raise ValueError(f"not a {_FORMAT} document")
-        acc = cls(_from_fields(doc["limit"]["type"], doc["limit"]["fields"]))
-        spends = [_Spend(r) for r in doc["spends"]]
+        try:
+            acc = cls(_from_fields(doc["limit"]["type"], doc["limit"]["fields"]))
+            spends = [_Spend(r) for r in doc["spends"]]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed {_FORMAT} document: {exc!r}") from None
         acc._spends = spends  # the saved state was within its limit when saved; re-check below
         total = _total(spends, type(acc._limit), **_limit_args(acc._limit))
         if _exceeds(total, acc._limit):

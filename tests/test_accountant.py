@@ -92,6 +92,12 @@ def test_json_round_trip(tmp_path):
         back.spend_gaussian(sigma=0.01)
     with pytest.raises(ValueError):
         pc.Accountant.from_json('{"format": "other"}')
+    with pytest.raises(ValueError, match="malformed"):
+        pc.Accountant.from_json('{"format": "pydp_core.Accountant/1", "limit": {"type": "GDP"}, "spends": []}')
+    bad = json.loads(acc.to_json())
+    bad["spends"][0]["sigma"] = -1.0
+    with pytest.raises(ValueError, match="sigma"):
+        pc.Accountant.from_json(json.dumps(bad))
     # a callable curve could not be persisted, so it is refused at spend time (nothing recorded)
     with pytest.raises(TypeError, match="callable"):
         acc.spend(pc.RDPCurve(lambda a: 0.001 * np.asarray(a)))
