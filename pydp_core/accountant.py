@@ -75,9 +75,10 @@ class _Spend:
 
     def __init__(self, record: dict) -> None:
         self.record = record
-        self.count = int(record.get("count", 1))
-        if self.count < 1:
-            raise ValueError("count must be >= 1")
+        count = record.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        self.count = int(count)
         kind = record["kind"]
         for key in ("sigma", "scale", "sensitivity"):  # records read back from JSON are re-validated
             if key in record:
