@@ -236,16 +236,28 @@ struct GammaTile {
         const std::uint32_t* wu = words + 2 * m;
         const std::uint32_t* wf = words + 4 * m;
         ops.mt_squeeze(z, wu, mt.c, v, fail, m);
+        // Values that failed the squeeze (about one in ten): compact them, run the exact test vectorised,
+        // and restart the rejected ones from the extra stream, in index order.
+        alignas(64) double zf[kTile], uf[kTile], vf[kTile];
+        alignas(64) unsigned char okf[kTile];
+        std::uint16_t idx[kTile];
+        std::size_t nf = 0;
         for (std::size_t q = 0; q < m; q += 8) {  // skip eight clean values at a time
             std::uint64_t eight = 0;
             std::memcpy(&eight, fail + q, std::min<std::size_t>(8, m - q));
             if (eight == 0) continue;
             for (std::size_t j = q; j < std::min(q + 8, m); ++j)
                 if (fail[j]) {
-                    const double r = mt.attempt(z[j], open_from(detail::word_at(wu, j)));
-                    v[j] = r > 0.0 ? r : mt.draw_v(e);
+                    idx[nf] = static_cast<std::uint16_t>(j);
+                    zf[nf] = z[j];
+                    uf[nf] = open_from(detail::word_at(wu, j));
+                    vf[nf] = v[j];
+                    ++nf;
                 }
         }
+        ops.mt_logtest(zf, uf, vf, mt.d, okf, nf);
+        for (std::size_t k = 0; k < nf; ++k)
+            if (!okf[k]) v[idx[k]] = mt.draw_v(e);
         s.finish_tile(ops, v, wf, x, m);
     }
 };

@@ -143,6 +143,17 @@ PYDP_ALWAYS_INLINE void mt_squeeze_body(const double* z, const std::uint32_t* wu
     }
 }
 
+// Marsaglia-Tsang, exact test for the values that failed the squeeze (compacted): accept iff v > 0 and
+// log u < z^2 / 2 + d (1 - v + log v). ok[k] = 1 on acceptance.
+PYDP_ALWAYS_INLINE void mt_logtest_body(const double* z, const double* u, const double* v, double d,
+                                        unsigned char* ok, std::size_t n) noexcept {
+    for (std::size_t k = 0; k < n; ++k) {
+        const double sv = v[k] > 0.0 ? v[k] : 1.0;  // a select: log is taken of a positive number only
+        const double rhs = 0.5 * (z[k] * z[k]) + d * (1.0 - v[k] + det_log(sv));
+        ok[k] = static_cast<unsigned char>((v[k] > 0.0) & (det_log(u[k]) < rhs));
+    }
+}
+
 // Subbotin, last pass: x = sign * U * exp((log(r d) + log v) / r), U and the sign from word j of wf.
 PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* v, const std::uint32_t* wf, double log_rd, double inv_r,
                                              double* x, std::size_t m) noexcept {
@@ -182,6 +193,10 @@ PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* v, const std::uint32_
     attr inline void mt_squeeze_##suffix(const double* z, const std::uint32_t* wu, double c, double* v,    \
                                          unsigned char* f, std::size_t m) noexcept {                      \
         mt_squeeze_body(z, wu, c, v, f, m);                                                               \
+    }                                                                                                     \
+    attr inline void mt_logtest_##suffix(const double* z, const double* u, const double* v, double d,      \
+                                         unsigned char* ok, std::size_t n) noexcept {                     \
+        mt_logtest_body(z, u, v, d, ok, n);                                                               \
     }                                                                                                     \
     attr inline void subbotin_finish_##suffix(const double* v, const std::uint32_t* wf, double lrd, double ir, \
                                               double* x, std::size_t m) noexcept {                        \
@@ -251,6 +266,7 @@ struct TileOps {
     void (*affine_f32)(const double*, float*, std::size_t, double, double) noexcept;
     void (*logistic)(const std::uint32_t*, double*, std::size_t) noexcept;
     void (*mt_squeeze)(const double*, const std::uint32_t*, double, double*, unsigned char*, std::size_t) noexcept;
+    void (*mt_logtest)(const double*, const double*, const double*, double, unsigned char*, std::size_t) noexcept;
     void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
 
     template <class T>
@@ -267,15 +283,15 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
     if (isa == ChaChaImpl::AVX512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
-                detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512,
+                detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
                 detail::subbotin_finish_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
-                detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2,
+                detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2, detail::mt_logtest_avx2,
                 detail::subbotin_finish_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
-            detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar,
+            detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar, detail::mt_logtest_scalar,
             detail::subbotin_finish_scalar};
 }
 
