@@ -101,11 +101,9 @@ void register_random(py::module_ m) {
              [](Generator& g, py::ssize_t n) {
                  if (n < 0) throw std::invalid_argument("n must be >= 0");
                  py::array_t<std::uint64_t> out(n);
-                 std::uint64_t* p = out.mutable_data();
-                 {
-                     py::gil_scoped_release release;
-                     g.fill_u64(p, static_cast<std::size_t>(n));
-                 }
+                 // Sequential draws move the generator itself, so the GIL stays held: another Python
+                 // thread using the same generator must not run concurrently.
+                 g.fill_u64(out.mutable_data(), static_cast<std::size_t>(n));
                  return out;
              },
              py::arg("n"), "the next n 64-bit words of the stream (sequential, one thread)")

@@ -427,3 +427,28 @@ def test_arsinh_normal_with_the_accounting_parameters():
     A, sigma = pydp_core.arsinh_parameters(pydp_core.TCDP(0.5, 10.0), 2.0)
     x = Random(27).arsinh_normal(A, sigma, size=N)
     ks_ok(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))
+
+
+def test_one_generator_shared_by_python_threads_never_repeats():
+    # Bulk calls reserve their chunks with the GIL held and sample with it released: concurrent calls on
+    # one generator get disjoint chunks, so no value repeats across all of them.
+    import threading
+
+    rng = Random(77, threads=2)
+    outs = []
+    lock = threading.Lock()
+
+    def work():
+        for _ in range(6):
+            x = rng.normal(size=30_000)
+            with lock:
+                outs.append(x)
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    allv = np.concatenate(outs)
+    assert allv.size == 4 * 6 * 30_000
+    assert np.unique(allv).size == allv.size
