@@ -29,3 +29,7 @@ from .random import Random, as_random  # noqa: E402,F401
 
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
 __all__ += ["random", "Random", "as_random"]
+from . import discrete  # noqa: E402
+from .discrete import release_gaussian, release_laplace  # noqa: E402,F401
+
+__all__ += ["discrete", "release_laplace", "release_gaussian"]

@@ -5,8 +5,12 @@ depends on ``x``, and the low-order bits of one output can tell two neighbouring
 2012). The release path here is safe by construction:
 
 1. **Grid.** The output lies on the grid ``g * Z`` with ``g = 2**e`` a power of two chosen from the
-   scale: ``e = floor(log2(scale)) - grid_bits`` (default ``grid_bits = 16``, so the noise has 2^16 to
-   2^17 grid steps per unit of scale, as Google's library chooses its granularity from the scale).
+   scale, as Google's library chooses its granularity, and from the sensitivity:
+   ``e = floor(log2(min(scale, sensitivity))) - grid_bits`` (default ``grid_bits = 16``), raised if
+   needed so that the scale spans at most ``2**(grid_bits + 2)`` grid steps (Gaussian; ``2**38`` for
+   the Laplace). The rounding charge below is then at most ``2**-grid_bits`` of the sensitivity, unless
+   the scale exceeds 4 sensitivities (Gaussian), where it stays below ``2**-(grid_bits + 2)`` of the
+   scale.
 2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point. Two inputs
    at distance at most ``sensitivity`` round to grid indices at most ``k = floor(sensitivity / g) + 1``
    apart, and the privacy analysis uses the integer shift ``k``.
@@ -80,6 +84,8 @@ SAFE_RELEASE_FAMILIES = ("Laplace()", "Gaussian()", "Subbotin(1)", "Subbotin(2)"
 _MAX_PARAM = int(_D.MAX_PARAM)  # 2**62
 _MAX_LAPLACE_T = int(_D.MAX_LAPLACE_T)  # 2**40
 _MAX_INDEX = 2.0**52  # largest |x / g| accepted
+_LAPLACE_MAX_BITS = 38  # t below 2**39 < 2**40
+_GAUSS_EXTRA_BITS = 2  # sigma spans at most 2**(grid_bits + 2) grid steps (profile cost ~ 10 sigma terms)
 _DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check (as in calibration.py)
 
 
@@ -289,13 +295,16 @@ class GridRelease:
         return _release(self, values, rng, bounds)
 
 
-def _grid_exponent(scale: float, grid_bits: Any) -> int:
+def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: int) -> int:
+    """e = floor(log2(min(scale, sensitivity))) - grid_bits, raised if needed so that one unit of scale
+    spans at most 2**max_bits grid steps."""
     if isinstance(grid_bits, (bool, np.bool_)) or not isinstance(grid_bits, (numbers.Integral, np.integer)):
         raise TypeError("grid_bits must be an int")
     gb = int(grid_bits)
     if not 0 <= gb <= 30:
         raise ValueError("grid_bits must lie in [0, 30]")
-    e = math.frexp(scale)[1] - 1 - gb  # floor(log2(scale)) - grid_bits
+    e = math.frexp(min(scale, sensitivity))[1] - 1 - gb
+    e = max(e, math.frexp(scale)[1] - 1 - max(gb, max_bits))
     if e < -1074 + 53 or e > 970 - 53:
         raise ValueError(f"the noise scale {scale!r} is outside the range a float64 grid can serve")
     return e
@@ -334,7 +343,7 @@ def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits:
     denom = eps - 2.0 * math.log1p(-dl)
     if denom <= 0:
         raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
-    e = _grid_exponent(sens / denom, grid_bits)
+    e = _grid_exponent(sens / denom, sens, grid_bits, _LAPLACE_MAX_BITS)
     k = _grid_shift(sens, e)
     hi = 1
     while not _laplace_ok(eps, dl, hi, k):
@@ -370,15 +379,19 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
     s0 = float(minimal_scale(Gaussian(), eps, dl, sens))
-    e = _grid_exponent(s0, grid_bits)
+    e = _grid_exponent(s0, sens, grid_bits, grid_bits + _GAUSS_EXTRA_BITS)
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
 
+    cache: dict = {}
+
     def f(n: float) -> float:
-        return _gauss_log_excess(eps, log_target, n, k)
+        if n not in cache:
+            cache[n] = _gauss_log_excess(eps, log_target, n, k)
+        return cache[n]
 
     guess = (s0 / sens * k) ** 2  # continuous scale for the shift k, in grid steps squared
-    lo, hi = max(guess * 0.98, 1e-300), guess * 1.02
+    lo, hi = max(guess * 0.999, 1e-300), guess * 1.001
     while f(lo) <= 0:
         lo /= 2
         if lo < 1e-12:

@@ -85,34 +85,47 @@ inline double dgauss_log_normaliser(double s2) {
 }
 
 // log sum_{y <= m} exp(-y^2/(2 s2)) * w(y), where w(y) = -expm1(eps - (k^2 - 2 k y)/(2 s2)) if k > 0
-// (the hockey-stick weight) and w = 1 if k == 0. Terms are summed from y = m downwards, scaled by the
-// largest so far, and the loop stops once y <= 0 and a geometric bound on the rest is below e^-46 of the sum.
+// (the hockey-stick weight, in (0, 1]) and w = 1 if k == 0. Terms are scaled by exp(-y0^2/(2 s2)),
+// y0 = min(m, 0), the largest Gaussian factor on y <= m, and summed from y = m downwards. The Gaussian
+// factor and exp(eps - L(y)) follow exact two-term recurrences, re-anchored with exp() every 32 steps
+// (so their relative error stays below 1e-14); w is formed as 1 - exp(eps - L) only where that
+// exponential is below 1/2, and by expm1 elsewhere (no cancellation). The loop stops once y <= 0 and a
+// geometric bound on the rest is below e^-46 of the sum (checked every 32 terms).
 inline double dgauss_log_weighted_sum(double s2, double m, double eps, double k) {
     const double neg_inf = -std::numeric_limits<double>::infinity();
     const double inv2s2 = 0.5 / s2;
-    double ref = neg_inf;  // log of the scale
-    double acc = 0.0;      // sum of exp(log term - ref)
+    const double y0 = m < 0 ? m : 0.0;
+    const double ref = -y0 * y0 * inv2s2;
+    const double slope = k * 2.0 * inv2s2;  // L(y - 1) - L(y) = k / s2
+    double acc = 0.0;
+    double g = 0, ratio = 0, v = 0, v_step = 0;
+    const double ratio_step = std::exp(-2.0 * inv2s2);
     const double y_stop = -9.0e15;
-    for (double y = m; y > y_stop; y -= 1.0) {
-        const double lp = -y * y * inv2s2;
-        double lt = lp;
+    int since = 0;
+    for (double y = m; y > y_stop; y -= 1.0, ++since) {
+        if (since % 32 == 0) {  // re-anchor the recurrences exactly
+            g = std::exp(-y * y * inv2s2 - ref);
+            ratio = std::exp((2.0 * y - 1.0) * inv2s2);  // g(y - 1) / g(y)
+            if (k > 0) {
+                v = std::exp(eps - (k * k - 2.0 * k * y) * inv2s2);
+                v_step = std::exp(-slope);
+            }
+        }
+        double term = g;
         if (k > 0) {
-            const double w = -std::expm1(eps - (k * k - 2.0 * k * y) * inv2s2);
-            if (!(w > 0)) continue;  // y at the boundary L(y) = eps (rounding): contributes 0
-            lt += std::log(w);
+            const double w = v < 0.5 ? 1.0 - v : -std::expm1(eps - (k * k - 2.0 * k * y) * inv2s2);
+            term = w > 0 ? g * w : 0.0;  // w <= 0 only at the boundary L(y) = eps (rounding): contributes 0
+            v *= v_step;
         }
-        if (lt > ref) {
-            acc = acc * std::exp(ref - lt) + 1.0;
-            ref = lt;
-        } else {
-            acc += std::exp(lt - ref);
-        }
-        if (y <= 0) {
-            // rest <= P(y) r / (1 - r) with r = exp(-(2|y| + 1)/(2 s2)) the decreasing ratio of successive terms
+        acc += term;
+        if (since % 32 == 31 && y <= 0 && acc > 0) {
+            // rest <= g(y) r / (1 - r) with r = exp(-(2|y| + 1)/(2 s2)) the decreasing ratio of successive terms
             const double lr = -(2.0 * std::fabs(y) + 1.0) * inv2s2;
-            const double log_rest = lp + lr - std::log(-std::expm1(lr));
-            if (log_rest < ref + std::log(acc) + kLogTailCut) break;
+            const double log_rest = std::log(g) + lr - std::log(-std::expm1(lr));
+            if (log_rest < std::log(acc) + kLogTailCut) break;
         }
+        g *= ratio;
+        ratio *= ratio_step;
     }
     if (acc == 0) return neg_inf;
     return ref + std::log(acc);
