@@ -11,9 +11,10 @@ depends on ``x``, and the low-order bits of one output can tell two neighbouring
    the Laplace). The rounding charge below is then at most ``2**-grid_bits`` of the sensitivity, unless
    the scale exceeds 4 sensitivities (Gaussian), where it stays below ``2**-(grid_bits + 2)`` of the
    scale.
-2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point. Two inputs
-   at distance at most ``sensitivity`` round to grid indices at most ``k = floor(sensitivity / g) + 1``
-   apart, and the privacy analysis uses the integer shift ``k``.
+2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point (ties to
+   even). Two inputs at distance at most ``sensitivity`` round to grid indices at most
+   ``k = floor(D) + 1`` apart, ``D = sensitivity / g`` (``k = D`` when D is an even integer), and the
+   privacy analysis uses the integer shift ``k``.
 3. **Exact integer noise.** An integer ``Y`` is drawn exactly from the discrete Laplace,
    ``P(y) ~ exp(-|y| / t)``, or the discrete Gaussian, ``P(y) ~ exp(-y**2 / (2 sigma2))`` (Canonne,
    Kamath and Steinke 2020), by integer arithmetic only, from the ChaCha20 CSPRNG of
@@ -311,7 +312,12 @@ def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: i
 
 
 def _grid_shift(sensitivity: float, e: int) -> int:
-    return int(math.floor(math.ldexp(sensitivity, -e))) + 1
+    """The largest |rint(a) - rint(b)| over |a - b| <= D = sensitivity / g (ties to even): floor(D) + 1,
+    except D itself when D is an even integer (two ties at distance D round in the same direction)."""
+    d = math.ldexp(sensitivity, -e)  # exact
+    if d == math.floor(d) and int(d) % 2 == 0:
+        return int(d)
+    return int(math.floor(d)) + 1
 
 
 def _check_common(epsilon, delta, sensitivity) -> Tuple[float, float, float]:
