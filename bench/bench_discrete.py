@@ -14,6 +14,7 @@ only). The noise scales are those the release path picks (sigma and t between 2^
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -39,13 +40,27 @@ def _dlap_var(t: float) -> float:
     return 2.0 * q / (1.0 - q) ** 2
 
 
-def _throughput(speed, name: str, seconds: float, n: int, goal: float | None = None) -> float:
-    rate = n / seconds
-    speed.benchmark.extra_info[name + " values/s"] = round(rate)
-    print(f"\n{name}: {rate / 1e6:.2f}e6 values/s ({seconds / n * 1e9:.1f} ns/value)")
+def _cpu_time(fn, repeat: int = 3) -> float:
+    """Best CPU time of this thread for one call (threads=1 runs the kernel on the calling thread)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.thread_time()
+        fn()
+        best = min(best, time.thread_time() - start)
+    return best
+
+
+def _throughput(speed, name: str, fn, n: int, goal: float | None = None) -> float:
+    """Values per second per thread: wall clock and CPU time of the one working thread. On a shared
+    machine the wall clock also measures the scheduler, so the goal is checked on the CPU time."""
+    wall = n / speed.time(fn, repeat=3, min_time=0.0)
+    cpu = n / _cpu_time(fn) if speed.enabled else wall
+    speed.benchmark.extra_info[name + " values/s (wall)"] = round(wall)
+    speed.benchmark.extra_info[name + " values/s (thread CPU time)"] = round(cpu)
+    print(f"\n{name}: {wall / 1e6:.2f}e6 values/s wall clock, {cpu / 1e6:.2f}e6 values/s per CPU-second")
     if goal is not None and speed.enabled:
-        assert rate >= goal, f"{name}: {rate:.3g} values/s is below the goal of {goal:.3g}"
-    return rate
+        assert cpu >= goal, f"{name}: {cpu:.3g} values/s per CPU-second is below the goal of {goal:.3g}"
+    return cpu
 
 
 def test_discrete_gaussian_throughput(benchmark, speed):
@@ -53,8 +68,7 @@ def test_discrete_gaussian_throughput(benchmark, speed):
     s2 = GAUSS.parameter
     x = benchmark.pedantic(lambda: dsc.sample_discrete_gaussian(s2, N, rng), rounds=1, iterations=1)
     _check_int_noise(x, float(s2))
-    t = speed.time(lambda: dsc.sample_discrete_gaussian(s2, N, rng), repeat=3, min_time=0.0)
-    _throughput(speed, "secure discrete Gaussian, 1 thread", t, N, goal=5e6)
+    _throughput(speed, "secure discrete Gaussian, 1 thread", lambda: dsc.sample_discrete_gaussian(s2, N, rng), N, goal=5e6)
 
 
 def test_discrete_laplace_throughput(benchmark, speed):
@@ -62,8 +76,7 @@ def test_discrete_laplace_throughput(benchmark, speed):
     t_par = LAP.parameter
     x = benchmark.pedantic(lambda: dsc.sample_discrete_laplace(t_par, N, rng), rounds=1, iterations=1)
     _check_int_noise(x, _dlap_var(float(t_par)))
-    t = speed.time(lambda: dsc.sample_discrete_laplace(t_par, N, rng), repeat=3, min_time=0.0)
-    _throughput(speed, "secure discrete Laplace, 1 thread", t, N, goal=5e6)
+    _throughput(speed, "secure discrete Laplace, 1 thread", lambda: dsc.sample_discrete_laplace(t_par, N, rng), N, goal=5e6)
 
 
 def test_two_threads(benchmark, speed):

@@ -72,23 +72,43 @@ public:
             const bool digit = r >= q;
             if (digit) r -= q;
             if (bit() != digit) return digit;  // first difference: U < p/q iff p/q has the 1
+            if (r == 0) return false;  // p/q's expansion ended: U > p/q (U = p/q has probability 0)
         }
     }
 
-    // Bernoulli(p / q) for 128-bit 0 <= p, 1 <= q < 2^127.
+    // Bernoulli(p / q) for 128-bit 0 <= p, 1 <= q < 2^127. The first 64 bits U of the uniform are compared
+    // in one step, exactly: with T = U q (192 bits), U/2^64 >= p/q iff T >= p 2^64 (answer false);
+    // (U + 1)/2^64 <= p/q iff R = p 2^64 - T >= q (answer true); otherwise (probability at most 2^-64)
+    // the comparison continues lazily on fresh bits against R/q, the exact conditional law.
     bool bernoulli(u128 p, u128 q) {
         if (p >= q) return true;
         if (p == 0) return false;
+        const u128 mask = (u128{1} << 64) - 1;
+        const u64 u = word();
+        const u128 lo = static_cast<u128>(u) * static_cast<u64>(q & mask);
+        const u128 hi = static_cast<u128>(u) * static_cast<u64>(q >> 64);
+        const u128 top = hi + (lo >> 64);          // T = top * 2^64 + (lo mod 2^64); top < 2^127
+        const u64 t_low = static_cast<u64>(lo);
+        if (top >= p) return false;                // T >= p 2^64
+        const u128 d = p - top;                    // >= 1, R = d 2^64 - t_low
+        if ((d >> 64) != 0) return true;           // R > 2^128 - 2^64 > q
+        const u128 rem = (d << 64) - t_low;        // R, exact: d << 64 >= 2^64 > t_low
+        if (rem >= q) return true;
+        return lazy(rem, q);
+    }
+
+private:
+    bool lazy(u128 p, u128 q) {
         u128 r = p;
         for (;;) {
             r <<= 1;
             const bool digit = r >= q;
             if (digit) r -= q;
             if (bit() != digit) return digit;
+            if (r == 0) return false;
         }
     }
 
-private:
     Source& src_;
     u64 buf_ = 0;
     int left_ = 0;
