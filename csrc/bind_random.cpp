@@ -157,6 +157,11 @@ void register_random(py::module_ m) {
         return py::make_tuple(pydp::random::normal_table().closure, pydp::random::exponential_table().closure);
     }, "how far the layer recursion misses f(0) = 1 (normal, exponential); ~0 when R is right");
 
+    m.def("det_log", [](const darray& x) { return map1(x, 1, [](double v) { return pydp::random::detail::det_log(v); }); },
+          py::arg("x"), "the sampler's own log (Subbotin path), for accuracy tests; finite normal x > 0 only");
+    m.def("det_exp", [](const darray& x) { return map1(x, 1, [](double v) { return pydp::random::detail::det_exp(v); }); },
+          py::arg("x"), "the sampler's own exp (Subbotin path), for accuracy tests; |x| <= 700");
+
     // ---- bulk samplers (arguments validated in pydp_core.random; re-checked here) -----------------
     using namespace pydp::random;
     m.def("normal", [](Generator& g, py::array out, double loc, double scale, long threads) {

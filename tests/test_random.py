@@ -1,6 +1,7 @@
 """pydp_core.Random: distributions (KS / tail tests at alpha = 1e-6), determinism, threads, bad input."""
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -380,3 +381,30 @@ def test_reference_cdf_is_consistent():
     # r = 1000: nearly uniform on [-r^(1/r), r^(1/r)]; at t = 0.4, P(|X| <= t) = t r^(-1/r) / Gamma(1 + 1/r)
     t = 0.4
     assert math.isclose(subbotin_cdf(1000.0)(t) - 0.5, 0.5 * t * 1000.0 ** -0.001 / math.gamma(1.001), rel_tol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------------
+# The Subbotin path's own exp and log (identical bits on every instruction set) against mpmath
+# ------------------------------------------------------------------------------------------------------
+def _ulps(got, ref):
+    ref_f = np.array([float(v) for v in ref])
+    return np.abs(got - ref_f) / np.spacing(np.abs(ref_f))
+
+
+def test_det_log_against_mpmath():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([10 ** rng.uniform(-300, 300, 3000), rng.uniform(0.5, 2.0, 3000),
+                        1 + rng.uniform(-1e-6, 1e-6, 200), [1.0, 2.0, 0.5, math.sqrt(0.5), math.sqrt(2.0)]])
+    got = _core.random.det_log(x)
+    ref = [mp.log(mp.mpf(float(v))) for v in x]
+    nonzero = np.array([r != 0 for r in ref])
+    assert np.max(_ulps(got[nonzero], [r for r, k in zip(ref, nonzero) if k])) <= 2.0
+    assert got[x == 1.0].tolist() == [0.0]
+
+
+def test_det_exp_against_mpmath():
+    rng = np.random.default_rng(4)
+    y = np.concatenate([rng.uniform(-700, 700, 3000), rng.uniform(-1, 1, 3000), [0.0, 1.0, -1.0, 700.0, -700.0]])
+    got = _core.random.det_exp(y)
+    ref = [mp.exp(mp.mpf(float(v))) for v in y]
+    assert np.max(_ulps(got, ref)) <= 2.0
