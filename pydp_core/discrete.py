@@ -73,6 +73,7 @@ __all__ = [
     "ReleaseNotSupported",
     "SAFE_RELEASE_FAMILIES",
     "DEFAULT_GRID_BITS",
+    "zcdp_log_delta",
 ]
 
 _D = _core.discrete
@@ -260,9 +261,12 @@ class GridRelease:
     """A calibrated, verified release plan on the grid ``g = 2**grid_exponent``.
 
     ``mechanism`` is "laplace" (noise parameter ``t``, grid steps) or "gaussian" (``sigma2``, grid steps
-    squared); ``shift`` is the sensitivity in grid steps with the rounding charged; ``scale`` is the
-    noise scale in data units (``t * g``, or ``sqrt(sigma2) * g``); ``delta_achieved`` is the exact delta
-    of the plan at ``epsilon`` (0.0 for pure DP).
+    squared); ``shift`` is the sensitivity in grid steps with the rounding charged (for ``dimension > 1``
+    the l1 (Laplace) or l2 (Gaussian) norm bound of the shift vector, rounded up); ``scale`` is the noise
+    scale in data units (``t * g``, or ``sqrt(sigma2) * g``); ``delta_achieved`` is the delta of the plan
+    at ``epsilon``: exact for ``dimension == 1``, the verified zCDP bound for a Gaussian vector, 0.0 for
+    pure DP. ``dimension == 1``: a per-value guarantee (any number of values); ``dimension = d > 1``: one
+    vector query of exactly d values.
     """
 
     mechanism: str
@@ -273,6 +277,7 @@ class GridRelease:
     shift: int
     parameter: Fraction
     delta_achieved: float
+    dimension: int = 1
 
     @property
     def grid(self) -> float:
@@ -294,6 +299,15 @@ class GridRelease:
     def release(self, values, rng=None, bounds: Optional[Tuple[float, float]] = None):
         """Noisy ``values`` on the grid (see the module docstring). Scalars in, float out."""
         return _release(self, values, rng, bounds)
+
+
+def _check_dimension(dimension: Any) -> int:
+    if isinstance(dimension, (bool, np.bool_)) or not isinstance(dimension, (numbers.Integral, np.integer)):
+        raise TypeError("dimension must be an int")
+    d = int(dimension)
+    if not 1 <= d <= 2**40:
+        raise ValueError("dimension must lie in [1, 2**40]")
+    return d
 
 
 def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: int) -> int:
@@ -338,17 +352,33 @@ def _laplace_ok(eps: float, delta: float, t: int, k: int) -> bool:
     return ld <= math.log(delta) + math.log1p(-_DELTA_MARGIN)
 
 
-def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits: int = DEFAULT_GRID_BITS) -> GridRelease:
+def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits: int = DEFAULT_GRID_BITS,
+                              dimension: int = 1) -> GridRelease:
     """The verified smallest discrete Laplace release on the grid meeting (epsilon, delta).
 
     The grid comes from the continuous Laplace scale ``s0 = D / (eps - 2 log(1 - delta))``; then the
     smallest integer ``t`` with exact delta(epsilon; t, k) <= delta (pure DP: ``k / t <= epsilon``,
     decided in exact rational arithmetic) is found by bisection, and ``t - 1`` is checked to fail.
+
+    ``dimension = d > 1``: one vector query of d values with l1 sensitivity ``sensitivity``. Rounding
+    moves each coordinate by at most half a step, so the integer shift vector has l1 norm at most
+    ``k = floor(D) + d``; the plan is pure ``k / t <= epsilon`` (which implies (epsilon, delta)), with
+    the grid refined so that the d extra steps cost at most ``2**-grid_bits`` of the sensitivity.
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    dim = _check_dimension(dimension)
     denom = eps - 2.0 * math.log1p(-dl)
-    if denom <= 0:
+    if denom <= 0 or (dim > 1 and eps == 0):
         raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
+    if dim > 1:
+        e = _grid_exponent(sens / eps, sens / dim, grid_bits, _LAPLACE_MAX_BITS)
+        k = int(math.floor(math.ldexp(sens, -e))) + dim
+        t = -((-Fraction(k)) // Fraction(eps))  # ceil(k / eps), exact
+        if t >= _MAX_LAPLACE_T:
+            raise CalibrationError("discrete Laplace calibration: t would exceed 2**40")
+        if not (Fraction(k) / t <= Fraction(eps) < Fraction(k) / (t - 1) if t > 1 else Fraction(k) / t <= Fraction(eps)):
+            raise CalibrationError("discrete Laplace calibration could not be verified")
+        return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), 0.0, dim)
     e = _grid_exponent(sens / denom, sens, grid_bits, _LAPLACE_MAX_BITS)
     k = _grid_shift(sens, e)
     hi = 1
@@ -370,21 +400,60 @@ def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits:
     return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), achieved)
 
 
+def zcdp_log_delta(rho: float, epsilon: float) -> Tuple[float, float]:
+    """(log delta, alpha): the (epsilon, delta) guarantee of a rho-zCDP mechanism,
+    ``delta = min_alpha exp((alpha - 1)(alpha rho - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha``
+    (Canonne, Kamath and Steinke 2020, Proposition 12 / Corollary 13). Any alpha > 1 gives a valid
+    delta; the returned one is the minimiser found numerically, and the returned value is evaluated there.
+    """
+    rho_a = check_positive(rho, "rho")
+    eps = _scalar_eps(epsilon)
+    r = float(rho_a)
+
+    def f(x: float) -> float:  # alpha = 1 + e^x
+        am1 = math.exp(x)
+        a = 1.0 + am1
+        return am1 * (a * r - eps) - x + a * (x - math.log1p(am1))  # a log(1 - 1/a) = a (log(a-1) - log a)
+
+    from scipy.optimize import minimize_scalar
+
+    # coarse scan of x = log(alpha - 1) over [-40, 40], then Brent's bounded search around the best point
+    grid = np.linspace(-40.0, 40.0, 321)
+    vals = np.array([f(v) for v in grid])
+    i = int(np.argmin(vals))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
+    value, at = min((float(f(res.x)), float(res.x)), (float(vals[i]), float(grid[i])))
+    return min(value, 0.0), 1.0 + math.exp(at)
+
+
 def _gauss_log_excess(eps: float, log_target: float, n: float, k: int) -> float:
     return float(_D.dgauss_log_delta(eps, float(n), float(k))) - log_target
 
 
-def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: int = DEFAULT_GRID_BITS) -> GridRelease:
+def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: int = DEFAULT_GRID_BITS,
+                               dimension: int = 1) -> GridRelease:
     """The verified smallest discrete Gaussian release on the grid meeting (epsilon, delta), delta > 0.
 
     The grid comes from the continuous analytic-Gaussian scale; then the smallest integer ``sigma2``
     (grid steps squared) with exact delta(epsilon; sigma2, k) <= delta is found (Brent's method on the
     exact profile, then integer steps), and ``sigma2 - 1`` is checked to fail.
+
+    ``dimension = d > 1``: one vector query of d values with l2 sensitivity ``sensitivity``. The integer
+    shift vector then has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most
+    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS Theorem 14);
+    the plan is the smallest integer sigma2 whose zCDP-to-(epsilon, delta) bound (:func:`zcdp_log_delta`)
+    meets delta, verified at the optimiser's alpha. This bound is valid but not exact (it is larger
+    than the exact profile by a modest factor in sigma); the grid is refined so that sqrt(d) extra steps
+    cost at most ``2**-grid_bits`` of the sensitivity.
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    dim = _check_dimension(dimension)
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
     s0 = float(minimal_scale(Gaussian(), eps, dl, sens))
+    if dim > 1:
+        return _calibrate_gaussian_vector(eps, dl, sens, s0, grid_bits, dim)
     e = _grid_exponent(s0, sens, grid_bits, grid_bits + _GAUSS_EXTRA_BITS)
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
@@ -420,12 +489,42 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
     return GridRelease("gaussian", eps, dl, sens, e, k, Fraction(n), achieved)
 
 
+def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, grid_bits: Any, dim: int) -> GridRelease:
+    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, 30)
+    k_norm = float(math.ceil(math.nextafter(math.ldexp(sens, -e) + math.sqrt(dim), math.inf)))  # rounded up
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+
+    def ok(n: int) -> bool:
+        return zcdp_log_delta(k_norm * k_norm / (2.0 * n), eps)[0] <= log_target
+
+    lo = max(1, int((s0 / sens * k_norm) ** 2 * 0.5))
+    while ok(lo) and lo > 1:
+        lo //= 2
+    hi = max(lo + 1, int((s0 / sens * k_norm) ** 2 * 2))
+    while not ok(hi):
+        hi *= 2
+        if hi > _MAX_PARAM:
+            raise CalibrationError("discrete Gaussian calibration: sigma2 would exceed 2**62 grid steps squared")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    if not ok(hi) or (hi > 1 and ok(hi - 1)):
+        raise CalibrationError("discrete Gaussian calibration could not be verified")
+    achieved = math.exp(zcdp_log_delta(k_norm * k_norm / (2.0 * hi), eps)[0])
+    return GridRelease("gaussian", eps, dl, sens, e, int(k_norm), Fraction(hi), achieved, dim)
+
+
 # ------------------------------------------------------------------------------------------------------
 # Releases
 # ------------------------------------------------------------------------------------------------------
 def _release(plan: GridRelease, values, rng, bounds):
     x = as_float_array(values, "values")
     scalar = x.ndim == 0
+    if plan.dimension > 1 and x.size != plan.dimension:
+        raise ValueError(f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}")
     if np.isnan(x).any() or np.isinf(x).any():
         raise ValueError("values must be finite (NaN or inf given)")
     if bounds is not None:
@@ -453,31 +552,39 @@ def _release(plan: GridRelease, values, rng, bounds):
 
 
 def release_laplace(values, epsilon, sensitivity=1.0, delta=0.0, rng=None, bounds=None,
-                    *, grid_bits: int = DEFAULT_GRID_BITS):
+                    *, grid_bits: int = DEFAULT_GRID_BITS, vector: bool = False):
     """Release ``values`` with exact discrete Laplace noise on a power-of-two grid ((epsilon, delta)-DP
-    per value; pure epsilon-DP for delta = 0). See :func:`calibrate_laplace_release` and the module doc."""
-    return calibrate_laplace_release(epsilon, sensitivity, delta, grid_bits=grid_bits).release(values, rng, bounds)
+    per value; pure epsilon-DP for delta = 0). ``vector=True``: ``values`` is one vector query with l1
+    sensitivity ``sensitivity`` (see :func:`calibrate_laplace_release`, ``dimension``)."""
+    dim = max(1, int(np.size(values))) if vector else 1
+    plan = calibrate_laplace_release(epsilon, sensitivity, delta, grid_bits=grid_bits, dimension=dim)
+    return plan.release(values, rng, bounds)
 
 
 def release_gaussian(values, epsilon, delta, sensitivity=1.0, rng=None, bounds=None,
-                     *, grid_bits: int = DEFAULT_GRID_BITS):
+                     *, grid_bits: int = DEFAULT_GRID_BITS, vector: bool = False):
     """Release ``values`` with exact discrete Gaussian noise on a power-of-two grid ((epsilon, delta)-DP
-    per value). See :func:`calibrate_gaussian_release` and the module doc."""
-    return calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits=grid_bits).release(values, rng, bounds)
+    per value). ``vector=True``: ``values`` is one vector query with l2 sensitivity ``sensitivity``
+    (see :func:`calibrate_gaussian_release`, ``dimension``)."""
+    dim = max(1, int(np.size(values))) if vector else 1
+    plan = calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits=grid_bits, dimension=dim)
+    return plan.release(values, rng, bounds)
 
 
 def release_noise(noise: NoiseFamily, values, epsilon, delta, sensitivity=1.0, rng=None, bounds=None,
-                  *, grid_bits: int = DEFAULT_GRID_BITS):
+                  *, grid_bits: int = DEFAULT_GRID_BITS, vector: bool = False):
     """The safe release for a noise family: Laplace (and Subbotin(1)) -> :func:`release_laplace`,
     Gaussian (and Subbotin(2)) -> :func:`release_gaussian`; every other family raises
-    :class:`ReleaseNotSupported` (this is the ``release=True`` path of the mechanisms)."""
+    :class:`ReleaseNotSupported` (this is the ``release=True`` path of the mechanisms). ``vector=True``
+    treats ``values`` as one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
+    ``vector=False`` gives the guarantee per value."""
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
     key = noise._key()
     if key == ("Laplace",):
-        return release_laplace(values, epsilon, sensitivity, delta, rng, bounds, grid_bits=grid_bits)
+        return release_laplace(values, epsilon, sensitivity, delta, rng, bounds, grid_bits=grid_bits, vector=vector)
     if key == ("Gaussian",):
-        return release_gaussian(values, epsilon, delta, sensitivity, rng, bounds, grid_bits=grid_bits)
+        return release_gaussian(values, epsilon, delta, sensitivity, rng, bounds, grid_bits=grid_bits, vector=vector)
     raise ReleaseNotSupported(
         f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
         f"the Laplace and Gaussian mechanisms ({', '.join(SAFE_RELEASE_FAMILIES)}), which use exact discrete "
