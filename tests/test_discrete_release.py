@@ -281,3 +281,26 @@ def test_release_noise_vector_flag():
         dsc.calibrate_gaussian_release(1.0, 1e-6, dimension=0)
     with pytest.raises(TypeError):
         dsc.calibrate_gaussian_release(1.0, 1e-6, dimension=2.0)
+
+
+# ------------------------------------------------------------------------------------------------------
+# The mechanisms' release=True default goes through this path
+# ------------------------------------------------------------------------------------------------------
+def test_mechanisms_release_by_default_on_the_grid():
+    m = pc.GaussianMechanism(1.0, 1e-6, 1.0)
+    plan = dsc.calibrate_gaussian_release(1.0, 1e-6, 1.0)
+    y = m.privatize(0.3, rng=pc.Random(5))
+    assert y == plan.release(0.3, pc.Random(5))  # the same plan and stream: the release path
+    vec = pc.LaplaceMechanism(1.0).privatize(np.zeros(8), rng=pc.Random(6))
+    vplan = dsc.calibrate_laplace_release(1.0, 1.0, dimension=8)
+    assert np.array_equal(vec, vplan.release(np.zeros(8), pc.Random(6)))  # arrays: one l1 vector query
+    k = vec / vplan.grid
+    assert np.array_equal(k, np.round(k))
+
+
+@pytest.mark.parametrize("mech", [pc.LogisticMechanism(1.0), pc.SubbotinMechanism(3.0, 1.0, 1e-6)])
+def test_mechanisms_refuse_unsafe_release_and_simulate_on_request(mech):
+    with pytest.raises(dsc.ReleaseNotSupported, match="Laplace and Gaussian"):
+        mech.privatize(np.zeros(3))
+    assert mech.privatize(np.zeros(3), rng=pc.Random(1), release=False).shape == (3,)
+    assert mech.simulate(1.0, rng=pc.Random(1)) == mech.privatize(1.0, rng=pc.Random(1), release=False)
