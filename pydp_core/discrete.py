@@ -25,9 +25,12 @@ depends on ``x``, and the low-order bits of one output can tell two neighbouring
    ``sigma2`` (Gaussian, in grid steps squared) meeting (epsilon, delta), verifies it and verifies that one
    step less fails; otherwise it raises :class:`CalibrationError`.
 
-The guarantee is per value: every entry of ``values`` is treated as one release of a scalar query whose
-value changes by at most ``sensitivity`` between neighbouring data sets (apply composition yourself for
-several entries that depend on the same record).
+By default the guarantee is per value: every entry of ``values`` is one release of a scalar query whose
+value changes by at most ``sensitivity`` between neighbouring data sets. With ``vector=True`` (or
+``dimension=d`` in the calibrations) ``values`` is one vector query with l1 (Laplace: pure epsilon-DP with
+the l1 rounding charge ``floor(D) + d``) or l2 sensitivity (Gaussian: the zCDP bound of the product of
+discrete Gaussians with the l2 charge ``D + sqrt(d)``, valid but not exact). The mechanisms'
+``privatize(values, release=True)`` uses the vector form for arrays.
 
 Bad input: non-finite values, and values beyond ``2**52`` grid steps (where the grid could not be
 represented exactly), raise ``ValueError``. Nothing is clamped unless ``bounds=(low, high)`` is given.
