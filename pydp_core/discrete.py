@@ -7,10 +7,8 @@ depends on ``x``, and the low-order bits of one output can tell two neighbouring
 1. **Grid.** The output lies on the grid ``g * Z`` with ``g = 2**e`` a power of two chosen from the
    scale, as Google's library chooses its granularity, and from the sensitivity:
    ``e = floor(log2(min(scale, sensitivity))) - grid_bits`` (default ``grid_bits = 16``), raised if
-   needed so that the scale spans at most ``2**(grid_bits + 2)`` grid steps (Gaussian; ``2**38`` for
-   the Laplace). The rounding charge below is then at most ``2**-grid_bits`` of the sensitivity, unless
-   the scale exceeds 4 sensitivities (Gaussian), where it stays below ``2**-(grid_bits + 2)`` of the
-   scale.
+   needed so that the scale spans at most ``2**30`` (Gaussian) or ``2**38`` (Laplace) grid steps. The
+   rounding charge below is then at most ``2**-grid_bits`` of the sensitivity.
 2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point (ties to
    even). Two inputs at distance at most ``sensitivity`` round to grid indices at most
    ``k = floor(D) + 1`` apart, ``D = sensitivity / g`` (``k = D`` when D is an even integer), and the
@@ -56,6 +54,7 @@ import numpy as np
 from . import _core
 from ._validation import as_float_array, check_delta, check_epsilon, check_positive
 from .calibration import CalibrationError, minimal_scale
+from .calibration import _check_dimension as _calibration_check_dimension
 from .noise import Gaussian, NoiseFamily
 
 __all__ = [
@@ -90,7 +89,7 @@ _MAX_PARAM = int(_D.MAX_PARAM)  # 2**62
 _MAX_LAPLACE_T = int(_D.MAX_LAPLACE_T)  # 2**40
 _MAX_INDEX = 2.0**52  # largest |x / g| accepted
 _LAPLACE_MAX_BITS = 38  # t below 2**39 < 2**40
-_GAUSS_EXTRA_BITS = 2  # sigma spans at most 2**(grid_bits + 2) grid steps (profile cost ~ 10 sigma terms)
+_GAUSS_MAX_BITS = 30  # sigma below 2**31 grid steps (sigma2 numerator below 2**62)
 _DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check (as in calibration.py)
 
 
@@ -305,11 +304,9 @@ class GridRelease:
 
 
 def _check_dimension(dimension: Any) -> int:
-    if isinstance(dimension, (bool, np.bool_)) or not isinstance(dimension, (numbers.Integral, np.integer)):
-        raise TypeError("dimension must be an int")
-    d = int(dimension)
-    if not 1 <= d <= 2**40:
-        raise ValueError("dimension must lie in [1, 2**40]")
+    d = _calibration_check_dimension(dimension)
+    if d > 2**40:
+        raise ValueError("dimension must be at most 2**40")
     return d
 
 
@@ -457,7 +454,7 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
     s0 = float(minimal_scale(Gaussian(), eps, dl, sens))
     if dim > 1:
         return _calibrate_gaussian_vector(eps, dl, sens, s0, grid_bits, dim)
-    e = _grid_exponent(s0, sens, grid_bits, grid_bits + _GAUSS_EXTRA_BITS)
+    e = _grid_exponent(s0, sens, grid_bits, _GAUSS_MAX_BITS)
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
 
@@ -493,7 +490,7 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
 
 
 def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, grid_bits: Any, dim: int) -> GridRelease:
-    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, 30)
+    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, _GAUSS_MAX_BITS)
     k_norm = float(math.ceil(math.nextafter(math.ldexp(sens, -e) + math.sqrt(dim), math.inf)))  # rounded up
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
 
