@@ -56,6 +56,7 @@ from ._validation import as_float_array, check_delta, check_epsilon, check_posit
 from .calibration import CalibrationError, minimal_scale
 from .calibration import _check_dimension as _calibration_check_dimension
 from .noise import Gaussian, NoiseFamily
+from .random import as_random
 
 __all__ = [
     "sample_discrete_laplace",
@@ -142,8 +143,6 @@ def _index(v: Any) -> int:
 
 def _random(rng: Any):
     """(C++ generator, threads) behind an rng argument (None = a fresh secure pydp_core.Random)."""
-    from .random import as_random
-
     r = as_random(rng)
     return r._gen, int(r._threads)
 

@@ -11,6 +11,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import pydp_core as pc
@@ -304,3 +306,31 @@ def test_mechanisms_refuse_unsafe_release_and_simulate_on_request(mech):
         mech.privatize(np.zeros(3))
     assert mech.privatize(np.zeros(3), rng=pc.Random(1), release=False).shape == (3,)
     assert mech.simulate(1.0, rng=pc.Random(1)) == mech.privatize(1.0, rng=pc.Random(1), release=False)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Property-based: every calibration meets its target and is minimal on its grid
+# ------------------------------------------------------------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(
+    eps=st.floats(1e-3, 20.0),
+    log10_delta=st.floats(-12.0, -2.0),
+    sens=st.floats(1e-3, 1e3),
+)
+def test_gaussian_calibration_property(eps, log10_delta, sens):
+    delta = 10.0**log10_delta
+    plan = dsc.calibrate_gaussian_release(eps, delta, sens)
+    assert dsc.discrete_gaussian_delta(eps, plan.parameter, plan.shift) <= delta
+    assert dsc.discrete_gaussian_delta(eps, plan.parameter - 1, plan.shift) > delta * (1 - 1e-12)
+    assert plan.shift <= math.ldexp(sens, -plan.grid_exponent) + 1
+    assert plan.scale >= pc.minimal_scale(pc.Gaussian(), eps, delta, sens) * (1 - 1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(eps=st.floats(1e-3, 20.0), delta=st.sampled_from([0.0, 1e-9, 1e-4, 0.05]), sens=st.floats(1e-3, 1e3))
+def test_laplace_calibration_property(eps, delta, sens):
+    plan = dsc.calibrate_laplace_release(eps, sens, delta)
+    t = plan.parameter
+    assert dsc.discrete_laplace_delta(eps, t, plan.shift) <= delta
+    if t > 1:
+        assert dsc.discrete_laplace_delta(eps, t - 1, plan.shift) > delta * (1 - 1e-12)
