@@ -15,7 +15,7 @@
 // summed term by term in log-scaled form until the remaining tail is below e^-46 of the sum, or, for
 // large s2, by the Euler-Maclaurin formula around the continuous integral. The normaliser is
 // Z = sqrt(2 pi s2) (1 + 2 sum_j exp(-2 pi^2 s2 j^2)) (Poisson summation), summed directly for small s2.
-// Cost: at most about 5e4 terms. Tested against 50-digit mpmath in tests/test_discrete_profile.py.
+// Cost: at most about 5e4 terms (2e6 in a corner, see dgauss_log_sum). Tested against 50-digit mpmath in tests/test_discrete_profile.py.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -179,8 +179,13 @@ inline double dgauss_log_weighted_sum_em(double s2, double m, double eps, double
 }
 
 // Chooses between the two: Euler-Maclaurin for s2 >= 2^20 and |m + 1/2| <= s2/1024, else the direct
-// sum, whose length is then at most about 10 sqrt(s2) <= 10^4 or 46 s2/|m| <= 5e4 terms.
+// sum, whose length is then at most about 50 sqrt(s2) <= 5e4 (s2 < 2^20), 46 s2/|m| <= 5e4 (m < 0) or
+// 50 sqrt(s2) <= 2e6 (0 < s2/1024 < m <= 40 sqrt(s2) + 1, only for s2 < 1.7e9).
 inline double dgauss_log_sum(double s2, double m, double eps, double k) {
+    // Terms above y = 40 sigma + 1 are below e^-800 of the y = 0 term (weight ~1 there when m is that
+    // large, since then k > 80 sigma): dropping them changes nothing in double precision and bounds the work.
+    const double top = std::ceil(40.0 * std::sqrt(s2)) + 1.0;
+    if (m > top) m = top;
     if (s2 >= 1048576.0 && std::fabs(m + 0.5) <= s2 / 1024.0) {
         const double v = dgauss_log_weighted_sum_em(s2, m, eps, k);
         if (!std::isnan(v)) return v;
