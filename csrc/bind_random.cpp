@@ -109,6 +109,14 @@ void register_random(py::module_ m) {
                  return out;
              },
              py::arg("n"), "the next n 64-bit words of the stream (sequential, one thread)")
+        .def("direction",
+             [](Generator& g, py::ssize_t d) {
+                 if (d < 1) throw std::invalid_argument("d must be >= 1");
+                 py::array_t<double> out(d);
+                 pydp::random::sphere_direction(g, out.mutable_data(), static_cast<std::size_t>(d));
+                 return out;
+             },
+             py::arg("d"), "one uniform direction on S^{d-1} from the sequential stream")
         .def("chunk", &Generator::chunk, py::arg("c"))
         .def("spawn", &Generator::spawn, py::arg("i"))
         .def("reserve_chunks", &Generator::reserve_chunks, py::arg("k"))

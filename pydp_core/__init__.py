@@ -30,6 +30,28 @@ from .mechanisms import *  # noqa: E402,F401,F403
 from .mechanisms import __all__ as _mechanisms_all  # noqa: E402
 
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
+
+# accounting (issue 4): budgets, composition, conversions, the sensitivity index, Rao DP, the accountant
+from . import gaussian, rao  # noqa: E402
+from .budgets import *  # noqa: E402,F401,F403
+from .budgets import __all__ as _budgets_all  # noqa: E402
+from .composition import *  # noqa: E402,F401,F403
+from .composition import __all__ as _composition_all  # noqa: E402
+from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma  # noqa: E402
+from .accountant import Accountant, BudgetExceededError  # noqa: E402
+
+__all__ += [
+    "gaussian",
+    "rao",
+    *_budgets_all,
+    *_composition_all,
+    "gaussian_sigma",
+    "arsinh_parameters",
+    "ArsinhParameters",
+    "Accountant",
+    "BudgetExceededError",
+]
+
 __all__ += ["random", "Random", "as_random", *_mechanisms_all]
 from . import discrete  # noqa: E402
 from .discrete import release_gaussian, release_laplace  # noqa: E402,F401

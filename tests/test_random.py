@@ -62,7 +62,7 @@ def test_normal_tail_and_wedges():
     z = Random(12).normal(size=n)
     for t in (1.0, 2.5, 3.654152885361009, 4.5, 5.0):
         binom_ok(np.count_nonzero(np.abs(z) > t), n, 2 * stats.norm.sf(t))
-    ks_ok(np.abs(z[np.abs(z) > 3.654152885361009]) , lambda v: 1 - stats.norm.sf(v) / stats.norm.sf(3.654152885361009))
+    ks_ok(np.abs(z[np.abs(z) > 3.654152885361009]), lambda v: 1 - stats.norm.sf(v) / stats.norm.sf(3.654152885361009))
     binom_ok(np.count_nonzero(z < 0), n, 0.5)
 
 
@@ -408,3 +408,25 @@ def test_det_exp_against_mpmath():
     got = _core.random.det_exp(y)
     ref = [mp.exp(mp.mpf(float(v))) for v in y]
     assert np.max(_ulps(got, ref)) <= 2.0
+
+
+def test_sequential_direction_and_scalar_samplers():
+    # The C++ sequential forms other bindings may use (Generator.normal / direction) are right too.
+    g = _core.random.Generator(bytes(range(32)), 5)
+    v = np.array([g.direction(3) for _ in range(20_000)])
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-14)
+    ks_ok(v[:, 2], stats.uniform(-1, 2).cdf)
+    ks_ok([g.normal() for _ in range(50_000)], stats.norm.cdf)
+    ks_ok([g.exponential() for _ in range(50_000)], stats.expon.cdf)
+    u = np.array([g.uniform_open() for _ in range(50_000)])
+    assert (u > 0).all() and (u < 1).all()
+    ks_ok(u, stats.uniform.cdf)
+
+
+def test_arsinh_normal_with_the_accounting_parameters():
+    if not hasattr(pydp_core, "arsinh_parameters"):
+        pytest.skip("pydp_core.arsinh_parameters (accounting area) is not merged in this checkout")
+    A, sigma = pydp_core.arsinh_parameters(pydp_core.TCDP(0.5, 0.1), 2.0)
+    x = Random(27).arsinh_normal(A, sigma, size=N)
+    assert (np.abs(x) < A * np.arcsinh(1e300)).all()
+    ks_ok(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))

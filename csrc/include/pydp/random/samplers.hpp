@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "pydp/random/bulk.hpp"
@@ -140,6 +141,32 @@ inline void for_each_rejected(const std::uint64_t* rej, Fn&& fn) {
             fn(64 * q + static_cast<std::size_t>(__builtin_ctzll(bits)));
 }
 
+// Unit vector uniform on S^{d-1} from the sequential stream of g, written to out[0..d). The norm is taken
+// of the stored (rounded) coordinates, so float outputs have unit norm in their own precision too.
+template <class T>
+inline void sphere_direction(Generator& g, T* out, std::size_t d) {
+    for (;;) {
+        double ss = 0.0;
+        for (std::size_t j = 0; j < d; ++j) {
+            out[j] = static_cast<T>(g.normal());
+            ss += static_cast<double>(out[j]) * static_cast<double>(out[j]);
+        }
+        if (!(ss > 0.0)) continue;  // probability ~ 0; redraw rather than divide by zero
+        const double inv = 1.0 / std::sqrt(ss);
+        for (std::size_t j = 0; j < d; ++j) out[j] = static_cast<T>(static_cast<double>(out[j]) * inv);
+        return;
+    }
+}
+
+// Generic bulk form for any per-value sampler f(Generator&) -> double (sequential within each chunk; no
+// vectorised fast path): out[i] = T(f(chunk generator)).
+template <class T, class F>
+void fill(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, const F& f) {
+    run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) out[i] = static_cast<T>(f(g));
+    });
+}
+
 // ---- tile bodies: x[0..m) standard variates from the primary generator p and the extra generator e ----
 struct NormalTile {
     void operator()(const TileOps& ops, Generator& p, Generator& e, double* x, std::size_t m) const {
@@ -238,13 +265,26 @@ void fill_tiled_with(const Generator& gen, const ChunkPlan& plan, unsigned threa
     });
 }
 
-// out = T(loc + scale * x).
+// out = T(loc + scale * x). A float64 output is written in place (no copy through the tile buffer).
 template <class T, class Body>
 void fill_tiled(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, double loc, double scale,
                 const Body& body) {
-    fill_tiled_with(gen, plan, threads, out, body, [loc, scale](const TileOps& ops, const double* x, T* o, std::size_t m) {
-        ops.affine(x, o, m, loc, scale);
-    });
+    if constexpr (std::is_same_v<T, double>) {
+        const TileOps ops = tile_ops(gen.impl());
+        const bool identity = loc == 0.0 && scale == 1.0;
+        run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
+            Generator extra = g.split_upper();
+            for (std::size_t s = b; s < e; s += kTile) {
+                const std::size_t m = std::min(kTile, e - s);
+                body(ops, g, extra, out + s, m);
+                if (!identity) ops.affine(out + s, out + s, m, loc, scale);
+            }
+        });
+    } else {
+        fill_tiled_with(gen, plan, threads, out, body, [loc, scale](const TileOps& ops, const double* x, T* o, std::size_t m) {
+            ops.affine(x, o, m, loc, scale);
+        });
+    }
 }
 
 // out = T(post(x)).

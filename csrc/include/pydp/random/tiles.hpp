@@ -194,7 +194,7 @@ PYDP_TILE_VARIANTS(avx2, __attribute__((target("avx2"))))
 PYDP_TILE_VARIANTS(avx512, __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))))
 
 // The ziggurat fast path written with AVX-512 intrinsics (the compiler does not vectorise the table
-// gathers under generic tuning): the same operations as zig_fast_body, eight words at a time. x86 is
+// lookups under generic tuning): the same operations as zig_fast_body, eight words at a time. x86 is
 // little-endian, so a pair of keystream words is the 64-bit word word_at() builds.
 template <bool Signed>
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fast_avx512_intr(
@@ -206,8 +206,18 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fa
         const __m512i w = _mm512_loadu_si512(words + 2 * j);
         const __m512i i = _mm512_and_si512(w, low8);
         const __m512i k = _mm512_srli_epi64(w, 11);
-        const __m512d wt = _mm512_i64gather_pd(i, t.w, 8);
-        const __m512i kt = _mm512_i64gather_epi64(i, reinterpret_cast<const long long*>(t.k), 8);
+        // Table lookups by scalar loads: on this project's machine (a KVM Ice Lake) vgatherqpd is slower
+        // than eight plain loads (microcode mitigations make gathers slow on many recent Intel CPUs).
+        alignas(64) std::uint64_t idx[8];
+        alignas(64) double wv[8];
+        alignas(64) std::uint64_t kv[8];
+        _mm512_store_si512(idx, i);
+        for (int q = 0; q < 8; ++q) {
+            wv[q] = t.w[idx[q]];
+            kv[q] = t.k[idx[q]];
+        }
+        const __m512d wt = _mm512_load_pd(wv);
+        const __m512i kt = _mm512_load_si512(kv);
         __m512d v = _mm512_mul_pd(_mm512_cvtepi64_pd(k), wt);
         if (Signed) {
             const __m512i sb = _mm512_slli_epi64(_mm512_and_si512(w, bit8), 55);
