@@ -9,6 +9,7 @@
 // U < p/q exactly and costs two random bits on average. Timing depends on the random bits only, never
 // on the data the noise is later added to.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
@@ -25,7 +26,7 @@ public:
 
     bool bit() {
         if (left_ == 0) {
-            buf_ = src_.next_u64();
+            buf_ = word();
             left_ = 64;
         }
         const bool b = (buf_ & 1u) != 0;
@@ -34,12 +35,17 @@ public:
         return b;
     }
 
-    u64 word() { return src_.next_u64(); }
+    // Words are taken from the source in blocks of 16 (one call per block when the source has
+    // fill_u64(dst, n), as pydp::random::Generator does); the stream of words is the same either way.
+    u64 word() {
+        if (wpos_ == kWords) refill_words();
+        return words_[wpos_++];
+    }
 
     // j uniform bits, 1 <= j <= 63, as an integer in [0, 2^j). Unused buffered bits may be dropped.
     u64 bits(int j) {
         if (left_ < j) {
-            buf_ = src_.next_u64();
+            buf_ = word();
             left_ = 64;
         }
         const u64 r = buf_ & ((u64{1} << j) - 1);
@@ -109,9 +115,25 @@ private:
         }
     }
 
+    template <class S>
+    static auto fill(S& s, u64* dst, std::size_t n, int) -> decltype(s.fill_u64(dst, n), void()) {
+        s.fill_u64(dst, n);
+    }
+    template <class S>
+    static void fill(S& s, u64* dst, std::size_t n, long) {
+        for (std::size_t i = 0; i < n; ++i) dst[i] = s.next_u64();
+    }
+    void refill_words() {
+        fill(src_, words_, kWords, 0);
+        wpos_ = 0;
+    }
+
+    static constexpr int kWords = 16;
     Source& src_;
     u64 buf_ = 0;
     int left_ = 0;
+    int wpos_ = kWords;
+    u64 words_[kWords];
 };
 
 }  // namespace pydp::discrete
