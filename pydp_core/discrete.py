@@ -402,7 +402,7 @@ def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits:
 def zcdp_log_delta(rho: float, epsilon: float) -> Tuple[float, float]:
     """(log delta, alpha): the (epsilon, delta) guarantee of a rho-zCDP mechanism,
     ``delta = min_alpha exp((alpha - 1)(alpha rho - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha``
-    (Canonne, Kamath and Steinke 2020, Proposition 12 / Corollary 13). Any alpha > 1 gives a valid
+    (Canonne, Kamath and Steinke 2020, their conversion from concentrated DP). Any alpha > 1 gives a valid
     delta; the returned one is the minimiser found numerically, and the returned value is evaluated there.
     """
     rho_a = check_positive(rho, "rho")
@@ -440,7 +440,7 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
 
     ``dimension = d > 1``: one vector query of d values with l2 sensitivity ``sensitivity``. The integer
     shift vector then has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most
-    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS Theorem 14);
+    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS 2020, multivariate discrete Gaussian);
     the plan is the smallest integer sigma2 whose zCDP-to-(epsilon, delta) bound (:func:`zcdp_log_delta`)
     meets delta, verified at the optimiser's alpha. This bound is valid but not exact (it is larger
     than the exact profile by a modest factor in sigma); the grid is refined so that sqrt(d) extra steps
