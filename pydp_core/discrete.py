@@ -440,7 +440,8 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
 
     ``dimension = d > 1``: one vector query of d values with l2 sensitivity ``sensitivity``. The integer
     shift vector then has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most
-    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS 2020, multivariate discrete Gaussian);
+    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS 2020, the
+    multivariate discrete Gaussian);
     the plan is the smallest integer sigma2 whose zCDP-to-(epsilon, delta) bound (:func:`zcdp_log_delta`)
     meets delta, verified at the optimiser's alpha. This bound is valid but not exact (it is larger
     than the exact profile by a modest factor in sigma); the grid is refined so that sqrt(d) extra steps
