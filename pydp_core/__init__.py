@@ -53,3 +53,7 @@ __all__ += [
 ]
 
 __all__ += ["random", "Random", "as_random", *_mechanisms_all]
+from . import discrete  # noqa: E402
+from .discrete import release_gaussian, release_laplace  # noqa: E402,F401
+
+__all__ += ["discrete", "release_laplace", "release_gaussian"]
