@@ -8,6 +8,10 @@
 
 #include "bind_util.hpp"
 #include "pydp/manifolds/geometry.hpp"
+#include "pydp/manifolds/montecarlo.hpp"
+#include "pydp/manifolds/radial.hpp"
+#include "pydp/random/bulk.hpp"
+#include "pydp/random/generator.hpp"
 #include "register.hpp"
 
 namespace pydp_bind {
@@ -140,6 +144,56 @@ darray exp_log(int geo, int which, const darray& p, const darray& v, double atol
     return out;
 }
 
+// size points of the Riemannian Gaussian/Laplace around p (n coordinates; n = 1 on the circle).
+darray sample(int geo, int kind, double k, double sigma, bool laplace, double tmax, double mode, double scale,
+              const darray& p, const darray& basis, py::ssize_t size, pydp::random::Generator& gen, long threads) {
+    if (size < 0) throw std::invalid_argument("size must be >= 0");
+    if (p.ndim() != 1 || basis.ndim() != 2 || basis.shape(0) != p.shape(0))
+        throw std::invalid_argument("footpoint and tangent basis do not match");
+    mf::RadialDensity f;
+    f.kind = static_cast<mf::RadialKind>(kind);
+    f.k = k;
+    f.sigma = sigma;
+    f.laplace = laplace;
+    f.tmax = tmax;
+    const mf::RadialSampler radial(f, mode, scale);
+    const auto g = static_cast<mf::Geometry>(geo);
+    const std::size_t n = static_cast<std::size_t>(p.shape(0)), d = static_cast<std::size_t>(basis.shape(1));
+    std::vector<py::ssize_t> shape{size};
+    if (g != mf::Geometry::Circle) shape.push_back(static_cast<py::ssize_t>(n));
+    darray out(shape);
+    double* o = out.mutable_data();
+    const double *pp = p.data(), *pb = basis.data();
+    const unsigned nt = resolve_threads(threads);
+    const auto plan = pydp::random::plan_chunks(gen, static_cast<std::size_t>(size), 8192);
+    {
+        py::gil_scoped_release release;
+        pydp::random::run_chunks(gen, plan, nt, [&](pydp::random::Generator& cg, std::size_t b, std::size_t e) {
+            std::vector<double> scratch(d + 1);
+            for (std::size_t i = b; i < e; ++i) mf::sample_point(g, radial, pp, pb, n, d, cg, o + i * n, scratch.data());
+        });
+    }
+    return out;
+}
+
+// losses: (m, n); thresholds: (n_eps,) -> (m, n_eps) fractions of each batch at or above each threshold.
+darray mc_fractions(const darray& losses, const darray& thresholds, long threads) {
+    if (losses.ndim() != 2 || thresholds.ndim() != 1) throw std::invalid_argument("losses must be 2-D, thresholds 1-D");
+    const std::size_t m = static_cast<std::size_t>(losses.shape(0)), n = static_cast<std::size_t>(losses.shape(1));
+    const std::size_t ne = static_cast<std::size_t>(thresholds.shape(0));
+    darray out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(m), static_cast<py::ssize_t>(ne)});
+    double* o = out.mutable_data();
+    const double *pl = losses.data(), *pt = thresholds.data();
+    const unsigned nt = resolve_threads(threads);
+    {
+        py::gil_scoped_release release;
+        pydp::parallel_chunks(m, 1, nt, [&](std::size_t, std::size_t b, std::size_t e) {
+            for (std::size_t j = b; j < e; ++j) mf::fraction_at_least(pl + j * n, n, pt, ne, o + j * ne);
+        });
+    }
+    return out;
+}
+
 }  // namespace
 
 void register_manifolds(py::module_ m) {
@@ -152,5 +206,9 @@ void register_manifolds(py::module_ m) {
     }, py::arg("a"), py::arg("b"), py::arg("threads") = 0);
     m.def("wrap_angle", [](const darray& a, long t) { return map1(a, t, mf::wrap_angle); }, py::arg("a"),
           py::arg("threads") = 0);
+    m.def("sample", &sample, py::arg("geo"), py::arg("kind"), py::arg("k"), py::arg("sigma"), py::arg("laplace"),
+          py::arg("tmax"), py::arg("mode"), py::arg("scale"), py::arg("p"), py::arg("basis"), py::arg("size"),
+          py::arg("gen"), py::arg("threads") = 0);
+    m.def("mc_fractions", &mc_fractions, py::arg("losses"), py::arg("thresholds"), py::arg("threads") = 0);
 }
 }  // namespace pydp_bind

@@ -717,3 +717,424 @@ class MonteCarloMu:
     @property
     def confidence_interval(self) -> tuple[float, float]:
         return (self.ci_low, self.ci_high)
+
+
+# ======================================================================================================
+# Distributions
+# ======================================================================================================
+def _generator(rng: Any):
+    from .random import as_random
+
+    return as_random(rng)
+
+
+class _RiemannianRadial:
+    _laplace = False
+
+    def __init__(self, manifold: Manifold, footpoint: Any, sigma: Any) -> None:
+        self.manifold = _check_manifold(manifold)
+        self.sigma = _check_scalar_positive(sigma, "sigma")
+        fp = _real_array(footpoint, "footpoint")
+        if manifold.point_size == 0:
+            if fp.ndim != 0:
+                raise ValueError("footpoint must be a single angle on the circle")
+            fp = np.array(float(_mf.wrap_angle(fp.reshape(1))[0]))
+        else:
+            if fp.shape != (manifold.point_size,):
+                raise ValueError(f"footpoint must have shape ({manifold.point_size},) for {manifold!r}")
+            manifold.dist(fp, fp)  # on the manifold (ValueError otherwise)
+            if isinstance(manifold, Sphere):
+                fp = fp / np.linalg.norm(fp)
+            elif isinstance(manifold, Hyperbolic):
+                fp = fp.copy()
+                fp[0] = math.sqrt(1.0 + float(fp[1:] @ fp[1:]))
+        self.footpoint = fp
+        self._law = _RadialLaw(manifold, self.sigma, self._laplace)
+        self._basis = np.ascontiguousarray(manifold._tangent_basis(fp), dtype=float)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.manifold!r}, footpoint={self.footpoint.tolist()}, sigma={self.sigma})"
+
+    @property
+    def log_normalizer(self) -> float:
+        """log Z(sigma) = log of the integral over M of the unnormalised density (footpoint-free)."""
+        return self._law.log_normalizer
+
+    def logpdf(self, y):
+        """log density with respect to the Riemannian volume."""
+        t = np.asarray(self.manifold.dist(self.footpoint, y), float)
+        core = -t / self.sigma if self._laplace else -t * t / (2 * self.sigma**2)
+        out = core - self.log_normalizer
+        return float(out) if out.ndim == 0 else out
+
+    def radial_cdf(self, t):
+        """P(d(footpoint, Y) <= t): the exact law of the distance (used by the tests)."""
+        return self._law.cdf(t)
+
+    def sample(self, size: Any = None, rng: Any = None):
+        """Exact draws: the distance from its radial law (rejection from a tangent-line envelope), a
+        uniform tangent direction, then the exponential map. ``size`` an int or None (one point)."""
+        n = 1 if size is None else _check_int(size, "size", 0)
+        r = _generator(rng)
+        law, m = self._law, self.manifold
+        out = _mf.sample(m._geo, m._radial_kind, float(law.k), self.sigma, self._laplace, float(law.tmax),
+                         float(law.mode), float(law.scale), np.atleast_1d(self.footpoint).astype(float),
+                         self._basis, n, r._gen, r._threads or 0)
+        return out[0] if size is None else out
+
+    def sample_mh(self, size: Any = None, rng: Any = None, *, steps: int = 300, proposal_scale: Optional[float] = None):
+        """Metropolis-Hastings with an exponential-wrapped Gaussian proposal (Section 4.1; Pennec et al.).
+
+        ``size`` independent chains start at the footpoint and run ``steps`` steps each; a proposal
+        v ~ N(0, tau^2 I) on the tangent space at the current state is rejected outright beyond the
+        injectivity radius, else y = exp_x(v) is accepted with probability min(1, p(y)/p(x)) (the wrapped
+        proposal is symmetric inside the injectivity radius). The general fallback: approximate for
+        finite ``steps``, unlike :meth:`sample`.
+        """
+        n = 1 if size is None else _check_int(size, "size", 0)
+        steps = _check_int(steps, "steps", 1)
+        tau = self.sigma if proposal_scale is None else _check_scalar_positive(proposal_scale, "proposal_scale")
+        m = self.manifold
+        if isinstance(m, (Sphere, Circle)):
+            tau = min(tau, 1.0)
+        r = _generator(rng)
+        fp = self.footpoint
+        x = np.broadcast_to(fp, (n,) + fp.shape).copy()
+        cur = np.zeros(n)
+
+        def logp(dist):
+            return -dist / self.sigma if self._laplace else -dist * dist / (2 * self.sigma**2)
+
+        lp = logp(cur)
+        for _ in range(steps):
+            z = r.normal(size=(n, m.dim)) * tau
+            norm = np.sqrt(np.sum(z * z, axis=1))
+            if m.point_size == 0:
+                v = z[:, 0]
+            else:
+                v = self._tangent_at(x, z)
+            ok = norm < m.injectivity_radius
+            y = m.exp(x, v)
+            dy = np.asarray(m.dist(fp, y), float)
+            ly = logp(dy)
+            u = r.uniform(size=n)
+            acc = ok & (np.log(np.maximum(u, 1e-300)) < ly - lp)
+            x = np.where(acc[:, None], y, x) if m.point_size else np.where(acc, y, x)
+            lp = np.where(acc, ly, lp)
+        return x[0] if size is None else x
+
+    def _tangent_at(self, x: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """z (n, dim) expressed in an orthonormal basis of T_x M for each row of x."""
+        m = self.manifold
+        if isinstance(m, Euclidean):
+            return z
+        if isinstance(m, Sphere):
+            # project ambient Gaussian coordinates: draw in R^(d+1) then remove the normal part is not
+            # isotropic in d dims with d coordinates, so build the basis by Householder reflection.
+            e0 = np.zeros(m.point_size)
+            e0[0] = 1.0
+            w = x - e0
+            wn = np.sum(w * w, axis=1, keepdims=True)
+            zf = np.concatenate([np.zeros((len(x), 1)), z], axis=1)  # tangent at e0
+            safe = wn[:, 0] > 1e-30
+            coef = np.where(safe[:, None], 2.0 * np.sum(w * zf, axis=1, keepdims=True) / np.where(safe[:, None], wn, 1.0), 0.0)
+            return zf - coef * w  # the reflection maps e0 to x and T_e0 to T_x isometrically
+        # hyperbolic: Lorentz boost from the origin to x applied to (0, z)
+        x0, xs = x[:, :1], x[:, 1:]
+        dot = np.sum(xs * z, axis=1, keepdims=True)
+        vs = z + xs * dot / (1.0 + x0)
+        return np.concatenate([dot, vs], axis=1)
+
+
+class RiemannianGaussian(_RiemannianRadial):
+    """N_M(footpoint, sigma^2): density exp(-d(footpoint, y)^2 / (2 sigma^2)) / Z(sigma) (Definition 3.3)."""
+
+    _laplace = False
+
+
+class RiemannianLaplace(_RiemannianRadial):
+    """Riemannian Laplace (Reimherr et al. 2021): density exp(-d(footpoint, y) / sigma) / Z(sigma).
+
+    eps-DP with sigma = sensitivity / eps on any manifold where it is normalisable (on H^d: sigma < 1/(d-1)).
+    """
+
+    _laplace = True
+
+
+# ======================================================================================================
+# mu: exact and Monte Carlo (Algorithm 2)
+# ======================================================================================================
+def _mc_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: int, eps_max: Optional[float],
+           rng: Any, confidence: float, progress: Optional[bool], threads: Optional[int]) -> MonteCarloMu:
+    if eps_max is None:
+        if isinstance(manifold, (Circle, Sphere)):
+            eps_max = D * (2 * math.pi - D) / (2 * sigma**2)  # the largest privacy loss: delta = 0 beyond
+        else:
+            eps_max = max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))  # the paper's choice on R
+    else:
+        eps_max = _check_scalar_positive(eps_max, "eps_max")
+    r = _generator(rng)
+    if threads is not None:
+        r = r.with_threads(threads)
+    eta, eta2 = manifold._reference_pair(D)
+    g1 = RiemannianGaussian(manifold, eta, sigma)
+    g2 = RiemannianGaussian(manifold, eta2, sigma)
+    # eps = 0 is added to the paper's grid k * eps_max / n_eps, k = 1..n_eps (the circle's supremum is there)
+    eps = np.arange(0, n_eps + 1) * (eps_max / n_eps)
+    thresholds = np.ascontiguousarray(2.0 * sigma**2 * eps)
+    F1 = np.empty((m, n_eps + 1))
+    F2 = np.empty((m, n_eps + 1))
+    group = max(1, min(m, 200_000 // max(n, 1)))
+    bar = None
+    if progress or (progress is None and n * m >= 5_000_000):
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=m, desc="Algorithm 2 batches", leave=False)
+        except ImportError:  # optional dependency: no bar
+            bar = None
+    try:
+        for j0 in range(0, m, group):
+            j1 = min(m, j0 + group)
+            k = (j1 - j0) * n
+            for g, F in ((g1, F1), (g2, F2)):
+                y = g.sample(k, rng=r)
+                loss = np.asarray(manifold.dist(eta2, y)) ** 2 - np.asarray(manifold.dist(eta, y)) ** 2
+                F[j0:j1] = _mf.mc_fractions(np.ascontiguousarray(loss.reshape(j1 - j0, n)), thresholds)
+            if bar is not None:
+                bar.update(j1 - j0)
+    finally:
+        if bar is not None:
+            bar.close()
+    w = np.exp(eps)
+    L = F1 - w * F2  # l_eps^(j) of each batch
+    lbar = L.mean(axis=0)
+    N = n * m
+    se_batch = L.std(axis=0, ddof=1) / math.sqrt(m) if m > 1 else np.zeros_like(lbar)
+    # binomial floor (one pseudo-count in each term) so that rare events do not give a zero-width band
+    p1, p2 = F1.mean(axis=0), F2.mean(axis=0)
+    se_floor = np.sqrt((p1 * (1 - p1) + w * w * p2 * (1 - p2) + (1 + w * w) / N) / N)
+    se = np.maximum(se_batch, se_floor)
+
+    def mu_curve(l: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            ld = np.where(l > 0, np.log(np.maximum(l, 1e-300)), -np.inf)
+        return _mu_for_log_delta(eps, ld)
+
+    mus = mu_curve(lbar)
+    i = int(np.argmax(mus))
+    mu_hat = float(mus[i])
+    # simultaneous band over eps: Gaussian multiplier bootstrap of the batch means
+    B = 400
+    mult = np.asarray(r.normal(size=(B, m)), float)
+    dev = (L - lbar) / m
+    tmax = np.max(np.abs(mult @ dev) / se, axis=1)
+    z = float(np.quantile(tmax, confidence))
+    z = max(z, float(sps.ndtri(0.5 + confidence / 2)))
+    lo = float(np.max(mu_curve(lbar - z * se)))
+    hi = float(np.max(mu_curve(lbar + z * se)))
+    # stderr of the estimate by the delta method at the maximiser: d mu / d delta = 1 / phi(a)
+    if mu_hat > 0:
+        a = -eps[i] / mu_hat + mu_hat / 2
+        stderr = float(se[i] / (math.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)))
+    else:
+        stderr = float("nan")
+    return MonteCarloMu(mu=mu_hat, stderr=stderr, ci_low=min(lo, mu_hat), ci_high=max(hi, mu_hat),
+                        confidence=confidence, n=n, m=m, n_eps=n_eps, eps_max=float(eps_max))
+
+
+def gdp_mu(manifold: Manifold, sigma, sensitivity=1.0, method: str = "exact", *, n: int = 1000, m: int = 100,
+           n_eps: int = 1000, eps_max=None, rng: Any = None, confidence: float = 0.95,
+           progress: Optional[bool] = None, threads: Optional[int] = None):
+    """The privacy parameter mu of the Riemannian Gaussian mechanism N_M(f(D), sigma^2).
+
+    ``method="exact"`` (a float): sensitivity/sigma on R^d; the corrected Corollary 3.2.1 on S^1; the
+    one-dimensional quadrature reduction on S^d and H^d (d >= 2), relative accuracy about 1e-10; in every
+    case the supremum over eps of the mu solving delta_mu(eps) = delta(eps), found on a grid and refined.
+
+    ``method="monte_carlo"``: Algorithm 2 with the paper's parameters (n samples per batch, m batches,
+    n_eps values of eps up to eps_max; eps = 0 is added to the grid). Returns :class:`MonteCarloMu` with the
+    paper's estimate, a delta-method standard error and a simultaneous confidence interval from the
+    batch means (multiplier bootstrap over the m batches). A tqdm progress bar is shown for long runs
+    (``progress=None``: when n * m >= 5e6) if tqdm is installed.
+    """
+    manifold = _check_manifold(manifold)
+    sigma = _check_scalar_positive(sigma, "sigma")
+    D = _check_sensitivity(manifold, sensitivity)
+    if method == "exact":
+        return _mu_exact(manifold, sigma, D)
+    if method == "monte_carlo":
+        n = _check_int(n, "n", 2)
+        m = _check_int(m, "m", 2)
+        n_eps = _check_int(n_eps, "n_eps", 1)
+        c = float(confidence)
+        if not 0.0 < c < 1.0:
+            raise ValueError("confidence must lie in (0, 1)")
+        return _mc_mu(manifold, sigma, D, n, m, n_eps, eps_max, rng, c, progress, threads)
+    raise ValueError(f"method must be 'exact' or 'monte_carlo', not {method!r}")
+
+
+def gdp_sigma(manifold: Manifold, mu, sensitivity=1.0) -> float:
+    """The smallest rate sigma whose Riemannian Gaussian mechanism is mu-GDP (exact mu; verified).
+
+    On H^d (d >= 2) mu does not fall to 0 as sigma grows (the mass escapes to where the two footpoints
+    stay distinguishable); an unreachable target raises ValueError.
+    """
+    manifold = _check_manifold(manifold)
+    mu = _check_scalar_positive(mu, "mu")
+    D = _check_sensitivity(manifold, sensitivity)
+    if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
+        return D / mu
+    f = lambda ls: _mu_exact(manifold, math.exp(ls), D) - mu  # noqa: E731
+    lo = hi = math.log(D / mu)
+    flo = f(lo)
+    while flo < 0:  # decrease sigma until mu is above the target
+        hi, lo = lo, lo - 1.0
+        flo = f(lo)
+        if lo < math.log(D / mu) - 40:
+            raise ValueError("no sigma found (mu is above the target for every sigma tried)")
+    fhi = f(hi)
+    tries = 0
+    while fhi > 0:
+        lo, hi = hi, hi + 1.0
+        fhi = f(hi)
+        tries += 1
+        if tries > 12:
+            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
+    ls = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
+    sigma = math.exp(ls)
+    for _ in range(60):  # make sure the returned sigma meets the target (round up)
+        if _mu_exact(manifold, sigma, D) <= mu * (1 + 1e-12):
+            return sigma
+        sigma *= 1 + 1e-12
+    raise ArithmeticError("gdp_sigma could not verify its result")
+
+
+# ======================================================================================================
+# eps-DP <-> mu-GDP (Liu et al. 2022, as used in Section 5)
+# ======================================================================================================
+def epsilon_to_mu(epsilon) -> float:
+    """mu-GDP implied by eps-DP: mu = -2 Phi^-1(1 / (1 + e^eps))."""
+    e = float(check_positive(epsilon, "epsilon"))
+    # 1/(1+e^eps) = expit(-eps); ndtri of a log-space probability keeps large eps accurate
+    from .special import ndtri
+
+    return float(-2.0 * ndtri(float(sps.expit(-e))))
+
+
+def mu_to_epsilon(mu) -> float:
+    """The eps with epsilon_to_mu(eps) = mu: eps = log((1 - Phi(-mu/2)) / Phi(-mu/2))."""
+    m = float(check_positive(mu, "mu"))
+    lp = float(_log_ndtr(np.array([-m / 2]))[0])
+    lq = float(_log_ndtr(np.array([m / 2]))[0])
+    return lq - lp
+
+
+# ======================================================================================================
+# Frechet means (Section 5)
+# ======================================================================================================
+def _points(manifold: Manifold, points: Any) -> np.ndarray:
+    x = _real_array(points, "points")
+    k = manifold.point_size
+    if (k and (x.ndim != 2 or x.shape[1] != k)) or (not k and x.ndim != 1):
+        raise ValueError(f"points must have shape (n, {k})" if k else "points must be a 1-D array of angles")
+    if len(x) == 0:
+        raise ValueError("points must not be empty")
+    manifold.dist(x, x)  # membership
+    return x
+
+
+def frechet_mean(manifold: Manifold, points: Any, *, tol: float = 1e-12, max_iter: int = 1000):
+    """argmin_x sum_i d(x, x_i)^2 by Riemannian gradient descent x <- exp_x(mean_i log_x(x_i)).
+
+    Converges when the Riemannian gradient norm is below ``tol`` (relative to the data spread); raises
+    ArithmeticError if it does not within ``max_iter`` steps (data not in a convex ball, Assumption 1).
+    """
+    manifold = _check_manifold(manifold)
+    x = _points(manifold, points)
+    if isinstance(manifold, Circle):
+        cur = np.array(math.atan2(np.mean(np.sin(x)), np.mean(np.cos(x))))
+    elif isinstance(manifold, Sphere):
+        s = x.mean(axis=0)
+        cur = s / np.linalg.norm(s) if np.linalg.norm(s) > 1e-8 else x[0].copy()
+    elif isinstance(manifold, Hyperbolic):
+        cur = np.concatenate([[0.0], x[:, 1:].mean(axis=0)])
+        cur[0] = math.sqrt(1 + cur[1:] @ cur[1:])
+    else:
+        return x.mean(axis=0)
+    spread = max(float(np.max(np.asarray(manifold.dist(x[0], x), float))), 1e-300)
+    for _ in range(max_iter):
+        g = np.asarray(manifold.log(cur, x), float).mean(axis=0)
+        gn = float(np.sqrt(np.sum(g * g))) if isinstance(manifold, (Sphere, Circle)) else float(
+            math.sqrt(max(-g[0] ** 2 + g[1:] @ g[1:], 0.0)) if isinstance(manifold, Hyperbolic) else np.linalg.norm(g))
+        cur = np.asarray(manifold.exp(cur, g), float)
+        if gn <= tol * spread or gn == 0.0:
+            return float(cur) if cur.ndim == 0 else cur
+    raise ArithmeticError(f"frechet_mean did not converge in {max_iter} iterations (gradient norm {gn:.3g})")
+
+
+def frechet_mean_sensitivity(radius, n, kappa=1.0) -> float:
+    """Sensitivity of the Frechet mean of n points in a ball of radius r (Reimherr et al. 2021):
+    2 r (2 - h) / (n h), h = 2 r sqrt(kappa) cot(2 r sqrt(kappa)) for kappa > 0, h = 1 for kappa <= 0.
+    ``kappa`` bounds the sectional curvature; for kappa > 0, r < pi / (4 sqrt(kappa)) (Assumption 1)."""
+    r = _check_scalar_positive(radius, "radius")
+    n = _check_int(n, "n", 1)
+    k = float(as_float_array(kappa, "kappa"))
+    if not math.isfinite(k):
+        raise ValueError("kappa must be finite")
+    if k > 0:
+        if not r < math.pi / (4 * math.sqrt(k)):
+            raise ValueError("radius must be < pi / (4 sqrt(kappa)) (Assumption 1)")
+        a = 2 * r * math.sqrt(k)
+        h = a / math.tan(a)
+    else:
+        h = 1.0
+    return 2 * r * (2 - h) / (n * h)
+
+
+@dataclass(frozen=True)
+class PrivateFrechetMean:
+    """A private release of the Frechet mean and the parameters it was made with."""
+
+    release: Any
+    mechanism: str
+    sigma: float
+    mu: float
+    epsilon: Optional[float]
+    sensitivity: float
+
+
+def private_frechet_mean(manifold: Manifold, points: Any, radius, mu=None, *, sigma=None,
+                         mechanism: str = "gaussian", rng: Any = None) -> PrivateFrechetMean:
+    """Release the Frechet mean of ``points`` (assumed in a ball of the given radius) with mu-GDP.
+
+    ``mechanism="gaussian"``: the Riemannian Gaussian N_M(mean, sigma^2) with sigma = gdp_sigma(mu) (or the
+    given ``sigma``, and then mu = gdp_mu(sigma)). ``mechanism="laplace"``: the comparison of Section 5,
+    the Riemannian Laplace with rate sensitivity / eps and eps = mu_to_epsilon(mu), which is eps-DP and hence
+    mu-GDP (Liu et al. 2022).
+    """
+    manifold = _check_manifold(manifold)
+    x = _points(manifold, points)
+    kappa = manifold.curvature
+    D = frechet_mean_sensitivity(radius, len(x), kappa if kappa > 0 else 0.0)
+    mean = frechet_mean(manifold, x)
+    if float(np.max(np.asarray(manifold.dist(mean, x), float))) > 2 * float(radius) * (1 + 1e-12):
+        raise ValueError("points do not fit in a ball of the given radius")
+    if (mu is None) == (sigma is None):
+        raise ValueError("give exactly one of mu and sigma")
+    if mechanism == "gaussian":
+        if sigma is None:
+            s = gdp_sigma(manifold, mu, D)
+            mu_v = float(mu)
+        else:
+            s = _check_scalar_positive(sigma, "sigma")
+            mu_v = gdp_mu(manifold, s, D)
+        rel = RiemannianGaussian(manifold, mean, s).sample(rng=rng)
+        return PrivateFrechetMean(rel, "gaussian", s, mu_v, None, D)
+    if mechanism == "laplace":
+        mu_v = float(mu) if mu is not None else gdp_mu(manifold, sigma, D)
+        eps = mu_to_epsilon(mu_v)
+        s = D / eps
+        rel = RiemannianLaplace(manifold, mean, s).sample(rng=rng)
+        return PrivateFrechetMean(rel, "laplace", s, mu_v, eps, D)
+    raise ValueError(f"mechanism must be 'gaussian' or 'laplace', not {mechanism!r}")

@@ -1,8 +1,9 @@
 // Geodesic geometry of the constant-curvature model spaces, one point per row of length n.
 //
 // - Circle: points are angles (any finite real, read modulo 2 pi); outputs are reduced to [-pi, pi].
-// - Sphere S^d: unit vectors in R^(d+1). Distance 2 atan2(|a - b|, |a + b|) of the normalised rows
-//   (Kahan's form: accurate for nearly equal and nearly antipodal points, unlike arccos of a dot product).
+// - Sphere S^d: unit vectors in R^(d+1). Distance atan2(|x| |r|, x.y) with r the part of y orthogonal
+//   to x, projected twice (accurate for nearly equal and nearly antipodal points, unlike arccos of a dot
+//   product, and exact for the directions of the given rows).
 // - Hyperbolic H^d, hyperboloid model {x : -x0^2 + |xs|^2 = -1, x0 > 0} in R^(d+1). The spatial part xs
 //   carries the point; x0 is checked by the caller and recomputed as sqrt(1 + |xs|^2) here, so the result
 //   is the exact distance between the points with those spatial coordinates. With D = xs - ys,
@@ -76,15 +77,42 @@ inline bool sphere_tangent(const double* p, const double* v, std::size_t n, doub
     return std::isfinite(nv) && std::fabs(pv) <= atol * (nv > 1.0 ? nv : 1.0);
 }
 
+// The angle between x and y (scale-free, so rows within atol of the sphere are read as their
+// directions): r = y - c x with c = x.y / |x|^2 (fma), then a second projection removes the x-component
+// that the rounding of c leaves behind, so |r| = |y| sin(theta) to a few ulp even when theta is 1e-12 or
+// pi - 1e-12; theta = atan2(|x| |r|, x.y).
 inline double sphere_dist(const double* x, const double* y, std::size_t n) noexcept {
-    const double ix = 1.0 / norm(x, n), iy = 1.0 / norm(y, n);
-    double dm = 0.0, dp = 0.0;
+    double r[16];
+    double xx = 0.0, xy = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
-        const double a = x[i] * ix, b = y[i] * iy;
-        dm += (a - b) * (a - b);
-        dp += (a + b) * (a + b);
+        xx += x[i] * x[i];
+        xy += x[i] * y[i];
     }
-    return 2.0 * std::atan2(std::sqrt(dm), std::sqrt(dp));
+    const double c = xy / xx;
+    if (n <= 16) {
+        double xr = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            r[i] = std::fma(-c, x[i], y[i]);
+            xr += x[i] * r[i];
+        }
+        const double c2 = xr / xx;
+        double rr = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double ri = std::fma(-c2, x[i], r[i]);
+            rr += ri * ri;
+        }
+        return std::atan2(std::sqrt(xx * rr), xy);
+    }
+    // long rows: two passes without storing r
+    double xr = 0.0;
+    for (std::size_t i = 0; i < n; ++i) xr += x[i] * std::fma(-c, x[i], y[i]);
+    const double c2 = xr / xx;
+    double rr = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double ri = std::fma(-c2, x[i], std::fma(-c, x[i], y[i]));
+        rr += ri * ri;
+    }
+    return std::atan2(std::sqrt(xx * rr), xy);
 }
 
 // exp_p(v) = cos|v| p + sin|v| v / |v| (v projected on the tangent space first); result renormalised.
