@@ -376,6 +376,11 @@ class _RadialLaw:
                 f"the Riemannian Laplace on {manifold!r} needs sigma < 1/(d-1) = {1.0 / self.k} to be normalisable"
             )
         self.mode = self._find_mode()
+        if self.kind == 1 and self.mode > 300.0:
+            raise ValueError(
+                f"sigma = {sigma} is too large for {manifold!r}: the radial law sits near t = {self.mode:.3g}, "
+                "beyond the double range of sinh used here (sigma^2 (d - 1) must stay below about 300)"
+            )
         curv = -self._dlogf2(self.mode) if self.mode > 0 else 0.0
         self.scale = 1.0 / math.sqrt(curv) if curv > 0 else (sigma if not laplace else sigma)
         self.lmax = float(self.logf(np.array(self.mode)))
@@ -411,7 +416,7 @@ class _RadialLaw:
         if self.kind == 0:
             return base - self.k / math.sin(t) ** 2
         if self.kind == 1:
-            return base - self.k / math.sinh(t) ** 2
+            return base - (self.k / math.sinh(t) ** 2 if t < 300 else 0.0)
         return base - self.k / t**2
 
     def _find_mode(self) -> float:
@@ -566,10 +571,23 @@ def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
 
 
 def _xfrac(kind: int, t, r, D):
-    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r (stable product forms)."""
-    S = lambda u: _S(kind, u)  # noqa: E731
-    den = S(t) * S(D)
-    return S((t + D + r) / 2) * S((t + D - r) / 2) / den, S((r + t - D) / 2) * S((r - t + D) / 2) / den
+    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r (stable product forms;
+    on H^d in log space, so that sinh of large distances does not overflow)."""
+    A, B, C2, E = (t + D + r) / 2, (t + D - r) / 2, (r + t - D) / 2, (r - t + D) / 2
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if kind == 1:
+            def ls(u):
+                au = np.abs(u)
+                return np.sign(u), _log_S(1, au)
+            den = _log_S(1, np.asarray(t, float)) + float(_log_S(1, np.array(D)))
+            sa, la = ls(A)
+            sb, lb = ls(B)
+            sc, lc = ls(C2)
+            se, le = ls(E)
+            return sa * sb * np.exp(la + lb - den), sc * se * np.exp(lc + le - den)
+        S = lambda u: _S(kind, u)  # noqa: E731
+        den = S(t) * S(D)
+        return S(A) * S(B) / den, S(C2) * S(E) / den
 
 
 def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
@@ -632,9 +650,9 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
     law = law or _RadialLaw(manifold, sigma, laplace=False)
     flat = eps.reshape(-1)
     lu, ll = _loss_tails(law, D, flat)
-    ratio = flat + ll - lu  # log of e^eps P(L < -eps) / P(L > eps)
     with np.errstate(invalid="ignore"):
-        out = lu + _log1mexp(np.minimum(ratio, 0.0))
+        ratio = np.where(np.isfinite(lu), flat + ll - lu, -np.inf)  # log e^eps P(L < -eps) / P(L > eps)
+        out = np.where(np.isfinite(lu), lu + _log1mexp(np.minimum(ratio, 0.0)), -np.inf)
     # the subtraction keeps about 15 + log10(1 - ratio) digits: flag where fewer than 9 remain
     reliable = ~(ratio > math.log1p(-1e-6)) & np.isfinite(lu)
     if isinstance(manifold, Sphere):
@@ -697,6 +715,8 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
         j = int(np.argmax(v))
         best = max(best, float(v[j]))
         lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 9)]
+    if not (math.isfinite(best) and best > 0.0):
+        raise ArithmeticError(f"gdp_mu could not evaluate the privacy profile on {manifold!r} at sigma = {sigma}")
     return best
 
 
@@ -986,7 +1006,9 @@ def gdp_sigma(manifold: Manifold, mu, sensitivity=1.0) -> float:
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return D / mu
     f = lambda ls: _mu_exact(manifold, math.exp(ls), D) - mu  # noqa: E731
-    lo = hi = math.log(D / mu)
+    # on H^d mu levels off as sigma grows; the quadrature covers sigma^2 (d - 1) <= 250
+    cap = math.log(math.sqrt(250.0 / (manifold.dim - 1))) if isinstance(manifold, Hyperbolic) else math.inf
+    lo = hi = min(math.log(D / mu), cap)
     flo = f(lo)
     while flo < 0:  # decrease sigma until mu is above the target
         hi, lo = lo, lo - 1.0
@@ -996,17 +1018,17 @@ def gdp_sigma(manifold: Manifold, mu, sensitivity=1.0) -> float:
     fhi = f(hi)
     tries = 0
     while fhi > 0:
-        lo, hi = hi, hi + 1.0
+        if hi >= cap or tries > 40:
+            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
+        lo, hi = hi, min(hi + 1.0, cap)
         fhi = f(hi)
         tries += 1
-        if tries > 12:
-            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
     ls = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
     sigma = math.exp(ls)
-    for _ in range(60):  # make sure the returned sigma meets the target (round up)
-        if _mu_exact(manifold, sigma, D) <= mu * (1 + 1e-12):
+    for _ in range(100):  # the returned sigma meets the target exactly (round up through the noise)
+        if _mu_exact(manifold, sigma, D) <= mu:
             return sigma
-        sigma *= 1 + 1e-12
+        sigma *= 1 + 1e-11
     raise ArithmeticError("gdp_sigma could not verify its result")
 
 
