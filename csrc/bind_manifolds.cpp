@@ -79,8 +79,9 @@ darray dist(int geo, const darray& x, const darray& y, double atol, long threads
         for_rows(r.rows, threads, [&](std::size_t i) {
             const double* a = px + i * n;
             const double* b = py_ + i * n;
-            pb[i] = static_cast<unsigned char>((mf::sphere_on(a, n, atol) ? 0 : 1) | (mf::sphere_on(b, n, atol) ? 0 : 2));
-            o[i] = mf::sphere_dist(a, b, n);
+            double sums[2];
+            o[i] = mf::sphere_dist(a, b, n, sums);
+            pb[i] = static_cast<unsigned char>((mf::unit_norm2(sums[0], atol) ? 0 : 1) | (mf::unit_norm2(sums[1], atol) ? 0 : 2));
         });
     } else {
         for_rows(r.rows, threads, [&](std::size_t i) {

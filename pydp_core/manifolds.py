@@ -99,8 +99,10 @@ class Manifold:
 
     # -- shape handling ----------------------------------------------------------------------------
     def _pair(self, a: Any, b: Any, na: str, nb: str) -> tuple[np.ndarray, np.ndarray, tuple]:
-        a = _real_array(a, na)
-        b = _real_array(b, nb)
+        # embedded points are checked row by row in C++ (NaN and inf fail the manifold test there)
+        conv = as_float_array if isinstance(self, _Embedded) else _real_array
+        a = conv(a, na)
+        b = conv(b, nb)
         k = self.point_size
         if k:
             for arr, name in ((a, na), (b, nb)):
@@ -609,7 +611,7 @@ def _loss_tails(law: _RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, n
     a = law.k / 2.0
     s = np.atleast_1d(np.asarray(s, float))
     T = law.tmax
-    base = np.array(law._breakpoints())
+    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))  # zero-width pieces dropped
     q = sig * sig * s[:, None]
     kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
     if kind == 0:
@@ -702,19 +704,19 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
         mu = _mu_for_log_delta(e, ld)
         return np.where(ok & (ld > -700.0), mu, 0.0)
 
-    # sup over eps: a grid, then zoom on the best point (eight rounds, each keeps 2/9 of the bracket);
+    # sup over eps: a grid, then zoom on the best point (seven rounds, each keeps 1/3 of the bracket);
     # mu_eps is flat at an interior maximum, so the bracket width enters mu only quadratically.
     grid = np.concatenate([[0.0], emax * np.linspace(0.0, 1.0, 33)[1:-1] ** 2])
     vals = mu_at(grid)
     i = int(np.argmax(vals))
     best = float(vals[i])
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    for _ in range(8):
-        pts = np.linspace(lo, hi, 10)
+    for _ in range(7):
+        pts = np.linspace(lo, hi, 7)
         v = mu_at(pts)
         j = int(np.argmax(v))
         best = max(best, float(v[j]))
-        lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 9)]
+        lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 6)]
     if not (math.isfinite(best) and best > 0.0):
         raise ArithmeticError(f"gdp_mu could not evaluate the privacy profile on {manifold!r} at sigma = {sigma}")
     return best

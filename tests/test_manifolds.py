@@ -151,7 +151,8 @@ def test_batching_broadcasts():
 @pytest.mark.parametrize("bad,match", [
     (np.array([1.0, 0.0, 0.1]), "not on the sphere"),
     (np.array([1.0, 0.0]), "shape"),
-    (np.array([np.nan, 0.0, 1.0]), "finite"),
+    (np.array([np.nan, 0.0, 1.0]), "not on the sphere"),
+    (np.array([np.inf, 0.0, 1.0]), "not on the sphere"),
     (np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]), "not on the sphere"),
 ])
 def test_sphere_bad_points(bad, match):

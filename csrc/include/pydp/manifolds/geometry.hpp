@@ -80,30 +80,19 @@ inline bool sphere_tangent(const double* p, const double* v, std::size_t n, doub
 // The angle between x and y (scale-free, so rows within atol of the sphere are read as their
 // directions): r = y - c x with c = x.y / |x|^2 (fma), then a second projection removes the x-component
 // that the rounding of c leaves behind, so |r| = |y| sin(theta) to a few ulp even when theta is 1e-12 or
-// pi - 1e-12; theta = atan2(|x| |r|, x.y).
-inline double sphere_dist(const double* x, const double* y, std::size_t n) noexcept {
-    double r[16];
-    double xx = 0.0, xy = 0.0;
+// pi - 1e-12; theta = atan2(|x| |r|, x.y). `sums` (optional) receives |x|^2 and |y|^2 for the checks.
+inline double sphere_dist(const double* x, const double* y, std::size_t n, double* sums = nullptr) noexcept {
+    double xx = 0.0, yy = 0.0, xy = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
         xx += x[i] * x[i];
+        yy += y[i] * y[i];
         xy += x[i] * y[i];
     }
-    const double c = xy / xx;
-    if (n <= 16) {
-        double xr = 0.0;
-        for (std::size_t i = 0; i < n; ++i) {
-            r[i] = std::fma(-c, x[i], y[i]);
-            xr += x[i] * r[i];
-        }
-        const double c2 = xr / xx;
-        double rr = 0.0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const double ri = std::fma(-c2, x[i], r[i]);
-            rr += ri * ri;
-        }
-        return std::atan2(std::sqrt(xx * rr), xy);
+    if (sums) {
+        sums[0] = xx;
+        sums[1] = yy;
     }
-    // long rows: two passes without storing r
+    const double c = xy / xx;
     double xr = 0.0;
     for (std::size_t i = 0; i < n; ++i) xr += x[i] * std::fma(-c, x[i], y[i]);
     const double c2 = xr / xx;
@@ -113,6 +102,11 @@ inline double sphere_dist(const double* x, const double* y, std::size_t n) noexc
         rr += ri * ri;
     }
     return std::atan2(std::sqrt(xx * rr), xy);
+}
+
+inline bool unit_norm2(double r2, double atol) noexcept {
+    // |sqrt(r2) - 1| <= atol without the square root: (r2 - 1) / (sqrt(r2) + 1), bounded below by 1
+    return std::isfinite(r2) && std::fabs(r2 - 1.0) <= atol * (1.0 + std::sqrt(r2));
 }
 
 // exp_p(v) = cos|v| p + sin|v| v / |v| (v projected on the tangent space first); result renormalised.
