@@ -19,9 +19,11 @@ reduce by symmetry to one-dimensional integrals of a regularised incomplete beta
 here by Gauss-Legendre quadrature between the kinks. mu is the supremum over eps of the mu solving
 delta_mu(eps) = delta(eps): a grid over eps, then a bounded Brent refinement of the maximiser.
 
-Randomness: ``rng=None`` draws from a CSPRNG seeded by the operating system (``numpy.random.Generator``
-over ``SeedSequence()`` entropy until the package generator is merged, see the report); a
-``numpy.random.Generator`` may be passed for reproducible simulations (not for releases).
+Randomness: ``rng=None`` draws from a fresh :class:`pydp_core.Random` (ChaCha20 keyed from the operating
+system's entropy: the choice for releases); a seeded ``pydp_core.Random(seed)`` or a
+``numpy.random.Generator`` (which keys a ChaCha20 stream, :func:`pydp_core.as_random`) gives reproducible
+simulations, not for releases. Samplers run in C++ in fixed chunks: the output for a seed does not depend
+on the number of threads.
 """
 from __future__ import annotations
 
@@ -254,6 +256,14 @@ class _Embedded(Manifold):
         out = _mf.exp_log(self._kernel, which, p.reshape(-1, k), v.reshape(-1, k), self.atol)
         return out.reshape(batch + (k,))
 
+    def _reference_pair(self, sensitivity):
+        # the first basis point and the point at distance `sensitivity` along the first axis
+        a = np.zeros(self.point_size)
+        a[0] = 1.0
+        b = np.zeros(self.point_size)
+        b[0], b[1] = self._trig[0](sensitivity), self._trig[1](sensitivity)
+        return a, b
+
     def exp(self, p, v):
         return self._explog(0, p, v, ("p", "v"))
 
@@ -270,19 +280,13 @@ class Sphere(_Embedded):
     _geo = 0
     _radial_kind = 0
     _radial_max = math.pi
+    _trig = (math.cos, math.sin)
 
     def _tangent_basis(self, p):
         # complete p to an orthonormal basis: QR of [p, I]
         q, _ = np.linalg.qr(np.column_stack([p, np.eye(self.point_size)]))
         basis = q[:, 1 : self.point_size]
         return np.ascontiguousarray(basis - np.outer(p, p @ basis))
-
-    def _reference_pair(self, sensitivity):
-        a = np.zeros(self.point_size)
-        a[0] = 1.0
-        b = np.zeros(self.point_size)
-        b[0], b[1] = math.cos(sensitivity), math.sin(sensitivity)
-        return a, b
 
 
 class Hyperbolic(_Embedded):
@@ -293,6 +297,7 @@ class Hyperbolic(_Embedded):
     _kernel = _HYPERBOLIC
     _geo = 1
     _radial_kind = 1
+    _trig = (math.cosh, math.sinh)
 
     def _tangent_basis(self, p):
         # Lorentz boost taking the origin (1, 0, ..., 0) to p; its spatial columns are orthonormal at p.
@@ -301,13 +306,6 @@ class Hyperbolic(_Embedded):
         basis[0] = ps
         basis[1:] = np.eye(self.dim) + np.outer(ps, ps) / (1.0 + p0)
         return basis
-
-    def _reference_pair(self, sensitivity):
-        a = np.zeros(self.point_size)
-        a[0] = 1.0
-        b = np.zeros(self.point_size)
-        b[0], b[1] = math.cosh(sensitivity), math.sinh(sensitivity)
-        return a, b
 
     def origin(self) -> np.ndarray:
         """The point (1, 0, ..., 0)."""
