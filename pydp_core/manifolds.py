@@ -748,6 +748,15 @@ def _generator(rng: Any):
     return as_random(rng)
 
 
+def _size_shape(size: Any) -> tuple:
+    """numpy-style size: None (one draw), an int or a tuple of ints."""
+    if size is None:
+        return ()
+    if isinstance(size, tuple):
+        return tuple(_check_int(k, "size", 0) for k in size)
+    return (_check_int(size, "size", 0),)
+
+
 class _RiemannianRadial:
     _laplace = False
 
@@ -793,14 +802,16 @@ class _RiemannianRadial:
 
     def sample(self, size: Any = None, rng: Any = None):
         """Exact draws: the distance from its radial law (rejection from a tangent-line envelope), a
-        uniform tangent direction, then the exponential map. ``size`` an int or None (one point)."""
-        n = 1 if size is None else _check_int(size, "size", 0)
+        uniform tangent direction, then the exponential map. ``size``: None (one point), an int or a
+        tuple (numpy convention); points are stacked along the leading axes."""
+        shape = _size_shape(size)
+        n = int(np.prod(shape)) if shape else 1
         r = _generator(rng)
         law, m = self._law, self.manifold
         out = _mf.sample(m._geo, m._radial_kind, float(law.k), self.sigma, self._laplace, float(law.tmax),
                          float(law.mode), float(law.scale), np.atleast_1d(self.footpoint).astype(float),
                          self._basis, n, r._gen, r._threads or 0)
-        return out[0] if size is None else out
+        return out[0] if size is None else out.reshape(shape + out.shape[1:])
 
     def sample_mh(self, size: Any = None, rng: Any = None, *, steps: int = 300, proposal_scale: Optional[float] = None):
         """Metropolis-Hastings with an exponential-wrapped Gaussian proposal (Section 4.1; Pennec et al.).

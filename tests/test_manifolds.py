@@ -232,6 +232,13 @@ def test_sampler_thread_independent_and_seeded():
     d = g.sample(10, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(c, d)
     assert g.sample(rng=None).shape == (4,)
+    assert g.sample((2, 3), rng=dp.Random(1)).shape == (2, 3, 4)
+    assert g.sample(0, rng=dp.Random(1)).shape == (0, 4)
+    assert M.RiemannianGaussian(M.Circle(), 0.5, 1.0).sample((5,), rng=dp.Random(1)).shape == (5,)
+    with pytest.raises(ValueError):
+        g.sample(-1)
+    with pytest.raises(TypeError):
+        g.sample(2.5)
 
 
 @pytest.mark.parametrize("man,sigma,laplace", [(M.Sphere(2), 0.7, False), (M.Sphere(3), 1.3, True),
