@@ -944,7 +944,7 @@ def _mc_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: in
     se_batch = L.std(axis=0, ddof=1) / math.sqrt(m) if m > 1 else np.zeros_like(lbar)
     # binomial floor (one pseudo-count in each term) so that rare events do not give a zero-width band
     p1, p2 = F1.mean(axis=0), F2.mean(axis=0)
-    se_floor = np.sqrt((p1 * (1 - p1) + w * w * p2 * (1 - p2) + (1 + w * w) / N) / N)
+    se_floor = np.sqrt((p1 * (1 - p1) + w * w * p2 * (1 - p2) + 1.0 / N) / N)
     se = np.maximum(se_batch, se_floor)
 
     def mu_curve(l: np.ndarray) -> np.ndarray:
@@ -962,8 +962,22 @@ def _mc_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: in
     tmax = np.max(np.abs(mult @ dev) / se, axis=1)
     z = float(np.quantile(tmax, confidence))
     z = max(z, float(sps.ndtri(0.5 + confidence / 2)))
-    lo = float(np.max(mu_curve(lbar - z * se)))
-    hi = float(np.max(mu_curve(lbar + z * se)))
+    lo_l, hi_l = lbar - z * se, lbar + z * se
+    # exact binomial (Clopper-Pearson) bounds on the pooled counts, Bonferroni over the eps grid: batch
+    # means of rare events are skewed, so the normal band alone can be too narrow at large eps
+    a = (1.0 - confidence) / (2.0 * len(eps))
+    k1 = np.rint(p1 * N)
+    k2 = np.rint(p2 * N)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p1_lo = np.where(k1 > 0, sps.betaincinv(k1, N - k1 + 1, a), 0.0)
+        p1_hi = np.where(k1 < N, sps.betaincinv(k1 + 1, N - k1, 1 - a), 1.0)
+        p2_hi = np.where(k2 < N, sps.betaincinv(k2 + 1, N - k2, 1 - a), 1.0)
+    # lower end: widened by the exact bounds (the estimator's bias is upward, Figure 1); upper end: also
+    # capped by the exact upper bound of P1(L >= eps), since delta(eps) <= P1(L >= eps)
+    lo_l = np.minimum(lo_l, p1_lo - w * p2_hi)
+    hi_l = np.minimum(hi_l, p1_hi)
+    lo = float(np.max(mu_curve(lo_l)))
+    hi = float(np.max(mu_curve(np.minimum(hi_l, 1.0 - 1e-16))))
     # stderr of the estimate by the delta method at the maximiser: d mu / d delta = 1 / phi(a)
     if mu_hat > 0:
         a = -eps[i] / mu_hat + mu_hat / 2
@@ -985,8 +999,11 @@ def gdp_mu(manifold: Manifold, sigma, sensitivity=1.0, method: str = "exact", *,
 
     ``method="monte_carlo"``: Algorithm 2 with the paper's parameters (n samples per batch, m batches,
     n_eps values of eps up to eps_max; eps = 0 is added to the grid). Returns :class:`MonteCarloMu` with the
-    paper's estimate, a delta-method standard error and a simultaneous confidence interval from the
-    batch means (multiplier bootstrap over the m batches). A tqdm progress bar is shown for long runs
+    paper's estimate, a delta-method standard error and a simultaneous confidence interval: a band over
+    eps from the m batch means (Gaussian multiplier bootstrap), its lower side widened where needed by
+    exact Clopper-Pearson bounds on the pooled counts (Bonferroni over the eps grid), then mapped through
+    mu_eps and maximised over eps. Like the estimate, the interval is about the maximum over the sampled
+    eps grid. A tqdm progress bar is shown for long runs
     (``progress=None``: when n * m >= 5e6) if tqdm is installed.
     """
     manifold = _check_manifold(manifold)
