@@ -700,7 +700,12 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
     def mu_at(e: np.ndarray) -> np.ndarray:
         ld, ok = _log_profile(manifold, e, sigma, D, law)
         mu = _mu_for_log_delta(e, ld)
-        return np.where(ok & (ld > -700.0), mu, 0.0)
+        # conditioning of mu in log delta: d log delta_mu / d log mu = mu phi(a) / delta_mu. Where it is
+        # tiny (delta within rounding of 1) an error of 1e-16 in log delta moves mu visibly: skip those eps.
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            a = -e / mu + mu / 2
+            cond = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - ld)
+        return np.where(ok & (ld > -700.0) & (cond > 1e-6), mu, 0.0)
 
     # sup over eps: a grid, then zoom on the best point (seven rounds, each keeps 1/3 of the bracket);
     # mu_eps is flat at an interior maximum, so the bracket width enters mu only quadratically.

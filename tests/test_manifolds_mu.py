@@ -242,3 +242,15 @@ def test_mc_fractions_kernel_matches_double_loop():
     got = M._mf.mc_fractions(losses, thr)
     ref = (losses[:, :, None] >= thr[None, None, :]).mean(axis=1)
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("sigma", [0.01, 0.05, 0.1])
+def test_circle_small_sigma_is_euclidean(sigma):
+    """Wrap-around terms are below 1e-40 here, so mu = D/sigma; delta(0) rounds to 1 in double, and the
+    eps where mu is ill-conditioned must not leak into the supremum."""
+    assert abs(M.gdp_mu(M.Circle(), sigma, 1.0) * sigma - 1.0) < 1e-10
+
+
+def test_tiny_sensitivity_fails_closed():
+    with pytest.raises(ArithmeticError):
+        M.gdp_mu(M.Sphere(2), 1.0, 1e-6)
