@@ -280,3 +280,32 @@ def test_sphere2_batched_kernel_random_pairs():
     y[201] *= 1.001
     with pytest.raises(ValueError, match="y is not on the sphere .row 201"):
         M.Sphere(2).dist(x, y)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_vec3 = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).filter(
+    lambda v: math.sqrt(sum(a * a for a in v)) > 1e-3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_vec3, _vec3, _vec3)
+def test_sphere_metric_properties(a, b, c):
+    """Symmetry, range [0, pi] and the triangle inequality for the S^2 kernel (vectorised path)."""
+    S = M.Sphere(2)
+    x, y, z = (_unit(v) for v in (a, b, c))
+    dxy, dyx, dxz, dzy = S.dist(x, y), S.dist(y, x), S.dist(x, z), S.dist(z, y)
+    assert dxy == pytest.approx(dyx, abs=1e-15)
+    assert 0.0 <= dxy <= math.pi
+    assert dxy <= dxz + dzy + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=2),
+       st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=2))
+def test_hyperbolic_exp_log_inverse(a, b):
+    H = M.Hyperbolic(2)
+    p, q = _hyp_point(a), _hyp_point(b)
+    v = H.log(p, q)
+    back = H.exp(p, v)
+    assert H.dist(back, q) <= 1e-9 * max(1.0, H.dist(p, q))
