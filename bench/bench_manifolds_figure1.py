@@ -12,8 +12,8 @@ distance from the true Frechet mean to the Gaussian release and to the Laplace r
 from mu by the Liu et al. conversion). mu is the exact mu here (the paper used Algorithm 2).
 
 PYDP_FULL=1 runs the paper's sizes and writes bench/results/figure1_*.csv and figure1.png; the default
-(CI) run uses 2 replicates of Algorithm 2 at n = m = 100-ish and 150 repetitions in panel 3, writes into a
-temporary folder, and still tests the claims at a fixed false-alarm rate.
+(CI) run uses 1 replicate of Algorithm 2 at n = 300, m = 30, n_eps = 300 and 150 repetitions in panel 3,
+writes into a temporary folder, and still tests the claims at a fixed false-alarm rate.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def panels_1_2(full: bool) -> list[dict]:
-    reps, n, m, n_eps = (20, 1000, 100, 1000) if full else (2, 300, 30, 300)
+    reps, n, m, n_eps = (20, 1000, 100, 1000) if full else (1, 300, 30, 300)
     rows = []
     for name, man in (("S1", M.Circle()), ("R", M.Euclidean(1))):
         for k in range(1, 17):
