@@ -194,6 +194,7 @@ CASES = [
     (M.Sphere(2), 0.5, False), (M.Sphere(2), 3.0, False), (M.Sphere(4), 0.8, False), (M.Sphere(2), 0.4, True),
     (M.Hyperbolic(2), 1.0, False), (M.Hyperbolic(3), 0.3, True), (M.Circle(), 2.0, False),
     (M.Circle(), 0.7, True), (M.Euclidean(3), 1.5, False), (M.Sphere(1), 1.0, False),
+    (M.Circle(), 30.0, True), (M.Circle(), 100.0, False), (M.Sphere(2), 1e-3, False), (M.Hyperbolic(2), 10.0, False),
 ]
 
 

@@ -67,6 +67,7 @@ public:
     // mode: the maximiser of logf on [0, tmax]; scale: a length over which logf drops by O(1).
     RadialSampler(const RadialDensity& f, double mode, double scale) : f_(f) {
         if (!(f.sigma > 0.0) || !(scale > 0.0) || !(mode >= 0.0)) throw std::invalid_argument("bad radial density");
+        if (std::isfinite(f.tmax)) scale = std::min(scale, f.tmax / 8.0);  // keep tangent points inside
         build_tangents(mode, scale);
         gref_ = f.logf(mode);
         if (!std::isfinite(gref_)) gref_ = *std::max_element(g_.begin(), g_.end());
