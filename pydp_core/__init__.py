@@ -28,6 +28,7 @@ from . import random  # noqa: E402
 from .random import Random, as_random  # noqa: E402,F401
 from .mechanisms import *  # noqa: E402,F401,F403
 from .mechanisms import __all__ as _mechanisms_all  # noqa: E402
+from . import manifolds  # noqa: E402
 
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
 
@@ -57,3 +58,4 @@ from . import discrete  # noqa: E402
 from .discrete import release_gaussian, release_laplace  # noqa: E402,F401
 
 __all__ += ["discrete", "release_laplace", "release_gaussian"]
+__all__ += ["manifolds"]
