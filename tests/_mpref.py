@@ -462,7 +462,7 @@ def _newton_increasing(g, dg, lo, hi, x0=None, rel=None, max_iter=400):
     raise ArithmeticError("reference root finder did not converge")
 
 
-def threshold(f: RefFamily, eps, d):
+def threshold(f: RefFamily, eps, d, capped=True):
     """u = sup{z >= d/2 : psi(z) - psi(z - d) <= eps} of the *untruncated* density (mp.inf if unbounded).
 
     psi(z) - psi(z - d) is nondecreasing on z >= d/2 for a convex even psi. The Laplace and Logistic
@@ -484,7 +484,7 @@ def threshold(f: RefFamily, eps, d):
     cap = f.far + d
     while f.psi_diff(hi, d) <= eps:
         lo, hi = hi, hi * 2
-        if lo > cap:
+        if capped and lo > cap:
             return lo  # a lower bound: u - d is so far out that delta < e^(-1e7) (see _profile_parts)
     return _newton_increasing(lambda z: f.psi_diff(z, d) - eps, lambda z: f.psi_diff_prime(z, d), lo, hi)
 
@@ -566,7 +566,7 @@ def hockey_stick(key: tuple, eps: float, scale: float, sensitivity: float = 1.0)
         lo = dd / 2
         hi = bound + dd if bound != mp.inf else dd + 60
         # log_ratio is nondecreasing on z >= d/2: bisect its sign change on [d/2, hi].
-        a, b = lo, hi
+        a, b = lo, (hi - mpf(10) ** -20 if bound != mp.inf else hi)  # inside the shifted support
         if log_ratio(b) <= 0:
             a = b
         for _ in range(200):
@@ -578,8 +578,10 @@ def hockey_stick(key: tuple, eps: float, scale: float, sensitivity: float = 1.0)
             else:
                 a = m
         z0 = b
-        pts = sorted({lo, hi, z0, *([bound] if bound != mp.inf and lo < bound < hi else [])})
-        v = mp.quad(integrand, [p for p in pts if p >= z0 or p == lo])
+        # breakpoints: the sign change, the kinks of the densities (0 and d) and the support edges
+        kinks = [mpf(0), dd] + ([bound, -bound + dd, bound + dd] if bound != mp.inf else [])
+        pts = sorted({z0, hi, *(k for k in kinks if z0 < k < hi)})
+        v = mp.quad(integrand, pts)
     return +v
 
 
@@ -729,3 +731,18 @@ def mismatch(got: float, ref, rtol: float, cond=0.0) -> str | None:
     if err <= tol:
         return None
     return f"got {got!r}, expected {mp.nstr(ref, 20)}, rel err {err:.3g} > tol {tol:.3g} (cond {float(cond):.3g})"
+
+
+def profile_condition(key: tuple, eps: float, scale: float, sensitivity: float = 1.0):
+    """Relative condition numbers of delta(eps, scale, D) in its inputs, summed:
+    kappa_D = kappa_s = d f(u - d) / delta (d = D / s) and kappa_eps = eps e^eps S(u) / delta
+    (envelope theorem). Rounding d = D / s once, or eps once, moves delta by kappa * 2^-53 relative."""
+    f = family(key)
+    with mp.workdps(_WORK):
+        d, ee = X(sensitivity) / X(scale), X(eps)
+        ld, u = _profile_parts(f, ee, d)
+        if ld == mpf("-inf") or ld < _FAR:
+            return 0.0
+        k_d = d * mp.exp(f.logpdf(u - d) - ld)
+        k_e = ee * mp.exp(ee + f.logsf(u) - ld) if u != mp.inf else 0
+        return float(2 * k_d + k_e)
