@@ -125,8 +125,13 @@ public:
             case Kind::Gaussian: return eps / d + 0.5 * d;
             case Kind::Logistic:
                 if (eps >= d) return inf();
-                // cosh(u/2) = e^{eps/2} cosh((u - d)/2)  =>  e^u = expm1((eps+d)/2) / -expm1((eps-d)/2)
-                return std::log(std::expm1(0.5 * (eps + d))) - std::log(-std::expm1(0.5 * (eps - d)));
+                // cosh(u/2) = e^{eps/2} cosh((u - d)/2)  =>  e^u = expm1((eps+d)/2) / -expm1((eps-d)/2).
+                // log expm1(h) = h + log1p(-e^-h) for h > 1: expm1 overflows once eps + d > 1419.6.
+                {
+                    const double h = 0.5 * (eps + d);
+                    const double log_num = h > 1.0 ? h + std::log1p(-std::exp(-h)) : std::log(std::expm1(h));
+                    return log_num - std::log(-std::expm1(0.5 * (eps - d)));
+                }
             default: return subbotin_threshold(d, eps);
         }
     }
