@@ -92,7 +92,9 @@ inline IncGamma incgamma(double a, double x) noexcept {
         const double q = -std::expm1(lw) - w * s1;
         const double p = std::exp(log_p);
         const double log_q = p < 0.5 ? std::log1p(-p) : std::log(q);
-        return {p, q, log_p, log_q, log_q + x - a * logx + (lg1p - std::log(a))};
+        // Where P > 1/2 its series log is a sum of O(1) terms that cancel; log1p(-Q) keeps full accuracy.
+        const double log_p_acc = q < 0.5 ? std::log1p(-q) : log_p;
+        return {p, q, log_p_acc, log_q, log_q + x - a * logx + (lg1p - std::log(a))};
     }
     // Continued fraction for Q (modified Lentz):
     // Q = e^{-x} x^a / Gamma(a) * 1 / (b0 - 1(1-a)/(b1 - 2(2-a)/(b2 - ...))), b_n = x + 2n + 1 - a.
