@@ -65,6 +65,9 @@ public:
         if (!truncated()) return base_logsf(x);
         if (x <= -bound_) return 0.0;
         if (x >= bound_) return -inf();
+        // x < 0: log(1 - S_T(-x)); the three-term form below cancels to ~1e-16 absolute there, which is
+        // all of a log value of size S_T(-x) (it even turned positive next to -bound).
+        if (x < 0.0) return std::log1p(-std::exp(logsf(-x)));
         const double ls = base_logsf(x), la = base_logsf(bound_);
         return ls + std::log(-std::expm1(la - ls)) - log_mass_;
     }
