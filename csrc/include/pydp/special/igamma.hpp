@@ -146,6 +146,20 @@ inline double incgamma_q_inv_log(double a, double log_q) noexcept {
         const double one_minus_q = -std::expm1(log_q);
         u = (lg1p + std::log(one_minus_q)) / a;
     }
+    // u = log x carries an absolute rounding of ulp(u) (1e-13 at |u| ~ 700), which is a relative error of x:
+    // finish with Newton steps applied to x itself, x <- x exp(-du), so x keeps full relative accuracy.
+    auto polish = [&](double x) {
+        for (int k = 0; k < 3 && x > 0.0 && std::isfinite(x); ++k) {
+            const IncGamma g = incgamma(a, x);
+            const double f = g.log_q - log_q;
+            if (f == 0.0 || !std::isfinite(g.log_q)) break;
+            const double slope = -std::exp(a * std::log(x) - x - lgamma_a - g.log_q);  // d log Q / d log x
+            const double du = f / slope;
+            if (!(std::fabs(du) < 1e-6)) break;
+            x *= std::exp(-du);
+        }
+        return x;
+    };
     double lo = -inf, hi = inf;
     for (int it = 0; it < 200; ++it) {
         const double x = std::exp(u);
@@ -160,10 +174,10 @@ inline double incgamma_q_inv_log(double a, double log_q) noexcept {
             if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
             else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
         }
-        if (std::fabs(next - u) <= 1e-15 * std::max(1.0, std::fabs(u))) return std::exp(next);
+        if (std::fabs(next - u) <= 1e-15 * std::max(1.0, std::fabs(u))) return polish(std::exp(next));
         u = next;
     }
-    return std::exp(u);
+    return polish(std::exp(u));
 }
 
 }  // namespace pydp::special
