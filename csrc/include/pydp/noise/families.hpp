@@ -146,8 +146,7 @@ public:
             case Kind::Gaussian: return special::log_mills_normal(y);
             case Kind::Logistic: return std::log1p(std::exp(-y));  // (1 + e^y) / e^y
             default: {
-                const double z = std::pow(y, r_) / r_;
-                return special::incgamma(a_, z).log_qs + std::log(y) - log_r_;
+                return subbotin_gamma(y).log_qs + std::log(y) - log_r_;
             }
         }
     }
@@ -158,7 +157,7 @@ public:
             case Kind::Gaussian: return special::log_ndtr(-x);
             case Kind::Logistic: return x > 0.0 ? -x - std::log1p(std::exp(-x)) : -std::log1p(std::exp(x));
             default: {
-                const special::IncGamma g = special::incgamma(a_, std::pow(std::fabs(x), r_) / r_);
+                const special::IncGamma g = subbotin_gamma(std::fabs(x));
                 return x >= 0.0 ? g.log_q - special::kLn2 : std::log1p(-0.5 * g.q);
             }
         }
@@ -180,7 +179,7 @@ private:
             case Kind::Laplace: return 0.5 * std::exp(-x);
             case Kind::Gaussian: return special::ndtr(-x);
             case Kind::Logistic: return 1.0 / (1.0 + std::exp(x));
-            default: return 0.5 * special::incgamma(a_, std::pow(x, r_) / r_).q;
+            default: return 0.5 * subbotin_gamma(x).q;
         }
     }
 
@@ -199,9 +198,25 @@ private:
             case Kind::Logistic: return std::log1p(-std::exp(log_q)) - log_q;  // S(x) = 1 / (1 + e^x)
             default: {
                 const double z = special::incgamma_q_inv_log(a_, log_q + special::kLn2);
+                if (z < 1e-250) {  // x^r / r underflows near the median for large r: P = x r^-a / Gamma(1 + a)
+                    const double log_p = std::log(-std::expm1(log_q + special::kLn2));
+                    return std::exp(log_p + special::lgamma1p(a_) + a_ * log_r_);
+                }
                 return std::pow(r_ * z, a_);
             }
         }
+    }
+    // P, Q (a = 1/r, z = |x|^r / r) at ax = |x|, without forming z where it would underflow (small |x|,
+    // large r: Subbotin(50).sf(1e-8) was exactly 1/2). For z < 1e-250, P = z^a / Gamma(1 + a) to relative
+    // 1e-250, and z^a = ax r^-a needs no power of ax.
+    special::IncGamma subbotin_gamma(double ax) const noexcept {
+        if (!(r_ * std::log(ax) - log_r_ < -575.0)) return special::incgamma(a_, std::pow(ax, r_) / r_);
+        const double lza = std::log(ax) - a_ * log_r_;  // a log z
+        const double lg1p = special::lgamma1p(a_);
+        const double log_p = lza - lg1p;
+        const double p = std::exp(log_p);
+        const double log_q = std::log1p(-p);
+        return {p, -std::expm1(log_p), log_p, log_q, log_q - lza + (lg1p - std::log(a_))};
     }
     double subbotin_threshold(double d, double eps) const noexcept {
         const double lo0 = 0.5 * d;
