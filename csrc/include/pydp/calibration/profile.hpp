@@ -191,8 +191,9 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
 inline ShiftResult minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
     if (delta == 0.0) {
         if (!f.mlr_bounded() || f.truncated() || eps == 0.0) return {0.0, kNoFiniteScale};
-        double s = sensitivity / eps;  // t = inf: (eps, 0)-DP iff D / s <= eps
-        while (sensitivity / s > eps) s = std::nextafter(s, kInf);
+        double s = sensitivity / eps;  // t = inf: (eps, 0)-DP iff D / s <= eps, i.e. s * eps >= D exactly.
+        // fma gives the sign of s * eps - D exactly; the rounded quotient D / s can hide D / s > eps.
+        while (std::fma(s, eps, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
         return {s, kOk};
     }
     const double log_target = std::log(delta);
@@ -201,6 +202,8 @@ inline ShiftResult minimal_scale(const Family& f, double eps, double delta, doub
     if (r.status != kOk) return r;
     if (!(r.d > 0.0) || !std::isfinite(r.d)) return {0.0, kNoFiniteScale};
     double s = sensitivity / r.d;
+    // The exact shift D / s must not exceed the verified shift r.d: s * r.d >= D exactly (fma sign).
+    while (std::fma(s, r.d, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
     // Verify, nudging up by ulps if the division rounded the wrong way.
     for (int i = 0; i < 64; ++i) {
         if (log_privacy_profile(f, eps, s, sensitivity) <= log_target - 0.5 * margin) return {s, kOk};

@@ -67,6 +67,9 @@ public:
         if (!truncated()) return base_logsf(x);
         if (x <= -bound_) return 0.0;
         if (x >= bound_) return -inf();
+        // x < 0: log(1 - S_T(-x)); the three-term form below cancels to ~1e-16 absolute there, which is
+        // all of a log value of size S_T(-x) (it even turned positive next to -bound).
+        if (x < 0.0) return std::log1p(-std::exp(logsf(-x)));
         const double ls = base_logsf(x), la = base_logsf(bound_);
         return ls + std::log(-std::expm1(la - ls)) - log_mass_;
     }
@@ -128,8 +131,13 @@ public:
             case Kind::Gaussian: return eps / d + 0.5 * d;
             case Kind::Logistic:
                 if (eps >= d) return inf();
-                // cosh(u/2) = e^{eps/2} cosh((u - d)/2)  =>  e^u = expm1((eps+d)/2) / -expm1((eps-d)/2)
-                return std::log(std::expm1(0.5 * (eps + d))) - std::log(-std::expm1(0.5 * (eps - d)));
+                // cosh(u/2) = e^{eps/2} cosh((u - d)/2)  =>  e^u = expm1((eps+d)/2) / -expm1((eps-d)/2).
+                // log expm1(h) = h + log1p(-e^-h) for h > 1: expm1 overflows once eps + d > 1419.6.
+                {
+                    const double h = 0.5 * (eps + d);
+                    const double log_num = h > 1.0 ? h + std::log1p(-std::exp(-h)) : std::log(std::expm1(h));
+                    return log_num - std::log(-std::expm1(0.5 * (eps - d)));
+                }
             default: return subbotin_threshold(d, eps);
         }
     }
@@ -141,8 +149,7 @@ public:
             case Kind::Gaussian: return special::log_mills_normal(y);
             case Kind::Logistic: return std::log1p(std::exp(-y));  // (1 + e^y) / e^y
             default: {
-                const double z = std::pow(y, r_) / r_;
-                return special::incgamma(a_, z, lg1p_a_).log_qs + std::log(y) - log_r_;
+                return subbotin_gamma(y).log_qs + std::log(y) - log_r_;
             }
         }
     }
@@ -153,14 +160,14 @@ public:
             case Kind::Laplace: return -0.5 * std::expm1(-y);
             case Kind::Gaussian: return 0.5 * std::erf(y * special::kSqrt1_2);
             case Kind::Logistic: return 0.5 * std::tanh(0.5 * y);
-            default: return 0.5 * special::incgamma(a_, std::pow(y, r_) / r_, lg1p_a_).p;
+            default: return 0.5 * subbotin_gamma(y).p;
         }
     }
 
     // log S(y) and log R(y) = log(S(y) / f(y)) for y >= 0 together (one incomplete gamma evaluation).
     void log_sf_mills(double y, double* log_sf, double* log_r) const noexcept {
         if (kind_ == Kind::Subbotin) {
-            const special::IncGamma g = special::incgamma(a_, std::pow(y, r_) / r_, lg1p_a_);
+            const special::IncGamma g = subbotin_gamma(y);
             *log_sf = g.log_q - special::kLn2;
             *log_r = g.log_qs + std::log(y) - log_r_;
             return;
@@ -175,7 +182,7 @@ public:
             case Kind::Gaussian: return special::log_ndtr(-x);
             case Kind::Logistic: return x > 0.0 ? -x - std::log1p(std::exp(-x)) : -std::log1p(std::exp(x));
             default: {
-                const special::IncGamma g = special::incgamma(a_, std::pow(std::fabs(x), r_) / r_, lg1p_a_);
+                const special::IncGamma g = subbotin_gamma(std::fabs(x));
                 return x >= 0.0 ? g.log_q - special::kLn2 : std::log1p(-0.5 * g.q);
             }
         }
@@ -197,7 +204,7 @@ private:
             case Kind::Laplace: return 0.5 * std::exp(-x);
             case Kind::Gaussian: return special::ndtr(-x);
             case Kind::Logistic: return 1.0 / (1.0 + std::exp(x));
-            default: return 0.5 * special::incgamma(a_, std::pow(x, r_) / r_, lg1p_a_).q;
+            default: return 0.5 * subbotin_gamma(x).q;
         }
     }
 
@@ -216,9 +223,25 @@ private:
             case Kind::Logistic: return std::log1p(-std::exp(log_q)) - log_q;  // S(x) = 1 / (1 + e^x)
             default: {
                 const double z = special::incgamma_q_inv_log(a_, log_q + special::kLn2);
+                if (z < 1e-250) {  // x^r / r underflows near the median for large r: P = x r^-a / Gamma(1 + a)
+                    const double log_p = std::log(-std::expm1(log_q + special::kLn2));
+                    return std::exp(log_p + special::lgamma1p(a_) + a_ * log_r_);
+                }
                 return std::pow(r_ * z, a_);
             }
         }
+    }
+    // P, Q (a = 1/r, z = |x|^r / r) at ax = |x|, without forming z where it would underflow (small |x|,
+    // large r: Subbotin(50).sf(1e-8) was exactly 1/2). For z < 1e-250, P = z^a / Gamma(1 + a) to relative
+    // 1e-250, and z^a = ax r^-a needs no power of ax.
+    special::IncGamma subbotin_gamma(double ax) const noexcept {
+        if (!(r_ * std::log(ax) - log_r_ < -575.0)) return special::incgamma(a_, std::pow(ax, r_) / r_, lg1p_a_);
+        const double lza = std::log(ax) - a_ * log_r_;  // a log z
+        const double lg1p = lg1p_a_;
+        const double log_p = lza - lg1p;
+        const double p = std::exp(log_p);
+        const double log_q = std::log1p(-p);
+        return {p, -std::expm1(log_p), log_p, log_q, log_q - lza + (lg1p - std::log(a_))};
     }
     double subbotin_threshold(double d, double eps) const noexcept {
         const double half = 0.5 * d;

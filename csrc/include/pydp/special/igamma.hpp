@@ -96,7 +96,9 @@ inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
         const double q = -std::expm1(lw) - w * s1;
         const double p = std::exp(log_p);
         const double log_q = p < 0.5 ? std::log1p(-p) : std::log(q);
-        return {p, q, log_p, log_q, log_q + x - a * logx + (lg1p - std::log(a))};
+        // Where P > 1/2 its series log is a sum of O(1) terms that cancel; log1p(-Q) keeps full accuracy.
+        const double log_p_acc = q < 0.5 ? std::log1p(-q) : log_p;
+        return {p, q, log_p_acc, log_q, log_q + x - a * logx + (lg1p - std::log(a))};
     }
     // Continued fraction for Q, evaluated backwards with a fixed number of terms:
     // Q = e^{-x} x^a / Gamma(a) * h,  h = 1 / (b0 - a1/(b1 - a2/(b2 - ...))), b_n = x + 2n + 1 - a,
@@ -140,6 +142,20 @@ inline double incgamma_q_inv_log(double a, double log_q) noexcept {
         const double one_minus_q = -std::expm1(log_q);
         u = (lg1p + std::log(one_minus_q)) / a;
     }
+    // u = log x carries an absolute rounding of ulp(u) (1e-13 at |u| ~ 700), which is a relative error of x:
+    // finish with Newton steps applied to x itself, x <- x exp(-du), so x keeps full relative accuracy.
+    auto polish = [&](double x) {
+        for (int k = 0; k < 3 && x > 0.0 && std::isfinite(x); ++k) {
+            const IncGamma g = incgamma(a, x);
+            const double f = g.log_q - log_q;
+            if (f == 0.0 || !std::isfinite(g.log_q)) break;
+            const double slope = -std::exp(a * std::log(x) - x - lgamma_a - g.log_q);  // d log Q / d log x
+            const double du = f / slope;
+            if (!(std::fabs(du) < 1e-6)) break;
+            x *= std::exp(-du);
+        }
+        return x;
+    };
     double lo = -inf, hi = inf;
     for (int it = 0; it < 200; ++it) {
         const double x = std::exp(u);
@@ -154,10 +170,10 @@ inline double incgamma_q_inv_log(double a, double log_q) noexcept {
             if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
             else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
         }
-        if (std::fabs(next - u) <= 1e-15 * std::max(1.0, std::fabs(u))) return std::exp(next);
+        if (std::fabs(next - u) <= 1e-15 * std::max(1.0, std::fabs(u))) return polish(std::exp(next));
         u = next;
     }
-    return std::exp(u);
+    return polish(std::exp(u));
 }
 
 }  // namespace pydp::special

@@ -48,6 +48,7 @@ inline double ndtr(double x) noexcept {
     if (std::isnan(x)) return x;
     if (x >= -1.0) {
         if (x <= 1.0) return 0.5 * std::erfc(-x * kSqrt1_2);
+        if (x > 40.0) return 1.0;  // 1 - Phi(x) < 2^-53 / 2 (and x = +inf would give inf * 0 below)
         const double hi = x * x, lo = std::fma(x, x, -hi);
         return 1.0 - 0.5 * erfcx_nonneg(x * kSqrt1_2) * std::exp(-0.5 * hi) * (1.0 - 0.5 * lo);
     }
