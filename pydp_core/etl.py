@@ -369,6 +369,7 @@ def privatize(
     key: bytes | None = None,
     rng: Any = None,
     offset: int = 0,
+    index: Any = None,
     block_rows: int = BLOCK_ROWS,
     **privatize_kwargs: Any,
 ):
@@ -400,6 +401,11 @@ def privatize(
     offset:
         global row index of the first row (with ``key``): pieces of one column privatised with their
         offsets give exactly the output of the whole.
+    index:
+        instead of ``offset``, the global row index of every row (with ``key``): the name of an integer
+        column of the DataFrame/table, or an integer array of the data's length. Indices must be unique
+        and >= 0 (a stable row id); the output then depends on neither the order nor the split of the rows.
+        Sparse indices cost up to one block of draws per distinct ``index // block_rows``.
     block_rows:
         rows per keyed block; the same for every piece of a release.
     privatize_kwargs:
@@ -412,8 +418,13 @@ def privatize(
         raise ValueError("give either key or rng, not both")
     if rng is None:
         key = generate_key() if key is None else check_key(key)
+    elif index is not None:
+        raise ValueError("index applies to keyed noise (key=), not to rng=")
     offset = _check_start(offset)
+    if index is not None and offset != 0:
+        raise ValueError("give either offset or index, not both")
     block_rows = _check_block_rows(block_rows)
+    rows = None if index is None else _index_rows(data, index)
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         mech = _pick(mechanism, col, "mechanism")
@@ -425,9 +436,39 @@ def privatize(
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out
         kn = KeyedNoise(mech, key, col, bounds=bnd, block_rows=block_rows, privatize_kwargs=privatize_kwargs)
-        return kn.apply(values, offset)
+        return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
 
     return _dispatch(data, columns, noiser)
+
+
+def _index_rows(data: Any, index: Any) -> np.ndarray:
+    """The global row indices named by ``index`` (a column name or an integer array), checked."""
+    mod = type(data).__module__.split(".")[0]
+    if isinstance(index, str):
+        if mod == "pandas" and hasattr(data, "columns") and index in data.columns:
+            col = data[index]
+            if col.isna().any():
+                raise ValueError(f"index column {index!r} has nulls")
+            arr = col.to_numpy()
+        elif mod == "pyarrow" and hasattr(data, "schema") and index in data.schema.names:
+            col = data.column(index)
+            if col.null_count:
+                raise ValueError(f"index column {index!r} has nulls")
+            arr = col.to_numpy() if hasattr(col, "to_numpy") else np.asarray(col)
+        else:
+            raise ValueError(f"index column {index!r} not found")
+    else:
+        arr = np.asarray(index)
+    if arr.dtype.kind not in "iu" or arr.dtype.kind == "b":
+        raise TypeError(f"index must hold integers (got dtype {arr.dtype})")
+    n = data.size if isinstance(data, np.ndarray) else len(data)
+    if arr.ndim != 1 and isinstance(data, np.ndarray) and arr.shape == data.shape:
+        arr = arr.ravel()
+    if arr.shape != (n,):
+        raise ValueError(f"index must have one entry per row ({n}), got shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError("index values must be < 2**63")
+    return arr.astype(np.int64)
 
 
 def _pick(spec: Any, col: str, name: str, optional: bool = False) -> Any:
