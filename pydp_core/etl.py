@@ -207,17 +207,17 @@ def mechanism(
         if bounds is None:
             raise ValueError("sensitivity='bounds' needs bounds=(lower, upper)")
         sensitivity = sensitivity_from_bounds(bounds)
+    if name == "subbotin" and r is None:
+        raise ValueError("the subbotin mechanism needs its order r")
+    if name != "subbotin" and r is not None:
+        raise ValueError(f"r applies to the subbotin mechanism only, not {name}")
     cls = getattr(pydp_core, _MECHANISMS[name], None)
     if cls is None:
         raise RuntimeError(
             f"pydp_core.{_MECHANISMS[name]} is not available in this build (the mechanisms of the noise engine)"
         )
     if name == "subbotin":
-        if r is None:
-            raise ValueError("the subbotin mechanism needs its order r")
         return cls(r, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-    if r is not None:
-        raise ValueError(f"r applies to the subbotin mechanism only, not {name}")
     return cls(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
 
