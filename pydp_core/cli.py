@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 runtime failure, 2 usage error (argparse's convention).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -297,9 +298,7 @@ def _configure_privatize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
 
 
-def _progress_bar(enabled, total, label: str):
-    if enabled is None:
-        enabled = sys.stderr.isatty()
+def _progress_bar(enabled: bool, total, label: str):
     if not enabled:
         return None
     try:
@@ -317,12 +316,13 @@ def _privatize(args: argparse.Namespace) -> int:
     mech = etl.mechanism(args.mechanism, args.epsilon, args.delta, args.sensitivity, bounds=bounds, r=args.r)
     key = etl.load_key(args.key_file) if args.key_file else None
     fmt = etl.file_format(args.input, args.format)
+    show = sys.stderr.isatty() if args.progress is None else args.progress
     total = None
-    if fmt == "parquet" and (args.progress is not False):
+    if show and fmt == "parquet" and os.path.isfile(args.input):
         import pyarrow.parquet as pq
 
         total = pq.ParquetFile(args.input).metadata.num_rows
-    bar = _progress_bar(args.progress, total, "privatize")
+    bar = _progress_bar(show, total, "privatize")
     try:
         rows = etl.privatize_file(
             args.input, args.output, args.column, mech, key=key, bounds=bounds, format=args.format,
