@@ -1,10 +1,218 @@
 // Bindings for the random area (kernels in csrc/include/pydp/random/).
+//
+// _core.random.Generator wraps pydp::random::Generator. Other areas' bindings may take a
+// `pydp::random::Generator&` argument directly: pybind11 resolves it to this registered class. Bulk
+// samplers fill a preallocated C-contiguous float64 or float32 array `out` (allocated and validated by
+// pydp_core.random), reserve their chunks with the GIL held and sample with the GIL released.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bind_util.hpp"
+#include "pydp/random/chacha.hpp"
+#include "pydp/random/generator.hpp"
+#include "pydp/random/samplers.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
 
 namespace pydp_bind {
-void register_random(py::module_ m) {
-    m.doc() = "random kernels";
+namespace {
+
+using pydp::random::ChaChaImpl;
+using pydp::random::Generator;
+
+std::string key_arg(const py::bytes& key) {
+    std::string k = key;
+    if (k.size() != 32) throw std::invalid_argument("key must be exactly 32 bytes");
+    return k;
 }
+
+Generator make_generator(const py::bytes& key, std::uint64_t stream) {
+    const std::string k = key_arg(key);
+    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream);
+}
+
+// The output array: C-contiguous, writeable, float64 or float32.
+enum class OutType { F64, F32 };
+
+OutType out_type(const py::array& out) {
+    if (!(out.flags() & py::array::c_style)) throw std::invalid_argument("out must be C-contiguous");
+    if (!out.writeable()) throw std::invalid_argument("out must be writeable");
+    if (out.dtype().is(py::dtype::of<double>())) return OutType::F64;
+    if (out.dtype().is(py::dtype::of<float>())) return OutType::F32;
+    throw std::invalid_argument("out must have dtype float64 or float32");
+}
+
+// Fill `out` with f(chunk generator) per element, GIL released during sampling.
+template <class F>
+void bulk(Generator& gen, py::array& out, long threads, const F& f) {
+    const OutType t = out_type(out);
+    const std::size_t n = static_cast<std::size_t>(out.size());
+    const unsigned nt = resolve_threads(threads);
+    const pydp::random::ChunkPlan plan = pydp::random::plan_chunks(gen, n);
+    void* data = out.mutable_data();
+    py::gil_scoped_release release;
+    if (t == OutType::F64)
+        pydp::random::fill(gen, plan, nt, static_cast<double*>(data), f);
+    else
+        pydp::random::fill(gen, plan, nt, static_cast<float*>(data), f);
+}
+
+void check_finite(double v, const char* name) {
+    if (!std::isfinite(v)) throw std::invalid_argument(std::string(name) + " must be finite");
+}
+void check_scale(double v, const char* name) {
+    if (!(v >= 0.0) || !std::isfinite(v)) throw std::invalid_argument(std::string(name) + " must be finite and >= 0");
+}
+
+ChaChaImpl impl_from_name(const std::string& name) {
+    if (name == "auto") return ChaChaImpl::Auto;
+    if (name == "scalar") return ChaChaImpl::Scalar;
+    if (name == "avx2") return ChaChaImpl::AVX2;
+    if (name == "avx512") return ChaChaImpl::AVX512;
+    throw std::invalid_argument("impl must be 'auto', 'scalar', 'avx2' or 'avx512'");
+}
+
+}  // namespace
+
+void register_random(py::module_ m) {
+    m.doc() = "random kernels: ChaCha20 counter-based generator and bulk samplers";
+
+    py::class_<Generator>(m, "Generator",
+                          "ChaCha20 counter-based generator from a 32-byte key and a 64-bit stream id "
+                          "(see csrc/include/pydp/random/generator.hpp). Not thread-safe; copies are cheap.")
+        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0)
+        .def("next_u64", &Generator::next_u64)
+        .def("uniform", &Generator::uniform)
+        .def("uniform_open", &Generator::uniform_open)
+        .def("normal", &Generator::normal)
+        .def("exponential", &Generator::exponential)
+        .def("random_raw",
+             [](Generator& g, py::ssize_t n) {
+                 if (n < 0) throw std::invalid_argument("n must be >= 0");
+                 py::array_t<std::uint64_t> out(n);
+                 std::uint64_t* p = out.mutable_data();
+                 {
+                     py::gil_scoped_release release;
+                     g.fill_u64(p, static_cast<std::size_t>(n));
+                 }
+                 return out;
+             },
+             py::arg("n"), "the next n 64-bit words of the stream (sequential, one thread)")
+        .def("chunk", &Generator::chunk, py::arg("c"))
+        .def("spawn", &Generator::spawn, py::arg("i"))
+        .def("reserve_chunks", &Generator::reserve_chunks, py::arg("k"))
+        .def("copy", [](const Generator& g) { return Generator(g); })
+        .def_property_readonly("stream", &Generator::stream)
+        .def_property_readonly("block_counter", &Generator::block_counter)
+        .def_property_readonly("key", [](const Generator& g) {
+            unsigned char k[32];
+            g.key_bytes(k);
+            return py::bytes(reinterpret_cast<const char*>(k), 32);
+        });
+
+    m.attr("CHUNK") = py::int_(pydp::random::kFillChunk);
+    m.attr("CHUNK_BLOCKS") = py::int_(Generator::kChunkBlocks);
+
+    m.def("chacha20_block",
+          [](const py::bytes& key, std::uint64_t counter, std::uint64_t nonce, std::size_t nblocks, const std::string& impl) {
+              const std::string k = key_arg(key);
+              const ChaChaImpl im = impl_from_name(impl);
+              if (!pydp::random::chacha_impl_available(im)) throw std::invalid_argument("impl not available on this CPU: " + impl);
+              std::uint32_t kw[8];
+              pydp::random::key_from_bytes(reinterpret_cast<const unsigned char*>(k.data()), kw);
+              std::vector<std::uint32_t> words(nblocks * pydp::random::kBlockWords);
+              pydp::random::chacha20_blocks(kw, counter, nonce, words.data(), nblocks, im);
+              std::string bytes(words.size() * 4, '\0');
+              for (std::size_t i = 0; i < words.size(); ++i)
+                  for (int b = 0; b < 4; ++b) bytes[4 * i + b] = static_cast<char>((words[i] >> (8 * b)) & 0xff);
+              return py::bytes(bytes);
+          },
+          py::arg("key"), py::arg("counter"), py::arg("nonce"), py::arg("nblocks") = 1, py::arg("impl") = "auto",
+          "keystream bytes of nblocks ChaCha20 blocks (64-bit counter in state words 12-13, 64-bit nonce in 14-15)");
+    m.def("chacha_impls", [] {
+        std::vector<std::string> v{"scalar"};
+        if (pydp::random::chacha_impl_available(ChaChaImpl::AVX2)) v.push_back("avx2");
+        if (pydp::random::chacha_impl_available(ChaChaImpl::AVX512)) v.push_back("avx512");
+        return v;
+    });
+    m.def("chacha_best_impl", [] {
+        switch (pydp::random::chacha_best_impl()) {
+            case ChaChaImpl::AVX512: return std::string("avx512");
+            case ChaChaImpl::AVX2: return std::string("avx2");
+            default: return std::string("scalar");
+        }
+    });
+    m.def("ziggurat_closure", [] {
+        return py::make_tuple(pydp::random::normal_table().closure, pydp::random::exponential_table().closure);
+    }, "how far the layer recursion misses f(0) = 1 (normal, exponential); ~0 when R is right");
+
+    // ---- bulk samplers (arguments validated in pydp_core.random; re-checked here) -----------------
+    m.def("normal", [](Generator& g, py::array out, double loc, double scale, long threads) {
+        check_finite(loc, "loc");
+        check_scale(scale, "scale");
+        bulk(g, out, threads, [loc, scale](Generator& c) { return loc + scale * c.normal(); });
+    }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
+    m.def("laplace", [](Generator& g, py::array out, double loc, double scale, long threads) {
+        check_finite(loc, "loc");
+        check_scale(scale, "scale");
+        bulk(g, out, threads, [loc, scale](Generator& c) { return loc + scale * pydp::random::laplace(c); });
+    }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
+    m.def("logistic", [](Generator& g, py::array out, double loc, double scale, long threads) {
+        check_finite(loc, "loc");
+        check_scale(scale, "scale");
+        bulk(g, out, threads, [loc, scale](Generator& c) { return loc + scale * pydp::random::logistic(c); });
+    }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
+    m.def("exponential", [](Generator& g, py::array out, double scale, long threads) {
+        check_scale(scale, "scale");
+        bulk(g, out, threads, [scale](Generator& c) { return scale * c.exponential(); });
+    }, py::arg("gen"), py::arg("out"), py::arg("scale"), py::arg("threads"));
+    m.def("uniform", [](Generator& g, py::array out, double low, double high, long threads) {
+        check_finite(low, "low");
+        check_finite(high, "high");
+        const double width = high - low;
+        check_finite(width, "high - low");
+        bulk(g, out, threads, [low, width](Generator& c) { return low + width * c.uniform(); });
+    }, py::arg("gen"), py::arg("out"), py::arg("low"), py::arg("high"), py::arg("threads"));
+    m.def("gamma", [](Generator& g, py::array out, double shape, double scale, long threads) {
+        check_scale(scale, "scale");
+        const pydp::random::GammaSampler s(shape);
+        bulk(g, out, threads, [&s, scale](Generator& c) { return scale * s(c); });
+    }, py::arg("gen"), py::arg("out"), py::arg("shape"), py::arg("scale"), py::arg("threads"));
+    m.def("subbotin", [](Generator& g, py::array out, double r, double loc, double scale, long threads) {
+        check_finite(loc, "loc");
+        check_scale(scale, "scale");
+        const pydp::random::SubbotinSampler s(r);
+        bulk(g, out, threads, [&s, loc, scale](Generator& c) { return loc + scale * s(c); });
+    }, py::arg("gen"), py::arg("out"), py::arg("r"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
+    m.def("arsinh_normal", [](Generator& g, py::array out, double A, double sigma, double loc, long threads) {
+        if (!(A > 0.0) || !std::isfinite(A)) throw std::invalid_argument("A must be finite and > 0");
+        check_scale(sigma, "sigma");
+        check_finite(loc, "loc");
+        const double ratio = sigma / A;
+        bulk(g, out, threads, [A, ratio, loc](Generator& c) { return loc + A * std::asinh(ratio * c.normal()); });
+    }, py::arg("gen"), py::arg("out"), py::arg("A"), py::arg("sigma"), py::arg("loc"), py::arg("threads"));
+    m.def("sphere", [](Generator& g, py::array out, long threads) {
+        const OutType t = out_type(out);
+        if (out.ndim() < 1) throw std::invalid_argument("out must have a last axis (the dimension d)");
+        const std::size_t d = static_cast<std::size_t>(out.shape(out.ndim() - 1));
+        if (d == 0) throw std::invalid_argument("dimension d must be >= 1");
+        const std::size_t rows = static_cast<std::size_t>(out.size()) / d;
+        const unsigned nt = resolve_threads(threads);
+        const auto plan = pydp::random::plan_chunks(g, rows, pydp::random::sphere_rows_per_chunk(d));
+        void* data = out.mutable_data();
+        py::gil_scoped_release release;
+        if (t == OutType::F64)
+            pydp::random::fill_sphere(g, plan, nt, static_cast<double*>(data), d);
+        else
+            pydp::random::fill_sphere(g, plan, nt, static_cast<float*>(data), d);
+    }, py::arg("gen"), py::arg("out"), py::arg("threads"));
+}
+
 }  // namespace pydp_bind

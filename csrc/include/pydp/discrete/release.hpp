@@ -1,0 +1,51 @@
+// The release kernel: round each value to the power-of-two grid g = 2^e, add exact integer noise in grid
+// steps, and return (round(x / g) + Y) * g, which is exactly representable (checked).
+//
+// Order of work inside each fixed chunk of kNoiseChunk values: first all the noise is drawn (its time
+// depends on the noise only), then the data are combined with it in a loop without data-dependent branches
+// (ldexp by a constant, rint, integer add, compare-and-accumulate of the range flags). The range checks
+// cover the inputs (finite, |x / g| <= 2^52) and the outputs (|round(x / g) + Y| <= 2^53); the Python layer
+// checks the inputs first, so an output error can only come from noise beyond 2^52 grid steps, an event
+// of probability below exp(-2^30) for the parameters the Python layer chooses.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "pydp/discrete/samplers.hpp"
+
+namespace pydp::discrete {
+
+inline constexpr double kMaxGridIndex = 4503599627370496.0;  // 2^52: largest |x / g| accepted
+inline constexpr i64 kMaxOutputIndex = i64{1} << 53;         // every integer up to 2^53 is a double
+
+template <class Sampler, class MakeSource>
+void release_on_grid(const Sampler& sampler, const double* x, double* out, std::size_t n, int grid_exponent,
+                     unsigned threads, MakeSource&& make_source) {
+    std::vector<unsigned char> chunk_error((n + kNoiseChunk - 1) / kNoiseChunk, 0);
+    parallel_chunks(n, kNoiseChunk, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
+        auto source = make_source(c);
+        BitReader<decltype(source)> br(source);
+        i64 noise[kNoiseChunk];
+        const std::size_t len = end - begin;
+        for (std::size_t i = 0; i < len; ++i) noise[i] = sampler(br);
+        unsigned bad = 0;
+        for (std::size_t i = 0; i < len; ++i) {
+            const double scaled = std::ldexp(x[begin + i], -grid_exponent);  // exact (power of two)
+            const bool in_range = std::fabs(scaled) <= kMaxGridIndex;      // false for NaN and inf too
+            const double r = in_range ? std::rint(scaled) : 0.0;
+            const i64 idx = static_cast<i64>(r) + noise[i];
+            bad |= static_cast<unsigned>(!in_range) | (static_cast<unsigned>(idx > kMaxOutputIndex || idx < -kMaxOutputIndex) << 1);
+            out[begin + i] = std::ldexp(static_cast<double>(idx), grid_exponent);
+        }
+        chunk_error[c] = static_cast<unsigned char>(bad);
+    });
+    unsigned bad = 0;
+    for (unsigned char e : chunk_error) bad |= e;
+    if (bad & 1u) throw std::invalid_argument("values must be finite and at most 2^52 grid steps in magnitude");
+    if (bad & 2u) throw std::overflow_error("noisy value left the exactly representable grid range (2^53 steps)");
+}
+
+}  // namespace pydp::discrete
