@@ -30,6 +30,28 @@ struct ProfilePoint {
     double u;          // the (possibly capped) threshold
 };
 
+// The Gaussian profile (Balle and Wang 2018, Theorem 8), sharing the two erfcx evaluations between the
+// first term and the Mills-ratio form of x: with a1 = eps/d - d/2 and a2 = eps/d + d/2,
+// delta = Phi(-a1) - e^eps Phi(-a2), Phi(-a) = erfcx(a / sqrt 2) e^{-a^2/2} / 2.
+inline ProfilePoint gaussian_profile(double eps, double d) noexcept {
+    using namespace special;
+    const double a1 = eps / d - 0.5 * d, a2 = eps / d + 0.5 * d;
+    double la, x;
+    if (a1 > 0.0) {
+        const double e1 = erfcx_nonneg(a1 * kSqrt1_2), e2 = erfcx_nonneg(a2 * kSqrt1_2);
+        const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
+        la = std::log(0.5 * e1) - 0.5 * hi - 0.5 * lo;
+        // eps + log Phi(-a2) - log Phi(-a1) = eps - (a2^2 - a1^2)/2 + log(e2 / e1) = log(e2 / e1), since
+        // a2^2 - a1^2 = 2 eps exactly; erfcx is insensitive to the rounding of a1 and a2.
+        x = std::log(e2 / e1);
+    } else {
+        la = log_ndtr(-a1);
+        x = eps + log_ndtr(-a2) - la;
+    }
+    if (!(x < 0.0)) return {-kInf, la, x, a2};
+    return {la + std::log(-std::expm1(x)), la, x, a2};
+}
+
 // The profile in standardised units: shift d = D / s > 0, eps >= 0.
 inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept {
     if (!(d > 0.0)) return {-kInf, 0.0, -kInf, kInf};
@@ -38,6 +60,7 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
         const double u = 0.5 * (eps + d);
         return {std::log(-std::expm1(0.5 * (eps - d))), f.logsf(u - d), eps + f.logsf(u) - f.logsf(u - d), u};
     }
+    if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_profile(eps, d);
     double u = f.threshold(d, eps);
     if (f.truncated() && u >= f.bound()) {
         // t = a s (Remark 1): delta = S_T(A - d), the mass of the shifted noise beyond the support.
@@ -45,16 +68,18 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
         return {la, la, -kInf, f.bound()};
     }
     if (std::isinf(u)) return {-kInf, 0.0, -kInf, kInf};
-    const double la = f.logsf(u - d);
-    double x;
+    double la, x;
     if (u - d > 0.0 && f.kind() != Kind::Laplace) {
-        x = (eps - f.psi_diff(u, d)) + f.log_mills(u) - f.log_mills(u - d);
+        double lr_ud;
+        f.log_sf_mills(u - d, &la, &lr_ud);
+        x = (eps - f.psi_diff(u, d)) + f.log_mills(u) - lr_ud;
         if (f.truncated()) {
             const double ls_bound = f.base_logsf(f.bound());
-            x += std::log(-std::expm1(ls_bound - f.base_logsf(u))) -
-                 std::log(-std::expm1(ls_bound - f.base_logsf(u - d)));
+            x += std::log(-std::expm1(ls_bound - f.base_logsf(u))) - std::log(-std::expm1(ls_bound - la));
+            la += std::log(-std::expm1(ls_bound - la)) - f.log_mass();
         }
     } else {
+        la = f.logsf(u - d);
         x = eps + f.logsf(u) - la;
     }
     if (!(x < 0.0)) return {-kInf, la, x, u};  // delta = 0 to working precision
@@ -100,40 +125,50 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
     // Starting point: the classic Gaussian calibration, d = eps / sqrt(2 log(1.25 / delta)), or the
     // total-variation slope when eps = 0.
     const double lt = std::min(log_target, std::log(0.5));
-    double v = eps > 0.0 ? std::log(eps) - 0.5 * std::log(2.0 * (std::log(1.25) - lt)) : lt + 0.9189385332046727;
-    double lo = -kInf, hi = kInf;
-    double slope = 0.0, slope_lo = 0.0, g_lo = -kInf;
+    double v;
+    if (f.kind() == Kind::Gaussian && !f.truncated()) {
+        // delta ~ Phi(-(eps/d - d/2)): d = sqrt(z^2 + 2 eps) - z with z = -Phi^{-1}(delta) (A&S 26.2.23).
+        const double t = std::sqrt(-2.0 * lt);
+        const double z = t - (2.515517 + t * (0.802853 + t * 0.010328)) /
+                                 (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+        double a = z, d0 = eps > 0.0 ? 2.0 * eps / (std::sqrt(a * a + 2.0 * eps) + a) : std::exp(lt) * 2.5066282746310002;
+        // For large a1 = a: delta ~ phi(a) d / (a (a + d)); a few fixed-point steps on that asymptote.
+        for (int k = 0; k < 3 && eps > 0.0 && a > 3.0; ++k) {
+            const double rhs = -lt - special::kLogSqrt2Pi + std::log(d0) - std::log(a) - std::log(a + d0);
+            if (!(rhs > 4.5)) break;
+            a = std::sqrt(2.0 * rhs);
+            d0 = 2.0 * eps / (std::sqrt(a * a + 2.0 * eps) + a);
+        }
+        v = std::log(d0);
+    } else {
+        v = eps > 0.0 ? std::log(eps) - 0.5 * std::log(2.0 * (std::log(1.25) - lt)) : lt + 0.9189385332046727;
+    }
+    // Safeguarded Newton on v = log d: keep the bracket g(lo) <= 0 < g(hi), fall back to bisection (or
+    // unit steps before a bracket exists), and finish only with lo verified private and hi within ~1e-14.
+    double lo = -kInf, hi = kInf, slope = 0.0;
     double gv = g(v, &slope);
-    for (int i = 0; i < 400; ++i) {  // bracket the root: g(lo) <= 0 < g(hi)
-        if (gv <= 0.0) { lo = v; g_lo = gv; slope_lo = slope; } else { hi = v; }
-        if (std::isfinite(lo) && std::isfinite(hi)) break;
-        double step = gv <= 0.0 ? 1.0 : -1.0;
-        if (std::isfinite(gv) && slope > 0.0) step = std::clamp(-gv / slope * 1.1, -8.0, 8.0);
-        if (step == 0.0) step = gv <= 0.0 ? 1e-12 : -1e-12;
-        v += step;
-        if (v > 700.0 || v < -700.0) return {0.0, kNoFiniteScale};
+    for (int it = 0; it < 400; ++it) {
+        if (gv <= 0.0) lo = std::max(lo, v); else hi = std::min(hi, v);
+        const double tol = 4e-15 * std::max(1.0, std::fabs(v));
+        if (hi - lo <= 2.0 * tol) break;
+        double next;
+        const bool newton_ok = std::isfinite(gv) && slope > 0.0 && std::isfinite(slope);
+        if (newton_ok) {
+            const double step = -gv / slope;
+            if (std::fabs(step) <= tol) next = gv <= 0.0 ? v + tol : v - tol;  // straddle the root
+            else next = v + std::clamp(step, -8.0, 8.0);
+        } else {
+            next = v + (gv <= 0.0 ? 1.0 : -1.0);
+        }
+        if (!(next > lo && next < hi)) {
+            if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
+            else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
+        }
+        if (next > 700.0 || next < -700.0) return {0.0, kNoFiniteScale};
+        v = next;
         gv = g(v, &slope);
     }
-    if (!(std::isfinite(lo) && std::isfinite(hi))) return {0.0, kNoConvergence};
-    // Safeguarded Newton from the private side; lo always satisfies g <= 0.
-    v = lo; gv = g_lo; slope = slope_lo;
-    for (int it = 0; it < 200; ++it) {
-        if (hi - lo <= 2e-15 * std::max(1.0, std::fabs(lo))) break;
-        double next = (std::isfinite(gv) && slope > 0.0) ? v - gv / slope : 0.5 * (lo + hi);
-        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-        double s_next;
-        const double gn = g(next, &s_next);
-        v = next; gv = gn; slope = s_next;
-        if (gn <= 0.0) {
-            lo = next;
-            if (gn > -1e-13) {  // converged from below: close the bracket with a tiny step up
-                const double probe = std::min(hi, next + 4e-15 * std::max(1.0, std::fabs(next)));
-                if (g(probe, nullptr) > 0.0) { hi = probe; break; }
-            }
-        } else {
-            hi = next;
-        }
-    }
+    if (!std::isfinite(lo)) return {0.0, kNoConvergence};
     return {std::exp(lo), kOk};
 }
 
@@ -153,7 +188,7 @@ inline ShiftResult minimal_scale(const Family& f, double eps, double delta, doub
     double s = sensitivity / r.d;
     // Verify, nudging up by ulps if the division rounded the wrong way.
     for (int i = 0; i < 64; ++i) {
-        if (log_privacy_profile(f, eps, s, sensitivity) <= log_target) return {s, kOk};
+        if (log_privacy_profile(f, eps, s, sensitivity) <= log_target - 0.5 * margin) return {s, kOk};
         s = std::nextafter(s, kInf) * (1.0 + 1e-15 * i);
     }
     return {s, kVerifyFailed};

@@ -31,7 +31,8 @@ public:
         if (kind == Kind::Subbotin) {
             f.a_ = 1.0 / f.r_;
             f.log_r_ = std::log(f.r_);
-            const double lgamma_a = special::lgamma1p(f.a_) - std::log(f.a_);
+            f.lg1p_a_ = special::lgamma1p(f.a_);
+            const double lgamma_a = f.lg1p_a_ - std::log(f.a_);
             f.log_c_ = special::kLn2 + lgamma_a + (f.a_ - 1.0) * f.log_r_;
         }
         if (!(bound > 0.0)) throw std::domain_error("truncation bound must be > 0");
@@ -47,6 +48,7 @@ public:
     double r() const noexcept { return r_; }
     double bound() const noexcept { return bound_; }
     bool truncated() const noexcept { return std::isfinite(bound_); }
+    double log_mass() const noexcept { return log_mass_; }  // log(1 - 2 S(bound)); 0 untruncated
     // MLR-bounded families (Laplace, Logistic) reach (eps, 0)-DP; the others need delta > 0.
     bool mlr_bounded() const noexcept { return kind_ == Kind::Laplace || kind_ == Kind::Logistic; }
 
@@ -110,9 +112,9 @@ public:
                 const double v = std::fabs(u - d);
                 return (u - v) + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
             }
-            default: {
-                if (u >= d) return -std::exp(r_ * std::log(u)) * std::expm1(r_ * std::log1p(-d / u)) / r_;
-                return (std::pow(u, r_) - std::pow(d - u, r_)) / r_;
+            default: {  // (u^r - |u - d|^r) / r = -u^r expm1(r log(|u - d| / u)) / r, no cancellation
+                const double rel = u >= d ? -d / u : (d - 2.0 * u) / u;  // |u - d| / u - 1
+                return -std::exp(r_ * std::log(u)) * std::expm1(r_ * std::log1p(rel)) / r_;
             }
         }
     }
@@ -139,9 +141,21 @@ public:
             case Kind::Logistic: return std::log1p(std::exp(-y));  // (1 + e^y) / e^y
             default: {
                 const double z = std::pow(y, r_) / r_;
-                return special::incgamma(a_, z).log_qs + std::log(y) - log_r_;
+                return special::incgamma(a_, z, lg1p_a_).log_qs + std::log(y) - log_r_;
             }
         }
+    }
+
+    // log S(y) and log R(y) = log(S(y) / f(y)) for y >= 0 together (one incomplete gamma evaluation).
+    void log_sf_mills(double y, double* log_sf, double* log_r) const noexcept {
+        if (kind_ == Kind::Subbotin) {
+            const special::IncGamma g = special::incgamma(a_, std::pow(y, r_) / r_, lg1p_a_);
+            *log_sf = g.log_q - special::kLn2;
+            *log_r = g.log_qs + std::log(y) - log_r_;
+            return;
+        }
+        *log_sf = base_logsf(y);
+        *log_r = log_mills(y);
     }
 
     double base_logsf(double x) const noexcept {
@@ -150,7 +164,7 @@ public:
             case Kind::Gaussian: return special::log_ndtr(-x);
             case Kind::Logistic: return x > 0.0 ? -x - std::log1p(std::exp(-x)) : -std::log1p(std::exp(x));
             default: {
-                const special::IncGamma g = special::incgamma(a_, std::pow(std::fabs(x), r_) / r_);
+                const special::IncGamma g = special::incgamma(a_, std::pow(std::fabs(x), r_) / r_, lg1p_a_);
                 return x >= 0.0 ? g.log_q - special::kLn2 : std::log1p(-0.5 * g.q);
             }
         }
@@ -172,7 +186,7 @@ private:
             case Kind::Laplace: return 0.5 * std::exp(-x);
             case Kind::Gaussian: return special::ndtr(-x);
             case Kind::Logistic: return 1.0 / (1.0 + std::exp(x));
-            default: return 0.5 * special::incgamma(a_, std::pow(x, r_) / r_).q;
+            default: return 0.5 * special::incgamma(a_, std::pow(x, r_) / r_, lg1p_a_).q;
         }
     }
 
@@ -196,34 +210,40 @@ private:
         }
     }
     double subbotin_threshold(double d, double eps) const noexcept {
-        const double lo0 = 0.5 * d;
-        if (eps <= 0.0) return lo0;
-        // L is increasing on (d/2, inf), L(d/2) = 0, and L(u) ~ d u^(r-1) for large u.
-        double lo = lo0, hi = std::max(d, std::pow(eps / d, 1.0 / (r_ - 1.0)) + d);
-        int guard = 0;
-        while (psi_diff(hi, d) < eps) {
-            lo = hi;
-            hi *= 2.0;
-            if (!std::isfinite(hi) || ++guard > 2100) return inf();
-        }
-        double u = 0.5 * (lo + hi);
+        const double half = 0.5 * d;
+        if (eps <= 0.0) return half;
+        // L(u) = psi(u) - psi(u - d) increases from 0 at u = d/2 and L(u) ~ d (u - d/2)^(r-1), so in
+        // w = log(u - d/2) the equation log L = log eps is nearly linear: safeguarded Newton on it.
+        const double log_eps = std::log(eps);
+        // Start: the large-u asymptote x = (eps/d)^(1/(r-1)) if it lies beyond d/2, else the slope at
+        // d/2, L ~ 2 (d/2)^(r-1) x (which matters for r near 1).
+        double w = (log_eps - std::log(d)) / (r_ - 1.0);
+        if (!(w >= std::log(half))) w = log_eps - special::kLn2 - (r_ - 1.0) * std::log(half);
+        double wlo = -std::numeric_limits<double>::infinity(), whi = inf();
         for (int it = 0; it < 200; ++it) {
-            const double g = psi_diff(u, d) - eps;
+            if (w > 709.0) return inf();
+            const double x = std::exp(w), u = half + x;
+            const double L = psi_diff(u, d);
+            const double g = std::log(L) - log_eps;
             if (g == 0.0) return u;
-            if (g < 0.0) lo = u; else hi = u;
+            if (g < 0.0) wlo = w; else whi = w;
             double slope;  // L'(u) = u^(r-1) - sign(u - d) |u - d|^(r-1)
             if (u >= d) slope = -std::exp((r_ - 1.0) * std::log(u)) * std::expm1((r_ - 1.0) * std::log1p(-d / u));
             else slope = std::pow(u, r_ - 1.0) + std::pow(d - u, r_ - 1.0);
-            double next = u - g / slope;
-            if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-            if (std::fabs(next - u) <= 1e-16 * u || hi - lo <= 4e-16 * hi) return next;
-            u = next;
+            double next = w - g * L / (slope * x);
+            // Converged once the step moves u by no more than its own rounding.
+            if (std::fabs(next - w) * x <= 4e-16 * u || std::fabs(next - w) <= 1e-15) return half + std::exp(std::max(next, w));
+            if (!(next > wlo && next < whi) || !std::isfinite(next)) {
+                if (std::isfinite(wlo) && std::isfinite(whi)) next = 0.5 * (wlo + whi);
+                else next = std::isfinite(wlo) ? wlo + 4.0 : whi - 4.0;
+            }
+            w = next;
         }
-        return u;
+        return half + std::exp(w);
     }
 
     Kind kind_ = Kind::Gaussian;
-    double r_ = 2.0, a_ = 0.5, log_r_ = 0.0, log_c_ = 0.0;
+    double r_ = 2.0, a_ = 0.5, log_r_ = 0.0, log_c_ = 0.0, lg1p_a_ = 0.0;
     double bound_ = std::numeric_limits<double>::infinity();
     double log_mass_ = 0.0;
 };

@@ -8,6 +8,7 @@
 // - logarithms are formed from the pieces, never as log of an underflowed value, so log Q is accurate
 //   for x up to the overflow range (log Q of -1e5 and far beyond).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -56,20 +57,23 @@ inline double lgamma1p(double a) noexcept {
     return std::log1p(z) + detail::lgamma1p_small(z);
 }
 
+// The power series serves x <= kSeriesMax, the continued fraction beyond.
+inline constexpr double kSeriesMax = 1.5;
+
 struct IncGamma {
     double p, q;          // P(a, x), Q(a, x)
     double log_p, log_q;  // their logarithms
     double log_qs;        // log Q + x - a log x + log Gamma(a): the tail without its exponential factor
 };
 
-// P(a, x), Q(a, x) and their logs for a in (0, 1], x >= 0 (x = +inf allowed).
-inline IncGamma incgamma(double a, double x) noexcept {
+// P(a, x), Q(a, x) and their logs for a in (0, 1], x >= 0 (x = +inf allowed), given
+// lg1p = lgamma1p(a) (callers with a fixed shape precompute it).
+inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
     constexpr double inf = std::numeric_limits<double>::infinity();
     if (x <= 0.0) return {0.0, 1.0, -inf, 0.0, inf};
     if (std::isinf(x)) return {1.0, 0.0, 0.0, -inf, -inf};
-    const double lg1p = lgamma1p(a);
     const double logx = std::log(x);
-    if (x <= 1.5) {
+    if (x <= kSeriesMax) {
         // P = x^a e^{-x} / Gamma(a + 1) * sum_{n>=0} x^n / ((a+1)...(a+n))
         double term = 1.0, sum = 1.0;
         for (int n = 1; n < 200; ++n) {
@@ -94,25 +98,15 @@ inline IncGamma incgamma(double a, double x) noexcept {
         const double log_q = p < 0.5 ? std::log1p(-p) : std::log(q);
         return {p, q, log_p, log_q, log_q + x - a * logx + (lg1p - std::log(a))};
     }
-    // Continued fraction for Q (modified Lentz):
-    // Q = e^{-x} x^a / Gamma(a) * 1 / (b0 - 1(1-a)/(b1 - 2(2-a)/(b2 - ...))), b_n = x + 2n + 1 - a.
-    constexpr double tiny = 1e-300;
-    double b = x + 1.0 - a;
-    double c = 1.0 / tiny;
-    double d = 1.0 / b;
-    double h = d;
-    for (int n = 1; n < 10000; ++n) {
-        const double an = -n * (n - a);
-        b += 2.0;
-        d = an * d + b;
-        if (std::fabs(d) < tiny) d = tiny;
-        c = b + an / c;
-        if (std::fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        const double delta = d * c;
-        h *= delta;
-        if (std::fabs(delta - 1.0) <= 1e-16) break;
-    }
+    // Continued fraction for Q, evaluated backwards with a fixed number of terms:
+    // Q = e^{-x} x^a / Gamma(a) * h,  h = 1 / (b0 - a1/(b1 - a2/(b2 - ...))), b_n = x + 2n + 1 - a,
+    // a_n = n (n - a). The term count N(x) = 110 / x^0.75 + 3 was fitted against mpmath (40 digits) so
+    // that the truncation error is below 2e-17 for every a in (0, 1] and x >= 1.5 (the worst cases
+    // need 74 terms at x = 1.5, 31 at x = 4, 7 at x = 40).
+    const int terms = std::max(5, static_cast<int>(110.0 / std::pow(x, 0.75)) + 3);
+    double tail = x + 2.0 * terms + 1.0 - a;
+    for (int n = terms; n >= 1; --n) tail = (x + 2.0 * (n - 1) + 1.0 - a) - n * (n - a) / tail;
+    const double h = 1.0 / tail;
     const double lgamma_a = lg1p - std::log(a);
     const double log_q = -x + a * logx - lgamma_a + std::log(h);
     double q;
@@ -123,6 +117,8 @@ inline IncGamma incgamma(double a, double x) noexcept {
     }
     return {1.0 - q, q, std::log1p(-q), log_q, std::log(h)};
 }
+
+inline IncGamma incgamma(double a, double x) noexcept { return incgamma(a, x, lgamma1p(a)); }
 
 // Inverse of Q in its second argument: the x >= 0 with log Q(a, x) = log_q, for a in (0, 1] and
 // log_q <= 0 (q may lie below the double range). Safeguarded Newton on u = log x.

@@ -19,11 +19,12 @@ inline constexpr double kLn2 = 0.69314718055994530942;
 
 // erfcx(t) = exp(t^2) erfc(t) for t >= 0.
 inline double erfcx_nonneg(double t) noexcept {
-    if (t >= 20.0) {
+    if (t >= 6.0) {
         // Continued fraction erfc(t) = exp(-t^2)/sqrt(pi) / (t + (1/2)/(t + 1/(t + (3/2)/(t + ...)))),
-        // evaluated backwards; 40 terms leave a truncation error far below 1e-30 for t >= 20.
+        // evaluated backwards. Checked against mpmath: 16 terms reach 1e-17 at t = 6, 12 at t >= 8.
+        const int terms = t >= 8.0 ? 12 : 16;
         double tail = t;
-        for (int k = 40; k >= 1; --k) tail = t + (0.5 * k) / tail;
+        for (int k = terms; k >= 1; --k) tail = t + (0.5 * k) / tail;
         return kInvSqrtPi / tail;
     }
     const double hi = t * t;
