@@ -1,7 +1,23 @@
 """The ``pydp-core`` command line (argparse: standard library, no extra dependency).
 
 Sub-commands register themselves in :data:`COMMANDS`; ``demo`` is the main job of the README.
-Exit codes: 0 success, 1 runtime failure, 2 usage error (argparse's convention).
+
+- ``calibrate NOISE --epsilon E [--delta D] [--sensitivity S | --sensitivity bounds --bounds L U]``
+  (or ``--scale S`` to analyse a given scale): scale, std, variance and the guarantees under each
+  definition (pure DP, (epsilon, delta)-DP, GDP, zCDP, RDP, Rao DP) where they are known; ``--json``.
+- ``profile NOISE ...``: the delta(epsilon) table, or ``--png FILE`` for a plot (matplotlib).
+- ``privatize IN OUT --column C ... --mechanism M --epsilon E --sensitivity S [--bounds L U]
+  [--key-file K]``: Parquet or CSV, streamed by batch, atomic output, never the input.
+- ``mu MANIFOLD --sigma S``: the GDP parameter of the Riemannian Gaussian (pydp_core.manifolds).
+- ``keygen FILE``: a fresh 256-bit release key, mode 0600.
+
+Why argparse rather than typer or click: it ships with Python (the base install stays numpy + scipy),
+its conventions are the ones users expect from standard tools (``--help``, usage errors on stderr with
+exit status 2), and sub-commands register through one decorator without a framework.
+
+Exit codes: 0 success; 1 runtime failure (bad value, missing or existing file, calibration failure),
+with one ``pydp-core COMMAND: error: ...`` line on stderr and nothing on stdout; 2 usage error
+(argparse's convention); 130 interrupted (Ctrl-C or SIGTERM during ``privatize``, which leaves no output).
 """
 from __future__ import annotations
 
