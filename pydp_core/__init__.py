@@ -26,10 +26,12 @@ from .calibration import *  # noqa: E402,F401,F403
 from .calibration import __all__ as _calibration_all  # noqa: E402
 from . import random  # noqa: E402
 from .random import Random, as_random  # noqa: E402,F401
+from . import manifolds  # noqa: E402
 
 from . import etl  # noqa: E402
 from .etl import privatize  # noqa: E402
 
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
 __all__ += ["random", "Random", "as_random"]
+__all__ += ["manifolds"]
 __all__ += ["etl", "privatize"]

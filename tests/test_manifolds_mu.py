@@ -1,0 +1,205 @@
+"""The privacy parameter mu on manifolds: SPEC-NOTES reference values, independent mpmath references of
+the one-dimensional reduction, the Euclidean identity, Algorithm 2's coverage, conversions."""
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import pydp_core as dp
+from pydp_core import manifolds as M
+
+CIRCLE_REF = {0.5: 1.9999994776, 1.0: 0.9831692148, 2.0: 0.3623900942, 4.0: 0.1002499798}
+
+
+@pytest.mark.parametrize("sigma", sorted(CIRCLE_REF))
+def test_circle_reference_values(sigma):
+    assert abs(M.gdp_mu(M.Circle(), sigma, 1.0) - CIRCLE_REF[sigma]) < 1e-8
+    assert abs(M.gdp_mu(M.Sphere(1), sigma, 1.0) - CIRCLE_REF[sigma]) < 1e-8
+
+
+def _mp_circle_delta(eps, sigma, D):
+    """delta(eps) on S^1 straight from the densities: P1(A) - e^eps P2(A), A = {loss >= eps}, 50 digits."""
+    eps, sigma, D = mp.mpf(eps), mp.mpf(sigma), mp.mpf(D)
+    C = mp.ncdf(mp.pi / sigma) - mp.ncdf(-mp.pi / sigma)
+
+    def arc(a, b):
+        return abs(((b - a + mp.pi) % (2 * mp.pi)) - mp.pi)
+
+    def dens(th, eta):
+        return mp.npdf(arc(th, eta) / sigma) / (sigma * C)
+
+    def integrand(th):
+        loss = (arc(th, D) ** 2 - arc(th, 0) ** 2) / (2 * sigma**2)
+        return max(dens(th, 0) - mp.exp(eps) * dens(th, D), 0) if loss >= eps else 0
+
+    a = sigma**2 * eps / (2 * mp.pi - D) - mp.pi + D / 2
+    b = D / 2 - sigma**2 * eps / D
+    pts = sorted({-mp.pi, a, b, D - mp.pi, mp.pi, D / 2 - mp.pi, D / 2})
+    pts = [p for p in pts if -mp.pi <= p <= mp.pi]
+    return mp.quad(integrand, pts)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.3, 1.5])
+def test_circle_profile_against_direct_integral(eps):
+    got = M.privacy_profile(M.Circle(), eps, 1.0, 1.0)
+    ref = _mp_circle_delta(eps, 1.0, 1.0)
+    assert abs(got - float(ref)) <= 1e-11 * float(ref)
+
+
+def test_circle_profile_zero_beyond_eps_max():
+    sigma, D = 0.8, 1.0
+    emax = D * (2 * math.pi - D) / (2 * sigma**2)
+    assert M.privacy_profile(M.Circle(), emax * 1.0001, sigma, D) == 0.0
+    assert M.privacy_profile(M.Circle(), emax * 0.99, sigma, D) > 0.0
+
+
+def _mp_tails_s2(eps, sigma, D):
+    """S^2: P1(L > eps), P1(L < -eps) by mpmath (phi uniform, P(cos phi < c) = 1 - acos(c)/pi)."""
+    eps, sigma, D = mp.mpf(eps), mp.mpf(sigma), mp.mpf(D)
+
+    def f(t):
+        return mp.exp(-t * t / (2 * sigma**2)) * mp.sin(t)
+
+    def pr_lt(t, r):  # P(d(eta2, y) > r | t)
+        c = (mp.cos(r) - mp.cos(t) * mp.cos(D)) / (mp.sin(t) * mp.sin(D))
+        if c <= -1:
+            return mp.mpf(0)
+        if c >= 1:
+            return mp.mpf(1)
+        return 1 - mp.acos(c) / mp.pi
+
+    q = sigma**2 * eps
+    up = lambda t: f(t) * pr_lt(t, mp.sqrt(t * t + 2 * q))  # noqa: E731
+    lo = lambda t: f(t) * (0 if t * t <= 2 * q else 1 - pr_lt(t, mp.sqrt(t * t - 2 * q)))  # noqa: E731
+    E = 2 * mp.pi - D
+    kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, mp.sqrt(2 * q), E / 2 - q / E, E / 2 + q / E]
+    pts = sorted({mp.mpf(0), mp.pi, *[k for k in kinks if 0 < k < mp.pi]})
+    Z = mp.quad(f, [0, mp.pi])
+    return mp.quad(up, pts) / Z, mp.quad(lo, pts) / Z
+
+
+@pytest.mark.parametrize("sigma,eps", [(1.0, 0.0), (1.0, 0.7), (0.4, 2.0), (2.0, 0.1)])
+def test_sphere_profile_against_mpmath(sigma, eps):
+    with mp.workdps(30):
+        U, L = _mp_tails_s2(eps, sigma, 1.0)
+        ref = U - mp.exp(eps) * L
+    got = M.privacy_profile(M.Sphere(2), eps, sigma, 1.0)
+    assert abs(got - float(ref)) <= 1e-10 * float(ref)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0])
+def test_sphere_mu_against_mpmath(sigma):
+    """mu on S^2 to 1e-8: the supremum sits at eps -> 0 here, where mu = 2 Phi^-1((1 + TV)/2); the mpmath
+    mu_eps at a few other eps must not exceed it (so the reference is the supremum)."""
+    with mp.workdps(30):
+        U, L = _mp_tails_s2(0, sigma, 1.0)
+        tv = U - L
+        ref = 2 * mp.sqrt(2) * mp.erfinv(tv)  # 2 Phi^-1((1 + tv)/2)
+        for eps in (0.05, 0.5):
+            u, l = _mp_tails_s2(eps, sigma, 1.0)
+            delta = u - mp.exp(eps) * l
+            g = lambda m: mp.ncdf(-eps / m + m / 2) - mp.exp(eps) * mp.ncdf(-eps / m - m / 2) - delta  # noqa: E731
+            assert mp.findroot(g, ref) <= ref
+    got = M.gdp_mu(M.Sphere(2), sigma, 1.0)
+    assert abs(got - float(ref)) <= 1e-8 * float(ref)
+
+
+def test_quadrature_machinery_on_euclidean_plane():
+    """The same 1-D reduction with S(t) = t (the plane) must reproduce the Gaussian mechanism exactly."""
+    law = M._RadialLaw(M.Euclidean(2), 0.8, False)
+    eps = np.array([0.0, 0.5, 2.0, 6.0])
+    lu, ll = M._loss_tails(law, 1.0, eps)
+    got = np.exp(lu) - np.exp(eps + ll)
+    mu = 1.0 / 0.8
+    ref = [float(mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)) for e in eps]
+    np.testing.assert_allclose(got, ref, rtol=1e-10)
+
+
+@pytest.mark.parametrize("sigma", [0.25, 1.0, 3.7])
+def test_euclidean_mu(sigma):
+    for d in (1, 3):
+        assert M.gdp_mu(M.Euclidean(d), sigma, 1.0) == 1.0 / sigma
+    assert M.gdp_mu(M.Euclidean(2), sigma, 2.5) == 2.5 / sigma
+
+
+def test_hyperbolic_mu_properties():
+    mus = [M.gdp_mu(M.Hyperbolic(2), s, 1.0) for s in (0.25, 0.5, 1.0)]
+    assert mus[0] > mus[1] > mus[2]
+    # locally Euclidean: at small sigma mu approaches D / sigma
+    assert abs(mus[0] / 4.0 - 1.0) < 0.05
+    assert M.gdp_mu(M.Hyperbolic(1), 2.0, 1.0) == 0.5  # H^1 is a line
+
+
+def test_mu_dominates_profile():
+    """The returned mu is the supremum: delta(eps) <= delta_mu(eps) on a fine eps grid (and tight)."""
+    for man, sigma in [(M.Sphere(2), 0.7), (M.Hyperbolic(3), 0.9), (M.Circle(), 1.3)]:
+        mu = M.gdp_mu(man, sigma, 1.0)
+        eps = np.linspace(0, 8, 161)
+        ld, ok = M._log_profile(man, eps, sigma, 1.0)
+        bound = M._log_delta_mu(eps, np.full(eps.shape, mu))
+        live = ok & np.isfinite(ld)
+        assert np.all(ld[live] <= bound[live] + 1e-9)
+        assert np.max((ld - bound)[live]) > -1e-3  # touches somewhere
+
+
+def test_privacy_profile_validation_and_gdp_sigma():
+    with pytest.raises(ValueError):
+        M.privacy_profile(M.Sphere(2), -1.0, 1.0)
+    with pytest.raises(ValueError):
+        M.gdp_mu(M.Sphere(2), 1.0, 4.0)  # sensitivity beyond pi
+    with pytest.raises(ValueError):
+        M.gdp_mu(M.Sphere(2), 0.0)
+    with pytest.raises(ValueError):
+        M.gdp_mu(M.Sphere(2), 1.0, method="bogus")
+    with pytest.raises(TypeError):
+        M.gdp_mu("sphere", 1.0)
+    for man in (M.Sphere(2), M.Circle()):
+        s = M.gdp_sigma(man, 0.5, 0.3)
+        assert M.gdp_mu(man, s, 0.3) <= 0.5
+        assert M.gdp_mu(man, s * (1 - 1e-6), 0.3) > 0.5
+    assert M.gdp_sigma(M.Euclidean(2), 0.5, 1.0) == 2.0
+    with pytest.raises(ValueError, match="not reachable"):
+        M.gdp_sigma(M.Hyperbolic(2), 0.05, 1.0)
+
+
+def test_eps_mu_conversions():
+    for eps in (0.1, 1.0, 5.0):
+        mu = M.epsilon_to_mu(eps)
+        ref = -2 * mp.sqrt(2) * mp.erfinv(2 / (1 + mp.exp(eps)) - 1)
+        assert abs(mu - float(ref)) < 1e-12 * float(ref)
+        assert abs(M.mu_to_epsilon(mu) - eps) < 1e-10 * eps
+
+
+# ------------------------------------------------------------------------------------------------------
+# Algorithm 2
+# ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("man,sigma", [(M.Sphere(2), 1.0), (M.Circle(), 2.0)])
+def test_monte_carlo_ci_covers_exact(man, sigma):
+    """The confidence interval covers the exact mu in at least 90% of 40 independent repeats."""
+    exact = M.gdp_mu(man, sigma, 1.0)
+    hits = 0
+    for rep in range(40):
+        res = M.gdp_mu(man, sigma, 1.0, method="monte_carlo", n=400, m=40, n_eps=200, rng=dp.Random(1000 + rep))
+        assert res.ci_low <= res.mu <= res.ci_high and res.stderr > 0
+        hits += res.ci_low <= exact <= res.ci_high
+    assert hits >= 36, hits
+
+
+def test_monte_carlo_result_object():
+    res = M.gdp_mu(M.Sphere(2), 0.8, 1.0, method="monte_carlo", n=200, m=10, n_eps=50, rng=dp.Random(1))
+    assert isinstance(res, M.MonteCarloMu)
+    assert res.confidence_interval == (res.ci_low, res.ci_high)
+    assert (res.n, res.m, res.n_eps) == (200, 10, 50)
+    with pytest.raises(ValueError):
+        M.gdp_mu(M.Sphere(2), 0.8, method="monte_carlo", n=1)
+
+
+def test_mc_fractions_kernel_matches_double_loop():
+    rng = np.random.default_rng(0)
+    losses = rng.normal(size=(5, 300))
+    losses[0, :10] = 0.5  # ties at a threshold
+    thr = np.array([-1.0, 0.0, 0.5, 2.0, 10.0])
+    got = M._mf.mc_fractions(losses, thr)
+    ref = (losses[:, :, None] >= thr[None, None, :]).mean(axis=1)
+    np.testing.assert_array_equal(got, ref)
