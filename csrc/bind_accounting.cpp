@@ -1,10 +1,59 @@
-// Bindings for the accounting area (kernels in csrc/include/pydp/accounting/).
+// Bindings for the accounting area (kernels in csrc/include/pydp/accounting/conversions.hpp).
+#include "bind_util.hpp"
+#include "pydp/accounting/conversions.hpp"
 #include "register.hpp"
 
-namespace py = pybind11;
-
 namespace pydp_bind {
+namespace acc = pydp::accounting;
+using pydp::noise::Family;
+using pydp::noise::Kind;
+
+namespace {
+// out[i] = fn(a[i], b[i]) elementwise, GIL released; the arrays share one shape.
+template <class F>
+darray map2(const darray& a, const darray& b, long threads, F fn) {
+    require_same_shape(a, b, "arguments");
+    darray out(shape_of(a));
+    const double *pa = a.data(), *pb = b.data();
+    double* o = out.mutable_data();
+    const std::size_t n = static_cast<std::size_t>(a.size());
+    const unsigned nt = resolve_threads(threads);
+    {
+        py::gil_scoped_release release;
+        pydp::parallel_chunks(n, 256, nt, [&](std::size_t, std::size_t lo, std::size_t hi) {
+            for (std::size_t i = lo; i < hi; ++i) o[i] = fn(pa[i], pb[i]);
+        });
+    }
+    return out;
+}
+
+acc::RdpMethod to_method(int m) {
+    if (m < 0 || m > 2) throw std::invalid_argument("method must be 0 (mironov), 1 (asoodeh) or 2 (balle2020)");
+    return static_cast<acc::RdpMethod>(m);
+}
+}  // namespace
+
 void register_accounting(py::module_ m) {
-    m.doc() = "accounting kernels";
+    m.doc() = "accounting kernels: exact GDP profile and RDP -> (eps, delta) conversions";
+    m.def("gdp_epsilon", [](const darray& mu, const darray& delta, long t) {
+        const Family g = Family::make(Kind::Gaussian);
+        return map2(mu, delta, t, [&g](double u, double d) { return acc::gdp_epsilon(g, u, d); });
+    }, py::arg("mu"), py::arg("delta"), py::arg("threads") = 0);
+    m.def("gdp_log_delta", [](const darray& mu, const darray& eps, long t) {
+        const Family g = Family::make(Kind::Gaussian);
+        return map2(mu, eps, t, [&g](double u, double e) { return acc::gdp_log_delta(g, u, e); });
+    }, py::arg("mu"), py::arg("epsilon"), py::arg("threads") = 0);
+    m.def("rdp_to_epsilon", [](const darray& alpha, const darray& rho, const darray& delta, int method, long t) {
+        const acc::RdpMethod meth = to_method(method);
+        return map3(alpha, rho, delta, t, [meth](double a, double r, double d) { return acc::rdp_to_epsilon(a, r, d, meth); });
+    }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"), py::arg("threads") = 0);
+    // Scalar fast paths (no array allocation) for optimisers calling one value at a time.
+    m.def("gdp_epsilon_scalar", [](double mu, double delta) {
+        static const Family g = Family::make(Kind::Gaussian);
+        return acc::gdp_epsilon(g, mu, delta);
+    }, py::arg("mu"), py::arg("delta"));
+    m.def("rdp_to_epsilon_scalar", [](double alpha, double rho, double delta, int method) {
+        return acc::rdp_to_epsilon(alpha, rho, delta, to_method(method));
+    }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"));
 }
 }  // namespace pydp_bind

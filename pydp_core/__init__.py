@@ -35,3 +35,24 @@ __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
 __all__ += ["random", "Random", "as_random"]
 __all__ += ["manifolds"]
 __all__ += ["etl", "privatize"]
+
+# accounting (issue 4): budgets, composition, conversions, the sensitivity index, Rao DP, the accountant
+from . import gaussian, rao  # noqa: E402
+from .budgets import *  # noqa: E402,F401,F403
+from .budgets import __all__ as _budgets_all  # noqa: E402
+from .composition import *  # noqa: E402,F401,F403
+from .composition import __all__ as _composition_all  # noqa: E402
+from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma  # noqa: E402
+from .accountant import Accountant, BudgetExceededError  # noqa: E402
+
+__all__ += [
+    "gaussian",
+    "rao",
+    *_budgets_all,
+    *_composition_all,
+    "gaussian_sigma",
+    "arsinh_parameters",
+    "ArsinhParameters",
+    "Accountant",
+    "BudgetExceededError",
+]
