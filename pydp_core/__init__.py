@@ -28,13 +28,13 @@ from . import random  # noqa: E402
 from .random import Random, as_random  # noqa: E402,F401
 from . import manifolds  # noqa: E402
 
-from . import etl  # noqa: E402
+from . import etl, spark, dask  # noqa: E402  (spark and dask import their engines only when called)
 from .etl import privatize  # noqa: E402
 
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
 __all__ += ["random", "Random", "as_random"]
 __all__ += ["manifolds"]
-__all__ += ["etl", "privatize"]
+__all__ += ["etl", "spark", "dask", "privatize"]
 
 # accounting (issue 4): budgets, composition, conversions, the sensitivity index, Rao DP, the accountant
 from . import gaussian, rao  # noqa: E402

@@ -156,9 +156,16 @@ def laplace_rdp(alpha: float, b: float) -> float:
 
 
 def guarantees(fam, scale: float, sens: float) -> dict:
-    """The guarantees of ``sens``-sensitive additive noise ``scale * fam`` under each definition."""
+    """The guarantees of ``sens``-sensitive additive noise ``scale * fam`` under each definition.
+
+    Exact: pure DP and (epsilon, delta)-DP (the exact profile, every family); GDP, zCDP and RDP of the
+    Gaussian (mu = D / sigma); RDP of the Laplace (Mironov 2017); Rao DP (the Fisher information of the
+    location). Bounds: GDP, zCDP and RDP implied by pure DP for the other MLR-bounded families
+    (pydp_core.PureDP conversions).
+    """
     import math
 
+    from .budgets import GDP, PureDP
     from .calibration import epsilon_for_delta
 
     name = type(fam).__name__
@@ -170,20 +177,18 @@ def guarantees(fam, scale: float, sens: float) -> dict:
     out["(epsilon, delta)-DP"] = {d: float(epsilon_for_delta(fam, d, scale, sens)) for d in (1e-3, 1e-6, 1e-9, 1e-12)}
     alphas = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
     if name == "Gaussian":
-        mu = sens / scale
-        out["GDP mu"] = mu
-        out["zCDP rho"] = mu * mu / 2
-        out["RDP epsilon(alpha)"] = {a: a * mu * mu / 2 for a in alphas}
-    elif name == "Laplace":
-        out["RDP epsilon(alpha)"] = {a: laplace_rdp(a, scale / sens) for a in alphas}
-    if name != "Gaussian" and math.isfinite(eps0):
-        from .special import ndtri
-
-        # eps-DP implies mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)) (Liu et al. 2022) and
-        # (eps^2 / 2)-zCDP (Bun and Steinke 2016): valid bounds, not exact.
-        p = math.exp(-eps0 - math.log1p(math.exp(-eps0)))  # 1 / (1 + e^eps) without overflow
-        out["GDP mu (bound via pure DP)"] = -2.0 * float(ndtri(p)) if p > 0 else math.inf
-        out["zCDP rho (bound via pure DP)"] = eps0 * eps0 / 2
+        gdp = GDP(sens / scale)
+        out["GDP mu"] = gdp.mu
+        out["zCDP rho"] = gdp.to_zcdp().rho
+        out["RDP epsilon(alpha)"] = {a: gdp.to_rdp(a).epsilon for a in alphas}
+    elif math.isfinite(eps0):
+        pure = PureDP(eps0)
+        out["GDP mu (bound via pure DP)"] = pure.to_gdp().mu
+        out["zCDP rho (bound via pure DP)"] = pure.to_zcdp().rho
+        if name == "Laplace":
+            out["RDP epsilon(alpha)"] = {a: laplace_rdp(a, scale / sens) for a in alphas}
+        else:
+            out["RDP epsilon(alpha) (bound via pure DP)"] = {a: float(pure.rdp_epsilon(a)) for a in alphas}
     out["Rao-DP theta"] = _fisher_theta(fam, scale, sens)
     return out
 
