@@ -33,9 +33,13 @@ std::string key_arg(const py::bytes& key) {
     return k;
 }
 
-Generator make_generator(const py::bytes& key, std::uint64_t stream) {
+ChaChaImpl impl_from_name(const std::string& name);
+
+Generator make_generator(const py::bytes& key, std::uint64_t stream, const std::string& impl) {
     const std::string k = key_arg(key);
-    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream);
+    const ChaChaImpl im = impl_from_name(impl);
+    if (!pydp::random::chacha_impl_available(im)) throw std::invalid_argument("impl not available on this CPU: " + impl);
+    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream, im);
 }
 
 // The output array: C-contiguous, writeable, float64 or float32.
@@ -49,9 +53,9 @@ OutType out_type(const py::array& out) {
     throw std::invalid_argument("out must have dtype float64 or float32");
 }
 
-// Fill `out` with f(chunk generator) per element, GIL released during sampling.
-template <class F>
-void bulk(Generator& gen, py::array& out, long threads, const F& f) {
+// Fill `out` with loc + scale * (standard variates of the tile body), GIL released during sampling.
+template <class Body>
+void bulk(Generator& gen, py::array& out, long threads, double loc, double scale, const Body& body) {
     const OutType t = out_type(out);
     const std::size_t n = static_cast<std::size_t>(out.size());
     const unsigned nt = resolve_threads(threads);
@@ -59,9 +63,9 @@ void bulk(Generator& gen, py::array& out, long threads, const F& f) {
     void* data = out.mutable_data();
     py::gil_scoped_release release;
     if (t == OutType::F64)
-        pydp::random::fill(gen, plan, nt, static_cast<double*>(data), f);
+        pydp::random::fill_tiled(gen, plan, nt, static_cast<double*>(data), loc, scale, body);
     else
-        pydp::random::fill(gen, plan, nt, static_cast<float*>(data), f);
+        pydp::random::fill_tiled(gen, plan, nt, static_cast<float*>(data), loc, scale, body);
 }
 
 void check_finite(double v, const char* name) {
@@ -87,7 +91,7 @@ void register_random(py::module_ m) {
     py::class_<Generator>(m, "Generator",
                           "ChaCha20 counter-based generator from a 32-byte key and a 64-bit stream id "
                           "(see csrc/include/pydp/random/generator.hpp). Not thread-safe; copies are cheap.")
-        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0)
+        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0, py::arg("impl") = "auto")
         .def("next_u64", &Generator::next_u64)
         .def("uniform", &Generator::uniform)
         .def("uniform_open", &Generator::uniform_open)
@@ -154,49 +158,62 @@ void register_random(py::module_ m) {
     }, "how far the layer recursion misses f(0) = 1 (normal, exponential); ~0 when R is right");
 
     // ---- bulk samplers (arguments validated in pydp_core.random; re-checked here) -----------------
+    using namespace pydp::random;
     m.def("normal", [](Generator& g, py::array out, double loc, double scale, long threads) {
         check_finite(loc, "loc");
         check_scale(scale, "scale");
-        bulk(g, out, threads, [loc, scale](Generator& c) { return loc + scale * c.normal(); });
+        bulk(g, out, threads, loc, scale, NormalTile{});
     }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("laplace", [](Generator& g, py::array out, double loc, double scale, long threads) {
         check_finite(loc, "loc");
         check_scale(scale, "scale");
-        bulk(g, out, threads, [loc, scale](Generator& c) { return loc + scale * pydp::random::laplace(c); });
+        bulk(g, out, threads, loc, scale, ExpTile<true>{});
     }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("logistic", [](Generator& g, py::array out, double loc, double scale, long threads) {
         check_finite(loc, "loc");
         check_scale(scale, "scale");
-        bulk(g, out, threads, [loc, scale](Generator& c) { return loc + scale * pydp::random::logistic(c); });
+        bulk(g, out, threads, loc, scale, LogisticTile{});
     }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("exponential", [](Generator& g, py::array out, double scale, long threads) {
         check_scale(scale, "scale");
-        bulk(g, out, threads, [scale](Generator& c) { return scale * c.exponential(); });
+        bulk(g, out, threads, 0.0, scale, ExpTile<false>{});
     }, py::arg("gen"), py::arg("out"), py::arg("scale"), py::arg("threads"));
     m.def("uniform", [](Generator& g, py::array out, double low, double high, long threads) {
         check_finite(low, "low");
         check_finite(high, "high");
         const double width = high - low;
         check_finite(width, "high - low");
-        bulk(g, out, threads, [low, width](Generator& c) { return low + width * c.uniform(); });
+        bulk(g, out, threads, low, width, UniformTile{});
     }, py::arg("gen"), py::arg("out"), py::arg("low"), py::arg("high"), py::arg("threads"));
     m.def("gamma", [](Generator& g, py::array out, double shape, double scale, long threads) {
         check_scale(scale, "scale");
-        const pydp::random::GammaSampler s(shape);
-        bulk(g, out, threads, [&s, scale](Generator& c) { return scale * s(c); });
+        const GammaSampler s(shape);
+        bulk(g, out, threads, 0.0, scale, GammaTile<GammaSampler>{s});
     }, py::arg("gen"), py::arg("out"), py::arg("shape"), py::arg("scale"), py::arg("threads"));
     m.def("subbotin", [](Generator& g, py::array out, double r, double loc, double scale, long threads) {
         check_finite(loc, "loc");
         check_scale(scale, "scale");
-        const pydp::random::SubbotinSampler s(r);
-        bulk(g, out, threads, [&s, loc, scale](Generator& c) { return loc + scale * s(c); });
+        const SubbotinSampler s(r);
+        if (r == 1.0) return bulk(g, out, threads, loc, scale, ExpTile<true>{});
+        if (r == 2.0) return bulk(g, out, threads, loc, scale, NormalTile{});
+        bulk(g, out, threads, loc, scale, GammaTile<SubbotinSampler>{s});
     }, py::arg("gen"), py::arg("out"), py::arg("r"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("arsinh_normal", [](Generator& g, py::array out, double A, double sigma, double loc, long threads) {
         if (!(A > 0.0) || !std::isfinite(A)) throw std::invalid_argument("A must be finite and > 0");
         check_scale(sigma, "sigma");
         check_finite(loc, "loc");
         const double ratio = sigma / A;
-        bulk(g, out, threads, [A, ratio, loc](Generator& c) { return loc + A * std::asinh(ratio * c.normal()); });
+        const OutType t = out_type(out);
+        const std::size_t n = static_cast<std::size_t>(out.size());
+        const unsigned nt = resolve_threads(threads);
+        const ChunkPlan plan = plan_chunks(g, n);
+        void* data = out.mutable_data();
+        auto post = [A, ratio, loc](double z) { return loc + A * std::asinh(ratio * z); };
+        py::gil_scoped_release release;
+        if (t == OutType::F64)
+            fill_tiled_post(g, plan, nt, static_cast<double*>(data), NormalTile{}, post);
+        else
+            fill_tiled_post(g, plan, nt, static_cast<float*>(data), NormalTile{}, post);
     }, py::arg("gen"), py::arg("out"), py::arg("A"), py::arg("sigma"), py::arg("loc"), py::arg("threads"));
     m.def("sphere", [](Generator& g, py::array out, long threads) {
         const OutType t = out_type(out);

@@ -26,13 +26,15 @@ from .calibration import *  # noqa: E402,F401,F403
 from .calibration import __all__ as _calibration_all  # noqa: E402
 from . import random  # noqa: E402
 from .random import Random, as_random  # noqa: E402,F401
+from .mechanisms import *  # noqa: E402,F401,F403
+from .mechanisms import __all__ as _mechanisms_all  # noqa: E402
 from . import manifolds  # noqa: E402
 
 from . import etl, spark, dask  # noqa: E402  (spark and dask import their engines only when called)
 from .etl import privatize  # noqa: E402
 
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
-__all__ += ["random", "Random", "as_random"]
+__all__ += ["random", "Random", "as_random", *_mechanisms_all]
 __all__ += ["manifolds"]
 __all__ += ["etl", "spark", "dask", "privatize"]
 

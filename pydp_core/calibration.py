@@ -11,10 +11,17 @@ delta, so calibration is a monotone one-dimensional root find. The C++ core eval
 cancellation-free log form (see ``csrc/include/pydp/calibration/profile.hpp``), valid for delta down to
 1e-300 and epsilon up to the overflow range, and every calibration verifies its own result.
 
-Vector queries (Theorem 9): iid Subbotin_r noise in every coordinate is (epsilon, delta)-DP for a query
-whose l_r sensitivity is D exactly when the scalar mechanism with sensitivity D is. So an l_r
-sensitivity pairs with Subbotin_r noise (l_1 with Laplace, l_2 with Gaussian); use
-:func:`linear_query_sensitivity` for the l_p sensitivity of linear queries (Theorem 10).
+Vector queries (Theorem 9, with a correction). The paper states that iid Subbotin_r noise in every
+coordinate is (epsilon, delta)-DP for a query with l_r sensitivity D exactly when the scalar mechanism
+with sensitivity D is. That holds for r = 2 (the Gaussian is rotation invariant, so the l_2 pairing is
+exact) and, in our numerical checks, for r = 1 (Laplace with l_1). It does NOT hold for other r: in
+two dimensions, with r = 3, epsilon = 1 and the scale calibrated for delta = 0.01, the diagonal shift
+(2^(-1/3), 2^(-1/3)) of l_3 norm 1 has delta = 0.01129 (r = 1.5: 0.01034); see
+tests/test_paper_002.py::test_theorem9_counterexample. So for r not in {1, 2} the scalar calibration
+is exact per coordinate (a change confined to one coordinate), and :func:`select_subbotin` reproduces
+equation (5) of the paper as printed, which is an optimisation of the paper's criterion, not a vector
+privacy guarantee. :func:`linear_query_sensitivity` gives the l_p sensitivity of linear queries
+(Theorem 10).
 """
 from __future__ import annotations
 
@@ -311,6 +318,10 @@ def select_subbotin(
 ) -> SubbotinChoice:
     """Choose the Subbotin order r minimising the per-coordinate MSE s_r^2 Var(X_r) (equation 5).
 
+    Caution: the scales use the paper's Theorem 9 pairing of the l_r sensitivity with iid Subbotin_r
+    noise, which is exact for r = 1 and r = 2 only (see the module docstring for the counterexample);
+    the result reproduces the paper's Section 4.1 and is a guarantee only when ``order`` is 1 or 2.
+
     The query is assumed to have l_inf sensitivity ``linf_sensitivity`` in each of ``dimension``
     coordinates on an l_inf ball, so its l_r sensitivity is ``dimension^(1/r) * linf_sensitivity``
     (Theorem 10). With ``orders`` a grid of r >= 1 the best grid point is returned (ties to the smaller
@@ -371,7 +382,7 @@ def laplace_logistic_scale_ratio(epsilon, delta):
     dl = check_delta(delta)
     e, d = broadcast(epsilon=eps, delta=dl)
     with np.errstate(divide="ignore", invalid="ignore"):
-        num = e + 2 * np.log1p(np.sqrt(d * (1 - (1 - d) * np.exp(-e)))) - 2 * np.log1p(-d)
+        num = e + 2 * np.log1p(np.sqrt(d * (d * np.exp(-e) - np.expm1(-e)))) - 2 * np.log1p(-d)
         den = e - 2 * np.log1p(-d)
         out = num / den
     if np.isnan(out).any():

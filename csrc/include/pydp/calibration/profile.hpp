@@ -79,8 +79,23 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
             la += std::log(-std::expm1(ls_bound - la)) - f.log_mass();
         }
     } else {
-        la = f.logsf(u - d);
-        x = eps + f.logsf(u) - la;
+        // u - d <= 0 < u: delta = P(u - d < X <= u) - expm1(eps) S(u) = C(u) + C(d - u) - expm1(eps) S(u)
+        // with C(y) = P(0 < X <= y): no cancellation between two tail values close to 1/2.
+        const double su = std::exp(f.base_logsf(u));
+        double pos = f.central(u) + f.central(d - u);
+        double neg = std::expm1(eps) * su;
+        double a_lin = 0.5 + f.central(d - u);
+        if (f.truncated()) {
+            const double sa = std::exp(f.base_logsf(f.bound())), m = std::exp(f.log_mass());
+            neg = std::expm1(eps) * (su - sa);
+            pos /= m;
+            neg /= m;
+            a_lin = (a_lin - sa) / m;
+        }
+        const double delta = pos - neg;
+        la = std::log(a_lin);
+        if (!(delta > 0.0)) return {-kInf, la, -kInf, u};
+        return {std::log(delta), la, std::log1p(-delta / a_lin), u};
     }
     if (!(x < 0.0)) return {-kInf, la, x, u};  // delta = 0 to working precision
     return {la + std::log(-std::expm1(x)), la, x, u};
@@ -109,7 +124,7 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
     if (!f.truncated() && f.kind() == Kind::Logistic) {
         const double delta = std::exp(log_target);
         // 2 log((e^{eps/2} + sqrt(delta (e^eps + delta - 1))) / (1 - delta)), rearranged to avoid overflow.
-        const double inner = delta * (1.0 - (1.0 - delta) * std::exp(-eps));
+        const double inner = delta * (delta * std::exp(-eps) - std::expm1(-eps));  // delta (1 - (1 - delta) e^-eps)
         return {eps + 2.0 * std::log1p(std::sqrt(std::max(inner, 0.0))) - 2.0 * std::log1p(-delta), kOk};
     }
     if (log_target == -kInf) return {0.0, kNoFiniteScale};

@@ -108,9 +108,10 @@ public:
         switch (kind_) {
             case Kind::Laplace: return std::fabs(u) - std::fabs(u - d);
             case Kind::Gaussian: return d * (u - 0.5 * d);
-            case Kind::Logistic: {
+            case Kind::Logistic: {  // psi(x) = |x| + 2 log1p(e^{-|x|}); |u| - |u - d| is d exactly for u >= d
                 const double v = std::fabs(u - d);
-                return (u - v) + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
+                const double lin = u >= d ? d : 2.0 * u - d;
+                return lin + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
             }
             default: {  // (u^r - |u - d|^r) / r = -u^r expm1(r log(|u - d| / u)) / r, no cancellation
                 const double rel = u >= d ? -d / u : (d - 2.0 * u) / u;  // |u - d| / u - 1
@@ -143,6 +144,16 @@ public:
                 const double z = std::pow(y, r_) / r_;
                 return special::incgamma(a_, z, lg1p_a_).log_qs + std::log(y) - log_r_;
             }
+        }
+    }
+
+    // C(y) = P(0 < X <= y) = 1/2 - S(y) for y >= 0 of the untruncated family, accurate for small y.
+    double central(double y) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return -0.5 * std::expm1(-y);
+            case Kind::Gaussian: return 0.5 * std::erf(y * special::kSqrt1_2);
+            case Kind::Logistic: return 0.5 * std::tanh(0.5 * y);
+            default: return 0.5 * special::incgamma(a_, std::pow(y, r_) / r_, lg1p_a_).p;
         }
     }
 

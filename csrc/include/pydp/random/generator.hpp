@@ -39,8 +39,11 @@ public:
     static constexpr std::size_t kBufferBlocks = 16;                   // refill 16 blocks (1 KiB) at a time
     static constexpr std::size_t kBufferWords = kBufferBlocks * kBlockWords / 2;  // 64-bit words
 
-    // key: 32 bytes; stream: any value except kDeriveStream.
-    Generator(const unsigned char key[32], std::uint64_t stream) : stream_(stream) {
+    // key: 32 bytes; stream: any value except kDeriveStream. `impl` forces a ChaCha implementation
+    // (tests); every implementation produces the same keystream.
+    Generator(const unsigned char key[32], std::uint64_t stream, ChaChaImpl impl = ChaChaImpl::Auto)
+        : stream_(stream), impl_(impl) {
+        if (!chacha_impl_available(impl)) throw std::invalid_argument("ChaCha implementation not available on this CPU");
         if (stream == kDeriveStream) throw std::invalid_argument("stream id 2^64 - 1 is reserved");
         key_from_bytes(key, key_);
     }
@@ -59,11 +62,35 @@ public:
         for (std::size_t i = 0; i < n; ++i) dst[i] = next_u64();
     }
 
+    // Drops any buffered words, then writes the next nblocks keystream blocks (16 words each) to dst.
+    void take_blocks(std::uint32_t* dst, std::size_t nblocks) {
+        check_room(nblocks);
+        chacha20_blocks(key_, counter_, stream_, dst, nblocks, impl_);
+        counter_ += nblocks;
+        pos_ = kBufferWords;
+    }
+
+    // Splits a chunk generator in two halves: this one keeps the lower half of its chunk, the returned
+    // one is confined to the upper half (2^23 blocks each). Bulk kernels draw their fixed per-value words
+    // from the lower half and the variable extra words of rejection steps from the upper half.
+    Generator split_upper() {
+        if (limit_ == 0 || limit_ - counter_ < 2) throw std::logic_error("split_upper needs a fresh chunk generator");
+        const std::uint64_t mid = counter_ + (limit_ - counter_) / 2;
+        Generator g(*this, Raw{});
+        g.counter_ = mid;
+        g.limit_ = limit_;
+        g.pos_ = kBufferWords;
+        limit_ = mid;
+        return g;
+    }
+
+    ChaChaImpl impl() const noexcept { return impl_; }
+
     // ---- basic variates ---------------------------------------------------------------------------
     // 53-bit uniform on [0, 1): k * 2^-53, k uniform on {0, ..., 2^53 - 1}.
-    double uniform() { return static_cast<double>(next_u64() >> 11) * 0x1.0p-53; }
+    double uniform() { return small_to_double(next_u64() >> 11) * 0x1.0p-53; }
     // Uniform on the open interval (0, 1): (k + 1/2) * 2^-52 with k on 52 bits (exact; never 0 or 1).
-    double uniform_open() { return (static_cast<double>(next_u64() >> 12) + 0.5) * 0x1.0p-52; }
+    double uniform_open() { return (small_to_double(next_u64() >> 12) + 0.5) * 0x1.0p-52; }
     // Standard normal (ziggurat, 256 layers); mostly one 64-bit word per variate.
     double normal() { return ziggurat_normal(*this); }
     // Standard exponential (ziggurat, 256 layers).
@@ -118,20 +145,26 @@ public:
 
 private:
     struct Raw {};
-    Generator(const Generator& other, Raw) : stream_(other.stream_) { std::memcpy(key_, other.key_, sizeof key_); }
+    Generator(const Generator& other, Raw) : stream_(other.stream_), impl_(other.impl_) {
+        std::memcpy(key_, other.key_, sizeof key_);
+    }
+
+    void check_room(std::size_t nblocks) const {
+        if (limit_ != 0 && (counter_ >= limit_ || limit_ - counter_ < nblocks))
+            throw std::length_error("random chunk exhausted");
+        if (limit_ == 0 && counter_ > ~std::uint64_t{0} - nblocks) throw std::length_error("random stream exhausted (2^64 blocks)");
+    }
 
     void refill() {
-        if (limit_ != 0 && (counter_ >= limit_ || limit_ - counter_ < kBufferBlocks))
-            throw std::length_error("random chunk exhausted (2^27 words per chunk)");
-        if (limit_ == 0 && counter_ > ~std::uint64_t{0} - kBufferBlocks)
-            throw std::length_error("random stream exhausted (2^64 blocks)");
-        chacha20_blocks(key_, counter_, stream_, buf_, kBufferBlocks);
+        check_room(kBufferBlocks);
+        chacha20_blocks(key_, counter_, stream_, buf_, kBufferBlocks, impl_);
         counter_ += kBufferBlocks;
         pos_ = 0;
     }
 
     std::uint32_t key_[8];
     std::uint64_t stream_;
+    ChaChaImpl impl_ = ChaChaImpl::Auto;
     std::uint64_t counter_ = 0;
     std::uint64_t limit_ = 0;  // 0: unconfined; else one past the last usable block
     std::size_t pos_ = kBufferWords;

@@ -1,73 +1,93 @@
-// Scalar samplers on top of pydp::random::Generator and their bulk (chunked, multi-threaded) forms.
-//
-// Each sampler takes its randomness only from the generator passed in, so a chunk generator makes the
-// output a function of (key, stream, chunk index, position in chunk). Conventions follow numpy:
-// loc + scale * X for a standard variate X.
+// Samplers on top of pydp::random::Generator: scalar (sequential) forms and bulk (chunked, tiled,
+// multi-threaded) forms. Conventions follow numpy: loc + scale * X for a standard variate X.
 //
 // * normal: ziggurat (ziggurat.hpp).
 // * laplace: sign * exponential, the exponential by ziggurat and the sign from an unused bit of its word.
-// * logistic: inversion, |X| = log1p(2 (1 - u) / u) for u uniform on (0, 1) and an independent sign.
+// * logistic: inversion, |X| = log1p(2 (1 - u) / u) for u uniform on (0, 1), and an independent sign.
 // * gamma(shape): Marsaglia and Tsang (2000); for shape < 1, Gamma(shape + 1) * U^(1 / shape).
 // * subbotin(r): X = sign * (r G)^(1/r) with G ~ Gamma(1/r) (SPEC-NOTES). With the boost
-//   G = Gamma(1/r + 1) * U^r, this is X = sign * U * (r d v)^(1/r), with d v the Marsaglia-Tsang draw of
-//   Gamma(1/r + 1): the power U^r never has to be formed, so nothing underflows for large r.
+//   G = Gamma(1/r + 1) * U^r this is X = sign * U * (r d v)^(1/r), where d v is the Marsaglia-Tsang draw
+//   of Gamma(1/r + 1): U^r is never formed, so nothing underflows for large r. r = 1 and r = 2 use the
+//   Laplace and normal samplers (the same distributions).
 // * arsinh_normal(A, sigma): A * asinh(sigma Z / A) (the tCDP mechanism of paper 003).
 // * sphere(d): a normal vector divided by its norm.
+//
+// Bulk layout (what a seeded stream's output is a function of): the output is cut into chunks of
+// kFillChunk values (chunk c of a call uses generator chunk first + c); a chunk generator is split into
+// a primary half and an extra half (Generator::split_upper); the chunk is processed in tiles of kTile
+// values; value j of a tile takes its fixed words from the primary half (normal, laplace, exponential,
+// uniform, logistic: word j of the tile; gamma and subbotin: words j, m + j and 2m + j of a 3m-word
+// tile), and every rejection step draws from the extra half, in index order.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 #include "pydp/random/bulk.hpp"
 #include "pydp/random/generator.hpp"
+#include "pydp/random/tiles.hpp"
 
 namespace pydp::random {
 
-inline double laplace(Generator& g) {
-    const std::uint64_t w = g.next_u64();
-    const double x = ziggurat_exponential_from(g, w);  // uses bits 0-7 and 11-63 of w
+// ---- scalar samplers --------------------------------------------------------------------------------
+inline double laplace_from(Generator& g, std::uint64_t w) {
+    const double x = ziggurat_exponential_from(g, w);  // reads bits 0-7 and 11-63 of w only
     return ((w >> 8) & 1) ? -x : x;
 }
+inline double laplace(Generator& g) { return laplace_from(g, g.next_u64()); }
 
-inline double logistic(Generator& g) {
-    const std::uint64_t w = g.next_u64();
-    const double u = (static_cast<double>(w >> 12) + 0.5) * 0x1.0p-52;  // (0, 1), exact
-    const double x = std::log1p(2.0 * (1.0 - u) / u);                   // P(|X| > t) = 2 / (1 + e^t)
+inline double logistic_from(std::uint64_t w) {
+    const double u = (small_to_double(w >> 12) + 0.5) * 0x1.0p-52;  // (0, 1), exact
+    const double x = std::log1p(2.0 * (1.0 - u) / u);                // P(|X| > t) = 2 / (1 + e^t)
     return (w & 1) ? -x : x;
 }
+inline double logistic(Generator& g) { return logistic_from(g.next_u64()); }
 
-// Marsaglia-Tsang state for Gamma(alpha) with alpha >= 1.
+// Marsaglia-Tsang for Gamma(alpha), alpha >= 1: d v ~ Gamma(alpha).
 struct GammaMT {
     double d, c;
     explicit GammaMT(double alpha) : d(alpha - 1.0 / 3.0), c(1.0 / std::sqrt(9.0 * (alpha - 1.0 / 3.0))) {}
-    // Returns v with d * v ~ Gamma(alpha).
+    // One attempt from a normal z and a uniform u in (0, 1); returns v > 0 on acceptance, 0 on rejection.
+    double attempt(double z, double u) const {
+        double v = 1.0 + c * z;
+        if (v <= 0.0) return 0.0;
+        v = v * v * v;
+        const double z2 = z * z;
+        if (u < 1.0 - 0.0331 * z2 * z2) return v;
+        if (std::log(u) < 0.5 * z2 + d * (1.0 - v + std::log(v))) return v;
+        return 0.0;
+    }
     double draw_v(Generator& g) const {
         for (;;) {
             const double z = g.normal();
-            double v = 1.0 + c * z;
-            if (v <= 0.0) continue;
-            v = v * v * v;
-            const double u = g.uniform_open();
-            const double z2 = z * z;
-            if (u < 1.0 - 0.0331 * z2 * z2) return v;
-            if (std::log(u) < 0.5 * z2 + d * (1.0 - v + std::log(v))) return v;
+            const double v = attempt(z, g.uniform_open());
+            if (v > 0.0) return v;
         }
     }
 };
 
+inline double open_from(std::uint64_t w) { return (small_to_double(w >> 12) + 0.5) * 0x1.0p-52; }
+
 class GammaSampler {
 public:
-    explicit GammaSampler(double shape) : boost_(shape < 1.0), inv_shape_(1.0 / shape), mt_(shape < 1.0 ? shape + 1.0 : shape) {
-        if (!(shape > 0.0) || !std::isfinite(shape)) throw std::invalid_argument("gamma shape must be finite and > 0");
+    explicit GammaSampler(double shape)
+        : boost_(shape < 1.0), inv_shape_(1.0 / shape), mt_(check(shape) < 1.0 ? shape + 1.0 : shape) {}
+    // Gamma from an accepted v and the boost word w.
+    double finish(double v, std::uint64_t w) const {
+        const double x = mt_.d * v;
+        return boost_ ? x * std::pow(open_from(w), inv_shape_) : x;
     }
-    double operator()(Generator& g) const {
-        const double x = mt_.d * mt_.draw_v(g);
-        if (!boost_) return x;
-        return x * std::pow(g.uniform_open(), inv_shape_);
-    }
+    double operator()(Generator& g) const { return finish(mt_.draw_v(g), g.next_u64()); }
+    const GammaMT& mt() const noexcept { return mt_; }
 
 private:
+    static double check(double shape) {
+        if (!(shape > 0.0) || !std::isfinite(shape)) throw std::invalid_argument("gamma shape must be finite and > 0");
+        return shape;
+    }
     bool boost_;
     double inv_shape_;
     GammaMT mt_;
@@ -75,61 +95,178 @@ private:
 
 class SubbotinSampler {
 public:
-    explicit SubbotinSampler(double r) : r_(r), inv_r_(1.0 / r), mt_(1.0 / r + 1.0) {
-        if (!(r >= 1.0) || !std::isfinite(r)) throw std::invalid_argument("subbotin order r must be finite and >= 1");
-        rd_ = r * mt_.d;
+    explicit SubbotinSampler(double r)
+        : r_(check(r)), inv_r_(1.0 / r), mt_(1.0 / r + 1.0), log_rd_(std::log(r * mt_.d)) {}
+    // Subbotin from an accepted v and the word w (uniform factor and sign):
+    // (r d v)^(1/r) = exp((log(r d) + log v) / r): two cheap libm calls instead of pow.
+    double finish(double v, std::uint64_t w) const {
+        const double u = small_to_double(w >> 11) * 0x1.0p-53;
+        const double x = u * std::exp((log_rd_ + std::log(v)) * inv_r_);
+        return (w & 1) ? -x : x;
     }
     double operator()(Generator& g) const {
         if (r_ == 1.0) return laplace(g);
         if (r_ == 2.0) return g.normal();
-        const double v = mt_.draw_v(g);
-        const std::uint64_t w = g.next_u64();
-        const double u = static_cast<double>(w >> 11) * 0x1.0p-53;
-        const double x = u * std::pow(rd_ * v, inv_r_);
-        return (w & 1) ? -x : x;
+        return finish(mt_.draw_v(g), g.next_u64());
     }
     double r() const noexcept { return r_; }
+    const GammaMT& mt() const noexcept { return mt_; }
 
 private:
-    double r_, inv_r_, rd_ = 0.0;
+    static double check(double r) {
+        if (!(r >= 1.0) || !std::isfinite(r)) throw std::invalid_argument("subbotin order r must be finite and >= 1");
+        return r;
+    }
+    double r_, inv_r_;
     GammaMT mt_;
+    double log_rd_;
 };
 
-// Unit vector uniform on S^{d-1}, written to out[0..d). The norm is taken of the stored (rounded)
-// coordinates, so float outputs have unit norm in their own precision too.
-template <class T>
-inline void sphere_direction(Generator& g, T* out, std::size_t d) {
-    for (;;) {
-        double ss = 0.0;
-        for (std::size_t j = 0; j < d; ++j) {
-            out[j] = static_cast<T>(g.normal());
-            ss += static_cast<double>(out[j]) * static_cast<double>(out[j]);
-        }
-        if (!(ss > 0.0)) continue;  // probability ~ 0; redraw rather than divide by zero
-        const double inv = 1.0 / std::sqrt(ss);
-        for (std::size_t j = 0; j < d; ++j) out[j] = static_cast<T>(static_cast<double>(out[j]) * inv);
-        return;
-    }
+// Calls fn(j) for every set bit j of the tile's rejection mask, in increasing order.
+template <class Fn>
+inline void for_each_rejected(const std::uint64_t* rej, Fn&& fn) {
+    for (std::size_t q = 0; q < detail::kMaskWords; ++q)
+        for (std::uint64_t bits = rej[q]; bits != 0; bits &= bits - 1)
+            fn(64 * q + static_cast<std::size_t>(__builtin_ctzll(bits)));
 }
 
-// ---- bulk forms: out[i] = T(f(chunk generator)) for i in [0, n), chunk by chunk ----------------------
-template <class T, class F>
-void fill(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, const F& f) {
+// ---- tile bodies: x[0..m) standard variates from the primary generator p and the extra generator e ----
+struct NormalTile {
+    void operator()(const TileOps& ops, Generator& p, Generator& e, double* x, std::size_t m) const {
+        alignas(64) std::uint32_t words[2 * kTile];
+        std::uint64_t rej[detail::kMaskWords] = {0, 0, 0, 0};
+        p.take_blocks(words, (m + 7) / 8);
+        ops.zig_signed(words, x, rej, m, normal_table());
+        for_each_rejected(rej, [&](std::size_t j) {
+            const std::uint64_t w = detail::word_at(words, j);
+            const double a = ziggurat_normal_abs(e, w);
+            x[j] = ((w >> 8) & 1) ? -a : a;
+        });
+    }
+};
+
+template <bool Signed>
+struct ExpTile {  // Signed: Laplace
+    void operator()(const TileOps& ops, Generator& p, Generator& e, double* x, std::size_t m) const {
+        alignas(64) std::uint32_t words[2 * kTile];
+        std::uint64_t rej[detail::kMaskWords] = {0, 0, 0, 0};
+        p.take_blocks(words, (m + 7) / 8);
+        if (Signed) ops.zig_signed(words, x, rej, m, exponential_table());
+        else ops.zig_unsigned(words, x, rej, m, exponential_table());
+        for_each_rejected(rej, [&](std::size_t j) {
+            const std::uint64_t w = detail::word_at(words, j);
+            x[j] = Signed ? laplace_from(e, w) : ziggurat_exponential_from(e, w);
+        });
+    }
+};
+
+struct UniformTile {
+    void operator()(const TileOps& ops, Generator& p, Generator&, double* x, std::size_t m) const {
+        alignas(64) std::uint32_t words[2 * kTile];
+        p.take_blocks(words, (m + 7) / 8);
+        ops.uniform(words, x, m);
+    }
+};
+
+struct LogisticTile {
+    void operator()(const TileOps&, Generator& p, Generator&, double* x, std::size_t m) const {
+        alignas(64) std::uint32_t words[2 * kTile];
+        p.take_blocks(words, (m + 7) / 8);
+        for (std::size_t j = 0; j < m; ++j) x[j] = logistic_from(detail::word_at(words, j));
+    }
+};
+
+// Marsaglia-Tsang in tiles: words [0, m) give the normals, [m, 2m) the acceptance uniforms, [2m, 3m)
+// the finishing words (boost / uniform factor and sign). A rejected value restarts from the extra stream.
+template <class Sampler>
+struct GammaTile {
+    const Sampler& s;
+    void operator()(const TileOps& ops, Generator& p, Generator& e, double* x, std::size_t m) const {
+        alignas(64) std::uint32_t words[6 * kTile];
+        std::uint64_t rej[detail::kMaskWords] = {0, 0, 0, 0};
+        alignas(64) double z[kTile];
+        p.take_blocks(words, (3 * m + 7) / 8);
+        ops.zig_signed(words, z, rej, m, normal_table());
+        for_each_rejected(rej, [&](std::size_t j) {
+            const std::uint64_t w = detail::word_at(words, j);
+            const double a = ziggurat_normal_abs(e, w);
+            z[j] = ((w >> 8) & 1) ? -a : a;
+        });
+        const GammaMT& mt = s.mt();
+        for (std::size_t j = 0; j < m; ++j) {
+            double v = mt.attempt(z[j], open_from(detail::word_at(words, m + j)));
+            if (!(v > 0.0)) v = mt.draw_v(e);
+            x[j] = s.finish(v, detail::word_at(words, 2 * m + j));
+        }
+    }
+};
+
+// Runs a tile body over the bulk plan, writing T(loc + scale * x).
+template <class T, class Body>
+void fill_tiled(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, double loc, double scale,
+                const Body& body) {
+    const TileOps ops = tile_ops(gen.impl());
     run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) out[i] = static_cast<T>(f(g));
+        Generator extra = g.split_upper();
+        alignas(64) double x[kTile];
+        for (std::size_t s = b; s < e; s += kTile) {
+            const std::size_t m = std::min(kTile, e - s);
+            body(ops, g, extra, x, m);
+            ops.affine(x, out + s, m, loc, scale);
+        }
     });
 }
 
-// Rows of directions: out is n x d; chunks are counted in rows (plan made with rows_per_chunk(d)).
+// Post-transform variant: out = T(loc + post(x)).
+template <class T, class Body, class Post>
+void fill_tiled_post(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, const Body& body,
+                     const Post& post) {
+    const TileOps ops = tile_ops(gen.impl());
+    run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
+        Generator extra = g.split_upper();
+        alignas(64) double x[kTile];
+        for (std::size_t s = b; s < e; s += kTile) {
+            const std::size_t m = std::min(kTile, e - s);
+            body(ops, g, extra, x, m);
+            for (std::size_t j = 0; j < m; ++j) out[s + j] = static_cast<T>(post(x[j]));
+        }
+    });
+}
+
+// ---- directions on the sphere -----------------------------------------------------------------------
 inline std::size_t sphere_rows_per_chunk(std::size_t d) {
     const std::size_t r = kFillChunk / (d == 0 ? 1 : d);
     return r == 0 ? 1 : r;
 }
 
+// out is rows x d; the plan counts rows. Normals come in tiles (NormalTile) row-major over the chunk; a
+// row whose stored norm is 0 (probability ~ 0) is redrawn from the extra stream.
 template <class T>
 void fill_sphere(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, std::size_t d) {
-    run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) sphere_direction(g, out + i * d, d);
+    const TileOps ops = tile_ops(gen.impl());
+    run_chunks(gen, plan, threads, [&](Generator& g, std::size_t rb, std::size_t re) {
+        Generator extra = g.split_upper();
+        const std::size_t n = (re - rb) * d;
+        T* o = out + rb * d;
+        alignas(64) double x[kTile];
+        for (std::size_t s = 0; s < n; s += kTile) {
+            const std::size_t m = std::min(kTile, n - s);
+            NormalTile{}(ops, g, extra, x, m);
+            for (std::size_t j = 0; j < m; ++j) o[s + j] = static_cast<T>(x[j]);
+        }
+        for (std::size_t r = 0; r < re - rb; ++r) {
+            T* row = o + r * d;
+            for (;;) {
+                double ss = 0.0;
+                for (std::size_t j = 0; j < d; ++j) ss += static_cast<double>(row[j]) * static_cast<double>(row[j]);
+                if (ss > 0.0) {
+                    const double inv = 1.0 / std::sqrt(ss);
+                    for (std::size_t j = 0; j < d; ++j) row[j] = static_cast<T>(static_cast<double>(row[j]) * inv);
+                    break;
+                }
+                for (std::size_t j = 0; j < d; ++j) row[j] = static_cast<T>(extra.normal());
+            }
+        }
     });
 }
 

@@ -1,0 +1,69 @@
+"""The package itself: import guard, version, demo, CLI wiring."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pydp_core
+
+PKG = Path(pydp_core.__file__).parent
+
+
+def _copy_sources(dest: Path) -> Path:
+    pkg = dest / "pydp_core"
+    pkg.mkdir(parents=True)
+    for f in PKG.glob("*.py"):
+        shutil.copy(f, pkg / f.name)
+    return pkg
+
+
+def _run(code: str, path: list[Path], cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in path)
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_source_tree_without_extension_uses_installed_copy(tmp_path):
+    # A source checkout (no compiled extension) ahead of an installed copy that has one.
+    src = tmp_path / "src"
+    _copy_sources(src)
+    site = tmp_path / "site"
+    installed = _copy_sources(site)
+    shutil.copy(pydp_core._core.__file__, installed / Path(pydp_core._core.__file__).name)
+    res = _run("import pydp_core as p; print(p.minimal_scale(p.Laplace(), 1.0, 0.0))", [src, site], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert float(res.stdout) == 1.0
+
+
+def test_source_tree_without_extension_fails_with_instructions(tmp_path):
+    src = tmp_path / "src"
+    _copy_sources(src)
+    res = _run("import pydp_core", [src], tmp_path)
+    assert res.returncode != 0
+    assert "compiled extension pydp_core._core is not in" in res.stderr
+    assert "pip install" in res.stderr and "tools/build-inplace" in res.stderr
+
+
+def test_version_matches_extension():
+    assert pydp_core._core.__version__ == pydp_core.__version__
+
+
+def test_demo_runs_and_prints_verified_scales(capsys):
+    from pydp_core.cli import main
+
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "Gaussian()" in out and "3.730631635" in out  # Balle-Wang sigma for (1, 1e-5)
+
+
+def test_cli_usage_error_exit_code():
+    from pydp_core.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["no-such-command"])
+    assert exc.value.code == 2
