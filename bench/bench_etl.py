@@ -61,7 +61,7 @@ def _read(src):
 
 def _copy(src, dst):
     pf = pq.ParquetFile(src)
-    with pq.ParquetWriter(dst, pf.schema_arrow, compression="none") as w:
+    with pq.ParquetWriter(dst, pf.schema_arrow, compression="none", use_dictionary=False) as w:
         for batch in pf.iter_batches(batch_size=ROW_GROUP):
             w.write_batch(batch)
 

@@ -311,7 +311,7 @@ def _configure_privatize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh random key)")
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)")
-    p.add_argument("--batch-rows", type=_positive_int, default=1 << 20, help="rows read at a time (default 1048576)")
+    p.add_argument("--batch-rows", type=_positive_int, default=1 << 20, help="rows read at a time (default 1048576, one keyed block)")
     p.add_argument("--force", "-f", action="store_true", help="replace OUT if it exists (never the input)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show a progress bar")

@@ -76,7 +76,8 @@ def privatize(
 
     key = etl.check_key(key)
     block_rows = etl._check_block_rows(block_rows)
-    options = dict(bounds=bounds, key=key, block_rows=block_rows, **privatize_kwargs)
+    # One generator thread per task: the scheduler already runs tasks in parallel.
+    options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, **privatize_kwargs)
     if isinstance(data, da.Array):
         if index is not None:
             raise ValueError("index applies to dataframes; array positions are their C-order indices")

@@ -61,7 +61,7 @@ __all__ = [
 
 #: Rows per keyed block (the unit of one ``mechanism.privatize`` call): part of the definition of the
 #: noise, so every piece of one release must use the same value.
-BLOCK_ROWS = 1 << 16
+BLOCK_ROWS = 1 << 20
 #: Length of a release key in bytes (256 bits).
 KEY_BYTES = 32
 
@@ -253,6 +253,7 @@ class KeyedNoise:
         *,
         bounds: Any = None,
         block_rows: int = BLOCK_ROWS,
+        threads: int | None = None,
         privatize_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         self.mechanism = _check_mechanism(mechanism)
@@ -263,7 +264,7 @@ class KeyedNoise:
         self.block_rows = _check_block_rows(block_rows)
         self.fill = 0.0 if self.bounds is None else self.bounds[0]
         self._kwargs = dict(privatize_kwargs or {})
-        self._rng = _random_class()(column_key(check_key(key), column))
+        self._rng = _random_class()(column_key(check_key(key), column), threads=threads)
 
     def _block(self, b: int, padded: np.ndarray) -> np.ndarray:
         out = self.mechanism.privatize(padded, rng=self._rng.stream(b), **self._kwargs)
@@ -371,6 +372,7 @@ def privatize(
     offset: int = 0,
     index: Any = None,
     block_rows: int = BLOCK_ROWS,
+    threads: int | None = None,
     **privatize_kwargs: Any,
 ):
     """Add ``mechanism``'s noise to ``data`` and return the same kind of object.
@@ -408,6 +410,8 @@ def privatize(
         Sparse indices cost up to one block of draws per distinct ``index // block_rows``.
     block_rows:
         rows per keyed block; the same for every piece of a release.
+    threads:
+        threads of the keyed generator (None: all cores); the output is the same for every value.
     privatize_kwargs:
         passed on to ``mechanism.privatize`` (e.g. ``release=``).
 
@@ -435,7 +439,7 @@ def privatize(
             if out.shape != arr.shape:
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out
-        kn = KeyedNoise(mech, key, col, bounds=bnd, block_rows=block_rows, privatize_kwargs=privatize_kwargs)
+        kn = KeyedNoise(mech, key, col, bounds=bnd, block_rows=block_rows, threads=threads, privatize_kwargs=privatize_kwargs)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
 
     return _dispatch(data, columns, noiser)
@@ -661,7 +665,7 @@ def privatize_file(
     bounds: Any = None,
     format: str | None = None,
     output_format: str | None = None,
-    batch_rows: int = 16 * BLOCK_ROWS,
+    batch_rows: int = BLOCK_ROWS,
     block_rows: int = BLOCK_ROWS,
     overwrite: bool = False,
     progress: Any = None,
@@ -722,14 +726,14 @@ def privatize_file(
                 start = rows
                 out = _pyarrow(batch, list(noisers), noiser)
                 if writer is None:
-                    writer = _open_writer(tmp, fmt_out, out.schema, compression)
+                    writer = _open_writer(tmp, fmt_out, out.schema, compression, list(noisers))
                 writer.write(out)
                 rows += out.num_rows
                 if progress is not None:
                     progress(out.num_rows)
             if writer is None:  # empty input: write the (privatised) schema
                 schema = _empty_schema(source, fmt_in, list(noisers))
-                writer = _open_writer(tmp, fmt_out, schema, compression)
+                writer = _open_writer(tmp, fmt_out, schema, compression, list(noisers))
         finally:
             if writer is not None:
                 writer.close()
@@ -799,11 +803,13 @@ class _Writer:
         self.inner.close()
 
 
-def _open_writer(path: str, fmt: str, schema: Any, compression: str | None) -> _Writer:
+def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, noisy: list[str]) -> _Writer:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        return _Writer(pq.ParquetWriter(path, schema, compression=compression or "none"), "parquet")
+        # Noisy floats are (almost) all distinct: a dictionary would only cost time.
+        plain = [n for n in schema.names if n not in noisy]
+        return _Writer(pq.ParquetWriter(path, schema, compression=compression or "none", use_dictionary=plain or False), "parquet")
     import pyarrow.csv as pcsv
 
     return _Writer(pcsv.CSVWriter(path, schema), "csv")

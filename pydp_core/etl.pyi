@@ -45,6 +45,7 @@ class KeyedNoise:
         *,
         bounds: _Bounds | None = ...,
         block_rows: int = ...,
+        threads: int | None = ...,
         privatize_kwargs: Mapping[str, Any] | None = ...,
     ) -> None: ...
     def apply(self, values: np.ndarray, start: int) -> np.ndarray: ...
@@ -61,6 +62,7 @@ def privatize(
     offset: int = ...,
     index: str | np.ndarray | None = ...,
     block_rows: int = ...,
+    threads: int | None = ...,
     **privatize_kwargs: Any,
 ) -> _T: ...
 def file_format(path: str, fmt: str | None = ...) -> str: ...

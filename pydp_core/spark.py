@@ -119,7 +119,8 @@ def privatize(
         etl._check_mechanism(etl._pick(mechanism, c, "mechanism"))
         etl.check_bounds(etl._pick(bounds, c, "bounds", optional=True))
     out_schema = _output_schema(df.schema, names, T)
-    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, **privatize_kwargs)
+    # One generator thread per task: Spark already runs one task per core.
+    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, **privatize_kwargs)
 
     if index is not None:
         def indexed(batches):
