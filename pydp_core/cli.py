@@ -312,6 +312,10 @@ def _configure_privatize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)")
     p.add_argument("--batch-rows", type=_positive_int, default=1 << 20, help="rows read at a time (default 1048576, one keyed block)")
+    p.add_argument(
+        "--block-rows", type=_positive_int, default=1 << 20,
+        help="rows per keyed noise block (default 1048576; part of the noise's definition: keep it fixed per key)",
+    )
     p.add_argument("--force", "-f", action="store_true", help="replace OUT if it exists (never the input)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show a progress bar")
@@ -347,7 +351,7 @@ def _privatize(args: argparse.Namespace) -> int:
     try:
         rows = etl.privatize_file(
             args.input, args.output, args.column, mech, key=key, bounds=bounds, format=args.format,
-            output_format=args.output_format, batch_rows=args.batch_rows, overwrite=args.force,
+            output_format=args.output_format, batch_rows=args.batch_rows, block_rows=args.block_rows, overwrite=args.force,
             progress=None if bar is None else bar.update,
         )
     finally:

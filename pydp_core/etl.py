@@ -771,7 +771,9 @@ def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int):
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(source)
+        # pre_buffer=False: the default pre-buffering keeps every column chunk read so far in memory
+        # (the whole file by the end); a buffered stream keeps memory at about one batch.
+        pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
         yield from pf.iter_batches(batch_size=batch_rows)
         return
     # About 16 bytes a value for a float column: aim for batch_rows rows per block.

@@ -168,11 +168,11 @@ def _write_key(tmp_path):
     return str(path)
 
 
-PRIV = ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "bounds", "--bounds", "-1", "1"]
+PRIV = ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "bounds", "--bounds", "-1", "1", "--block-rows", "1024"]
 
 
 def _expected(table, mech, bounds=(-1.0, 1.0)):
-    return pydp_core.privatize(table, mech, columns=["x", "y"], key=KEY, bounds=bounds)
+    return pydp_core.privatize(table, mech, columns=["x", "y"], key=KEY, bounds=bounds, block_rows=1024)
 
 
 @pytest.mark.parametrize("batch_rows", [1000, 4096, 1 << 20])
@@ -213,6 +213,34 @@ def test_privatize_csv_to_csv_and_parquet(capsys, tmp_path):
     pqt = pq.read_table(tmp_path / "out.parquet")
     np.testing.assert_array_equal(pqt.column("y").to_numpy(), want.column("y").to_numpy())
     assert pqt.column("name").to_pylist() == table.column("name").to_pylist()
+
+
+def test_memory_stays_at_a_few_batches_not_the_file(tmp_path):
+    """Streaming: Arrow's memory pool never holds more than a few batches (files larger than memory)."""
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    rows, batch = 8 << 19, 1 << 17
+    with pq.ParquetWriter(src, pa.schema([("x", pa.float64())]), compression="none") as w:
+        for i in range(0, rows, 1 << 19):
+            w.write_table(pa.table({"x": np.random.default_rng(i).uniform(0, 1, 1 << 19)}))
+    size = os.path.getsize(src)
+    peak = [0]
+
+    def progress(n):
+        peak[0] = max(peak[0], pa.total_allocated_bytes())
+
+    base = pa.total_allocated_bytes()
+    etl.privatize_file(src, dst, ["x"], sup.laplace(), key=KEY, batch_rows=batch, block_rows=batch, progress=progress)
+    assert pq.ParquetFile(dst).metadata.num_rows == rows
+    assert peak[0] - base < 16 * batch * 8 < size / 2, (peak[0] - base, size)
+
+
+def test_progress_bar_on_request(capsys, tmp_path):
+    pytest.importorskip("tqdm", reason="tqdm is an optional extra (pydp_core[progress])")
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(5000), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "o.parquet"), "-c", "x", *PRIV,
+                       "--progress", "--batch-rows", "1000")
+    assert code == 0 and "privatize:" in err and "/5.00k" in err
 
 
 def test_privatize_refuses_to_overwrite_its_input(capsys, tmp_path):
