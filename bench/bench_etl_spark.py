@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -59,23 +58,13 @@ def _run(df):
     df.write.format("noop").mode("overwrite").save()
 
 
-def _timed(fn, rounds):
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def test_spark_overhead_against_mapinarrow_identity(benchmark, spark):
+def test_spark_overhead_against_mapinarrow_identity(benchmark, speed, spark):
     mech = etl.mechanism("laplace", 1.0, sensitivity=1.0)
     df = spark.range(0, N, numPartitions=P).selectExpr("id", "cast(id % 1000 as double) as x")
-    rounds = 1 if benchmark.disabled else 3
     _run(df.mapInArrow(_identity, df.schema))  # warm up the Python workers
-    t_id = _timed(lambda: _run(df.mapInArrow(_identity, df.schema)), rounds)
-    t_order = _timed(lambda: _run(pspark.privatize(df, ["x"], mech, KEY)), rounds)
-    t_index = _timed(lambda: _run(pspark.privatize(df, ["x"], mech, KEY, index="id")), rounds)
+    t_id = speed.time(lambda: _run(df.mapInArrow(_identity, df.schema)), repeat=3, min_time=0)
+    t_order = speed.time(lambda: _run(pspark.privatize(df, ["x"], mech, KEY)), repeat=3, min_time=0)
+    t_index = speed.time(lambda: _run(pspark.privatize(df, ["x"], mech, KEY, index="id")), repeat=3, min_time=0)
 
     head = pspark.privatize(df, ["x"], mech, KEY).where(f"id < {min(N, 100_000)}").toArrow().sort_by("id")
     want = pydp_core.privatize((np.arange(head.num_rows) % 1000).astype(float), mech, key=KEY, columns="x")

@@ -125,6 +125,13 @@ def _scale(args: argparse.Namespace, fam, sens: float) -> float:
     return float(minimal_scale(fam, args.epsilon, args.delta, sens))
 
 
+def _analysed(args: argparse.Namespace):
+    """(family, sensitivity, scale) from the shared noise arguments."""
+    fam = _family(args)
+    sens = _sensitivity(args)
+    return fam, sens, _scale(args, fam, sens)
+
+
 def _fisher_theta(fam, scale: float, sens: float) -> float:
     """Rao-DP theta = D sqrt(I) for a location family of scale s (SPEC-NOTES, paper 000)."""
     import math
@@ -206,9 +213,7 @@ def _configure_calibrate(p: argparse.ArgumentParser) -> None:
 def _calibrate(args: argparse.Namespace) -> int:
     import json
 
-    fam = _family(args)
-    sens = _sensitivity(args)
-    scale = _scale(args, fam, sens)
+    fam, sens, scale = _analysed(args)
     g = guarantees(fam, scale, sens)
     variance = scale * scale * fam.variance
     if args.json:
@@ -251,9 +256,7 @@ def _profile(args: argparse.Namespace) -> int:
 
     from .calibration import epsilon_for_delta, log_privacy_profile
 
-    fam = _family(args)
-    sens = _sensitivity(args)
-    scale = _scale(args, fam, sens)
+    fam, sens, scale = _analysed(args)
     eps_max = args.eps_max
     if eps_max is None:
         eps_max = float(epsilon_for_delta(fam, 1e-12, scale, sens))

@@ -29,17 +29,6 @@ from . import etl
 __all__ = ["privatize"]
 
 
-def _dask():
-    try:
-        import dask  # noqa: F401
-        import dask.array  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"pydp_core.dask needs dask: pip install 'pydp_core[dask]' ({exc})") from None
-    import dask as _d
-
-    return _d
-
-
 def privatize(
     data: Any,
     mechanism: Any,
@@ -71,8 +60,7 @@ def privatize(
     block_rows:
         positions per keyed block (:data:`pydp_core.etl.BLOCK_ROWS`).
     """
-    _dask()
-    import dask.array as da
+    da = etl._require("dask", "dask.array")[0]
 
     key = etl.check_key(key)
     block_rows = etl._check_block_rows(block_rows)

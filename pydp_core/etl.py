@@ -221,6 +221,16 @@ def mechanism(
     return cls(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
 
+def _require(extra: str, *modules: str) -> list:
+    """Import ``modules`` or raise an ImportError naming the pydp_core extra that provides them."""
+    import importlib
+
+    try:
+        return [importlib.import_module(m) for m in modules]
+    except ImportError as exc:
+        raise ImportError(f"pydp_core.{extra} needs {', '.join(modules)}: pip install 'pydp_core[{extra}]' ({exc})") from None
+
+
 def _random_class():
     import pydp_core
 

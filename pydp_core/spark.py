@@ -32,13 +32,7 @@ __all__ = ["privatize"]
 
 
 def _spark():
-    try:
-        import pyarrow  # noqa: F401
-        import pyspark  # noqa: F401
-        from pyspark.sql import types as T
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"pydp_core.spark needs pyspark and pyarrow: pip install 'pydp_core[spark]' ({exc})") from None
-    return T
+    return etl._require("spark", "pyarrow", "pyspark", "pyspark.sql.types")[2]
 
 
 def _output_schema(schema: Any, columns: Sequence[str], T: Any) -> Any:
