@@ -10,9 +10,9 @@ import contextlib
 import os
 import signal
 import tempfile
-from typing import Iterator
+from typing import Any, Iterator
 
-__all__ = ["atomic_output", "same_file"]
+__all__ = ["atomic_output", "same_file", "Pipeline"]
 
 
 def same_file(a: str, b: str) -> bool:
@@ -80,3 +80,97 @@ def _fsync_dir(directory: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+class Pipeline:
+    """Run ``produce`` (an iterable) and ``consume`` (a callable) in two background threads around the
+    caller, with at most ``depth`` items waiting on each side: read, transform and write overlap.
+
+    ``for item in pipe.items(): pipe.put(transform(item))``; ``pipe.finish()`` waits for the consumer.
+    The first error of any side is raised in the caller; ``close()`` (always call it, e.g. in
+    ``finally``) stops both threads and waits for them, so nothing touches the output afterwards.
+    """
+
+    def __init__(self, produce, consume, depth: int = 2) -> None:
+        import queue
+        import threading
+
+        self._queue_mod = queue
+        self._in: Any = queue.Queue(depth)
+        self._out: Any = queue.Queue(depth)
+        self._stop = threading.Event()
+        self._error: list[BaseException] = []
+        self._threads = [
+            threading.Thread(target=self._producer, args=(produce,), daemon=True),
+            threading.Thread(target=self._consumer, args=(consume,), daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _offer(self, q, item) -> bool:
+        while not self._stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except self._queue_mod.Full:
+                continue
+        return False
+
+    def _take(self, q):
+        while not self._stop.is_set():
+            try:
+                return q.get(timeout=0.05)
+            except self._queue_mod.Empty:
+                continue
+        return _END
+
+    def _producer(self, produce) -> None:
+        try:
+            for item in produce:
+                if not self._offer(self._in, item):
+                    return
+        except BaseException as exc:  # handed to the caller
+            self._error.append(exc)
+            self._stop.set()
+            return
+        self._offer(self._in, _END)
+
+    def _consumer(self, consume) -> None:
+        try:
+            while True:
+                item = self._take(self._out)
+                if item is _END:
+                    return
+                consume(item)
+        except BaseException as exc:
+            self._error.append(exc)
+            self._stop.set()
+
+    def _check(self) -> None:
+        if self._error:
+            raise self._error[0]
+
+    def items(self):
+        while True:
+            item = self._take(self._in)
+            self._check()
+            if item is _END:
+                return
+            yield item
+
+    def put(self, item) -> None:
+        if not self._offer(self._out, item):
+            self._check()
+
+    def finish(self) -> None:
+        self._offer(self._out, _END)
+        self._threads[1].join()
+        self._check()
+
+    def close(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+
+
+_END = object()

@@ -326,6 +326,15 @@ def _configure_privatize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
 
 
+def _accepts(fn, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _progress_bar(enabled: bool, total, label: str):
     if not enabled:
         return None
@@ -343,6 +352,15 @@ def _privatize(args: argparse.Namespace) -> int:
     bounds = etl.check_bounds(args.bounds, "--bounds")
     mech = etl.mechanism(args.mechanism, args.epsilon, args.delta, args.sensitivity, bounds=bounds, r=args.r)
     key = etl.load_key(args.key_file) if args.key_file else None
+    extra = {}
+    if _accepts(mech.privatize, "release"):
+        extra["release"] = True  # the floating-point-safe path (exact discrete noise on a grid)
+    else:
+        print(
+            "pydp-core privatize: warning: this build's mechanisms add floating-point noise, which is not safe "
+            "against least-significant-bit attacks (Mironov 2012); the release path is not available",
+            file=sys.stderr,
+        )
     fmt = etl.file_format(args.input, args.format)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     total = None
@@ -355,7 +373,7 @@ def _privatize(args: argparse.Namespace) -> int:
         rows = etl.privatize_file(
             args.input, args.output, args.column, mech, key=key, bounds=bounds, format=args.format,
             output_format=args.output_format, batch_rows=args.batch_rows, block_rows=args.block_rows, overwrite=args.force,
-            progress=None if bar is None else bar.update,
+            progress=None if bar is None else bar.update, **extra,
         )
     finally:
         if bar is not None:

@@ -694,7 +694,7 @@ def privatize_file(
     CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged
     (quoted on output).
     """
-    from ._atomic import atomic_output, same_file
+    from ._atomic import Pipeline, atomic_output, same_file
 
     source, target = os.fspath(source), os.fspath(target)
     fmt_in = file_format(source, format)
@@ -729,24 +729,31 @@ def privatize_file(
         return noisers[col].apply(values, start)
 
     rows = 0
+    state: dict[str, Any] = {"writer": None}
+
+    def write(out: Any) -> None:  # runs in the writer thread
+        if state["writer"] is None:
+            state["writer"] = _open_writer(tmp, fmt_out, out.schema, compression, list(noisers))
+        state["writer"].write(out)
+        if progress is not None:
+            progress(out.num_rows)
+
     with atomic_output(target) as tmp:
-        writer = None
+        # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
+        # and the samplers release the GIL). The output is renamed into place only after the writer is done.
+        pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write)
         try:
-            for batch in _read_batches(source, fmt_in, list(noisers), batch_rows):
+            for batch in pipe.items():
                 start = rows
-                out = _pyarrow(batch, list(noisers), noiser)
-                if writer is None:
-                    writer = _open_writer(tmp, fmt_out, out.schema, compression, list(noisers))
-                writer.write(out)
-                rows += out.num_rows
-                if progress is not None:
-                    progress(out.num_rows)
-            if writer is None:  # empty input: write the (privatised) schema
-                schema = _empty_schema(source, fmt_in, list(noisers))
-                writer = _open_writer(tmp, fmt_out, schema, compression, list(noisers))
+                pipe.put(_pyarrow(batch, list(noisers), noiser))
+                rows += batch.num_rows
+            pipe.finish()
         finally:
-            if writer is not None:
-                writer.close()
+            pipe.close()
+            if state["writer"] is not None:
+                state["writer"].close()
+        if state["writer"] is None:  # empty input: write the (privatised) schema
+            _open_writer(tmp, fmt_out, _empty_schema(source, fmt_in, list(noisers)), compression, list(noisers)).close()
     return rows
 
 
