@@ -354,6 +354,43 @@ def test_a_failure_midway_leaves_no_output_and_the_input_untouched(tmp_path, exc
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
 
 
+@pytest.mark.parametrize("side", ["reader", "writer"])
+def test_a_failing_reader_or_writer_thread_leaves_no_output(tmp_path, monkeypatch, side):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(20_000), src, row_group_size=2000)
+    if side == "reader":
+        real_read = etl._read_batches
+
+        def read(*args):
+            for i, batch in enumerate(real_read(*args)):
+                if i == 3:
+                    raise OSError("read error on the input device")
+                yield batch
+
+        monkeypatch.setattr(etl, "_read_batches", read)
+    else:
+        real_open = etl._open_writer
+
+        def open_writer(*args):
+            w = real_open(*args)
+            calls = [0]
+            inner = w.write
+
+            def write(batch):
+                calls[0] += 1
+                if calls[0] == 3:
+                    raise OSError("No space left on device")
+                inner(batch)
+
+            w.write = write
+            return w
+
+        monkeypatch.setattr(etl, "_open_writer", open_writer)
+    with pytest.raises(OSError, match="read error|No space"):
+        etl.privatize_file(src, dst, ["x"], sup.laplace(), key=KEY, batch_rows=2000, block_rows=1000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
 def test_ctrl_c_exits_130(capsys, tmp_path, monkeypatch):
     src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(_table(5000), src)
