@@ -118,8 +118,9 @@ def privatize(
 
     if index is not None:
         def indexed(batches):
-            for batch in batches:
-                yield etl.privatize(batch, mechanism, index=index, **options)
+            for table in _buffered(batches, block_rows):
+                out = etl.privatize(table, mechanism, index=index, **options)
+                yield from out.to_batches()
 
         return df.mapInArrow(indexed, out_schema)
 
@@ -129,12 +130,14 @@ def privatize(
         from pyspark import TaskContext
 
         pid = TaskContext.get().partitionId()
-        first = pos = starts.get(pid, 0)
-        for batch in batches:
-            if batch.num_rows and pid not in starts:
+        first = starts.get(pid, 0)
+        pos = first
+        for pos, table in _block_aligned(batches, first, block_rows):
+            if table.num_rows and pid not in starts:
                 raise RuntimeError(f"partition {pid} has rows but had none when counted: the input is not deterministic")
-            yield etl.privatize(batch, mechanism, offset=pos, **options)
-            pos += batch.num_rows
+            out = etl.privatize(table, mechanism, offset=pos, **options)
+            yield from out.to_batches()
+            pos += table.num_rows
         if pos - first != counts.get(pid, 0):
             raise RuntimeError(
                 f"partition {pid} has {pos - first} rows, but {counts.get(pid, 0)} when counted: the input is not "
@@ -142,6 +145,47 @@ def privatize(
             )
 
     return df.mapInArrow(positional, out_schema)
+
+
+def _block_aligned(batches, start: int, block_rows: int):
+    """Regroup Arrow batches holding the rows ``start, start + 1, ...`` into tables that end on block
+    boundaries (a multiple of ``block_rows``) or at the end, as ``(first_row, table)``: every keyed block
+    is then drawn once per task, whatever Spark's batch size (zero-copy slices; about one block buffered)."""
+    import pyarrow as pa
+
+    pending: list = []
+    held, pos = 0, start
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        held += batch.num_rows
+        cut = ((pos + held) // block_rows) * block_rows - pos  # rows up to the last boundary reached
+        if cut > 0:
+            table = pa.Table.from_batches(pending)
+            yield pos, table.slice(0, cut)
+            rest = table.slice(cut)
+            pending = rest.to_batches() if rest.num_rows else []
+            pos += cut
+            held -= cut
+    if held:
+        yield pos, pa.Table.from_batches(pending)
+
+
+def _buffered(batches, rows: int):
+    """Regroup Arrow batches into tables of at least ``rows`` rows (the last may be shorter)."""
+    import pyarrow as pa
+
+    pending: list = []
+    held = 0
+    for batch in batches:
+        pending.append(batch)
+        held += batch.num_rows
+        if held >= rows:
+            yield pa.Table.from_batches(pending)
+            pending, held = [], 0
+    if held:
+        yield pa.Table.from_batches(pending)
 
 
 def _partition_offsets(df: Any) -> tuple[dict[int, int], dict[int, int]]:
