@@ -111,6 +111,7 @@ def _peer_calibrators():
     except ImportError:
         pass
     try:
+        from autodp import mechanism_zoo  # noqa: F401  (importing privacy_calibrator first is circular)
         from autodp import privacy_calibrator
 
         out["autodp ana_gaussian_mech"] = lambda e, d: privacy_calibrator.ana_gaussian_mech(e, d)["sigma"]
@@ -132,7 +133,7 @@ def _peer_calibrators():
 
 
 @pytest.mark.parametrize("peer", sorted(_peer_calibrators()) or ["none"])
-def test_gaussian_calibration_vs_peers(peer, speed):
+def test_gaussian_calibration_vs_peers(peer, benchmark, speed):
     peers = _peer_calibrators()
     if peer not in peers:
         pytest.skip("no peer library could be imported")
@@ -140,10 +141,11 @@ def test_gaussian_calibration_vs_peers(peer, speed):
     g = dp.Gaussian()
     eps = np.array([p[0] for p in PEER_POINTS])
     delta = np.array([p[1] for p in PEER_POINTS])
-    ours = dp.minimal_scale(g, eps, delta)
+    ours = benchmark(dp.minimal_scale, g, eps, delta)
     theirs = np.array([fn(e, d) for e, d in PEER_POINTS])
     # Same quantity: agreement to the peer's own tolerance (PyDP's is ~1e-3 by design).
-    rtol = 2e-3 if peer.startswith("PyDP") else 1e-6
+    # (autodp's bisection stops early: 1.8e-6 below the exact sigma at eps=2, delta=1e-8, i.e. under-noised.)
+    rtol = {"PyDP": 2e-3, "autodp": 1e-5}.get(peer.split()[0], 1e-6)
     np.testing.assert_allclose(theirs, ours, rtol=rtol)
     t_ours = speed.time(lambda: dp.minimal_scale(g, eps, delta)) / eps.size
     t_peer = speed.time(lambda: [fn(e, d) for e, d in PEER_POINTS], repeat=3) / eps.size

@@ -27,6 +27,21 @@ darray map2(const darray& a, const darray& b, long threads, F fn) {
     return out;
 }
 
+// Second line of defence (the Python layer checks first): reject out-of-domain inputs before any work.
+template <class Pred>
+void require_all(const darray& a, Pred ok, const char* message) {
+    const double* p = a.data();
+    for (py::ssize_t i = 0; i < a.size(); ++i) {
+        if (!ok(p[i])) throw std::invalid_argument(message);
+    }
+}
+
+bool mu_ok(double u) { return u >= 0.0; }
+bool delta_closed_ok(double d) { return d >= 0.0 && d <= 1.0; }
+bool delta_open_ok(double d) { return d > 0.0 && d < 1.0; }
+bool alpha_ok(double a) { return a > 1.0; }
+bool rho_ok(double r) { return r >= 0.0; }
+
 acc::RdpMethod to_method(int m) {
     if (m < 0 || m > 2) throw std::invalid_argument("method must be 0 (mironov), 1 (asoodeh) or 2 (balle2020)");
     return static_cast<acc::RdpMethod>(m);
@@ -36,23 +51,35 @@ acc::RdpMethod to_method(int m) {
 void register_accounting(py::module_ m) {
     m.doc() = "accounting kernels: exact GDP profile and RDP -> (eps, delta) conversions";
     m.def("gdp_epsilon", [](const darray& mu, const darray& delta, long t) {
+        require_all(mu, mu_ok, "mu must be >= 0 and not NaN");
+        require_all(delta, delta_closed_ok, "delta must lie in [0, 1]");
         const Family g = Family::make(Kind::Gaussian);
         return map2(mu, delta, t, [&g](double u, double d) { return acc::gdp_epsilon(g, u, d); });
     }, py::arg("mu"), py::arg("delta"), py::arg("threads") = 0);
     m.def("gdp_log_delta", [](const darray& mu, const darray& eps, long t) {
+        require_all(mu, mu_ok, "mu must be >= 0 and not NaN");
+        require_all(eps, rho_ok, "epsilon must be >= 0 and not NaN");
         const Family g = Family::make(Kind::Gaussian);
         return map2(mu, eps, t, [&g](double u, double e) { return acc::gdp_log_delta(g, u, e); });
     }, py::arg("mu"), py::arg("epsilon"), py::arg("threads") = 0);
     m.def("rdp_to_epsilon", [](const darray& alpha, const darray& rho, const darray& delta, int method, long t) {
         const acc::RdpMethod meth = to_method(method);
+        require_all(alpha, alpha_ok, "alpha must be > 1");
+        require_all(rho, rho_ok, "rho must be >= 0 and not NaN");
+        require_all(delta, delta_open_ok, "delta must lie in (0, 1)");
         return map3(alpha, rho, delta, t, [meth](double a, double r, double d) { return acc::rdp_to_epsilon(a, r, d, meth); });
     }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"), py::arg("threads") = 0);
     // Scalar fast paths (no array allocation) for optimisers calling one value at a time.
     m.def("gdp_epsilon_scalar", [](double mu, double delta) {
+        if (!mu_ok(mu)) throw std::invalid_argument("mu must be >= 0 and not NaN");
+        if (!delta_closed_ok(delta)) throw std::invalid_argument("delta must lie in [0, 1]");
         static const Family g = Family::make(Kind::Gaussian);
         return acc::gdp_epsilon(g, mu, delta);
     }, py::arg("mu"), py::arg("delta"));
     m.def("rdp_to_epsilon_scalar", [](double alpha, double rho, double delta, int method) {
+        if (!alpha_ok(alpha)) throw std::invalid_argument("alpha must be > 1");
+        if (!rho_ok(rho)) throw std::invalid_argument("rho must be >= 0 and not NaN");
+        if (!delta_open_ok(delta)) throw std::invalid_argument("delta must lie in (0, 1)");
         return acc::rdp_to_epsilon(alpha, rho, delta, to_method(method));
     }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"));
 }

@@ -101,14 +101,20 @@ void register_random(py::module_ m) {
              [](Generator& g, py::ssize_t n) {
                  if (n < 0) throw std::invalid_argument("n must be >= 0");
                  py::array_t<std::uint64_t> out(n);
-                 std::uint64_t* p = out.mutable_data();
-                 {
-                     py::gil_scoped_release release;
-                     g.fill_u64(p, static_cast<std::size_t>(n));
-                 }
+                 // Sequential draws move the generator itself, so the GIL stays held: another Python
+                 // thread using the same generator must not run concurrently.
+                 g.fill_u64(out.mutable_data(), static_cast<std::size_t>(n));
                  return out;
              },
              py::arg("n"), "the next n 64-bit words of the stream (sequential, one thread)")
+        .def("direction",
+             [](Generator& g, py::ssize_t d) {
+                 if (d < 1) throw std::invalid_argument("d must be >= 1");
+                 py::array_t<double> out(d);
+                 pydp::random::sphere_direction(g, out.mutable_data(), static_cast<std::size_t>(d));
+                 return out;
+             },
+             py::arg("d"), "one uniform direction on S^{d-1} from the sequential stream")
         .def("chunk", &Generator::chunk, py::arg("c"))
         .def("spawn", &Generator::spawn, py::arg("i"))
         .def("reserve_chunks", &Generator::reserve_chunks, py::arg("k"))
@@ -156,6 +162,11 @@ void register_random(py::module_ m) {
     m.def("ziggurat_closure", [] {
         return py::make_tuple(pydp::random::normal_table().closure, pydp::random::exponential_table().closure);
     }, "how far the layer recursion misses f(0) = 1 (normal, exponential); ~0 when R is right");
+
+    m.def("det_log", [](const darray& x) { return map1(x, 1, [](double v) { return pydp::random::detail::det_log(v); }); },
+          py::arg("x"), "the sampler's own log (Subbotin path), for accuracy tests; finite normal x > 0 only");
+    m.def("det_exp", [](const darray& x) { return map1(x, 1, [](double v) { return pydp::random::detail::det_exp(v); }); },
+          py::arg("x"), "the sampler's own exp (Subbotin path), for accuracy tests; |x| <= 700");
 
     // ---- bulk samplers (arguments validated in pydp_core.random; re-checked here) -----------------
     using namespace pydp::random;

@@ -15,6 +15,10 @@ definition by the tightest valid route it knows:
   composed mu (all spends GDP), the best RDP order of the composed curve (all spends with RDP), and
   basic composition, with (eps_i, delta_i) spends summed and the remaining delta given to the rest.
 
+Repeated runs of the same mechanism are kept as one record with a ``count`` (n runs compose as
+sqrt(n) mu, n rho, n epsilon(alpha), ...), so a training loop that spends once per step stays cheap and
+the JSON stays small.
+
 A spend that would take the total in the limit's definition past the limit raises
 :class:`BudgetExceededError` and is not recorded; the check and the record happen under one lock, so
 concurrent spends from several threads never overshoot.
@@ -71,7 +75,16 @@ class _Spend:
 
     def __init__(self, record: dict) -> None:
         self.record = record
+        count = record.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise ValueError(f"count must be an integer >= 1, got {count!r}")
+        self.count = int(count)
         kind = record["kind"]
+        for key in ("sigma", "scale", "sensitivity"):  # records read back from JSON are re-validated
+            if key in record:
+                _positive(record[key], key)
+        if kind == "subbotin" and not _scalar(record["r"], "r") >= 1:
+            raise ValueError("r must be >= 1")
         self.gdp: Optional[float] = None
         self.zcdp: Optional[ZCDP] = None
         self.rao: Optional[float] = None
@@ -114,8 +127,33 @@ class _Spend:
             b = _from_fields(record["type"], record["fields"])
             self.budget = b
             self._from_budget(b)
-        else:  # pragma: no cover - records are built by Accountant only
+        else:
             raise ValueError(f"unknown spend kind {kind!r}")
+        if self.count > 1:
+            self._scale(self.count)
+
+    def _scale(self, n: int) -> None:
+        """n independent runs of this mechanism, composed in each representation (paper 000 Table 1)."""
+        root = math.sqrt(n)
+        if self.gdp is not None:
+            self.gdp *= root
+        if self.rao is not None:
+            self.rao *= root
+        if self.zcdp is not None:
+            self.zcdp = ZCDP(n * self.zcdp.rho, n * self.zcdp.xi)
+        if self.pure is not None:
+            self.pure *= n
+        if self.approx is not None:
+            self.approx = ApproxDP(n * self.approx.epsilon, min(1.0, n * self.approx.delta))
+        if self.rdp is not None:
+            base = self.rdp
+            self.rdp = lambda a: n * np.asarray(base(a), dtype=float)
+        # a profile (Subbotin) is composed by giving each of the n runs its share of delta
+
+    def same_mechanism(self, record: dict) -> bool:
+        a = {k: v for k, v in self.record.items() if k != "count"}
+        b = {k: v for k, v in record.items() if k != "count"}
+        return a == b
 
     def _from_pure(self, eps: float) -> None:
         p = PureDP(eps)
@@ -185,24 +223,25 @@ class Accountant:
 
     @property
     def spends(self) -> List[dict]:
-        """The recorded spends (copies of their JSON records), in order."""
+        """The recorded spends (copies of their JSON records, with a ``count`` of repeated runs), in order."""
         with self._lock:
             return [json.loads(json.dumps(s.record)) for s in self._spends]
 
     def __len__(self) -> int:
+        """The number of mechanisms spent (repeated runs count one each)."""
         with self._lock:
-            return len(self._spends)
+            return sum(s.count for s in self._spends)
 
     # ---------------------------------------------------------------------------------------------
     def spend_gaussian(self, sigma: float, sensitivity: float = 1.0, count: int = 1) -> None:
         """Record ``count`` runs of the Gaussian mechanism with standard deviation sigma (l2 sensitivity)."""
         rec = {"kind": "gaussian", "sigma": _positive(sigma, "sigma"), "sensitivity": _positive(sensitivity, "sensitivity")}
-        self._spend([rec] * self._count(count))
+        self._spend(rec, self._count(count))
 
     def spend_laplace(self, scale: float, sensitivity: float = 1.0, count: int = 1) -> None:
         """Record ``count`` runs of the Laplace mechanism with scale b (l1 sensitivity)."""
         rec = {"kind": "laplace", "scale": _positive(scale, "scale"), "sensitivity": _positive(sensitivity, "sensitivity")}
-        self._spend([rec] * self._count(count))
+        self._spend(rec, self._count(count))
 
     def spend_subbotin(self, r: float, scale: float, sensitivity: float = 1.0, count: int = 1) -> None:
         """Record ``count`` runs of the Subbotin_r mechanism (l_r sensitivity; Rao DP uses it as l2 for d = 1)."""
@@ -210,14 +249,14 @@ class Accountant:
         if not rr >= 1 or math.isinf(rr):
             raise ValueError(f"r must be finite and >= 1, got {rr!r}")
         rec = {"kind": "subbotin", "r": rr, "scale": _positive(scale, "scale"), "sensitivity": _positive(sensitivity, "sensitivity")}
-        self._spend([rec] * self._count(count))
+        self._spend(rec, self._count(count))
 
     def spend(self, budget: Budget, count: int = 1) -> None:
         """Record a mechanism known only by its budget (an RDPCurve must be a grid curve: JSON-persistable)."""
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a privacy budget, got {type(budget).__name__}")
         rec = {"kind": "budget", "type": type(budget).__name__, "fields": _fields(budget)}
-        self._spend([rec] * self._count(count))
+        self._spend(rec, self._count(count))
 
     @staticmethod
     def _count(count: Any) -> int:
@@ -227,10 +266,15 @@ class Accountant:
             raise ValueError(f"count must be >= 1, got {count!r}")
         return int(count)
 
-    def _spend(self, records: List[dict]) -> None:
-        new = [_Spend(r) for r in records]
+    def _spend(self, record: dict, count: int) -> None:
+        # the record is validated (and its representations built) before the lock is taken
+        _Spend({**record, "count": count})
         with self._lock:
-            candidate = self._spends + new
+            last = self._spends[-1] if self._spends else None
+            if last is not None and last.same_mechanism(record):  # repeated runs: one record with a count
+                candidate = self._spends[:-1] + [_Spend({**record, "count": last.count + count})]
+            else:
+                candidate = self._spends + [_Spend({**record, "count": count})]
             try:
                 total = _total(candidate, type(self._limit), **_limit_args(self._limit))
             except TypeError as exc:
@@ -296,8 +340,11 @@ class Accountant:
         doc = json.loads(text)
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
             raise ValueError(f"not a {_FORMAT} document")
-        acc = cls(_from_fields(doc["limit"]["type"], doc["limit"]["fields"]))
-        spends = [_Spend(r) for r in doc["spends"]]
+        try:
+            acc = cls(_from_fields(doc["limit"]["type"], doc["limit"]["fields"]))
+            spends = [_Spend(r) for r in doc["spends"]]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed {_FORMAT} document: {exc!r}") from None
         acc._spends = spends  # the saved state was within its limit when saved; re-check below
         total = _total(spends, type(acc._limit), **_limit_args(acc._limit))
         if _exceeds(total, acc._limit):
@@ -427,11 +474,11 @@ def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
         return ApproxDP(eps_fixed, delta)
     if remaining <= 0:
         raise BudgetExceededError("no delta is left for the spends that need one")
-    pieces = len(profiled) + (1 if rest else 0)
+    pieces = sum(s.count for s in profiled) + (1 if rest else 0)
     share = remaining / pieces
     eps = eps_fixed
     for s in profiled:
-        eps += s.profile(share)
+        eps += s.count * s.profile(share)
     if rest:
         # the rest: each of the composable routes needs every spend to have it; spends that are only
         # pure DP without other routes (none today) would fall back to their (eps, 0)

@@ -203,7 +203,7 @@ class PureDP(Budget):
         from scipy import special
 
         log_p = -float(np.logaddexp(0.0, self.epsilon))  # log(1 / (1 + e^eps))
-        return GDP(-2.0 * float(special.ndtri_exp(log_p)))
+        return GDP(max(0.0, -2.0 * float(special.ndtri_exp(log_p))))
 
     def to_zcdp(self) -> "ZCDP":
         """(eps^2 / 2)-zCDP (Bun and Steinke 2016, Proposition 1.4)."""

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _core
 from ._validation import broadcast, check_delta, check_epsilon, check_positive, scalar_or_array
-from .noise import Laplace, LogConcaveFamily, NoiseFamily, Subbotin, Truncated
+from .noise import Gaussian, Laplace, LogConcaveFamily, NoiseFamily, Subbotin, Truncated
 
 __all__ = [
     "privacy_profile",
@@ -114,6 +114,10 @@ def epsilon_for_delta(noise: NoiseFamily, delta, scale, sensitivity=1.0):
     dl_b, s_b, d_b = broadcast(delta=dl, scale=s, sensitivity=d)
     if isinstance(noise, LogConcaveFamily):
         out = np.vectorize(lambda x, ss, dd: _custom_epsilon(noise, x, dd / ss), otypes=[float])(dl_b, s_b, d_b)
+    elif isinstance(noise, Gaussian) or (isinstance(noise, Subbotin) and noise.r == 2.0):
+        # The exact GDP epsilon (mu = D / scale) of the accounting core: the same log-space solver plus a
+        # well-conditioned form just below the total variation, where eps -> 0.
+        out = _core.accounting.gdp_epsilon(np.ascontiguousarray(d_b / s_b), dl_b, 0)
     else:
         out = _cal.epsilon_for_delta(noise._family, dl_b, s_b, d_b)
     return scalar_or_array(out, delta, scale, sensitivity)
@@ -186,7 +190,7 @@ def _custom_threshold(f: LogConcaveFamily, d: float, eps: float) -> float:
         if hi >= f.bound or float(f.logsf(hi)) < -745.0 * 1.5:
             return math.inf  # the ratio never exceeds e^eps where the noise has mass
         hi *= 2.0
-    return optimize.brentq(lambda u: f.psi_diff(u, d) - eps, lo, hi, xtol=1e-300, rtol=4e-16)
+    return optimize.brentq(lambda u: f.psi_diff(u, d) - eps, lo, hi, xtol=1e-300, rtol=1e-15)
 
 
 def _custom_log_delta(f: LogConcaveFamily, eps: float, d: float) -> float:
@@ -234,7 +238,10 @@ def _custom_minimal_scale(f: LogConcaveFamily, eps: float, delta: float, sens: f
     target = math.log(delta) - 1e-12 if delta > 0 else -math.inf
 
     def g(v: float) -> float:  # increasing in v = log d
-        return _custom_log_delta(f, eps, math.exp(v)) - target
+        ld = _custom_log_delta(f, eps, math.exp(v))
+        if delta == 0:  # the boundary where delta(d) stops being exactly 0
+            return -1.0 if ld == -math.inf else 1.0
+        return ld - target
 
     lo, hi = -1.0, 1.0
     while g(lo) > 0:

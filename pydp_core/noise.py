@@ -314,7 +314,7 @@ class LogConcaveFamily(NoiseFamily):
                 lo *= 2
             while float(self._cdf(np.array([hi]))[0]) < p:
                 hi *= 2
-            return optimize.brentq(lambda z: float(self._cdf(np.array([z]))[0]) - p, lo, hi, xtol=1e-300, rtol=4e-16)
+            return optimize.brentq(lambda z: float(self._cdf(np.array([z]))[0]) - p, lo, hi, xtol=1e-300, rtol=1e-15)
 
         out = np.vectorize(one, otypes=[float])(qq)
         return scalar_or_array(out, q)

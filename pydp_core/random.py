@@ -189,6 +189,8 @@ class Random:
     _gen:
         The C++ generator (``pydp_core._core.random.Generator``, ``pydp::random::Generator`` in C++) for
         other pydp_core bindings. Users do not need it.
+    _threads:
+        The thread count as an int for the bindings: 0 means all cores.
     """
 
     __slots__ = ("_gen", "_threads", "_seeded")
@@ -363,10 +365,11 @@ class Random:
         return self._run(kernel_arr, {"loc": lo, "scale": width}, (), size, dtype, out)
 
     def arsinh_normal(self, A, sigma, loc=0.0, size=None, dtype=np.float64, out=None):
-        """The tCDP sinh-normal noise of paper 003: loc + A * asinh(Z / A), Z ~ N(0, sigma^2).
+        """The tCDP arsinh-normal noise of paper 003: loc + A * asinh(Z / A), Z ~ N(0, sigma^2).
 
-        For sensitivity D and tCDP parameters (rho, omega) use sigma = D / sqrt(2 rho) and A = 8 D omega;
-        the mechanism is then (16 rho, omega)-tCDP.
+        With Z ~ N(0, D^2 / (2 rho0)) and A = 8 D omega the mechanism is (16 rho0, omega)-tCDP for l2
+        sensitivity D; :func:`pydp_core.arsinh_parameters` returns (A, sigma) for a target
+        ``TCDP(rho, omega)``: ``rng.arsinh_normal(*dp.arsinh_parameters(dp.TCDP(rho, omega), D), size=n)``.
         """
         a = _scalar(_param(A, "A", low=0.0, strict=True), "A")
         s = _scalar(_param(sigma, "sigma", low=0.0), "sigma")

@@ -92,6 +92,12 @@ def test_json_round_trip(tmp_path):
         back.spend_gaussian(sigma=0.01)
     with pytest.raises(ValueError):
         pc.Accountant.from_json('{"format": "other"}')
+    with pytest.raises(ValueError, match="malformed"):
+        pc.Accountant.from_json('{"format": "pydp_core.Accountant/1", "limit": {"type": "GDP"}, "spends": []}')
+    bad = json.loads(acc.to_json())
+    bad["spends"][0]["sigma"] = -1.0
+    with pytest.raises(ValueError, match="sigma"):
+        pc.Accountant.from_json(json.dumps(bad))
     # a callable curve could not be persisted, so it is refused at spend time (nothing recorded)
     with pytest.raises(TypeError, match="callable"):
         acc.spend(pc.RDPCurve(lambda a: 0.001 * np.asarray(a)))
@@ -151,3 +157,22 @@ def test_laplace_only_routes():
     assert acc.total(pc.PureDP) == pc.PureDP(1.5)
     mu = acc.total(pc.GDP).mu
     assert mu <= min(math.sqrt(3) * pc.PureDP(0.5).to_gdp().mu, pc.PureDP(1.5).to_gdp().mu) * (1 + 1e-15)
+
+
+def test_repeated_spends_are_one_record_with_a_count():
+    acc = pc.Accountant(pc.ApproxDP(50.0, 1e-5))
+    for _ in range(2000):  # a DP-SGD-like loop: one spend per step stays cheap
+        acc.spend_gaussian(sigma=20.0)
+    acc.spend_gaussian(sigma=20.0, count=8000)
+    assert len(acc) == 10000 and len(acc.spends) == 1 and acc.spends[0]["count"] == 10000
+    assert acc.total(pc.GDP).mu == pytest.approx(math.sqrt(10000) / 20.0, rel=1e-14)
+    assert acc.total().epsilon == pc.GDP(5.0).to_approx_dp(1e-5).epsilon
+    # counts compose in every representation: Subbotin pieces each get their share of delta
+    a2 = pc.Accountant(pc.ApproxDP(100.0, 1e-6))
+    a2.spend_subbotin(3.0, scale=5.0, count=3)
+    share = 1e-6 / 3
+    ref = 3 * pc.epsilon_for_delta(pc.Subbotin(3.0), share, 5.0, 1.0)
+    assert a2.total().epsilon == pytest.approx(ref, rel=1e-14)
+    assert a2.total(pc.RaoDP).theta == pytest.approx(math.sqrt(3) * pc.rao.theta(pc.Subbotin(3.0), 5.0).theta, rel=1e-14)
+    back = pc.Accountant.from_json(a2.to_json())
+    assert back.total().epsilon == a2.total().epsilon and len(back) == 3

@@ -434,7 +434,7 @@ def test_agreement_with_dp_accounting():
 
 def test_agreement_with_autodp():
     pytest.importorskip("autodp", reason="autodp is not installed")
-    from autodp import converter, dp_bank
+    from autodp import converter, dp_bank, rdp_bank
 
     for sigma in (0.5, 1.0, 3.0, 20.0):
         for delta in (1e-10, 1e-5, 1e-2):
@@ -453,6 +453,22 @@ def test_agreement_with_autodp():
             theirs = converter.rdp_to_approxdp(rdp, BBGHS_conversion=True)(1e-6)
         ours = pc.RDPCurve(lambda a, s=sigma: np.asarray(a) / (2 * s * s)).to_approx_dp(1e-6, method="balle2020").epsilon
         assert ours == pytest.approx(theirs, rel=1e-6)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            theirs_m = converter.rdp_to_approxdp(rdp, BBGHS_conversion=False)(1e-6)
+        ours_m = pc.RDPCurve(lambda a, s=sigma: np.asarray(a) / (2 * s * s)).to_approx_dp(1e-6, method="mironov").epsilon
+        assert ours_m == pytest.approx(theirs_m, rel=1e-6)
+        for alpha in (1.5, 7.0, 100.0):
+            assert pc.GDP(1 / sigma).to_rdp(alpha).epsilon == pytest.approx(rdp_bank.RDP_gaussian({"sigma": sigma}, alpha), rel=1e-14)
+    # pure DP -> (eps', delta): autodp uses log(e^eps - delta); the exact region of randomised response
+    # (Kairouz et al.) is tighter, never looser
+    for eps in (0.1, 1.0, 4.0):
+        for delta in (1e-8, 1e-3):
+            assert pc.PureDP(eps).to_approx_dp(delta).epsilon <= converter.puredp_to_approxdp(eps)(delta) + 1e-15
+    # the Laplace mechanism: autodp converts its RDP; the exact Laplace profile is never looser
+    for b in (0.5, 2.0):
+        exact = pc.RaoDP(1 / b).to_approx_dp(1e-6, mechanism="laplace").epsilon
+        assert exact <= dp_bank.get_eps_laplace(b, 1e-6) * (1 + 1e-12)
 
 
 def test_rdp_conversions_valid_for_arbitrary_pairs():
@@ -480,3 +496,33 @@ def test_rdp_conversions_valid_for_arbitrary_pairs():
             worst[m] = max(worst[m], (hs - d) / d)
     for m, w in worst.items():
         assert w <= 1e-9, m
+
+
+def test_pure_dp_conversion_valid_for_arbitrary_pairs():
+    """eps-DP -> (eps', delta): for random pairs with max |log P/Q| = eps, both hockey-stick divergences
+    at e^eps' are at most delta (Kairouz et al.: randomised response is the worst case)."""
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        k = int(rng.integers(2, 6))
+        P = rng.dirichlet(np.ones(k))
+        Q = rng.dirichlet(np.ones(k))
+        eps = float(np.max(np.abs(np.log(P / Q))))
+        delta = float(10 ** rng.uniform(-6.0, -0.5))
+        e2 = pc.PureDP(eps).to_approx_dp(delta).epsilon
+        for A, B in ((P, Q), (Q, P)):
+            assert float(np.sum(np.maximum(A - np.exp(e2) * B, 0.0))) <= delta * (1 + 1e-9)
+
+
+def test_kernel_rejects_bad_input_as_second_line():
+    acc = pc._core.accounting
+    one = np.ones(3)
+    with pytest.raises(ValueError, match="alpha"):
+        acc.rdp_to_epsilon(np.array([2.0, 1.0, 3.0]), one, one * 0.1, 0)
+    with pytest.raises(ValueError, match="delta"):
+        acc.rdp_to_epsilon(one * 2, one, np.array([0.1, 0.0, 0.1]), 1)
+    with pytest.raises(ValueError, match="method"):
+        acc.rdp_to_epsilon(one * 2, one, one * 0.1, 7)
+    with pytest.raises(ValueError, match="mu"):
+        acc.gdp_epsilon(np.array([np.nan]), np.array([0.1]))
+    with pytest.raises(ValueError, match="delta"):
+        acc.gdp_epsilon_scalar(1.0, 1.5)

@@ -3,7 +3,8 @@
 // - gdp_epsilon / gdp_log_delta: the exact privacy profile of the Gaussian mechanism, i.e. of mu-GDP
 //   (Balle and Wang 2018; paper 004 Corollary 14). delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu),
 //   evaluated and inverted in log space by the calibration core (csrc/include/pydp/calibration/profile.hpp):
-//   psi = mu is the standardised shift D / sigma.
+//   psi = mu is the standardised shift D / sigma. Just below the total variation (eps -> 0, where that
+//   equation is ill-conditioned) gdp_epsilon switches to a well-conditioned form (see below).
 // - rdp_to_epsilon: the three (alpha, rho)-RDP -> (eps, delta)-DP conversions of paper 004:
 //     Mironov (Corollary 11):    eps = rho + log(1/delta) / (alpha - 1)
 //     Asoodeh (Corollary 12):    eps = rho + log(1 - delta)                               if alpha delta >= 1
@@ -72,71 +73,111 @@ inline double rdp_to_epsilon(double alpha, double rho, double delta, RdpMethod m
     return eps > 0.0 ? eps : 0.0;
 }
 
-// Phi(hi) - Phi(lo) for a short interval near the centre (hi - lo <= 2, |lo|, |hi| <= 3) by 10-point
-// Gauss-Legendre quadrature of the density: no cancellation, full relative precision (the integrand is
-// entire and nearly polynomial over such an interval).
-inline double normal_interval(double lo, double hi) noexcept {
+// ---- epsilon just below the total variation -------------------------------------------------------
+// As delta -> TV = delta(0) = erf(mu / (2 sqrt 2)), eps -> 0 and the problem is ill-conditioned in the
+// form delta(eps) = target: the condition number delta / (eps |delta'|) grows like 1 / eps, so the
+// digits of delta lost to rounding cost that many digits of eps. Written instead as
+//   g(eps) = TV - delta(eps) = r := TV - target,
+//   g(eps) = 2 phi(m) int_0^a e^{-s^2/2} sinh(m s) ds + expm1(eps) Phi(-m - a),   m = mu/2, a = eps/mu,
+// (the two end slivers that separate TV from the central probability, folded by symmetry into one
+// positive integrand), every term is positive and g is well conditioned (g ~ eps Phi(-m)). The only
+// cancellation left is in r, which is formed exactly from TV in double-double arithmetic.
+
+struct DD {
+    double hi, lo;
+};
+inline DD quick_two_sum(double a, double b) noexcept {
+    const double s = a + b;
+    return {s, b - (s - a)};
+}
+inline DD two_sum(double a, double b) noexcept {
+    const double s = a + b;
+    const double bb = s - a;
+    return {s, (a - (s - bb)) + (b - bb)};
+}
+inline DD dd_add(DD a, DD b) noexcept {
+    const DD s = two_sum(a.hi, b.hi);
+    return quick_two_sum(s.hi, s.lo + a.lo + b.lo);
+}
+inline DD dd_mul(DD a, DD b) noexcept {
+    const double p = a.hi * b.hi;
+    const double e = std::fma(a.hi, b.hi, -p);
+    return quick_two_sum(p, e + (a.hi * b.lo + a.lo * b.hi));
+}
+inline DD dd_div(DD a, double b) noexcept {
+    const double q = a.hi / b;
+    const double p = q * b;
+    const double e = std::fma(q, b, -p);
+    return quick_two_sum(q, ((a.hi - p) - e + a.lo) / b);
+}
+
+// erf(mu / (2 sqrt 2)) in double-double by its Taylor series. For mu <= 8 (argument <= 2.83) the largest
+// term is below 1e3, so at most 3 of the ~32 digits are lost to the alternating signs; <= 110 terms.
+inline DD total_variation_dd(double mu) noexcept {
+    const DD c{0.3535533905932738, -2.4168233283632284e-17};  // 1 / (2 sqrt 2)
+    const DD two_over_sqrt_pi{1.1283791670955126, 1.533545961316588e-17};
+    const DD x = dd_mul(DD{mu, 0.0}, c);
+    const DD x2 = dd_mul(x, x);
+    DD term = x;  // x^(2n+1) / n!
+    DD sum = x;
+    for (int n = 1; n < 200; ++n) {
+        term = dd_div(dd_mul(term, x2), static_cast<double>(n));
+        DD t = dd_div(term, static_cast<double>(2 * n + 1));
+        if (n % 2) t = DD{-t.hi, -t.lo};
+        sum = dd_add(sum, t);
+        if (std::fabs(t.hi) < 1e-34 * sum.hi) break;
+    }
+    return dd_mul(sum, two_over_sqrt_pi);
+}
+
+// g(eps) = TV - delta(eps) and g'(eps) = e^eps Phi(-m - a), for mu <= 8 and a = eps / mu <= 1.
+inline double gap_below_tv(double mu, double eps, double* slope) noexcept {
     static constexpr double x[5] = {0.14887433898163122, 0.4333953941292472, 0.6794095682990244,
                                     0.8650633666889845, 0.9739065285171717};
     static constexpr double w[5] = {0.2955242247147528, 0.2692667193099965, 0.219086362515982,
                                     0.1494513491505804, 0.06667134430868814};
-    const double m = 0.5 * (lo + hi), h = 0.5 * (hi - lo);
-    double s = 0.0;
+    const double m = 0.5 * mu, a = eps / mu, h = 0.5 * a;
+    double s = 0.0;  // int_0^a e^{-s^2/2} sinh(m s) ds by 10-point Gauss-Legendre
     for (int i = 0; i < 5; ++i) {
-        const double a = m + h * x[i], b = m - h * x[i];
-        s += w[i] * (std::exp(-0.5 * a * a) + std::exp(-0.5 * b * b));
+        const double u1 = h * (1.0 + x[i]), u2 = h * (1.0 - x[i]);
+        s += w[i] * (std::exp(-0.5 * u1 * u1) * std::sinh(m * u1) + std::exp(-0.5 * u2 * u2) * std::sinh(m * u2));
     }
-    return s * h * 0.39894228040143267794;  // 1 / sqrt(2 pi)
-}
-
-// delta_mu(eps) near the total variation (small mu, eps << mu): written as
-// [Phi(b) - Phi(c)] - expm1(eps) Phi(c), b = mu/2 - eps/mu, c = -mu/2 - eps/mu, where the bracket is a
-// short-interval integral (no cancellation) and the subtraction loses under one bit when the second term
-// is at most half the first. Returns NaN outside that regime. The log-space profile, which is accurate
-// in the tails, loses about log10(1/mu) digits to cancellation in log B - log A here, and that is what
-// limits epsilon as delta approaches the total variation.
-inline double gdp_delta_near_tv(double mu, double eps, double* slope) noexcept {
-    const double a = eps / mu;
-    if (!(mu <= 2.0) || !(a <= 1.0) || !(eps >= 0.0)) return kNaN;
-    const double b = 0.5 * mu - a, c = -0.5 * mu - a;
-    const double inner = normal_interval(c, b);
-    const double pc = special::ndtr(c);
-    const double t = std::expm1(eps) * pc;
-    if (!(t <= 0.5 * inner)) return kNaN;
-    if (slope) *slope = -std::exp(eps) * pc;  // d delta / d eps
-    return inner - t;
+    const double phi_m = 0.39894228040143267794 * std::exp(-0.5 * m * m);
+    const double pc = special::ndtr(-m - a);
+    if (slope) *slope = std::exp(eps) * pc;
+    return 2.0 * phi_m * s * h + std::expm1(eps) * pc;
 }
 
 // The exact epsilon of mu-GDP at delta (rounded up); 0 for mu = 0; +inf for delta = 0 and mu > 0.
-// The log-space solver of the calibration core gives a first answer; where the problem is
-// ill-conditioned (delta just below the total variation, so epsilon -> 0) Newton steps on the
-// cancellation-free form above restore the relative accuracy of epsilon.
+// The log-space solver of the calibration core gives the answer except where the problem is
+// ill-conditioned (cond > 1e3: delta just below the total variation, mu <= 8); there Newton on
+// g(eps) = r above recovers full relative accuracy.
 inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) noexcept {
     if (!(mu >= 0.0) || !(delta >= 0.0) || !(delta <= 1.0)) return kNaN;
     if (mu == 0.0 || delta >= 1.0) return 0.0;
     if (std::isinf(mu)) return kInf;
-    double eps = calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
-    if (!(mu <= 2.0) || !(eps <= mu)) return eps;
-    // refine only where the problem is ill-conditioned: cond = delta / (eps |d delta / d eps|) > 1e3
+    const double eps = calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
+    if (!(mu <= 8.0) || !(eps <= 0.5 * mu)) return eps;
     if (eps > 0.0 && delta < 1e-3 * eps * std::exp(eps) * special::ndtr(-0.5 * mu - eps / mu)) return eps;
+    const DD tv = total_variation_dd(mu);
+    const DD rr = dd_add(tv, DD{-delta, 0.0});
+    const double r = rr.hi + rr.lo;
+    if (!(r > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
     double slope = 0.0;
-    double d0 = gdp_delta_near_tv(mu, 0.0, &slope);
-    if (std::isnan(d0)) return eps;
-    if (d0 <= delta) return 0.0;  // the total variation is below delta: (0, delta)-DP
-    double e = eps;
-    for (int it = 0; it < 8; ++it) {
-        const double d = gdp_delta_near_tv(mu, e, &slope);
-        if (std::isnan(d) || !(slope < 0.0)) return eps;
-        const double next = std::max(0.0, e - (d - delta) / slope);
-        const bool done = std::fabs(next - e) <= 1e-16 * e;
-        e = next;
+    gap_below_tv(mu, 0.0, &slope);
+    double e = eps > 0.0 ? eps : r / slope;
+    for (int it = 0; it < 20; ++it) {
+        if (!(e / mu <= 1.0)) return eps;
+        const double g = gap_below_tv(mu, e, &slope);
+        const double next = e - (g - r) / slope;
+        const bool done = std::fabs(next - e) <= 2e-16 * e;
+        e = next > 0.0 ? next : 0.5 * e;
         if (done) break;
     }
-    // round up until the accurate form certifies delta(e) <= delta
+    // round up until g(e) >= r, i.e. delta(e) <= delta
     for (int i = 0; i < 64; ++i) {
-        const double d = gdp_delta_near_tv(mu, e, &slope);
-        if (std::isnan(d)) return eps;
-        if (d <= delta) return e;
+        if (!(e / mu <= 1.0)) return eps;
+        if (gap_below_tv(mu, e, nullptr) >= r) return e;
         e = std::nextafter(e, kInf) * (1.0 + 1e-16 * i);
     }
     return eps;

@@ -23,7 +23,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "pydp/random/bulk.hpp"
@@ -40,9 +42,10 @@ inline double laplace_from(Generator& g, std::uint64_t w) {
 inline double laplace(Generator& g) { return laplace_from(g, g.next_u64()); }
 
 inline double logistic_from(std::uint64_t w) {
-    const double u = (small_to_double(w >> 12) + 0.5) * 0x1.0p-52;  // (0, 1), exact
-    const double x = std::log1p(2.0 * (1.0 - u) / u);                // P(|X| > t) = 2 / (1 + e^t)
-    return (w & 1) ? -x : x;
+    const std::uint32_t pair[2] = {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(w >> 32)};
+    double x;
+    detail::logistic_body(pair, &x, 1);  // the bulk sampler's formula, so both give the same bits
+    return x;
 }
 inline double logistic(Generator& g) { return logistic_from(g.next_u64()); }
 
@@ -56,8 +59,8 @@ struct GammaMT {
         if (v <= 0.0) return 0.0;
         v = v * v * v;
         const double z2 = z * z;
-        if (u < 1.0 - 0.0331 * z2 * z2) return v;
-        if (std::log(u) < 0.5 * z2 + d * (1.0 - v + std::log(v))) return v;
+        if (u < 1.0 - 0.0331 * (z2 * z2)) return v;
+        if (detail::det_log(u) < 0.5 * z2 + d * (1.0 - v + detail::det_log(v))) return v;
         return 0.0;
     }
     double draw_v(Generator& g) const {
@@ -81,6 +84,9 @@ public:
         return boost_ ? x * std::pow(open_from(w), inv_shape_) : x;
     }
     double operator()(Generator& g) const { return finish(mt_.draw_v(g), g.next_u64()); }
+    void finish_tile(const TileOps&, const double* v, const std::uint32_t* wf, double* x, std::size_t m) const {
+        for (std::size_t j = 0; j < m; ++j) x[j] = finish(v[j], detail::word_at(wf, j));
+    }
     const GammaMT& mt() const noexcept { return mt_; }
 
 private:
@@ -98,11 +104,16 @@ public:
     explicit SubbotinSampler(double r)
         : r_(check(r)), inv_r_(1.0 / r), mt_(1.0 / r + 1.0), log_rd_(std::log(r * mt_.d)) {}
     // Subbotin from an accepted v and the word w (uniform factor and sign):
-    // (r d v)^(1/r) = exp((log(r d) + log v) / r): two cheap libm calls instead of pow.
+    // (r d v)^(1/r) = exp((log(r d) + log v) / r), with the project's own exp and log (tiles.hpp) so
+    // that the scalar and vectorised forms agree bit for bit.
     double finish(double v, std::uint64_t w) const {
-        const double u = small_to_double(w >> 11) * 0x1.0p-53;
-        const double x = u * std::exp((log_rd_ + std::log(v)) * inv_r_);
-        return (w & 1) ? -x : x;
+        double out;
+        std::uint32_t pair[2] = {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(w >> 32)};
+        detail::subbotin_finish_body(&v, pair, log_rd_, inv_r_, &out, 1);
+        return out;
+    }
+    void finish_tile(const TileOps& ops, const double* v, const std::uint32_t* wf, double* x, std::size_t m) const {
+        ops.subbotin_finish(v, wf, log_rd_, inv_r_, x, m);
     }
     double operator()(Generator& g) const {
         if (r_ == 1.0) return laplace(g);
@@ -128,6 +139,32 @@ inline void for_each_rejected(const std::uint64_t* rej, Fn&& fn) {
     for (std::size_t q = 0; q < detail::kMaskWords; ++q)
         for (std::uint64_t bits = rej[q]; bits != 0; bits &= bits - 1)
             fn(64 * q + static_cast<std::size_t>(__builtin_ctzll(bits)));
+}
+
+// Unit vector uniform on S^{d-1} from the sequential stream of g, written to out[0..d). The norm is taken
+// of the stored (rounded) coordinates, so float outputs have unit norm in their own precision too.
+template <class T>
+inline void sphere_direction(Generator& g, T* out, std::size_t d) {
+    for (;;) {
+        double ss = 0.0;
+        for (std::size_t j = 0; j < d; ++j) {
+            out[j] = static_cast<T>(g.normal());
+            ss += static_cast<double>(out[j]) * static_cast<double>(out[j]);
+        }
+        if (!(ss > 0.0)) continue;  // probability ~ 0; redraw rather than divide by zero
+        const double inv = 1.0 / std::sqrt(ss);
+        for (std::size_t j = 0; j < d; ++j) out[j] = static_cast<T>(static_cast<double>(out[j]) * inv);
+        return;
+    }
+}
+
+// Generic bulk form for any per-value sampler f(Generator&) -> double (sequential within each chunk; no
+// vectorised fast path): out[i] = T(f(chunk generator)).
+template <class T, class F>
+void fill(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, const F& f) {
+    run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) out[i] = static_cast<T>(f(g));
+    });
 }
 
 // ---- tile bodies: x[0..m) standard variates from the primary generator p and the extra generator e ----
@@ -169,22 +206,25 @@ struct UniformTile {
 };
 
 struct LogisticTile {
-    void operator()(const TileOps&, Generator& p, Generator&, double* x, std::size_t m) const {
+    void operator()(const TileOps& ops, Generator& p, Generator&, double* x, std::size_t m) const {
         alignas(64) std::uint32_t words[2 * kTile];
         p.take_blocks(words, (m + 7) / 8);
-        for (std::size_t j = 0; j < m; ++j) x[j] = logistic_from(detail::word_at(words, j));
+        ops.logistic(words, x, m);
     }
 };
 
 // Marsaglia-Tsang in tiles: words [0, m) give the normals, [m, 2m) the acceptance uniforms, [2m, 3m)
-// the finishing words (boost / uniform factor and sign). A rejected value restarts from the extra stream.
+// the finishing words (boost / uniform factor and sign). The squeeze test runs vectorised; values that
+// fail it take the exact log test, and a value rejected by that restarts from the extra stream.
 template <class Sampler>
 struct GammaTile {
     const Sampler& s;
     void operator()(const TileOps& ops, Generator& p, Generator& e, double* x, std::size_t m) const {
         alignas(64) std::uint32_t words[6 * kTile];
         std::uint64_t rej[detail::kMaskWords] = {0, 0, 0, 0};
+        alignas(64) unsigned char fail[kTile];
         alignas(64) double z[kTile];
+        alignas(64) double v[kTile];
         p.take_blocks(words, (3 * m + 7) / 8);
         ops.zig_signed(words, z, rej, m, normal_table());
         for_each_rejected(rej, [&](std::size_t j) {
@@ -193,18 +233,38 @@ struct GammaTile {
             z[j] = ((w >> 8) & 1) ? -a : a;
         });
         const GammaMT& mt = s.mt();
-        for (std::size_t j = 0; j < m; ++j) {
-            double v = mt.attempt(z[j], open_from(detail::word_at(words, m + j)));
-            if (!(v > 0.0)) v = mt.draw_v(e);
-            x[j] = s.finish(v, detail::word_at(words, 2 * m + j));
+        const std::uint32_t* wu = words + 2 * m;
+        const std::uint32_t* wf = words + 4 * m;
+        ops.mt_squeeze(z, wu, mt.c, v, fail, m);
+        // Values that failed the squeeze (about one in ten): compact them, run the exact test vectorised,
+        // and restart the rejected ones from the extra stream, in index order.
+        alignas(64) double zf[kTile], uf[kTile], vf[kTile];
+        alignas(64) unsigned char okf[kTile];
+        std::uint16_t idx[kTile];
+        std::size_t nf = 0;
+        for (std::size_t q = 0; q < m; q += 8) {  // skip eight clean values at a time
+            std::uint64_t eight = 0;
+            std::memcpy(&eight, fail + q, std::min<std::size_t>(8, m - q));
+            if (eight == 0) continue;
+            for (std::size_t j = q; j < std::min(q + 8, m); ++j)
+                if (fail[j]) {
+                    idx[nf] = static_cast<std::uint16_t>(j);
+                    zf[nf] = z[j];
+                    uf[nf] = open_from(detail::word_at(wu, j));
+                    vf[nf] = v[j];
+                    ++nf;
+                }
         }
+        ops.mt_logtest(zf, uf, vf, mt.d, okf, nf);
+        for (std::size_t k = 0; k < nf; ++k)
+            if (!okf[k]) v[idx[k]] = mt.draw_v(e);
+        s.finish_tile(ops, v, wf, x, m);
     }
 };
-
-// Runs a tile body over the bulk plan, writing T(loc + scale * x).
-template <class T, class Body>
-void fill_tiled(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, double loc, double scale,
-                const Body& body) {
+// Runs a tile body over the bulk plan; store(ops, x, out + begin, m) writes each tile's m values.
+template <class T, class Body, class Store>
+void fill_tiled_with(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, const Body& body,
+                     const Store& store) {
     const TileOps ops = tile_ops(gen.impl());
     run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
         Generator extra = g.split_upper();
@@ -212,24 +272,39 @@ void fill_tiled(const Generator& gen, const ChunkPlan& plan, unsigned threads, T
         for (std::size_t s = b; s < e; s += kTile) {
             const std::size_t m = std::min(kTile, e - s);
             body(ops, g, extra, x, m);
-            ops.affine(x, out + s, m, loc, scale);
+            store(ops, x, out + s, m);
         }
     });
 }
 
-// Post-transform variant: out = T(loc + post(x)).
+// out = T(loc + scale * x). A float64 output is written in place (no copy through the tile buffer).
+template <class T, class Body>
+void fill_tiled(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, double loc, double scale,
+                const Body& body) {
+    if constexpr (std::is_same_v<T, double>) {
+        const TileOps ops = tile_ops(gen.impl());
+        const bool identity = loc == 0.0 && scale == 1.0;
+        run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
+            Generator extra = g.split_upper();
+            for (std::size_t s = b; s < e; s += kTile) {
+                const std::size_t m = std::min(kTile, e - s);
+                body(ops, g, extra, out + s, m);
+                if (!identity) ops.affine(out + s, out + s, m, loc, scale);
+            }
+        });
+    } else {
+        fill_tiled_with(gen, plan, threads, out, body, [loc, scale](const TileOps& ops, const double* x, T* o, std::size_t m) {
+            ops.affine(x, o, m, loc, scale);
+        });
+    }
+}
+
+// out = T(post(x)).
 template <class T, class Body, class Post>
 void fill_tiled_post(const Generator& gen, const ChunkPlan& plan, unsigned threads, T* out, const Body& body,
                      const Post& post) {
-    const TileOps ops = tile_ops(gen.impl());
-    run_chunks(gen, plan, threads, [&](Generator& g, std::size_t b, std::size_t e) {
-        Generator extra = g.split_upper();
-        alignas(64) double x[kTile];
-        for (std::size_t s = b; s < e; s += kTile) {
-            const std::size_t m = std::min(kTile, e - s);
-            body(ops, g, extra, x, m);
-            for (std::size_t j = 0; j < m; ++j) out[s + j] = static_cast<T>(post(x[j]));
-        }
+    fill_tiled_with(gen, plan, threads, out, body, [&post](const TileOps&, const double* x, T* o, std::size_t m) {
+        for (std::size_t j = 0; j < m; ++j) o[j] = static_cast<T>(post(x[j]));
     });
 }
 

@@ -37,22 +37,26 @@ constexpr std::size_t kMaskWords = 256 / 64;
 // Ziggurat fast path on words[0..m): x[j] = +-k * W[i], and bit j of rej set where the point may lie
 // outside the density (the slow path then finishes value j). Sign from bit 8 when Signed.
 template <bool Signed>
+PYDP_ALWAYS_INLINE void zig_fast_one(const std::uint32_t* words, double* x, std::uint64_t* rej, std::size_t j,
+                                     const ZigTable& t) noexcept {
+    const std::uint64_t w = word_at(words, j);
+    const std::uint64_t i = w & 0xff;
+    const std::uint64_t k = w >> 11;
+    double v = static_cast<double>(static_cast<std::int64_t>(k)) * t.w[i];
+    if (Signed) {  // flip the IEEE sign bit with bit 8 of w (branch-free; the same as -v)
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        bits ^= (w & 0x100) << 55;
+        std::memcpy(&v, &bits, sizeof v);
+    }
+    x[j] = v;
+    rej[j / 64] |= static_cast<std::uint64_t>(k >= t.k[i]) << (j % 64);
+}
+
+template <bool Signed>
 PYDP_ALWAYS_INLINE void zig_fast_body(const std::uint32_t* words, double* x, std::uint64_t* rej, std::size_t m,
                                       const ZigTable& t) noexcept {
-    for (std::size_t j = 0; j < m; ++j) {
-        const std::uint64_t w = word_at(words, j);
-        const std::uint64_t i = w & 0xff;
-        const std::uint64_t k = w >> 11;
-        double v = static_cast<double>(static_cast<std::int64_t>(k)) * t.w[i];
-        if (Signed) {  // flip the IEEE sign bit with bit 8 of w (branch-free; the same as -v)
-            std::uint64_t bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            bits ^= (w & 0x100) << 55;
-            std::memcpy(&v, &bits, sizeof v);
-        }
-        x[j] = v;
-        rej[j / 64] |= static_cast<std::uint64_t>(k >= t.k[i]) << (j % 64);
-    }
+    for (std::size_t j = 0; j < m; ++j) zig_fast_one<Signed>(words, x, rej, j, t);
 }
 
 PYDP_ALWAYS_INLINE void uniform_body(const std::uint32_t* words, double* x, std::size_t m) noexcept {
@@ -63,6 +67,106 @@ PYDP_ALWAYS_INLINE void uniform_body(const std::uint32_t* words, double* x, std:
 template <class T>
 PYDP_ALWAYS_INLINE void affine_body(const double* x, T* out, std::size_t m, double loc, double scale) noexcept {
     for (std::size_t j = 0; j < m; ++j) out[j] = static_cast<T>(loc + scale * x[j]);
+}
+
+// log and exp written out with plain arithmetic (no libm), so that the scalar and vector variants give
+// the same bits; used on the Subbotin path only. det_log: finite normal x > 0, about 1 ulp.
+// det_exp: |y| <= 700 (clamped), about 1 ulp.
+PYDP_ALWAYS_INLINE double det_log(double x) noexcept {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    // x = 2^e * m with m in [sqrt(1/2), sqrt(2)): subtract the bits of sqrt(1/2), shift arithmetically.
+    const std::int64_t e = static_cast<std::int64_t>(bits - 0x3fe6a09e667f3bcdULL) >> 52;
+    const std::uint64_t mbits = bits - (static_cast<std::uint64_t>(e) << 52);
+    double m;
+    std::memcpy(&m, &mbits, sizeof m);
+    const double f = m - 1.0;
+    const double s = f / (2.0 + f);  // log m = 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...), |s| < 0.1716
+    const double s2 = s * s;
+    const double p = s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 + s2 * (1.0 / 13 +
+                     s2 * (1.0 / 15 + s2 * (1.0 / 17 + s2 * (1.0 / 19 + s2 * (1.0 / 21 + s2 * (1.0 / 23)))))))))));
+    const double ed = static_cast<double>(e);
+    const double ln2_hi = 0x1.62e42fee00000p-1, ln2_lo = 0x1.a39ef35793c76p-33;
+    return ed * ln2_hi + (2.0 * s + (2.0 * s * p + ed * ln2_lo));
+}
+
+PYDP_ALWAYS_INLINE double det_exp(double y) noexcept {
+    y = y < -700.0 ? -700.0 : (y > 700.0 ? 700.0 : y);
+    const double shifter = 0x1.8p52;
+    const double t = y * 0x1.71547652b82fep0 + shifter;  // k = nearest integer to y / ln 2
+    const double kd = t - shifter;
+    const double ln2_hi = 0x1.62e42fee00000p-1, ln2_lo = 0x1.a39ef35793c76p-33;
+    const double r = (y - kd * ln2_hi) - kd * ln2_lo;  // |r| <= ln(2) / 2
+    const double p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 +
+                     r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 +
+                     r * (1.0 / 39916800 + r * (1.0 / 479001600 + r * (1.0 / 6227020800.0)))))))))))));
+    std::uint64_t tb, pb;
+    std::memcpy(&tb, &t, sizeof tb);
+    std::memcpy(&pb, &p, sizeof pb);
+    const std::uint64_t k = tb - 0x4338000000000000ULL;  // two's complement k in the low bits of t
+    pb += k << 52;
+    double out;
+    std::memcpy(&out, &pb, sizeof out);
+    return out;
+}
+
+// Logistic by inversion: |X| = log1p(2 (1 - u) / u) for u = (k + 1/2) 2^-52 (k: bits 12-63 of word j),
+// sign from bit 0. log1p(t) = log(y) + (t - (y - 1)) / y with y = fl(1 + t): the second term restores
+// the rounding error of y to first order (branch-free, so the loop vectorises).
+PYDP_ALWAYS_INLINE void logistic_body(const std::uint32_t* words, double* x, std::size_t m) noexcept {
+    for (std::size_t j = 0; j < m; ++j) {
+        const std::uint64_t w = word_at(words, j);
+        const double u = (static_cast<double>(static_cast<std::int64_t>(w >> 12)) + 0.5) * 0x1.0p-52;
+        const double t = 2.0 * (1.0 - u) / u;
+        const double y = 1.0 + t;
+        double out = det_log(y) + (t - (y - 1.0)) / y;  // log(1 + t) = log y + log(1 + e / y), e the rounding of y
+        std::uint64_t bits;
+        std::memcpy(&bits, &out, sizeof bits);
+        bits ^= (w & 1) << 63;
+        std::memcpy(&out, &bits, sizeof out);
+        x[j] = out;
+    }
+}
+
+// Marsaglia-Tsang, first pass over a tile: v = (1 + c z)^3 and the squeeze test with the uniform from
+// word j of wu; fail[j] = 1 where the value needs the exact (log) test or a restart (bytes, so the
+// loop vectorises).
+PYDP_ALWAYS_INLINE void mt_squeeze_body(const double* z, const std::uint32_t* wu, double c, double* v,
+                                        unsigned char* fail, std::size_t m) noexcept {
+    for (std::size_t j = 0; j < m; ++j) {
+        const double u = (static_cast<double>(static_cast<std::int64_t>(word_at(wu, j) >> 12)) + 0.5) * 0x1.0p-52;
+        const double t = 1.0 + c * z[j];
+        const double z2 = z[j] * z[j];
+        v[j] = t * t * t;
+        const bool ok = (t > 0.0) & (u < 1.0 - 0.0331 * (z2 * z2));
+        fail[j] = static_cast<unsigned char>(!ok);
+    }
+}
+
+// Marsaglia-Tsang, exact test for the values that failed the squeeze (compacted): accept iff v > 0 and
+// log u < z^2 / 2 + d (1 - v + log v). ok[k] = 1 on acceptance.
+PYDP_ALWAYS_INLINE void mt_logtest_body(const double* z, const double* u, const double* v, double d,
+                                        unsigned char* ok, std::size_t n) noexcept {
+    for (std::size_t k = 0; k < n; ++k) {
+        const double sv = v[k] > 0.0 ? v[k] : 1.0;  // a select: log is taken of a positive number only
+        const double rhs = 0.5 * (z[k] * z[k]) + d * (1.0 - v[k] + det_log(sv));
+        ok[k] = static_cast<unsigned char>((v[k] > 0.0) & (det_log(u[k]) < rhs));
+    }
+}
+
+// Subbotin, last pass: x = sign * U * exp((log(r d) + log v) / r), U and the sign from word j of wf.
+PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* v, const std::uint32_t* wf, double log_rd, double inv_r,
+                                             double* x, std::size_t m) noexcept {
+    for (std::size_t j = 0; j < m; ++j) {
+        const std::uint64_t w = word_at(wf, j);
+        const double u = static_cast<double>(static_cast<std::int64_t>(w >> 11)) * 0x1.0p-53;
+        double out = u * det_exp((log_rd + det_log(v[j])) * inv_r);
+        std::uint64_t bits;
+        std::memcpy(&bits, &out, sizeof bits);
+        bits ^= (w & 1) << 63;
+        std::memcpy(&out, &bits, sizeof out);
+        x[j] = out;
+    }
 }
 
 #define PYDP_TILE_VARIANTS(suffix, attr)                                                                   \
@@ -82,6 +186,21 @@ PYDP_ALWAYS_INLINE void affine_body(const double* x, T* out, std::size_t m, doub
     }                                                                                                     \
     attr inline void affine_f32_##suffix(const double* x, float* o, std::size_t m, double l, double s) noexcept { \
         affine_body(x, o, m, l, s);                                                                       \
+    }                                                                                                     \
+    attr inline void logistic_##suffix(const std::uint32_t* w, double* x, std::size_t m) noexcept {        \
+        logistic_body(w, x, m);                                                                           \
+    }                                                                                                     \
+    attr inline void mt_squeeze_##suffix(const double* z, const std::uint32_t* wu, double c, double* v,    \
+                                         unsigned char* f, std::size_t m) noexcept {                      \
+        mt_squeeze_body(z, wu, c, v, f, m);                                                               \
+    }                                                                                                     \
+    attr inline void mt_logtest_##suffix(const double* z, const double* u, const double* v, double d,      \
+                                         unsigned char* ok, std::size_t n) noexcept {                     \
+        mt_logtest_body(z, u, v, d, ok, n);                                                               \
+    }                                                                                                     \
+    attr inline void subbotin_finish_##suffix(const double* v, const std::uint32_t* wf, double lrd, double ir, \
+                                              double* x, std::size_t m) noexcept {                        \
+        subbotin_finish_body(v, wf, lrd, ir, x, m);                                                       \
     }
 
 PYDP_TILE_VARIANTS(scalar, )
@@ -90,7 +209,7 @@ PYDP_TILE_VARIANTS(avx2, __attribute__((target("avx2"))))
 PYDP_TILE_VARIANTS(avx512, __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))))
 
 // The ziggurat fast path written with AVX-512 intrinsics (the compiler does not vectorise the table
-// gathers under generic tuning): the same operations as zig_fast_body, eight words at a time. x86 is
+// lookups under generic tuning): the same operations as zig_fast_body, eight words at a time. x86 is
 // little-endian, so a pair of keystream words is the 64-bit word word_at() builds.
 template <bool Signed>
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fast_avx512_intr(
@@ -102,8 +221,18 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fa
         const __m512i w = _mm512_loadu_si512(words + 2 * j);
         const __m512i i = _mm512_and_si512(w, low8);
         const __m512i k = _mm512_srli_epi64(w, 11);
-        const __m512d wt = _mm512_i64gather_pd(i, t.w, 8);
-        const __m512i kt = _mm512_i64gather_epi64(i, reinterpret_cast<const long long*>(t.k), 8);
+        // Table lookups by scalar loads: on this project's machine (a KVM Ice Lake) vgatherqpd is slower
+        // than eight plain loads (microcode mitigations make gathers slow on many recent Intel CPUs).
+        alignas(64) std::uint64_t idx[8];
+        alignas(64) double wv[8];
+        alignas(64) std::uint64_t kv[8];
+        _mm512_store_si512(idx, i);
+        for (int q = 0; q < 8; ++q) {
+            wv[q] = t.w[idx[q]];
+            kv[q] = t.k[idx[q]];
+        }
+        const __m512d wt = _mm512_load_pd(wv);
+        const __m512i kt = _mm512_load_si512(kv);
         __m512d v = _mm512_mul_pd(_mm512_cvtepi64_pd(k), wt);
         if (Signed) {
             const __m512i sb = _mm512_slli_epi64(_mm512_and_si512(w, bit8), 55);
@@ -113,20 +242,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fa
         const __mmask8 r = _mm512_cmpge_epu64_mask(k, kt);
         rej[j / 64] |= static_cast<std::uint64_t>(r) << (j % 64);
     }
-    for (; j < m; ++j) {  // the last m % 8 values, as in zig_fast_body
-        const std::uint64_t w = word_at(words, j);
-        const std::uint64_t i = w & 0xff;
-        const std::uint64_t k = w >> 11;
-        double v = static_cast<double>(static_cast<std::int64_t>(k)) * t.w[i];
-        if (Signed) {
-            std::uint64_t bits;
-            std::memcpy(&bits, &v, sizeof bits);
-            bits ^= (w & 0x100) << 55;
-            std::memcpy(&v, &bits, sizeof v);
-        }
-        x[j] = v;
-        rej[j / 64] |= static_cast<std::uint64_t>(k >= t.k[i]) << (j % 64);
-    }
+    for (; j < m; ++j) zig_fast_one<Signed>(words, x, rej, j, t);  // the last m % 8 values
 }
 __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fast_signed_avx512i(
     const std::uint32_t* w, double* x, std::uint64_t* r, std::size_t m, const ZigTable& t) noexcept {
@@ -148,6 +264,10 @@ struct TileOps {
     void (*uniform)(const std::uint32_t*, double*, std::size_t) noexcept;
     void (*affine_f64)(const double*, double*, std::size_t, double, double) noexcept;
     void (*affine_f32)(const double*, float*, std::size_t, double, double) noexcept;
+    void (*logistic)(const std::uint32_t*, double*, std::size_t) noexcept;
+    void (*mt_squeeze)(const double*, const std::uint32_t*, double, double*, unsigned char*, std::size_t) noexcept;
+    void (*mt_logtest)(const double*, const double*, const double*, double, unsigned char*, std::size_t) noexcept;
+    void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
 
     template <class T>
     void affine(const double* x, T* out, std::size_t m, double loc, double scale) const noexcept {
@@ -163,13 +283,16 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
     if (isa == ChaChaImpl::AVX512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
-                detail::affine_f64_avx512, detail::affine_f32_avx512};
+                detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
+                detail::subbotin_finish_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
-                detail::affine_f64_avx2, detail::affine_f32_avx2};
+                detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2, detail::mt_logtest_avx2,
+                detail::subbotin_finish_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
-            detail::affine_f64_scalar, detail::affine_f32_scalar};
+            detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar, detail::mt_logtest_scalar,
+            detail::subbotin_finish_scalar};
 }
 
 }  // namespace pydp::random
