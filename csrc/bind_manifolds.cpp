@@ -10,6 +10,7 @@
 #include "pydp/manifolds/geometry.hpp"
 #include "pydp/manifolds/montecarlo.hpp"
 #include "pydp/manifolds/radial.hpp"
+#include "pydp/manifolds/sphere_simd.hpp"
 #include "pydp/random/bulk.hpp"
 #include "pydp/random/generator.hpp"
 #include "register.hpp"
@@ -75,12 +76,19 @@ darray dist(int geo, const darray& x, const darray& y, double atol, long threads
     std::vector<unsigned char> bad(r.rows, 0);
     unsigned char* pb = bad.data();
     const std::size_t n = r.n;
-    if (g == Geo::Sphere) {
+    if (g == Geo::Sphere && n == 3) {  // S^2: AVX2 kernel when available
+        const unsigned nt = resolve_threads(threads);
+        py::gil_scoped_release release;
+        pydp::parallel_chunks(r.rows, 4096, nt, [&](std::size_t, std::size_t b, std::size_t e) {
+            mf::sphere3_dist_rows(px, py_, b, e, atol, o, pb);
+        });
+    } else if (g == Geo::Sphere) {
         for_rows(r.rows, threads, [&](std::size_t i) {
             const double* a = px + i * n;
             const double* b = py_ + i * n;
-            pb[i] = static_cast<unsigned char>((mf::sphere_on(a, n, atol) ? 0 : 1) | (mf::sphere_on(b, n, atol) ? 0 : 2));
-            o[i] = mf::sphere_dist(a, b, n);
+            double sums[2];
+            o[i] = mf::sphere_dist(a, b, n, sums);
+            pb[i] = static_cast<unsigned char>((mf::unit_norm2(sums[0], atol) ? 0 : 1) | (mf::unit_norm2(sums[1], atol) ? 0 : 2));
         });
     } else {
         for_rows(r.rows, threads, [&](std::size_t i) {

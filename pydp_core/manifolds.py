@@ -19,9 +19,11 @@ reduce by symmetry to one-dimensional integrals of a regularised incomplete beta
 here by Gauss-Legendre quadrature between the kinks. mu is the supremum over eps of the mu solving
 delta_mu(eps) = delta(eps): a grid over eps, then a bounded Brent refinement of the maximiser.
 
-Randomness: ``rng=None`` draws from a CSPRNG seeded by the operating system (``numpy.random.Generator``
-over ``SeedSequence()`` entropy until the package generator is merged, see the report); a
-``numpy.random.Generator`` may be passed for reproducible simulations (not for releases).
+Randomness: ``rng=None`` draws from a fresh :class:`pydp_core.Random` (ChaCha20 keyed from the operating
+system's entropy: the choice for releases); a seeded ``pydp_core.Random(seed)`` or a
+``numpy.random.Generator`` (which keys a ChaCha20 stream, :func:`pydp_core.as_random`) gives reproducible
+simulations, not for releases. Samplers run in C++ in fixed chunks: the output for a seed does not depend
+on the number of threads.
 """
 from __future__ import annotations
 
@@ -99,8 +101,10 @@ class Manifold:
 
     # -- shape handling ----------------------------------------------------------------------------
     def _pair(self, a: Any, b: Any, na: str, nb: str) -> tuple[np.ndarray, np.ndarray, tuple]:
-        a = _real_array(a, na)
-        b = _real_array(b, nb)
+        # embedded points are checked row by row in C++ (NaN and inf fail the manifold test there)
+        conv = as_float_array if isinstance(self, _Embedded) else _real_array
+        a = conv(a, na)
+        b = conv(b, nb)
         k = self.point_size
         if k:
             for arr, name in ((a, na), (b, nb)):
@@ -252,6 +256,14 @@ class _Embedded(Manifold):
         out = _mf.exp_log(self._kernel, which, p.reshape(-1, k), v.reshape(-1, k), self.atol)
         return out.reshape(batch + (k,))
 
+    def _reference_pair(self, sensitivity):
+        # the first basis point and the point at distance `sensitivity` along the first axis
+        a = np.zeros(self.point_size)
+        a[0] = 1.0
+        b = np.zeros(self.point_size)
+        b[0], b[1] = self._trig[0](sensitivity), self._trig[1](sensitivity)
+        return a, b
+
     def exp(self, p, v):
         return self._explog(0, p, v, ("p", "v"))
 
@@ -268,19 +280,13 @@ class Sphere(_Embedded):
     _geo = 0
     _radial_kind = 0
     _radial_max = math.pi
+    _trig = (math.cos, math.sin)
 
     def _tangent_basis(self, p):
         # complete p to an orthonormal basis: QR of [p, I]
         q, _ = np.linalg.qr(np.column_stack([p, np.eye(self.point_size)]))
         basis = q[:, 1 : self.point_size]
         return np.ascontiguousarray(basis - np.outer(p, p @ basis))
-
-    def _reference_pair(self, sensitivity):
-        a = np.zeros(self.point_size)
-        a[0] = 1.0
-        b = np.zeros(self.point_size)
-        b[0], b[1] = math.cos(sensitivity), math.sin(sensitivity)
-        return a, b
 
 
 class Hyperbolic(_Embedded):
@@ -291,6 +297,7 @@ class Hyperbolic(_Embedded):
     _kernel = _HYPERBOLIC
     _geo = 1
     _radial_kind = 1
+    _trig = (math.cosh, math.sinh)
 
     def _tangent_basis(self, p):
         # Lorentz boost taking the origin (1, 0, ..., 0) to p; its spatial columns are orthonormal at p.
@@ -299,13 +306,6 @@ class Hyperbolic(_Embedded):
         basis[0] = ps
         basis[1:] = np.eye(self.dim) + np.outer(ps, ps) / (1.0 + p0)
         return basis
-
-    def _reference_pair(self, sensitivity):
-        a = np.zeros(self.point_size)
-        a[0] = 1.0
-        b = np.zeros(self.point_size)
-        b[0], b[1] = math.cosh(sensitivity), math.sinh(sensitivity)
-        return a, b
 
     def origin(self) -> np.ndarray:
         """The point (1, 0, ..., 0)."""
@@ -376,6 +376,11 @@ class _RadialLaw:
                 f"the Riemannian Laplace on {manifold!r} needs sigma < 1/(d-1) = {1.0 / self.k} to be normalisable"
             )
         self.mode = self._find_mode()
+        if self.kind == 1 and self.mode > 300.0:
+            raise ValueError(
+                f"sigma = {sigma} is too large for {manifold!r}: the radial law sits near t = {self.mode:.3g}, "
+                "beyond the double range of sinh used here (sigma^2 (d - 1) must stay below about 300)"
+            )
         curv = -self._dlogf2(self.mode) if self.mode > 0 else 0.0
         self.scale = 1.0 / math.sqrt(curv) if curv > 0 else (sigma if not laplace else sigma)
         self.lmax = float(self.logf(np.array(self.mode)))
@@ -411,7 +416,7 @@ class _RadialLaw:
         if self.kind == 0:
             return base - self.k / math.sin(t) ** 2
         if self.kind == 1:
-            return base - self.k / math.sinh(t) ** 2
+            return base - (self.k / math.sinh(t) ** 2 if t < 300 else 0.0)
         return base - self.k / t**2
 
     def _find_mode(self) -> float:
@@ -566,10 +571,23 @@ def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
 
 
 def _xfrac(kind: int, t, r, D):
-    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r (stable product forms)."""
-    S = lambda u: _S(kind, u)  # noqa: E731
-    den = S(t) * S(D)
-    return S((t + D + r) / 2) * S((t + D - r) / 2) / den, S((r + t - D) / 2) * S((r - t + D) / 2) / den
+    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r (stable product forms;
+    on H^d in log space, so that sinh of large distances does not overflow)."""
+    A, B, C2, E = (t + D + r) / 2, (t + D - r) / 2, (r + t - D) / 2, (r - t + D) / 2
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if kind == 1:
+            def ls(u):
+                au = np.abs(u)
+                return np.sign(u), _log_S(1, au)
+            den = _log_S(1, np.asarray(t, float)) + float(_log_S(1, np.array(D)))
+            sa, la = ls(A)
+            sb, lb = ls(B)
+            sc, lc = ls(C2)
+            se, le = ls(E)
+            return sa * sb * np.exp(la + lb - den), sc * se * np.exp(lc + le - den)
+        S = lambda u: _S(kind, u)  # noqa: E731
+        den = S(t) * S(D)
+        return S(A) * S(B) / den, S(C2) * S(E) / den
 
 
 def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
@@ -591,7 +609,7 @@ def _loss_tails(law: _RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, n
     a = law.k / 2.0
     s = np.atleast_1d(np.asarray(s, float))
     T = law.tmax
-    base = np.array(law._breakpoints())
+    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))  # zero-width pieces dropped
     q = sig * sig * s[:, None]
     kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
     if kind == 0:
@@ -632,9 +650,9 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
     law = law or _RadialLaw(manifold, sigma, laplace=False)
     flat = eps.reshape(-1)
     lu, ll = _loss_tails(law, D, flat)
-    ratio = flat + ll - lu  # log of e^eps P(L < -eps) / P(L > eps)
     with np.errstate(invalid="ignore"):
-        out = lu + _log1mexp(np.minimum(ratio, 0.0))
+        ratio = np.where(np.isfinite(lu), flat + ll - lu, -np.inf)  # log e^eps P(L < -eps) / P(L > eps)
+        out = np.where(np.isfinite(lu), lu + _log1mexp(np.minimum(ratio, 0.0)), -np.inf)
     # the subtraction keeps about 15 + log10(1 - ratio) digits: flag where fewer than 9 remain
     reliable = ~(ratio > math.log1p(-1e-6)) & np.isfinite(lu)
     if isinstance(manifold, Sphere):
@@ -682,21 +700,28 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
     def mu_at(e: np.ndarray) -> np.ndarray:
         ld, ok = _log_profile(manifold, e, sigma, D, law)
         mu = _mu_for_log_delta(e, ld)
-        return np.where(ok & (ld > -700.0), mu, 0.0)
+        # conditioning of mu in log delta: d log delta_mu / d log mu = mu phi(a) / delta_mu. Where it is
+        # tiny (delta within rounding of 1) an error of 1e-16 in log delta moves mu visibly: skip those eps.
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            a = -e / mu + mu / 2
+            cond = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - ld)
+        return np.where(ok & (ld > -700.0) & (cond > 1e-6), mu, 0.0)
 
-    # sup over eps: a grid, then zoom on the best point (eight rounds, each keeps 2/9 of the bracket);
+    # sup over eps: a grid, then zoom on the best point (seven rounds, each keeps 1/3 of the bracket);
     # mu_eps is flat at an interior maximum, so the bracket width enters mu only quadratically.
     grid = np.concatenate([[0.0], emax * np.linspace(0.0, 1.0, 33)[1:-1] ** 2])
     vals = mu_at(grid)
     i = int(np.argmax(vals))
     best = float(vals[i])
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    for _ in range(8):
-        pts = np.linspace(lo, hi, 10)
+    for _ in range(7):
+        pts = np.linspace(lo, hi, 7)
         v = mu_at(pts)
         j = int(np.argmax(v))
         best = max(best, float(v[j]))
-        lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 9)]
+        lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 6)]
+    if not (math.isfinite(best) and best > 0.0):
+        raise ArithmeticError(f"gdp_mu could not evaluate the privacy profile on {manifold!r} at sigma = {sigma}")
     return best
 
 
@@ -726,6 +751,15 @@ def _generator(rng: Any):
     from .random import as_random
 
     return as_random(rng)
+
+
+def _size_shape(size: Any) -> tuple:
+    """numpy-style size: None (one draw), an int or a tuple of ints."""
+    if size is None:
+        return ()
+    if isinstance(size, tuple):
+        return tuple(_check_int(k, "size", 0) for k in size)
+    return (_check_int(size, "size", 0),)
 
 
 class _RiemannianRadial:
@@ -773,14 +807,16 @@ class _RiemannianRadial:
 
     def sample(self, size: Any = None, rng: Any = None):
         """Exact draws: the distance from its radial law (rejection from a tangent-line envelope), a
-        uniform tangent direction, then the exponential map. ``size`` an int or None (one point)."""
-        n = 1 if size is None else _check_int(size, "size", 0)
+        uniform tangent direction, then the exponential map. ``size``: None (one point), an int or a
+        tuple (numpy convention); points are stacked along the leading axes."""
+        shape = _size_shape(size)
+        n = int(np.prod(shape)) if shape else 1
         r = _generator(rng)
         law, m = self._law, self.manifold
         out = _mf.sample(m._geo, m._radial_kind, float(law.k), self.sigma, self._laplace, float(law.tmax),
                          float(law.mode), float(law.scale), np.atleast_1d(self.footpoint).astype(float),
                          self._basis, n, r._gen, r._threads or 0)
-        return out[0] if size is None else out
+        return out[0] if size is None else out.reshape(shape + out.shape[1:])
 
     def sample_mh(self, size: Any = None, rng: Any = None, *, steps: int = 300, proposal_scale: Optional[float] = None):
         """Metropolis-Hastings with an exponential-wrapped Gaussian proposal (Section 4.1; Pennec et al.).
@@ -913,7 +949,7 @@ def _mc_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: in
     se_batch = L.std(axis=0, ddof=1) / math.sqrt(m) if m > 1 else np.zeros_like(lbar)
     # binomial floor (one pseudo-count in each term) so that rare events do not give a zero-width band
     p1, p2 = F1.mean(axis=0), F2.mean(axis=0)
-    se_floor = np.sqrt((p1 * (1 - p1) + w * w * p2 * (1 - p2) + (1 + w * w) / N) / N)
+    se_floor = np.sqrt((p1 * (1 - p1) + w * w * p2 * (1 - p2) + 1.0 / N) / N)
     se = np.maximum(se_batch, se_floor)
 
     def mu_curve(l: np.ndarray) -> np.ndarray:
@@ -931,8 +967,22 @@ def _mc_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: in
     tmax = np.max(np.abs(mult @ dev) / se, axis=1)
     z = float(np.quantile(tmax, confidence))
     z = max(z, float(sps.ndtri(0.5 + confidence / 2)))
-    lo = float(np.max(mu_curve(lbar - z * se)))
-    hi = float(np.max(mu_curve(lbar + z * se)))
+    lo_l, hi_l = lbar - z * se, lbar + z * se
+    # exact binomial (Clopper-Pearson) bounds on the pooled counts, Bonferroni over the eps grid: batch
+    # means of rare events are skewed, so the normal band alone can be too narrow at large eps
+    a = (1.0 - confidence) / (2.0 * len(eps))
+    k1 = np.rint(p1 * N)
+    k2 = np.rint(p2 * N)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p1_lo = np.where(k1 > 0, sps.betaincinv(k1, N - k1 + 1, a), 0.0)
+        p1_hi = np.where(k1 < N, sps.betaincinv(k1 + 1, N - k1, 1 - a), 1.0)
+        p2_hi = np.where(k2 < N, sps.betaincinv(k2 + 1, N - k2, 1 - a), 1.0)
+    # lower end: widened by the exact bounds (the estimator's bias is upward, Figure 1); upper end: also
+    # capped by the exact upper bound of P1(L >= eps), since delta(eps) <= P1(L >= eps)
+    lo_l = np.minimum(lo_l, p1_lo - w * p2_hi)
+    hi_l = np.minimum(hi_l, p1_hi)
+    lo = float(np.max(mu_curve(lo_l)))
+    hi = float(np.max(mu_curve(np.minimum(hi_l, 1.0 - 1e-16))))
     # stderr of the estimate by the delta method at the maximiser: d mu / d delta = 1 / phi(a)
     if mu_hat > 0:
         a = -eps[i] / mu_hat + mu_hat / 2
@@ -954,8 +1004,11 @@ def gdp_mu(manifold: Manifold, sigma, sensitivity=1.0, method: str = "exact", *,
 
     ``method="monte_carlo"``: Algorithm 2 with the paper's parameters (n samples per batch, m batches,
     n_eps values of eps up to eps_max; eps = 0 is added to the grid). Returns :class:`MonteCarloMu` with the
-    paper's estimate, a delta-method standard error and a simultaneous confidence interval from the
-    batch means (multiplier bootstrap over the m batches). A tqdm progress bar is shown for long runs
+    paper's estimate, a delta-method standard error and a simultaneous confidence interval: a band over
+    eps from the m batch means (Gaussian multiplier bootstrap), its lower side widened where needed by
+    exact Clopper-Pearson bounds on the pooled counts (Bonferroni over the eps grid), then mapped through
+    mu_eps and maximised over eps. Like the estimate, the interval is about the maximum over the sampled
+    eps grid. A tqdm progress bar is shown for long runs
     (``progress=None``: when n * m >= 5e6) if tqdm is installed.
     """
     manifold = _check_manifold(manifold)
@@ -986,7 +1039,9 @@ def gdp_sigma(manifold: Manifold, mu, sensitivity=1.0) -> float:
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return D / mu
     f = lambda ls: _mu_exact(manifold, math.exp(ls), D) - mu  # noqa: E731
-    lo = hi = math.log(D / mu)
+    # on H^d mu levels off as sigma grows; the quadrature covers sigma^2 (d - 1) <= 250
+    cap = math.log(math.sqrt(250.0 / (manifold.dim - 1))) if isinstance(manifold, Hyperbolic) else math.inf
+    lo = hi = min(math.log(D / mu), cap)
     flo = f(lo)
     while flo < 0:  # decrease sigma until mu is above the target
         hi, lo = lo, lo - 1.0
@@ -996,17 +1051,17 @@ def gdp_sigma(manifold: Manifold, mu, sensitivity=1.0) -> float:
     fhi = f(hi)
     tries = 0
     while fhi > 0:
-        lo, hi = hi, hi + 1.0
+        if hi >= cap or tries > 40:
+            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
+        lo, hi = hi, min(hi + 1.0, cap)
         fhi = f(hi)
         tries += 1
-        if tries > 12:
-            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
     ls = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
     sigma = math.exp(ls)
-    for _ in range(60):  # make sure the returned sigma meets the target (round up)
-        if _mu_exact(manifold, sigma, D) <= mu * (1 + 1e-12):
+    for _ in range(100):  # the returned sigma meets the target exactly (round up through the noise)
+        if _mu_exact(manifold, sigma, D) <= mu:
             return sigma
-        sigma *= 1 + 1e-12
+        sigma *= 1 + 1e-11
     raise ArithmeticError("gdp_sigma could not verify its result")
 
 

@@ -151,7 +151,8 @@ def test_batching_broadcasts():
 @pytest.mark.parametrize("bad,match", [
     (np.array([1.0, 0.0, 0.1]), "not on the sphere"),
     (np.array([1.0, 0.0]), "shape"),
-    (np.array([np.nan, 0.0, 1.0]), "finite"),
+    (np.array([np.nan, 0.0, 1.0]), "not on the sphere"),
+    (np.array([np.inf, 0.0, 1.0]), "not on the sphere"),
     (np.array([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]), "not on the sphere"),
 ])
 def test_sphere_bad_points(bad, match):
@@ -193,6 +194,7 @@ CASES = [
     (M.Sphere(2), 0.5, False), (M.Sphere(2), 3.0, False), (M.Sphere(4), 0.8, False), (M.Sphere(2), 0.4, True),
     (M.Hyperbolic(2), 1.0, False), (M.Hyperbolic(3), 0.3, True), (M.Circle(), 2.0, False),
     (M.Circle(), 0.7, True), (M.Euclidean(3), 1.5, False), (M.Sphere(1), 1.0, False),
+    (M.Circle(), 30.0, True), (M.Circle(), 100.0, False), (M.Sphere(2), 1e-3, False), (M.Hyperbolic(2), 10.0, False),
 ]
 
 
@@ -231,6 +233,13 @@ def test_sampler_thread_independent_and_seeded():
     d = g.sample(10, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(c, d)
     assert g.sample(rng=None).shape == (4,)
+    assert g.sample((2, 3), rng=dp.Random(1)).shape == (2, 3, 4)
+    assert g.sample(0, rng=dp.Random(1)).shape == (0, 4)
+    assert M.RiemannianGaussian(M.Circle(), 0.5, 1.0).sample((5,), rng=dp.Random(1)).shape == (5,)
+    with pytest.raises(ValueError):
+        g.sample(-1)
+    with pytest.raises(TypeError):
+        g.sample(2.5)
 
 
 @pytest.mark.parametrize("man,sigma,laplace", [(M.Sphere(2), 0.7, False), (M.Sphere(3), 1.3, True),
@@ -253,3 +262,51 @@ def test_log_normalizer_mpmath(man, sigma, laplace):
 def test_laplace_hyperbolic_not_normalisable():
     with pytest.raises(ValueError, match="normalisable"):
         M.RiemannianLaplace(M.Hyperbolic(3), [1.0, 0, 0, 0], 0.6)
+
+
+def test_sphere2_batched_kernel_random_pairs():
+    """S^2 rows go through a vectorised kernel (AVX2 when present): check random pairs of every angle,
+    bad rows inside a block of four, and the block tail."""
+    rng = np.random.default_rng(77)
+    x = rng.normal(size=(403, 3))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y = rng.normal(size=(403, 3))
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    y[5] = -x[5]
+    y[6] = x[6]
+    got = M.Sphere(2).dist(x, y)
+    for i in range(len(x)):
+        ref = float(_mp_angle(x[i], y[i]))
+        assert abs(got[i] - ref) <= 1e-12 * ref + (0 if ref else 1e-300), (i, got[i], ref)
+    y[201] *= 1.001
+    with pytest.raises(ValueError, match="y is not on the sphere .row 201"):
+        M.Sphere(2).dist(x, y)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_vec3 = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).filter(
+    lambda v: math.sqrt(sum(a * a for a in v)) > 1e-3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_vec3, _vec3, _vec3)
+def test_sphere_metric_properties(a, b, c):
+    """Symmetry, range [0, pi] and the triangle inequality for the S^2 kernel (vectorised path)."""
+    S = M.Sphere(2)
+    x, y, z = (_unit(v) for v in (a, b, c))
+    dxy, dyx, dxz, dzy = S.dist(x, y), S.dist(y, x), S.dist(x, z), S.dist(z, y)
+    assert dxy == pytest.approx(dyx, abs=1e-15)
+    assert 0.0 <= dxy <= math.pi
+    assert dxy <= dxz + dzy + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=2),
+       st.lists(st.floats(-3, 3, allow_nan=False), min_size=2, max_size=2))
+def test_hyperbolic_exp_log_inverse(a, b):
+    H = M.Hyperbolic(2)
+    p, q = _hyp_point(a), _hyp_point(b)
+    v = H.log(p, q)
+    back = H.exp(p, v)
+    assert H.dist(back, q) <= 1e-9 * max(1.0, H.dist(p, q))

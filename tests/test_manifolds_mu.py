@@ -79,6 +79,45 @@ def _mp_tails_s2(eps, sigma, D):
     return mp.quad(up, pts) / Z, mp.quad(lo, pts) / Z
 
 
+def _mp_tails(eps, sigma, D, kind, d):
+    """P1(L > eps), P1(L < -eps) on S^d (kind 'S') or H^d (kind 'H'), d in {2, 3}, by mpmath: the law of
+    phi at eta1 gives P(cos phi < c) = 1 - acos(c)/pi (d = 2) or (1 + c)/2 (d = 3)."""
+    eps, sigma, D = mp.mpf(eps), mp.mpf(sigma), mp.mpf(D)
+    if kind == "S":
+        S, C, top = mp.sin, mp.cos, mp.pi
+    else:
+        S, C, top = mp.sinh, mp.cosh, 12 + (d - 1) * sigma**2 + 30 * sigma
+
+    def f(t):
+        return mp.exp(-t * t / (2 * sigma**2)) * S(t) ** (d - 1)
+
+    def p_far(t, r):  # P(d(eta2, y) > r | t): cos d2 = C t C D +- S t S D cos phi
+        c = (C(r) - C(t) * C(D)) / (S(t) * S(D)) if kind == "S" else (C(t) * C(D) - C(r)) / (S(t) * S(D))
+        c = max(min(c, 1), -1)
+        return 1 - mp.acos(c) / mp.pi if d == 2 else (1 + c) / 2
+
+    q = sigma**2 * eps
+    up = lambda t: f(t) * p_far(t, mp.sqrt(t * t + 2 * q))  # noqa: E731
+    lo = lambda t: f(t) * (0 if t * t <= 2 * q else 1 - p_far(t, mp.sqrt(t * t - 2 * q)))  # noqa: E731
+    E = 2 * mp.pi - D
+    kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, mp.sqrt(2 * q)] + ([E / 2 - q / E, E / 2 + q / E] if kind == "S" else [])
+    pts = sorted({mp.mpf(0), top, *[k for k in kinks if 0 < k < top]} | ({1, 2, 4, 8} if kind == "H" else set()))
+    Z = mp.quad(f, pts)
+    return mp.quad(up, pts) / Z, mp.quad(lo, pts) / Z
+
+
+@pytest.mark.parametrize("man,kind,sigma,eps", [
+    (M.Hyperbolic(2), "H", 1.0, 0.0), (M.Hyperbolic(2), "H", 0.7, 1.5), (M.Hyperbolic(3), "H", 1.2, 0.4),
+    (M.Sphere(3), "S", 0.9, 0.3), (M.Sphere(3), "S", 2.0, 0.0),
+])
+def test_profile_other_spaces_against_mpmath(man, kind, sigma, eps):
+    with mp.workdps(30):
+        U, L = _mp_tails(eps, sigma, 1.0, kind, man.dim)
+        ref = U - mp.exp(eps) * L
+    got = M.privacy_profile(man, eps, sigma, 1.0)
+    assert abs(got - float(ref)) <= 1e-10 * float(ref)
+
+
 @pytest.mark.parametrize("sigma,eps", [(1.0, 0.0), (1.0, 0.7), (0.4, 2.0), (2.0, 0.1)])
 def test_sphere_profile_against_mpmath(sigma, eps):
     with mp.workdps(30):
@@ -174,7 +213,7 @@ def test_eps_mu_conversions():
 # ------------------------------------------------------------------------------------------------------
 # Algorithm 2
 # ------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("man,sigma", [(M.Sphere(2), 1.0), (M.Circle(), 2.0)])
+@pytest.mark.parametrize("man,sigma", [(M.Sphere(2), 1.0), (M.Circle(), 2.0), (M.Hyperbolic(2), 0.8)])
 def test_monte_carlo_ci_covers_exact(man, sigma):
     """The confidence interval covers the exact mu in at least 90% of 40 independent repeats."""
     exact = M.gdp_mu(man, sigma, 1.0)
@@ -203,3 +242,15 @@ def test_mc_fractions_kernel_matches_double_loop():
     got = M._mf.mc_fractions(losses, thr)
     ref = (losses[:, :, None] >= thr[None, None, :]).mean(axis=1)
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("sigma", [0.01, 0.05, 0.1])
+def test_circle_small_sigma_is_euclidean(sigma):
+    """Wrap-around terms are below 1e-40 here, so mu = D/sigma; delta(0) rounds to 1 in double, and the
+    eps where mu is ill-conditioned must not leak into the supremum."""
+    assert abs(M.gdp_mu(M.Circle(), sigma, 1.0) * sigma - 1.0) < 1e-10
+
+
+def test_tiny_sensitivity_fails_closed():
+    with pytest.raises(ArithmeticError):
+        M.gdp_mu(M.Sphere(2), 1.0, 1e-6)

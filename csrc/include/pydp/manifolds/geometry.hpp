@@ -80,39 +80,54 @@ inline bool sphere_tangent(const double* p, const double* v, std::size_t n, doub
 // The angle between x and y (scale-free, so rows within atol of the sphere are read as their
 // directions): r = y - c x with c = x.y / |x|^2 (fma), then a second projection removes the x-component
 // that the rounding of c leaves behind, so |r| = |y| sin(theta) to a few ulp even when theta is 1e-12 or
-// pi - 1e-12; theta = atan2(|x| |r|, x.y).
-inline double sphere_dist(const double* x, const double* y, std::size_t n) noexcept {
-    double r[16];
-    double xx = 0.0, xy = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
+// pi - 1e-12; theta = atan2(|x| |r|, x.y). `sums` (optional) receives |x|^2 and |y|^2 for the checks.
+// N > 0: the row length is a compile-time constant (unrolled loops); N = 0: runtime length n.
+template <std::size_t N>
+inline double sphere_dist_n(const double* x, const double* y, std::size_t n, double* sums) noexcept {
+    const std::size_t m = N ? N : n;
+    double xx = 0.0, yy = 0.0, xy = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
         xx += x[i] * x[i];
+        yy += y[i] * y[i];
         xy += x[i] * y[i];
     }
-    const double c = xy / xx;
-    if (n <= 16) {
-        double xr = 0.0;
-        for (std::size_t i = 0; i < n; ++i) {
-            r[i] = std::fma(-c, x[i], y[i]);
-            xr += x[i] * r[i];
-        }
-        const double c2 = xr / xx;
-        double rr = 0.0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const double ri = std::fma(-c2, x[i], r[i]);
-            rr += ri * ri;
-        }
-        return std::atan2(std::sqrt(xx * rr), xy);
+    if (sums) {
+        sums[0] = xx;
+        sums[1] = yy;
     }
-    // long rows: two passes without storing r
-    double xr = 0.0;
-    for (std::size_t i = 0; i < n; ++i) xr += x[i] * std::fma(-c, x[i], y[i]);
-    const double c2 = xr / xx;
-    double rr = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const double ri = std::fma(-c2, x[i], std::fma(-c, x[i], y[i]));
+    const double inv = 1.0 / xx;
+    const double c = xy * inv;
+    double xr = 0.0, rr = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const double ri = std::fma(-c, x[i], y[i]);
+        xr += x[i] * ri;
         rr += ri * ri;
     }
+    // The rounding of c leaves a component eps x in r, which adds (eps |x|)^2 to |r|^2: negligible unless
+    // |r| is tiny (theta or pi - theta below ~1e-4); then a second projection removes it.
+    if (rr < 1e-8 * xx * yy) {
+        const double c2 = xr * inv;
+        rr = 0.0;
+        for (std::size_t i = 0; i < m; ++i) {
+            const double ri = std::fma(-c2, x[i], std::fma(-c, x[i], y[i]));
+            rr += ri * ri;
+        }
+    }
     return std::atan2(std::sqrt(xx * rr), xy);
+}
+
+inline double sphere_dist(const double* x, const double* y, std::size_t n, double* sums = nullptr) noexcept {
+    switch (n) {
+        case 2: return sphere_dist_n<2>(x, y, n, sums);
+        case 3: return sphere_dist_n<3>(x, y, n, sums);
+        case 4: return sphere_dist_n<4>(x, y, n, sums);
+        default: return sphere_dist_n<0>(x, y, n, sums);
+    }
+}
+
+inline bool unit_norm2(double r2, double atol) noexcept {
+    // |sqrt(r2) - 1| <= atol without the square root: (r2 - 1) / (sqrt(r2) + 1), bounded below by 1
+    return std::isfinite(r2) && std::fabs(r2 - 1.0) <= atol * (1.0 + std::sqrt(r2));
 }
 
 // exp_p(v) = cos|v| p + sin|v| v / |v| (v projected on the tangent space first); result renormalised.

@@ -14,10 +14,10 @@ inline void fraction_at_least(const double* values, std::size_t n, const double*
                               double* out) {
     std::vector<double> v(values, values + n);
     std::sort(v.begin(), v.end());
-    const double inv = n ? 1.0 / static_cast<double>(n) : 0.0;
+    const double dn = static_cast<double>(n);
     for (std::size_t k = 0; k < n_eps; ++k) {
         const auto it = std::lower_bound(v.begin(), v.end(), thresholds[k]);
-        out[k] = static_cast<double>(v.end() - it) * inv;
+        out[k] = n ? static_cast<double>(v.end() - it) / dn : 0.0;
     }
 }
 
