@@ -71,8 +71,8 @@ def run(n_databases: int = N_DATABASES, seed: int = SEED) -> list[dict]:
             t_sub = sub.scale * float(np.mean(np.max(rng.subbotin(r, size=(300, m)), axis=1)))
             errors = {k: [] for k in METHODS}
             for q in truths:
-                yg = gauss.privatize(q, rng=rng)
-                ys = sub.privatize(q, rng=rng)
+                yg = gauss.simulate(q, rng=rng)  # a simulation: floating-point noise of exactly `scale`
+                ys = sub.simulate(q, rng=rng)
                 js = (1.0 - (m - 2) * gauss.scale ** 2 / float(yg @ yg)) * yg
                 for name, est in (("Gauss", yg), ("Gauss-JS", js), ("Gauss-t", soft_threshold(yg, t_gauss)),
                                   ("Sub(r)", ys), ("Sub(r)-t", soft_threshold(ys, t_sub))):

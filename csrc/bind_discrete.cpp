@@ -90,7 +90,8 @@ void register_discrete(py::module_ m) {
 
     m.def("dlaplace_log_delta", &dsc::dlaplace_log_delta, py::arg("epsilon"), py::arg("inv_t"), py::arg("shift"));
     m.def("dlaplace_log_cdf", &dsc::dlaplace_log_cdf, py::arg("m"), py::arg("inv_t"));
-    m.def("dgauss_log_delta", &dsc::dgauss_log_delta, py::arg("epsilon"), py::arg("sigma2"), py::arg("shift"));
+    m.def("dgauss_log_delta", &dsc::dgauss_log_delta, py::arg("epsilon"), py::arg("sigma2"), py::arg("shift"),
+          py::arg("direct") = false);
     m.def("dgauss_log_cdf", &dsc::dgauss_log_cdf, py::arg("m"), py::arg("sigma2"));
     m.def("dgauss_log_normaliser", &dsc::dgauss_log_normaliser, py::arg("sigma2"));
 }

@@ -5,11 +5,14 @@ depends on ``x``, and the low-order bits of one output can tell two neighbouring
 2012). The release path here is safe by construction:
 
 1. **Grid.** The output lies on the grid ``g * Z`` with ``g = 2**e`` a power of two chosen from the
-   scale: ``e = floor(log2(scale)) - grid_bits`` (default ``grid_bits = 16``, so the noise has 2^16 to
-   2^17 grid steps per unit of scale, as Google's library chooses its granularity from the scale).
-2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point. Two inputs
-   at distance at most ``sensitivity`` round to grid indices at most ``k = floor(sensitivity / g) + 1``
-   apart, and the privacy analysis uses the integer shift ``k``.
+   scale, as Google's library chooses its granularity, and from the sensitivity:
+   ``e = floor(log2(min(scale, sensitivity))) - grid_bits`` (default ``grid_bits = 16``), raised if
+   needed so that the scale spans at most ``2**30`` (Gaussian) or ``2**38`` (Laplace) grid steps. The
+   rounding charge below is then at most ``2**-grid_bits`` of the sensitivity.
+2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point (ties to
+   even). Two inputs at distance at most ``sensitivity`` round to grid indices at most
+   ``k = floor(D) + 1`` apart, ``D = sensitivity / g`` (``k = D`` when D is an even integer), and the
+   privacy analysis uses the integer shift ``k``.
 3. **Exact integer noise.** An integer ``Y`` is drawn exactly from the discrete Laplace,
    ``P(y) ~ exp(-|y| / t)``, or the discrete Gaussian, ``P(y) ~ exp(-y**2 / (2 sigma2))`` (Canonne,
    Kamath and Steinke 2020), by integer arithmetic only, from the ChaCha20 CSPRNG of
@@ -20,9 +23,12 @@ depends on ``x``, and the low-order bits of one output can tell two neighbouring
    ``sigma2`` (Gaussian, in grid steps squared) meeting (epsilon, delta), verifies it and verifies that one
    step less fails; otherwise it raises :class:`CalibrationError`.
 
-The guarantee is per value: every entry of ``values`` is treated as one release of a scalar query whose
-value changes by at most ``sensitivity`` between neighbouring data sets (apply composition yourself for
-several entries that depend on the same record).
+By default the guarantee is per value: every entry of ``values`` is one release of a scalar query whose
+value changes by at most ``sensitivity`` between neighbouring data sets. With ``vector=True`` (or
+``dimension=d`` in the calibrations) ``values`` is one vector query with l1 (Laplace: pure epsilon-DP with
+the l1 rounding charge ``floor(D) + d``) or l2 sensitivity (Gaussian: the zCDP bound of the product of
+discrete Gaussians with the l2 charge ``D + sqrt(d)``, valid but not exact). The mechanisms'
+``privatize(values, release=True)`` uses the vector form for arrays.
 
 Bad input: non-finite values, and values beyond ``2**52`` grid steps (where the grid could not be
 represented exactly), raise ``ValueError``. Nothing is clamped unless ``bounds=(low, high)`` is given.
@@ -48,7 +54,9 @@ import numpy as np
 from . import _core
 from ._validation import as_float_array, check_delta, check_epsilon, check_positive
 from .calibration import CalibrationError, minimal_scale
+from .calibration import _check_dimension as _calibration_check_dimension
 from .noise import Gaussian, NoiseFamily
+from .random import as_random
 
 __all__ = [
     "sample_discrete_laplace",
@@ -68,6 +76,7 @@ __all__ = [
     "ReleaseNotSupported",
     "SAFE_RELEASE_FAMILIES",
     "DEFAULT_GRID_BITS",
+    "zcdp_log_delta",
 ]
 
 _D = _core.discrete
@@ -80,6 +89,8 @@ SAFE_RELEASE_FAMILIES = ("Laplace()", "Gaussian()", "Subbotin(1)", "Subbotin(2)"
 _MAX_PARAM = int(_D.MAX_PARAM)  # 2**62
 _MAX_LAPLACE_T = int(_D.MAX_LAPLACE_T)  # 2**40
 _MAX_INDEX = 2.0**52  # largest |x / g| accepted
+_LAPLACE_MAX_BITS = 38  # t below 2**39 < 2**40
+_GAUSS_MAX_BITS = 30  # sigma below 2**31 grid steps (sigma2 numerator below 2**62)
 _DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check (as in calibration.py)
 
 
@@ -132,8 +143,6 @@ def _index(v: Any) -> int:
 
 def _random(rng: Any):
     """(C++ generator, threads) behind an rng argument (None = a fresh secure pydp_core.Random)."""
-    from .random import as_random
-
     r = as_random(rng)
     return r._gen, int(r._threads)
 
@@ -253,9 +262,12 @@ class GridRelease:
     """A calibrated, verified release plan on the grid ``g = 2**grid_exponent``.
 
     ``mechanism`` is "laplace" (noise parameter ``t``, grid steps) or "gaussian" (``sigma2``, grid steps
-    squared); ``shift`` is the sensitivity in grid steps with the rounding charged; ``scale`` is the
-    noise scale in data units (``t * g``, or ``sqrt(sigma2) * g``); ``delta_achieved`` is the exact delta
-    of the plan at ``epsilon`` (0.0 for pure DP).
+    squared); ``shift`` is the sensitivity in grid steps with the rounding charged (for ``dimension > 1``
+    the l1 (Laplace) or l2 (Gaussian) norm bound of the shift vector, rounded up); ``scale`` is the noise
+    scale in data units (``t * g``, or ``sqrt(sigma2) * g``); ``delta_achieved`` is the delta of the plan
+    at ``epsilon``: exact for ``dimension == 1``, the verified zCDP bound for a Gaussian vector, 0.0 for
+    pure DP. ``dimension == 1``: a per-value guarantee (any number of values); ``dimension = d > 1``: one
+    vector query of exactly d values.
     """
 
     mechanism: str
@@ -266,6 +278,7 @@ class GridRelease:
     shift: int
     parameter: Fraction
     delta_achieved: float
+    dimension: int = 1
 
     @property
     def grid(self) -> float:
@@ -289,20 +302,35 @@ class GridRelease:
         return _release(self, values, rng, bounds)
 
 
-def _grid_exponent(scale: float, grid_bits: Any) -> int:
+def _check_dimension(dimension: Any) -> int:
+    d = _calibration_check_dimension(dimension)
+    if d > 2**40:
+        raise ValueError("dimension must be at most 2**40")
+    return d
+
+
+def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: int) -> int:
+    """e = floor(log2(min(scale, sensitivity))) - grid_bits, raised if needed so that one unit of scale
+    spans at most 2**max_bits grid steps."""
     if isinstance(grid_bits, (bool, np.bool_)) or not isinstance(grid_bits, (numbers.Integral, np.integer)):
         raise TypeError("grid_bits must be an int")
     gb = int(grid_bits)
     if not 0 <= gb <= 30:
         raise ValueError("grid_bits must lie in [0, 30]")
-    e = math.frexp(scale)[1] - 1 - gb  # floor(log2(scale)) - grid_bits
+    e = math.frexp(min(scale, sensitivity))[1] - 1 - gb
+    e = max(e, math.frexp(scale)[1] - 1 - max(gb, max_bits))
     if e < -1074 + 53 or e > 970 - 53:
         raise ValueError(f"the noise scale {scale!r} is outside the range a float64 grid can serve")
     return e
 
 
 def _grid_shift(sensitivity: float, e: int) -> int:
-    return int(math.floor(math.ldexp(sensitivity, -e))) + 1
+    """The largest |rint(a) - rint(b)| over |a - b| <= D = sensitivity / g (ties to even): floor(D) + 1,
+    except D itself when D is an even integer (two ties at distance D round in the same direction)."""
+    d = math.ldexp(sensitivity, -e)  # exact
+    if d == math.floor(d) and int(d) % 2 == 0:
+        return int(d)
+    return int(math.floor(d)) + 1
 
 
 def _check_common(epsilon, delta, sensitivity) -> Tuple[float, float, float]:
@@ -323,18 +351,34 @@ def _laplace_ok(eps: float, delta: float, t: int, k: int) -> bool:
     return ld <= math.log(delta) + math.log1p(-_DELTA_MARGIN)
 
 
-def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits: int = DEFAULT_GRID_BITS) -> GridRelease:
+def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits: int = DEFAULT_GRID_BITS,
+                              dimension: int = 1) -> GridRelease:
     """The verified smallest discrete Laplace release on the grid meeting (epsilon, delta).
 
     The grid comes from the continuous Laplace scale ``s0 = D / (eps - 2 log(1 - delta))``; then the
     smallest integer ``t`` with exact delta(epsilon; t, k) <= delta (pure DP: ``k / t <= epsilon``,
     decided in exact rational arithmetic) is found by bisection, and ``t - 1`` is checked to fail.
+
+    ``dimension = d > 1``: one vector query of d values with l1 sensitivity ``sensitivity``. Rounding
+    moves each coordinate by at most half a step, so the integer shift vector has l1 norm at most
+    ``k = floor(D) + d``; the plan is pure ``k / t <= epsilon`` (which implies (epsilon, delta)), with
+    the grid refined so that the d extra steps cost at most ``2**-grid_bits`` of the sensitivity.
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    dim = _check_dimension(dimension)
     denom = eps - 2.0 * math.log1p(-dl)
-    if denom <= 0:
+    if denom <= 0 or (dim > 1 and eps == 0):
         raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
-    e = _grid_exponent(sens / denom, grid_bits)
+    if dim > 1:
+        e = _grid_exponent(sens / eps, sens / dim, grid_bits, _LAPLACE_MAX_BITS)
+        k = int(math.floor(math.ldexp(sens, -e))) + dim
+        t = -((-Fraction(k)) // Fraction(eps))  # ceil(k / eps), exact
+        if t >= _MAX_LAPLACE_T:
+            raise CalibrationError("discrete Laplace calibration: t would exceed 2**40")
+        if not (Fraction(k) / t <= Fraction(eps) < Fraction(k) / (t - 1) if t > 1 else Fraction(k) / t <= Fraction(eps)):
+            raise CalibrationError("discrete Laplace calibration could not be verified")
+        return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), 0.0, dim)
+    e = _grid_exponent(sens / denom, sens, grid_bits, _LAPLACE_MAX_BITS)
     k = _grid_shift(sens, e)
     hi = 1
     while not _laplace_ok(eps, dl, hi, k):
@@ -355,30 +399,74 @@ def calibrate_laplace_release(epsilon, sensitivity=1.0, delta=0.0, *, grid_bits:
     return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), achieved)
 
 
+def zcdp_log_delta(rho: float, epsilon: float) -> Tuple[float, float]:
+    """(log delta, alpha): the (epsilon, delta) guarantee of a rho-zCDP mechanism,
+    ``delta = min_alpha exp((alpha - 1)(alpha rho - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha``
+    (Canonne, Kamath and Steinke 2020, their conversion from concentrated DP). Any alpha > 1 gives a valid
+    delta; the returned one is the minimiser found numerically, and the returned value is evaluated there.
+    """
+    rho_a = check_positive(rho, "rho")
+    eps = _scalar_eps(epsilon)
+    r = float(rho_a)
+
+    def f(x: float) -> float:  # alpha = 1 + e^x
+        am1 = math.exp(x)
+        a = 1.0 + am1
+        return am1 * (a * r - eps) - x + a * (x - math.log1p(am1))  # a log(1 - 1/a) = a (log(a-1) - log a)
+
+    from scipy.optimize import minimize_scalar
+
+    # coarse scan of x = log(alpha - 1) over [-40, 40], then Brent's bounded search around the best point
+    grid = np.linspace(-40.0, 40.0, 321)
+    vals = np.array([f(v) for v in grid])
+    i = int(np.argmin(vals))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
+    value, at = min((float(f(res.x)), float(res.x)), (float(vals[i]), float(grid[i])))
+    return min(value, 0.0), 1.0 + math.exp(at)
+
+
 def _gauss_log_excess(eps: float, log_target: float, n: float, k: int) -> float:
     return float(_D.dgauss_log_delta(eps, float(n), float(k))) - log_target
 
 
-def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: int = DEFAULT_GRID_BITS) -> GridRelease:
+def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: int = DEFAULT_GRID_BITS,
+                               dimension: int = 1) -> GridRelease:
     """The verified smallest discrete Gaussian release on the grid meeting (epsilon, delta), delta > 0.
 
     The grid comes from the continuous analytic-Gaussian scale; then the smallest integer ``sigma2``
     (grid steps squared) with exact delta(epsilon; sigma2, k) <= delta is found (Brent's method on the
     exact profile, then integer steps), and ``sigma2 - 1`` is checked to fail.
+
+    ``dimension = d > 1``: one vector query of d values with l2 sensitivity ``sensitivity``. The integer
+    shift vector then has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most
+    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS 2020, the
+    multivariate discrete Gaussian);
+    the plan is the smallest integer sigma2 whose zCDP-to-(epsilon, delta) bound (:func:`zcdp_log_delta`)
+    meets delta, verified at the optimiser's alpha. This bound is valid but not exact (it is larger
+    than the exact profile by a modest factor in sigma); the grid is refined so that sqrt(d) extra steps
+    cost at most ``2**-grid_bits`` of the sensitivity.
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    dim = _check_dimension(dimension)
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
     s0 = float(minimal_scale(Gaussian(), eps, dl, sens))
-    e = _grid_exponent(s0, grid_bits)
+    if dim > 1:
+        return _calibrate_gaussian_vector(eps, dl, sens, s0, grid_bits, dim)
+    e = _grid_exponent(s0, sens, grid_bits, _GAUSS_MAX_BITS)
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
 
+    cache: dict = {}
+
     def f(n: float) -> float:
-        return _gauss_log_excess(eps, log_target, n, k)
+        if n not in cache:
+            cache[n] = _gauss_log_excess(eps, log_target, n, k)
+        return cache[n]
 
     guess = (s0 / sens * k) ** 2  # continuous scale for the shift k, in grid steps squared
-    lo, hi = max(guess * 0.98, 1e-300), guess * 1.02
+    lo, hi = max(guess * 0.999, 1e-300), guess * 1.001
     while f(lo) <= 0:
         lo /= 2
         if lo < 1e-12:
@@ -401,12 +489,42 @@ def calibrate_gaussian_release(epsilon, delta, sensitivity=1.0, *, grid_bits: in
     return GridRelease("gaussian", eps, dl, sens, e, k, Fraction(n), achieved)
 
 
+def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, grid_bits: Any, dim: int) -> GridRelease:
+    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, _GAUSS_MAX_BITS)
+    k_norm = float(math.ceil(math.nextafter(math.ldexp(sens, -e) + math.sqrt(dim), math.inf)))  # rounded up
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+
+    def ok(n: int) -> bool:
+        return zcdp_log_delta(k_norm * k_norm / (2.0 * n), eps)[0] <= log_target
+
+    lo = max(1, int((s0 / sens * k_norm) ** 2 * 0.5))
+    while ok(lo) and lo > 1:
+        lo //= 2
+    hi = max(lo + 1, int((s0 / sens * k_norm) ** 2 * 2))
+    while not ok(hi):
+        hi *= 2
+        if hi > _MAX_PARAM:
+            raise CalibrationError("discrete Gaussian calibration: sigma2 would exceed 2**62 grid steps squared")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    if not ok(hi) or (hi > 1 and ok(hi - 1)):
+        raise CalibrationError("discrete Gaussian calibration could not be verified")
+    achieved = math.exp(zcdp_log_delta(k_norm * k_norm / (2.0 * hi), eps)[0])
+    return GridRelease("gaussian", eps, dl, sens, e, int(k_norm), Fraction(hi), achieved, dim)
+
+
 # ------------------------------------------------------------------------------------------------------
 # Releases
 # ------------------------------------------------------------------------------------------------------
 def _release(plan: GridRelease, values, rng, bounds):
     x = as_float_array(values, "values")
     scalar = x.ndim == 0
+    if plan.dimension > 1 and x.size != plan.dimension:
+        raise ValueError(f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}")
     if np.isnan(x).any() or np.isinf(x).any():
         raise ValueError("values must be finite (NaN or inf given)")
     if bounds is not None:
@@ -434,31 +552,39 @@ def _release(plan: GridRelease, values, rng, bounds):
 
 
 def release_laplace(values, epsilon, sensitivity=1.0, delta=0.0, rng=None, bounds=None,
-                    *, grid_bits: int = DEFAULT_GRID_BITS):
+                    *, grid_bits: int = DEFAULT_GRID_BITS, vector: bool = False):
     """Release ``values`` with exact discrete Laplace noise on a power-of-two grid ((epsilon, delta)-DP
-    per value; pure epsilon-DP for delta = 0). See :func:`calibrate_laplace_release` and the module doc."""
-    return calibrate_laplace_release(epsilon, sensitivity, delta, grid_bits=grid_bits).release(values, rng, bounds)
+    per value; pure epsilon-DP for delta = 0). ``vector=True``: ``values`` is one vector query with l1
+    sensitivity ``sensitivity`` (see :func:`calibrate_laplace_release`, ``dimension``)."""
+    dim = max(1, int(np.size(values))) if vector else 1
+    plan = calibrate_laplace_release(epsilon, sensitivity, delta, grid_bits=grid_bits, dimension=dim)
+    return plan.release(values, rng, bounds)
 
 
 def release_gaussian(values, epsilon, delta, sensitivity=1.0, rng=None, bounds=None,
-                     *, grid_bits: int = DEFAULT_GRID_BITS):
+                     *, grid_bits: int = DEFAULT_GRID_BITS, vector: bool = False):
     """Release ``values`` with exact discrete Gaussian noise on a power-of-two grid ((epsilon, delta)-DP
-    per value). See :func:`calibrate_gaussian_release` and the module doc."""
-    return calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits=grid_bits).release(values, rng, bounds)
+    per value). ``vector=True``: ``values`` is one vector query with l2 sensitivity ``sensitivity``
+    (see :func:`calibrate_gaussian_release`, ``dimension``)."""
+    dim = max(1, int(np.size(values))) if vector else 1
+    plan = calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits=grid_bits, dimension=dim)
+    return plan.release(values, rng, bounds)
 
 
 def release_noise(noise: NoiseFamily, values, epsilon, delta, sensitivity=1.0, rng=None, bounds=None,
-                  *, grid_bits: int = DEFAULT_GRID_BITS):
+                  *, grid_bits: int = DEFAULT_GRID_BITS, vector: bool = False):
     """The safe release for a noise family: Laplace (and Subbotin(1)) -> :func:`release_laplace`,
     Gaussian (and Subbotin(2)) -> :func:`release_gaussian`; every other family raises
-    :class:`ReleaseNotSupported` (this is the ``release=True`` path of the mechanisms)."""
+    :class:`ReleaseNotSupported` (this is the ``release=True`` path of the mechanisms). ``vector=True``
+    treats ``values`` as one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
+    ``vector=False`` gives the guarantee per value."""
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
     key = noise._key()
     if key == ("Laplace",):
-        return release_laplace(values, epsilon, sensitivity, delta, rng, bounds, grid_bits=grid_bits)
+        return release_laplace(values, epsilon, sensitivity, delta, rng, bounds, grid_bits=grid_bits, vector=vector)
     if key == ("Gaussian",):
-        return release_gaussian(values, epsilon, delta, sensitivity, rng, bounds, grid_bits=grid_bits)
+        return release_gaussian(values, epsilon, delta, sensitivity, rng, bounds, grid_bits=grid_bits, vector=vector)
     raise ReleaseNotSupported(
         f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
         f"the Laplace and Gaussian mechanisms ({', '.join(SAFE_RELEASE_FAMILIES)}), which use exact discrete "

@@ -25,10 +25,11 @@ correction, see :mod:`pydp_core.calibration`):
    **Floating-point noise is not safe against least-significant-bit attacks.** Adding a floating-point
    noise sample to a floating-point value leaks information through the low-order bits of the result
    (Mironov 2012): the set of reachable doubles depends on the true value, and an attacker who sees the
-   exact output can sometimes tell neighbouring datasets apart, whatever epsilon says. The release path
-   that closes this gap (snapping/rounding or discrete noise) is not implemented yet: until then, use
-   these mechanisms for research, simulation and utility estimates, not for releases where an adversary
-   sees full-precision outputs.
+   exact output can sometimes tell neighbouring datasets apart, whatever epsilon says. Therefore
+   :meth:`~AdditiveMechanism.privatize` defaults to ``release=True``, the exact discrete release of
+   :mod:`pydp_core.discrete` (Laplace and Gaussian only; the other families refuse it), and the
+   floating-point path is :meth:`~AdditiveMechanism.simulate` (or ``privatize(..., release=False)``),
+   for research, simulation and utility estimates only.
 """
 from __future__ import annotations
 
@@ -112,15 +113,35 @@ class AdditiveMechanism:
     def _sample(self, rng, out: np.ndarray) -> None:
         raise NotImplementedError
 
-    def privatize(self, values, rng=None):
-        """A noisy copy of ``values`` (a scalar or an array of finite numbers): values + iid noise.
+    def privatize(self, values, rng=None, release: bool = True):
+        """A noisy copy of ``values`` (a scalar or an array of finite numbers).
+
+        ``release=True`` (the default): the floating-point-safe release of :mod:`pydp_core.discrete`:
+        values rounded to a power-of-two grid (the rounding charged to the sensitivity) plus exact
+        discrete Laplace or discrete Gaussian noise, calibrated on the grid and verified. A scalar is one
+        scalar query; an array is one vector query with the l1 (Laplace) or l2 (Gaussian) sensitivity.
+        Only :class:`LaplaceMechanism` and :class:`GaussianMechanism` (and Subbotin orders 1 and 2) have
+        this path; the others raise :class:`pydp_core.discrete.ReleaseNotSupported`.
+
+        ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations
+        (not safe against least-significant-bit attacks: see the module docs).
 
         ``rng``: ``None`` (a fresh secure generator from OS entropy: use this for releases), a
         :class:`pydp_core.Random`, or a ``numpy.random.Generator`` (keys a ChaCha20 stream; reproducible,
         not for releases). Returns a float for a scalar input, else a float64 array of the same shape.
-
-        Floating-point noise is not safe against least-significant-bit attacks: see the module docs.
         """
+        if not release:
+            return self.simulate(values, rng)
+        from .discrete import release_noise
+
+        arr = as_float_array(values, "values")
+        return release_noise(self._noise, arr if arr.ndim else float(arr), self._epsilon, self._delta,
+                             self._sensitivity, rng, vector=arr.size > 1)
+
+    def simulate(self, values, rng=None):
+        """values + iid floating-point noise of exactly ``scale``: for simulations and utility studies,
+        NOT for releases (floating-point noise is not safe against least-significant-bit attacks, see the
+        module docs; use :meth:`privatize` for releases). Arguments as in :meth:`privatize`."""
         arr = as_float_array(values, "values")
         if not np.isfinite(arr).all():
             raise ValueError("values must be finite (NaN or infinity found)")

@@ -86,7 +86,7 @@ def test_subbotin_special_orders_match():
 ])
 def test_privatize_adds_the_calibrated_noise(mech, cdf):
     values = np.linspace(-100, 100, 100_000)
-    out = mech.privatize(values, rng=Random(31))
+    out = mech.privatize(values, rng=Random(31), release=False)
     assert out.shape == values.shape and out.dtype == np.float64
     noise = out - values
     assert stats.kstest(noise, cdf(mech.scale)).pvalue > ALPHA
@@ -100,7 +100,9 @@ def test_privatize_scalars_arrays_and_rngs():
     assert m.privatize(np.arange(5)).dtype == np.float64  # integers are converted exactly
     a = m.privatize(np.zeros(100), rng=Random(1))
     assert np.array_equal(a, m.privatize(np.zeros(100), rng=Random(1)))
-    assert np.array_equal(a, Random(1).normal(0.0, m.scale, size=100))
+    s = m.simulate(np.zeros(100), rng=Random(1))  # the floating-point path, release=False
+    assert np.array_equal(s, m.privatize(np.zeros(100), rng=Random(1), release=False))
+    assert np.array_equal(s, Random(1).normal(0.0, m.scale, size=100))
     b = m.privatize(np.zeros(100), rng=np.random.default_rng(7))
     assert np.array_equal(b, m.privatize(np.zeros(100), rng=np.random.default_rng(7)))
     assert not np.array_equal(m.privatize(np.zeros(10)), m.privatize(np.zeros(10)))  # secure default

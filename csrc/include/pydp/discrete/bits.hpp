@@ -9,6 +9,7 @@
 // U < p/q exactly and costs two random bits on average. Timing depends on the random bits only, never
 // on the data the noise is later added to.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 
@@ -25,7 +26,7 @@ public:
 
     bool bit() {
         if (left_ == 0) {
-            buf_ = src_.next_u64();
+            buf_ = word();
             left_ = 64;
         }
         const bool b = (buf_ & 1u) != 0;
@@ -34,12 +35,17 @@ public:
         return b;
     }
 
-    u64 word() { return src_.next_u64(); }
+    // Words are taken from the source in blocks of 16 (one call per block when the source has
+    // fill_u64(dst, n), as pydp::random::Generator does); the stream of words is the same either way.
+    u64 word() {
+        if (wpos_ == kWords) refill_words();
+        return words_[wpos_++];
+    }
 
     // j uniform bits, 1 <= j <= 63, as an integer in [0, 2^j). Unused buffered bits may be dropped.
     u64 bits(int j) {
         if (left_ < j) {
-            buf_ = src_.next_u64();
+            buf_ = word();
             left_ = 64;
         }
         const u64 r = buf_ & ((u64{1} << j) - 1);
@@ -72,26 +78,62 @@ public:
             const bool digit = r >= q;
             if (digit) r -= q;
             if (bit() != digit) return digit;  // first difference: U < p/q iff p/q has the 1
+            if (r == 0) return false;  // p/q's expansion ended: U > p/q (U = p/q has probability 0)
         }
     }
 
-    // Bernoulli(p / q) for 128-bit 0 <= p, 1 <= q < 2^127.
+    // Bernoulli(p / q) for 128-bit 0 <= p, 1 <= q < 2^127. The first 64 bits U of the uniform are compared
+    // in one step, exactly: with T = U q (192 bits), U/2^64 >= p/q iff T >= p 2^64 (answer false);
+    // (U + 1)/2^64 <= p/q iff R = p 2^64 - T >= q (answer true); otherwise (probability at most 2^-64)
+    // the comparison continues lazily on fresh bits against R/q, the exact conditional law.
     bool bernoulli(u128 p, u128 q) {
         if (p >= q) return true;
         if (p == 0) return false;
+        const u128 mask = (u128{1} << 64) - 1;
+        const u64 u = word();
+        const u128 lo = static_cast<u128>(u) * static_cast<u64>(q & mask);
+        const u128 hi = static_cast<u128>(u) * static_cast<u64>(q >> 64);
+        const u128 top = hi + (lo >> 64);          // T = top * 2^64 + (lo mod 2^64); top < 2^127
+        const u64 t_low = static_cast<u64>(lo);
+        if (top >= p) return false;                // T >= p 2^64
+        const u128 d = p - top;                    // >= 1, R = d 2^64 - t_low
+        if ((d >> 64) != 0) return true;           // R > 2^128 - 2^64 > q
+        const u128 rem = (d << 64) - t_low;        // R, exact: d << 64 >= 2^64 > t_low
+        if (rem >= q) return true;
+        return lazy(rem, q);
+    }
+
+private:
+    bool lazy(u128 p, u128 q) {
         u128 r = p;
         for (;;) {
             r <<= 1;
             const bool digit = r >= q;
             if (digit) r -= q;
             if (bit() != digit) return digit;
+            if (r == 0) return false;
         }
     }
 
-private:
+    template <class S>
+    static auto fill(S& s, u64* dst, std::size_t n, int) -> decltype(s.fill_u64(dst, n), void()) {
+        s.fill_u64(dst, n);
+    }
+    template <class S>
+    static void fill(S& s, u64* dst, std::size_t n, long) {
+        for (std::size_t i = 0; i < n; ++i) dst[i] = s.next_u64();
+    }
+    void refill_words() {
+        fill(src_, words_, kWords, 0);
+        wpos_ = 0;
+    }
+
+    static constexpr int kWords = 16;
     Source& src_;
     u64 buf_ = 0;
     int left_ = 0;
+    int wpos_ = kWords;
+    u64 words_[kWords];
 };
 
 }  // namespace pydp::discrete

@@ -6,7 +6,7 @@
 // (ldexp by a constant, rint, integer add, compare-and-accumulate of the range flags). The range checks
 // cover the inputs (finite, |x / g| <= 2^52) and the outputs (|round(x / g) + Y| <= 2^53); the Python layer
 // checks the inputs first, so an output error can only come from noise beyond 2^52 grid steps, an event
-// of probability below exp(-2^30) for the parameters the Python layer chooses.
+// of probability below exp(-2^14) for the parameters the Python layer chooses.
 #pragma once
 #include <cmath>
 #include <cstddef>

@@ -157,15 +157,19 @@ bool bernoulli_exp_square(BitReader<Source>& br, u128 a, u128 b) {
     u64 whole;
     u128 frac;
     if ((a >> 64) == 0) {
-        const u128 a2 = a * a;
-        if (a2 < b) {  // the common case: gamma < 1, no division
-            whole = 0;
-            frac = a2;
-        } else {
-            const u128 w = a2 / b;
-            whole = (w >> 64) ? ~u64{0} : static_cast<u64>(w);
-            frac = a2 - w * b;
+        u128 a2 = a * a;
+        whole = 0;
+        while (a2 >= b && whole < 4) {  // the common cases gamma < 4: subtraction, no division
+            a2 -= b;
+            ++whole;
         }
+        if (a2 >= b) {
+            const u128 w = a2 / b;
+            a2 -= w * b;
+            const u128 total = w + whole;
+            whole = (total >> 64) ? ~u64{0} : static_cast<u64>(total);  // saturates (see the file comment)
+        }
+        frac = a2;
     } else {
         divmod_256(mul_128(a, a), b, whole, frac);
     }
