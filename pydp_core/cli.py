@@ -320,19 +320,15 @@ def _configure_privatize(p: argparse.ArgumentParser) -> None:
         help="rows per keyed noise block (default 1048576; part of the noise's definition: keep it fixed per key)",
     )
     p.add_argument("--force", "-f", action="store_true", help="replace OUT if it exists (never the input)")
+    p.add_argument(
+        "--simulate", action="store_true",
+        help="floating-point noise for simulations (NOT a release: unsafe against least-significant-bit attacks); "
+        "by default Laplace and Gaussian noise use the exact discrete release path",
+    )
     g = p.add_mutually_exclusive_group()
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show a progress bar")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
-
-
-def _accepts(fn, name: str) -> bool:
-    import inspect
-
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _progress_bar(enabled: bool, total, label: str):
@@ -352,15 +348,7 @@ def _privatize(args: argparse.Namespace) -> int:
     bounds = etl.check_bounds(args.bounds, "--bounds")
     mech = etl.mechanism(args.mechanism, args.epsilon, args.delta, args.sensitivity, bounds=bounds, r=args.r)
     key = etl.load_key(args.key_file) if args.key_file else None
-    extra = {}
-    if _accepts(mech.privatize, "release"):
-        extra["release"] = True  # the floating-point-safe path (exact discrete noise on a grid)
-    else:
-        print(
-            "pydp-core privatize: warning: this build's mechanisms add floating-point noise, which is not safe "
-            "against least-significant-bit attacks (Mironov 2012); the release path is not available",
-            file=sys.stderr,
-        )
+    extra = {"release": False} if args.simulate else {}
     fmt = etl.file_format(args.input, args.format)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     total = None

@@ -20,9 +20,14 @@ the block that a call does not hold are padded and discarded). So:
 - a retried or recomputed piece reproduces its noise exactly, so recomputation cannot average noise away;
 - different rows, blocks and columns get independent noise (distinct streams of a keyed CSPRNG).
 
-This rests on one property of the mechanisms, which tests/test_etl.py checks: ``privatize(values, rng)``
-is elementwise, and the noise of position ``j`` depends on the stream and on ``j`` only, not on the
-values.
+This rests on one property of the noise, which tests/test_etl.py checks: it is added elementwise, and
+the noise of position ``j`` depends on the stream and on ``j`` only, not on the values.
+
+Releases: with the project's Laplace and Gaussian mechanisms each value is released on the
+floating-point-safe path (exact discrete noise on a power-of-two grid, :mod:`pydp_core.discrete`) as one
+scalar query with the mechanism's sensitivity (:func:`privatizer`); ``release=False`` selects
+floating-point noise for simulations. Logistic and Subbotin noise have no safe path and are refused
+unless ``release=False``.
 
 The key is a secret. Generate it once per release (:func:`generate_key`, or ``pydp-core keygen``, which
 writes it with owner-only permissions), keep it out of logs, job arguments and notebooks, and never reuse
@@ -246,6 +251,35 @@ def _check_mechanism(mech: Any, name: str = "mechanism") -> Any:
     return mech
 
 
+def privatizer(mech: Any, kwargs: Mapping[str, Any]):
+    """``f(values, rng)``: the noisy copy of a 1-D block of values, one value per row.
+
+    For the project's additive mechanisms (``pydp_core.LaplaceMechanism`` etc.) with ``release=True``
+    (the default) every value is released as one scalar query with the mechanism's sensitivity, by
+    :func:`pydp_core.discrete.release_noise` (``vector=False``): exact discrete noise on a power-of-two
+    grid fixed by the scale, the floating-point-safe path. (``mechanism.privatize`` on an array would
+    instead treat the whole block as one vector query, with a grid that depends on the block length.)
+    When each record is one row, the column is then (epsilon, delta)-DP for a change of one record
+    (parallel composition); a record spread over several rows needs a group sensitivity.
+    ``release=False`` is the mechanism's floating-point ``simulate`` path (not for releases). Any other
+    object is called as ``mech.privatize(values, rng=rng, **kwargs)``.
+    """
+    from .mechanisms import AdditiveMechanism
+
+    kw = dict(kwargs)
+    if isinstance(mech, AdditiveMechanism):
+        release = kw.pop("release", True)
+        if kw:
+            raise TypeError(f"unexpected arguments for {type(mech).__name__}: {', '.join(kw)}")
+        if not release:
+            return lambda values, rng: mech.simulate(values, rng=rng)
+        from .discrete import release_noise
+
+        noise, eps, delta, sens = mech.noise, mech.epsilon, mech.delta, mech.sensitivity
+        return lambda values, rng: release_noise(noise, values, eps, delta, sens, rng, vector=False)
+    return lambda values, rng: mech.privatize(values, rng=rng, **kw)
+
+
 # -- the keyed block noise --------------------------------------------------------------------------------
 class KeyedNoise:
     """Keyed, position-addressed noise for one column (see the module docstring).
@@ -273,11 +307,11 @@ class KeyedNoise:
         self.bounds = check_bounds(bounds)
         self.block_rows = _check_block_rows(block_rows)
         self.fill = 0.0 if self.bounds is None else self.bounds[0]
-        self._kwargs = dict(privatize_kwargs or {})
+        self._privatize = privatizer(self.mechanism, privatize_kwargs or {})
         self._rng = _random_class()(column_key(check_key(key), column), threads=threads)
 
     def _block(self, b: int, padded: np.ndarray) -> np.ndarray:
-        out = self.mechanism.privatize(padded, rng=self._rng.stream(b), **self._kwargs)
+        out = self._privatize(padded, self._rng.stream(b))
         out = np.asarray(out, dtype=np.float64)
         if out.shape != padded.shape:
             raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {padded.shape}")
@@ -445,7 +479,7 @@ def privatize(
         bnd = check_bounds(_pick(bounds, col, "bounds", optional=True))
         if rng is not None:
             arr = _prepared(values, bnd, col)
-            out = np.asarray(_check_mechanism(mech).privatize(arr, rng=rng, **privatize_kwargs), dtype=np.float64)
+            out = np.asarray(privatizer(_check_mechanism(mech), privatize_kwargs)(arr, rng), dtype=np.float64)
             if out.shape != arr.shape:
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out

@@ -243,35 +243,23 @@ def test_progress_bar_on_request(capsys, tmp_path):
     assert code == 0 and "privatize:" in err and "/5.00k" in err
 
 
-@pytest.mark.parametrize("has_release", [True, False])
-def test_privatize_asks_for_the_release_path(capsys, tmp_path, monkeypatch, has_release):
-    """The CLI passes release=True when the mechanism has a release path, and warns when it has none."""
-    seen = []
+def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
+    """Laplace noise goes through the exact discrete release (outputs on a power-of-two grid)."""
+    from pydp_core import discrete
 
-    class WithRelease:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def privatize(self, values, rng=None, release=False):
-            seen.append(release)
-            return self.inner.privatize(values, rng=rng)
-
-    class Without(WithRelease):
-        def privatize(self, values, rng=None):
-            seen.append(None)
-            return self.inner.privatize(values, rng=rng)
-
-    real = etl.mechanism
-    wrap = WithRelease if has_release else Without
-    monkeypatch.setattr(etl, "mechanism", lambda *a, **k: wrap(real(*a, **k)))
     src = tmp_path / "in.parquet"
-    pq.write_table(_table(100), src)
-    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "o.parquet"), "-c", "x", *PRIV)
-    assert code == 0 and seen
-    if has_release:
-        assert all(r is True for r in seen) and "warning" not in err
-    else:
-        assert "least-significant-bit" in err
+    pq.write_table(pa.table({"x": np.linspace(-1, 1, 3000)}), src)
+    grid = discrete.calibrate_laplace_release(1.0, 2.0).grid
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "r.parquet"), "-c", "x", *PRIV)
+    assert code == 0, err
+    out = pq.read_table(tmp_path / "r.parquet").column("x").to_numpy()
+    np.testing.assert_array_equal(out / grid, np.round(out / grid))
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "s.parquet"), "-c", "x", *PRIV, "--simulate")
+    assert code == 0, err
+    sim = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
+    assert np.mean(sim / grid != np.round(sim / grid)) > 0.99
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "l.parquet"), "-c", "x", PRIV[0], "logistic", *PRIV[2:])
+    assert code == 1 and "release=True is not available" in err
 
 
 def test_privatize_refuses_to_overwrite_its_input(capsys, tmp_path):

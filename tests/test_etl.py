@@ -88,21 +88,43 @@ def test_mechanism_factory_derives_sensitivity_from_bounds_when_asked():
 
 
 # -- the property the keyed blocks rest on ----------------------------------------------------------------
+@pytest.mark.parametrize("release", [True, False])
 @pytest.mark.parametrize("make", [sup.laplace, sup.gaussian])
-def test_mechanism_noise_is_elementwise_and_data_independent(make):
-    """privatize(x, stream)[j] depends on x[j], the stream and j only: equal inputs, equal outputs."""
+def test_block_noise_is_elementwise_and_data_independent(make, release):
+    """privatizer(mech)(x, stream)[j] depends on x[j], the stream and j only: equal inputs, equal outputs."""
     mech = make()
+    noisy = etl.privatizer(mech, {"release": release})
     rng = pydp_core.Random(KEY)
     x = np.linspace(-50, 50, 5000)
     y = x.copy()
     changed = np.arange(0, 5000, 7)
     y[changed] = 1000.0 + np.arange(changed.size)
-    ox = np.asarray(mech.privatize(x, rng=rng.stream(9)))
-    oy = np.asarray(mech.privatize(y, rng=rng.stream(9)))
+    ox = np.asarray(noisy(x, rng.stream(9)))
+    oy = np.asarray(noisy(y, rng.stream(9)))
     same = np.ones(5000, bool)
     same[changed] = False
     np.testing.assert_array_equal(ox[same], oy[same])
     assert not np.array_equal(ox[~same], oy[~same])
+    # and on a prefix: the noise of position j does not depend on the block's length
+    np.testing.assert_array_equal(np.asarray(noisy(x[:1234], rng.stream(9))), ox[:1234])
+
+
+def test_each_value_is_released_as_a_scalar_query_on_the_grid():
+    from pydp_core import discrete
+
+    mech = sup.gaussian()
+    x = np.linspace(-3, 3, 1000)
+    got = pydp_core.privatize(x, mech, rng=pydp_core.Random(7))
+    want = discrete.release_noise(mech.noise, x, mech.epsilon, mech.delta, mech.sensitivity, pydp_core.Random(7), vector=False)
+    np.testing.assert_array_equal(got, want)
+    grid = discrete.calibrate_gaussian_release(mech.epsilon, mech.delta, mech.sensitivity).grid
+    np.testing.assert_array_equal(got / grid, np.round(got / grid))
+    sim = pydp_core.privatize(x, mech, rng=pydp_core.Random(7), release=False)
+    np.testing.assert_array_equal(sim, mech.simulate(x, rng=pydp_core.Random(7)))
+    with pytest.raises(ValueError, match="release=True is not available"):
+        pydp_core.privatize(x, pydp_core.LogisticMechanism(1.0), key=KEY)
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        pydp_core.privatize(x, mech, key=KEY, grid_bits=3)
 
 
 # -- numpy ------------------------------------------------------------------------------------------------
@@ -270,7 +292,6 @@ def test_rng_path_passes_the_generator_through():
     mech = sup.laplace()
     x = np.arange(100.0)
     got = pydp_core.privatize(x, mech, rng=pydp_core.Random(7))
-    want = mech.privatize(x, rng=pydp_core.Random(7))
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, etl.privatizer(mech, {})(x, pydp_core.Random(7)))
     with pytest.raises(ValueError, match="index applies"):
         pydp_core.privatize(x, mech, rng=pydp_core.Random(7), index=np.arange(100))
