@@ -47,7 +47,9 @@ def privatize(
     data:
         a ``dask.array.Array`` (numeric, known chunk sizes), or a ``dask.dataframe`` DataFrame or Series.
     mechanism:
-        an object with ``privatize(values, rng=...)``, or ``{column: mechanism}`` for dataframes.
+        ``pydp_core.LaplaceMechanism`` / ``GaussianMechanism`` (each value released on the exact discrete
+        path, :func:`pydp_core.etl.privatizer`; ``release=False`` for floating-point simulations), any object
+        with ``privatize(values, rng=...)``, or ``{column: mechanism}`` for dataframes.
     key:
         the 32-byte release key (required: recomputed tasks must reproduce their noise).
     columns:
@@ -58,7 +60,9 @@ def privatize(
     index:
         dataframes only: a unique non-negative integer row-id column; ``None`` numbers rows in order.
     block_rows:
-        positions per keyed block (:data:`pydp_core.etl.BLOCK_ROWS`).
+        positions per keyed block (:data:`pydp_core.etl.BLOCK_ROWS`). Every task draws the whole blocks it
+        touches: keep chunks and partitions at least this long (Dask's usual 100 MB chunks are), or pass a
+        smaller value (the same for every piece of one release).
     """
     da = etl._require("dask", "dask.array")[0]
 

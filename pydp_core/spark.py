@@ -89,8 +89,9 @@ def privatize(
         numeric columns to privatise; they become ``double`` (``float`` stays ``float``), nullable, with
         nulls kept. The other columns pass through.
     mechanism:
-        an object with ``privatize(values, rng=...)`` (``pydp_core.GaussianMechanism`` etc.), or a
-        mapping ``{column: mechanism}``; it is pickled to the executors.
+        ``pydp_core.LaplaceMechanism`` / ``GaussianMechanism`` (each value released on the exact discrete
+        path, :func:`pydp_core.etl.privatizer`; ``release=False`` for floating-point simulations), any
+        object with ``privatize(values, rng=...)``, or ``{column: mechanism}``; pickled to the executors.
     key:
         the 32-byte release key (required: without it a retried task could not reproduce its noise).
     bounds:
@@ -99,7 +100,9 @@ def privatize(
         name of a unique non-negative integer row-id column; ``None`` numbers the rows in DataFrame order
         (one extra counting pass over the input, run by this call).
     block_rows:
-        rows per keyed block (:data:`pydp_core.etl.BLOCK_ROWS`).
+        rows per keyed block (:data:`pydp_core.etl.BLOCK_ROWS`). A task draws every block it touches once
+        (Spark's Arrow batches are regrouped on block boundaries); with ``index=`` and ids scattered over
+        many blocks per partition, a smaller value costs less.
     """
     T = _spark()
     from pyspark.sql import DataFrame
