@@ -5,6 +5,7 @@ uncompressed, in the page cache after the first read):
 
 - ``read``: pyarrow reads and decodes every batch of the column (the floor for any reader);
 - ``copy``: pyarrow reads and writes the file back unchanged (the floor for read + write);
+- ``noise``: the exact discrete Laplace release alone on an in-memory block of 2^20 values (scaled to N);
 - ``cli``: ``pydp-core privatize IN OUT --column x`` with the exact discrete Laplace release
   (cli.main in-process: argument parsing, key file, streaming, noise, atomic write and rename).
 
@@ -77,6 +78,10 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     t_read = speed.time(lambda: _read(src), repeat=3, min_time=0)
     t_copy = speed.time(lambda: _copy(src, copy_dst), repeat=3, min_time=0)
     t_cli = speed.time(lambda: cli.main(_argv(src, dst, key)), repeat=3, min_time=0)
+    # The noise alone: the release path on one in-memory block of 2^20 values, scaled to N.
+    block = np.random.default_rng(2).uniform(0, 100, ROW_GROUP)
+    noisy = etl.privatizer(etl.mechanism("laplace", EPS, sensitivity=100.0), {})
+    t_noise = speed.time(lambda: noisy(block, pydp_core.Random(KEY).stream(0)), repeat=3, min_time=0) * N / ROW_GROUP
 
     # Correctness: every row, no nulls, the keyed noise of the first rows, the noise variance.
     out = pq.ParquetFile(dst)
@@ -89,12 +94,14 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     noise = head_out - head_in
     assert abs(noise.var() / float(mech.variance) - 1) < 0.05
 
-    rate = {k: N / t for k, t in (("read", t_read), ("copy", t_copy), ("cli", t_cli))}
+    rate = {k: N / t for k, t in (("read", t_read), ("copy", t_copy), ("noise", t_noise), ("cli", t_cli))}
     info = {f"{k}_values_per_s": round(v) for k, v in rate.items()}
-    info.update(N=N, cli_over_read=round(t_cli / t_read, 2), cli_over_copy=round(t_cli / t_copy, 2))
+    info.update(N=N, cli_over_read=round(t_cli / t_read, 2), cli_over_copy=round(t_cli / t_copy, 2),
+                cli_over_noise=round(t_cli / t_noise, 2))
     benchmark.extra_info.update(info)
-    print(f"\nN = {N}: read {rate['read']:.3g} values/s, copy {rate['copy']:.3g} values/s, "
-          f"CLI privatize {rate['cli']:.3g} values/s; CLI time = {t_cli / t_read:.2f} x read, {t_cli / t_copy:.2f} x copy")
+    print(f"\nN = {N}: read {rate['read']:.3g} values/s, copy {rate['copy']:.3g} values/s, noise alone "
+          f"{rate['noise']:.3g} values/s, CLI privatize {rate['cli']:.3g} values/s; CLI time = "
+          f"{t_cli / t_read:.2f} x read, {t_cli / t_copy:.2f} x copy, {t_cli / t_noise:.2f} x noise alone")
     if os.environ.get("PYDP_BENCH_ETL_RSS"):
         # The child reports its own high-water mark (VmHWM is per address space, reset by exec; ru_maxrss
         # of children would include this process's pages copied at fork).
