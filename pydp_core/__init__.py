@@ -30,13 +30,7 @@ from .mechanisms import *  # noqa: E402,F401,F403
 from .mechanisms import __all__ as _mechanisms_all  # noqa: E402
 from . import manifolds  # noqa: E402
 
-from . import etl, spark, dask  # noqa: E402  (spark and dask import their engines only when called)
-from .etl import privatize  # noqa: E402
-
 __all__ = ["special", "__version__", *_noise_all, *_calibration_all]
-__all__ += ["random", "Random", "as_random", *_mechanisms_all]
-__all__ += ["manifolds"]
-__all__ += ["etl", "spark", "dask", "privatize"]
 
 # accounting (issue 4): budgets, composition, conversions, the sensitivity index, Rao DP, the accountant
 from . import gaussian, rao  # noqa: E402
@@ -58,3 +52,16 @@ __all__ += [
     "Accountant",
     "BudgetExceededError",
 ]
+
+__all__ += ["random", "Random", "as_random", *_mechanisms_all]
+from . import discrete  # noqa: E402
+from .discrete import release_gaussian, release_laplace  # noqa: E402,F401
+
+__all__ += ["discrete", "release_laplace", "release_gaussian"]
+__all__ += ["manifolds"]
+
+# columnar data, files, Spark and Dask (issue 7); spark and dask import their engines only when called
+from . import etl, spark, dask  # noqa: E402
+from .etl import privatize  # noqa: E402
+
+__all__ += ["etl", "spark", "dask", "privatize"]

@@ -428,9 +428,11 @@ def test_a_killed_process_never_leaves_a_partial_output(tmp_path, sig):
 
 
 def test_the_installed_entry_point_runs(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pydp_core.cli", "calibrate", "laplace", "--epsilon", "2"],
+    # What the `pydp-core` console script runs: pydp_core.cli:main.
+    launcher = "import sys; from pydp_core.cli import main; sys.exit(main())"
+    proc = subprocess.run([sys.executable, "-c", launcher, "calibrate", "laplace", "--epsilon", "2"],
                           env=subprocess_env(), capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and "scale            0.5\n" in proc.stdout
+    assert proc.returncode == 0 and "scale            0.5\n" in proc.stdout and proc.stderr == ""
 
 
 # -- mu ---------------------------------------------------------------------------------------------------
