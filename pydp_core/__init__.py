@@ -59,3 +59,9 @@ from .discrete import release_gaussian, release_laplace  # noqa: E402,F401
 
 __all__ += ["discrete", "release_laplace", "release_gaussian"]
 __all__ += ["manifolds"]
+
+# columnar data, files, Spark and Dask (issue 7); spark and dask import their engines only when called
+from . import etl, spark, dask  # noqa: E402
+from .etl import privatize  # noqa: E402
+
+__all__ += ["etl", "spark", "dask", "privatize"]

@@ -1,0 +1,444 @@
+"""The pydp-core command line: calibrate, profile, privatize (files), mu, keygen."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+
+import mpmath
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import _etl_support as sup  # noqa: E402
+
+import pydp_core  # noqa: E402
+from pydp_core import cli, etl  # noqa: E402
+
+pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
+pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is an optional extra (pydp_core[etl])")
+pcsv = pytest.importorskip("pyarrow.csv", reason="pyarrow is an optional extra (pydp_core[etl])")
+
+KEY = bytes(range(32))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def subprocess_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+# -- calibrate --------------------------------------------------------------------------------------------
+def test_calibrate_gaussian_json_matches_the_library(capsys):
+    code, out, _ = run(capsys, "calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--sensitivity", "2", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    scale = pydp_core.minimal_scale(pydp_core.Gaussian(), 1.0, 1e-6, 2.0)
+    assert doc["scale"] == scale and doc["variance"] == pytest.approx(scale**2, rel=1e-15)
+    assert doc["GDP mu"] == pytest.approx(2.0 / scale, rel=1e-15)
+    assert doc["zCDP rho"] == pytest.approx(2.0 / scale**2, rel=1e-15)
+    assert doc["(epsilon, delta)-DP"]["1e-06"] == pytest.approx(1.0, rel=1e-9)
+    assert doc["pure DP epsilon"] is None or doc["pure DP epsilon"] == "inf"
+
+
+def test_calibrate_table_and_bounds(capsys):
+    code, out, _ = run(capsys, "calibrate", "laplace", "--epsilon", "0.5", "--sensitivity", "bounds", "--bounds", "0", "10")
+    assert code == 0
+    assert "scale            20\n" in out and "variance         800\n" in out
+    assert "pure DP epsilon  0.5\n" in out
+
+
+def _renyi_laplace_reference(alpha: float, b: float) -> mpmath.mpf:
+    """D_alpha(Lap(1, b) || Lap(0, b)) by 50-digit quadrature of its definition."""
+    a, b = mpmath.mpf(alpha), mpmath.mpf(b)
+    p = lambda x: mpmath.exp(-abs(x - 1) / b) / (2 * b)  # noqa: E731
+    q = lambda x: mpmath.exp(-abs(x) / b) / (2 * b)  # noqa: E731
+    integral = mpmath.quad(lambda x: p(x) ** a * q(x) ** (1 - a), [-mpmath.inf, 0, 1, mpmath.inf])
+    return mpmath.log(integral) / (a - 1)
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 8.0, 32.0])
+@pytest.mark.parametrize("b", [0.05, 1.0, 20.0])
+def test_laplace_rdp_against_mpmath(alpha, b):
+    assert cli.laplace_rdp(alpha, b) == pytest.approx(float(_renyi_laplace_reference(alpha, b)), rel=1e-12)
+
+
+@pytest.mark.parametrize("r", [1.0, 1.5, 3.0, 7.0])
+def test_rao_theta_is_the_fisher_information_of_the_location(r):
+    # I = integral of (d/dx log f_r)^2 f_r = E|X|^(2r - 2) for the standard Subbotin_r.
+    rr = mpmath.mpf(r)
+    c = 2 * mpmath.gamma(1 / rr) * rr ** (1 / rr - 1)
+    info = 2 * mpmath.quad(lambda x: x ** (2 * rr - 2) * mpmath.exp(-(x**rr) / rr) / c, [0, 1, mpmath.inf])
+    theta = cli.guarantees(pydp_core.Subbotin(r), 2.0, 0.5)["Rao-DP theta"]
+    assert theta == pytest.approx(float(0.5 * mpmath.sqrt(info) / 2), rel=1e-12)
+
+
+def test_pure_dp_conversions_for_logistic(capsys):
+    g = cli.guarantees(pydp_core.Logistic(), 1.0, 1.0)
+    eps = g["pure DP epsilon"]
+    assert eps == pytest.approx(1.0, rel=1e-9)  # the Logistic is (D / s)-DP
+    mu = -2 * mpmath.sqrt(2) * mpmath.erfinv(2 / (1 + mpmath.exp(eps)) - 1)
+    assert g["GDP mu (bound via pure DP)"] == pytest.approx(float(mu), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "argv, code, message",
+    [
+        (["calibrate", "gaussian", "--epsilon", "1"], 1, "delta = 0 is not reachable"),
+        (["calibrate", "gaussian"], 1, "give --epsilon"),
+        (["calibrate", "subbotin", "--epsilon", "1", "--delta", "1e-6"], 1, "--r is required"),
+        (["calibrate", "laplace", "--scale", "-1"], 1, "--scale must be > 0"),
+        (["calibrate", "laplace", "--scale", "1", "--sensitivity", "bounds"], 1, "needs --bounds"),
+        (["calibrate", "laplace", "--epsilon", "nan"], 2, "must be finite"),
+        (["calibrate", "cauchy", "--epsilon", "1"], 2, "invalid choice"),
+    ],
+)
+def test_calibrate_errors(capsys, argv, code, message):
+    if code == 2:
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
+        assert exc.value.code == 2
+        assert message in capsys.readouterr().err
+    else:
+        got, out, err = run(capsys, *argv)
+        assert got == code and out == "" and message in err and err.startswith("pydp-core calibrate: error:")
+
+
+# -- profile ----------------------------------------------------------------------------------------------
+def test_profile_table_is_the_exact_profile(capsys):
+    code, out, _ = run(capsys, "profile", "gaussian", "--scale", "2", "--eps-max", "3", "--points", "4")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines()[2:]]
+    eps = np.array([float(r[0]) for r in rows])
+    delta = np.array([float(r[1]) for r in rows])
+    np.testing.assert_allclose(eps, [0, 1, 2, 3])
+    np.testing.assert_allclose(delta, pydp_core.privacy_profile(pydp_core.Gaussian(), eps, 2.0), rtol=1e-6)
+
+
+def test_profile_png(capsys, tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is an optional extra (pydp_core[plot])")
+    png = tmp_path / "profile.png"
+    code, out, _ = run(capsys, "profile", "laplace", "--epsilon", "1", "--png", str(png))
+    assert code == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["profile.png"]
+
+
+# -- keygen -----------------------------------------------------------------------------------------------
+def test_keygen_writes_an_owner_only_key_and_never_overwrites(capsys, tmp_path):
+    path = tmp_path / "k"
+    code, out, err = run(capsys, "keygen", str(path))
+    assert code == 0 and out == ""
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    key = etl.load_key(path)
+    assert len(key) == 32 and key.hex() not in err
+    code, _, err = run(capsys, "keygen", str(path))
+    assert code == 1 and "never overwritten without --force" in err
+    assert etl.load_key(path) == key
+    assert run(capsys, "keygen", "--force", str(path))[0] == 0
+    assert etl.load_key(path) != key and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+# -- privatize: files -------------------------------------------------------------------------------------
+def _table(n: int = 10_000) -> "pa.Table":
+    x = np.linspace(-5, 5, n)
+    mask = np.zeros(n, bool)
+    mask[::97] = True
+    return pa.table({
+        "id": np.arange(n),
+        "x": pa.array(x, mask=mask),
+        "y": np.arange(n, dtype=np.int32),
+        "name": [f"r{i}" for i in range(n)],
+    })
+
+
+def _write_key(tmp_path):
+    path = tmp_path / "release.key"
+    etl.write_key(path, KEY)
+    return str(path)
+
+
+PRIV = ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "bounds", "--bounds", "-1", "1", "--block-rows", "1024"]
+
+
+def _expected(table, mech, bounds=(-1.0, 1.0)):
+    return pydp_core.privatize(table, mech, columns=["x", "y"], key=KEY, bounds=bounds, block_rows=1024)
+
+
+@pytest.mark.parametrize("batch_rows", [1000, 4096, 1 << 20])
+def test_privatize_parquet_streams_and_matches_in_memory(capsys, tmp_path, batch_rows):
+    table = _table()
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src, row_group_size=3000)
+    before = src.read_bytes()
+    code, out, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", "-c", "y", *PRIV,
+                         "--key-file", _write_key(tmp_path), "--batch-rows", str(batch_rows), "--no-progress")
+    assert code == 0, err
+    assert "10000 rows" in err
+    got = pq.read_table(dst)
+    want = _expected(table, etl.mechanism("laplace", 1.0, sensitivity=2.0))
+    assert got.equals(want)
+    assert got.column("x").null_count == table.column("x").null_count
+    assert src.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet", "release.key"]
+
+
+def test_privatize_csv_to_csv_and_parquet(capsys, tmp_path):
+    table = _table(3000)
+    src = tmp_path / "in.csv"
+    pcsv.write_csv(table, src)
+    key = _write_key(tmp_path)
+    for name in ("out.csv", "out.parquet"):
+        code, _, err = run(capsys, "privatize", str(src), str(tmp_path / name), "-c", "x", "-c", "y", *PRIV,
+                           "--key-file", key, "--batch-rows", "700", "--no-progress")
+        assert code == 0, err
+    mech = etl.mechanism("laplace", 1.0, sensitivity=2.0)
+    want = _expected(table, mech)
+    back = pcsv.read_csv(tmp_path / "out.csv", convert_options=pcsv.ConvertOptions(column_types={"name": pa.string()}))
+    np.testing.assert_array_equal(back.column("x").to_numpy(zero_copy_only=False), want.column("x").to_numpy(zero_copy_only=False))
+    np.testing.assert_array_equal(back.column("y").to_numpy(), want.column("y").to_numpy())
+    assert back.column("x").null_count == table.column("x").null_count
+    assert back.column("name").to_pylist() == table.column("name").to_pylist()
+    assert back.column("id").to_pylist() == table.column("id").to_pylist()
+    pqt = pq.read_table(tmp_path / "out.parquet")
+    np.testing.assert_array_equal(pqt.column("y").to_numpy(), want.column("y").to_numpy())
+    assert pqt.column("name").to_pylist() == table.column("name").to_pylist()
+
+
+def test_memory_stays_at_a_few_batches_not_the_file(tmp_path):
+    """Streaming: Arrow's memory pool never holds more than a few batches (files larger than memory)."""
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    rows, batch = 8 << 19, 1 << 17
+    with pq.ParquetWriter(src, pa.schema([("x", pa.float64())]), compression="none") as w:
+        for i in range(0, rows, 1 << 19):
+            w.write_table(pa.table({"x": np.random.default_rng(i).uniform(0, 1, 1 << 19)}))
+    size = os.path.getsize(src)
+    peak = [0]
+
+    def progress(n):
+        peak[0] = max(peak[0], pa.total_allocated_bytes())
+
+    base = pa.total_allocated_bytes()
+    etl.privatize_file(src, dst, ["x"], sup.laplace(), key=KEY, batch_rows=batch, block_rows=batch, progress=progress)
+    assert pq.ParquetFile(dst).metadata.num_rows == rows
+    assert peak[0] - base < 16 * batch * 8 < size / 2, (peak[0] - base, size)
+
+
+def test_progress_bar_on_request(capsys, tmp_path):
+    pytest.importorskip("tqdm", reason="tqdm is an optional extra (pydp_core[progress])")
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(5000), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "o.parquet"), "-c", "x", *PRIV,
+                       "--progress", "--batch-rows", "1000")
+    assert code == 0 and "privatize:" in err and "/5.00k" in err
+
+
+def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
+    """Laplace noise goes through the exact discrete release (outputs on a power-of-two grid)."""
+    from pydp_core import discrete
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": np.linspace(-1, 1, 3000)}), src)
+    grid = discrete.calibrate_laplace_release(1.0, 2.0).grid
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "r.parquet"), "-c", "x", *PRIV)
+    assert code == 0, err
+    out = pq.read_table(tmp_path / "r.parquet").column("x").to_numpy()
+    np.testing.assert_array_equal(out / grid, np.round(out / grid))
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "s.parquet"), "-c", "x", *PRIV, "--simulate")
+    assert code == 0, err
+    sim = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
+    assert np.mean(sim / grid != np.round(sim / grid)) > 0.99
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "l.parquet"), "-c", "x", PRIV[0], "logistic", *PRIV[2:])
+    assert code == 1 and "release=True is not available" in err
+
+
+def test_privatize_refuses_to_overwrite_its_input(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    before = src.read_bytes()
+    link = tmp_path / "link.parquet"
+    link.symlink_to(src)
+    for target in (src, link):
+        code, out, err = run(capsys, "privatize", str(src), str(target), "-c", "x", *PRIV, "--force")
+        assert code == 1 and "refusing to overwrite the input" in err
+    assert src.read_bytes() == before
+
+
+def test_privatize_refuses_an_existing_output_without_force(capsys, tmp_path):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(100), src)
+    dst.write_bytes(b"precious")
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV)
+    assert code == 1 and "exists" in err and dst.read_bytes() == b"precious"
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV, "--force", "-q")
+    assert code == 0 and "wrote" not in err and pq.read_table(dst).num_rows == 100
+
+
+@pytest.mark.parametrize(
+    "extra, code, message",
+    [
+        (["-c", "nope"], 1, "column 'nope' not found"),
+        (["-c", "name"], 1, "must be numeric"),
+        (["-c", "x", "--key-file", "/nonexistent/key"], 1, "No such file"),
+    ],
+)
+def test_privatize_errors(capsys, tmp_path, extra, code, message):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    got, _, err = run(capsys, "privatize", str(src), str(tmp_path / "o.parquet"), *extra, *PRIV)
+    assert got == code and message in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_privatize_usage_errors_exit_2(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["privatize", "a.parquet", "b.parquet", *PRIV])  # no --column
+    assert exc.value.code == 2 and "--column" in capsys.readouterr().err
+    got, _, err = run(capsys, "privatize", str(tmp_path / "missing.parquet"), str(tmp_path / "o.parquet"), "-c", "x", *PRIV)
+    assert got == 1 and "does not exist" in err
+    got, _, err = run(capsys, "privatize", str(tmp_path / "a.txt"), str(tmp_path / "o.txt"), "-c", "x", *PRIV)
+    assert got == 1 and "cannot tell the format" in err
+
+
+class _Failing:
+    """Wraps a mechanism; raises ``exc`` on the ``after``-th privatize call."""
+
+    def __init__(self, inner, after, exc):
+        self.inner, self.after, self.exc, self.calls = inner, after, exc, 0
+
+    def privatize(self, values, rng=None):
+        self.calls += 1
+        if self.calls == self.after:
+            raise self.exc
+        return self.inner.privatize(values, rng=rng)
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("disk on fire"), KeyboardInterrupt()])
+def test_a_failure_midway_leaves_no_output_and_the_input_untouched(tmp_path, exc):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(20_000), src, row_group_size=2000)
+    before = src.read_bytes()
+    mech = _Failing(sup.laplace(), after=3, exc=exc)
+    with pytest.raises(type(exc)):
+        etl.privatize_file(src, dst, ["x"], mech, key=KEY, batch_rows=2000, block_rows=1000)
+    assert mech.calls == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+    assert src.read_bytes() == before
+    # An existing output is kept as it was.
+    dst.write_bytes(b"previous")
+    with pytest.raises(type(exc)):
+        etl.privatize_file(src, dst, ["x"], _Failing(sup.laplace(), 2, exc), key=KEY, overwrite=True, batch_rows=2000, block_rows=1000)
+    assert dst.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
+
+
+@pytest.mark.parametrize("side", ["reader", "writer"])
+def test_a_failing_reader_or_writer_thread_leaves_no_output(tmp_path, monkeypatch, side):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(20_000), src, row_group_size=2000)
+    if side == "reader":
+        real_read = etl._read_batches
+
+        def read(*args):
+            for i, batch in enumerate(real_read(*args)):
+                if i == 3:
+                    raise OSError("read error on the input device")
+                yield batch
+
+        monkeypatch.setattr(etl, "_read_batches", read)
+    else:
+        real_open = etl._open_writer
+
+        def open_writer(*args):
+            w = real_open(*args)
+            calls = [0]
+            inner = w.write
+
+            def write(batch):
+                calls[0] += 1
+                if calls[0] == 3:
+                    raise OSError("No space left on device")
+                inner(batch)
+
+            w.write = write
+            return w
+
+        monkeypatch.setattr(etl, "_open_writer", open_writer)
+    with pytest.raises(OSError, match="read error|No space"):
+        etl.privatize_file(src, dst, ["x"], sup.laplace(), key=KEY, batch_rows=2000, block_rows=1000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_ctrl_c_exits_130(capsys, tmp_path, monkeypatch):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(5000), src)
+    real = etl.mechanism
+
+    def failing(*args, **kwargs):
+        return _Failing(real(*args, **kwargs), 1, KeyboardInterrupt())
+
+    monkeypatch.setattr(etl, "mechanism", failing)
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV)
+    assert code == 130 and "interrupted" in err
+    assert not dst.exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_process_never_leaves_a_partial_output(tmp_path, sig):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(20_000), src, row_group_size=2000)
+    before = src.read_bytes()
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+        import _etl_support as sup
+        from pydp_core import etl
+
+        class Suicidal:
+            calls = 0
+            def __init__(self):
+                self.inner = sup.laplace()
+            def privatize(self, values, rng=None):
+                Suicidal.calls += 1
+                if Suicidal.calls == 4:
+                    os.kill(os.getpid(), {int(sig)})
+                return self.inner.privatize(values, rng=rng)
+
+        etl.privatize_file({str(src)!r}, {str(dst)!r}, ["x"], Suicidal(), key=bytes(32), batch_rows=2000, block_rows=1000)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert not dst.exists()
+    assert src.read_bytes() == before
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name != "in.parquet")
+    if sig == signal.SIGTERM:
+        assert leftovers == [], proc.stderr  # cleaned up
+    else:
+        assert all(n.startswith(".out.parquet.") and n.endswith(".tmp") for n in leftovers)
+
+
+def test_the_installed_entry_point_runs(tmp_path):
+    # What the `pydp-core` console script runs: pydp_core.cli:main.
+    launcher = "import sys; from pydp_core.cli import main; sys.exit(main())"
+    proc = subprocess.run([sys.executable, "-c", launcher, "calibrate", "laplace", "--epsilon", "2"],
+                          env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "scale            0.5\n" in proc.stdout and proc.stderr == ""
+
+
+# -- mu ---------------------------------------------------------------------------------------------------
+def test_mu_circle_reference(capsys):
+    pytest.importorskip("pydp_core.manifolds", reason="pydp_core.manifolds (issue 5) is not in this build")
+    code, out, _ = run(capsys, "mu", "circle", "--sigma", "1")
+    assert code == 0 and float(out) == pytest.approx(0.9831692148, abs=1e-8)
+    code, out, _ = run(capsys, "mu", "euclidean", "--dim", "3", "--sigma", "4", "--sensitivity", "2")
+    assert code == 0 and float(out) == pytest.approx(0.5, rel=1e-12)

@@ -1,0 +1,170 @@
+"""pydp_core.spark.privatize on a local Spark session (local[2, 4]: 2 threads, up to 4 task attempts)."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import _etl_support as sup  # noqa: E402
+
+import pydp_core  # noqa: E402
+from pydp_core import etl  # noqa: E402
+
+pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
+pyspark = pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
+from pydp_core import spark as pspark  # noqa: E402
+
+# pyspark 4.0 warns that it does not fully support pandas 3 whenever it touches pandas (mapInArrow's
+# set-up does); that is about the environment, not about this code.
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+KEY = bytes(range(32))
+N = 60_000
+B = 4096
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    # Python workers must run this interpreter and find this pydp_core.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = ROOT + os.pathsep + os.path.dirname(os.path.abspath(__file__)) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    try:
+        session = (
+            SparkSession.builder.master("local[2, 4]")
+            .appName("pydp_core-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "5000")
+            .getOrCreate()
+        )
+    except Exception as exc:  # no Java, no free port, ...
+        pytest.skip(f"a local Spark session cannot start here: {exc}")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _frame(spark, partitions, n=N):
+    return spark.range(0, n, numPartitions=partitions).selectExpr(
+        "id", "cast(id % 100 as double) as x", "cast(id as int) as y", "concat('r', id) as s"
+    )
+
+
+def _collect(df, *cols):
+    pdf = df.toArrow().to_pandas().sort_values("id")
+    return {c: pdf[c].to_numpy() for c in ("id", *cols)}
+
+
+def _reference(mech, n=N):
+    ids = np.arange(n)
+    return {
+        "x": pydp_core.privatize((ids % 100).astype(float), mech, key=KEY, columns="x", block_rows=B),
+        "y": pydp_core.privatize(ids.astype(float), mech, key=KEY, columns="y", block_rows=B),
+    }
+
+
+def test_output_does_not_depend_on_the_partitioning(spark):
+    mech = sup.laplace()
+    ref = _reference(mech)
+    for parts in (1, 3, 8):
+        out = pspark.privatize(_frame(spark, parts), ["x", "y"], mech, KEY, block_rows=B)
+        assert [f.dataType.simpleString() for f in out.schema.fields] == ["bigint", "double", "double", "string"]
+        got = _collect(out, "x", "y")
+        np.testing.assert_array_equal(got["id"], np.arange(N))
+        np.testing.assert_array_equal(got["x"], ref["x"])
+        np.testing.assert_array_equal(got["y"], ref["y"])
+
+
+def test_row_id_index_survives_a_shuffle(spark):
+    mech = sup.laplace()
+    ref = _reference(mech)
+    shuffled = _frame(spark, 5).repartition(3)  # hash-partitioned: order and split both change
+    got = _collect(pspark.privatize(shuffled, ["x"], mech, KEY, index="id", block_rows=B), "x")
+    np.testing.assert_array_equal(got["x"], ref["x"])
+
+
+def test_noise_statistics_and_independent_partitions(spark):
+    mech = sup.laplace(epsilon=0.5)
+    n = 4 * 25_000
+    df = spark.range(0, n, numPartitions=4).selectExpr("id", "cast(0 as double) as x")
+    got = _collect(pspark.privatize(df, ["x"], mech, KEY, block_rows=B), "x")
+    sup.assert_noise_distribution(got["x"], mech)
+    parts = got["x"].reshape(4, -1)
+    for i in range(3):
+        sup.assert_uncorrelated(parts[i], parts[i + 1])
+
+
+def test_a_retried_task_reproduces_its_noise(spark, tmp_path):
+    mech = sup.gaussian()
+    ref = _reference(mech)
+    marks = str(tmp_path)
+
+    def flaky(batches):
+        # Fails the first attempt of partition 1 after it has produced a batch.
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        for i, batch in enumerate(batches):
+            yield batch
+            if ctx.partitionId() == 1 and ctx.attemptNumber() == 0 and i == 0:
+                open(os.path.join(marks, f"failed-stage{ctx.stageId()}"), "w").close()
+                raise RuntimeError("injected task failure")
+
+    df = _frame(spark, 4)
+    df = df.mapInArrow(flaky, df.schema)
+    got = _collect(pspark.privatize(df, ["x", "y"], mech, KEY, block_rows=B), "x", "y")
+    assert len(os.listdir(marks)) >= 2  # both the counting pass and the noise pass were retried
+    np.testing.assert_array_equal(got["x"], ref["x"])
+    np.testing.assert_array_equal(got["y"], ref["y"])
+
+
+def test_nulls_bounds_and_passthrough(spark):
+    mech = sup.laplace()
+    df = spark.range(0, 1000, numPartitions=3).selectExpr(
+        "id", "case when id % 7 = 0 then null else cast(id as double) end as x", "concat('r', id) as s"
+    )
+    got = df.toArrow()
+    out = pspark.privatize(df, "x", mech, KEY, bounds=(0, 10), block_rows=B).toArrow().sort_by("id")
+    want = pydp_core.privatize(got.sort_by("id"), mech, columns=["x"], key=KEY, bounds=(0, 10), block_rows=B)
+    assert out.column("x").to_pylist() == want.column("x").to_pylist()
+    assert out.column("s").to_pylist() == want.column("s").to_pylist()
+    assert out.column("x").null_count == 143
+
+
+def test_nondeterministic_input_fails_closed(spark):
+    mech = sup.laplace()
+    df = spark.range(0, 1000, numPartitions=2).selectExpr("id", "cast(id as double) as x")
+
+    def drop_at_random(batches):  # a different subset of rows at every evaluation
+        rng = np.random.default_rng()
+        for batch in batches:
+            yield batch.filter(rng.random(batch.num_rows) < 0.5)
+
+    df = df.mapInArrow(drop_at_random, df.schema)
+    with pytest.raises(Exception, match="not deterministic"):
+        pspark.privatize(df, ["x"], mech, KEY).collect()
+
+
+def test_errors(spark):
+    mech = sup.laplace()
+    df = _frame(spark, 2, 10)
+    with pytest.raises(ValueError, match="32 bytes|exactly"):
+        pspark.privatize(df, ["x"], mech, b"short")
+    with pytest.raises(TypeError, match="must be numeric"):
+        pspark.privatize(df, ["s"], mech, KEY)
+    with pytest.raises(ValueError, match="not found"):
+        pspark.privatize(df, ["nope"], mech, KEY)
+    with pytest.raises(TypeError, match="integer column"):
+        pspark.privatize(df, ["x"], mech, KEY, index="s")
+    with pytest.raises(TypeError, match="DataFrame"):
+        pspark.privatize(None, ["x"], mech, KEY)
+    with pytest.raises(TypeError, match="privatize"):
+        pspark.privatize(df, ["x"], object(), KEY)
