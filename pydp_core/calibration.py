@@ -33,7 +33,7 @@ import numpy as np
 
 from . import _core
 from ._validation import broadcast, check_delta, check_epsilon, check_positive, scalar_or_array
-from .noise import Gaussian, Laplace, LogConcaveFamily, NoiseFamily, Subbotin, Truncated
+from .noise import Laplace, LogConcaveFamily, NoiseFamily, Subbotin, Truncated
 
 __all__ = [
     "privacy_profile",
@@ -114,10 +114,6 @@ def epsilon_for_delta(noise: NoiseFamily, delta, scale, sensitivity=1.0):
     dl_b, s_b, d_b = broadcast(delta=dl, scale=s, sensitivity=d)
     if isinstance(noise, LogConcaveFamily):
         out = np.vectorize(lambda x, ss, dd: _custom_epsilon(noise, x, dd / ss), otypes=[float])(dl_b, s_b, d_b)
-    elif isinstance(noise, Gaussian) or (isinstance(noise, Subbotin) and noise.r == 2.0):
-        # The exact GDP epsilon (mu = D / scale) of the accounting core: the same log-space solver plus a
-        # well-conditioned form just below the total variation, where eps -> 0.
-        out = _core.accounting.gdp_epsilon(np.ascontiguousarray(d_b / s_b), dl_b, 0)
     else:
         out = _cal.epsilon_for_delta(noise._family, dl_b, s_b, d_b)
     return scalar_or_array(out, delta, scale, sensitivity)

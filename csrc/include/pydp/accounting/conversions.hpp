@@ -23,6 +23,7 @@
 #include "pydp/calibration/profile.hpp"
 #include "pydp/noise/families.hpp"
 #include "pydp/special/normal.hpp"
+#include "pydp/special/quadrature.hpp"
 
 namespace pydp::accounting {
 
@@ -132,20 +133,13 @@ inline DD total_variation_dd(double mu) noexcept {
 
 // g(eps) = TV - delta(eps) and g'(eps) = e^eps Phi(-m - a), for mu <= 8 and a = eps / mu <= 1.
 inline double gap_below_tv(double mu, double eps, double* slope) noexcept {
-    static constexpr double x[5] = {0.14887433898163122, 0.4333953941292472, 0.6794095682990244,
-                                    0.8650633666889845, 0.9739065285171717};
-    static constexpr double w[5] = {0.2955242247147528, 0.2692667193099965, 0.219086362515982,
-                                    0.1494513491505804, 0.06667134430868814};
-    const double m = 0.5 * mu, a = eps / mu, h = 0.5 * a;
-    double s = 0.0;  // int_0^a e^{-s^2/2} sinh(m s) ds by 10-point Gauss-Legendre
-    for (int i = 0; i < 5; ++i) {
-        const double u1 = h * (1.0 + x[i]), u2 = h * (1.0 - x[i]);
-        s += w[i] * (std::exp(-0.5 * u1 * u1) * std::sinh(m * u1) + std::exp(-0.5 * u2 * u2) * std::sinh(m * u2));
-    }
+    const double m = 0.5 * mu, a = eps / mu;
+    // int_0^a e^{-s^2/2} sinh(m s) ds by 10-point Gauss-Legendre
+    const double s = special::gauss_legendre10([m](double u) { return std::exp(-0.5 * u * u) * std::sinh(m * u); }, 0.0, a);
     const double phi_m = 0.39894228040143267794 * std::exp(-0.5 * m * m);
     const double pc = special::ndtr(-m - a);
     if (slope) *slope = std::exp(eps) * pc;
-    return 2.0 * phi_m * s * h + std::expm1(eps) * pc;
+    return 2.0 * phi_m * s + std::expm1(eps) * pc;
 }
 
 // The exact epsilon of mu-GDP at delta (rounded up); 0 for mu = 0; +inf for delta = 0 and mu > 0.

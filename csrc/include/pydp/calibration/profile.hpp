@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "pydp/noise/families.hpp"
+#include "pydp/special/quadrature.hpp"
 
 namespace pydp::calibration {
 
@@ -22,6 +23,11 @@ using noise::Family;
 using noise::Kind;
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The largest epsilon evaluated: beyond it the threshold residual eps - L(u) (absolute error ~ eps 2^-52)
+// no longer resolves delta. Larger epsilons are evaluated at kEpsMax, which overstates delta (delta is
+// decreasing in epsilon: conservative), and epsilon_for_delta returns +inf when the answer exceeds it.
+inline constexpr double kEpsMax = 1e6;
 
 struct ProfilePoint {
     double log_delta;  // log of the smallest delta; -inf for delta = 0
@@ -42,8 +48,13 @@ inline ProfilePoint gaussian_profile(double eps, double d) noexcept {
         const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
         la = std::log(0.5 * e1) - 0.5 * hi - 0.5 * lo;
         // eps + log Phi(-a2) - log Phi(-a1) = eps - (a2^2 - a1^2)/2 + log(e2 / e1) = log(e2 / e1), since
-        // a2^2 - a1^2 = 2 eps exactly; erfcx is insensitive to the rounding of a1 and a2.
-        x = std::log(e2 / e1);
+        // a2^2 - a1^2 = 2 eps exactly; erfcx is insensitive to the rounding of a1 and a2. For a small
+        // shift (d < a1 / 4) the ratio is close to 1: integrate (log R)'(y) = y - 1/R(y) over [a1, a2].
+        if (d < 0.25 * a1) {
+            x = special::gauss_legendre10_len([](double y) { return y - std::exp(-log_mills_normal(y)); }, a1, d);
+        } else {
+            x = std::log(e2 / e1);
+        }
     } else {
         la = log_ndtr(-a1);
         x = eps + log_ndtr(-a2) - la;
@@ -72,7 +83,18 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
     if (u - d > 0.0 && f.kind() != Kind::Laplace) {
         double lr_ud;
         f.log_sf_mills(u - d, &la, &lr_ud);
-        x = (eps - f.psi_diff(u, d)) + f.log_mills(u) - lr_ud;
+        // log R(u) - log R(u - d): for a small shift the two logs nearly cancel, so integrate their
+        // derivative psi' - 1/R over [u - d, u] instead (10-point Gauss-Legendre, error ~ (d / 8u)^20).
+        double dlr;
+        if (d < 0.25 * (u - d)) {
+            dlr = special::gauss_legendre10_len([&f](double y) { return f.dlog_mills(y); }, u - d, d);
+        } else if (f.kind() == Kind::Subbotin && d <= 0.5 * u) {
+            // log R(u) - log R(u - d) = E(u) - E(u - d) + (r - 1) log1p(-d / u) with E = log(R psi') small
+            dlr = f.mills_excess(u) - f.mills_excess(u - d) + (f.r() - 1.0) * std::log1p(-d / u);
+        } else {
+            dlr = f.log_mills(u) - lr_ud;
+        }
+        x = (eps - f.psi_diff(u, d)) + dlr;
         if (f.truncated()) {
             const double ls_bound = f.base_logsf(f.bound());
             x += std::log(-std::expm1(ls_bound - f.base_logsf(u))) - std::log(-std::expm1(ls_bound - la));
@@ -81,13 +103,16 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
     } else {
         // u - d <= 0 < u: delta = P(u - d < X <= u) - expm1(eps) S(u) = C(u) + C(d - u) - expm1(eps) S(u)
         // with C(y) = P(0 < X <= y): no cancellation between two tail values close to 1/2.
-        const double su = std::exp(f.base_logsf(u));
+        const double lsu = f.base_logsf(u);
+        const double su = std::exp(lsu);
+        // log expm1(eps) without overflow (eps up to the double range)
+        const double log_em1 = eps > 1.0 ? eps + std::log1p(-std::exp(-eps)) : std::log(std::expm1(eps));
         double pos = f.central(u) + f.central(d - u);
-        double neg = std::expm1(eps) * su;
+        double neg = eps > 0.0 ? std::exp(log_em1 + lsu) : 0.0;
         double a_lin = 0.5 + f.central(d - u);
         if (f.truncated()) {
             const double sa = std::exp(f.base_logsf(f.bound())), m = std::exp(f.log_mass());
-            neg = std::expm1(eps) * (su - sa);
+            neg = eps > 0.0 ? std::exp(log_em1 + lsu + std::log1p(-sa / su)) : 0.0;
             pos /= m;
             neg /= m;
             a_lin = (a_lin - sa) / m;
@@ -102,8 +127,16 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
 }
 
 // log delta(eps, scale, sensitivity).
+// D / s rounded up: the shift a conservative evaluation must use (delta and epsilon grow with it).
+inline double shift_up(double sensitivity, double scale) noexcept {
+    double d = sensitivity / scale;
+    if (std::isfinite(d) && std::fma(d, scale, -sensitivity) < 0.0) d = std::nextafter(d, kInf);
+    return d;
+}
+
+// log delta(eps, scale, sensitivity), evaluated at the shift D / s rounded up (never optimistic).
 inline double log_privacy_profile(const Family& f, double eps, double scale, double sensitivity) noexcept {
-    return profile_std(f, eps, sensitivity / scale).log_delta;
+    return profile_std(f, std::min(eps, kEpsMax), shift_up(sensitivity, scale)).log_delta;
 }
 
 enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3 };
@@ -189,6 +222,7 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
 
 // The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified.
 inline ShiftResult minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
+    eps = std::min(eps, kEpsMax);  // conservative beyond the evaluated range
     if (delta == 0.0) {
         if (!f.mlr_bounded() || f.truncated() || eps == 0.0) return {0.0, kNoFiniteScale};
         double s = sensitivity / eps;  // t = inf: (eps, 0)-DP iff D / s <= eps, i.e. s * eps >= D exactly.
@@ -215,7 +249,7 @@ inline ShiftResult minimal_scale(const Family& f, double eps, double delta, doub
 // The smallest eps >= 0 with delta(eps) <= delta at this scale (eps rounded up: conservative).
 // Returns +inf when no finite eps reaches delta (bounded support with mass beyond it).
 inline double epsilon_for_delta(const Family& f, double delta, double scale, double sensitivity) noexcept {
-    const double d = sensitivity / scale;
+    const double d = shift_up(sensitivity, scale);
     if (!(d > 0.0)) return 0.0;
     if (delta >= 1.0) return 0.0;
     if (!f.truncated() && f.kind() == Kind::Laplace) {
@@ -245,10 +279,12 @@ inline double epsilon_for_delta(const Family& f, double delta, double scale, dou
     } else {
         hi = std::max(1e-300, d * std::sqrt(2.0 * std::max(0.0, -log_target)) + 0.5 * d * d);
         int guard = 0;
+        if (g(kEpsMax, nullptr) > 0.0) return kInf;  // beyond the evaluated range: no finite answer claimed
+        hi = std::min(hi, kEpsMax);
         while (g(hi, nullptr) > 0.0) {
             lo = hi;
-            hi = 2.0 * hi + 1.0;
-            if (++guard > 200 || !std::isfinite(hi)) return kInf;
+            hi = std::min(2.0 * hi + 1.0, kEpsMax);
+            if (++guard > 200) return kInf;
         }
     }
     double e = hi;
@@ -266,7 +302,9 @@ inline double epsilon_for_delta(const Family& f, double delta, double scale, dou
             if (g(probe, nullptr) > 0.0) { lo = probe; break; }
         }
     }
-    return hi;
+    // Round up by a few ulps: the root is resolved to about 1e-16 relative, and the answer must not
+    // fall below the exact epsilon.
+    return hi * (1.0 + 4e-15) + 1e-300;
 }
 
 }  // namespace pydp::calibration

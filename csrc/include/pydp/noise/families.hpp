@@ -113,8 +113,11 @@ public:
             case Kind::Gaussian: return d * (u - 0.5 * d);
             case Kind::Logistic: {  // psi(x) = |x| + 2 log1p(e^{-|x|}); |u| - |u - d| is d exactly for u >= d
                 const double v = std::fabs(u - d);
-                const double lin = u >= d ? d : 2.0 * u - d;
-                return lin + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
+                if (u >= d) {  // log1p(e^-u) - log1p(e^-v) = log1p(e^-v expm1(-d) / (1 + e^-v)), v = u - d
+                    const double ev = std::exp(-v);
+                    return d + 2.0 * std::log1p(ev * std::expm1(-d) / (1.0 + ev));
+                }
+                return (2.0 * u - d) + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
             }
             default: {  // (u^r - |u - d|^r) / r = -u^r expm1(r log(|u - d| / u)) / r, no cancellation
                 const double rel = u >= d ? -d / u : (d - 2.0 * u) / u;  // |u - d| / u - 1
@@ -149,9 +152,36 @@ public:
             case Kind::Gaussian: return special::log_mills_normal(y);
             case Kind::Logistic: return std::log1p(std::exp(-y));  // (1 + e^y) / e^y
             default: {
-                return subbotin_gamma(y).log_qs + std::log(y) - log_r_;
+                // log R = log_qs + log y - log r = log(z h) - (r - 1) log y
+                return subbotin_gamma(y).log_xh - (r_ - 1.0) * std::log(y);
             }
         }
+    }
+
+    // psi'(y) for y > 0 (the hazard rate's leading term).
+    double dpsi(double y) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return 1.0;
+            case Kind::Gaussian: return y;
+            case Kind::Logistic: return std::tanh(0.5 * y);  // (1 - e^-y) / (1 + e^-y)
+            default: return std::exp((r_ - 1.0) * std::log(y));
+        }
+    }
+
+    // (log R)'(y) = psi'(y) - 1/R(y) for y > 0, R the Mills ratio of the untruncated family.
+    double dlog_mills(double y) const noexcept {
+        switch (kind_) {
+            case Kind::Laplace: return 0.0;
+            case Kind::Logistic: return -1.0 / (1.0 + std::exp(y));  // d/dy log1p(e^-y), no cancellation
+            case Kind::Subbotin: return -dpsi(y) * std::expm1(-mills_excess(y));  // psi' (1 - 1/(R psi'))
+            default: return dpsi(y) - std::exp(-log_mills(y));
+        }
+    }
+
+    // E(y) = log(R(y) psi'(y)) for y > 0 (Subbotin: log(z h(z)), which tends to 0 in the tail).
+    double mills_excess(double y) const noexcept {
+        if (kind_ == Kind::Subbotin) return subbotin_gamma(y).log_xh;
+        return log_mills(y) + std::log(dpsi(y));
     }
 
     // C(y) = P(0 < X <= y) = 1/2 - S(y) for y >= 0 of the untruncated family, accurate for small y.
@@ -169,7 +199,7 @@ public:
         if (kind_ == Kind::Subbotin) {
             const special::IncGamma g = subbotin_gamma(y);
             *log_sf = g.log_q - special::kLn2;
-            *log_r = g.log_qs + std::log(y) - log_r_;
+            *log_r = g.log_xh - (r_ - 1.0) * std::log(y);
             return;
         }
         *log_sf = base_logsf(y);
@@ -241,7 +271,8 @@ private:
         const double log_p = lza - lg1p;
         const double p = std::exp(log_p);
         const double log_q = std::log1p(-p);
-        return {p, -std::expm1(log_p), log_p, log_q, log_q - lza + (lg1p - std::log(a_))};
+        const double lqs = log_q - lza + (lg1p - std::log(a_));
+        return {p, -std::expm1(log_p), log_p, log_q, lqs, lqs + lza * r_};  // log z = (a log z) r
     }
     double subbotin_threshold(double d, double eps) const noexcept {
         const double half = 0.5 * d;

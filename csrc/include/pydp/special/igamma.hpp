@@ -64,14 +64,15 @@ struct IncGamma {
     double p, q;          // P(a, x), Q(a, x)
     double log_p, log_q;  // their logarithms
     double log_qs;        // log Q + x - a log x + log Gamma(a): the tail without its exponential factor
+    double log_xh;        // log_qs + log x: tends to 0 as x grows (x h(x) -> 1), formed without cancellation
 };
 
 // P(a, x), Q(a, x) and their logs for a in (0, 1], x >= 0 (x = +inf allowed), given
 // lg1p = lgamma1p(a) (callers with a fixed shape precompute it).
 inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
     constexpr double inf = std::numeric_limits<double>::infinity();
-    if (x <= 0.0) return {0.0, 1.0, -inf, 0.0, inf};
-    if (std::isinf(x)) return {1.0, 0.0, 0.0, -inf, -inf};
+    if (x <= 0.0) return {0.0, 1.0, -inf, 0.0, inf, -inf};
+    if (std::isinf(x)) return {1.0, 0.0, 0.0, -inf, -inf, 0.0};
     const double logx = std::log(x);
     if (x <= kSeriesMax) {
         // P = x^a e^{-x} / Gamma(a + 1) * sum_{n>=0} x^n / ((a+1)...(a+n))
@@ -98,7 +99,8 @@ inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
         const double log_q = p < 0.5 ? std::log1p(-p) : std::log(q);
         // Where P > 1/2 its series log is a sum of O(1) terms that cancel; log1p(-Q) keeps full accuracy.
         const double log_p_acc = q < 0.5 ? std::log1p(-q) : log_p;
-        return {p, q, log_p_acc, log_q, log_q + x - a * logx + (lg1p - std::log(a))};
+        const double lqs = log_q + x - a * logx + (lg1p - std::log(a));
+        return {p, q, log_p_acc, log_q, lqs, lqs + logx};
     }
     // Continued fraction for Q, evaluated backwards with a fixed number of terms:
     // Q = e^{-x} x^a / Gamma(a) * h,  h = 1 / (b0 - a1/(b1 - a2/(b2 - ...))), b_n = x + 2n + 1 - a,
@@ -107,8 +109,12 @@ inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
     // need 74 terms at x = 1.5, 31 at x = 4, 7 at x = 40).
     const int terms = std::max(5, static_cast<int>(110.0 / std::pow(x, 0.75)) + 3);
     double tail = x + 2.0 * terms + 1.0 - a;
-    for (int n = terms; n >= 1; --n) tail = (x + 2.0 * (n - 1) + 1.0 - a) - n * (n - a) / tail;
-    const double h = 1.0 / tail;
+    for (int n = terms; n >= 2; --n) tail = (x + 2.0 * (n - 1) + 1.0 - a) - n * (n - a) / tail;
+    // 1/h = x + w with w = (1 - a) - (1 - a) / tail_1 = (1 - a)(1 - 1/tail_1) >= 0: then
+    // log(x h) = -log1p(w / x) keeps full relative accuracy where x h is close to 1.
+    const double w = (1.0 - a) * (1.0 - 1.0 / tail);
+    const double h = 1.0 / (x + w);
+    const double log_xh = -std::log1p(w / x);
     const double lgamma_a = lg1p - std::log(a);
     const double log_q = -x + a * logx - lgamma_a + std::log(h);
     double q;
@@ -117,7 +123,7 @@ inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
     } else {
         q = std::exp(log_q);
     }
-    return {1.0 - q, q, std::log1p(-q), log_q, std::log(h)};
+    return {1.0 - q, q, std::log1p(-q), log_q, log_xh - logx, log_xh};
 }
 
 inline IncGamma incgamma(double a, double x) noexcept { return incgamma(a, x, lgamma1p(a)); }
@@ -131,6 +137,14 @@ inline double incgamma_q_inv_log(double a, double log_q) noexcept {
     if (log_q == -inf) return inf;
     const double lg1p = lgamma1p(a);
     const double lgamma_a = lg1p - std::log(a);
+    // Near q = 1 the root is tiny: P = x^a / Gamma(1 + a) (1 - a x / (1 + a) + ...), so for
+    // x < 1e-100 the closed form log x = (lgamma1p(a) + log P) / a is exact to double precision, and a
+    // root below the smallest subnormal is 0.
+    if (log_q > -1e-3) {
+        const double log_x = (lg1p + std::log(-std::expm1(log_q))) / a;
+        if (log_x < -745.2) return 0.0;
+        if (log_x < -230.0) return std::exp(log_x);
+    }
     // Starting point: tail asymptotics Q ~ x^(a-1) e^{-x} / Gamma(a) for small q,
     // Q ~ 1 - x^a / Gamma(1 + a) for q near 1.
     double u;
