@@ -105,7 +105,11 @@ def epsilon_for_delta(noise: NoiseFamily, delta, scale, sensitivity=1.0):
     """The smallest epsilon with ``privacy_profile(noise, epsilon, scale, sensitivity) <= delta``.
 
     Rounded up (conservative). Returns ``inf`` where no finite epsilon reaches delta (delta = 0 with an
-    MLR-unbounded family such as the Gaussian, or bounded support with mass beyond the bound).
+    MLR-unbounded family such as the Gaussian, or bounded support with mass beyond the bound), and, for
+    Subbotin_r with r not in {1, 2} (whose threshold is solved numerically), where the answer would
+    exceed epsilon = 1e6: double arithmetic cannot resolve the threshold equation there, so no finite
+    value is claimed. Likewise privacy_profile and minimal_scale evaluate such families at
+    min(epsilon, 1e6), which overstates delta (conservative).
     """
     noise = _check_noise(noise)
     dl = check_delta(delta)

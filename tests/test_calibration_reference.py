@@ -163,8 +163,8 @@ def test_epsilon_for_delta_against_reference(noise):
             e = epsilon_for_delta(noise, delta, s)
             ref = R.epsilon_for_delta(key, delta, s)
             if not math.isfinite(e):
-                # Documented cap: answers beyond epsilon = 1e6 are reported as +inf (conservative), since
-                # double arithmetic cannot resolve the threshold equation there.
+                # Documented cap for Subbotin_r (numerical threshold): answers beyond epsilon = 1e6 are
+                # reported as +inf (conservative); double arithmetic cannot resolve the threshold there.
                 if not ref > 1e6:
                     bad.append(f"delta={delta} scale={s}: eps {e!r}, exact {mp.nstr(ref, 12)}")
                 continue

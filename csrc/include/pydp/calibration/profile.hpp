@@ -29,6 +29,12 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // decreasing in epsilon: conservative), and epsilon_for_delta returns +inf when the answer exceeds it.
 inline constexpr double kEpsMax = 1e6;
 
+// The cap applies to the families whose threshold is found numerically (Subbotin_r, r != 1, 2); the
+// Laplace, Gaussian and Logistic thresholds are closed forms and stay exact at any epsilon.
+inline double eps_cap(const Family& f) noexcept {
+    return f.kind() == Kind::Subbotin ? kEpsMax : std::numeric_limits<double>::infinity();
+}
+
 struct ProfilePoint {
     double log_delta;  // log of the smallest delta; -inf for delta = 0
     double log_a;      // log S(u - d): log of the first term
@@ -136,7 +142,7 @@ inline double shift_up(double sensitivity, double scale) noexcept {
 
 // log delta(eps, scale, sensitivity), evaluated at the shift D / s rounded up (never optimistic).
 inline double log_privacy_profile(const Family& f, double eps, double scale, double sensitivity) noexcept {
-    return profile_std(f, std::min(eps, kEpsMax), shift_up(sensitivity, scale)).log_delta;
+    return profile_std(f, std::min(eps, eps_cap(f)), shift_up(sensitivity, scale)).log_delta;
 }
 
 enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3 };
@@ -222,7 +228,7 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
 
 // The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified.
 inline ShiftResult minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
-    eps = std::min(eps, kEpsMax);  // conservative beyond the evaluated range
+    eps = std::min(eps, eps_cap(f));  // conservative beyond the evaluated range
     if (delta == 0.0) {
         if (!f.mlr_bounded() || f.truncated() || eps == 0.0) return {0.0, kNoFiniteScale};
         double s = sensitivity / eps;  // t = inf: (eps, 0)-DP iff D / s <= eps, i.e. s * eps >= D exactly.
@@ -279,12 +285,13 @@ inline double epsilon_for_delta(const Family& f, double delta, double scale, dou
     } else {
         hi = std::max(1e-300, d * std::sqrt(2.0 * std::max(0.0, -log_target)) + 0.5 * d * d);
         int guard = 0;
-        if (g(kEpsMax, nullptr) > 0.0) return kInf;  // beyond the evaluated range: no finite answer claimed
-        hi = std::min(hi, kEpsMax);
+        const double cap = eps_cap(f);
+        if (std::isfinite(cap) && g(cap, nullptr) > 0.0) return kInf;  // beyond the evaluated range
+        hi = std::min(hi, cap);
         while (g(hi, nullptr) > 0.0) {
             lo = hi;
-            hi = std::min(2.0 * hi + 1.0, kEpsMax);
-            if (++guard > 200) return kInf;
+            hi = std::min(2.0 * hi + 1.0, cap);
+            if (++guard > 2000 || !std::isfinite(hi)) return kInf;
         }
     }
     double e = hi;
