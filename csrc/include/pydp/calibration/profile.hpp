@@ -40,44 +40,49 @@ struct ProfilePoint {
     double log_a;      // log S(u - d): log of the first term
     double x;          // eps + log B - log A (<= 0); -inf when B = 0
     double u;          // the (possibly capped) threshold
+    bool approx = false;  // evaluated with precise = false where the precise form differs
 };
 
 // The Gaussian profile (Balle and Wang 2018, Theorem 8), sharing the two erfcx evaluations between the
 // first term and the Mills-ratio form of x: with a1 = eps/d - d/2 and a2 = eps/d + d/2,
 // delta = Phi(-a1) - e^eps Phi(-a2), Phi(-a) = erfcx(a / sqrt 2) e^{-a^2/2} / 2.
-inline ProfilePoint gaussian_profile(double eps, double d) noexcept {
+// precise = false skips the short-interval quadrature (relative error up to ~1e-16 / |x| in delta):
+// the solvers iterate with it and finish with precise evaluations.
+inline ProfilePoint gaussian_profile(double eps, double d, bool precise = true) noexcept {
     using namespace special;
     const double a1 = eps / d - 0.5 * d, a2 = eps / d + 0.5 * d;
     double la, x;
+    bool approx = false;
     if (a1 > 0.0) {
         const double e1 = erfcx_nonneg(a1 * kSqrt1_2), e2 = erfcx_nonneg(a2 * kSqrt1_2);
         const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
         la = std::log(0.5 * e1) - 0.5 * hi - 0.5 * lo;
         // eps + log Phi(-a2) - log Phi(-a1) = eps - (a2^2 - a1^2)/2 + log(e2 / e1) = log(e2 / e1), since
         // a2^2 - a1^2 = 2 eps exactly; erfcx is insensitive to the rounding of a1 and a2. For a small
-        // shift (d < a1 / 4) the ratio is close to 1: integrate (log R)'(y) = y - 1/R(y) over [a1, a2].
-        if (d < 0.25 * a1) {
-            x = special::gauss_legendre10_len([](double y) { return y - std::exp(-log_mills_normal(y)); }, a1, d);
+        // shift (d < a1 / 100) the ratio is close to 1: integrate (log R)'(y) = y - 1/R(y) over [a1, a2].
+        if (d < 0.01 * a1 && precise) {
+            x = special::gauss_legendre_len([](double y) { return y - std::exp(-log_mills_normal(y)); }, a1, d, d / a1);
         } else {
             x = std::log(e2 / e1);
+            approx = d < 0.01 * a1;
         }
     } else {
         la = log_ndtr(-a1);
         x = eps + log_ndtr(-a2) - la;
     }
-    if (!(x < 0.0)) return {-kInf, la, x, a2};
-    return {la + std::log(-std::expm1(x)), la, x, a2};
+    if (!(x < 0.0)) return {-kInf, la, x, a2, approx};
+    return {la + std::log(-std::expm1(x)), la, x, a2, approx};
 }
 
 // The profile in standardised units: shift d = D / s > 0, eps >= 0.
-inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept {
+inline ProfilePoint profile_std(const Family& f, double eps, double d, bool precise = true) noexcept {
     if (!(d > 0.0)) return {-kInf, 0.0, -kInf, kInf};
     if (f.kind() == Kind::Laplace && !f.truncated()) {  // closed form (Theorem 3): 1 - e^{(eps - d)/2}
         if (eps >= d) return {-kInf, 0.0, -kInf, kInf};
         const double u = 0.5 * (eps + d);
         return {std::log(-std::expm1(0.5 * (eps - d))), f.logsf(u - d), eps + f.logsf(u) - f.logsf(u - d), u};
     }
-    if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_profile(eps, d);
+    if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_profile(eps, d, precise);
     double u = f.threshold(d, eps);
     if (f.truncated() && u >= f.bound()) {
         // t = a s (Remark 1): delta = S_T(A - d), the mass of the shifted noise beyond the support.
@@ -85,6 +90,7 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
         return {la, la, -kInf, f.bound()};
     }
     if (std::isinf(u)) return {-kInf, 0.0, -kInf, kInf};
+    bool approx = false;
     double la, x;
     if (u - d > 0.0 && f.kind() != Kind::Laplace) {
         double lr_ud;
@@ -92,8 +98,9 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
         // log R(u) - log R(u - d): for a small shift the two logs nearly cancel, so integrate their
         // derivative psi' - 1/R over [u - d, u] instead (10-point Gauss-Legendre, error ~ (d / 8u)^20).
         double dlr;
-        if (d < 0.25 * (u - d)) {
-            dlr = special::gauss_legendre10_len([&f](double y) { return f.dlog_mills(y); }, u - d, d);
+        approx = d < 0.25 * (u - d) && !precise;
+        if (d < 0.25 * (u - d) && precise) {
+            dlr = special::gauss_legendre_len([&f](double y) { return f.dlog_mills(y); }, u - d, d, d / (u - d));
         } else if (f.kind() == Kind::Subbotin && d <= 0.5 * u) {
             // log R(u) - log R(u - d) = E(u) - E(u - d) + (r - 1) log1p(-d / u) with E = log(R psi') small
             dlr = f.mills_excess(u) - f.mills_excess(u - d) + (f.r() - 1.0) * std::log1p(-d / u);
@@ -128,8 +135,8 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d) noexcept 
         if (!(delta > 0.0)) return {-kInf, la, -kInf, u};
         return {std::log(delta), la, std::log1p(-delta / a_lin), u};
     }
-    if (!(x < 0.0)) return {-kInf, la, x, u};  // delta = 0 to working precision
-    return {la + std::log(-std::expm1(x)), la, x, u};
+    if (!(x < 0.0)) return {-kInf, la, x, u, approx};  // delta = 0 to working precision
+    return {la + std::log(-std::expm1(x)), la, x, u, approx};
 }
 
 // log delta(eps, scale, sensitivity).
@@ -167,9 +174,12 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
         return {eps + 2.0 * std::log1p(std::sqrt(std::max(inner, 0.0))) - 2.0 * std::log1p(-delta), kOk};
     }
     if (log_target == -kInf) return {0.0, kNoFiniteScale};
+    bool precise = false;  // fast evaluations first, then a precise finish from the fast root
+    bool approx_seen = false;
     auto g = [&](double v, double* slope) {
         const double d = std::exp(v);
-        const ProfilePoint p = profile_std(f, eps, d);
+        const ProfilePoint p = profile_std(f, eps, d, precise);
+        approx_seen = approx_seen || p.approx;
         if (slope) {
             // d log delta / d log d = d f(u - d) / delta
             *slope = p.log_delta == -kInf ? 0.0 : std::exp(std::log(d) + f.logpdf(p.u - d) - p.log_delta);
@@ -200,27 +210,37 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
     // Safeguarded Newton on v = log d: keep the bracket g(lo) <= 0 < g(hi), fall back to bisection (or
     // unit steps before a bracket exists), and finish only with lo verified private and hi within ~1e-14.
     double lo = -kInf, hi = kInf, slope = 0.0;
-    double gv = g(v, &slope);
-    for (int it = 0; it < 400; ++it) {
-        if (gv <= 0.0) lo = std::max(lo, v); else hi = std::min(hi, v);
-        const double tol = 4e-15 * std::max(1.0, std::fabs(v));
-        if (hi - lo <= 2.0 * tol) break;
-        double next;
-        const bool newton_ok = std::isfinite(gv) && slope > 0.0 && std::isfinite(slope);
-        if (newton_ok) {
-            const double step = -gv / slope;
-            if (std::fabs(step) <= tol) next = gv <= 0.0 ? v + tol : v - tol;  // straddle the root
-            else next = v + std::clamp(step, -8.0, 8.0);
-        } else {
-            next = v + (gv <= 0.0 ? 1.0 : -1.0);
+    for (int pass = 0; pass < 2; ++pass) {
+        if (pass == 1) {
+            if (!std::isfinite(lo)) break;
+            precise = true;
+            v = lo;
+            lo = -kInf;
+            hi = kInf;
         }
-        if (!(next > lo && next < hi)) {
-            if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
-            else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
+        double gv = g(v, &slope);
+        for (int it = 0; it < 400; ++it) {
+            if (gv <= 0.0) lo = std::max(lo, v); else hi = std::min(hi, v);
+            const double tol = 4e-15 * std::max(1.0, std::fabs(v));
+            if (hi - lo <= 2.0 * tol) break;
+            double next;
+            const bool newton_ok = std::isfinite(gv) && slope > 0.0 && std::isfinite(slope);
+            if (newton_ok) {
+                const double step = -gv / slope;
+                if (std::fabs(step) <= tol) next = gv <= 0.0 ? v + tol : v - tol;  // straddle the root
+                else next = v + std::clamp(step, -8.0, 8.0);
+            } else {
+                next = v + (gv <= 0.0 ? 1.0 : -1.0);
+            }
+            if (!(next > lo && next < hi)) {
+                if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
+                else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
+            }
+            if (next > 700.0 || next < -700.0) return {0.0, kNoFiniteScale};
+            v = next;
+            gv = g(v, &slope);
         }
-        if (next > 700.0 || next < -700.0) return {0.0, kNoFiniteScale};
-        v = next;
-        gv = g(v, &slope);
+        if (!approx_seen) break;  // the fast evaluations were exact: no precise pass needed
     }
     if (!std::isfinite(lo)) return {0.0, kNoConvergence};
     return {std::exp(lo), kOk};
