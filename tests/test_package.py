@@ -22,10 +22,11 @@ def _copy_sources(dest: Path) -> Path:
     return pkg
 
 
-def _run(code: str, path: list[Path], cwd: Path) -> subprocess.CompletedProcess:
+def _run(code: str, path: list[Path], cwd: Path, *, no_site: bool = False) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in path)
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    flags = ["-S"] if no_site else []  # -S: no site-packages, so no installed copy can be found
+    return subprocess.run([sys.executable, *flags, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_source_tree_without_extension_uses_installed_copy(tmp_path):
@@ -43,7 +44,7 @@ def test_source_tree_without_extension_uses_installed_copy(tmp_path):
 def test_source_tree_without_extension_fails_with_instructions(tmp_path):
     src = tmp_path / "src"
     _copy_sources(src)
-    res = _run("import pydp_core", [src], tmp_path)
+    res = _run("import pydp_core", [src], tmp_path, no_site=True)
     assert res.returncode != 0
     assert "compiled extension pydp_core._core is not in" in res.stderr
     assert "pip install" in res.stderr and "tools/build-inplace" in res.stderr
