@@ -40,21 +40,11 @@ def _dlap_var(t: float) -> float:
     return 2.0 * q / (1.0 - q) ** 2
 
 
-def _cpu_time(fn, repeat: int = 3) -> float:
-    """Best CPU time of this thread for one call (threads=1 runs the kernel on the calling thread)."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.thread_time()
-        fn()
-        best = min(best, time.thread_time() - start)
-    return best
-
-
 def _throughput(speed, name: str, fn, n: int, goal: float | None = None) -> float:
     """Values per second per thread: wall clock and CPU time of the one working thread. On a shared
     machine the wall clock also measures the scheduler, so the goal is checked on the CPU time."""
     wall = n / speed.time(fn, repeat=3, min_time=0.0)
-    cpu = n / _cpu_time(fn) if speed.enabled else wall
+    cpu = n / speed.cpu_time(fn, repeat=3) if speed.enabled else wall
     speed.benchmark.extra_info[name + " values/s (wall)"] = round(wall)
     speed.benchmark.extra_info[name + " values/s (thread CPU time)"] = round(cpu)
     print(f"\n{name}: {wall / 1e6:.2f}e6 values/s wall clock, {cpu / 1e6:.2f}e6 values/s per CPU-second")

@@ -46,20 +46,8 @@ def _check_moments(x: np.ndarray, mean: float, var: float) -> None:
     assert abs(float(x.var()) / var - 1.0) < 0.01
 
 
-def cpu_time(speed, fn, repeat: int = 5) -> float:
-    """Best process CPU time of one call (one untimed call under --benchmark-disable)."""
-    if not speed.enabled:
-        return speed.time(fn)
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def _fill_ns(speed, buf) -> float:
-    return cpu_time(speed, lambda: buf.fill(1.0)) / N * 1e9
+    return speed.cpu_time(lambda: buf.fill(1.0)) / N * 1e9
 
 
 def _report(speed, name: str, seconds: float, fill_ns: float) -> None:
@@ -74,8 +62,8 @@ def test_normal_vs_numpy(benchmark, speed, buf):
     g = _np()
     benchmark.pedantic(lambda: rng.normal(out=buf), rounds=1, iterations=1)
     _check_moments(buf, 0.0, 1.0)
-    ours = cpu_time(speed, lambda: rng.normal(out=buf))
-    base = cpu_time(speed, lambda: g.standard_normal(out=buf))
+    ours = speed.cpu_time(lambda: rng.normal(out=buf))
+    base = speed.cpu_time(lambda: g.standard_normal(out=buf))
     _report(speed, "normal", ours, _fill_ns(speed, buf))
     speed.ratio("normal vs numpy standard_normal", ours, base, goal=3.0)
 
@@ -85,8 +73,8 @@ def test_laplace_vs_numpy(benchmark, speed, buf):
     g = _np()
     benchmark.pedantic(lambda: rng.laplace(0.0, 2.0, out=buf), rounds=1, iterations=1)
     _check_moments(buf, 0.0, 8.0)
-    ours = cpu_time(speed, lambda: rng.laplace(0.0, 2.0, out=buf))
-    base = cpu_time(speed, lambda: g.laplace(0.0, 2.0, size=N))
+    ours = speed.cpu_time(lambda: rng.laplace(0.0, 2.0, out=buf))
+    base = speed.cpu_time(lambda: g.laplace(0.0, 2.0, size=N))
     _report(speed, "laplace", ours, _fill_ns(speed, buf))
     speed.ratio("laplace vs numpy laplace", ours, base, goal=4.0)
 
@@ -108,8 +96,8 @@ def test_subbotin3_vs_numpy_gamma(benchmark, speed, buf):
     _check_moments(buf, 0.0, var)
     ref = _numpy_subbotin(g, r, N)
     _check_moments(ref, 0.0, var)
-    ours = cpu_time(speed, lambda: rng.subbotin(r, out=buf), repeat=3)
-    base = cpu_time(speed, lambda: _numpy_subbotin(g, r, N), repeat=3)
+    ours = speed.cpu_time(lambda: rng.subbotin(r, out=buf), repeat=3)
+    base = speed.cpu_time(lambda: _numpy_subbotin(g, r, N), repeat=3)
     _report(speed, "subbotin(3)", ours, _fill_ns(speed, buf))
     speed.ratio("subbotin(3) vs numpy gamma-based", ours, base, goal=3.0)
 
@@ -120,8 +108,8 @@ def test_secure_unseeded_normal_vs_numpy(benchmark, speed, buf):
     g = _np()
     benchmark.pedantic(lambda: rng.normal(out=buf), rounds=1, iterations=1)
     _check_moments(buf, 0.0, 1.0)
-    ours = cpu_time(speed, lambda: rng.normal(out=buf))
-    base = cpu_time(speed, lambda: g.standard_normal(out=buf))
+    ours = speed.cpu_time(lambda: rng.normal(out=buf))
+    base = speed.cpu_time(lambda: g.standard_normal(out=buf))
     speed.ratio("secure normal vs numpy standard_normal", ours, base, goal=1.5)
 
 
@@ -154,8 +142,8 @@ def test_other_samplers_vs_memory_fill(benchmark, speed, buf, name):
     }[name]
     benchmark.pedantic(ours_fn, rounds=1, iterations=1)
     _check_moments(buf, mean, var)
-    ours = cpu_time(speed, ours_fn, repeat=3)
-    base = cpu_time(speed, base_fn, repeat=3)
+    ours = speed.cpu_time(ours_fn, repeat=3)
+    base = speed.cpu_time(base_fn, repeat=3)
     _report(speed, name, ours, _fill_ns(speed, buf))
     speed.ratio(f"{name} vs numpy", ours, base)
 

@@ -40,6 +40,18 @@ class Speed:
             return time.perf_counter() - start
         return best_time(fn, repeat, min_time)
 
+    def cpu_time(self, fn: Callable[[], object], repeat: int = 5) -> float:
+        """Best CPU time of this process for one call: on a shared machine, the time single-threaded
+        work really took (other processes' load does not count). One untimed call when timings are off."""
+        if not self.enabled:
+            return self.time(fn)
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.process_time()
+            fn()
+            best = min(best, time.process_time() - start)
+        return best
+
     def ratio(self, name: str, ours: float, baseline: float, goal: float | None = None) -> float:
         """Record baseline/ours (a speed-up) and, with timings on, assert it meets ``goal``."""
         r = baseline / ours
