@@ -195,11 +195,13 @@ public:
     }
 
     // log S(y) and log R(y) = log(S(y) / f(y)) for y >= 0 together (one incomplete gamma evaluation).
-    void log_sf_mills(double y, double* log_sf, double* log_r) const noexcept {
+    // For Subbotin, *excess (if given) receives E(y) = log(R(y) psi'(y)) from the same evaluation.
+    void log_sf_mills(double y, double* log_sf, double* log_r, double* excess = nullptr) const noexcept {
         if (kind_ == Kind::Subbotin) {
             const special::IncGamma g = subbotin_gamma(y);
             *log_sf = g.log_q - special::kLn2;
             *log_r = g.log_xh - (r_ - 1.0) * std::log(y);
+            if (excess) *excess = g.log_xh;
             return;
         }
         *log_sf = base_logsf(y);
@@ -265,7 +267,7 @@ private:
     // large r: Subbotin(50).sf(1e-8) was exactly 1/2). For z < 1e-250, P = z^a / Gamma(1 + a) to relative
     // 1e-250, and z^a = ax r^-a needs no power of ax.
     special::IncGamma subbotin_gamma(double ax) const noexcept {
-        if (!(r_ * std::log(ax) - log_r_ < -575.0)) return special::incgamma(a_, std::pow(ax, r_) / r_, lg1p_a_);
+        if (!(r_ * std::log(ax) - log_r_ < -575.0)) return special::incgamma(a_, std::pow(ax, r_) / r_, lg1p_a_, (r_ - 1.0) / r_);
         const double lza = std::log(ax) - a_ * log_r_;  // a log z
         const double lg1p = lg1p_a_;
         const double log_p = lza - lg1p;

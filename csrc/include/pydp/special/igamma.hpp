@@ -69,7 +69,9 @@ struct IncGamma {
 
 // P(a, x), Q(a, x) and their logs for a in (0, 1], x >= 0 (x = +inf allowed), given
 // lg1p = lgamma1p(a) (callers with a fixed shape precompute it).
-inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
+// one_minus_a = 1 - a, which callers with a = 1/r should pass as (r - 1) / r: formed as 1.0 - a it
+// loses digits for a near 1, and it scales log(x h) directly.
+inline IncGamma incgamma(double a, double x, double lg1p, double one_minus_a) noexcept {
     constexpr double inf = std::numeric_limits<double>::infinity();
     if (x <= 0.0) return {0.0, 1.0, -inf, 0.0, inf, -inf};
     if (std::isinf(x)) return {1.0, 0.0, 0.0, -inf, -inf, 0.0};
@@ -112,7 +114,7 @@ inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
     for (int n = terms; n >= 2; --n) tail = (x + 2.0 * (n - 1) + 1.0 - a) - n * (n - a) / tail;
     // 1/h = x + w with w = (1 - a) - (1 - a) / tail_1 = (1 - a)(1 - 1/tail_1) >= 0: then
     // log(x h) = -log1p(w / x) keeps full relative accuracy where x h is close to 1.
-    const double w = (1.0 - a) * (1.0 - 1.0 / tail);
+    const double w = one_minus_a * (1.0 - 1.0 / tail);
     const double h = 1.0 / (x + w);
     const double log_xh = -std::log1p(w / x);
     const double lgamma_a = lg1p - std::log(a);
@@ -126,7 +128,8 @@ inline IncGamma incgamma(double a, double x, double lg1p) noexcept {
     return {1.0 - q, q, std::log1p(-q), log_q, log_xh - logx, log_xh};
 }
 
-inline IncGamma incgamma(double a, double x) noexcept { return incgamma(a, x, lgamma1p(a)); }
+inline IncGamma incgamma(double a, double x, double lg1p) noexcept { return incgamma(a, x, lg1p, 1.0 - a); }
+inline IncGamma incgamma(double a, double x) noexcept { return incgamma(a, x, lgamma1p(a), 1.0 - a); }
 
 // Inverse of Q in its second argument: the x >= 0 with log Q(a, x) = log_q, for a in (0, 1] and
 // log_q <= 0 (q may lie below the double range). Safeguarded Newton on u = log x.
