@@ -53,8 +53,27 @@ inline ProfilePoint gaussian_profile(double eps, double d, bool precise = true) 
     const double a1 = eps / d - 0.5 * d, a2 = eps / d + 0.5 * d;
     double la, x;
     bool approx = false;
-    if (a1 > 0.0) {
-        const double e1 = erfcx_nonneg(a1 * kSqrt1_2), e2 = erfcx_nonneg(a2 * kSqrt1_2);
+    const double t1 = a1 * kSqrt1_2;
+    if (t1 >= 6.0) {
+        // Deep tail: erfcx(t) = (1/sqrt(pi)) / K(t), K(t) = t + (1/2)/(t + 1/(t + (3/2)/(t + ...))) (the
+        // continued fraction of erfcx_nonneg), run for t1 and t2 = t1 + d / sqrt 2 together with the
+        // difference D = K(t2) - K(t1) by its own recursion D_{k-1} = dt - c_k D_k / (K_k(t1) K_k(t2)),
+        // every term positive. Then x = log(e2 / e1) = -log1p(D / K(t1)) with full relative accuracy
+        // at any shift, for the price of the two erfcx evaluations.
+        const double dt = d * kSqrt1_2, t2 = t1 + dt;
+        const int terms = t1 >= 8.0 ? 12 : 16;
+        double k1 = t1, k2 = t2, diff = dt;
+        for (int k = terms; k >= 1; --k) {
+            const double c = 0.5 * k;
+            diff = dt - c * diff / (k1 * k2);
+            k1 = t1 + c / k1;
+            k2 = t2 + c / k2;
+        }
+        const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
+        la = std::log(0.5 * kInvSqrtPi / k1) - 0.5 * hi - 0.5 * lo;
+        x = -std::log1p(diff / k1);
+    } else if (a1 > 0.0) {
+        const double e1 = erfcx_nonneg(t1), e2 = erfcx_nonneg(a2 * kSqrt1_2);
         const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
         la = std::log(0.5 * e1) - 0.5 * hi - 0.5 * lo;
         // eps + log Phi(-a2) - log Phi(-a1) = eps - (a2^2 - a1^2)/2 + log(e2 / e1) = log(e2 / e1), since
