@@ -9,24 +9,6 @@ using pydp::noise::Family;
 using pydp::noise::Kind;
 
 namespace {
-// out[i] = fn(a[i], b[i]) elementwise, GIL released; the arrays share one shape.
-template <class F>
-darray map2(const darray& a, const darray& b, long threads, F fn) {
-    require_same_shape(a, b, "arguments");
-    darray out(shape_of(a));
-    const double *pa = a.data(), *pb = b.data();
-    double* o = out.mutable_data();
-    const std::size_t n = static_cast<std::size_t>(a.size());
-    const unsigned nt = resolve_threads(threads);
-    {
-        py::gil_scoped_release release;
-        pydp::parallel_chunks(n, 256, nt, [&](std::size_t, std::size_t lo, std::size_t hi) {
-            for (std::size_t i = lo; i < hi; ++i) o[i] = fn(pa[i], pb[i]);
-        });
-    }
-    return out;
-}
-
 // Second line of defence (the Python layer checks first): reject out-of-domain inputs before any work.
 template <class Pred>
 void require_all(const darray& a, Pred ok, const char* message) {
