@@ -7,8 +7,9 @@
 // * gamma(shape): Marsaglia and Tsang (2000); for shape < 1, Gamma(shape + 1) * U^(1 / shape).
 // * subbotin(r): X = sign * (r G)^(1/r) with G ~ Gamma(1/r) (SPEC-NOTES). With the boost
 //   G = Gamma(1/r + 1) * U^r this is X = sign * U * (r d v)^(1/r), where d v is the Marsaglia-Tsang draw
-//   of Gamma(1/r + 1): U^r is never formed, so nothing underflows for large r. r = 1 and r = 2 use the
-//   Laplace and normal samplers (the same distributions).
+//   of Gamma(1/r + 1): U^r is never formed, so nothing underflows for large r. With v = t^3 this is
+//   (r d)^(1/r) t^(3/r): for r = 3, 1.5 and 6 a product or a sqrt, with no exp or log. r = 1 and r = 2 use
+//   the Laplace and normal samplers (the same distributions).
 // * arsinh_normal(A, sigma): A * asinh(sigma Z / A) (the tCDP mechanism of paper 003).
 // * sphere(d): a normal vector divided by its norm.
 //
@@ -49,25 +50,26 @@ inline double logistic_from(std::uint64_t w) {
 }
 inline double logistic(Generator& g) { return logistic_from(g.next_u64()); }
 
-// Marsaglia-Tsang for Gamma(alpha), alpha >= 1: d v ~ Gamma(alpha).
+// Marsaglia-Tsang for Gamma(alpha), alpha >= 1: d v ~ Gamma(alpha) with v = t^3, t = 1 + c z. The
+// samplers carry t (an accepted t > 0) and form v where they need it.
 struct GammaMT {
     double d, c;
     explicit GammaMT(double alpha) : d(alpha - 1.0 / 3.0), c(1.0 / std::sqrt(9.0 * (alpha - 1.0 / 3.0))) {}
-    // One attempt from a normal z and a uniform u in (0, 1); returns v > 0 on acceptance, 0 on rejection.
+    // One attempt from a normal z and a uniform u in (0, 1); returns t > 0 on acceptance, 0 on rejection.
     double attempt(double z, double u) const {
-        double v = 1.0 + c * z;
-        if (v <= 0.0) return 0.0;
-        v = v * v * v;
+        const double t = 1.0 + c * z;
+        if (t <= 0.0) return 0.0;
+        const double v = t * t * t;
         const double z2 = z * z;
-        if (u < 1.0 - 0.0331 * (z2 * z2)) return v;
-        if (detail::det_log(u) < 0.5 * z2 + d * (1.0 - v + detail::det_log(v))) return v;
+        if (u < 1.0 - 0.0331 * (z2 * z2)) return t;
+        if (detail::det_log(u) < 0.5 * z2 + d * (1.0 - v + detail::det_log(v))) return t;
         return 0.0;
     }
-    double draw_v(Generator& g) const {
+    double draw_t(Generator& g) const {
         for (;;) {
             const double z = g.normal();
-            const double v = attempt(z, g.uniform_open());
-            if (v > 0.0) return v;
+            const double t = attempt(z, g.uniform_open());
+            if (t > 0.0) return t;
         }
     }
 };
@@ -78,14 +80,14 @@ class GammaSampler {
 public:
     explicit GammaSampler(double shape)
         : boost_(shape < 1.0), inv_shape_(1.0 / shape), mt_(check(shape) < 1.0 ? shape + 1.0 : shape) {}
-    // Gamma from an accepted v and the boost word w.
-    double finish(double v, std::uint64_t w) const {
-        const double x = mt_.d * v;
+    // Gamma from an accepted t and the boost word w.
+    double finish(double t, std::uint64_t w) const {
+        const double x = mt_.d * (t * t * t);
         return boost_ ? x * std::pow(open_from(w), inv_shape_) : x;
     }
-    double operator()(Generator& g) const { return finish(mt_.draw_v(g), g.next_u64()); }
-    void finish_tile(const TileOps&, const double* v, const std::uint32_t* wf, double* x, std::size_t m) const {
-        for (std::size_t j = 0; j < m; ++j) x[j] = finish(v[j], detail::word_at(wf, j));
+    double operator()(Generator& g) const { return finish(mt_.draw_t(g), g.next_u64()); }
+    void finish_tile(const TileOps&, const double* t, const std::uint32_t* wf, double* x, std::size_t m) const {
+        for (std::size_t j = 0; j < m; ++j) x[j] = finish(t[j], detail::word_at(wf, j));
     }
     const GammaMT& mt() const noexcept { return mt_; }
 
@@ -102,23 +104,27 @@ private:
 class SubbotinSampler {
 public:
     explicit SubbotinSampler(double r)
-        : r_(check(r)), inv_r_(1.0 / r), mt_(1.0 / r + 1.0), log_rd_(std::log(r * mt_.d)) {}
-    // Subbotin from an accepted v and the word w (uniform factor and sign):
-    // (r d v)^(1/r) = exp((log(r d) + log v) / r), with the project's own exp and log (tiles.hpp) so
-    // that the scalar and vectorised forms agree bit for bit.
-    double finish(double v, std::uint64_t w) const {
+        : r_(check(r)), inv_r_(1.0 / r), mt_(1.0 / r + 1.0), log_rd_(std::log(r * mt_.d)),
+          power_(r == 3.0 ? 1 : r == 1.5 ? 2 : r == 6.0 ? 0 : -1), k_(std::pow(r * mt_.d, 1.0 / r)) {}
+    // Subbotin from an accepted t and the word w (uniform factor and sign): (r d v)^(1/r) with v = t^3,
+    // either exp((log(r d) + log v) / r) with the project's own exp and log (tiles.hpp) or, for
+    // r = 3, 1.5 and 6, (r d)^(1/r) t^(3/r) by products and sqrt; so the scalar and vectorised forms agree
+    // bit for bit.
+    double finish(double t, std::uint64_t w) const {
         double out;
         std::uint32_t pair[2] = {static_cast<std::uint32_t>(w), static_cast<std::uint32_t>(w >> 32)};
-        detail::subbotin_finish_body(&v, pair, log_rd_, inv_r_, &out, 1);
+        if (power_ >= 0) detail::subbotin_finish_pow_body(&t, pair, k_, power_, &out, 1);
+        else detail::subbotin_finish_body(&t, pair, log_rd_, inv_r_, &out, 1);
         return out;
     }
-    void finish_tile(const TileOps& ops, const double* v, const std::uint32_t* wf, double* x, std::size_t m) const {
-        ops.subbotin_finish(v, wf, log_rd_, inv_r_, x, m);
+    void finish_tile(const TileOps& ops, const double* t, const std::uint32_t* wf, double* x, std::size_t m) const {
+        if (power_ >= 0) ops.subbotin_finish_pow(t, wf, k_, power_, x, m);
+        else ops.subbotin_finish(t, wf, log_rd_, inv_r_, x, m);
     }
     double operator()(Generator& g) const {
         if (r_ == 1.0) return laplace(g);
         if (r_ == 2.0) return g.normal();
-        return finish(mt_.draw_v(g), g.next_u64());
+        return finish(mt_.draw_t(g), g.next_u64());
     }
     double r() const noexcept { return r_; }
     const GammaMT& mt() const noexcept { return mt_; }
@@ -131,6 +137,8 @@ private:
     double r_, inv_r_;
     GammaMT mt_;
     double log_rd_;
+    int power_;  // 3/r when it is 1 or 2, 0 for 3/r = 1/2, -1 otherwise (the exp/log form)
+    double k_;   // (r d)^(1/r)
 };
 
 // Calls fn(j) for every set bit j of the tile's rejection mask, in increasing order.
@@ -213,7 +221,7 @@ struct LogisticTile {
     }
 };
 
-// Marsaglia-Tsang in tiles: words [0, m) give the normals, [m, 2m) the acceptance uniforms, [2m, 3m)
+// Marsaglia-Tsang in tiles (arrays hold t, see GammaMT): words [0, m) give the normals, [m, 2m) the acceptance uniforms, [2m, 3m)
 // the finishing words (boost / uniform factor and sign). The squeeze test runs vectorised; values that
 // fail it take the exact log test, and a value rejected by that restarts from the extra stream.
 template <class Sampler>
@@ -224,7 +232,7 @@ struct GammaTile {
         std::uint64_t rej[detail::kMaskWords] = {0, 0, 0, 0};
         alignas(64) unsigned char fail[kTile];
         alignas(64) double z[kTile];
-        alignas(64) double v[kTile];
+        alignas(64) double t[kTile];
         p.take_blocks(words, (3 * m + 7) / 8);
         ops.zig_signed(words, z, rej, m, normal_table());
         for_each_rejected(rej, [&](std::size_t j) {
@@ -235,10 +243,10 @@ struct GammaTile {
         const GammaMT& mt = s.mt();
         const std::uint32_t* wu = words + 2 * m;
         const std::uint32_t* wf = words + 4 * m;
-        ops.mt_squeeze(z, wu, mt.c, v, fail, m);
+        ops.mt_squeeze(z, wu, mt.c, t, fail, m);
         // Values that failed the squeeze (about one in ten): compact them, run the exact test vectorised,
         // and restart the rejected ones from the extra stream, in index order.
-        alignas(64) double zf[kTile], uf[kTile], vf[kTile];
+        alignas(64) double zf[kTile], uf[kTile], tf[kTile];
         alignas(64) unsigned char okf[kTile];
         std::uint16_t idx[kTile];
         std::size_t nf = 0;
@@ -251,14 +259,14 @@ struct GammaTile {
                     idx[nf] = static_cast<std::uint16_t>(j);
                     zf[nf] = z[j];
                     uf[nf] = open_from(detail::word_at(wu, j));
-                    vf[nf] = v[j];
+                    tf[nf] = t[j];
                     ++nf;
                 }
         }
-        ops.mt_logtest(zf, uf, vf, mt.d, okf, nf);
+        ops.mt_logtest(zf, uf, tf, mt.d, okf, nf);
         for (std::size_t k = 0; k < nf; ++k)
-            if (!okf[k]) v[idx[k]] = mt.draw_v(e);
-        s.finish_tile(ops, v, wf, x, m);
+            if (!okf[k]) t[idx[k]] = mt.draw_t(e);
+        s.finish_tile(ops, t, wf, x, m);
     }
 };
 // Runs a tile body over the bulk plan; store(ops, x, out + begin, m) writes each tile's m values.

@@ -128,44 +128,63 @@ PYDP_ALWAYS_INLINE void logistic_body(const std::uint32_t* words, double* x, std
     }
 }
 
-// Marsaglia-Tsang, first pass over a tile: v = (1 + c z)^3 and the squeeze test with the uniform from
-// word j of wu; fail[j] = 1 where the value needs the exact (log) test or a restart (bytes, so the
-// loop vectorises).
-PYDP_ALWAYS_INLINE void mt_squeeze_body(const double* z, const std::uint32_t* wu, double c, double* v,
+// Marsaglia-Tsang, first pass over a tile: t = 1 + c z (the sampler keeps t; v = t^3) and the squeeze
+// test with the uniform from word j of wu; fail[j] = 1 where the value needs the exact (log) test or a
+// restart (bytes, so the loop vectorises).
+PYDP_ALWAYS_INLINE void mt_squeeze_body(const double* z, const std::uint32_t* wu, double c, double* t,
                                         unsigned char* fail, std::size_t m) noexcept {
     for (std::size_t j = 0; j < m; ++j) {
         const double u = (static_cast<double>(static_cast<std::int64_t>(word_at(wu, j) >> 12)) + 0.5) * 0x1.0p-52;
-        const double t = 1.0 + c * z[j];
+        const double tj = 1.0 + c * z[j];
         const double z2 = z[j] * z[j];
-        v[j] = t * t * t;
-        const bool ok = (t > 0.0) & (u < 1.0 - 0.0331 * (z2 * z2));
+        t[j] = tj;
+        const bool ok = (tj > 0.0) & (u < 1.0 - 0.0331 * (z2 * z2));
         fail[j] = static_cast<unsigned char>(!ok);
     }
 }
 
-// Marsaglia-Tsang, exact test for the values that failed the squeeze (compacted): accept iff v > 0 and
-// log u < z^2 / 2 + d (1 - v + log v). ok[k] = 1 on acceptance.
-PYDP_ALWAYS_INLINE void mt_logtest_body(const double* z, const double* u, const double* v, double d,
+// Marsaglia-Tsang, exact test for the values that failed the squeeze (compacted): with v = t^3, accept
+// iff t > 0 and log u < z^2 / 2 + d (1 - v + log v). ok[k] = 1 on acceptance. (t = fl(1 + fl(c z)) is 0
+// or at least about 2^-54, so t > 0 implies a normal v > 0.)
+PYDP_ALWAYS_INLINE void mt_logtest_body(const double* z, const double* u, const double* t, double d,
                                         unsigned char* ok, std::size_t n) noexcept {
     for (std::size_t k = 0; k < n; ++k) {
-        const double sv = v[k] > 0.0 ? v[k] : 1.0;  // a select: log is taken of a positive number only
-        const double rhs = 0.5 * (z[k] * z[k]) + d * (1.0 - v[k] + det_log(sv));
-        ok[k] = static_cast<unsigned char>((v[k] > 0.0) & (det_log(u[k]) < rhs));
+        const double v = t[k] * t[k] * t[k];
+        const double sv = t[k] > 0.0 ? v : 1.0;  // a select: log is taken of a positive number only
+        const double rhs = 0.5 * (z[k] * z[k]) + d * (1.0 - v + det_log(sv));
+        ok[k] = static_cast<unsigned char>((t[k] > 0.0) & (det_log(u[k]) < rhs));
     }
 }
 
-// Subbotin, last pass: x = sign * U * exp((log(r d) + log v) / r), U and the sign from word j of wf.
-PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* v, const std::uint32_t* wf, double log_rd, double inv_r,
+// The uniform factor U and the sign of a Subbotin value, from word j of wf: out = sign * U * y.
+PYDP_ALWAYS_INLINE double signed_uniform_times(std::uint64_t w, double y) noexcept {
+    const double u = static_cast<double>(static_cast<std::int64_t>(w >> 11)) * 0x1.0p-53;
+    double out = u * y;
+    std::uint64_t bits;
+    std::memcpy(&bits, &out, sizeof bits);
+    bits ^= (w & 1) << 63;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+// Subbotin, last pass: x = sign * U * (r d v)^(1/r) = sign * U * exp((log(r d) + log v) / r), v = t^3.
+PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* t, const std::uint32_t* wf, double log_rd, double inv_r,
                                              double* x, std::size_t m) noexcept {
-    for (std::size_t j = 0; j < m; ++j) {
-        const std::uint64_t w = word_at(wf, j);
-        const double u = static_cast<double>(static_cast<std::int64_t>(w >> 11)) * 0x1.0p-53;
-        double out = u * det_exp((log_rd + det_log(v[j])) * inv_r);
-        std::uint64_t bits;
-        std::memcpy(&bits, &out, sizeof bits);
-        bits ^= (w & 1) << 63;
-        std::memcpy(&out, &bits, sizeof out);
-        x[j] = out;
+    for (std::size_t j = 0; j < m; ++j)
+        x[j] = signed_uniform_times(word_at(wf, j), det_exp((log_rd + det_log(t[j] * t[j] * t[j])) * inv_r));
+}
+
+// Subbotin, last pass without exp and log when 3/r is 1, 2 or 1/2 (r = 3, 1.5, 6):
+// (r d v)^(1/r) = (r d)^(1/r) t^(3/r), so x = sign * U * k * t^(3/r) with k = (r d)^(1/r). Only correctly
+// rounded operations (products, sqrt), so every instruction set gives the same bits.
+PYDP_ALWAYS_INLINE void subbotin_finish_pow_body(const double* t, const std::uint32_t* wf, double k, int power,
+                                                 double* x, std::size_t m) noexcept {
+    if (power == 1) {
+        for (std::size_t j = 0; j < m; ++j) x[j] = signed_uniform_times(word_at(wf, j), k * t[j]);
+    } else if (power == 2) {
+        for (std::size_t j = 0; j < m; ++j) x[j] = signed_uniform_times(word_at(wf, j), k * (t[j] * t[j]));
+    } else {  // power 0 stands for 1/2
+        for (std::size_t j = 0; j < m; ++j) x[j] = signed_uniform_times(word_at(wf, j), k * __builtin_sqrt(t[j]));
     }
 }
 
@@ -201,6 +220,10 @@ PYDP_ALWAYS_INLINE void subbotin_finish_body(const double* v, const std::uint32_
     attr inline void subbotin_finish_##suffix(const double* v, const std::uint32_t* wf, double lrd, double ir, \
                                               double* x, std::size_t m) noexcept {                        \
         subbotin_finish_body(v, wf, lrd, ir, x, m);                                                       \
+    }                                                                                                     \
+    attr inline void subbotin_finish_pow_##suffix(const double* t, const std::uint32_t* wf, double k, int p, \
+                                                  double* x, std::size_t m) noexcept {                    \
+        subbotin_finish_pow_body(t, wf, k, p, x, m);                                                      \
     }
 
 PYDP_TILE_VARIANTS(scalar, )
@@ -268,6 +291,7 @@ struct TileOps {
     void (*mt_squeeze)(const double*, const std::uint32_t*, double, double*, unsigned char*, std::size_t) noexcept;
     void (*mt_logtest)(const double*, const double*, const double*, double, unsigned char*, std::size_t) noexcept;
     void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
+    void (*subbotin_finish_pow)(const double*, const std::uint32_t*, double, int, double*, std::size_t) noexcept;
 
     template <class T>
     void affine(const double* x, T* out, std::size_t m, double loc, double scale) const noexcept {
@@ -284,15 +308,15 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
                 detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
-                detail::subbotin_finish_avx512};
+                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
                 detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2, detail::mt_logtest_avx2,
-                detail::subbotin_finish_avx2};
+                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
             detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar, detail::mt_logtest_scalar,
-            detail::subbotin_finish_scalar};
+            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar};
 }
 
 }  // namespace pydp::random
