@@ -48,7 +48,7 @@ i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long thre
 
 template <class Sampler>
 darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid_exponent, long threads) {
-    if (grid_exponent < -1074 || grid_exponent > 970) throw std::invalid_argument("grid exponent out of range [-1074, 970]");
+    if (grid_exponent < -1021 || grid_exponent > 970) throw std::invalid_argument("grid exponent out of range [-1021, 970]");
     darray out(shape_of(x));
     const double* in = x.data();
     double* o = out.mutable_data();
@@ -60,6 +60,24 @@ darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid
         dsc::release_on_grid(sampler, in, o, n, grid_exponent, nt, src);
     }
     return out;
+}
+
+// A bit source that hands out given words (test hook).
+struct WordSource {
+    const std::uint64_t* w;
+    std::size_t n, i;
+    std::uint64_t next_u64() {
+        if (i >= n) throw std::out_of_range("the given words are exhausted");
+        return w[i++];
+    }
+};
+
+// The discrete Laplace with every magnitude decided by exact comparisons (test hook).
+struct ExactLaplace {
+    dsc::DiscreteLaplace lap;
+};
+void fill_chunk(const ExactLaplace& sampler, Generator& source, std::int64_t* out, std::size_t n) {
+    sampler.lap.fill<true>(source, out, n);
 }
 
 }  // namespace
@@ -80,6 +98,28 @@ void register_discrete(py::module_ m) {
        "n integers from the discrete Gaussian law with sigma^2 = num/den: P(y) ~ exp(-y^2 / (2 sigma^2)).");
     m.def("gaussian_proposal_t", [](std::uint64_t num, std::uint64_t den) { return dsc::DiscreteGaussian(num, den).t(); },
           py::arg("num"), py::arg("den"), "The discrete Laplace proposal parameter t used for sigma^2 = num/den.");
+
+    m.def("_discrete_laplace_exact", [](Generator& gen, std::uint64_t s, std::uint64_t d, py::ssize_t n, long threads) {
+        return sample(ExactLaplace{dsc::DiscreteLaplace(s, d)}, gen, n, threads);
+    }, py::arg("gen"), py::arg("s"), py::arg("d"), py::arg("size"), py::arg("threads") = 0,
+       "Test hook: discrete_laplace with every magnitude found by exact comparisons (same law, same bits).");
+    m.def("_geometric_exact", [](const py::array_t<std::uint64_t, py::array::c_style>& words, std::uint64_t s,
+                                 std::uint64_t d) {
+        if (words.ndim() != 1 || words.size() < 16) throw std::invalid_argument("words: a 1-d array of at least 16 words");
+        const dsc::ExactGeometric geo(s, d);
+        WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};
+        dsc::BitReader<WordSource> br(src);
+        const std::uint64_t U = br.word();
+        return py::make_tuple(geo.exact(br, U, false), geo.exact_candidates(U));
+    }, py::arg("words"), py::arg("s"), py::arg("d"),
+       "Test hook: (X, fast-path candidate or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word "
+       "most significant first; the reader takes 16 words at a time).");
+    m.def("_exp_neg_bracket", [](std::uint64_t p_hi, std::uint64_t p_lo, std::uint64_t q, std::size_t J) {
+        if (q == 0 || J == 0 || J > 64) throw std::invalid_argument("need q >= 1 and 1 <= J <= 64");
+        const dsc::Bracket b = dsc::exp_neg_bracket((static_cast<dsc::u128>(p_hi) << 64) | p_lo, q, J);
+        return py::make_tuple(b.lo.to_string(), b.hi.to_string());
+    }, py::arg("p_hi"), py::arg("p_lo"), py::arg("q"), py::arg("words"),
+       "Test hook: decimal strings lo, hi with lo <= 2^(64 words) exp(-p/q) <= hi, p = p_hi 2^64 + p_lo.");
 
     m.def("release_laplace", [](Generator& gen, const darray& x, std::uint64_t s, std::uint64_t d, int e, long threads) {
         return release(dsc::DiscreteLaplace(s, d), gen, x, e, threads);

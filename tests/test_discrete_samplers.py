@@ -1,6 +1,6 @@
 """Exactness of the integer samplers: chi-square of 10^6 draws against the exact pmf (alpha = 1e-6).
 
-Scales cover below one grid step (t = 1/3, sigma = 1/2), the power-of-two fast path and above 10^6 steps
+Scales cover below one grid step (t = 1/3, sigma = 1/2), powers of two, above 10^6 steps, and t above 2^31
 (t = 3e6, sigma = 2e6). Bin probabilities come from 50-digit mpmath (discrete Laplace, small discrete
 Gaussian) or from an independent float64 summation of the Gaussian weights (sigma = 2e6).
 """
@@ -50,7 +50,7 @@ def bins_from_cdf(cdf, lo: int, hi: int, nbins: int):
         (Fraction(1, 3), -2, 2, 5),  # below one grid step
         (Fraction(7, 3), -15, 15, 31),  # general rational path (d != 1)
         (Fraction(1000), -8000, 8000, 60),
-        (Fraction(2**20), -8 * 2**20, 8 * 2**20, 60),  # power-of-two fast path
+        (Fraction(2**20), -8 * 2**20, 8 * 2**20, 60),  # s a power of two
         (Fraction(3_000_000), -24_000_000, 24_000_000, 60),  # above 10^6 grid steps
     ],
 )
@@ -158,3 +158,69 @@ def test_extreme_parameters_still_sample():
     assert abs(x.var() - 1.0) < 0.1
     y = dsc.sample_discrete_laplace(2**40 - 1, 1000, pc.Random(3))
     assert np.abs(y).max() < 2**62
+
+
+# ------------------------------------------------------------------------------------------------------
+# The exact inversion (csrc/include/pydp/discrete/geometric.hpp): a floating-point bracket decides almost
+# every magnitude; the rest are decided by exact comparisons with big-integer brackets of exp(-b d / s).
+# ------------------------------------------------------------------------------------------------------
+_D = pc._core.discrete
+
+
+@pytest.mark.parametrize("s, d", [(1, 3), (7, 3), (1000, 1), (102400, 1), (2**20, 1), (2**31 + 5, 1), (3**19, 7)])
+def test_fast_path_and_exact_comparisons_give_the_same_noise(s, d):
+    # Same key, same words: the floating-point fast path must agree with exact comparisons everywhere. At
+    # t = 2^31 + 5 the fast path defers to the exact comparisons about once in a thousand draws.
+    n = 200_000
+    fast = _D.discrete_laplace(pc.Random(9)._gen, s, d, n)
+    exact = _D._discrete_laplace_exact(pc.Random(9)._gen, s, d, n)
+    assert np.array_equal(fast, exact)
+
+
+@pytest.mark.parametrize(
+    "p, q, words",
+    [(0, 1, 3), (1, 1, 3), (1, 3, 3), (45, 1, 3), (44 * 2**40 + 12345, 2**40 - 1, 3), (10**20 + 7, 10**9 + 9, 4),
+     (2**100 + 12345, 2**61 - 1, 3), (5, 7, 1), (123, 1, 6), (2**62 - 1, 2**62, 2)],
+)
+def test_exp_neg_bracket_contains_the_true_value(p, q, words):
+    lo, hi = (int(v) for v in _D._exp_neg_bracket(p >> 64, p & (2**64 - 1), q, words))
+    with mpmath.workdps(400):
+        true = mpmath.exp(-mpmath.mpf(p) / q) * mpmath.mpf(2) ** (64 * words)
+        assert lo <= true <= hi
+        assert hi - lo <= 10**4 and (true < 1 or hi - lo <= 1e-12 * true)
+
+
+def _reference_geometric(words: list[int], t: Fraction) -> int:
+    # floor(t * (-ln W)) for W = 0.w0 w1 w2 ... (the given words; the rest of W cannot move the floor here)
+    with mpmath.workdps(400):
+        w = mpmath.mpf(0)
+        for i, v in enumerate(words):
+            w += mpmath.mpf(v) / mpmath.mpf(2) ** (64 * (i + 1))
+        x = -mpmath.log(w) * t.numerator / t.denominator
+        # the unread bits move W by < 2^-1024 and t (-ln W) by < t 2^-1024 / W: the floor is settled
+        assert abs(x - mpmath.nint(x)) > mpmath.mpf(t.numerator) / t.denominator * mpmath.mpf(2) ** -1000 / w
+        return int(mpmath.floor(x))
+
+
+@pytest.mark.parametrize("t", [Fraction(1, 3), Fraction(102400), Fraction(2**31 + 5), Fraction(3**30, 7)])
+def test_exact_geometric_on_given_words_matches_mpmath(t):
+    rng = np.random.default_rng(17)
+    # 16 words = 1024 bits of W (the reader takes 16 at a time); 400 digits resolve them.
+    cases = [rng.integers(0, 2**64, 16, dtype=np.uint64) for _ in range(20)]
+    cases.append(np.array([0, 0] + [12345] + [7] * 13, dtype=np.uint64))  # W < 2^-128: leading zero words
+    cases.append(np.array([2**64 - 1] * 15 + [2**63], dtype=np.uint64))  # W just below 1: X = 0
+    cases.append(np.array([1] + [2**63] * 15, dtype=np.uint64))  # U = 1: the fast path defers
+    for words in cases:
+        x, fast = _D._geometric_exact(words, t.numerator, t.denominator)
+        assert x == _reference_geometric([int(v) for v in words], t)
+        assert fast in (-1, x)  # the fast path never answers wrongly
+
+
+@pytest.mark.parametrize("t, nbins", [(Fraction(2**31 + 12345), 60), (Fraction(2**35 + 3), 60)])
+def test_discrete_laplace_chi_square_large_t(t, nbins):
+    # 2^31 + 12345: the inversion with frequent exact fallbacks; 2^35 + 3: the CKS geometric stage (t >= 2^32).
+    x = dsc.sample_discrete_laplace(t, N, pc.Random(20261121))
+    tt = int(t)
+    edges, probs = bins_from_cdf(lambda m: dlap_cdf(m, t), -8 * tt, 8 * tt, nbins)
+    stat, crit = chi_square_ok(x, edges, probs)
+    assert stat < crit, (stat, crit)

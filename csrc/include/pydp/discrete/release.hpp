@@ -3,7 +3,7 @@
 //
 // Order of work inside each fixed chunk of kNoiseChunk values: first all the noise is drawn (its time
 // depends on the noise only), then the data are combined with it in a loop without data-dependent branches
-// (ldexp by a constant, rint, integer add, compare-and-accumulate of the range flags). The range checks
+// (a product with a constant power of two, rint, integer add, compare-and-accumulate of the range flags). The range checks
 // cover the inputs (finite, |x / g| <= 2^52) and the outputs (|round(x / g) + Y| <= 2^53); the Python layer
 // checks the inputs first, so an output error can only come from noise beyond 2^52 grid steps, an event
 // of probability below exp(-2^14) for the parameters the Python layer chooses.
@@ -24,21 +24,25 @@ inline constexpr i64 kMaxOutputIndex = i64{1} << 53;         // every integer up
 template <class Sampler, class MakeSource>
 void release_on_grid(const Sampler& sampler, const double* x, double* out, std::size_t n, int grid_exponent,
                      unsigned threads, MakeSource&& make_source) {
+    // 2^-e and 2^e as doubles (both normal for the exponents the Python layer allows, |e| <= 1021 - 53); a
+    // product with them rounds exactly as ldexp does (correctly rounded, so exact unless the result is
+    // subnormal, where both round to nearest).
+    if (grid_exponent < -1021 || grid_exponent > 1021) throw std::invalid_argument("grid exponent out of range [-1021, 1021]");
+    const double down = std::ldexp(1.0, -grid_exponent), up = std::ldexp(1.0, grid_exponent);
     std::vector<unsigned char> chunk_error((n + kNoiseChunk - 1) / kNoiseChunk, 0);
     parallel_chunks(n, kNoiseChunk, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
         auto source = make_source(c);
-        BitReader<decltype(source)> br(source);
         i64 noise[kNoiseChunk];
         const std::size_t len = end - begin;
-        for (std::size_t i = 0; i < len; ++i) noise[i] = sampler(br);
+        fill_chunk(sampler, source, noise, len);
         unsigned bad = 0;
         for (std::size_t i = 0; i < len; ++i) {
-            const double scaled = std::ldexp(x[begin + i], -grid_exponent);  // exact (power of two)
+            const double scaled = x[begin + i] * down;  // exact: a power of two (see below)
             const bool in_range = std::fabs(scaled) <= kMaxGridIndex;      // false for NaN and inf too
             const double r = in_range ? std::rint(scaled) : 0.0;
             const i64 idx = static_cast<i64>(r) + noise[i];
             bad |= static_cast<unsigned>(!in_range) | (static_cast<unsigned>(idx > kMaxOutputIndex || idx < -kMaxOutputIndex) << 1);
-            out[begin + i] = std::ldexp(static_cast<double>(idx), grid_exponent);
+            out[begin + i] = static_cast<double>(idx) * up;
         }
         chunk_error[c] = static_cast<unsigned char>(bad);
     });

@@ -19,8 +19,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "pydp/discrete/bigint.hpp"
 #include "pydp/discrete/bits.hpp"
+#include "pydp/discrete/geometric.hpp"
 #include "pydp/parallel.hpp"
+#include "pydp/random/generator.hpp"
+#include "pydp/random/tiles.hpp"
 
 namespace pydp::discrete {
 
@@ -101,18 +105,118 @@ bool bernoulli_exp_one(BitReader<Source>& br) {
     return (k & 1u) != 0;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// The geometric magnitude of CKS Algorithm 2 (used for t = s/d >= 2^32, where the inversion of
+// geometric.hpp needs its exact slow path too often): X = floor((s V + U) / d) with U uniform on
+// {0, ..., s - 1} kept with probability exp(-U/s) and V ~ Geometric(exp(-1)).
+// ---------------------------------------------------------------------------------------------------
+// Bernoulli(exp(-u/s)) for 0 <= u < s <= 2^62 from one uniform W: Algorithm 1 with gamma = u/s survives
+// past step n with probability T_n = gamma^n / n!, a decreasing sequence, so its first failure K has the
+// law of min{n >= 1 : W > T_n}, and the answer is "K odd" (1 - T_1 + T_2 - ... = exp(-gamma)). W's first
+// 64 bits U are one word; lo_n <= 2^64 T_n <= hi_n are built from 64 x 64-bit products (bounds on
+// 2^64 gamma from a reciprocal of s, on 2^64 gamma^n, and floor / ceil(2^64 / n!)). U >= hi_n decides
+// W > T_n and U < lo_n decides W < T_n; otherwise (about 2^-62 per step) W is compared with T_n exactly:
+// with A = 2^64 u^n and B = U s^n n! (big integers), B >= A: above; A - B >= s^n n!: below; else W's next
+// bits against (A - B) / (s^n n!) by long division. (W = T_n has probability 0.)
+namespace detail {
+template <class Source>
+bool above_threshold_exact(BitReader<Source>& br, u64 U, u64 u, u64 s, u64 n) {
+    BigUInt q(1), a(1);
+    for (u64 i = 1; i <= n; ++i) {
+        q.mul(s);
+        q.mul(i);
+        a.mul(u);
+    }
+    a.shift_words(1);  // A = 2^64 u^n
+    BigUInt b = q;
+    b.mul(U);  // B = U s^n n!
+    if (b.compare(a) >= 0) return true;  // W >= U / 2^64 >= T_n
+    a.subtract(b);                       // R = A - B > 0: W > T_n iff W' > R / Q for W' = 2^64 W - U
+    if (a.compare(q) >= 0) return false; // R / Q >= 1 > W'
+    for (;;) {
+        a.add(a);
+        const bool digit = a.compare(q) >= 0;
+        if (digit) a.subtract(q);
+        const bool b1 = br.bit();
+        if (b1 != digit) return b1;
+        if (a.is_zero()) return true;  // R / Q's expansion ended; W' exceeds it
+    }
+}
+inline u64 mul_hi(u64 a, u64 b) noexcept { return static_cast<u64>((static_cast<u128>(a) * b) >> 64); }
+inline u64 mul_hi_up(u64 a, u64 b) noexcept {  // ceil(a b / 2^64)
+    const u128 p = static_cast<u128>(a) * b;
+    return static_cast<u64>(p >> 64) + (static_cast<u64>(p) != 0);
+}
+}  // namespace detail
+
+class ExpRatio {
+public:
+    explicit ExpRatio(u64 s) : s_(s) {
+        if (s == 0 || s > kMaxParam) throw std::invalid_argument("Bernoulli(exp(-u/s)) needs 1 <= s <= 2^62");
+        while ((u64{2} << k_) <= s) ++k_;  // k = floor(log2 s)
+        // inv = floor((2^(64+k) - 1) / s) < 2^64, and inv <= 2^(64+k) / s <= inv + 1.
+        inv_ = static_cast<u64>(((u128{1} << (64 + k_)) - 1) / s);
+    }
+
+    template <class Source>
+    bool operator()(BitReader<Source>& br, u64 u) const {
+        if (u == 0) return true;
+        const u64 U = br.word();
+        // 2^64 u / s lies in [u inv / 2^k, u (inv + 1) / 2^k]; both ends below 2^64 - 1 as u <= s - 1.
+        const u64 g_lo = static_cast<u64>((static_cast<u128>(u) * inv_) >> k_);
+        const u128 up = static_cast<u128>(u) * inv_ + u;
+        const u64 g_hi = static_cast<u64>(up >> k_) + ((up & ((u128{1} << k_) - 1)) != 0);
+        u64 p_lo = g_lo, p_hi = g_hi;  // bounds on 2^64 gamma^n
+        for (u64 n = 1;; ++n) {
+            u64 lo = g_lo, hi = g_hi;
+            if (n > 1) {
+                p_lo = detail::mul_hi(p_lo, g_lo);
+                p_hi = detail::mul_hi_up(p_hi, g_hi);
+                lo = n <= 20 ? detail::mul_hi(p_lo, detail::kFactorial.floor_[n]) : 0;
+                hi = n <= 20 ? detail::mul_hi_up(p_hi, detail::kFactorial.floor_[n] + (detail::kFactorial.rem[n] != 0))
+                             : (p_hi != 0);  // ceil(2^64 / n!) = 1 past n = 20
+            }
+            bool above;
+            if (U >= hi) above = true;       // W >= U / 2^64 >= T_n
+            else if (U < lo) above = false;  // W < (U + 1) / 2^64 <= T_n
+            else above = detail::above_threshold_exact(br, U, u, s_, n);
+            if (above) return (n & 1u) != 0;
+        }
+    }
+
+private:
+    u64 s_;
+    int k_ = 0;
+    u64 inv_ = 0;
+};
+
+class CksGeometric {
+public:
+    CksGeometric(u64 s, u64 d) : s_(s), d_(d), accept_(s) {}
+    template <class Source>
+    u64 operator()(BitReader<Source>& br) const {
+        for (;;) {
+            const u64 u = s_ == 1 ? 0 : br.uniform_below(s_);
+            if (!accept_(br, u)) continue;
+            u64 v = 0;
+            while (v != ~u64{0} && bernoulli_exp_one(br)) ++v;
+            const u128 x = (static_cast<u128>(s_) * v + u) / d_;
+            if (x >= kMaxAbsNoise) throw std::overflow_error("discrete Laplace: |noise| reached 2^62");
+            return static_cast<u64>(x);
+        }
+    }
+
+private:
+    u64 s_, d_;
+    ExpRatio accept_;
+};
+
 // Bernoulli(exp(-(whole + frac/q))): `whole` Bernoulli(exp(-1)) trials, then the fractional part.
 template <class Source, class U>
 bool bernoulli_exp_split(BitReader<Source>& br, u64 whole, U frac, U q) {
     for (u64 i = 0; i < whole; ++i)
         if (!bernoulli_exp_one(br)) return false;
     return bernoulli_exp_fraction(br, frac, q);
-}
-
-// Bernoulli(exp(-p/q)), 64-bit p >= 0, 1 <= q < 2^63.
-template <class Source>
-bool bernoulli_exp(BitReader<Source>& br, u64 p, u64 q) {
-    return bernoulli_exp_split(br, p / q, p % q, q);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -177,62 +281,79 @@ bool bernoulli_exp_square(BitReader<Source>& br, u128 a, u128 b) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Discrete Laplace, t = s/d (CKS Algorithm 2).
+// Discrete Laplace, t = s/d: Y = +-X with X geometric with ratio exp(-1/t) and the draw "-0" rejected
+// (CKS Algorithm 2). X is the exact inversion of geometric.hpp for t < 2^32 (vectorised in `fill`), and
+// CKS's own geometric stage (CksGeometric) above, where the inversion would need its slow path too often.
 // ---------------------------------------------------------------------------------------------------
 class DiscreteLaplace {
 public:
-    DiscreteLaplace(u64 s, u64 d) : s_(s), d_(d) {
-        if (s == 0 || d == 0 || s > kMaxParam || d > kMaxParam)
-            throw std::invalid_argument("discrete Laplace: t = s/d needs 1 <= s, d <= 2^62");
-        if (s / d >= kMaxLaplaceT) throw std::invalid_argument("discrete Laplace: t = s/d must be below 2^40");
-    }
+    DiscreteLaplace(u64 s, u64 d)
+        : s_(check(s, d)), d_(d), inversion_(s / d < (u64{1} << 32)), inverse_(s, d), cks_(s, d) {}
     u64 s() const noexcept { return s_; }
     u64 d() const noexcept { return d_; }
 
     template <class Source>
     i64 operator()(BitReader<Source>& br) const {
+        return draw<false>(br);
+    }
+    // ForceExact: every inversion decided by exact comparisons (tests compare it with the fast path).
+    template <bool ForceExact, class Source>
+    i64 draw(BitReader<Source>& br) const {
         for (;;) {
-            u64 u;
-            if (log2_s_ >= 0) {
-                // s = 2^j: U is j random bits and Bernoulli(exp(-U/2^j)) compares fresh j-bit words with U.
-                u = log2_s_ == 0 ? 0 : br.bits(log2_s_);
-                if (!bernoulli_exp_dyadic(br, u)) continue;
-            } else {
-                u = s_ == 1 ? 0 : br.uniform_below(s_);
-                if (!bernoulli_exp_fraction(br, u, s_)) continue;
-            }
-            u64 v = 0;
-            while (v != ~u64{0} && bernoulli_exp_one(br)) ++v;
-            const u128 x = static_cast<u128>(s_) * v + u;
-            const u128 y = d_ == 1 ? x : x / d_;
+            const u64 x = inversion_ ? inverse_.template operator()<ForceExact>(br) : cks_(br);
             const bool negative = br.bit();
-            if (negative && y == 0) continue;
-            if (y >= kMaxAbsNoise) throw std::overflow_error("discrete Laplace: |noise| reached 2^62");
-            return negative ? -static_cast<i64>(y) : static_cast<i64>(y);
+            if (negative && x == 0) continue;
+            if (x >= kMaxAbsNoise) throw std::overflow_error("discrete Laplace: |noise| reached 2^62");
+            return negative ? -static_cast<i64>(x) : static_cast<i64>(x);
+        }
+    }
+
+    // n values into out from a chunk generator g, vectorised: each tile of kTile values takes kTile words
+    // (the first words of their W) plus one sign word per 64 values from g's lower half, a fixed layout
+    // (so value j's noise does not depend on n); the floating-point
+    // pass decides almost every magnitude, and the rest, with any redraw of a "-0", take words from g's
+    // upper half in index order. The output depends on the chunk's key and position only.
+    template <bool ForceExact = false>
+    void fill(random::Generator& g, i64* out, std::size_t n) const {
+        if (!inversion_) {
+            BitReader<random::Generator> br(g);
+            for (std::size_t i = 0; i < n; ++i) out[i] = draw<ForceExact>(br);
+            return;
+        }
+        const random::TileOps ops = random::tile_ops(g.impl());
+        random::Generator extra_gen = g.split_upper();
+        BitReader<random::Generator> extra(extra_gen);
+        constexpr std::size_t kTile = random::kTile;
+        constexpr std::size_t kTileBlocks = (kTile + kTile / 64 + 7) / 8;  // 8 words per ChaCha block
+        alignas(64) std::uint32_t words[16 * kTileBlocks];
+        alignas(64) i64 x[kTile];
+        alignas(64) unsigned char ok[kTile];
+        for (std::size_t s = 0; s < n; s += kTile) {
+            const std::size_t m = std::min(kTile, n - s);
+            g.take_blocks(words, kTileBlocks);  // whole tiles even at the end: value j's words never depend on n
+            ops.geometric_fast(words, inverse_.t(), x, ok, m);
+            for (std::size_t j = 0; j < m; ++j) {
+                const u64 mag = (!ForceExact && ok[j]) ? static_cast<u64>(x[j])
+                                                       : inverse_.exact(extra, random::detail::word_at(words, j), ForceExact);
+                const bool negative = (random::detail::word_at(words, kTile + j / 64) >> (j % 64)) & 1u;
+                if (negative && mag == 0) out[s + j] = draw<ForceExact>(extra);
+                else if (mag >= kMaxAbsNoise) throw std::overflow_error("discrete Laplace: |noise| reached 2^62");
+                else out[s + j] = negative ? -static_cast<i64>(mag) : static_cast<i64>(mag);
+            }
         }
     }
 
 private:
-    // Algorithm 1 for gamma = u / 2^j: Bernoulli(u / (2^j K)) = Bernoulli(1/K) and [j fresh bits < u].
-    template <class Source>
-    bool bernoulli_exp_dyadic(BitReader<Source>& br, u64 u) const {
-        if (u == 0) return true;
-        u64 k = 1;
-        for (;;) {
-            if (k > 1 && !br.bernoulli(u64{1}, k)) break;
-            if (!(br.bits(log2_s_) < u)) break;
-            ++k;
-        }
-        return (k & 1u) != 0;
-    }
-    static int log2_if_power(u64 s) noexcept {
-        if ((s & (s - 1)) != 0) return -1;
-        int j = 0;
-        while ((u64{1} << j) != s) ++j;
-        return j;
+    static u64 check(u64 s, u64 d) {
+        if (s == 0 || d == 0 || s > kMaxParam || d > kMaxParam)
+            throw std::invalid_argument("discrete Laplace: t = s/d needs 1 <= s, d <= 2^62");
+        if (s / d >= kMaxLaplaceT) throw std::invalid_argument("discrete Laplace: t = s/d must be below 2^40");
+        return s;
     }
     u64 s_, d_;
-    int log2_s_ = d_ == 1 ? log2_if_power(s_) : -1;  // j when t = 2^j exactly, else -1
+    bool inversion_;
+    ExactGeometric inverse_;
+    CksGeometric cks_;
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -286,6 +407,19 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------------
+// One chunk of values from one stream: value by value on a BitReader, or the discrete Laplace's tiled fill
+// on a ChaCha generator.
+// ---------------------------------------------------------------------------------------------------
+template <class Sampler, class Source>
+void fill_chunk(const Sampler& sampler, Source& source, i64* out, std::size_t n) {
+    BitReader<Source> br(source);
+    for (std::size_t i = 0; i < n; ++i) out[i] = sampler(br);
+}
+inline void fill_chunk(const DiscreteLaplace& sampler, random::Generator& source, i64* out, std::size_t n) {
+    sampler.fill(source, out, n);
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Batches. Values [c * kNoiseChunk, (c + 1) * kNoiseChunk) come from the stream make_source(c), so the
 // output is bit-identical for every thread count. make_source must be safe to call from any thread.
 // ---------------------------------------------------------------------------------------------------
@@ -293,8 +427,7 @@ template <class Sampler, class MakeSource>
 void fill_noise(const Sampler& sampler, i64* out, std::size_t n, unsigned threads, MakeSource&& make_source) {
     parallel_chunks(n, kNoiseChunk, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
         auto source = make_source(c);
-        BitReader<decltype(source)> br(source);
-        for (std::size_t i = begin; i < end; ++i) out[i] = sampler(br);
+        fill_chunk(sampler, source, out + begin, end - begin);
     });
 }
 

@@ -188,6 +188,29 @@ PYDP_ALWAYS_INLINE void subbotin_finish_pow_body(const double* t, const std::uin
     }
 }
 
+// Exact geometric X = floor(t (-ln W)) (pydp/discrete/geometric.hpp), fast pass over a tile: for W in
+// [U, U + 1) / 2^64 (U = word j) a bracket of t (-ln W) with the margins of ExactGeometric::candidates;
+// x[j] = the floor of its lower end, ok[j] = 1 when both ends have that floor (and U >= 2^16). Values
+// with ok[j] = 0 are decided exactly by the caller. U enters as w = 2 double((U >> 1) | 2^10), within
+// [U - 1, U + 2048] and never below 2048 (no select, so the loop vectorises under -ftrapping-math):
+// W 2^64 lies in [w - 2048, w + 2], and ln of that in [ln w - 4096 / w, ln w + 4096 / w] for w >= 4096.
+// Rounding and det_log's error lie far inside the 2^-42 margin (see geometric.hpp). t < 2^40 (the sampler's limit) keeps
+// t (-ln W) below 2^46.
+PYDP_ALWAYS_INLINE void geometric_fast_body(const std::uint32_t* words, double t, std::int64_t* x, unsigned char* ok,
+                                            std::size_t m) noexcept {
+    const double c = 0x1.62e42fefa39efp-1 * 64.0;  // 64 ln 2
+    for (std::size_t j = 0; j < m; ++j) {
+        const std::uint64_t u = word_at(words, j);
+        const double w = 2.0 * static_cast<double>(static_cast<std::int64_t>((u >> 1) | 1024));
+        const double L = det_log(w);
+        const double spread = 4096.0 / w + 0x1p-42;
+        const std::int64_t lo = static_cast<std::int64_t>(t * (c - L - spread) * (1.0 - 0x1p-48));  // floor when >= 0
+        const std::int64_t hi = static_cast<std::int64_t>(t * (c - L + spread) * (1.0 + 0x1p-48));
+        x[j] = lo;
+        ok[j] = static_cast<unsigned char>((u >= 65536) & (lo == hi) & (lo >= 0));
+    }
+}
+
 #define PYDP_TILE_VARIANTS(suffix, attr)                                                                   \
     attr inline void zig_fast_signed_##suffix(const std::uint32_t* w, double* x, std::uint64_t* r, std::size_t m, \
                                               const ZigTable& t) noexcept {                              \
@@ -224,6 +247,10 @@ PYDP_ALWAYS_INLINE void subbotin_finish_pow_body(const double* t, const std::uin
     attr inline void subbotin_finish_pow_##suffix(const double* t, const std::uint32_t* wf, double k, int p, \
                                                   double* x, std::size_t m) noexcept {                    \
         subbotin_finish_pow_body(t, wf, k, p, x, m);                                                      \
+    }                                                                                                     \
+    attr inline void geometric_fast_##suffix(const std::uint32_t* w, double t, std::int64_t* x, unsigned char* ok, \
+                                             std::size_t m) noexcept {                                    \
+        geometric_fast_body(w, t, x, ok, m);                                                              \
     }
 
 PYDP_TILE_VARIANTS(scalar, )
@@ -292,6 +319,7 @@ struct TileOps {
     void (*mt_logtest)(const double*, const double*, const double*, double, unsigned char*, std::size_t) noexcept;
     void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
     void (*subbotin_finish_pow)(const double*, const std::uint32_t*, double, int, double*, std::size_t) noexcept;
+    void (*geometric_fast)(const std::uint32_t*, double, std::int64_t*, unsigned char*, std::size_t) noexcept;
 
     template <class T>
     void affine(const double* x, T* out, std::size_t m, double loc, double scale) const noexcept {
@@ -308,15 +336,15 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
                 detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
-                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512};
+                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512, detail::geometric_fast_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
                 detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2, detail::mt_logtest_avx2,
-                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2};
+                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2, detail::geometric_fast_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
             detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar, detail::mt_logtest_scalar,
-            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar};
+            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar, detail::geometric_fast_scalar};
 }
 
 }  // namespace pydp::random
