@@ -224,3 +224,15 @@ def test_discrete_laplace_chi_square_large_t(t, nbins):
     edges, probs = bins_from_cdf(lambda m: dlap_cdf(m, t), -8 * tt, 8 * tt, nbins)
     stat, crit = chi_square_ok(x, edges, probs)
     assert stat < crit, (stat, crit)
+
+
+@pytest.mark.parametrize("s, d", [(102400, 1), (2**31 + 5, 1), (7, 3)])
+def test_instruction_sets_give_identical_noise(s, d):
+    # The vectorised pass is compiled for AVX-512, AVX2 and plain x86-64; each only proposes answers that
+    # the exact comparisons would give, so the noise is the same on every CPU.
+    key = bytes(range(32))
+    outs = [_D.discrete_laplace(pc._core.random.Generator(key, 0, impl), s, d, 50_000, 2)
+            for impl in pc._core.random.chacha_impls()]
+    assert len(outs) >= 1
+    for o in outs[1:]:
+        assert np.array_equal(o, outs[0])
