@@ -6,8 +6,9 @@ uncompressed, in the page cache after the first read):
 - ``read``: pyarrow reads and decodes every batch of the column (the floor for any reader);
 - ``copy``: pyarrow reads and writes the file back unchanged (the floor for read + write);
 - ``noise``: the exact discrete Laplace release alone on an in-memory block of 2^20 values (scaled to N);
-- ``cli``: ``pydp-core privatize IN OUT --column x`` with the exact discrete Laplace release
-  (cli.main in-process: argument parsing, key file, streaming, noise, atomic write and rename).
+- ``cli``: ``pydp-core privatize IN OUT --column x --compression none`` with the exact discrete Laplace
+  release (cli.main in-process: argument parsing, key file, streaming, noise, atomic write and rename);
+- ``copy_snappy`` and ``cli_snappy``: the same two with snappy output compression (the command's default).
 
 Reported: values/s of each, and cli/read and cli/copy time ratios. N = PYDP_BENCH_ETL_N (default 2*10^6,
 what CI runs once with --benchmark-disable; the figure in bench/README.md uses N = 10^8). With
@@ -59,16 +60,17 @@ def _read(src):
     return total
 
 
-def _copy(src, dst):
+def _copy(src, dst, compression="none"):
     pf = pq.ParquetFile(src)
-    with pq.ParquetWriter(dst, pf.schema_arrow, compression="none", use_dictionary=False) as w:
+    with pq.ParquetWriter(dst, pf.schema_arrow, compression=compression, use_dictionary=False) as w:
         for batch in pf.iter_batches(batch_size=ROW_GROUP):
             w.write_batch(batch)
 
 
-def _argv(src, dst, key):
+def _argv(src, dst, key, compression="none"):
     return ["privatize", str(src), str(dst), "--column", "x", "--mechanism", "laplace", "--epsilon", str(EPS),
-            "--sensitivity", "bounds", "--bounds", "0", "100", "--key-file", str(key), "--no-progress", "--quiet", "--force"]
+            "--sensitivity", "bounds", "--bounds", "0", "100", "--key-file", str(key), "--no-progress", "--quiet", "--force",
+            "--compression", compression]
 
 
 def test_cli_privatize_parquet_throughput(benchmark, speed, files):
@@ -78,6 +80,9 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     t_read = speed.time(lambda: _read(src), repeat=3, min_time=0)
     t_copy = speed.time(lambda: _copy(src, copy_dst), repeat=3, min_time=0)
     t_cli = speed.time(lambda: cli.main(_argv(src, dst, key)), repeat=3, min_time=0)
+    # The command's default output compression (snappy) against a snappy copy.
+    t_copy_snappy = speed.time(lambda: _copy(src, copy_dst, "snappy"), repeat=3, min_time=0)
+    t_cli_snappy = speed.time(lambda: cli.main(_argv(src, dst, key, "snappy")), repeat=3, min_time=0)
     # The noise alone: the release path on one in-memory block of 2^20 values, scaled to N.
     block = np.random.default_rng(2).uniform(0, 100, ROW_GROUP)
     noisy = etl.privatizer(etl.mechanism("laplace", EPS, sensitivity=100.0), {})
@@ -94,14 +99,16 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     noise = head_out - head_in
     assert abs(noise.var() / float(mech.variance) - 1) < 0.05
 
-    rate = {k: N / t for k, t in (("read", t_read), ("copy", t_copy), ("noise", t_noise), ("cli", t_cli))}
+    rate = {k: N / t for k, t in (("read", t_read), ("copy", t_copy), ("noise", t_noise), ("cli", t_cli),
+                                  ("copy_snappy", t_copy_snappy), ("cli_snappy", t_cli_snappy))}
     info = {f"{k}_values_per_s": round(v) for k, v in rate.items()}
     info.update(N=N, cli_over_read=round(t_cli / t_read, 2), cli_over_copy=round(t_cli / t_copy, 2),
                 cli_over_noise=round(t_cli / t_noise, 2))
     benchmark.extra_info.update(info)
     print(f"\nN = {N}: read {rate['read']:.3g} values/s, copy {rate['copy']:.3g} values/s, noise alone "
           f"{rate['noise']:.3g} values/s, CLI privatize {rate['cli']:.3g} values/s; CLI time = "
-          f"{t_cli / t_read:.2f} x read, {t_cli / t_copy:.2f} x copy, {t_cli / t_noise:.2f} x noise alone")
+          f"{t_cli / t_read:.2f} x read, {t_cli / t_copy:.2f} x copy, {t_cli / t_noise:.2f} x noise alone; snappy output: "
+          f"copy {rate['copy_snappy']:.3g}, CLI {rate['cli_snappy']:.3g} values/s ({t_cli_snappy / t_copy_snappy:.2f} x copy)")
     if os.environ.get("PYDP_BENCH_ETL_RSS"):
         # The child reports its own high-water mark (VmHWM is per address space, reset by exec; ru_maxrss
         # of children would include this process's pages copied at fork).

@@ -2,6 +2,7 @@
 // discrete Gaussian noise from the ChaCha20 generator, the grid release kernel, and the exact profiles.
 // The Python layer (pydp_core/discrete.py) validates every argument first; the kernels re-check.
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include "bind_util.hpp"
@@ -47,7 +48,8 @@ i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long thre
 }
 
 template <class Sampler>
-darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid_exponent, long threads) {
+darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid_exponent, double low, double high,
+               long threads) {
     if (grid_exponent < -1021 || grid_exponent > 970) throw std::invalid_argument("grid exponent out of range [-1021, 970]");
     darray out(shape_of(x));
     const double* in = x.data();
@@ -57,7 +59,7 @@ darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid
     const ChunkSources src = reserve(gen, n);
     {
         py::gil_scoped_release release;
-        dsc::release_on_grid(sampler, in, o, n, grid_exponent, nt, src);
+        dsc::release_on_grid(sampler, in, o, n, grid_exponent, low, high, nt, src);
     }
     return out;
 }
@@ -121,12 +123,17 @@ void register_discrete(py::module_ m) {
     }, py::arg("p_hi"), py::arg("p_lo"), py::arg("q"), py::arg("words"),
        "Test hook: decimal strings lo, hi with lo <= 2^(64 words) exp(-p/q) <= hi, p = p_hi 2^64 + p_lo.");
 
-    m.def("release_laplace", [](Generator& gen, const darray& x, std::uint64_t s, std::uint64_t d, int e, long threads) {
-        return release(dsc::DiscreteLaplace(s, d), gen, x, e, threads);
-    }, py::arg("gen"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"), py::arg("threads") = 0);
-    m.def("release_gaussian", [](Generator& gen, const darray& x, std::uint64_t num, std::uint64_t den, int e, long threads) {
-        return release(dsc::DiscreteGaussian(num, den), gen, x, e, threads);
-    }, py::arg("gen"), py::arg("x"), py::arg("num"), py::arg("den"), py::arg("grid_exponent"), py::arg("threads") = 0);
+    const double inf = std::numeric_limits<double>::infinity();
+    m.def("release_laplace", [](Generator& gen, const darray& x, std::uint64_t s, std::uint64_t d, int e, double low,
+                                double high, long threads) {
+        return release(dsc::DiscreteLaplace(s, d), gen, x, e, low, high, threads);
+    }, py::arg("gen"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"), py::arg("low") = -inf,
+       py::arg("high") = inf, py::arg("threads") = 0);
+    m.def("release_gaussian", [](Generator& gen, const darray& x, std::uint64_t num, std::uint64_t den, int e, double low,
+                                 double high, long threads) {
+        return release(dsc::DiscreteGaussian(num, den), gen, x, e, low, high, threads);
+    }, py::arg("gen"), py::arg("x"), py::arg("num"), py::arg("den"), py::arg("grid_exponent"), py::arg("low") = -inf,
+       py::arg("high") = inf, py::arg("threads") = 0);
 
     m.def("dlaplace_log_delta", &dsc::dlaplace_log_delta, py::arg("epsilon"), py::arg("inv_t"), py::arg("shift"));
     m.def("dlaplace_log_cdf", &dsc::dlaplace_log_cdf, py::arg("m"), py::arg("inv_t"));

@@ -314,6 +314,10 @@ def _configure_privatize(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh random key)")
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)")
+    p.add_argument(
+        "--compression", choices=("snappy", "zstd", "lz4", "gzip", "brotli", "none"), default="snappy",
+        help="Parquet output compression (default snappy, as pyarrow; noisy floats hardly compress, 'none' is fastest)",
+    )
     p.add_argument("--batch-rows", type=_positive_int, default=1 << 20, help="rows read at a time (default 1048576, one keyed block)")
     p.add_argument(
         "--block-rows", type=_positive_int, default=1 << 20,
@@ -361,7 +365,7 @@ def _privatize(args: argparse.Namespace) -> int:
         rows = etl.privatize_file(
             args.input, args.output, args.column, mech, key=key, bounds=bounds, format=args.format,
             output_format=args.output_format, batch_rows=args.batch_rows, block_rows=args.block_rows, overwrite=args.force,
-            progress=None if bar is None else bar.update, **extra,
+            progress=None if bar is None else bar.update, compression=args.compression, **extra,
         )
     finally:
         if bar is not None:

@@ -525,8 +525,7 @@ def _release(plan: GridRelease, values, rng, bounds):
     scalar = x.ndim == 0
     if plan.dimension > 1 and x.size != plan.dimension:
         raise ValueError(f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}")
-    if np.isnan(x).any() or np.isinf(x).any():
-        raise ValueError("values must be finite (NaN or inf given)")
+    low, high = -math.inf, math.inf
     if bounds is not None:
         try:
             low, high = (float(b) for b in bounds)
@@ -534,20 +533,24 @@ def _release(plan: GridRelease, values, rng, bounds):
             raise TypeError("bounds must be a pair of real numbers (low, high)") from None
         if not (math.isfinite(low) and math.isfinite(high) and low <= high):
             raise ValueError("bounds must be finite with low <= high")
-        x = np.clip(x, low, high)
-    limit = plan.max_abs_value
-    if x.size and float(np.max(np.abs(x))) > limit:
-        raise ValueError(
-            f"values too large for the grid: |value| must be at most 2**52 grid steps = {limit!r} "
-            f"(grid 2**{plan.grid_exponent}); give bounds=(low, high) to clamp, or use a larger scale"
-        )
     x = np.ascontiguousarray(x, dtype=np.float64)
     gen, threads = _random(rng)
     p = plan.parameter
-    if plan.mechanism == "laplace":
-        out = _D.release_laplace(gen, x, p.numerator, p.denominator, plan.grid_exponent, threads)
-    else:
-        out = _D.release_gaussian(gen, x, p.numerator, p.denominator, plan.grid_exponent, threads)
+    kernel = _D.release_laplace if plan.mechanism == "laplace" else _D.release_gaussian
+    # The kernel clamps to the bounds and checks every input (finite, at most 2**52 grid steps after the
+    # clamp) in its combine loop, so the data are read once; on a bad input it raises and nothing is
+    # returned. The messages below say which check failed.
+    try:
+        out = kernel(gen, x, p.numerator, p.denominator, plan.grid_exponent, low, high, threads)
+    except ValueError as err:
+        if "grid steps" not in str(err):
+            raise
+        if not np.isfinite(x).all():
+            raise ValueError("values must be finite (NaN or inf given)") from None
+        raise ValueError(
+            f"values too large for the grid: |value| must be at most 2**52 grid steps = {plan.max_abs_value!r} "
+            f"(grid 2**{plan.grid_exponent}); give bounds=(low, high) to clamp, or use a larger scale"
+        ) from None
     return float(out.reshape(())) if scalar else out
 
 

@@ -321,10 +321,12 @@ class KeyedNoise:
         values = _prepared(values, self.bounds, self.column)
         n = values.shape[0]
         start = _check_start(start)
+        B = self.block_rows
+        if n == B and start % B == 0:  # exactly one keyed block (the streaming case): no copy
+            return self._block(start // B, np.ascontiguousarray(values))
         out = np.empty(n, dtype=np.float64)
         if n == 0:
             return out
-        B = self.block_rows
         for b in range(start // B, (start + n - 1) // B + 1):
             lo, hi = max(start, b * B), min(start + n, (b + 1) * B)
             if lo == b * B and hi == (b + 1) * B:

@@ -193,6 +193,22 @@ def test_privatize_parquet_streams_and_matches_in_memory(capsys, tmp_path, batch
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet", "release.key"]
 
 
+@pytest.mark.parametrize("codec", ["none", "zstd", "snappy"])
+def test_privatize_parquet_compression(capsys, tmp_path, codec):
+    table = _table(5000)
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV, "--key-file", _write_key(tmp_path),
+                       "--compression", codec, "--no-progress")
+    assert code == 0, err
+    meta = pq.ParquetFile(dst).metadata
+    assert meta.row_group(0).column(0).compression == ("UNCOMPRESSED" if codec == "none" else codec.upper())
+    got = pq.read_table(dst)
+    want = pydp_core.privatize(table, etl.mechanism("laplace", 1.0, sensitivity=2.0), columns=["x"], key=KEY,
+                               bounds=(-1.0, 1.0), block_rows=1024)
+    assert got.equals(want)
+
+
 def test_privatize_csv_to_csv_and_parquet(capsys, tmp_path):
     table = _table(3000)
     src = tmp_path / "in.csv"

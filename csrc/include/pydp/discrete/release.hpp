@@ -3,11 +3,12 @@
 //
 // Order of work inside each fixed chunk of kNoiseChunk values: first all the noise is drawn (its time
 // depends on the noise only), then the data are combined with it in a loop without data-dependent branches
-// (a product with a constant power of two, rint, integer add, compare-and-accumulate of the range flags). The range checks
-// cover the inputs (finite, |x / g| <= 2^52) and the outputs (|round(x / g) + Y| <= 2^53); the Python layer
+// (a clamp, a product with a constant power of two, rint, integer add, compare-and-accumulate of the range flags).
+// The range checks cover the inputs (finite, |x / g| <= 2^52 after the clamp) and the outputs (|round(x / g) + Y| <= 2^53); the Python layer
 // checks the inputs first, so an output error can only come from noise beyond 2^52 grid steps, an event
 // of probability below exp(-2^14) for the parameters the Python layer chooses.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -20,10 +21,14 @@ namespace pydp::discrete {
 
 inline constexpr double kMaxGridIndex = 4503599627370496.0;  // 2^52: largest |x / g| accepted
 inline constexpr i64 kMaxOutputIndex = i64{1} << 53;         // every integer up to 2^53 is a double
+inline constexpr double kMaxDouble = 1.7976931348623157e308;  // the largest finite double
 
+// Values are clamped to [low, high] first (pass -inf, inf for none); non-finite inputs are errors whatever
+// the bounds.
 template <class Sampler, class MakeSource>
 void release_on_grid(const Sampler& sampler, const double* x, double* out, std::size_t n, int grid_exponent,
-                     unsigned threads, MakeSource&& make_source) {
+                     double low, double high, unsigned threads, MakeSource&& make_source) {
+    if (!(low <= high)) throw std::invalid_argument("bounds must satisfy low <= high");
     // 2^-e and 2^e as doubles (both normal for the exponents the Python layer allows, |e| <= 1021 - 53); a
     // product with them rounds exactly as ldexp does (correctly rounded, so exact unless the result is
     // subnormal, where both round to nearest).
@@ -37,8 +42,10 @@ void release_on_grid(const Sampler& sampler, const double* x, double* out, std::
         fill_chunk(sampler, source, noise, len);
         unsigned bad = 0;
         for (std::size_t i = 0; i < len; ++i) {
-            const double scaled = x[begin + i] * down;  // exact: a power of two (see below)
-            const bool in_range = std::fabs(scaled) <= kMaxGridIndex;      // false for NaN and inf too
+            const double v = x[begin + i];
+            const double clamped = std::min(std::max(v, low), high);  // branch-free minsd/maxsd
+            const double scaled = clamped * down;  // exact: a power of two (see above)
+            const bool in_range = (std::fabs(v) <= kMaxDouble) & (std::fabs(scaled) <= kMaxGridIndex);  // false for NaN, inf
             const double r = in_range ? std::rint(scaled) : 0.0;
             const i64 idx = static_cast<i64>(r) + noise[i];
             bad |= static_cast<unsigned>(!in_range) | (static_cast<unsigned>(idx > kMaxOutputIndex || idx < -kMaxOutputIndex) << 1);
