@@ -2,13 +2,13 @@
 // steps, and return (round(x / g) + Y) * g, which is exactly representable (checked).
 //
 // Order of work inside each fixed chunk of kNoiseChunk values: first all the noise is drawn (its time
-// depends on the noise only), then the data are combined with it in a loop without data-dependent branches
-// (a clamp, a product with a constant power of two, rint, integer add, compare-and-accumulate of the range flags).
-// The range checks cover the inputs (finite, |x / g| <= 2^52 after the clamp) and the outputs (|round(x / g) + Y| <= 2^53); the Python layer
-// checks the inputs first, so an output error can only come from noise beyond 2^52 grid steps, an event
-// of probability below exp(-2^14) for the parameters the Python layer chooses.
+// depends on the noise only), then the data are combined with it in a vectorised loop without
+// data-dependent branches (random/tiles.hpp, release_combine: a clamp, a product with a constant power of
+// two, rint, an integer add, the range flags or-ed together). The range checks cover the inputs (finite,
+// |x / g| <= 2^52 after the clamp) and the outputs (|round(x / g) + Y| <= 2^53); an output error needs
+// noise beyond 2^52 grid steps, an event of probability below exp(-2^14) for the parameters the Python
+// layer chooses.
 #pragma once
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -19,9 +19,6 @@
 
 namespace pydp::discrete {
 
-inline constexpr double kMaxGridIndex = 4503599627370496.0;  // 2^52: largest |x / g| accepted
-inline constexpr i64 kMaxOutputIndex = i64{1} << 53;         // every integer up to 2^53 is a double
-inline constexpr double kMaxDouble = 1.7976931348623157e308;  // the largest finite double
 
 // Values are clamped to [low, high] first (pass -inf, inf for none); non-finite inputs are errors whatever
 // the bounds.
@@ -34,23 +31,14 @@ void release_on_grid(const Sampler& sampler, const double* x, double* out, std::
     // subnormal, where both round to nearest).
     if (grid_exponent < -1021 || grid_exponent > 1021) throw std::invalid_argument("grid exponent out of range [-1021, 1021]");
     const double down = std::ldexp(1.0, -grid_exponent), up = std::ldexp(1.0, grid_exponent);
+    const random::TileOps ops = random::tile_ops(random::ChaChaImpl::Auto);  // the combine loop (tiles.hpp)
     std::vector<unsigned char> chunk_error((n + kNoiseChunk - 1) / kNoiseChunk, 0);
     parallel_chunks(n, kNoiseChunk, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
         auto source = make_source(c);
         i64 noise[kNoiseChunk];
         const std::size_t len = end - begin;
         fill_chunk(sampler, source, noise, len);
-        unsigned bad = 0;
-        for (std::size_t i = 0; i < len; ++i) {
-            const double v = x[begin + i];
-            const double clamped = std::min(std::max(v, low), high);  // branch-free minsd/maxsd
-            const double scaled = clamped * down;  // exact: a power of two (see above)
-            const bool in_range = (std::fabs(v) <= kMaxDouble) & (std::fabs(scaled) <= kMaxGridIndex);  // false for NaN, inf
-            const double r = in_range ? std::rint(scaled) : 0.0;
-            const i64 idx = static_cast<i64>(r) + noise[i];
-            bad |= static_cast<unsigned>(!in_range) | (static_cast<unsigned>(idx > kMaxOutputIndex || idx < -kMaxOutputIndex) << 1);
-            out[begin + i] = static_cast<double>(idx) * up;
-        }
+        const unsigned bad = ops.release_combine(x + begin, noise, low, high, down, up, out + begin, len);
         chunk_error[c] = static_cast<unsigned char>(bad);
     });
     unsigned bad = 0;

@@ -8,6 +8,8 @@
 // integer operations and the same correctly rounded multiplications (no FMA contraction: the project
 // builds with -ffp-contract=off), and tests compare them bit for bit.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -211,6 +213,31 @@ PYDP_ALWAYS_INLINE void geometric_fast_body(const std::uint32_t* words, double t
     }
 }
 
+// The combine loop of the discrete release (pydp/discrete/release.hpp): out = (rint(clamp(x) 2^-e) + noise) 2^e
+// with the range flags (bit 0: an input not finite or beyond 2^52 grid steps; bit 1: an output index beyond
+// 2^53) or-ed into the return value. No data-dependent branch; rint as (|s| + 2^52) - 2^52 with the sign
+// put back (round half to even, exact for |s| <= 2^52), so the loop vectorises on every instruction set.
+PYDP_ALWAYS_INLINE unsigned release_combine_body(const double* x, const std::int64_t* noise, double low, double high,
+                                                 double down, double up, double* out, std::size_t m) noexcept {
+    const double max_finite = 1.7976931348623157e308, max_index = 4503599627370496.0, two52 = 4503599627370496.0;
+    const std::int64_t max_out = std::int64_t{1} << 53;
+    std::uint64_t bad = 0;  // 64-bit lanes throughout, so the loop vectorises
+    for (std::size_t j = 0; j < m; ++j) {
+        const double v = x[j];
+        const double clamped = std::min(std::max(v, low), high);  // NaN stays NaN (flagged below)
+        const double scaled = clamped * down;                     // exact: a power of two
+        const double a = std::fabs(scaled);
+        const bool in_range = (std::fabs(v) <= max_finite) & (a <= max_index);
+        const double safe = in_range ? a : 0.0;
+        const std::int64_t mag = static_cast<std::int64_t>((safe + two52) - two52);  // rint(|s|)
+        const std::int64_t sgn = scaled < 0.0 ? -1 : 1;
+        const std::int64_t idx = sgn * mag + noise[j];
+        bad |= static_cast<std::uint64_t>(!in_range) | (static_cast<std::uint64_t>((idx > max_out) | (idx < -max_out)) << 1);
+        out[j] = static_cast<double>(idx) * up;
+    }
+    return static_cast<unsigned>(bad);
+}
+
 #define PYDP_TILE_VARIANTS(suffix, attr)                                                                   \
     attr inline void zig_fast_signed_##suffix(const std::uint32_t* w, double* x, std::uint64_t* r, std::size_t m, \
                                               const ZigTable& t) noexcept {                              \
@@ -247,6 +274,10 @@ PYDP_ALWAYS_INLINE void geometric_fast_body(const std::uint32_t* words, double t
     attr inline void subbotin_finish_pow_##suffix(const double* t, const std::uint32_t* wf, double k, int p, \
                                                   double* x, std::size_t m) noexcept {                    \
         subbotin_finish_pow_body(t, wf, k, p, x, m);                                                      \
+    }                                                                                                     \
+    attr inline unsigned release_combine_##suffix(const double* x, const std::int64_t* y, double lo, double hi,  \
+                                                  double dn, double up, double* o, std::size_t m) noexcept {  \
+        return release_combine_body(x, y, lo, hi, dn, up, o, m);                                           \
     }                                                                                                     \
     attr inline void geometric_fast_##suffix(const std::uint32_t* w, double t, std::int64_t* x, unsigned char* ok, \
                                              std::size_t m) noexcept {                                    \
@@ -320,6 +351,8 @@ struct TileOps {
     void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
     void (*subbotin_finish_pow)(const double*, const std::uint32_t*, double, int, double*, std::size_t) noexcept;
     void (*geometric_fast)(const std::uint32_t*, double, std::int64_t*, unsigned char*, std::size_t) noexcept;
+    unsigned (*release_combine)(const double*, const std::int64_t*, double, double, double, double, double*,
+                                std::size_t) noexcept;
 
     template <class T>
     void affine(const double* x, T* out, std::size_t m, double loc, double scale) const noexcept {
@@ -336,15 +369,15 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
                 detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
-                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512, detail::geometric_fast_avx512};
+                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512, detail::geometric_fast_avx512, detail::release_combine_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
                 detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2, detail::mt_logtest_avx2,
-                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2, detail::geometric_fast_avx2};
+                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2, detail::geometric_fast_avx2, detail::release_combine_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
             detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar, detail::mt_logtest_scalar,
-            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar, detail::geometric_fast_scalar};
+            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar, detail::geometric_fast_scalar, detail::release_combine_scalar};
 }
 
 }  // namespace pydp::random
