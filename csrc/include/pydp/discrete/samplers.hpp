@@ -323,25 +323,32 @@ public:
         const random::TileOps ops = random::tile_ops(g.impl());
         random::Generator extra_gen = g.split_upper();
         BitReader<random::Generator> extra(extra_gen);
+        for (std::size_t s = 0; s < n; s += random::kTile)
+            fill_tile<ForceExact>(ops, g, extra, out + s, std::min(random::kTile, n - s));
+    }
+
+    // One tile of m <= kTile values (inversion only): kTile words and kTile / 64 sign words from `primary`
+    // (a fixed layout, so value j's noise never depends on m), the rest from `extra`.
+    template <bool ForceExact = false>
+    void fill_tile(const random::TileOps& ops, random::Generator& primary, BitReader<random::Generator>& extra, i64* out,
+                   std::size_t m) const {
         constexpr std::size_t kTile = random::kTile;
         constexpr std::size_t kTileBlocks = (kTile + kTile / 64 + 7) / 8;  // 8 words per ChaCha block
         alignas(64) std::uint32_t words[16 * kTileBlocks];
         alignas(64) i64 x[kTile];
         alignas(64) unsigned char ok[kTile];
-        for (std::size_t s = 0; s < n; s += kTile) {
-            const std::size_t m = std::min(kTile, n - s);
-            g.take_blocks(words, kTileBlocks);  // whole tiles even at the end: value j's words never depend on n
-            ops.geometric_fast(words, inverse_.t(), x, ok, m);
-            for (std::size_t j = 0; j < m; ++j) {
-                const u64 mag = (!ForceExact && ok[j]) ? static_cast<u64>(x[j])
-                                                       : inverse_.exact(extra, random::detail::word_at(words, j), ForceExact);
-                const bool negative = (random::detail::word_at(words, kTile + j / 64) >> (j % 64)) & 1u;
-                if (negative && mag == 0) out[s + j] = draw<ForceExact>(extra);
-                else if (mag >= kMaxAbsNoise) throw std::overflow_error("discrete Laplace: |noise| reached 2^62");
-                else out[s + j] = negative ? -static_cast<i64>(mag) : static_cast<i64>(mag);
-            }
+        primary.take_blocks(words, kTileBlocks);
+        ops.geometric_fast(words, inverse_.t(), x, ok, m);
+        for (std::size_t j = 0; j < m; ++j) {
+            const u64 mag = (!ForceExact && ok[j]) ? static_cast<u64>(x[j])
+                                                   : inverse_.exact(extra, random::detail::word_at(words, j), ForceExact);
+            const bool negative = (random::detail::word_at(words, kTile + j / 64) >> (j % 64)) & 1u;
+            if (negative && mag == 0) out[j] = draw<ForceExact>(extra);
+            else if (mag >= kMaxAbsNoise) throw std::overflow_error("discrete Laplace: |noise| reached 2^62");
+            else out[j] = negative ? -static_cast<i64>(mag) : static_cast<i64>(mag);
         }
     }
+    bool tiled() const noexcept { return inversion_; }
 
 private:
     static u64 check(u64 s, u64 d) {
@@ -376,12 +383,41 @@ public:
     i64 operator()(BitReader<Source>& br) const {
         for (;;) {
             const i64 y = laplace_(br);
-            const u64 ay = static_cast<u64>(y < 0 ? -y : y);
-            const u128 prod = static_cast<u128>(tm_) * ay;  // < 2^125
-            const u128 a = prod >= n_ ? prod - n_ : n_ - prod;
-            if (bernoulli_exp_square(br, a, b_)) return y;
+            if (accept(br, y)) return y;
         }
     }
+
+    // n values from a chunk generator g: proposals in tiles from the discrete Laplace's vectorised pass
+    // (g's lower half), the acceptance trials, in proposal order, from g's upper half. Value j depends on
+    // the chunk's key and position only (a tile's unused proposals are dropped, whatever n is).
+    void fill(random::Generator& g, i64* out, std::size_t n) const {
+        if (!laplace_.tiled()) {
+            BitReader<random::Generator> br(g);
+            for (std::size_t i = 0; i < n; ++i) out[i] = (*this)(br);
+            return;
+        }
+        const random::TileOps ops = random::tile_ops(g.impl());
+        random::Generator extra_gen = g.split_upper();
+        BitReader<random::Generator> extra(extra_gen);
+        alignas(64) i64 y[random::kTile];
+        std::size_t done = 0;
+        while (done < n) {
+            laplace_.fill_tile(ops, g, extra, y, random::kTile);
+            for (std::size_t j = 0; j < random::kTile && done < n; ++j)
+                if (accept(extra, y[j])) out[done++] = y[j];
+        }
+    }
+
+private:
+    // The acceptance trial of a proposal y: Bernoulli(exp(-(t m |y| - n)^2 / (2 n m t^2))).
+    template <class Source>
+    bool accept(BitReader<Source>& br, i64 y) const {
+        const u64 ay = static_cast<u64>(y < 0 ? -y : y);
+        const u128 prod = static_cast<u128>(tm_) * ay;  // < 2^125
+        const u128 a = prod >= n_ ? prod - n_ : n_ - prod;
+        return bernoulli_exp_square(br, a, b_);
+    }
+
 
 private:
     // The power of two nearest to sigma (ratio within [1/sqrt 2, sqrt 2]), at least 1. CKS use
@@ -416,6 +452,9 @@ void fill_chunk(const Sampler& sampler, Source& source, i64* out, std::size_t n)
     for (std::size_t i = 0; i < n; ++i) out[i] = sampler(br);
 }
 inline void fill_chunk(const DiscreteLaplace& sampler, random::Generator& source, i64* out, std::size_t n) {
+    sampler.fill(source, out, n);
+}
+inline void fill_chunk(const DiscreteGaussian& sampler, random::Generator& source, i64* out, std::size_t n) {
     sampler.fill(source, out, n);
 }
 
