@@ -81,6 +81,13 @@ struct ExactLaplace {
 void fill_chunk(const ExactLaplace& sampler, Generator& source, std::int64_t* out, std::size_t n) {
     sampler.lap.fill<true>(source, out, n);
 }
+// The discrete Gaussian with every proposal and acceptance trial decided by exact comparisons (test hook).
+struct ExactGaussian {
+    dsc::DiscreteGaussian gauss;
+};
+void fill_chunk(const ExactGaussian& sampler, Generator& source, std::int64_t* out, std::size_t n) {
+    sampler.gauss.fill<true>(source, out, n);
+}
 
 }  // namespace
 
@@ -116,9 +123,13 @@ void register_discrete(py::module_ m) {
     }, py::arg("words"), py::arg("s"), py::arg("d"),
        "Test hook: (X, fast-path candidate or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word "
        "most significant first; the reader takes 16 words at a time).");
+    m.def("_discrete_gaussian_exact", [](Generator& gen, std::uint64_t num, std::uint64_t den, py::ssize_t n, long threads) {
+        return sample(ExactGaussian{dsc::DiscreteGaussian(num, den)}, gen, n, threads);
+    }, py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("size"), py::arg("threads") = 0,
+       "Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).");
     m.def("_exp_neg_bracket", [](std::uint64_t p_hi, std::uint64_t p_lo, std::uint64_t q, std::size_t J) {
         if (q == 0 || J == 0 || J > 64) throw std::invalid_argument("need q >= 1 and 1 <= J <= 64");
-        const dsc::Bracket b = dsc::exp_neg_bracket((static_cast<dsc::u128>(p_hi) << 64) | p_lo, q, J);
+        const dsc::Bracket b = dsc::exp_neg_bracket(dsc::BigUInt::from((static_cast<dsc::u128>(p_hi) << 64) | p_lo), q, J);
         return py::make_tuple(b.lo.to_string(), b.hi.to_string());
     }, py::arg("p_hi"), py::arg("p_lo"), py::arg("q"), py::arg("words"),
        "Test hook: decimal strings lo, hi with lo <= 2^(64 words) exp(-p/q) <= hi, p = p_hi 2^64 + p_lo.");

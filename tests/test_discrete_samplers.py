@@ -177,6 +177,15 @@ def test_fast_path_and_exact_comparisons_give_the_same_noise(s, d):
     assert np.array_equal(fast, exact)
 
 
+@pytest.mark.parametrize("num, den", [(1, 4), (2, 1), (1000, 7), ((2**16 + 12345) ** 2, 1), (2**62, 2**62 - 1), (4 * 10**12, 3)])
+def test_gaussian_fast_trials_and_exact_comparisons_give_the_same_noise(num, den):
+    # The vectorised acceptance bracket (and the proposals' fast path) against exact comparisons everywhere.
+    n = 40_000
+    fast = _D.discrete_gaussian(pc.Random(3)._gen, num, den, n)
+    exact = _D._discrete_gaussian_exact(pc.Random(3)._gen, num, den, n)
+    assert np.array_equal(fast, exact)
+
+
 @pytest.mark.parametrize(
     "p, q, words",
     [(0, 1, 3), (1, 1, 3), (1, 3, 3), (45, 1, 3), (44 * 2**40 + 12345, 2**40 - 1, 3), (10**20 + 7, 10**9 + 9, 4),
@@ -228,11 +237,15 @@ def test_discrete_laplace_chi_square_large_t(t, nbins):
 
 @pytest.mark.parametrize("s, d", [(102400, 1), (2**31 + 5, 1), (7, 3)])
 def test_instruction_sets_give_identical_noise(s, d):
-    # The vectorised pass is compiled for AVX-512, AVX2 and plain x86-64; each only proposes answers that
-    # the exact comparisons would give, so the noise is the same on every CPU.
+    # The vectorised passes are compiled for AVX-512, AVX2 and plain x86-64; each only proposes answers that
+    # the exact comparisons would give, so the noise is the same on every CPU (Laplace t = s/d, Gaussian
+    # sigma^2 = s/d).
     key = bytes(range(32))
-    outs = [_D.discrete_laplace(pc._core.random.Generator(key, 0, impl), s, d, 50_000, 2)
-            for impl in pc._core.random.chacha_impls()]
-    assert len(outs) >= 1
-    for o in outs[1:]:
+    impls = pc._core.random.chacha_impls()
+    outs = [_D.discrete_laplace(pc._core.random.Generator(key, 0, impl), s, d, 50_000, 2) for impl in impls]
+    outs += [_D.discrete_gaussian(pc._core.random.Generator(key, 0, impl), s, d, 50_000, 2) for impl in impls]
+    k = len(impls)
+    for o in outs[1:k]:
         assert np.array_equal(o, outs[0])
+    for o in outs[k + 1:]:
+        assert np.array_equal(o, outs[k])

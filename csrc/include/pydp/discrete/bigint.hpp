@@ -71,6 +71,56 @@ public:
         return rem;
     }
 
+    // *this *= m (128 bits)
+    void mul(u128 m) {
+        if ((m >> 64) == 0) {
+            mul(static_cast<u64>(m));
+            return;
+        }
+        BigUInt high = *this;
+        mul(static_cast<u64>(m));
+        high.mul(static_cast<u64>(m >> 64));
+        high.shift_words(1);
+        add(high);
+    }
+    static BigUInt from(u128 v) {
+        BigUInt r(static_cast<u64>(v));
+        if ((v >> 64) != 0) {
+            r.limb_.resize(1);
+            r.limb_.push_back(static_cast<u64>(v >> 64));
+        }
+        return r;
+    }
+
+    // *this = floor(*this / m) for 1 <= m < 2^127, bit by bit (slow paths only); returns the remainder
+    u128 div(u128 m) {
+        if ((m >> 64) == 0) return div(static_cast<u64>(m));
+        u128 rem = 0;
+        for (std::size_t i = limb_.size(); i-- > 0;) {
+            u64 q = 0;
+            for (int bit = 63; bit >= 0; --bit) {
+                rem = (rem << 1) | ((limb_[i] >> bit) & 1u);  // rem < m < 2^127: no overflow
+                q <<= 1;
+                if (rem >= m) {
+                    rem -= m;
+                    q |= 1u;
+                }
+            }
+            limb_[i] = q;
+        }
+        trim();
+        return rem;
+    }
+
+    // bit i (0 = least significant) and the number of bits
+    bool bit(std::size_t i) const noexcept { return i / 64 < limb_.size() && ((limb_[i / 64] >> (i % 64)) & 1u); }
+    std::size_t bit_length() const noexcept {
+        if (is_zero()) return 0;
+        std::size_t n = 64 * limb_.size();
+        for (u64 top = limb_.back(); (top >> 63) == 0; top <<= 1) --n;
+        return n;
+    }
+
     // *this *= 2^(64 words)
     void shift_words(std::size_t words) {
         if (!is_zero()) limb_.insert(limb_.begin(), words, u64{0});
@@ -123,7 +173,7 @@ public:
         BigUInt v = *this;
         std::string out;
         while (!v.is_zero()) {
-            u64 chunk = v.div(10000000000000000000ULL);  // 10^19
+            u64 chunk = v.div(u64{10000000000000000000ULL});  // 10^19
             for (int i = 0; i < 19 && (chunk != 0 || !v.is_zero()); ++i) {
                 out.push_back(static_cast<char>('0' + chunk % 10));
                 chunk /= 10;

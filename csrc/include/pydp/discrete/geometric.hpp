@@ -29,17 +29,18 @@
 
 namespace pydp::discrete {
 
-// Integer brackets lo <= 2^(64 J) exp(-p/q) <= hi, for p < 2^128 and 1 <= q < 2^64.
+// Integer brackets lo <= 2^(64 J) exp(-p/q) <= hi, for a big integer p >= 0 and 1 <= q < 2^127.
 struct Bracket {
     BigUInt lo, hi;
 };
 
 namespace detail {
 
-// 2^(64 J) exp(-r/q) for 0 <= r <= q: the alternating Taylor series with terms floor(T_{k-1} r / (q k))
-// (each within k units of the true term, which is non-increasing for k >= 1); the series stops at the
-// first zero term N, whose true value is below N units, so the error is below N^2/2 + N <= (N + 1)^2.
-inline Bracket exp_neg_fraction(u64 r, u64 q, std::size_t J) {
+// 2^(64 J) exp(-r/q) for 0 <= r <= q < 2^127: the alternating Taylor series with terms
+// floor(T_{k-1} r / (q k)) (each within k units of the true term, which is non-increasing for k >= 1); the
+// series stops at the first zero term N, whose true value is below N units, so the error is below
+// N^2/2 + N <= (N + 1)^2.
+inline Bracket exp_neg_fraction(u128 r, u128 q, std::size_t J) {
     BigUInt term = BigUInt::power_of_word(J), pos = term, neg;
     u64 k = 1;
     for (;; ++k) {
@@ -68,13 +69,15 @@ inline Bracket bracket_product(const Bracket& a, const Bracket& b, std::size_t J
 }  // namespace detail
 
 // lo <= 2^(64 J) exp(-p/q) <= hi: exp(-1)^m by squaring times exp(-(p mod q)/q), with m = floor(p/q).
-inline Bracket exp_neg_bracket(u128 p, u64 q, std::size_t J) {
-    const u128 m = p / q;
-    Bracket out = detail::exp_neg_fraction(static_cast<u64>(p % q), q, J);
+inline Bracket exp_neg_bracket(const BigUInt& p, u128 q, std::size_t J) {
+    BigUInt m = p;
+    const u128 r = m.div(q);
+    Bracket out = detail::exp_neg_fraction(r, q, J);
     Bracket base = detail::exp_neg_fraction(1, 1, J);
-    for (u128 e = m; e != 0; e >>= 1) {
-        if (e & 1u) out = detail::bracket_product(out, base, J);
-        if (e > 1) base = detail::bracket_product(base, base, J);
+    const std::size_t bits = m.bit_length();
+    for (std::size_t i = 0; i < bits; ++i) {
+        if (m.bit(i)) out = detail::bracket_product(out, base, J);
+        if (i + 1 < bits) base = detail::bracket_product(base, base, J);
     }
     return out;
 }
@@ -90,7 +93,7 @@ public:
     }
 
     // W <= exp(-p/q)? (W = exp(-p/q) has probability 0.)
-    bool at_most_exp_neg(u128 p, u64 q) {
+    bool at_most_exp_neg(const BigUInt& p, u128 q) {
         for (std::size_t J = 3;; J *= 2) {
             const Bracket b = exp_neg_bracket(p, q, J);
             // The first i words of W give W 2^(64 J) in [A, A + 2^(64 (J - i))].
@@ -156,7 +159,7 @@ public:
         // X >= b iff W <= exp(-b d / s); the largest such b in [lo, hi] (X >= lo holds).
         while (lo < hi) {
             const u64 mid = lo + (hi - lo + 1) / 2;
-            if (W.at_most_exp_neg(static_cast<u128>(mid) * d_, s_)) lo = mid;
+            if (W.at_most_exp_neg(BigUInt::from(static_cast<u128>(mid) * d_), s_)) lo = mid;
             else hi = mid - 1;
         }
         return lo;

@@ -374,6 +374,7 @@ public:
     DiscreteGaussian(u64 n, u64 m) : n_(n), m_(m), t_(nearest_power_of_two(check(n, m), m)), laplace_(t_, 1) {
         tm_ = t_ * m_;  // <= sqrt(n m) + m < 2^63
         b_ = static_cast<u128>(n_) * m_ * 2 * t_ * t_;  // <= 8 n max(n, m) < 2^127
+        inv_b_ = 1.0 / to_double(b_);
     }
     u64 n() const noexcept { return n_; }
     u64 m() const noexcept { return m_; }
@@ -387,9 +388,15 @@ public:
         }
     }
 
-    // n values from a chunk generator g: proposals in tiles from the discrete Laplace's vectorised pass
-    // (g's lower half), the acceptance trials, in proposal order, from g's upper half. Value j depends on
-    // the chunk's key and position only (a tile's unused proposals are dropped, whatever n is).
+    // n values from a chunk generator g, in tiles: kTile proposals from the discrete Laplace's vectorised
+    // pass and kTile acceptance words, all from g's lower half (a fixed layout); the acceptance trial of
+    // proposal y is W <= exp(-gamma(y)) for the uniform W whose first word is the proposal's acceptance
+    // word: a vectorised floating-point bracket of -ln W against one of gamma decides it (tiles.hpp,
+    // gauss_accept), and otherwise W is compared with exp(-gamma) exactly (geometric.hpp; further words of W
+    // from g's upper half, in order). Value j
+    // depends on the chunk's key and position only (a tile's unused proposals are dropped). ForceExact:
+    // every trial by the exact comparison (tests: the same noise).
+    template <bool ForceExact = false>
     void fill(random::Generator& g, i64* out, std::size_t n) const {
         if (!laplace_.tiled()) {
             BitReader<random::Generator> br(g);
@@ -399,27 +406,57 @@ public:
         const random::TileOps ops = random::tile_ops(g.impl());
         random::Generator extra_gen = g.split_upper();
         BitReader<random::Generator> extra(extra_gen);
-        alignas(64) i64 y[random::kTile];
+        constexpr std::size_t kTile = random::kTile;
+        alignas(64) i64 y[kTile];
+        alignas(64) i64 kept[kTile + 1];
+        alignas(64) std::uint32_t words[2 * kTile];
+        alignas(64) unsigned char acc[kTile], amb[kTile];
+        const double tm = static_cast<double>(tm_), nd = static_cast<double>(n_);
         std::size_t done = 0;
         while (done < n) {
-            laplace_.fill_tile(ops, g, extra, y, random::kTile);
-            for (std::size_t j = 0; j < random::kTile && done < n; ++j)
-                if (accept(extra, y[j])) out[done++] = y[j];
+            laplace_.fill_tile<ForceExact>(ops, g, extra, y, kTile);
+            g.take_blocks(words, kTile / 8);
+            ops.gauss_accept(y, words, tm, nd, inv_b_, acc, amb, kTile);
+            // Keep the accepted proposals in order without a data-dependent branch (a store at every step,
+            // the count advanced by the decision); the undecided ones (rare) take the exact comparison.
+            std::size_t k = 0;
+            const std::size_t want = n - done;
+            for (std::size_t j = 0; j < kTile && k < want; ++j) {
+                const bool ok = (ForceExact || amb[j]) ? exact_accept(extra, y[j], random::detail::word_at(words, j))
+                                                       : acc[j] != 0;
+                kept[k] = y[j];
+                k += ok;
+            }
+            std::copy(kept, kept + k, out + done);
+            done += k;
         }
     }
 
 private:
-    // The acceptance trial of a proposal y: Bernoulli(exp(-(t m |y| - n)^2 / (2 n m t^2))).
-    template <class Source>
-    bool accept(BitReader<Source>& br, i64 y) const {
+    // |t m |y| - n|, so that gamma(y) = a^2 / b
+    u128 shift_of(i64 y) const noexcept {
         const u64 ay = static_cast<u64>(y < 0 ? -y : y);
         const u128 prod = static_cast<u128>(tm_) * ay;  // < 2^125
-        const u128 a = prod >= n_ ? prod - n_ : n_ - prod;
-        return bernoulli_exp_square(br, a, b_);
+        return prod >= n_ ? prod - n_ : n_ - prod;
+    }
+    // The acceptance trial of a proposal y with fresh bits: Bernoulli(exp(-(t m |y| - n)^2 / (2 n m t^2))).
+    template <class Source>
+    bool accept(BitReader<Source>& br, i64 y) const {
+        return bernoulli_exp_square(br, shift_of(y), b_);
+    }
+    // The same trial as W <= exp(-gamma(y)) for the W whose first word is U, decided exactly (geometric.hpp;
+    // further words of W from extra).
+    bool exact_accept(BitReader<random::Generator>& extra, i64 y, u64 U) const {
+        const u128 a = shift_of(y);
+        LazyUniform<random::Generator> W(extra, U);
+        BigUInt a2 = BigUInt::from(a);
+        a2.mul(a);
+        return W.at_most_exp_neg(a2, b_);
+    }
+    static double to_double(u128 v) noexcept {
+        return static_cast<double>(static_cast<u64>(v >> 64)) * 0x1p64 + static_cast<double>(static_cast<u64>(v));
     }
 
-
-private:
     // The power of two nearest to sigma (ratio within [1/sqrt 2, sqrt 2]), at least 1. CKS use
     // t = floor(sigma) + 1, but the algorithm is exact for every t > 0; a power of two makes the discrete
     // Laplace proposal cheap, at an acceptance rate of at least 0.5 (0.6 to 0.76 at t = sigma).
@@ -440,6 +477,7 @@ private:
     DiscreteLaplace laplace_;
     u64 tm_ = 0;
     u128 b_ = 0;
+    double inv_b_ = 0.0;
 };
 
 // ---------------------------------------------------------------------------------------------------

@@ -196,20 +196,53 @@ PYDP_ALWAYS_INLINE void subbotin_finish_pow_body(const double* t, const std::uin
 // with ok[j] = 0 are decided exactly by the caller. U enters as w = 2 double((U >> 1) | 2^10), within
 // [U - 1, U + 2048] and never below 2048 (no select, so the loop vectorises under -ftrapping-math):
 // W 2^64 lies in [w - 2048, w + 2], and ln of that in [ln w - 4096 / w, ln w + 4096 / w] for w >= 4096.
-// Rounding and det_log's error lie far inside the 2^-42 margin (see geometric.hpp). t < 2^40 (the sampler's limit) keeps
-// t (-ln W) below 2^46.
+// Rounding and det_log's error lie far inside the 2^-42 margin (see geometric.hpp). t < 2^40 (the
+// sampler's limit) keeps t (-ln W) below 2^46.
+//
+// neg_log_bounds: -ln W for W in [U, U + 1) / 2^64 lies in [e - spread, e + spread] (U >= 2^16).
+PYDP_ALWAYS_INLINE void neg_log_bounds(std::uint64_t u, double& e, double& spread) noexcept {
+    const double c = 0x1.62e42fefa39efp-1 * 64.0;  // 64 ln 2
+    const double w = 2.0 * static_cast<double>(static_cast<std::int64_t>((u >> 1) | 1024));
+    const double L = det_log(w);
+    e = c - L;
+    spread = 4096.0 / w + 0x1p-42;
+}
+
 PYDP_ALWAYS_INLINE void geometric_fast_body(const std::uint32_t* words, double t, std::int64_t* x, unsigned char* ok,
                                             std::size_t m) noexcept {
-    const double c = 0x1.62e42fefa39efp-1 * 64.0;  // 64 ln 2
     for (std::size_t j = 0; j < m; ++j) {
         const std::uint64_t u = word_at(words, j);
-        const double w = 2.0 * static_cast<double>(static_cast<std::int64_t>((u >> 1) | 1024));
-        const double L = det_log(w);
-        const double spread = 4096.0 / w + 0x1p-42;
-        const std::int64_t lo = static_cast<std::int64_t>(t * (c - L - spread) * (1.0 - 0x1p-48));  // floor when >= 0
-        const std::int64_t hi = static_cast<std::int64_t>(t * (c - L + spread) * (1.0 + 0x1p-48));
+        double e, spread;
+        neg_log_bounds(u, e, spread);
+        const std::int64_t lo = static_cast<std::int64_t>(t * (e - spread) * (1.0 - 0x1p-48));  // floor when >= 0
+        const std::int64_t hi = static_cast<std::int64_t>(t * (e + spread) * (1.0 + 0x1p-48));
         x[j] = lo;
         ok[j] = static_cast<unsigned char>((u >= 65536) & (lo == hi) & (lo >= 0));
+    }
+}
+
+// The acceptance trials of the discrete Gaussian over a tile (pydp/discrete/samplers.hpp): proposal y[j]
+// is accepted iff W <= exp(-gamma), gamma = (tm |y| - n)^2 / b, for the W whose first word is word j.
+// acc[j] = 1: accepted for certain; amb[j] = 1: not decided here (the caller compares exactly). In double:
+// a = |tm |y| - n| within err_a = 2^-50 (tm |y| + n) (the conversions of tm, |y| and n, the product and
+// the difference: below 5 2^-53 of that sum), gamma within (2 a err_a + err_a^2) / b and 2^-49 relative.
+PYDP_ALWAYS_INLINE void gauss_accept_body(const std::int64_t* y, const std::uint32_t* words, double tm, double n,
+                                          double inv_b, unsigned char* acc, unsigned char* amb, std::size_t m) noexcept {
+    for (std::size_t j = 0; j < m; ++j) {
+        const std::uint64_t u = word_at(words, j);
+        double e, spread;
+        neg_log_bounds(u, e, spread);
+        const double ay = static_cast<double>(y[j] < 0 ? -y[j] : y[j]);
+        const double p = tm * ay;
+        const double d = p - n;
+        const double a = d < 0.0 ? -d : d;
+        const double err_a = 0x1p-50 * (p + n);
+        const double gamma = a * a * inv_b;
+        const double slack = (2.0 * a * err_a + err_a * err_a) * inv_b * (1.0 + 0x1p-50) + gamma * 0x1p-49;
+        const bool yes = (e - spread) >= gamma + slack;  // -ln W > gamma: W < exp(-gamma)
+        const bool no = (e + spread) < gamma - slack;    // -ln W < gamma: W > exp(-gamma)
+        acc[j] = static_cast<unsigned char>(yes);
+        amb[j] = static_cast<unsigned char>(!(yes | no) | (u < 65536));
     }
 }
 
@@ -278,6 +311,10 @@ PYDP_ALWAYS_INLINE unsigned release_combine_body(const double* x, const std::int
     attr inline unsigned release_combine_##suffix(const double* x, const std::int64_t* y, double lo, double hi,  \
                                                   double dn, double up, double* o, std::size_t m) noexcept {  \
         return release_combine_body(x, y, lo, hi, dn, up, o, m);                                           \
+    }                                                                                                     \
+    attr inline void gauss_accept_##suffix(const std::int64_t* y, const std::uint32_t* w, double tm, double n,   \
+                                           double ib, unsigned char* acc, unsigned char* amb, std::size_t m) noexcept { \
+        gauss_accept_body(y, w, tm, n, ib, acc, amb, m);                                                  \
     }                                                                                                     \
     attr inline void geometric_fast_##suffix(const std::uint32_t* w, double t, std::int64_t* x, unsigned char* ok, \
                                              std::size_t m) noexcept {                                    \
@@ -351,6 +388,8 @@ struct TileOps {
     void (*subbotin_finish)(const double*, const std::uint32_t*, double, double, double*, std::size_t) noexcept;
     void (*subbotin_finish_pow)(const double*, const std::uint32_t*, double, int, double*, std::size_t) noexcept;
     void (*geometric_fast)(const std::uint32_t*, double, std::int64_t*, unsigned char*, std::size_t) noexcept;
+    void (*gauss_accept)(const std::int64_t*, const std::uint32_t*, double, double, double, unsigned char*,
+                         unsigned char*, std::size_t) noexcept;
     unsigned (*release_combine)(const double*, const std::int64_t*, double, double, double, double, double*,
                                 std::size_t) noexcept;
 
@@ -369,15 +408,15 @@ inline TileOps tile_ops(ChaChaImpl isa) noexcept {
         __builtin_cpu_supports("avx512bw"))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
                 detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
-                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512, detail::geometric_fast_avx512, detail::release_combine_avx512};
+                detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512, detail::geometric_fast_avx512, detail::gauss_accept_avx512, detail::release_combine_avx512};
     if (isa == ChaChaImpl::AVX2 || isa == ChaChaImpl::AVX512)
         return {detail::zig_fast_signed_avx2, detail::zig_fast_unsigned_avx2, detail::uniform_avx2,
                 detail::affine_f64_avx2, detail::affine_f32_avx2, detail::logistic_avx2, detail::mt_squeeze_avx2, detail::mt_logtest_avx2,
-                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2, detail::geometric_fast_avx2, detail::release_combine_avx2};
+                detail::subbotin_finish_avx2, detail::subbotin_finish_pow_avx2, detail::geometric_fast_avx2, detail::gauss_accept_avx2, detail::release_combine_avx2};
 #endif
     return {detail::zig_fast_signed_scalar, detail::zig_fast_unsigned_scalar, detail::uniform_scalar,
             detail::affine_f64_scalar, detail::affine_f32_scalar, detail::logistic_scalar, detail::mt_squeeze_scalar, detail::mt_logtest_scalar,
-            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar, detail::geometric_fast_scalar, detail::release_combine_scalar};
+            detail::subbotin_finish_scalar, detail::subbotin_finish_pow_scalar, detail::geometric_fast_scalar, detail::gauss_accept_scalar, detail::release_combine_scalar};
 }
 
 }  // namespace pydp::random
