@@ -128,7 +128,8 @@ def test_two_threads_vs_one(benchmark, speed, buf):
     speed.ratio("subbotin(3), 2 threads vs 1", t2, t1)
 
 
-@pytest.mark.parametrize("name", ["uniform", "exponential", "logistic", "gamma(0.5)", "arsinh_normal"])
+# subbotin(3.5): the general exp/log finishing pass (r = 1.5, 3 and 6 take the pow-free one).
+@pytest.mark.parametrize("name", ["uniform", "exponential", "logistic", "gamma(0.5)", "arsinh_normal", "subbotin(3.5)"])
 def test_other_samplers_vs_memory_fill(benchmark, speed, buf, name):
     rng = dp.Random(5, threads=1)
     g = _np()
@@ -139,6 +140,8 @@ def test_other_samplers_vs_memory_fill(benchmark, speed, buf, name):
         "gamma(0.5)": (lambda: rng.gamma(0.5, out=buf), lambda: g.standard_gamma(0.5, out=buf), 0.5, 0.5),
         "arsinh_normal": (lambda: rng.arsinh_normal(1e9, 1.0, out=buf),
                           lambda: np.arcsinh(g.standard_normal(N) / 1e9), 0.0, 1.0),
+        "subbotin(3.5)": (lambda: rng.subbotin(3.5, out=buf), lambda: _numpy_subbotin(g, 3.5, N), 0.0,
+                          3.5 ** (2 / 3.5) * math.gamma(3 / 3.5) / math.gamma(1 / 3.5)),
     }[name]
     benchmark.pedantic(ours_fn, rounds=1, iterations=1)
     _check_moments(buf, mean, var)
