@@ -312,8 +312,7 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
 inline double gaussian_start(double eps, double lt) noexcept {
     const double t = std::sqrt(-2.0 * lt);
     double a = t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
-    if (!(eps > 0.0)) return std::exp(lt) * 2.5066282746310002;  // eps = 0: delta = 2 Phi(d/2) - 1 ~ d phi(0)
-    double a2 = std::sqrt(a * a + 2.0 * eps), d = 2.0 * eps / (a2 + a);
+    double a2 = std::sqrt(a * a + 2.0 * eps), d = a > 0.0 ? 2.0 * eps / (a2 + a) : a2 - a;
     for (int k = 0; k < 2 && a > 3.0; ++k) {
         const double p1 = a * a, p2 = a2 * a2;
         const double big_p = p1 * p2 - a * a2 + 2.0 * (p1 + p2) + 6.0;
@@ -321,11 +320,16 @@ inline double gaussian_start(double eps, double lt) noexcept {
         // f'(a), with d a2 / d a = a / a2 and d log d / d a = -1 / a2
         const double dp = 2.0 * a * (p1 + p2) - a2 - p1 / a2 + 8.0 * a;
         const double fp = dp / big_p - 1.0 / a2 - 1.0 / a - 2.0 * a / (p1 + 3.0) - a / p2 - 2.0 * a / (p2 + 3.0) - a;
-        a -= f / fp;
+        const double next = a - f / fp;
+        if (!(next > 3.0)) break;  // outside the tail model (e.g. eps << d^2, where a1 ~ 0)
+        a = next;
         a2 = std::sqrt(a * a + 2.0 * eps);
         d = 2.0 * eps / (a2 + a);
     }
-    return d;
+    // delta(d) <= TV(d) = 2 Phi(d/2) - 1 <= d phi(0), so the root has d >= delta sqrt(2 pi): the answer
+    // when eps -> 0, and a floor where a1 ~ 0 defeats the tail model.
+    d = std::max(d, std::exp(lt) * 2.5066282746310002);
+    return std::isfinite(d) && d > 0.0 ? d : 1.0;
 }
 
 // The Gaussian minimal scale for log delta <= log_target (the margin already subtracted): Halley's
