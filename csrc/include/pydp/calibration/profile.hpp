@@ -313,7 +313,8 @@ inline double gaussian_start(double eps, double lt) noexcept {
     const double t = std::sqrt(-2.0 * lt);
     double a = t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
     double a2 = std::sqrt(a * a + 2.0 * eps), d = a > 0.0 ? 2.0 * eps / (a2 + a) : a2 - a;
-    for (int k = 0; k < 2 && a > 3.0; ++k) {
+    bool model = a > 3.0;
+    for (int k = 0; k < 2 && model; ++k) {
         const double p1 = a * a, p2 = a2 * a2;
         const double big_p = p1 * p2 - a * a2 + 2.0 * (p1 + p2) + 6.0;
         const double f = std::log(d * big_p / (a * (p1 + 3.0) * a2 * (p2 + 3.0))) - 0.5 * p1 - special::kLogSqrt2Pi - lt;
@@ -321,14 +322,15 @@ inline double gaussian_start(double eps, double lt) noexcept {
         const double dp = 2.0 * a * (p1 + p2) - a2 - p1 / a2 + 8.0 * a;
         const double fp = dp / big_p - 1.0 / a2 - 1.0 / a - 2.0 * a / (p1 + 3.0) - a / p2 - 2.0 * a / (p2 + 3.0) - a;
         const double next = a - f / fp;
-        if (!(next > 3.0)) break;  // outside the tail model (e.g. eps << d^2, where a1 ~ 0)
+        model = next > 3.0;
+        if (!model) break;  // outside the tail model (e.g. eps << d^2, where a1 ~ 0)
         a = next;
         a2 = std::sqrt(a * a + 2.0 * eps);
         d = 2.0 * eps / (a2 + a);
     }
     // delta(d) <= TV(d) = 2 Phi(d/2) - 1 <= d phi(0), so the root has d >= delta sqrt(2 pi): the answer
-    // when eps -> 0, and a floor where a1 ~ 0 defeats the tail model.
-    d = std::max(d, std::exp(lt) * 2.5066282746310002);
+    // when eps -> 0, and a floor wherever the tail model was not used (a1 ~ 0 defeats it).
+    if (!model) d = std::max(d, std::exp(lt) * 2.5066282746310002);
     return std::isfinite(d) && d > 0.0 ? d : 1.0;
 }
 
@@ -384,7 +386,9 @@ inline ShiftResult gaussian_minimal_scale(double eps, double log_target, double 
     return {0.0, kNoConvergence};
 }
 
-// The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified.
+// The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified: the condition
+// log_privacy_profile(f, eps, s, D) <= log delta - margin holds at the returned s (the Gaussian solver
+// accepts only scales where it evaluated exactly that; the others are re-evaluated below).
 inline ShiftResult minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
     eps = std::min(eps, eps_cap(f));  // conservative beyond the evaluated range
     if (delta == 0.0) {
