@@ -333,6 +333,11 @@ def test_gaussian_minimal_scale_random_points():
         delta = float(10 ** rng.uniform(-300, math.log10(0.5)))
         sens = float(10 ** rng.uniform(-3, 3))
         bad += _scale_failures(Gaussian(), eps, delta, sens)
+        # The Gaussian solver returns only a scale at which it evaluated log_privacy_profile's own condition
+        # with the full margin, so that evaluation, repeated, must show it.
+        s = minimal_scale(Gaussian(), eps, delta, sens)
+        if not log_privacy_profile(Gaussian(), eps, s, sens) <= math.log(delta) - 1e-12:
+            bad.append(f"eps={eps!r} delta={delta!r} D={sens!r}: the full 1e-12 margin does not hold at {s!r}")
     assert not bad, "\n".join(bad)
 
 

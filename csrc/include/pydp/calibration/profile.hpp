@@ -322,8 +322,9 @@ inline double gaussian_start(double eps, double lt) noexcept {
         const double p = a * a2, q = a * a + a2 * a2, p2 = p * p;
         const double big_q = p2 * (p2 - p + 9.0 * q + 67.0) + q * (8.0 * q - 7.0 * p + 80.0) - 55.0 * p + 120.0;
         const double den = a * (a * a * (a * a + 10.0) + 15.0) * a2 * (a2 * a2 * (a2 * a2 + 10.0) + 15.0);
-        const double f = std::log(d * big_q / den) - 0.5 * a * a - special::kLogSqrt2Pi - lt;
-        const double next = a + f * a2 * big_q / den;  // f' = -d / (a2 (r(a1) - r(a2))) = -den / (a2 Q)
+        const double ratio = big_q / den;  // (r(a1) - r(a2)) / d
+        const double f = std::log(d * ratio) - 0.5 * a * a - special::kLogSqrt2Pi - lt;
+        const double next = a + f * a2 * ratio;  // f' = -d / (a2 (r(a1) - r(a2))) = -1 / (a2 ratio)
         model = next > 2.0;
         if (!model) break;  // outside the tail model (e.g. eps << d^2, where a1 ~ 0)
         a = next;
@@ -371,21 +372,17 @@ inline ShiftResult gaussian_minimal_scale(double eps, double log_target, double 
             const double r0 = g + tol * p.slope;  // aim at g = -tol L', i.e. log d* - tol
             double step = -r0 / p.slope;           // Newton, in log d
             if (std::fabs(step) < 0.5) {
-                // Root of the cubic Taylor model of log delta in log d (two Newton steps on it from the
-                // Newton step): fourth-order convergence, so a start 1e-4 off lands inside the window.
-                // With b = 1 + a1 a2: L2 = L' (b - L'), L3 = L' (b^2 - a1^2 - a2^2) - 3 L' L2 - L'^3 for the
-                // second and third derivatives (d delta / d log d = d phi(a1), d (a1 a2) / d log d =
-                // -(a1^2 + a2^2)).
+                // Root of the cubic Taylor model r0 + L' (x + A x^2 + B x^3) = 0 of log delta in x = change
+                // of log d, by series reversion: x = N - A N^2 + (2 A^2 - B) N^3 + O(N^4), N the Newton step;
+                // fourth order, so a start 1e-4 off lands inside the window. With b = 1 + a1 a2,
+                // A = L2 / (2 L') = (b - L') / 2 and B = L3 / (6 L') = (b^2 - a1^2 - a2^2 - 3 L2 - L'^2) / 6,
+                // L2 = L' (b - L') and L3 the second and third derivatives (d delta / d log d = d phi(a1),
+                // d (a1 a2) / d log d = -(a1^2 + a2^2)).
                 const double y1 = p.slope, b = 1.0 + p.a1 * p.a2;
-                const double y2 = y1 * (b - y1);
-                const double y3 = y1 * (b * b - p.a1 * p.a1 - p.a2 * p.a2) - 3.0 * y1 * y2 - y1 * y1 * y1;
-                double c = step;
-                for (int k = 0; k < 2; ++k) {
-                    const double f = r0 + c * (y1 + c * (0.5 * y2 + c * (y3 / 6.0)));
-                    const double fp = y1 + c * (y2 + c * (0.5 * y3));
-                    c -= f / fp;
-                }
-                if (std::fabs(c - step) <= 0.5 * std::fabs(step)) step = c;  // else keep Newton's step
+                const double ca = 0.5 * (b - y1);
+                const double cb = (b * b - p.a1 * p.a1 - p.a2 * p.a2 - 3.0 * y1 * (b - y1) - y1 * y1) * (1.0 / 6);
+                const double corr = step * step * (step * (2.0 * ca * ca - cb) - ca);
+                if (std::fabs(corr) <= 0.5 * std::fabs(step)) step += corr;  // else keep Newton's step
                 next = std::fabs(step) < 1e-3 ? d + d * (step * (1.0 + step * (0.5 + step * (1.0 / 6 + step * (1.0 / 24)))))
                                               : d * std::exp(step);
             } else {
