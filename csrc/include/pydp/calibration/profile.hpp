@@ -50,7 +50,8 @@ struct ProfilePoint {
 //   L'' = L' (1 + a1 a2 - L')   (d delta / d d = phi(a1); d a1 / d log d = -a2).
 // m is formed without cancellation: from the continued fractions of erfcx in the deep tail (t1 >= 6),
 // from the Taylor series of erfcx(t1 + h) / erfcx(t1) for a small shift h = d / sqrt 2, from the two
-// erfcx values otherwise (m >= ~0.02 there). x = log1p(-m) is formed only when asked (kWantX).
+// erfcx values otherwise (m >= ~0.02 there), and from log_ndtr where a1 <= 0 and h > 0.05 (|x| > ~0.05).
+// x = log1p(-m) is formed only when asked (kWantX).
 struct GaussianPoint {
     double log_delta;  // -inf for delta = 0 to working precision
     double x;          // eps + log B - log A; NaN unless asked for
