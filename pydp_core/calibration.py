@@ -139,8 +139,8 @@ def minimal_scale(noise: NoiseFamily, epsilon, delta, sensitivity=1.0):
     :class:`CalibrationError` rather than return an unverified scale.
 
     Closed forms serve as fast paths: Laplace (Theorem 3), s = D / (eps - 2 log(1 - delta)); Logistic
-    (Theorem 4). The Gaussian (Balle and Wang's analytic mechanism) and Subbotin_r use the general
-    solver. ``delta = 0`` has a finite answer only for MLR-bounded families (Laplace, Logistic: D/eps);
+    (Theorem 4). The Gaussian (Balle and Wang's analytic mechanism) has its own Halley iteration on the
+    exact condition (about two evaluations per solve); Subbotin_r uses the general solver. ``delta = 0`` has a finite answer only for MLR-bounded families (Laplace, Logistic: D/eps);
     for the Gaussian and Subbotin_r (r > 1) no finite scale exists (Theorem 6) and the call raises
     ``ValueError``.
     """

@@ -63,6 +63,10 @@ def _scale_failures(noise, eps, delta, sens=1.0):
         own = privacy_profile(noise, eps, s, sens)
         if not own <= delta:
             out.append(f"library's own profile at the returned scale {own!r} > delta")
+        # the documented safety margin: the condition held with delta reduced by (at least half of) 1e-12
+        own_log = log_privacy_profile(noise, eps, s, sens)
+        if not own_log <= math.log(delta) - 5e-13:
+            out.append(f"library's own log delta {own_log!r} is within 5e-13 of log delta {math.log(delta)!r}")
         ld = R.log_privacy_profile(key, eps, s, sens)
         if ld > mp.log(R.X(delta)):
             out.append(f"exact delta at the returned scale {mp.nstr(mp.exp(ld), 12)} > delta (exceeds by "
@@ -243,6 +247,98 @@ def test_gaussian_threshold_balle_wang():
             assert mp.almosteq(generic * R.X(s), bw, rel_eps=mp.mpf(10) ** -40)
             lib = fam.threshold(D / s, eps)
             assert abs(R.X(lib) / generic - 1) < 1e-13, (eps, s, D, lib, generic)
+
+
+def _gaussian_branch_points():
+    """(eps, d) in every regime of the library's Gaussian profile (gaussian_point in calibration/profile.hpp),
+    placed by t1 = (eps/d - d/2) / sqrt 2 and h = d / sqrt 2: the continued fractions (t1 >= 6: every
+    term-count band and its edges, shifts h from 1e-9 to 2 t1), the Taylor series of erfcx(t1 + h) / erfcx(t1)
+    (h <= 0.01 t1 + 0.05: both sides of that edge), the two-erfcx form, and a1 <= 0 (t1 in [-h/2, 0]) with
+    h on both sides of 0.05 (Taylor series or log_ndtr), including eps = 0."""
+    sq2 = math.sqrt(2.0)
+    pts = []
+
+    def add(t1, h):
+        d = h * sq2
+        pts.append((max(t1 * sq2 * d + d * d / 2, 0.0), d))
+
+    for t1 in (6.0, 6.9, 7.0, 8.0, 9.0, 10.0, 12.0, 14.0, 18.0, 25.0, 26.5, 40.0):
+        for h in (1e-9, 1e-3, 0.3, t1 / 3, 2 * t1):
+            add(t1, h)
+    for t1 in (1e-6, 0.01, 0.3, 1.0, 2.5, 5.99):
+        edge = 0.01 * t1 + 0.05
+        for h in (1e-9, 1e-5, edge * 0.999, edge * 1.001, 1.0, 4.0):
+            add(t1, h)
+    for h in (1e-9, 1e-4, 0.03, 0.0499, 0.0501, 0.3, 3.0):
+        for frac in (0.0, 0.5, 1.0):  # eps = (1 - frac) d^2 / 2
+            add(-frac * h / 2, h)
+    return pts
+
+
+def test_gaussian_profile_every_branch_against_reference():
+    """At exact inputs (scale 1, sensitivity d: the shift is d itself) the Gaussian profile is accurate to
+    the arithmetic floor: |log delta - exact| <= 1e-13 + 2 * 2^-53 |log delta| (the last term is the spacing
+    of doubles near log delta, i.e. what storing delta in log space costs). No condition-number allowance:
+    the exponent a1^2 / 2 is formed from a compensated a1, and no form subtracts nearly equal terms. (The
+    earlier form lost up to 1.6e-9 relative for a small shift with a1 <= 0 and 3.4e-13 in the deep tail.)"""
+    pts = _gaussian_branch_points()
+    eps = np.array([p[0] for p in pts])
+    d = np.array([p[1] for p in pts])
+    got = log_privacy_profile(Gaussian(), eps, 1.0, d)
+    bad = []
+    for e, dd, g in zip(eps, d, got):
+        ref = R.log_privacy_profile(("Gaussian",), float(e), 1.0, float(dd))
+        with mp.workdps(30):
+            err = abs(R.X(g) - ref) if math.isfinite(g) else mp.inf
+            tol = 1e-13 + 2 * R.EPS_MACH * abs(ref)
+        if not err <= tol:
+            bad.append(f"eps={e!r} d={dd!r}: log delta {g!r} vs exact {mp.nstr(ref, 20)} (error {float(err):.3g} > {tol:.3g})")
+    assert not bad, f"{len(bad)} of {len(pts)} points:\n" + "\n".join(bad)
+
+
+def _balle_wang_log_delta(eps, d):
+    """log delta of the Gaussian mechanism (Balle and Wang 2018, Theorem 8) in the current precision."""
+    a1, a2 = eps / d - d / 2, eps / d + d / 2
+    return mp.log(mp.ncdf(-a1) - mp.exp(eps) * mp.ncdf(-a2))
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-300, 1e-12, 1e-6])
+def test_gaussian_minimal_scale_tiny_epsilon(eps):
+    """eps -> 0 with delta down to 1e-300: both terms of delta are near 1/2, beyond the 70 digits of the
+    general reference, so the exact scale comes from Balle and Wang's formula in -log10(delta) + 60 digits
+    (secant on log d from the library's answer). The earlier library read delta = 0 there (eps = 0,
+    delta = 1e-300 gave a scale 1.9e173 times too small, i.e. no privacy)."""
+    bad = []
+    for delta in (0.3, 1e-20, 1e-100, 1e-300):
+        s = minimal_scale(Gaussian(), eps, delta)
+        with mp.workdps(int(-math.log10(delta)) + 60):
+            e, dl = R.X(eps), R.X(delta)
+            w = mp.findroot(lambda v: _balle_wang_log_delta(e, mp.exp(v)) - mp.log(dl), -mp.log(R.X(s)))
+            exact = mp.exp(-w)
+            err = float(R.X(s) / exact - 1)
+            if not (0 <= err <= SCALE_RTOL and _balle_wang_log_delta(e, 1 / R.X(s)) <= mp.log(dl)):
+                bad.append(f"delta={delta!r}: scale {s!r} vs exact {mp.nstr(exact, 20)} (rel {err:.3g})")
+        if not privacy_profile(Gaussian(), eps, s) <= delta:
+            bad.append(f"delta={delta!r}: library's own profile at {s!r} exceeds delta")
+    assert not bad, "\n".join(bad)
+
+
+def test_gaussian_minimal_scale_random_points():
+    """Seeded points over the whole range: eps in [1e-3, 1e3], delta in [1e-300, 0.5], D in [1e-3, 1e3]
+    (log-uniform), each checked like the grid (never under-noised, within 1e-9, private in both evaluations)."""
+    rng = np.random.default_rng(20261121)
+    bad = []
+    for _ in range(24):
+        eps = float(10 ** rng.uniform(-3, 3))
+        delta = float(10 ** rng.uniform(-300, math.log10(0.5)))
+        sens = float(10 ** rng.uniform(-3, 3))
+        bad += _scale_failures(Gaussian(), eps, delta, sens)
+        # The Gaussian solver returns only a scale at which it evaluated log_privacy_profile's own condition
+        # with the full margin, so that evaluation, repeated, must show it.
+        s = minimal_scale(Gaussian(), eps, delta, sens)
+        if not log_privacy_profile(Gaussian(), eps, s, sens) <= math.log(delta) - 1e-12:
+            bad.append(f"eps={eps!r} delta={delta!r} D={sens!r}: the full 1e-12 margin does not hold at {s!r}")
+    assert not bad, "\n".join(bad)
 
 
 @pytest.mark.parametrize("noise", [Logistic()] + [Subbotin(r) for r in (1.001, 1.5, 3.0, 7.0, 20.0)], ids=repr)

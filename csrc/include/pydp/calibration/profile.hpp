@@ -37,78 +37,126 @@ inline double eps_cap(const Family& f) noexcept {
 
 struct ProfilePoint {
     double log_delta;  // log of the smallest delta; -inf for delta = 0
-    double log_a;      // log S(u - d): log of the first term
     double x;          // eps + log B - log A (<= 0); -inf when B = 0
     double u;          // the (possibly capped) threshold
     bool approx = false;  // evaluated with precise = false where the precise form differs
 };
 
-// The Gaussian profile (Balle and Wang 2018, Theorem 8), sharing the two erfcx evaluations between the
-// first term and the Mills-ratio form of x: with a1 = eps/d - d/2 and a2 = eps/d + d/2,
-// delta = Phi(-a1) - e^eps Phi(-a2), Phi(-a) = erfcx(a / sqrt 2) e^{-a^2/2} / 2.
-// precise = false skips the short-interval quadrature (relative error up to ~1e-16 / |x| in delta):
-// the solvers iterate with it and finish with precise evaluations.
-inline ProfilePoint gaussian_profile(double eps, double d, bool precise = true) noexcept {
+// The Gaussian profile (Balle and Wang 2018, Theorem 8) with what the Gaussian solver needs. With
+// a1 = eps/d - d/2, a2 = eps/d + d/2 and Phi(-a) = erfcx(a / sqrt 2) e^{-a^2/2} / 2,
+//   delta = Phi(-a1) - e^eps Phi(-a2) = Phi(-a1) m,   m = 1 - e^x = 1 - erfcx(t2) / erfcx(t1),
+// t_i = a_i / sqrt 2 (a2^2 - a1^2 = 2 eps exactly, so the huge exponents cancel analytically), and
+//   L' = d log delta / d log d = d phi(a1) / delta = d / (R(a1) m),   R(a1) = sqrt(pi/2) erfcx(t1),
+//   L'' = L' (1 + a1 a2 - L')   (d delta / d d = phi(a1); d a1 / d log d = -a2).
+// m is formed without cancellation: from the continued fractions of erfcx in the deep tail (t1 >= 6),
+// from the Taylor series of erfcx(t1 + h) / erfcx(t1) for a small shift h = d / sqrt 2, from the two
+// erfcx values otherwise (m >= ~0.02 there), and from log_ndtr where a1 <= 0 and h > 0.05 (|x| > ~0.05).
+// x = log1p(-m) is formed only when asked (kWantX).
+struct GaussianPoint {
+    double log_delta;  // -inf for delta = 0 to working precision
+    double x;          // eps + log B - log A; NaN unless asked for
+    double slope;      // L' (0 where delta = 0)
+    double a1, a2;
+};
+
+template <bool kWantX>
+inline GaussianPoint gaussian_point(double eps, double d) noexcept {
     using namespace special;
-    const double a1 = eps / d - 0.5 * d, a2 = eps / d + 0.5 * d;
-    double la, x;
-    bool approx = false;
-    const double t1 = a1 * kSqrt1_2;
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    const double q = eps / d, a1 = q - 0.5 * d, a2 = q + 0.5 * d;
+    const double t1 = a1 * kSqrt1_2, h = d * kSqrt1_2;
+    if (a1 > 1e150) return {-kInf, -kInf, 0.0, a1, a2};  // delta underflows far below the double range
+    constexpr double kSqrtPiOver2 = 1.25331413731550025121;
+    double log_em, m, x = kNaN;  // log_em = log(erfcx(t1) m / 2) = log delta + a1^2 / 2; m = 1 - e^x
+    double r;                    // R(a1), the Mills ratio
     if (t1 >= 6.0) {
         // Deep tail: erfcx(t) = (1/sqrt(pi)) / K(t), K(t) = t + (1/2)/(t + 1/(t + (3/2)/(t + ...))) (the
-        // continued fraction of erfcx_nonneg), run for t1 and t2 = t1 + d / sqrt 2 together with the
-        // difference D = K(t2) - K(t1) by its own recursion D_{k-1} = dt - c_k D_k / (K_k(t1) K_k(t2)),
-        // every term positive. Then x = log(e2 / e1) = -log1p(D / K(t1)) with full relative accuracy
-        // at any shift, for the price of the two erfcx evaluations.
-        const double dt = d * kSqrt1_2, t2 = t1 + dt;
-        const int terms = t1 >= 8.0 ? 12 : 16;
-        double k1 = t1, k2 = t2, diff = dt;
+        // continued fraction of erfcx_nonneg), run for t1 and t2 = t1 + h together with the difference
+        // D = K(t2) - K(t1) by its own recursion D_{k-1} = h - c_k D_k / (K_k(t1) K_k(t2)), every term
+        // positive. Then m = 1 - K(t1) / K(t2) = D / (K(t1) + D). The term counts reach 4e-17 relative in
+        // K and in D for any shift (checked against mpmath); fewer are needed as t1 grows.
+        const double t2 = t1 + h;
+        const int terms = t1 < 10.0 ? (t1 < 7.0 ? 16 : t1 < 8.0 ? 14 : t1 < 9.0 ? 12 : 11)
+                                    : t1 < 14.0 ? (t1 < 12.0 ? 10 : 9)
+                                    : t1 < 25.0 ? (t1 < 18.0 ? 8 : 7) : t1 < 40.0 ? 6 : 5;
+        double k1 = t1, k2 = t2, diff = h;
         for (int k = terms; k >= 1; --k) {
             const double c = 0.5 * k;
-            diff = dt - c * diff / (k1 * k2);
+            diff = h - c * diff / (k1 * k2);
             k1 = t1 + c / k1;
             k2 = t2 + c / k2;
         }
-        const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
-        la = std::log(0.5 * kInvSqrtPi / k1) - 0.5 * hi - 0.5 * lo;
-        x = -std::log1p(diff / k1);
-    } else if (a1 > 0.0) {
-        const double e1 = erfcx_nonneg(t1), e2 = erfcx_nonneg(a2 * kSqrt1_2);
-        const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
-        la = std::log(0.5 * e1) - 0.5 * hi - 0.5 * lo;
-        // eps + log Phi(-a2) - log Phi(-a1) = eps - (a2^2 - a1^2)/2 + log(e2 / e1) = log(e2 / e1), since
-        // a2^2 - a1^2 = 2 eps exactly; erfcx is insensitive to the rounding of a1 and a2. For a small
-        // shift (d < a1 / 100) the ratio is close to 1: integrate (log R)'(y) = y - 1/R(y) over [a1, a2].
-        if (d < 0.01 * a1 && precise) {
-            x = special::gauss_legendre_len([](double y) { return y - std::exp(-log_mills_normal(y)); }, a1, d, d / a1);
+        const double kd = k1 + diff;
+        m = diff / kd;
+        r = kSqrt1_2 / k1;
+        log_em = std::log(0.5 * kInvSqrtPi * m / k1);
+        if (kWantX) x = -std::log1p(diff / k1);
+    } else if (a1 > 0.0 || h <= 0.05) {
+        // a1 <= 0 means eps <= d^2 / 2, so t1 >= -h / 2 >= -0.025 here: erfcx(t1) = e^{t1^2} erfc(t1) directly.
+        const double e1 = t1 >= 0.0 ? erfcx_nonneg(t1) : std::exp(t1 * t1) * std::erfc(t1);
+        r = kSqrtPiOver2 * e1;
+        if (h <= 0.01 * std::max(t1, 0.0) + 0.05) {
+            // erfcx(t1 + h) / erfcx(t1) - 1 = sum_{n >= 1} p_n h^n with p_0 = 1, p_1 = (log erfcx)'(t1) =
+            // 2 t1 - 2 / (sqrt(pi) erfcx(t1)) and (n + 1) p_{n+1} = 2 t1 p_n + 2 p_{n-1} (from erfcx' =
+            // 2 t erfcx - 2/sqrt(pi)). For t1 >= 0 the terms alternate and shrink by about h / max(t1, 1)
+            // <= 0.06, so the first dominates; 10 terms reach 1e-16 (relative error <= 4e-14 against mpmath,
+            // from the rounding of p_1 near t1 = 6). For t1 in [-h/2, 0), |p_1| ~ 2 / sqrt(pi) and h <= 0.05.
+            constexpr double kInv[11] = {0.0, 1.0, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9, 1.0 / 10};  // 1 / n
+            const double b1 = 2.0 * t1 * h, b2 = 2.0 * h * h;
+            double q0 = 1.0, q1 = (2.0 * t1 - 2.0 * kInvSqrtPi / e1) * h, sum = q1;
+            for (int n = 1; n < 10; ++n) {
+                const double q2 = (b1 * q1 + b2 * q0) * kInv[n + 1];
+                q0 = q1;
+                q1 = q2;
+                sum += q2;
+            }
+            m = -sum;
+            if (kWantX) x = std::log1p(sum);
         } else {
-            x = std::log(e2 / e1);
-            approx = d < 0.01 * a1;
+            const double e2 = erfcx_nonneg(a2 * kSqrt1_2);
+            m = (e1 - e2) / e1;
+            if (kWantX) x = std::log(e2 / e1);
         }
+        log_em = std::log(0.5 * e1 * m);
     } else {
-        la = log_ndtr(-a1);
-        x = eps + log_ndtr(-a2) - la;
+        // a1 <= 0 with h > 0.05: both tails are moderate, |x| > ~0.05; log_ndtr is accurate there.
+        const double la = log_ndtr(-a1);
+        const double xx = eps + log_ndtr(-a2) - la;
+        if (kWantX) x = xx;
+        if (!(xx < 0.0)) return {-kInf, x, 0.0, a1, a2};
+        const double ld = la + std::log(-std::expm1(xx));
+        return {ld, x, std::exp(std::log(d) + log_npdf(a1) - ld), a1, a2};
     }
-    if (!(x < 0.0)) return {-kInf, la, x, a2, approx};
-    return {la + std::log(-std::expm1(x)), la, x, a2, approx};
+    if (!(m > 0.0)) return {-kInf, x, 0.0, a1, a2};
+    // e^{-a1^2 / 2} with a1 to about 2^-100 relative: the exact a1 = a1 + a1_lo, where a1_lo gathers the
+    // remainder of eps / d (fma) and the rounding of q - d/2 (two-sum). Otherwise the rounding of a1 alone
+    // would cost a1^2 2^-53 relative in delta (3e-13 at delta = 1e-300).
+    const double hd = 0.5 * d, bv = a1 - q, a1_lo = std::fma(-q, d, eps) / d + ((q - (a1 - bv)) - (hd + bv));
+    const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
+    return {log_em - 0.5 * hi - (0.5 * lo + a1 * a1_lo), x, d / (r * m), a1, a2};
+}
+
+inline ProfilePoint gaussian_profile(double eps, double d) noexcept {
+    const GaussianPoint p = gaussian_point<true>(eps, d);
+    return {p.log_delta, p.x, p.a2};
 }
 
 // The profile in standardised units: shift d = D / s > 0, eps >= 0.
 inline ProfilePoint profile_std(const Family& f, double eps, double d, bool precise = true) noexcept {
-    if (!(d > 0.0)) return {-kInf, 0.0, -kInf, kInf};
+    if (!(d > 0.0)) return {-kInf, -kInf, kInf};
     if (f.kind() == Kind::Laplace && !f.truncated()) {  // closed form (Theorem 3): 1 - e^{(eps - d)/2}
-        if (eps >= d) return {-kInf, 0.0, -kInf, kInf};
+        if (eps >= d) return {-kInf, -kInf, kInf};
         const double u = 0.5 * (eps + d);
-        return {std::log(-std::expm1(0.5 * (eps - d))), f.logsf(u - d), eps + f.logsf(u) - f.logsf(u - d), u};
+        return {std::log(-std::expm1(0.5 * (eps - d))), eps + f.logsf(u) - f.logsf(u - d), u};
     }
-    if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_profile(eps, d, precise);
+    if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_profile(eps, d);
     double u = f.threshold(d, eps);
     if (f.truncated() && u >= f.bound()) {
         // t = a s (Remark 1): delta = S_T(A - d), the mass of the shifted noise beyond the support.
         const double la = f.logsf(f.bound() - d);
-        return {la, la, -kInf, f.bound()};
+        return {la, -kInf, f.bound()};
     }
-    if (std::isinf(u)) return {-kInf, 0.0, -kInf, kInf};
+    if (std::isinf(u)) return {-kInf, -kInf, kInf};
     bool approx = false;
     double la, x;
     if (u - d > 0.0 && f.kind() != Kind::Laplace) {
@@ -159,12 +207,11 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d, bool prec
             a_lin = (a_lin - sa) / m;
         }
         const double delta = pos - neg;
-        la = std::log(a_lin);
-        if (!(delta > 0.0)) return {-kInf, la, -kInf, u};
-        return {std::log(delta), la, std::log1p(-delta / a_lin), u};
+        if (!(delta > 0.0)) return {-kInf, -kInf, u};
+        return {std::log(delta), std::log1p(-delta / a_lin), u};
     }
-    if (!(x < 0.0)) return {-kInf, la, x, u, approx};  // delta = 0 to working precision
-    return {la + std::log(-std::expm1(x)), la, x, u, approx};
+    if (!(x < 0.0)) return {-kInf, x, u, approx};  // delta = 0 to working precision
+    return {la + std::log(-std::expm1(x)), x, u, approx};
 }
 
 // log delta(eps, scale, sensitivity).
@@ -217,24 +264,7 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
     // Starting point: the classic Gaussian calibration, d = eps / sqrt(2 log(1.25 / delta)), or the
     // total-variation slope when eps = 0.
     const double lt = std::min(log_target, std::log(0.5));
-    double v;
-    if (f.kind() == Kind::Gaussian && !f.truncated()) {
-        // delta ~ Phi(-(eps/d - d/2)): d = sqrt(z^2 + 2 eps) - z with z = -Phi^{-1}(delta) (A&S 26.2.23).
-        const double t = std::sqrt(-2.0 * lt);
-        const double z = t - (2.515517 + t * (0.802853 + t * 0.010328)) /
-                                 (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
-        double a = z, d0 = eps > 0.0 ? 2.0 * eps / (std::sqrt(a * a + 2.0 * eps) + a) : std::exp(lt) * 2.5066282746310002;
-        // For large a1 = a: delta ~ phi(a) d / (a (a + d)); a few fixed-point steps on that asymptote.
-        for (int k = 0; k < 3 && eps > 0.0 && a > 3.0; ++k) {
-            const double rhs = -lt - special::kLogSqrt2Pi + std::log(d0) - std::log(a) - std::log(a + d0);
-            if (!(rhs > 4.5)) break;
-            a = std::sqrt(2.0 * rhs);
-            d0 = 2.0 * eps / (std::sqrt(a * a + 2.0 * eps) + a);
-        }
-        v = std::log(d0);
-    } else {
-        v = eps > 0.0 ? std::log(eps) - 0.5 * std::log(2.0 * (std::log(1.25) - lt)) : lt + 0.9189385332046727;
-    }
+    double v = eps > 0.0 ? std::log(eps) - 0.5 * std::log(2.0 * (std::log(1.25) - lt)) : lt + 0.9189385332046727;
     // Safeguarded Newton on v = log d: keep the bracket g(lo) <= 0 < g(hi), fall back to bisection (or
     // unit steps before a bracket exists), and finish only with lo verified private and hi within ~1e-14.
     double lo = -kInf, hi = kInf, slope = 0.0;
@@ -274,7 +304,107 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
     return {std::exp(lo), kOk};
 }
 
-// The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified.
+// Starting point for the Gaussian shift d (lt = log delta <= log(1/2)). With a = a1 = eps/d - d/2,
+// d = 2 eps / (sqrt(a^2 + 2 eps) + a) and a2 = a + d = sqrt(a^2 + 2 eps), exactly
+// delta = phi(a1) (R(a1) - R(a2)) (e^eps phi(a2) = phi(a1)), R the Mills ratio. First a ~ -Phi^{-1}(delta)
+// (A&S 26.2.23); then, for a > 2, two Newton steps on that equation with R replaced by its continued-
+// fraction convergent r(a) = (a^4 + 9 a^2 + 8) / (a (a^4 + 10 a^2 + 15)) (relative error 2.8e-5 at a = 4,
+// 7e-8 at a = 8), whose difference r(a1) - r(a2) = d Q / (den(a1) den(a2)) is free of cancellation:
+// with p = a1 a2 and q = a1^2 + a2^2,
+//   Q = p^4 - p^3 + 9 p^2 q + 67 p^2 + 8 q^2 - 7 p q + 80 q - 55 p + 120   (every negative term dominated
+// for a > 2), and d/da log(R(a1) - R(a2)) - a = -d / (a2 (R(a1) - R(a2))) from R' = a R - 1.
+// On the benchmark grid this leaves ~1e-8 relative in d (median), 1e-5 for delta in [1e-8, 1e-3].
+inline double gaussian_start(double eps, double lt) noexcept {
+    const double t = std::sqrt(-2.0 * lt);
+    double a = t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+    double a2 = std::sqrt(a * a + 2.0 * eps), d = a > 0.0 ? 2.0 * eps / (a2 + a) : a2 - a;
+    bool model = a > 2.0;
+    for (int k = 0; k < 2 && model; ++k) {
+        const double p = a * a2, q = a * a + a2 * a2, p2 = p * p;
+        const double big_q = p2 * (p2 - p + 9.0 * q + 67.0) + q * (8.0 * q - 7.0 * p + 80.0) - 55.0 * p + 120.0;
+        const double den = a * (a * a * (a * a + 10.0) + 15.0) * a2 * (a2 * a2 * (a2 * a2 + 10.0) + 15.0);
+        const double ratio = big_q / den;  // (r(a1) - r(a2)) / d
+        const double f = std::log(d * ratio) - 0.5 * a * a - special::kLogSqrt2Pi - lt;
+        const double next = a + f * a2 * ratio;  // f' = -d / (a2 (r(a1) - r(a2))) = -1 / (a2 ratio)
+        model = next > 2.0;
+        if (!model) break;  // outside the tail model (e.g. eps << d^2, where a1 ~ 0)
+        a = next;
+        a2 = std::sqrt(a * a + 2.0 * eps);
+        d = 2.0 * eps / (a2 + a);
+    }
+    // delta(d) <= TV(d) = 2 Phi(d/2) - 1 <= d phi(0), so the root has d >= delta sqrt(2 pi): the answer
+    // when eps -> 0, and a floor wherever the tail model was not used (a1 ~ 0 defeats it).
+    if (!model) d = std::max(d, std::exp(lt) * 2.5066282746310002);
+    return std::isfinite(d) && d > 0.0 ? d : 1.0;
+}
+
+// The Gaussian minimal scale for log delta <= log_target (the margin already subtracted): Halley's
+// iteration on the shift d, with the analytic L' and L'' of gaussian_point (in d: step d N / (1 + N (a1 a2
+// - L') / 2), N the Newton step in log d), aimed at the middle of the acceptance window
+// [d* (1 - 2 tol), d*]. Each iterate stands for the scale s = D / d and is evaluated at exactly the shift
+// log_privacy_profile uses for s (shift_up(D, s)), so the scale returned is one at which the library's own
+// evaluation of the condition was made and held: no separate verification pass. A bracket [lo, hi]
+// (lo private, hi not) is kept; a step leaving it bisects (geometrically), and before a bracket exists
+// the shift moves by factors of e, so the iteration cannot fail open.
+inline ShiftResult gaussian_minimal_scale(double eps, double log_target, double sensitivity) noexcept {
+    if (log_target == -kInf) return {0.0, kNoFiniteScale};
+    constexpr double tol = 5e-15, kE = 2.718281828459045;
+    double d = gaussian_start(eps, std::min(log_target, std::log(0.5)));
+    double lo = 0.0, hi = kInf, s_lo = 0.0;  // lo = 0: no private point yet
+    for (int it = 0; it < 400; ++it) {
+        if (!(d > 1e-304 && d < 1e304)) return {0.0, kNoFiniteScale};  // beyond e^{+-700}, as max_shift
+        const double s = sensitivity / d;
+        if (!(s > 0.0 && s <= std::numeric_limits<double>::max())) return {0.0, kNoFiniteScale};
+        const GaussianPoint p = gaussian_point<false>(eps, shift_up(sensitivity, s));
+        const double g = p.log_delta - log_target;
+        const bool slope_ok = p.slope > 0.0 && p.slope <= std::numeric_limits<double>::max();
+        if (g <= 0.0) {
+            if (d > lo) {
+                lo = d;
+                s_lo = s;
+            }
+            if (slope_ok && -g <= 2.0 * tol * p.slope) return {s, kOk};  // within 2 tol below the root
+        } else {
+            hi = std::min(hi, d);
+        }
+        if (lo > 0.0 && hi < kInf && hi - lo <= 2.0 * tol * hi) return {s_lo, kOk};
+        double next;
+        if (slope_ok && std::isfinite(g)) {
+            const double r0 = g + tol * p.slope;  // aim at g = -tol L', i.e. log d* - tol
+            double step = -r0 / p.slope;           // Newton, in log d
+            if (std::fabs(step) < 0.5) {
+                // Root of the cubic Taylor model r0 + L' (x + A x^2 + B x^3) = 0 of log delta in x = change
+                // of log d, by series reversion: x = N - A N^2 + (2 A^2 - B) N^3 + O(N^4), N the Newton step;
+                // fourth order, so a start 1e-4 off lands inside the window. With b = 1 + a1 a2,
+                // A = L2 / (2 L') = (b - L') / 2 and B = L3 / (6 L') = (b^2 - a1^2 - a2^2 - 3 L2 - L'^2) / 6,
+                // L2 = L' (b - L') and L3 the second and third derivatives (d delta / d log d = d phi(a1),
+                // d (a1 a2) / d log d = -(a1^2 + a2^2)).
+                const double y1 = p.slope, b = 1.0 + p.a1 * p.a2;
+                const double ca = 0.5 * (b - y1);
+                const double cb = (b * b - p.a1 * p.a1 - p.a2 * p.a2 - 3.0 * y1 * (b - y1) - y1 * y1) * (1.0 / 6);
+                const double corr = step * step * (step * (2.0 * ca * ca - cb) - ca);
+                if (std::fabs(corr) <= 0.5 * std::fabs(step)) step += corr;  // else keep Newton's step
+                next = std::fabs(step) < 1e-3 ? d + d * (step * (1.0 + step * (0.5 + step * (1.0 / 6 + step * (1.0 / 24)))))
+                                              : d * std::exp(step);
+            } else {
+                next = d * std::exp(std::clamp(step, -8.0, 8.0));
+            }
+        } else {
+            next = g <= 0.0 ? d * kE : d / kE;
+        }
+        if (!(next > lo && next < hi)) {
+            if (lo > 0.0 && hi < kInf) next = std::sqrt(lo) * std::sqrt(hi);
+            else next = lo > 0.0 ? lo * kE : hi / kE;
+        }
+        d = next;
+    }
+    if (lo > 0.0) return {s_lo, kOk};
+    return {0.0, kNoConvergence};
+}
+
+// The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified: the condition
+// log_privacy_profile(f, eps, s, D) <= log delta - margin holds at the returned s (the Gaussian solver
+// accepts only scales where it evaluated exactly that; the others are re-evaluated below).
 inline ShiftResult minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
     eps = std::min(eps, eps_cap(f));  // conservative beyond the evaluated range
     if (delta == 0.0) {
@@ -286,6 +416,7 @@ inline ShiftResult minimal_scale(const Family& f, double eps, double delta, doub
     }
     const double log_target = std::log(delta);
     constexpr double margin = 1e-12;  // relative safety margin on delta against rounding in log delta
+    if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_minimal_scale(eps, log_target - margin, sensitivity);
     const ShiftResult r = max_shift(f, eps, log_target - margin);
     if (r.status != kOk) return r;
     if (!(r.d > 0.0) || !std::isfinite(r.d)) return {0.0, kNoFiniteScale};
