@@ -127,6 +127,17 @@ void register_discrete(py::module_ m) {
         return sample(ExactGaussian{dsc::DiscreteGaussian(num, den)}, gen, n, threads);
     }, py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("size"), py::arg("threads") = 0,
        "Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).");
+    m.def("_exp_ratio_words", [](const py::array_t<std::uint64_t, py::array::c_style>& words, std::uint64_t u,
+                                 std::uint64_t s) {
+        if (words.ndim() != 1 || words.size() < 16) throw std::invalid_argument("words: a 1-d array of at least 16 words");
+        if (s == 0 || s > dsc::kMaxParam || u >= s) throw std::invalid_argument("need 0 <= u < s <= 2^62");
+        const dsc::ExpRatio trial(s);
+        WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};
+        dsc::BitReader<WordSource> br(src);
+        return trial(br, u);
+    }, py::arg("words"), py::arg("u"), py::arg("s"),
+       "Test hook: the Bernoulli(exp(-u/s)) trial of the CKS geometric stage on given words (W = 0.words[0], then "
+       "the bits of words[1:], least significant first).");
     m.def("_exp_neg_bracket", [](std::uint64_t p_hi, std::uint64_t p_lo, std::uint64_t q, std::size_t J) {
         if (q == 0 || J == 0 || J > 64) throw std::invalid_argument("need q >= 1 and 1 <= J <= 64");
         const dsc::Bracket b = dsc::exp_neg_bracket(dsc::BigUInt::from((static_cast<dsc::u128>(p_hi) << 64) | p_lo), q, J);

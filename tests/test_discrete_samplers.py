@@ -249,3 +249,31 @@ def test_instruction_sets_give_identical_noise(s, d):
         assert np.array_equal(o, outs[0])
     for o in outs[k + 1:]:
         assert np.array_equal(o, outs[k])
+
+
+def _reference_exp_trial(words: list[int], u: int, s: int) -> bool:
+    # CKS Algorithm 1 from one uniform: K = min{n >= 1 : W > (u/s)^n / n!}, answer "K odd"; W = 0.w0 then the
+    # bits of w1, w2, ... least significant first (the bit reader's order), 15 * 64 bits after the first word.
+    w = Fraction(words[0], 2**64)
+    for i, v in enumerate(words[1:]):
+        for b in range(64):
+            w += Fraction((v >> b) & 1, 2 ** (64 + 64 * i + b + 1))
+    gamma, t, n = Fraction(u, s), Fraction(1), 0
+    while True:
+        n += 1
+        t = t * gamma / n
+        if w > t:
+            return n % 2 == 1
+
+
+@pytest.mark.parametrize("u, s", [(1, 3), (2, 3), (50_000, 102_400), (2**62 - 1, 2**62), (123_456_789, 987_654_321), (5, 2**40)])
+def test_cks_acceptance_trial_on_given_words_matches_exact_arithmetic(u, s):
+    # The first word U = floor(2^64 u/s) sits inside the 64-bit bracket of T_1, so the big-integer
+    # comparison decides; random first words exercise the fast path. Both against exact fractions.
+    rng = np.random.default_rng(23)
+    for k in range(12):
+        words = [int(v) for v in rng.integers(0, 2**64, 16, dtype=np.uint64)]
+        if k % 2 == 0:
+            words[0] = (u << 64) // s
+        got = _D._exp_ratio_words(np.array(words, dtype=np.uint64), u, s)
+        assert got == _reference_exp_trial(words, u, s)
