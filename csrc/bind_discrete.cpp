@@ -119,7 +119,7 @@ void register_discrete(py::module_ m) {
         WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};
         dsc::BitReader<WordSource> br(src);
         const std::uint64_t U = br.word();
-        return py::make_tuple(geo.exact(br, U, false), geo.exact_candidates(U));
+        return py::make_tuple(geo.exact(br, U, false), geo.fast_answer(U));
     }, py::arg("words"), py::arg("s"), py::arg("d"),
        "Test hook: (X, fast-path candidate or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word "
        "most significant first; the reader takes 16 words at a time).");

@@ -6,7 +6,8 @@
 // fast path takes the first word U, computes ln U in floating point and brackets t E between two reals
 // with a generous rounding margin; when both ends have the same floor, that floor is X, whatever the
 // exact value of W (every W in [U, U + 1) / 2^64 maps into the bracket). Otherwise (probability about
-// t 2^-46 per draw, plus 2^-53 for U < 2^11) the candidate range is searched by exact comparisons
+// t 2^-41 per draw, plus 2^-48 for U < 2^16 in the vectorised pass of random/tiles.hpp, 2^-53 for
+// U < 2^11 here) the candidate range is searched by exact comparisons
 // "W <= exp(-b d / s)", made with integer brackets of 2^(64 J) exp(-b d / s) (Taylor series with bounded
 // truncation and rounding, big integers) against W's words, revealing further words of W and raising J
 // until the comparison is decided. The output is therefore an exact function of W: the floating point
@@ -135,7 +136,7 @@ public:
     }
     double t() const noexcept { return t_; }
     // The fast path's answer for first word U, or -1 when it defers to the exact comparisons (tests).
-    std::int64_t exact_candidates(u64 U) const {
+    std::int64_t fast_answer(u64 U) const {
         if (U < (u64{1} << 11)) return -1;
         u64 lo, hi;
         candidates(U, 0, lo, hi);

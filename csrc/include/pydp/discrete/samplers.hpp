@@ -5,8 +5,11 @@
 //   discrete Laplace, t = s/d:        P(Y = y) proportional to exp(-|y| / t)
 //   discrete Gaussian, sigma^2 = n/m: P(Y = y) proportional to exp(-y^2 / (2 sigma^2))
 //
-// The parameters are exact rationals of 64-bit integers and all arithmetic is on integers (64, 128 and,
-// on a rare slow path, 256 bits). The samplers are exact: the only departures from the target law are
+// The discrete Laplace draws its magnitude by exact inversion (geometric.hpp) for t < 2^32, and in bulk
+// on a ChaCha generator the floating-point passes are vectorised (random/tiles.hpp); floating point only
+// proposes answers, which exact integer comparisons settle whenever it cannot decide. The parameters are
+// exact rationals of 64-bit integers, the decisions exact integer arithmetic (64 and 128 bits, big integers
+// on rare slow paths). The samplers are exact: the only departures from the target law are
 // (a) an std::overflow_error when |Y| would reach 2^62, whose probability is below exp(-2^21) for every
 // parameter accepted here, and (b) a loop counter that saturates at 2^64 - 1 Bernoulli(exp(-1)) successes
 // in a row (probability exp(-2^64)). Neither can be observed in practice; both are stated for honesty.
