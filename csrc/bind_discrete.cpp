@@ -74,6 +74,12 @@ struct WordSource {
     }
 };
 
+// The source over a 1-d array of at least 16 words (the bit reader takes 16 at a time).
+WordSource word_source(const py::array_t<std::uint64_t, py::array::c_style>& words) {
+    if (words.ndim() != 1 || words.size() < 16) throw std::invalid_argument("words: a 1-d array of at least 16 words");
+    return WordSource{words.data(), static_cast<std::size_t>(words.size()), 0};
+}
+
 // The discrete Laplace with every magnitude decided by exact comparisons (test hook).
 struct ExactLaplace {
     dsc::DiscreteLaplace lap;
@@ -114,9 +120,8 @@ void register_discrete(py::module_ m) {
        "Test hook: discrete_laplace with every magnitude found by exact comparisons (same law, same bits).");
     m.def("_geometric_exact", [](const py::array_t<std::uint64_t, py::array::c_style>& words, std::uint64_t s,
                                  std::uint64_t d) {
-        if (words.ndim() != 1 || words.size() < 16) throw std::invalid_argument("words: a 1-d array of at least 16 words");
         const dsc::ExactGeometric geo(s, d);
-        WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};
+        WordSource src = word_source(words);
         dsc::BitReader<WordSource> br(src);
         const std::uint64_t U = br.word();
         return py::make_tuple(geo.exact(br, U, false), geo.fast_answer(U));
@@ -129,10 +134,9 @@ void register_discrete(py::module_ m) {
        "Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).");
     m.def("_exp_ratio_words", [](const py::array_t<std::uint64_t, py::array::c_style>& words, std::uint64_t u,
                                  std::uint64_t s) {
-        if (words.ndim() != 1 || words.size() < 16) throw std::invalid_argument("words: a 1-d array of at least 16 words");
         if (s == 0 || s > dsc::kMaxParam || u >= s) throw std::invalid_argument("need 0 <= u < s <= 2^62");
         const dsc::ExpRatio trial(s);
-        WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};
+        WordSource src = word_source(words);
         dsc::BitReader<WordSource> br(src);
         return trial(br, u);
     }, py::arg("words"), py::arg("u"), py::arg("s"),
