@@ -126,7 +126,7 @@ void register_discrete(py::module_ m) {
         const std::uint64_t U = br.word();
         return py::make_tuple(geo.exact(br, U, false), geo.fast_answer(U));
     }, py::arg("words"), py::arg("s"), py::arg("d"),
-       "Test hook: (X, fast-path candidate or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word "
+       "Test hook: (X, the fast path's answer or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word "
        "most significant first; the reader takes 16 words at a time).");
     m.def("_discrete_gaussian_exact", [](Generator& gen, std::uint64_t num, std::uint64_t den, py::ssize_t n, long threads) {
         return sample(ExactGaussian{dsc::DiscreteGaussian(num, den)}, gen, n, threads);

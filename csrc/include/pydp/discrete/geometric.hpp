@@ -5,15 +5,16 @@
 // W is an infinite-precision uniform whose 64-bit words are revealed lazily (most significant first). The
 // fast path takes the first word U, computes ln U in floating point and brackets t E between two reals
 // with a generous rounding margin; when both ends have the same floor, that floor is X, whatever the
-// exact value of W (every W in [U, U + 1) / 2^64 maps into the bracket). Otherwise (probability about
-// t 2^-41 per draw, plus 2^-48 for U < 2^16 in the vectorised pass of random/tiles.hpp, 2^-53 for
-// U < 2^11 here) the candidate range is searched by exact comparisons
+// exact value of W (every W in [U, U + 1) / 2^64 maps into the bracket; the bracket is the one of the
+// vectorised pass, random/tiles.hpp, used here on one value). Otherwise (probability about t 2^-41 per
+// draw, plus 2^-48 for U < 2^16) the candidate range is searched by exact comparisons
 // "W <= exp(-b d / s)", made with integer brackets of 2^(64 J) exp(-b d / s) (Taylor series with bounded
 // truncation and rounding, big integers) against W's words, revealing further words of W and raising J
 // until the comparison is decided. The output is therefore an exact function of W: the floating point
 // only decides which integers must be checked, never the answer.
 //
-// Error budget of the floating-point bracket (k = 0; c = 64 ln 2, L = ln w <= 44.4): the log within 2 ulp
+// Error budget of the floating-point brackets (the fast one, and `candidates` for the exact search, which
+// also serves W below 2^-64 k; c = 64 ln 2, L = ln w <= 44.4): the log within 2 ulp
 // (2^-46; det_log is tested to 2 ulp, glibc's log to 1), the conversion of w to double 2^-53, the
 // constant c and the subtraction c - L 2^-48 each: about 2^-45 in all, against a margin of 2^-42
 // (2^-42 (k + 1) for later words, where c grows). t = s/d and the products carry a relative error below
@@ -27,6 +28,7 @@
 
 #include "pydp/discrete/bigint.hpp"
 #include "pydp/discrete/bits.hpp"
+#include "pydp/random/tiles.hpp"
 
 namespace pydp::discrete {
 
@@ -127,20 +129,18 @@ public:
     template <bool ForceExact = false, class Source>
     u64 operator()(BitReader<Source>& br) const {
         const u64 U = br.word();
-        if (!ForceExact && U >= (u64{1} << 11)) {
-            u64 lo, hi;
-            candidates(U, 0, lo, hi);
-            if (lo == hi) return lo;
-        }
-        return exact(br, U, ForceExact);
+        const std::int64_t x = ForceExact ? -1 : fast_answer(U);
+        return x >= 0 ? static_cast<u64>(x) : exact(br, U, ForceExact);
     }
     double t() const noexcept { return t_; }
-    // The fast path's answer for first word U, or -1 when it defers to the exact comparisons (tests).
+    // The fast path's answer for first word U, or -1 when it defers to the exact comparisons: the bracket
+    // of the vectorised pass (random/tiles.hpp, geometric_fast_body) on one value.
     std::int64_t fast_answer(u64 U) const {
-        if (U < (u64{1} << 11)) return -1;
-        u64 lo, hi;
-        candidates(U, 0, lo, hi);
-        return lo == hi ? static_cast<std::int64_t>(lo) : -1;
+        const std::uint32_t pair[2] = {static_cast<std::uint32_t>(U), static_cast<std::uint32_t>(U >> 32)};
+        std::int64_t x;
+        unsigned char ok;
+        random::detail::geometric_fast_body(pair, t_, &x, &ok, 1);
+        return ok ? x : -1;
     }
 
     // X for the W whose first word is U, by exact comparisons over the candidate range (widened by two

@@ -19,7 +19,6 @@
 
 namespace pydp::discrete {
 
-
 // Values are clamped to [low, high] first (pass -inf, inf for none); non-finite inputs are errors whatever
 // the bounds.
 template <class Sampler, class MakeSource>
