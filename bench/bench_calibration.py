@@ -57,13 +57,13 @@ def test_minimal_scale_subbotin_vs_scipy(benchmark, speed):
     rng = np.random.default_rng(1)
     eps, delta = _grid(10_000, rng)
     fam = dp.Subbotin(R)
-    ours = benchmark(dp.minimal_scale, fam, eps, delta)
+    ours = benchmark(dp.minimal_scale, fam, epsilon=eps, delta=delta)
     # Agreement with the scipy reference on a subset (scipy's linear-space delta is fine here).
     idx = np.arange(0, 10_000, 500)
     ref = np.array([scipy_subbotin_minimal_scale(R, eps[i], delta[i]) for i in idx])
     np.testing.assert_allclose(ours[idx], ref, rtol=1e-8)
-    assert np.all(dp.privacy_profile(fam, eps, ours) <= delta)
-    t_ours = speed.time(lambda: dp.minimal_scale(fam, eps, delta), repeat=3) / eps.size
+    assert np.all(dp.privacy_profile(fam, epsilon=eps, scale=ours) <= delta)
+    t_ours = speed.time(lambda: dp.minimal_scale(fam, epsilon=eps, delta=delta), repeat=3) / eps.size
     sub = idx[:5]
     t_scipy = speed.time(lambda: [scipy_subbotin_minimal_scale(R, eps[i], delta[i]) for i in sub], repeat=1) / sub.size
     speed.ratio("minimal_scale Subbotin_3 speed-up per solve vs scipy brentq", t_ours, t_scipy, goal=50)
@@ -89,8 +89,8 @@ def test_gaussian_minimal_scale_per_solve(benchmark, speed):
     eps = 10 ** rng.uniform(-3, math.log10(20.0), 10_000)
     delta = 10 ** rng.uniform(-300, math.log10(0.5), 10_000)
     g = dp.Gaussian()
-    sig = benchmark(dp.minimal_scale, g, eps, delta)
-    assert np.all(dp.privacy_profile(g, eps, sig) <= delta)
+    sig = benchmark(dp.minimal_scale, g, epsilon=eps, delta=delta)
+    assert np.all(dp.privacy_profile(g, epsilon=eps, scale=sig) <= delta)
     per_solve = speed.time(lambda: dp._core.calibration.minimal_scale(g._family, eps, delta, np.ones_like(eps), 1), repeat=5)
     per_solve /= eps.size
     benchmark.extra_info["Gaussian minimal_scale us per solve (1 thread)"] = round(per_solve * 1e6, 4)
@@ -126,7 +126,7 @@ def _peer_calibrators():
     try:
         from pydp.algorithms.numerical_mechanisms import GaussianMechanism
 
-        out["PyDP GaussianMechanism.std"] = lambda e, d: GaussianMechanism(e, d, 1.0).std
+        out["PyDP GaussianMechanism.std"] = lambda e, d: GaussianMechanism(epsilon=e, delta=d, sensitivity=1.0).std
     except ImportError:
         pass
     return out
@@ -141,7 +141,7 @@ def test_gaussian_calibration_vs_peers(peer, benchmark, speed):
     g = dp.Gaussian()
     eps = np.array([p[0] for p in PEER_POINTS])
     delta = np.array([p[1] for p in PEER_POINTS])
-    ours = benchmark(dp.minimal_scale, g, eps, delta)
+    ours = benchmark(dp.minimal_scale, g, epsilon=eps, delta=delta)
     theirs = np.array([fn(e, d) for e, d in PEER_POINTS])
     # Same quantity: agreement to the peer's own tolerance (PyDP's is ~1e-3 by design).
     # (autodp's bisection stops early: 1.8e-6 below the exact sigma at eps=2, delta=1e-8, i.e. under-noised.)
@@ -152,7 +152,7 @@ def test_gaussian_calibration_vs_peers(peer, benchmark, speed):
     rng = np.random.default_rng(3)
     many_e = rng.uniform(0.5, 4.0, 10_000)
     many_d = 10 ** rng.uniform(-8, -3, 10_000)
-    t_ours = speed.time(lambda: dp.minimal_scale(g, many_e, many_d)) / many_e.size
+    t_ours = speed.time(lambda: dp.minimal_scale(g, epsilon=many_e, delta=many_d)) / many_e.size
     t_peer = speed.time(lambda: [fn(e, d) for e, d in PEER_POINTS], repeat=3) / eps.size
     goal = 300 if peer.startswith("dp-accounting") else None
     speed.ratio(f"Gaussian calibration speed-up vs {peer}", t_ours, t_peer, goal=goal)

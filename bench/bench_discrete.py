@@ -24,8 +24,8 @@ from pydp_core import discrete as dsc
 
 N = 2_000_000
 N_PEER = 20_000
-GAUSS = dsc.calibrate_gaussian_release(1.0, 1e-6, 1.0)  # sigma2 ~ 7.7e10 grid steps^2
-LAP = dsc.calibrate_laplace_release(1.0, 1.0)  # t = 65536 grid steps
+GAUSS = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0)  # sigma2 ~ 7.7e10 grid steps^2
+LAP = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0)  # t = 65536 grid steps
 
 
 def _check_int_noise(x: np.ndarray, var: float) -> None:
@@ -115,10 +115,10 @@ def test_vs_pydp(benchmark, speed, mech):
     nm = pytest.importorskip("pydp.algorithms.numerical_mechanisms", reason="python-dp is not installed (optional peer)")
     if mech == "gaussian":
         peer = nm.GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0)
-        ours_fn = lambda: GAUSS.release(np.zeros(N), rng)  # noqa: E731
+        ours_fn = lambda: GAUSS.release(np.zeros(N), rng=rng)  # noqa: E731
     else:
         peer = nm.LaplaceMechanism(epsilon=1.0, sensitivity=1.0)
-        ours_fn = lambda: LAP.release(np.zeros(N), rng)  # noqa: E731
+        ours_fn = lambda: LAP.release(np.zeros(N), rng=rng)  # noqa: E731
     rng = pc.Random(threads=1)
 
     def peer_fn():
@@ -138,14 +138,14 @@ def test_cost_vs_floating_point_path(benchmark, speed, mech):
     rng = pc.Random(threads=1)
     x = np.linspace(-100.0, 100.0, N)
     plan = GAUSS if mech == "gaussian" else LAP
-    out = benchmark.pedantic(lambda: plan.release(x, rng), rounds=1, iterations=1)
+    out = benchmark.pedantic(lambda: plan.release(x, rng=rng), rounds=1, iterations=1)
     k = out / plan.grid
     assert np.array_equal(k, np.round(k))
     if mech == "gaussian":
         float_fn = lambda: x + rng.normal(0.0, plan.scale, size=N)  # noqa: E731
     else:
         float_fn = lambda: x + rng.laplace(0.0, plan.scale, size=N)  # noqa: E731
-    ours = speed.time(lambda: plan.release(x, rng), repeat=3, min_time=0.0)
+    ours = speed.time(lambda: plan.release(x, rng=rng), repeat=3, min_time=0.0)
     flt = speed.time(float_fn, repeat=3, min_time=0.0)
     r = speed.ratio(f"safe release {mech} vs float simulation path (speed ratio; <1 = slower)", ours, flt)
     speed.benchmark.extra_info[f"safe release {mech} cost factor"] = round(1.0 / r, 2)

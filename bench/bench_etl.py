@@ -85,7 +85,7 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     t_cli_snappy = speed.time(lambda: cli.main(_argv(src, dst, key, "snappy")), repeat=3, min_time=0)
     # The noise alone: the release path on one in-memory block of 2^20 values, scaled to N.
     block = np.random.default_rng(2).uniform(0, 100, ROW_GROUP)
-    noisy = etl.privatizer(etl.mechanism("laplace", EPS, sensitivity=100.0), {})
+    noisy = etl.privatizer(etl.mechanism("laplace", epsilon=EPS, sensitivity=100.0), {})
     t_noise = speed.time(lambda: noisy(block, pydp_core.Random(KEY).stream(0)), repeat=3, min_time=0) * N / ROW_GROUP
 
     # Correctness: every row, no nulls, the keyed noise of the first rows, the noise variance.
@@ -93,7 +93,7 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     assert out.metadata.num_rows == N
     head_in = next(pq.ParquetFile(src).iter_batches(batch_size=100_000)).column(0).to_numpy()
     head_out = next(out.iter_batches(batch_size=100_000)).column(0).to_numpy()
-    mech = etl.mechanism("laplace", EPS, sensitivity=100.0)
+    mech = etl.mechanism("laplace", epsilon=EPS, sensitivity=100.0)
     want = pydp_core.privatize(head_in, mech, key=KEY, columns="x", bounds=(0, 100))
     np.testing.assert_array_equal(head_out, want)
     noise = head_out - head_in

@@ -59,14 +59,14 @@ def _run(df):
 
 
 def test_spark_overhead_against_mapinarrow_identity(benchmark, speed, spark):
-    mech = etl.mechanism("laplace", 1.0, sensitivity=1.0)
+    mech = etl.mechanism("laplace", epsilon=1.0, sensitivity=1.0)
     df = spark.range(0, N, numPartitions=P).selectExpr("id", "cast(id % 1000 as double) as x")
     _run(df.mapInArrow(_identity, df.schema))  # warm up the Python workers
     t_id = speed.time(lambda: _run(df.mapInArrow(_identity, df.schema)), repeat=3, min_time=0)
-    t_order = speed.time(lambda: _run(pspark.privatize(df, ["x"], mech, KEY)), repeat=3, min_time=0)
-    t_index = speed.time(lambda: _run(pspark.privatize(df, ["x"], mech, KEY, index="id")), repeat=3, min_time=0)
+    t_order = speed.time(lambda: _run(pspark.privatize(df, mech, columns=["x"], key=KEY)), repeat=3, min_time=0)
+    t_index = speed.time(lambda: _run(pspark.privatize(df, mech, columns=["x"], key=KEY, index="id")), repeat=3, min_time=0)
 
-    head = pspark.privatize(df, ["x"], mech, KEY).where(f"id < {min(N, 100_000)}").toArrow().sort_by("id")
+    head = pspark.privatize(df, mech, columns=["x"], key=KEY).where(f"id < {min(N, 100_000)}").toArrow().sort_by("id")
     want = pydp_core.privatize((np.arange(head.num_rows) % 1000).astype(float), mech, key=KEY, columns="x")
     np.testing.assert_array_equal(head.column("x").to_numpy(), want)
 

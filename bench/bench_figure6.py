@@ -27,8 +27,8 @@ ALPHAS = np.unique(np.concatenate([1.0 + np.geomspace(1e-4, 1.0, 80), np.arange(
 
 def table(psis=PSIS, alphas=ALPHAS, delta=DELTA):
     P, A = np.meshgrid(psis, alphas, indexing="ij")
-    exact = G.epsilon(psis, delta)
-    curves = {m: G.rdp_epsilon(P, A, delta, m) for m in METHODS}
+    exact = G.epsilon(psis, delta=delta)
+    curves = {m: G.rdp_epsilon(P, alpha=A, delta=delta, method=m) for m in METHODS}
     rows = []
     for i, psi in enumerate(psis):
         row = {"psi": float(psi), "eps_profile": float(exact[i])}

@@ -37,9 +37,9 @@ def panels_1_2(full: bool) -> list[dict]:
     for name, man in (("S1", M.Circle()), ("R", M.Euclidean(1))):
         for k in range(1, 17):
             s = k / 4
-            exact = M.gdp_mu(man, s, 1.0)
+            exact = M.gdp_mu(man, sigma=s, sensitivity=1.0)
             eps_max = None if name == "S1" else max(10.0, 5 / s + 1 / (2 * s * s))
-            est = [M.gdp_mu(man, s, 1.0, method="monte_carlo", n=n, m=m, n_eps=n_eps, eps_max=eps_max,
+            est = [M.gdp_mu(man, sigma=s, sensitivity=1.0, method="monte_carlo", n=n, m=m, n_eps=n_eps, eps_max=eps_max,
                             rng=dp.Random(10_000 * k + r + (0 if name == "S1" else 5000)), progress=False)
                    for r in range(reps)]
             mus = np.array([e.mu for e in est])
@@ -57,7 +57,7 @@ def panel_3(full: bool) -> list[dict]:
     rows = []
     for k in range(1, 13):
         sigma = k / 4 * D
-        mu = M.gdp_mu(S, sigma, D)
+        mu = M.gdp_mu(S, sigma=sigma, sensitivity=D)
         eps = M.mu_to_epsilon(mu)
         rng = np.random.default_rng(500 + k)
         gen = dp.Random(700 + k)

@@ -63,10 +63,10 @@ def run(n_databases: int = N_DATABASES, seed: int = SEED) -> list[dict]:
             records += v
             truths.append(records.mean(axis=0))
         for eps in EPSILONS:
-            choice = dp.select_subbotin(eps, DELTA, m, 1.0 / N_RECORDS, orders=GRID)
+            choice = dp.select_subbotin(epsilon=eps, delta=DELTA, dimension=m, linf_sensitivity=1.0 / N_RECORDS, orders=GRID)
             r = choice.order
-            gauss = dp.GaussianMechanism(eps, DELTA, math.sqrt(m) / N_RECORDS)
-            sub = dp.SubbotinMechanism(r, eps, DELTA, m ** (1.0 / r) / N_RECORDS)
+            gauss = dp.GaussianMechanism(epsilon=eps, delta=DELTA, sensitivity=math.sqrt(m) / N_RECORDS)
+            sub = dp.SubbotinMechanism(r, epsilon=eps, delta=DELTA, sensitivity=m ** (1.0 / r) / N_RECORDS)
             t_gauss = gauss.scale * math.sqrt(2.0 * math.log(m))
             t_sub = sub.scale * float(np.mean(np.max(rng.subbotin(r, size=(300, m)), axis=1)))
             errors = {k: [] for k in METHODS}

@@ -1,17 +1,26 @@
 """pydp_core: exact differential-privacy numerics with a C++ core.
 
-The public API lives in the area modules and is re-exported here:
+The public API lives in subpackages that mirror the C++ areas (``csrc/include/pydp/<area>/``); the
+common names are re-exported here and load on first use (PEP 562), so ``import pydp_core`` stays cheap:
 
 - :mod:`pydp_core.noise`: the symmetric log-concave families (Laplace, Gaussian, Logistic, Subbotin_r,
   truncations, user-defined families);
-- :mod:`pydp_core.calibration`: the exact (epsilon, delta) profile, its inverse, the minimal scale and
-  the choice of the Subbotin order (Vinterbo 2022);
-- :mod:`pydp_core.special`: the special functions behind them (log-space normal CDF, regularised
-  incomplete gamma function).
+- :mod:`pydp_core.calibration`: the exact (epsilon, delta) profile, its inverse, the minimal scale and the
+  choice of the Subbotin order (Vinterbo 2022);
+- :mod:`pydp_core.random`: the ChaCha20 generator and its samplers; :mod:`pydp_core.mechanisms`: calibrated
+  additive mechanisms;
+- :mod:`pydp_core.release`: floating-point-safe releases with exact discrete noise on a grid;
+- :mod:`pydp_core.accounting`: budgets, conversions, composition, subsampling, the Gaussian sensitivity
+  index, Rao DP and the accountant;
+- :mod:`pydp_core.manifolds`: Gaussian differential privacy on Riemannian manifolds;
+- :mod:`pydp_core.io`: keys, keyed noise for columnar data and files, Spark and Dask;
+- :mod:`pydp_core.special`: the special functions behind them.
 """
 from __future__ import annotations
 
+import importlib as _importlib
 import os as _os
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -19,49 +28,172 @@ from ._loader import load_core as _load_core
 
 _core = _load_core(_os.path.dirname(__file__), __version__)
 
-from . import special  # noqa: E402
-from .noise import *  # noqa: E402,F401,F403
-from .noise import __all__ as _noise_all  # noqa: E402
-from .calibration import *  # noqa: E402,F401,F403
-from .calibration import __all__ as _calibration_all  # noqa: E402
-from . import random  # noqa: E402
-from .random import Random, as_random  # noqa: E402,F401
-from .mechanisms import *  # noqa: E402,F401,F403
-from .mechanisms import __all__ as _mechanisms_all  # noqa: E402
-from . import manifolds  # noqa: E402
+# Public name -> the module that defines it. Subpackages are listed under their own name.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(
+        ["NoiseFamily", "Laplace", "Gaussian", "Logistic", "Subbotin", "Truncated", "LogConcaveFamily"],
+        "pydp_core.noise",
+    ),
+    **dict.fromkeys(
+        [
+            "privacy_profile",
+            "log_privacy_profile",
+            "epsilon_for_delta",
+            "minimal_scale",
+            "linear_query_sensitivity",
+            "select_subbotin",
+            "SubbotinChoice",
+            "variance_ratio",
+            "laplace_logistic_scale_ratio",
+            "geng_truncated_laplace",
+            "CalibrationError",
+        ],
+        "pydp_core.calibration",
+    ),
+    **dict.fromkeys(["Random", "as_random"], "pydp_core.random"),
+    **dict.fromkeys(
+        ["AdditiveMechanism", "LaplaceMechanism", "GaussianMechanism", "LogisticMechanism", "SubbotinMechanism"],
+        "pydp_core.mechanisms",
+    ),
+    **dict.fromkeys(["release_laplace", "release_gaussian"], "pydp_core.release"),
+    **dict.fromkeys(
+        [
+            "Budget",
+            "PureDP",
+            "ApproxDP",
+            "KLDP",
+            "MCDP",
+            "ZCDP",
+            "RDP",
+            "RDPCurve",
+            "GDP",
+            "TCDP",
+            "RaoDP",
+            "RDP_METHODS",
+            "DEFAULT_ALPHAS",
+            "PrivacyWarning",
+            "compose",
+            "advanced_composition",
+            "subsample",
+            "gaussian_sigma",
+            "arsinh_parameters",
+            "ArsinhParameters",
+            "Accountant",
+            "BudgetExceededError",
+        ],
+        "pydp_core.accounting",
+    ),
+    "privatize": "pydp_core.io",
+}
 
-__all__ = ["special", "__version__", *_noise_all, *_calibration_all]
+# Subpackages and modules reachable as attributes; the older flat names stay as aliases.
+_MODULES: dict[str, str] = {
+    "noise": "pydp_core.noise",
+    "calibration": "pydp_core.calibration",
+    "random": "pydp_core.random",
+    "mechanisms": "pydp_core.mechanisms",
+    "release": "pydp_core.release",
+    "accounting": "pydp_core.accounting",
+    "manifolds": "pydp_core.manifolds",
+    "io": "pydp_core.io",
+    "special": "pydp_core.special",
+    "cli": "pydp_core.cli",
+    "gaussian": "pydp_core.accounting.gaussian",
+    "rao": "pydp_core.accounting.rao",
+    "spark": "pydp_core.io.spark",
+    "dask": "pydp_core.io.dask",
+    "discrete": "pydp_core.release",
+    "etl": "pydp_core.io",
+}
 
-# accounting (issue 4): budgets, composition, conversions, the sensitivity index, Rao DP, the accountant
-from . import gaussian, rao  # noqa: E402
-from .budgets import *  # noqa: E402,F401,F403
-from .budgets import __all__ as _budgets_all  # noqa: E402
-from .composition import *  # noqa: E402,F401,F403
-from .composition import __all__ as _composition_all  # noqa: E402
-from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma  # noqa: E402
-from .accountant import Accountant, BudgetExceededError  # noqa: E402
+__all__ = ["__version__", *_EXPORTS, *(m for m in _MODULES if m != "cli")]
 
-__all__ += [
-    "gaussian",
-    "rao",
-    *_budgets_all,
-    *_composition_all,
-    "gaussian_sigma",
-    "arsinh_parameters",
-    "ArsinhParameters",
-    "Accountant",
-    "BudgetExceededError",
-]
 
-__all__ += ["random", "Random", "as_random", *_mechanisms_all]
-from . import discrete  # noqa: E402
-from .discrete import release_gaussian, release_laplace  # noqa: E402,F401
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(_importlib.import_module(_EXPORTS[name]), name)
+    elif name in _MODULES:
+        value = _importlib.import_module(_MODULES[name])
+    else:
+        raise AttributeError(f"module 'pydp_core' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-__all__ += ["discrete", "release_laplace", "release_gaussian"]
-__all__ += ["manifolds"]
 
-# columnar data, files, Spark and Dask (issue 7); spark and dask import their engines only when called
-from . import etl, spark, dask  # noqa: E402
-from .etl import privatize  # noqa: E402
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
-__all__ += ["etl", "spark", "dask", "privatize"]
+
+if TYPE_CHECKING:
+    from . import (
+        accounting,
+        calibration,
+        io,
+        manifolds,
+        mechanisms,
+        noise,
+        random,
+        release,
+        special,
+    )
+    from .accounting import (
+        DEFAULT_ALPHAS,
+        GDP,
+        KLDP,
+        MCDP,
+        RDP,
+        RDP_METHODS,
+        TCDP,
+        ZCDP,
+        Accountant,
+        ApproxDP,
+        ArsinhParameters,
+        Budget,
+        BudgetExceededError,
+        PrivacyWarning,
+        PureDP,
+        RaoDP,
+        RDPCurve,
+        advanced_composition,
+        arsinh_parameters,
+        compose,
+        gaussian,
+        gaussian_sigma,
+        rao,
+        subsample,
+    )
+    from .calibration import (
+        CalibrationError,
+        SubbotinChoice,
+        epsilon_for_delta,
+        geng_truncated_laplace,
+        laplace_logistic_scale_ratio,
+        linear_query_sensitivity,
+        log_privacy_profile,
+        minimal_scale,
+        privacy_profile,
+        select_subbotin,
+        variance_ratio,
+    )
+    from .io import dask, privatize, spark
+    from .mechanisms import (
+        AdditiveMechanism,
+        GaussianMechanism,
+        LaplaceMechanism,
+        LogisticMechanism,
+        SubbotinMechanism,
+    )
+    from .noise import (
+        Gaussian,
+        Laplace,
+        LogConcaveFamily,
+        Logistic,
+        NoiseFamily,
+        Subbotin,
+        Truncated,
+    )
+    from .random import Random, as_random
+    from .release import release_gaussian, release_laplace
+
+    discrete = release
+    etl = io

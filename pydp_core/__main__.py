@@ -1,4 +1,4 @@
-"""`python -m pydp_core` runs the demo (the same as `pydp-core demo`)."""
+"""``python -m pydp_core ARGS`` is ``pydp-core ARGS``."""
 from .cli import main
 
-raise SystemExit(main(["demo"]))
+raise SystemExit(main())

@@ -6,6 +6,7 @@ privacy bug, so integer inputs are converted only when the conversion to float64
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -111,3 +112,101 @@ def scalar_or_array(result: np.ndarray, *inputs: Any):
     if all(np.ndim(x) == 0 for x in inputs):
         return float(np.asarray(result).reshape(()))
     return result
+
+
+def check_finite(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float64 array of finite numbers (no NaN, no inf)."""
+    arr = as_float_array(value, name)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def check_int(value: Any, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    """``value`` as a Python int within [minimum, maximum]; bool, float and other types are a TypeError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    v = int(value)
+    if minimum is not None and maximum is not None and not minimum <= v <= maximum:
+        raise ValueError(f"{name} must lie in [{minimum}, {maximum}], got {v}")
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {v}")
+    return v
+
+
+def as_scalar(arr: np.ndarray, name: str) -> float:
+    """The one value of a 0-d array; any other shape is a TypeError naming ``name``."""
+    if np.ndim(arr) != 0:
+        raise TypeError(f"{name} must be a scalar, got shape {np.shape(arr)}")
+    return float(arr)
+
+
+def check_positive_scalar(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """A scalar > 0 (finite unless ``allow_inf``)."""
+    return as_scalar(check_positive(value, name, allow_inf=allow_inf), name)
+
+
+def check_epsilon_scalar(value: Any, name: str = "epsilon") -> float:
+    """A scalar epsilon >= 0, finite."""
+    return as_scalar(check_epsilon(value, name), name)
+
+
+def require_extra(extra: str, *modules: str) -> list[Any]:
+    """Import ``modules``, or raise an ImportError naming the pydp_core extra that provides them."""
+    import importlib
+
+    try:
+        return [importlib.import_module(m) for m in modules]
+    except ImportError as exc:
+        raise ImportError(
+            f"this needs {', '.join(modules)}, which the '{extra}' extra installs: "
+            f"pip install 'pydp_core[{extra}]' ({exc})"
+        ) from None
+
+
+def real_scalar(value: Any, name: str) -> float:
+    """A real scalar (not NaN) as a float; a fast path for Python floats and exact ints."""
+    t = type(value)
+    if t is float:  # fast path for the common case (optimisers call conversions in inner loops)
+        if value != value:
+            raise ValueError(f"{name} must not be NaN")
+        return value
+    if t is int and -(2**53) <= value <= 2**53:
+        return float(value)
+    arr = as_float_array(value, name)
+    if arr.ndim != 0:
+        raise TypeError(f"{name} must be a scalar real number, got an array of shape {arr.shape}")
+    x = float(arr)
+    if math.isnan(x):
+        raise ValueError(f"{name} must not be NaN")
+    return x
+
+
+def check_nonneg_scalar(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """A real scalar >= 0 (finite unless ``allow_inf``)."""
+    x = real_scalar(value, name)
+    if x < 0:
+        raise ValueError(f"{name} must be >= 0, got {x!r}")
+    if not allow_inf and math.isinf(x):
+        raise ValueError(f"{name} must be finite")
+    return x
+
+
+def check_alpha(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> float:
+    """A Renyi order alpha > 1 (finite unless ``allow_inf``)."""
+    x = real_scalar(value, name)
+    if not x > 1:
+        raise ValueError(f"{name} must be > 1, got {x!r}")
+    if math.isinf(x) and not allow_inf:
+        raise ValueError(f"{name} must be finite")
+    return x
+
+
+def check_open_delta(value: Any, name: str = "delta") -> float:
+    """A delta for a conversion: it must lie in the open interval (0, 1)."""
+    x = real_scalar(value, name)
+    if not 0 < x < 1:
+        raise ValueError(f"{name} must lie in (0, 1) for this conversion, got {x!r}")
+    return x

@@ -27,7 +27,7 @@ correction, see :mod:`pydp_core.calibration`):
    (Mironov 2012): the set of reachable doubles depends on the true value, and an attacker who sees the
    exact output can sometimes tell neighbouring datasets apart, whatever epsilon says. Therefore
    :meth:`~AdditiveMechanism.privatize` defaults to ``release=True``, the exact discrete release of
-   :mod:`pydp_core.discrete` (Laplace and Gaussian only; the other families refuse it), and the
+   :mod:`pydp_core.release` (Laplace and Gaussian only; the other families refuse it), and the
    floating-point path is :meth:`~AdditiveMechanism.simulate` (or ``privatize(..., release=False)``),
    for research, simulation and utility estimates only.
 """
@@ -68,13 +68,13 @@ class AdditiveMechanism:
 
     _noise: NoiseFamily
 
-    def __init__(self, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0) -> None:
+    def __init__(self, *, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0) -> None:
         self._epsilon = _scalar_param(epsilon, check_epsilon, "epsilon")
         self._delta = _scalar_param(delta, check_delta, "delta")
         if self._epsilon == 0.0 and self._delta == 0.0:
             raise ValueError("epsilon must be > 0 when delta = 0")
         self._sensitivity = _scalar_param(sensitivity, check_positive, "sensitivity")
-        self._scale = float(minimal_scale(self._noise, self._epsilon, self._delta, self._sensitivity))
+        self._scale = float(minimal_scale(self._noise, epsilon=self._epsilon, delta=self._delta, sensitivity=self._sensitivity))
 
     # -- the calibration -----------------------------------------------------------------------------
     @property
@@ -116,12 +116,12 @@ class AdditiveMechanism:
     def privatize(self, values, rng=None, release: bool = True):
         """A noisy copy of ``values`` (a scalar or an array of finite numbers).
 
-        ``release=True`` (the default): the floating-point-safe release of :mod:`pydp_core.discrete`:
+        ``release=True`` (the default): the floating-point-safe release of :mod:`pydp_core.release`:
         values rounded to a power-of-two grid (the rounding charged to the sensitivity) plus exact
         discrete Laplace or discrete Gaussian noise, calibrated on the grid and verified. A scalar is one
         scalar query; an array is one vector query with the l1 (Laplace) or l2 (Gaussian) sensitivity.
         Only :class:`LaplaceMechanism` and :class:`GaussianMechanism` (and Subbotin orders 1 and 2) have
-        this path; the others raise :class:`pydp_core.discrete.ReleaseNotSupported`.
+        this path; the others raise :class:`pydp_core.release.ReleaseNotSupported`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations
         (not safe against least-significant-bit attacks: see the module docs).
@@ -132,11 +132,13 @@ class AdditiveMechanism:
         """
         if not release:
             return self.simulate(values, rng)
-        from .discrete import release_noise
+        from .release import release_noise
 
         arr = as_float_array(values, "values")
-        return release_noise(self._noise, arr if arr.ndim else float(arr), self._epsilon, self._delta,
-                             self._sensitivity, rng, vector=arr.size > 1)
+        return release_noise(
+            self._noise, arr if arr.ndim else float(arr), epsilon=self._epsilon, delta=self._delta,
+            sensitivity=self._sensitivity, rng=rng, vector=arr.size > 1,
+        )
 
     def simulate(self, values, rng=None):
         """values + iid floating-point noise of exactly ``scale``: for simulations and utility studies,
@@ -178,8 +180,8 @@ class GaussianMechanism(AdditiveMechanism):
 
     _noise = Gaussian()
 
-    def __init__(self, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
-        super().__init__(epsilon, delta, sensitivity)
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
+        super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
     def _sample(self, rng, out):
         rng.normal(0.0, self._scale, out=out)
@@ -207,10 +209,10 @@ class SubbotinMechanism(AdditiveMechanism):
     Not safe against least-significant-bit attacks on floating-point outputs.
     """
 
-    def __init__(self, r: float, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
+    def __init__(self, r: float, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
         self._noise = Subbotin(r)  # validates r (finite, >= 1), naming it
         self._r = self._noise.r
-        super().__init__(epsilon, delta, sensitivity)
+        super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
     @property
     def r(self) -> float:

@@ -64,7 +64,7 @@ def test_refuses_without_recording():
 def test_subbotin_and_rao_limit():
     acc = pc.Accountant(pc.RaoDP(1.0))
     acc.spend_subbotin(3.0, scale=2.0, sensitivity=1.0)
-    th = pc.rao.theta(pc.Subbotin(3.0), 2.0, 1.0).theta
+    th = pc.rao.theta(pc.Subbotin(3.0), scale=2.0, sensitivity=1.0).theta
     assert acc.total().theta == pytest.approx(th, rel=1e-15)
     acc.spend_laplace(scale=2.0)
     assert acc.total().theta == pytest.approx(math.hypot(th, 0.5), rel=1e-15)
@@ -141,9 +141,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="scale"):
         acc.spend_laplace(scale=0.0)
     with pytest.raises(ValueError, match="r"):
-        acc.spend_subbotin(0.5, 1.0)
+        acc.spend_subbotin(0.5, scale=1.0)
     with pytest.raises(ValueError, match="count"):
-        acc.spend_gaussian(1.0, count=0)
+        acc.spend_gaussian(sigma=1.0, count=0)
     with pytest.raises(TypeError):
         acc.spend(1.0)
     assert len(acc) == 0
@@ -171,8 +171,8 @@ def test_repeated_spends_are_one_record_with_a_count():
     a2 = pc.Accountant(pc.ApproxDP(100.0, 1e-6))
     a2.spend_subbotin(3.0, scale=5.0, count=3)
     share = 1e-6 / 3
-    ref = 3 * pc.epsilon_for_delta(pc.Subbotin(3.0), share, 5.0, 1.0)
+    ref = 3 * pc.epsilon_for_delta(pc.Subbotin(3.0), delta=share, scale=5.0, sensitivity=1.0)
     assert a2.total().epsilon == pytest.approx(ref, rel=1e-14)
-    assert a2.total(pc.RaoDP).theta == pytest.approx(math.sqrt(3) * pc.rao.theta(pc.Subbotin(3.0), 5.0).theta, rel=1e-14)
+    assert a2.total(pc.RaoDP).theta == pytest.approx(math.sqrt(3) * pc.rao.theta(pc.Subbotin(3.0), scale=5.0).theta, rel=1e-14)
     back = pc.Accountant.from_json(a2.to_json())
     assert back.total().epsilon == a2.total().epsilon and len(back) == 3

@@ -373,34 +373,34 @@ def test_subsample_tcdp_preconditions():
 def test_gaussian_sigma_by_definition():
     D = 2.0
     b = pc.ApproxDP(0.5, 1e-5)
-    s = pc.gaussian_sigma(b, D)
+    s = pc.gaussian_sigma(b, sensitivity=D)
     # the analytic sigma meets (eps, delta) and is minimal
     assert mp_gauss_delta(0.5, D / s) <= 1e-5 * (1 + 1e-12)
     assert mp_gauss_delta(0.5, D / (s * (1 - 1e-9))) > 1e-5
-    classic = pc.gaussian_sigma(b, D, method="classic")
+    classic = pc.gaussian_sigma(b, sensitivity=D, method="classic")
     assert classic == pytest.approx(D * math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-15)
     assert classic > s
     with pytest.warns(pc.PrivacyWarning, match="epsilon < 1"):
-        pc.gaussian_sigma(pc.ApproxDP(2.0, 1e-5), D, method="classic")
+        pc.gaussian_sigma(pc.ApproxDP(2.0, 1e-5), sensitivity=D, method="classic")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        pc.gaussian_sigma(pc.ApproxDP(2.0, 1e-5), D)  # analytic: no warning
-    assert pc.gaussian_sigma(pc.RDP(4.0, 0.5), D) == pytest.approx(D * math.sqrt(4.0 / 1.0), rel=1e-15)
-    assert pc.gaussian_sigma(pc.ZCDP(0.5), D) == pytest.approx(D, rel=1e-15)
-    assert pc.gaussian_sigma(pc.GDP(0.5), D) == pytest.approx(4.0, rel=1e-15)
-    assert pc.gaussian_sigma(pc.RaoDP(0.25), D) == pytest.approx(8.0, rel=1e-15)
+        pc.gaussian_sigma(pc.ApproxDP(2.0, 1e-5), sensitivity=D)  # analytic: no warning
+    assert pc.gaussian_sigma(pc.RDP(4.0, 0.5), sensitivity=D) == pytest.approx(D * math.sqrt(4.0 / 1.0), rel=1e-15)
+    assert pc.gaussian_sigma(pc.ZCDP(0.5), sensitivity=D) == pytest.approx(D, rel=1e-15)
+    assert pc.gaussian_sigma(pc.GDP(0.5), sensitivity=D) == pytest.approx(4.0, rel=1e-15)
+    assert pc.gaussian_sigma(pc.RaoDP(0.25), sensitivity=D) == pytest.approx(8.0, rel=1e-15)
     # the calibrations are consistent with the conversions: sigma for RDP gives back that RDP
-    assert pc.GDP(D / pc.gaussian_sigma(pc.RDP(4.0, 0.5), D)).to_rdp(4.0).epsilon == pytest.approx(0.5, rel=1e-14)
+    assert pc.GDP(D / pc.gaussian_sigma(pc.RDP(4.0, 0.5), sensitivity=D)).to_rdp(4.0).epsilon == pytest.approx(0.5, rel=1e-14)
     # tCDP: the arsinh mechanism
     t = pc.TCDP(0.1, 20.0)
-    A, sig = pc.arsinh_parameters(t, D)
+    A, sig = pc.arsinh_parameters(t, sensitivity=D)
     assert A == pytest.approx(8 * D * 20.0) and sig == pytest.approx(D * math.sqrt(8 / 0.1))
     # consistency with paper 003's first phrasing: sigma^2 = D^2 / (2 rho0), rho = 16 rho0, omega = A / (8 D)
     rho0 = D**2 / (2 * sig**2)
     assert 16 * rho0 == pytest.approx(0.1) and A / (8 * D) == pytest.approx(20.0)
-    assert pc.gaussian_sigma(t, D) == sig
+    assert pc.gaussian_sigma(t, sensitivity=D) == sig
     with pytest.raises(ValueError, match="sensitivity"):
-        pc.gaussian_sigma(pc.GDP(1.0), -1.0)
+        pc.gaussian_sigma(pc.GDP(1.0), sensitivity=-1.0)
     with pytest.raises(TypeError):
         pc.gaussian_sigma(pc.KLDP(1.0))
 

@@ -51,7 +51,7 @@ FAMILIES = [Laplace(), Logistic(), Gaussian()] + [Subbotin(r) for r in (1.001, 1
 def _scale_failures(noise, eps, delta, sens=1.0):
     """Every way minimal_scale(noise, eps, delta, sens) can be wrong, as messages with the numbers."""
     key = R.family_key(noise)
-    s = minimal_scale(noise, eps, delta, sens)
+    s = minimal_scale(noise, epsilon=eps, delta=delta, sensitivity=sens)
     exact = R.minimal_scale(key, eps, delta, sens, guess=sens / s)
     out = []
     with mp.workdps(50):
@@ -60,11 +60,11 @@ def _scale_failures(noise, eps, delta, sens=1.0):
             out.append(f"UNDER-NOISED: scale {s!r} < exact {mp.nstr(exact, 20)} (rel {err:.3g})")
         if abs(err) > SCALE_RTOL:
             out.append(f"scale {s!r} vs exact {mp.nstr(exact, 20)}: rel err {err:.3g} > {SCALE_RTOL}")
-        own = privacy_profile(noise, eps, s, sens)
+        own = privacy_profile(noise, epsilon=eps, scale=s, sensitivity=sens)
         if not own <= delta:
             out.append(f"library's own profile at the returned scale {own!r} > delta")
         # the documented safety margin: the condition held with delta reduced by (at least half of) 1e-12
-        own_log = log_privacy_profile(noise, eps, s, sens)
+        own_log = log_privacy_profile(noise, epsilon=eps, scale=s, sensitivity=sens)
         if not own_log <= math.log(delta) - 5e-13:
             out.append(f"library's own log delta {own_log!r} is within 5e-13 of log delta {math.log(delta)!r}")
         ld = R.log_privacy_profile(key, eps, s, sens)
@@ -98,12 +98,12 @@ def test_pure_dp_scale_is_exactly_private(noise, eps):
     """delta = 0: the MLR-bounded families are (eps, 0)-DP iff D / s <= eps (t = inf). The returned double
     s must satisfy this exactly (in 50 digits), not only after rounding D / s."""
     for sens in (1.0, 3.0, 0.1):
-        s = minimal_scale(noise, eps, 0.0, sens)
+        s = minimal_scale(noise, epsilon=eps, delta=0.0, sensitivity=sens)
         with mp.workdps(50):
             d = R.X(sens) / R.X(s)
             assert d <= R.X(eps), f"{noise!r} eps={eps} D={sens}: s={s!r} gives D/s = {mp.nstr(d, 20)} > eps"
             assert (R.X(eps) - d) / R.X(eps) < 1e-15  # and it is the smallest such double, up to an ulp or two
-        assert privacy_profile(noise, eps, s, sens) == 0.0
+        assert privacy_profile(noise, epsilon=eps, scale=s, sensitivity=sens) == 0.0
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def _profile_points(noise):
     pts = []
     for eps in (1e-3, 0.1, 1.0, 20.0, 1000.0):
         for delta in (0.3, 1e-6, 1e-15, 1e-100, 1e-300):
-            s = minimal_scale(noise, eps, delta)
+            s = minimal_scale(noise, epsilon=eps, delta=delta)
             pts += [(eps, s * 1.001), (eps, s * 0.999)]
     return pts
 
@@ -125,7 +125,7 @@ def test_privacy_profile_against_reference(noise):
     pts = _profile_points(noise)
     eps = np.array([p[0] for p in pts])
     scale = np.array([p[1] for p in pts])
-    got = log_privacy_profile(noise, eps, scale)
+    got = log_privacy_profile(noise, epsilon=eps, scale=scale)
     bad = []
     for e, s, g in zip(eps, scale, got):
         ref = R.log_privacy_profile(key, float(e), float(s))
@@ -155,7 +155,7 @@ def test_lemma1_against_hockey_stick_quadrature(noise):
         quad = R.hockey_stick(key, eps, s)
         lemma = R.privacy_profile(key, eps, s)
         assert mp.almosteq(quad, lemma, rel_eps=mp.mpf(10) ** -18), (eps, s, quad, lemma)
-        assert R.mismatch(privacy_profile(noise, eps, s), lemma, 1e-12, R.profile_condition(key, eps, s)) is None
+        assert R.mismatch(privacy_profile(noise, epsilon=eps, scale=s), lemma, 1e-12, R.profile_condition(key, eps, s)) is None
 
 
 @pytest.mark.parametrize("noise", FAMILIES, ids=repr)
@@ -164,7 +164,7 @@ def test_epsilon_for_delta_against_reference(noise):
     bad = []
     for delta in (0.3, 1e-6, 1e-15, 1e-300):
         for s in (0.05, 1.0, 30.0):
-            e = epsilon_for_delta(noise, delta, s)
+            e = epsilon_for_delta(noise, delta=delta, scale=s)
             ref = R.epsilon_for_delta(key, delta, s)
             if not math.isfinite(e):
                 # Documented cap for Subbotin_r (numerical threshold): answers beyond epsilon = 1e6 are
@@ -188,14 +188,14 @@ def test_epsilon_for_delta_against_reference(noise):
 
 
 def test_epsilon_for_delta_edges():
-    assert epsilon_for_delta(Gaussian(), 0.0, 1.0) == math.inf  # MLR-unbounded: no finite eps at delta 0
-    assert epsilon_for_delta(Laplace(), 0.0, 2.0) == 0.5  # (D/s, 0)-DP
-    assert epsilon_for_delta(Logistic(), 0.0, 4.0) == 0.25
-    assert epsilon_for_delta(Gaussian(), 0.9, 1.0) == 0.0  # delta(0) = TV < 0.9
+    assert epsilon_for_delta(Gaussian(), delta=0.0, scale=1.0) == math.inf  # MLR-unbounded: no finite eps at delta 0
+    assert epsilon_for_delta(Laplace(), delta=0.0, scale=2.0) == 0.5  # (D/s, 0)-DP
+    assert epsilon_for_delta(Logistic(), delta=0.0, scale=4.0) == 0.25
+    assert epsilon_for_delta(Gaussian(), delta=0.9, scale=1.0) == 0.0  # delta(0) = TV < 0.9
     # round trip: epsilon_for_delta(privacy_profile(eps)) ~ eps
     for noise in (Gaussian(), Subbotin(3.0), Logistic()):
-        d = privacy_profile(noise, 1.3, 0.5)  # D / s = 2 > 1.3: delta > 0 for the Logistic too
-        assert epsilon_for_delta(noise, d, 0.5) == pytest.approx(1.3, rel=1e-9)
+        d = privacy_profile(noise, epsilon=1.3, scale=0.5)  # D / s = 2 > 1.3: delta > 0 for the Logistic too
+        assert epsilon_for_delta(noise, delta=d, scale=0.5) == pytest.approx(1.3, rel=1e-9)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_closed_forms_against_general_condition(noise, closed):
         with mp.workdps(60):
             if abs(c / general - 1) > mp.mpf(10) ** -40:
                 bad.append(f"reference: closed form {mp.nstr(c, 25)} != Lemma 1 root {mp.nstr(general, 25)} at {eps}, {delta}")
-        s = minimal_scale(noise, eps, delta)
+        s = minimal_scale(noise, epsilon=eps, delta=delta)
         with mp.workdps(60):
             if R.X(s) < c or abs(R.X(s) / c - 1) > SCALE_RTOL:
                 bad.append(f"eps={eps} delta={delta}: library {s!r} vs closed form {mp.nstr(c, 20)} "
@@ -284,7 +284,7 @@ def test_gaussian_profile_every_branch_against_reference():
     pts = _gaussian_branch_points()
     eps = np.array([p[0] for p in pts])
     d = np.array([p[1] for p in pts])
-    got = log_privacy_profile(Gaussian(), eps, 1.0, d)
+    got = log_privacy_profile(Gaussian(), epsilon=eps, scale=1.0, sensitivity=d)
     bad = []
     for e, dd, g in zip(eps, d, got):
         ref = R.log_privacy_profile(("Gaussian",), float(e), 1.0, float(dd))
@@ -310,7 +310,7 @@ def test_gaussian_minimal_scale_tiny_epsilon(eps):
     delta = 1e-300 gave a scale 1.9e173 times too small, i.e. no privacy)."""
     bad = []
     for delta in (0.3, 1e-20, 1e-100, 1e-300):
-        s = minimal_scale(Gaussian(), eps, delta)
+        s = minimal_scale(Gaussian(), epsilon=eps, delta=delta)
         with mp.workdps(int(-math.log10(delta)) + 60):
             e, dl = R.X(eps), R.X(delta)
             w = mp.findroot(lambda v: _balle_wang_log_delta(e, mp.exp(v)) - mp.log(dl), -mp.log(R.X(s)))
@@ -318,7 +318,7 @@ def test_gaussian_minimal_scale_tiny_epsilon(eps):
             err = float(R.X(s) / exact - 1)
             if not (0 <= err <= SCALE_RTOL and _balle_wang_log_delta(e, 1 / R.X(s)) <= mp.log(dl)):
                 bad.append(f"delta={delta!r}: scale {s!r} vs exact {mp.nstr(exact, 20)} (rel {err:.3g})")
-        if not privacy_profile(Gaussian(), eps, s) <= delta:
+        if not privacy_profile(Gaussian(), epsilon=eps, scale=s) <= delta:
             bad.append(f"delta={delta!r}: library's own profile at {s!r} exceeds delta")
     assert not bad, "\n".join(bad)
 
@@ -335,8 +335,8 @@ def test_gaussian_minimal_scale_random_points():
         bad += _scale_failures(Gaussian(), eps, delta, sens)
         # The Gaussian solver returns only a scale at which it evaluated log_privacy_profile's own condition
         # with the full margin, so that evaluation, repeated, must show it.
-        s = minimal_scale(Gaussian(), eps, delta, sens)
-        if not log_privacy_profile(Gaussian(), eps, s, sens) <= math.log(delta) - 1e-12:
+        s = minimal_scale(Gaussian(), epsilon=eps, delta=delta, sensitivity=sens)
+        if not log_privacy_profile(Gaussian(), epsilon=eps, scale=s, sensitivity=sens) <= math.log(delta) - 1e-12:
             bad.append(f"eps={eps!r} delta={delta!r} D={sens!r}: the full 1e-12 margin does not hold at {s!r}")
     assert not bad, "\n".join(bad)
 
@@ -378,7 +378,7 @@ def test_library_threshold_against_reference(noise):
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-3), (1.0, 1e-6), (1.0, 1e-15), (5.0, 1e-40), (0.5, 1e-300), (20.0, 0.2)])
 def test_geng_truncated_laplace_meets_lemma1_with_equality(eps, delta):
     for sens in (1.0, 0.25):
-        trunc, scale = geng_truncated_laplace(eps, delta, sens)
+        trunc, scale = geng_truncated_laplace(epsilon=eps, delta=delta, sensitivity=sens)
         assert scale == sens / eps
         key = R.family_key(trunc)
         exact = R.privacy_profile(key, eps, scale, sens)
@@ -388,9 +388,9 @@ def test_geng_truncated_laplace_meets_lemma1_with_equality(eps, delta):
             a = R.X(trunc.bound)
             kappa_a = float(a * mp.exp(R.family(key).logpdf(a - R.X(sens) / R.X(scale)) - mp.log(exact)))
         assert R.mismatch(delta, exact, 1e-13, kappa + kappa_a) is None, (delta, exact)
-        assert R.mismatch(privacy_profile(trunc, eps, scale, sens), exact, 1e-12, kappa + kappa_a) is None
+        assert R.mismatch(privacy_profile(trunc, epsilon=eps, scale=scale, sensitivity=sens), exact, 1e-12, kappa + kappa_a) is None
         # and its minimal scale for (eps, delta) is the Geng scale (the construction is tight)
-        s = minimal_scale(trunc, eps, delta, sens)
+        s = minimal_scale(trunc, epsilon=eps, delta=delta, sensitivity=sens)
         assert s >= scale * (1 - 1e-12) and s == pytest.approx(scale, rel=1e-9)
 
 
@@ -407,9 +407,9 @@ def test_truncated_minimal_scale_and_profile(noise):
             bad += _scale_failures(noise, eps, delta)
     assert not bad, "\n".join(bad)
     # Shifts of twice the bound or more are never private: delta = 1.
-    assert privacy_profile(noise, 1.0, 1.0, 2.0 * noise.bound) == 1.0
+    assert privacy_profile(noise, epsilon=1.0, scale=1.0, sensitivity=2.0 * noise.bound) == 1.0
     with pytest.raises(ValueError, match="delta = 0 is not reachable"):
-        minimal_scale(noise, 1.0, 0.0)
+        minimal_scale(noise, epsilon=1.0, delta=0.0)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -426,7 +426,7 @@ def test_peer_autodp_analytic_gaussian():
         eps = 1.0
         exact = R.minimal_scale(("Gaussian",), eps, delta)
         peer = calib.ana_gaussian_mech(eps, delta)["sigma"]
-        ours = minimal_scale(Gaussian(), eps, delta)
+        ours = minimal_scale(Gaussian(), epsilon=eps, delta=delta)
         with mp.workdps(30):
             peer_err = float(R.X(peer) / exact - 1)
             assert R.X(ours) >= exact and float(R.X(ours) / exact - 1) < SCALE_RTOL
@@ -441,8 +441,8 @@ def test_peer_autodp_analytic_gaussian():
 def test_peer_pydp_gaussian_huge_epsilon():
     nm = pytest.importorskip("pydp.algorithms.numerical_mechanisms", reason="python-dp not importable")
     for eps in (700.0, 709.0, 710.0, 1000.0):
-        peer = nm.GaussianMechanism(eps, 1e-5, 1.0).std
-        ours = minimal_scale(Gaussian(), eps, 1e-5)
+        peer = nm.GaussianMechanism(epsilon=eps, delta=1e-5, sensitivity=1.0).std
+        ours = minimal_scale(Gaussian(), epsilon=eps, delta=1e-5)
         exact = R.minimal_scale(("Gaussian",), eps, 1e-5)
         with mp.workdps(30):
             assert R.X(ours) >= exact and float(R.X(ours) / exact - 1) < SCALE_RTOL
@@ -455,7 +455,7 @@ def test_peer_diffprivlib_gaussian_analytic():
     mech = pytest.importorskip("diffprivlib.mechanisms", reason="diffprivlib not importable")
     exact = R.minimal_scale(("Gaussian",), 1.0, 1e-30)
     peer = mech.GaussianAnalytic(epsilon=1.0, delta=1e-30, sensitivity=1.0)._scale
-    ours = minimal_scale(Gaussian(), 1.0, 1e-30)
+    ours = minimal_scale(Gaussian(), epsilon=1.0, delta=1e-30)
     with mp.workdps(30):
         assert abs(float(R.X(peer) / exact - 1)) > 0.2  # diffprivlib: about 26% off here
         assert R.X(ours) >= exact and float(R.X(ours) / exact - 1) < SCALE_RTOL
@@ -474,24 +474,24 @@ _settings = settings(max_examples=60, deadline=None, suppress_health_check=[Heal
 @_settings
 @given(noise=_noise, eps=_eps, s1=st.floats(1e-3, 1e3), ratio=st.floats(1.0 + 1e-6, 10.0))
 def test_profile_decreasing_in_scale(noise, eps, s1, ratio):
-    assert privacy_profile(noise, eps, s1 * ratio) <= privacy_profile(noise, eps, s1)
+    assert privacy_profile(noise, epsilon=eps, scale=s1 * ratio) <= privacy_profile(noise, epsilon=eps, scale=s1)
 
 
 @_settings
 @given(noise=_noise, e1=_eps, ratio=st.floats(1.0 + 1e-6, 10.0), s=st.floats(1e-2, 1e2))
 def test_profile_decreasing_in_epsilon(noise, e1, ratio, s):
-    assert privacy_profile(noise, e1 * ratio, s) <= privacy_profile(noise, e1, s)
+    assert privacy_profile(noise, epsilon=e1 * ratio, scale=s) <= privacy_profile(noise, epsilon=e1, scale=s)
 
 
 @_settings
 @given(noise=_noise, eps=_eps, ld=_log_delta, sens=st.floats(1e-6, 1e6))
 def test_scale_linear_in_sensitivity_and_private(noise, eps, ld, sens):
     delta = 10.0 ** ld
-    s1 = minimal_scale(noise, eps, delta)
-    sd = minimal_scale(noise, eps, delta, sens)
+    s1 = minimal_scale(noise, epsilon=eps, delta=delta)
+    sd = minimal_scale(noise, epsilon=eps, delta=delta, sensitivity=sens)
     assert sd == pytest.approx(sens * s1, rel=2 * SCALE_RTOL)  # Lemma 2
-    assert privacy_profile(noise, eps, sd, sens) <= delta  # the condition holds at the returned scale
-    assert privacy_profile(noise, eps, s1) <= delta
+    assert privacy_profile(noise, epsilon=eps, scale=sd, sensitivity=sens) <= delta  # the condition holds at the returned scale
+    assert privacy_profile(noise, epsilon=eps, scale=s1) <= delta
 
 
 @_settings
@@ -500,11 +500,11 @@ def test_scale_monotone_in_epsilon_and_delta(noise, eps, ld, f_eps, f_delta):
     # Monotone up to rounding: each scale is the exact minimum rounded up by at most ~1e-12 relative
     # (the documented safety margin), so two calibrations may differ from monotone by a few ulps.
     delta = 10.0 ** ld
-    s = minimal_scale(noise, eps, delta)
+    s = minimal_scale(noise, epsilon=eps, delta=delta)
     slack = s * (1 + 4e-15)
-    assert minimal_scale(noise, eps * f_eps, delta) <= slack
+    assert minimal_scale(noise, epsilon=eps * f_eps, delta=delta) <= slack
     if delta * f_delta < 1:
-        assert minimal_scale(noise, eps, delta * f_delta) <= slack
+        assert minimal_scale(noise, epsilon=eps, delta=delta * f_delta) <= slack
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -514,20 +514,20 @@ def test_broadcasting_shapes_and_values():
     eps = np.array([[0.1], [1.0], [5.0]])
     delta = np.array([1e-3, 1e-6, 1e-12, 1e-100])
     for noise in (Gaussian(), Subbotin(3.0), Laplace()):
-        out = minimal_scale(noise, eps, delta)
+        out = minimal_scale(noise, epsilon=eps, delta=delta)
         assert out.shape == (3, 4)
         for i in range(3):
             for j in range(4):
-                assert out[i, j] == minimal_scale(noise, float(eps[i, 0]), float(delta[j]))
-        prof = privacy_profile(noise, eps, out)
+                assert out[i, j] == minimal_scale(noise, epsilon=float(eps[i, 0]), delta=float(delta[j]))
+        prof = privacy_profile(noise, epsilon=eps, scale=out)
         assert prof.shape == (3, 4) and np.all(prof <= delta)
-        assert epsilon_for_delta(noise, delta, out).shape == (3, 4)
+        assert epsilon_for_delta(noise, delta=delta, scale=out).shape == (3, 4)
         sens = np.array([0.5, 2.0]).reshape(2, 1, 1)
-        assert minimal_scale(noise, eps, delta, sens).shape == (2, 3, 4)
-    assert isinstance(minimal_scale(Gaussian(), 1.0, 1e-5), float)
-    assert isinstance(privacy_profile(Gaussian(), 1.0, 1.0), float)
-    assert isinstance(epsilon_for_delta(Gaussian(), 1e-5, 1.0), float)
-    assert minimal_scale(Gaussian(), [1.0, 2.0], 1e-5).shape == (2,)
+        assert minimal_scale(noise, epsilon=eps, delta=delta, sensitivity=sens).shape == (2, 3, 4)
+    assert isinstance(minimal_scale(Gaussian(), epsilon=1.0, delta=1e-5), float)
+    assert isinstance(privacy_profile(Gaussian(), epsilon=1.0, scale=1.0), float)
+    assert isinstance(epsilon_for_delta(Gaussian(), delta=1e-5, scale=1.0), float)
+    assert minimal_scale(Gaussian(), epsilon=[1.0, 2.0], delta=1e-5).shape == (2,)
 
 
 def test_threaded_equals_serial():
@@ -537,29 +537,29 @@ def test_threaded_equals_serial():
     delta = 10.0 ** rng.uniform(-300, -1, 3000)
     sens = np.ones(3000)
     for noise in (Subbotin(3.0), Gaussian()):
-        one = cal.minimal_scale(noise._family, eps, delta, sens, threads=1)
-        assert np.array_equal(one, cal.minimal_scale(noise._family, eps, delta, sens, threads=2))
-        assert np.array_equal(one, cal.minimal_scale(noise._family, eps, delta, sens, threads=5))
-        p1 = cal.log_privacy_profile(noise._family, eps, one, sens, threads=1)
-        assert np.array_equal(p1, cal.log_privacy_profile(noise._family, eps, one, sens, threads=3))
+        one = cal.minimal_scale(noise._family, epsilon=eps, delta=delta, sensitivity=sens, threads=1)
+        assert np.array_equal(one, cal.minimal_scale(noise._family, epsilon=eps, delta=delta, sensitivity=sens, threads=2))
+        assert np.array_equal(one, cal.minimal_scale(noise._family, epsilon=eps, delta=delta, sensitivity=sens, threads=5))
+        p1 = cal.log_privacy_profile(noise._family, epsilon=eps, scale=one, sensitivity=sens, threads=1)
+        assert np.array_equal(p1, cal.log_privacy_profile(noise._family, epsilon=eps, scale=one, sensitivity=sens, threads=3))
 
 
 def test_no_nan_anywhere_on_a_wide_grid():
     eps = np.array([0.0, 1e-8, 1e-3, 1.0, 50.0, 709.0, 710.0, 1e3, 1e5])[:, None]
     scale = np.geomspace(1e-6, 1e6, 25)[None, :]
     for noise in FAMILIES + [Truncated(Laplace(), 2.0), Truncated(Subbotin(3.0), 1.0)]:
-        lp = log_privacy_profile(noise, eps, scale)
+        lp = log_privacy_profile(noise, epsilon=eps, scale=scale)
         assert not np.isnan(lp).any(), noise
         assert np.all(lp <= 0)
-        p = privacy_profile(noise, eps, scale)
+        p = privacy_profile(noise, epsilon=eps, scale=scale)
         assert np.all((p >= 0) & (p <= 1))
 
 
 _PUBLIC = {
-    "privacy_profile": lambda **k: privacy_profile(k.get("noise", Gaussian()), k.get("epsilon", 1.0), k.get("scale", 1.0), k.get("sensitivity", 1.0)),
-    "log_privacy_profile": lambda **k: log_privacy_profile(k.get("noise", Gaussian()), k.get("epsilon", 1.0), k.get("scale", 1.0), k.get("sensitivity", 1.0)),
-    "epsilon_for_delta": lambda **k: epsilon_for_delta(k.get("noise", Gaussian()), k.get("delta", 1e-5), k.get("scale", 1.0), k.get("sensitivity", 1.0)),
-    "minimal_scale": lambda **k: minimal_scale(k.get("noise", Gaussian()), k.get("epsilon", 1.0), k.get("delta", 1e-5), k.get("sensitivity", 1.0)),
+    "privacy_profile": lambda **k: privacy_profile(k.get("noise", Gaussian()), epsilon=k.get("epsilon", 1.0), scale=k.get("scale", 1.0), sensitivity=k.get("sensitivity", 1.0)),
+    "log_privacy_profile": lambda **k: log_privacy_profile(k.get("noise", Gaussian()), epsilon=k.get("epsilon", 1.0), scale=k.get("scale", 1.0), sensitivity=k.get("sensitivity", 1.0)),
+    "epsilon_for_delta": lambda **k: epsilon_for_delta(k.get("noise", Gaussian()), delta=k.get("delta", 1e-5), scale=k.get("scale", 1.0), sensitivity=k.get("sensitivity", 1.0)),
+    "minimal_scale": lambda **k: minimal_scale(k.get("noise", Gaussian()), epsilon=k.get("epsilon", 1.0), delta=k.get("delta", 1e-5), sensitivity=k.get("sensitivity", 1.0)),
 }
 _ARGS = {
     "privacy_profile": ("epsilon", "scale", "sensitivity"),
@@ -596,27 +596,27 @@ def test_bad_values_name_the_argument(fn):
 
 def test_infinite_epsilon():
     with pytest.raises(ValueError, match="epsilon must be finite"):
-        minimal_scale(Gaussian(), np.inf, 1e-5)
+        minimal_scale(Gaussian(), epsilon=np.inf, delta=1e-5)
     # privacy_profile accepts eps = inf (delta = 0 there) by design
-    assert privacy_profile(Gaussian(), np.inf, 1.0) == 0.0
+    assert privacy_profile(Gaussian(), epsilon=np.inf, scale=1.0) == 0.0
 
 
 @pytest.mark.parametrize("noise", [Gaussian(), Subbotin(1.001), Subbotin(3.0), Subbotin(50.0), Truncated(Laplace(), 3.0)], ids=repr)
 def test_delta_zero_with_unbounded_likelihood_ratio_is_a_clear_error(noise):
     with pytest.raises(ValueError, match="delta = 0 is not reachable"):
-        minimal_scale(noise, 1.0, 0.0)
+        minimal_scale(noise, epsilon=1.0, delta=0.0)
     with pytest.raises(ValueError, match="delta = 0 is not reachable"):
-        minimal_scale(noise, [1.0, 2.0], [1e-5, 0.0])
+        minimal_scale(noise, epsilon=[1.0, 2.0], delta=[1e-5, 0.0])
 
 
 def test_epsilon_and_delta_zero():
     with pytest.raises(ValueError, match="epsilon = 0 with delta = 0"):
-        minimal_scale(Laplace(), 0.0, 0.0)
+        minimal_scale(Laplace(), epsilon=0.0, delta=0.0)
     # eps = 0 with delta > 0 is fine: Remark 3, s_1(0, delta) = D / (2 log(1 / (1 - delta)))
-    s = minimal_scale(Laplace(), 0.0, 0.1)
+    s = minimal_scale(Laplace(), epsilon=0.0, delta=0.1)
     exact = 1 / (-2 * mp.log1p(-R.X(0.1)))
     assert R.X(s) >= exact and abs(float(R.X(s) / exact - 1)) < SCALE_RTOL
-    s = minimal_scale(Logistic(), 0.0, 0.1)
+    s = minimal_scale(Logistic(), epsilon=0.0, delta=0.1)
     exact = 1 / (2 * mp.log((1 + R.X(0.1)) / (1 - R.X(0.1))))
     assert R.X(s) >= exact and abs(float(R.X(s) / exact - 1)) < SCALE_RTOL
 

@@ -17,6 +17,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _etl_support as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
+from pydp_core.accounting.guarantees import guarantees, laplace_rdp_epsilon  # noqa: E402
+from pydp_core.io import files as io_files  # noqa: E402
 from pydp_core import cli, etl  # noqa: E402
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
@@ -44,7 +46,7 @@ def test_calibrate_gaussian_json_matches_the_library(capsys):
     code, out, _ = run(capsys, "calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-6", "--sensitivity", "2", "--json")
     assert code == 0
     doc = json.loads(out)
-    scale = pydp_core.minimal_scale(pydp_core.Gaussian(), 1.0, 1e-6, 2.0)
+    scale = pydp_core.minimal_scale(pydp_core.Gaussian(), epsilon=1.0, delta=1e-6, sensitivity=2.0)
     assert doc["scale"] == scale and doc["variance"] == pytest.approx(scale**2, rel=1e-15)
     assert doc["GDP mu"] == pytest.approx(2.0 / scale, rel=1e-15)
     assert doc["zCDP rho"] == pytest.approx(2.0 / scale**2, rel=1e-15)
@@ -71,7 +73,7 @@ def _renyi_laplace_reference(alpha: float, b: float) -> mpmath.mpf:
 @pytest.mark.parametrize("alpha", [1.5, 2.0, 8.0, 32.0])
 @pytest.mark.parametrize("b", [0.05, 1.0, 20.0])
 def test_laplace_rdp_against_mpmath(alpha, b):
-    assert cli.laplace_rdp(alpha, b) == pytest.approx(float(_renyi_laplace_reference(alpha, b)), rel=1e-12)
+    assert laplace_rdp_epsilon(alpha, scale=b) == pytest.approx(float(_renyi_laplace_reference(alpha, b)), rel=1e-12)
 
 
 @pytest.mark.parametrize("r", [1.0, 1.5, 3.0, 7.0])
@@ -80,12 +82,12 @@ def test_rao_theta_is_the_fisher_information_of_the_location(r):
     rr = mpmath.mpf(r)
     c = 2 * mpmath.gamma(1 / rr) * rr ** (1 / rr - 1)
     info = 2 * mpmath.quad(lambda x: x ** (2 * rr - 2) * mpmath.exp(-(x**rr) / rr) / c, [0, 1, mpmath.inf])
-    theta = cli.guarantees(pydp_core.Subbotin(r), 2.0, 0.5)["Rao-DP theta"]
+    theta = guarantees(pydp_core.Subbotin(r), sensitivity=0.5, scale=2.0)["Rao-DP theta"]
     assert theta == pytest.approx(float(0.5 * mpmath.sqrt(info) / 2), rel=1e-12)
 
 
 def test_pure_dp_conversions_for_logistic(capsys):
-    g = cli.guarantees(pydp_core.Logistic(), 1.0, 1.0)
+    g = guarantees(pydp_core.Logistic(), sensitivity=1.0, scale=1.0)
     eps = g["pure DP epsilon"]
     assert eps == pytest.approx(1.0, rel=1e-9)  # the Logistic is (D / s)-DP
     mu = -2 * mpmath.sqrt(2) * mpmath.erfinv(2 / (1 + mpmath.exp(eps)) - 1)
@@ -123,7 +125,7 @@ def test_profile_table_is_the_exact_profile(capsys):
     eps = np.array([float(r[0]) for r in rows])
     delta = np.array([float(r[1]) for r in rows])
     np.testing.assert_allclose(eps, [0, 1, 2, 3])
-    np.testing.assert_allclose(delta, pydp_core.privacy_profile(pydp_core.Gaussian(), eps, 2.0), rtol=1e-6)
+    np.testing.assert_allclose(delta, pydp_core.privacy_profile(pydp_core.Gaussian(), epsilon=eps, scale=2.0), rtol=1e-6)
 
 
 def test_profile_png(capsys, tmp_path):
@@ -186,7 +188,7 @@ def test_privatize_parquet_streams_and_matches_in_memory(capsys, tmp_path, batch
     assert code == 0, err
     assert "10000 rows" in err
     got = pq.read_table(dst)
-    want = _expected(table, etl.mechanism("laplace", 1.0, sensitivity=2.0))
+    want = _expected(table, etl.mechanism("laplace", epsilon=1.0, sensitivity=2.0))
     assert got.equals(want)
     assert got.column("x").null_count == table.column("x").null_count
     assert src.read_bytes() == before
@@ -204,7 +206,7 @@ def test_privatize_parquet_compression(capsys, tmp_path, codec):
     meta = pq.ParquetFile(dst).metadata
     assert meta.row_group(0).column(0).compression == ("UNCOMPRESSED" if codec == "none" else codec.upper())
     got = pq.read_table(dst)
-    want = pydp_core.privatize(table, etl.mechanism("laplace", 1.0, sensitivity=2.0), columns=["x"], key=KEY,
+    want = pydp_core.privatize(table, etl.mechanism("laplace", epsilon=1.0, sensitivity=2.0), columns=["x"], key=KEY,
                                bounds=(-1.0, 1.0), block_rows=1024)
     assert got.equals(want)
 
@@ -218,7 +220,7 @@ def test_privatize_csv_to_csv_and_parquet(capsys, tmp_path):
         code, _, err = run(capsys, "privatize", str(src), str(tmp_path / name), "-c", "x", "-c", "y", *PRIV,
                            "--key-file", key, "--batch-rows", "700", "--no-progress")
         assert code == 0, err
-    mech = etl.mechanism("laplace", 1.0, sensitivity=2.0)
+    mech = etl.mechanism("laplace", epsilon=1.0, sensitivity=2.0)
     want = _expected(table, mech)
     back = pcsv.read_csv(tmp_path / "out.csv", convert_options=pcsv.ConvertOptions(column_types={"name": pa.string()}))
     np.testing.assert_array_equal(back.column("x").to_numpy(zero_copy_only=False), want.column("x").to_numpy(zero_copy_only=False))
@@ -245,7 +247,7 @@ def test_memory_stays_at_a_few_batches_not_the_file(tmp_path):
         peak[0] = max(peak[0], pa.total_allocated_bytes())
 
     base = pa.total_allocated_bytes()
-    etl.privatize_file(src, dst, ["x"], sup.laplace(), key=KEY, batch_rows=batch, block_rows=batch, progress=progress)
+    etl.privatize_file(src, dst, columns=["x"], mechanism=sup.laplace(), key=KEY, batch_rows=batch, block_rows=batch, progress=progress)
     assert pq.ParquetFile(dst).metadata.num_rows == rows
     assert peak[0] - base < 16 * batch * 8 < size / 2, (peak[0] - base, size)
 
@@ -265,7 +267,7 @@ def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
 
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": np.linspace(-1, 1, 3000)}), src)
-    grid = discrete.calibrate_laplace_release(1.0, 2.0).grid
+    grid = discrete.calibrate_laplace_release(epsilon=1.0, sensitivity=2.0).grid
     code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "r.parquet"), "-c", "x", *PRIV)
     assert code == 0, err
     out = pq.read_table(tmp_path / "r.parquet").column("x").to_numpy()
@@ -346,14 +348,14 @@ def test_a_failure_midway_leaves_no_output_and_the_input_untouched(tmp_path, exc
     before = src.read_bytes()
     mech = _Failing(sup.laplace(), after=3, exc=exc)
     with pytest.raises(type(exc)):
-        etl.privatize_file(src, dst, ["x"], mech, key=KEY, batch_rows=2000, block_rows=1000)
+        etl.privatize_file(src, dst, columns=["x"], mechanism=mech, key=KEY, batch_rows=2000, block_rows=1000)
     assert mech.calls == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
     assert src.read_bytes() == before
     # An existing output is kept as it was.
     dst.write_bytes(b"previous")
     with pytest.raises(type(exc)):
-        etl.privatize_file(src, dst, ["x"], _Failing(sup.laplace(), 2, exc), key=KEY, overwrite=True, batch_rows=2000, block_rows=1000)
+        etl.privatize_file(src, dst, columns=["x"], mechanism=_Failing(sup.laplace(), 2, exc), key=KEY, overwrite=True, batch_rows=2000, block_rows=1000)
     assert dst.read_bytes() == b"previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
 
@@ -363,7 +365,7 @@ def test_a_failing_reader_or_writer_thread_leaves_no_output(tmp_path, monkeypatc
     src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(_table(20_000), src, row_group_size=2000)
     if side == "reader":
-        real_read = etl._read_batches
+        real_read = io_files._read_batches
 
         def read(*args):
             for i, batch in enumerate(real_read(*args)):
@@ -371,9 +373,9 @@ def test_a_failing_reader_or_writer_thread_leaves_no_output(tmp_path, monkeypatc
                     raise OSError("read error on the input device")
                 yield batch
 
-        monkeypatch.setattr(etl, "_read_batches", read)
+        monkeypatch.setattr(io_files, "_read_batches", read)
     else:
-        real_open = etl._open_writer
+        real_open = io_files._open_writer
 
         def open_writer(*args):
             w = real_open(*args)
@@ -389,9 +391,9 @@ def test_a_failing_reader_or_writer_thread_leaves_no_output(tmp_path, monkeypatc
             w.write = write
             return w
 
-        monkeypatch.setattr(etl, "_open_writer", open_writer)
+        monkeypatch.setattr(io_files, "_open_writer", open_writer)
     with pytest.raises(OSError, match="read error|No space"):
-        etl.privatize_file(src, dst, ["x"], sup.laplace(), key=KEY, batch_rows=2000, block_rows=1000)
+        etl.privatize_file(src, dst, columns=["x"], mechanism=sup.laplace(), key=KEY, batch_rows=2000, block_rows=1000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
 
 

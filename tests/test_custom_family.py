@@ -21,18 +21,18 @@ def _custom_logistic():
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (0.3, 1e-2), (4.0, 1e-12)])
 def test_custom_gaussian_matches_builtin(eps, delta):
     custom = _custom_gaussian()
-    s_builtin = dp.minimal_scale(dp.Gaussian(), eps, delta, 2.0)
-    s_custom = dp.minimal_scale(custom, eps, delta, 2.0)
+    s_builtin = dp.minimal_scale(dp.Gaussian(), epsilon=eps, delta=delta, sensitivity=2.0)
+    s_custom = dp.minimal_scale(custom, epsilon=eps, delta=delta, sensitivity=2.0)
     assert s_custom == pytest.approx(s_builtin, rel=1e-9)
-    assert dp.privacy_profile(custom, eps, s_custom, 2.0) <= delta
-    assert dp.privacy_profile(custom, eps, 3.0) == pytest.approx(dp.privacy_profile(dp.Gaussian(), eps, 3.0), rel=1e-9)
-    assert dp.epsilon_for_delta(custom, delta, 3.0) == pytest.approx(dp.epsilon_for_delta(dp.Gaussian(), delta, 3.0), rel=1e-8)
+    assert dp.privacy_profile(custom, epsilon=eps, scale=s_custom, sensitivity=2.0) <= delta
+    assert dp.privacy_profile(custom, epsilon=eps, scale=3.0) == pytest.approx(dp.privacy_profile(dp.Gaussian(), epsilon=eps, scale=3.0), rel=1e-9)
+    assert dp.epsilon_for_delta(custom, delta=delta, scale=3.0) == pytest.approx(dp.epsilon_for_delta(dp.Gaussian(), delta=delta, scale=3.0), rel=1e-8)
 
 
 def test_custom_logistic_matches_theorem4():
     custom = _custom_logistic()
     for eps, delta in [(1.0, 1e-6), (0.5, 0.0), (2.0, 1e-3)]:
-        assert dp.minimal_scale(custom, eps, delta) == pytest.approx(dp.minimal_scale(dp.Logistic(), eps, delta), rel=1e-9)
+        assert dp.minimal_scale(custom, epsilon=eps, delta=delta) == pytest.approx(dp.minimal_scale(dp.Logistic(), epsilon=eps, delta=delta), rel=1e-9)
 
 
 def test_custom_family_evaluation_and_variance():
@@ -52,4 +52,4 @@ def test_custom_family_rejects_non_symmetric_or_non_log_concave():
     with pytest.raises(TypeError, match="logpdf must be callable"):
         dp.LogConcaveFamily(1.0, stats.norm.cdf)
     with pytest.raises(ValueError, match="delta = 0"):
-        dp.minimal_scale(_custom_gaussian(), 1.0, 0.0)
+        dp.minimal_scale(_custom_gaussian(), epsilon=1.0, delta=0.0)

@@ -41,14 +41,14 @@ def test_arrays_do_not_depend_on_the_chunking(client):
     x = np.arange(60_000, dtype=float).reshape(200, 300) % 17
     ref = pydp_core.privatize(x, mech, key=KEY, block_rows=B)
     for chunks in [(200, 300), (50, 300), (33, 70), (1, 1000)]:
-        out = pdask.privatize(da.from_array(x, chunks=chunks), mech, KEY, block_rows=B)
+        out = pdask.privatize(da.from_array(x, chunks=chunks), mech, key=KEY, block_rows=B)
         assert isinstance(out, da.Array) and out.dtype == np.float64
         np.testing.assert_array_equal(out.compute(), ref)
 
 
 def test_array_noise_statistics_and_independent_chunks(client):
     mech = sup.gaussian()
-    out = pdask.privatize(da.zeros(100_000, chunks=25_000), mech, KEY, block_rows=B).compute()
+    out = pdask.privatize(da.zeros(100_000, chunks=25_000), mech, key=KEY, block_rows=B).compute()
     sup.assert_noise_distribution(out, mech)
     parts = out.reshape(4, -1)
     for i in range(3):
@@ -58,7 +58,7 @@ def test_array_noise_statistics_and_independent_chunks(client):
 def test_recomputation_and_retries_reproduce_the_noise(client, tmp_path):
     mech = sup.laplace()
     x = da.arange(40_000, chunks=10_000).astype(float)
-    first = pdask.privatize(x, mech, KEY, block_rows=B)
+    first = pdask.privatize(x, mech, key=KEY, block_rows=B)
     marks = str(tmp_path)
 
     def flaky(block, block_info=None):
@@ -70,7 +70,7 @@ def test_recomputation_and_retries_reproduce_the_noise(client, tmp_path):
                 raise RuntimeError("injected task failure")
         return block
 
-    again = pdask.privatize(x.map_blocks(flaky, dtype=float), mech, KEY, block_rows=B)
+    again = pdask.privatize(x.map_blocks(flaky, dtype=float), mech, key=KEY, block_rows=B)
     a = first.compute()
     b = client.compute(again, retries=2).result()
     assert os.path.exists(os.path.join(marks, "failed"))
@@ -86,14 +86,14 @@ def test_dataframes_by_order_and_by_row_id(client):
     ref = pydp_core.privatize(pdf, mech, columns=["x"], key=KEY, block_rows=B)
     for parts in (1, 4, 7):
         ddf = dd.from_pandas(pdf, npartitions=parts)
-        out = pdask.privatize(ddf, mech, KEY, columns=["x"], block_rows=B).compute()
+        out = pdask.privatize(ddf, mech, key=KEY, columns=["x"], block_rows=B).compute()
         # (dask stores strings with its own string dtype: compare their values)
         pd.testing.assert_frame_equal(out[["id", "x"]], ref[["id", "x"]])
         assert out["s"].tolist() == ref["s"].tolist()
         shuffled = ddf.sample(frac=1.0, random_state=parts)
-        by_id = pdask.privatize(shuffled, mech, KEY, columns=["x"], index="id", block_rows=B).compute()
+        by_id = pdask.privatize(shuffled, mech, key=KEY, columns=["x"], index="id", block_rows=B).compute()
         pd.testing.assert_frame_equal(by_id.sort_values("id")[["id", "x"]], ref[["id", "x"]])
-    series = pdask.privatize(dd.from_pandas(pdf["x"], npartitions=3), mech, KEY, block_rows=B).compute()
+    series = pdask.privatize(dd.from_pandas(pdf["x"], npartitions=3), mech, key=KEY, block_rows=B).compute()
     pd.testing.assert_series_equal(series, ref["x"])
 
 
@@ -101,13 +101,13 @@ def test_errors(client):
     mech = sup.laplace()
     ddf = dd.from_pandas(pd.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}), npartitions=1)
     with pytest.raises(ValueError, match="columns is required"):
-        pdask.privatize(ddf, mech, KEY)
+        pdask.privatize(ddf, mech, key=KEY)
     with pytest.raises(TypeError, match="must be numeric"):
-        pdask.privatize(ddf, mech, KEY, columns=["s"])
+        pdask.privatize(ddf, mech, key=KEY, columns=["s"])
     with pytest.raises(TypeError, match="bytes"):
-        pdask.privatize(ddf, mech, "key", columns=["x"])
+        pdask.privatize(ddf, mech, key="key", columns=["x"])
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         x = da.arange(10, chunks=5)
-        pdask.privatize(x[x > 3], mech, KEY)
+        pdask.privatize(x[x > 3], mech, key=KEY)
     with pytest.raises(TypeError, match="dask Array, DataFrame or Series"):
-        pdask.privatize(np.zeros(3), mech, KEY)
+        pdask.privatize(np.zeros(3), mech, key=KEY)

@@ -73,7 +73,7 @@ def test_lowest_bit_exponent():
 
 
 def test_attack_wins_against_naive_float_laplace():
-    plan = dsc.calibrate_laplace_release(EPS, SENS)
+    plan = dsc.calibrate_laplace_release(epsilon=EPS, sensitivity=SENS)
     x0, x1 = 0.0, SENS - plan.grid
     rng = np.random.default_rng(2012)
     scale = SENS / EPS  # the textbook calibration: pure eps-DP on paper
@@ -87,15 +87,15 @@ def test_attack_wins_against_naive_float_laplace():
 @pytest.mark.parametrize("mech", ["laplace", "gaussian"])
 def test_attack_stays_inside_the_guarantee_on_the_release_path(mech):
     if mech == "laplace":
-        plan, delta = dsc.calibrate_laplace_release(EPS, SENS), 0.0
+        plan, delta = dsc.calibrate_laplace_release(epsilon=EPS, sensitivity=SENS), 0.0
     else:
         delta = 1e-6
-        plan = dsc.calibrate_gaussian_release(EPS, delta, SENS)
+        plan = dsc.calibrate_gaussian_release(epsilon=EPS, delta=delta, sensitivity=SENS)
     x0, x1 = 0.0, SENS - plan.grid
     assert round(x1 / plan.grid) % 2 == 1
     r = pc.Random(414)
-    out0 = plan.release(np.full(N, x0), r)
-    out1 = plan.release(np.full(N, x1), r)
+    out0 = plan.release(np.full(N, x0), rng=r)
+    out1 = plan.release(np.full(N, x1), rng=r)
     certain, point = worst_violation(out0, out1, EPS, delta)
     assert certain <= 0.0, (certain, point)
     # and the same distinguisher sees essentially nothing (grid outputs: low bits carry no signal)

@@ -73,15 +73,15 @@ LAPLACE_CASES = [
 
 @pytest.mark.parametrize("eps, t, k", LAPLACE_CASES)
 def test_discrete_laplace_profile_matches_mpmath(eps, t, k):
-    got = dsc.discrete_laplace_log_delta(eps, t, k)
+    got = dsc.discrete_laplace_log_delta(epsilon=eps, t=t, shift=k)
     ref = ref_dlap_log_delta(eps, t, k)
     assert got == pytest.approx(float(ref), rel=1e-12, abs=1e-12), (got, ref)
 
 
 def test_discrete_laplace_pure_dp_threshold_is_exact():
     # eps >= k/t exactly gives delta = 0, decided in rational arithmetic
-    assert dsc.discrete_laplace_delta(0.5, 4, 2) == 0.0
-    assert dsc.discrete_laplace_delta(np.nextafter(0.5, 0), 4, 2) > 0.0
+    assert dsc.discrete_laplace_delta(epsilon=0.5, t=4, shift=2) == 0.0
+    assert dsc.discrete_laplace_delta(epsilon=np.nextafter(0.5, 0), t=4, shift=2) > 0.0
 
 
 GAUSS_CASES = [
@@ -100,7 +100,7 @@ GAUSS_CASES = [
 
 @pytest.mark.parametrize("eps, s2, k", GAUSS_CASES)
 def test_discrete_gaussian_profile_matches_mpmath(eps, s2, k):
-    got = dsc.discrete_gaussian_log_delta(eps, s2, k)
+    got = dsc.discrete_gaussian_log_delta(epsilon=eps, sigma2=s2, shift=k)
     ref = ref_dgauss_log_delta(eps, s2, k)
     assert got == pytest.approx(float(ref), rel=1e-11, abs=1e-11), (got, ref)
 
@@ -110,7 +110,7 @@ def test_discrete_gaussian_profile_large_sigma_matches_mpmath():
     # sigma = 2^11: about 1.5e5 reference terms; exercises the re-anchored recurrences over many blocks.
     with mpmath.workdps(30):
         for eps, k in [(0.5, 700), (3.0, 400)]:
-            got = dsc.discrete_gaussian_log_delta(eps, 2**22, k)
+            got = dsc.discrete_gaussian_log_delta(epsilon=eps, sigma2=2**22, shift=k)
             ref = ref_dgauss_log_delta(eps, Fraction(2**22), k)
             assert got == pytest.approx(float(ref), rel=1e-11), (eps, k, got, ref)
 
@@ -146,7 +146,11 @@ def test_discrete_laplace_cdf_matches_mpmath(t):
 
 @pytest.mark.parametrize(
     "profile, param",
-    [(dsc.discrete_laplace_log_delta, Fraction(7, 2)), (dsc.discrete_gaussian_log_delta, Fraction(9, 2))],
+    [
+        (lambda e, p, k: dsc.discrete_laplace_log_delta(epsilon=e, t=p, shift=k), Fraction(7, 2)),
+        (lambda e, p, k: dsc.discrete_gaussian_log_delta(epsilon=e, sigma2=p, shift=k), Fraction(9, 2)),
+    ],
+    ids=["laplace", "gaussian"],
 )
 def test_profiles_increase_with_the_shift_and_decrease_with_eps(profile, param):
     # The calibration charges the largest shift k; every smaller shift must be at most as bad.
@@ -160,12 +164,12 @@ def test_profiles_increase_with_the_shift_and_decrease_with_eps(profile, param):
 @pytest.mark.parametrize(
     "call, exc",
     [
-        (lambda: dsc.discrete_laplace_log_delta(-0.1, 2, 1), ValueError),
-        (lambda: dsc.discrete_laplace_log_delta(float("nan"), 2, 1), ValueError),
-        (lambda: dsc.discrete_laplace_log_delta(1.0, 2, 0), ValueError),
-        (lambda: dsc.discrete_laplace_log_delta(1.0, 2, 1.5), TypeError),
-        (lambda: dsc.discrete_gaussian_log_delta(1.0, 0, 1), ValueError),
-        (lambda: dsc.discrete_gaussian_log_delta([1.0, 2.0], 1, 1), TypeError),
+        (lambda: dsc.discrete_laplace_log_delta(epsilon=-0.1, t=2, shift=1), ValueError),
+        (lambda: dsc.discrete_laplace_log_delta(epsilon=float("nan"), t=2, shift=1), ValueError),
+        (lambda: dsc.discrete_laplace_log_delta(epsilon=1.0, t=2, shift=0), ValueError),
+        (lambda: dsc.discrete_laplace_log_delta(epsilon=1.0, t=2, shift=1.5), TypeError),
+        (lambda: dsc.discrete_gaussian_log_delta(epsilon=1.0, sigma2=0, shift=1), ValueError),
+        (lambda: dsc.discrete_gaussian_log_delta(epsilon=[1.0, 2.0], sigma2=1, shift=1), TypeError),
     ],
 )
 def test_bad_profile_arguments(call, exc):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import pydp_core as pc
+from pydp_core.accounting.conversions import zcdp_log_delta
 from pydp_core import discrete as dsc
 
 ALPHA = 1e-6
@@ -77,8 +78,8 @@ TINY_PLANS = [
 
 def make_plan(mech, eps, delta, sens, bits):
     if mech == "laplace":
-        return dsc.calibrate_laplace_release(eps, sens, delta, grid_bits=bits)
-    return dsc.calibrate_gaussian_release(eps, delta, sens, grid_bits=bits)
+        return dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, delta=delta, grid_bits=bits)
+    return dsc.calibrate_gaussian_release(epsilon=eps, delta=delta, sensitivity=sens, grid_bits=bits)
 
 
 @pytest.mark.parametrize("mech, eps, delta, sens, bits", TINY_PLANS)
@@ -108,7 +109,7 @@ def test_exhaustive_small_cases(mech, eps, delta, sens, bits):
 def test_release_samples_the_exact_output_law(mech, eps, delta, sens, bits):
     plan = make_plan(mech, eps, delta, sens, bits)
     x0 = 0.37 * plan.sensitivity
-    out = plan.release(np.full(10**6, x0), pc.Random(123))
+    out = plan.release(np.full(10**6, x0), rng=pc.Random(123))
     idx = out / plan.grid
     assert np.array_equal(idx, np.round(idx))  # on the grid
     r0 = int(np.rint(x0 / plan.grid))
@@ -126,34 +127,34 @@ def test_release_samples_the_exact_output_law(mech, eps, delta, sens, bits):
 
 @pytest.mark.parametrize("eps, delta, sens", [(1.0, 1e-6, 1.0), (0.1, 1e-10, 3.0), (8.0, 1e-3, 0.25), (1e-3, 1e-5, 1.0)])
 def test_gaussian_calibration_is_verified_minimal_and_close_to_continuous(eps, delta, sens):
-    plan = dsc.calibrate_gaussian_release(eps, delta, sens)
+    plan = dsc.calibrate_gaussian_release(epsilon=eps, delta=delta, sensitivity=sens)
     n = plan.parameter
     assert n.denominator == 1
-    assert dsc.discrete_gaussian_delta(eps, n, plan.shift) <= delta
-    assert dsc.discrete_gaussian_delta(eps, n - 1, plan.shift) > delta * (1 - 1e-12)
-    cont = pc.minimal_scale(pc.Gaussian(), eps, delta, sens)
+    assert dsc.discrete_gaussian_delta(epsilon=eps, sigma2=n, shift=plan.shift) <= delta
+    assert dsc.discrete_gaussian_delta(epsilon=eps, sigma2=n - 1, shift=plan.shift) > delta * (1 - 1e-12)
+    cont = pc.minimal_scale(pc.Gaussian(), epsilon=eps, delta=delta, sensitivity=sens)
     assert cont <= plan.scale * (1 + 1e-6)  # the grid never buys privacy for free
     assert plan.scale <= cont * (1 + 2 ** -16 * max(1.0, cont / sens) + 1e-4)  # and costs at most the charge
 
 
 @pytest.mark.parametrize("eps, delta, sens", [(1.0, 0.0, 1.0), (0.1, 0.0, 3.0), (2.0, 1e-3, 0.5), (1e-4, 0.0, 1.0)])
 def test_laplace_calibration_is_verified_and_minimal(eps, delta, sens):
-    plan = dsc.calibrate_laplace_release(eps, sens, delta)
+    plan = dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, delta=delta)
     t = plan.parameter
     assert t.denominator == 1 and t < 2**40
     if delta == 0:
         assert Fraction(plan.shift) / t <= Fraction(eps) < Fraction(plan.shift) / (t - 1)
     else:
-        assert dsc.discrete_laplace_delta(eps, t, plan.shift) <= delta
-        assert dsc.discrete_laplace_delta(eps, t - 1, plan.shift) > delta * (1 - 1e-12)
-    assert plan.scale >= pc.minimal_scale(pc.Laplace(), eps, delta, sens) * (1 - 1e-12)
+        assert dsc.discrete_laplace_delta(epsilon=eps, t=t, shift=plan.shift) <= delta
+        assert dsc.discrete_laplace_delta(epsilon=eps, t=t - 1, shift=plan.shift) > delta * (1 - 1e-12)
+    assert plan.scale >= pc.minimal_scale(pc.Laplace(), epsilon=eps, delta=delta, sensitivity=sens) * (1 - 1e-12)
 
 
 def test_outputs_lie_on_the_grid_and_threads_do_not_matter():
-    plan = dsc.calibrate_gaussian_release(1.0, 1e-6, 1.0)
+    plan = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0)
     x = np.linspace(-1000, 1000, 20_001)
-    a = plan.release(x, pc.Random(8, threads=1))
-    b = plan.release(x, pc.Random(8, threads=2))
+    a = plan.release(x, rng=pc.Random(8, threads=1))
+    b = plan.release(x, rng=pc.Random(8, threads=2))
     assert np.array_equal(a, b)
     k = a / plan.grid
     assert np.array_equal(k, np.round(k))
@@ -162,47 +163,47 @@ def test_outputs_lie_on_the_grid_and_threads_do_not_matter():
 
 def test_scalar_and_shape_handling():
     r = pc.Random(1)
-    assert isinstance(pc.release_laplace(3.0, 1.0, rng=r), float)
-    out = pc.release_gaussian(np.zeros((3, 4)), 1.0, 1e-6, rng=r)
+    assert isinstance(pc.release_laplace(3.0, epsilon=1.0, rng=r), float)
+    out = pc.release_gaussian(np.zeros((3, 4)), epsilon=1.0, delta=1e-6, rng=r)
     assert out.shape == (3, 4) and out.dtype == np.float64
-    assert pc.release_laplace(np.array([], dtype=float), 1.0, rng=r).shape == (0,)
+    assert pc.release_laplace(np.array([], dtype=float), epsilon=1.0, rng=r).shape == (0,)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 def test_non_finite_values_are_rejected(bad):
     with pytest.raises(ValueError, match="finite"):
-        pc.release_laplace([1.0, bad], 1.0)
+        pc.release_laplace([1.0, bad], epsilon=1.0)
 
 
 def test_values_too_large_for_the_grid_are_rejected_not_clamped():
-    plan = dsc.calibrate_laplace_release(1.0, 1.0)
+    plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0)
     limit = plan.max_abs_value
     assert limit == math.ldexp(1.0, 52 + plan.grid_exponent)
-    plan.release([limit, -limit], pc.Random(2))  # the largest accepted values work
+    plan.release([limit, -limit], rng=pc.Random(2))  # the largest accepted values work
     with pytest.raises(ValueError, match="too large for the grid"):
-        plan.release([0.0, np.nextafter(limit, np.inf)], pc.Random(2))
+        plan.release([0.0, np.nextafter(limit, np.inf)], rng=pc.Random(2))
     # clamping only on request
-    out = plan.release([1e300, -1e300], pc.Random(2), bounds=(-10.0, 10.0))
+    out = plan.release([1e300, -1e300], rng=pc.Random(2), bounds=(-10.0, 10.0))
     assert np.all(np.abs(out) < 10 + 40 * plan.scale)
 
 
 @pytest.mark.parametrize(
     "call, exc",
     [
-        (lambda: pc.release_laplace(["a"], 1.0), TypeError),
-        (lambda: pc.release_laplace([True, False], 1.0), TypeError),
-        (lambda: pc.release_laplace([1j], 1.0), TypeError),
-        (lambda: pc.release_laplace([1.0], -1.0), ValueError),
-        (lambda: pc.release_laplace([1.0], 0.0), ValueError),
-        (lambda: pc.release_laplace([1.0], 1.0, sensitivity=0.0), ValueError),
-        (lambda: pc.release_laplace([1.0], 1.0, delta=1.0), ValueError),
-        (lambda: pc.release_gaussian([1.0], 1.0, 0.0), ValueError),
-        (lambda: pc.release_gaussian([1.0], 1.0, float("nan")), ValueError),
-        (lambda: pc.release_gaussian([1.0], 1.0, 1e-6, bounds=(2.0, 1.0)), ValueError),
-        (lambda: pc.release_gaussian([1.0], 1.0, 1e-6, bounds=3.0), TypeError),
-        (lambda: pc.release_gaussian([1.0], 1.0, 1e-6, rng=5), TypeError),
-        (lambda: dsc.calibrate_laplace_release(1.0, grid_bits=31), ValueError),
-        (lambda: dsc.calibrate_laplace_release(1.0, grid_bits=2.0), TypeError),
+        (lambda: pc.release_laplace(["a"], epsilon=1.0), TypeError),
+        (lambda: pc.release_laplace([True, False], epsilon=1.0), TypeError),
+        (lambda: pc.release_laplace([1j], epsilon=1.0), TypeError),
+        (lambda: pc.release_laplace([1.0], epsilon=-1.0), ValueError),
+        (lambda: pc.release_laplace([1.0], epsilon=0.0), ValueError),
+        (lambda: pc.release_laplace([1.0], epsilon=1.0, sensitivity=0.0), ValueError),
+        (lambda: pc.release_laplace([1.0], epsilon=1.0, delta=1.0), ValueError),
+        (lambda: pc.release_gaussian([1.0], epsilon=1.0, delta=0.0), ValueError),
+        (lambda: pc.release_gaussian([1.0], epsilon=1.0, delta=float("nan")), ValueError),
+        (lambda: pc.release_gaussian([1.0], epsilon=1.0, delta=1e-6, bounds=(2.0, 1.0)), ValueError),
+        (lambda: pc.release_gaussian([1.0], epsilon=1.0, delta=1e-6, bounds=3.0), TypeError),
+        (lambda: pc.release_gaussian([1.0], epsilon=1.0, delta=1e-6, rng=5), TypeError),
+        (lambda: dsc.calibrate_laplace_release(epsilon=1.0, grid_bits=31), ValueError),
+        (lambda: dsc.calibrate_laplace_release(epsilon=1.0, grid_bits=2.0), TypeError),
     ],
 )
 def test_bad_release_arguments(call, exc):
@@ -213,14 +214,14 @@ def test_bad_release_arguments(call, exc):
 @pytest.mark.parametrize("noise", [pc.Subbotin(3.0), pc.Subbotin(1.5), pc.Logistic(), pc.Truncated(pc.Laplace(), 2.0)])
 def test_unsafe_families_are_refused_with_the_safe_ones_named(noise):
     with pytest.raises(dsc.ReleaseNotSupported, match="Laplace and Gaussian") as info:
-        dsc.release_noise(noise, [1.0], 1.0, 1e-6)
+        dsc.release_noise(noise, [1.0], epsilon=1.0, delta=1e-6)
     assert "release=False" in str(info.value)
     assert isinstance(info.value, ValueError)
 
 
 @pytest.mark.parametrize("noise, delta", [(pc.Laplace(), 0.0), (pc.Subbotin(1), 0.0), (pc.Gaussian(), 1e-6), (pc.Subbotin(2), 1e-6)])
 def test_safe_families_dispatch(noise, delta):
-    out = dsc.release_noise(noise, np.zeros(10), 1.0, delta, rng=pc.Random(4))
+    out = dsc.release_noise(noise, np.zeros(10), epsilon=1.0, delta=delta, rng=pc.Random(4))
     assert out.shape == (10,)
 
 
@@ -229,7 +230,7 @@ def test_safe_families_dispatch(noise, delta):
 # ------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("rho, eps", [(0.01, 0.1), (0.01, 5.0), (0.5, 1.0), (2.0, 0.1), (2.0, 5.0), (50.0, 100.0)])
 def test_zcdp_conversion(rho, eps):
-    ld, alpha = dsc.zcdp_log_delta(rho, eps)
+    ld, alpha = zcdp_log_delta(rho=rho, epsilon=eps)
     a = mpmath.mpf(alpha)
     ref = (a - 1) * (a * rho - eps) - mpmath.log(a - 1) + a * mpmath.log(1 - 1 / a)
     assert ld == pytest.approx(float(min(ref, 0)), rel=1e-12, abs=1e-12)  # evaluated correctly at alpha
@@ -238,12 +239,12 @@ def test_zcdp_conversion(rho, eps):
     dense = min((g - 1) * (g * rho - eps) - math.log(g - 1) + g * math.log1p(-1 / g) for g in grid)
     assert ld <= dense + 1e-9
     # valid: never below the exact profile of the continuous Gaussian, which is rho-zCDP
-    exact = pc.log_privacy_profile(pc.Gaussian(), eps, 1 / math.sqrt(2 * rho), 1.0)
+    exact = pc.log_privacy_profile(pc.Gaussian(), epsilon=eps, scale=1 / math.sqrt(2 * rho), sensitivity=1.0)
     assert ld >= exact - 1e-12
 
 
 def test_vector_laplace_l1_charge_and_pure_dp():
-    plan = dsc.calibrate_laplace_release(1.0, 1.0, dimension=3, grid_bits=1)
+    plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0, dimension=3, grid_bits=1)
     g, t = plan.grid, plan.parameter
     rng = np.random.default_rng(0)
     a = rng.uniform(-5, 5, (200_000, 3))
@@ -252,14 +253,14 @@ def test_vector_laplace_l1_charge_and_pure_dp():
     l1 = np.abs(np.rint(a / g) - np.rint(b / g)).sum(axis=1)
     assert l1.max() <= plan.shift
     assert Fraction(plan.shift) / t <= Fraction(1.0)  # the product law's largest loss is |k|_1 / t
-    out = plan.release(np.zeros(3), pc.Random(1))
+    out = plan.release(np.zeros(3), rng=pc.Random(1))
     assert out.shape == (3,)
     with pytest.raises(ValueError, match="calibrated for one vector of 3"):
-        plan.release(np.zeros(4), pc.Random(1))
+        plan.release(np.zeros(4), rng=pc.Random(1))
 
 
 def test_vector_gaussian_l2_charge_and_zcdp_guarantee():
-    plan = dsc.calibrate_gaussian_release(1.0, 1e-6, 1.0, dimension=50)
+    plan = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0, dimension=50)
     g, s2 = plan.grid, float(plan.parameter)
     rng = np.random.default_rng(1)
     a = rng.uniform(-5, 5, (20_000, 50))
@@ -267,40 +268,40 @@ def test_vector_gaussian_l2_charge_and_zcdp_guarantee():
     b = a + step / np.linalg.norm(step, axis=1, keepdims=True) * plan.sensitivity
     l2 = np.linalg.norm(np.rint(a / g) - np.rint(b / g), axis=1)
     assert l2.max() <= plan.shift
-    ld, _ = dsc.zcdp_log_delta(plan.shift**2 / (2 * s2), 1.0)
+    ld, _ = zcdp_log_delta(rho=plan.shift**2 / (2 * s2), epsilon=1.0)
     assert math.exp(ld) <= 1e-6 * (1 + 1e-9)
     # conservative but not wasteful: within 15% of the exact scalar Gaussian scale
-    cont = pc.minimal_scale(pc.Gaussian(), 1.0, 1e-6, 1.0)
+    cont = pc.minimal_scale(pc.Gaussian(), epsilon=1.0, delta=1e-6, sensitivity=1.0)
     assert cont <= plan.scale <= 1.15 * cont
-    out = pc.release_gaussian(np.zeros(50), 1.0, 1e-6, vector=True, rng=pc.Random(2))
+    out = pc.release_gaussian(np.zeros(50), epsilon=1.0, delta=1e-6, vector=True, rng=pc.Random(2))
     assert out.shape == (50,)
 
 
 def test_release_noise_vector_flag():
-    out = dsc.release_noise(pc.Laplace(), np.zeros(4), 1.0, 0.0, vector=True, rng=pc.Random(3))
+    out = dsc.release_noise(pc.Laplace(), np.zeros(4), epsilon=1.0, delta=0.0, vector=True, rng=pc.Random(3))
     assert out.shape == (4,)
     with pytest.raises(ValueError):
-        dsc.calibrate_gaussian_release(1.0, 1e-6, dimension=0)
+        dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, dimension=0)
     with pytest.raises(TypeError):
-        dsc.calibrate_gaussian_release(1.0, 1e-6, dimension=2.0)
+        dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, dimension=2.0)
 
 
 # ------------------------------------------------------------------------------------------------------
 # The mechanisms' release=True default goes through this path
 # ------------------------------------------------------------------------------------------------------
 def test_mechanisms_release_by_default_on_the_grid():
-    m = pc.GaussianMechanism(1.0, 1e-6, 1.0)
-    plan = dsc.calibrate_gaussian_release(1.0, 1e-6, 1.0)
+    m = pc.GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0)
+    plan = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0)
     y = m.privatize(0.3, rng=pc.Random(5))
-    assert y == plan.release(0.3, pc.Random(5))  # the same plan and stream: the release path
-    vec = pc.LaplaceMechanism(1.0).privatize(np.zeros(8), rng=pc.Random(6))
-    vplan = dsc.calibrate_laplace_release(1.0, 1.0, dimension=8)
-    assert np.array_equal(vec, vplan.release(np.zeros(8), pc.Random(6)))  # arrays: one l1 vector query
+    assert y == plan.release(0.3, rng=pc.Random(5))  # the same plan and stream: the release path
+    vec = pc.LaplaceMechanism(epsilon=1.0).privatize(np.zeros(8), rng=pc.Random(6))
+    vplan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0, dimension=8)
+    assert np.array_equal(vec, vplan.release(np.zeros(8), rng=pc.Random(6)))  # arrays: one l1 vector query
     k = vec / vplan.grid
     assert np.array_equal(k, np.round(k))
 
 
-@pytest.mark.parametrize("mech", [pc.LogisticMechanism(1.0), pc.SubbotinMechanism(3.0, 1.0, 1e-6)])
+@pytest.mark.parametrize("mech", [pc.LogisticMechanism(epsilon=1.0), pc.SubbotinMechanism(3.0, epsilon=1.0, delta=1e-6)])
 def test_mechanisms_refuse_unsafe_release_and_simulate_on_request(mech):
     with pytest.raises(dsc.ReleaseNotSupported, match="Laplace and Gaussian"):
         mech.privatize(np.zeros(3))
@@ -319,22 +320,22 @@ def test_mechanisms_refuse_unsafe_release_and_simulate_on_request(mech):
 )
 def test_gaussian_calibration_property(eps, log10_delta, sens):
     delta = 10.0**log10_delta
-    plan = dsc.calibrate_gaussian_release(eps, delta, sens)
-    assert dsc.discrete_gaussian_delta(eps, plan.parameter, plan.shift) <= delta
-    assert dsc.discrete_gaussian_delta(eps, plan.parameter - 1, plan.shift) > delta * (1 - 1e-12)
+    plan = dsc.calibrate_gaussian_release(epsilon=eps, delta=delta, sensitivity=sens)
+    assert dsc.discrete_gaussian_delta(epsilon=eps, sigma2=plan.parameter, shift=plan.shift) <= delta
+    assert dsc.discrete_gaussian_delta(epsilon=eps, sigma2=plan.parameter - 1, shift=plan.shift) > delta * (1 - 1e-12)
     assert plan.shift <= math.ldexp(sens, -plan.grid_exponent) + 1
-    assert plan.scale >= pc.minimal_scale(pc.Gaussian(), eps, delta, sens) * (1 - 1e-9)
+    assert plan.scale >= pc.minimal_scale(pc.Gaussian(), epsilon=eps, delta=delta, sensitivity=sens) * (1 - 1e-9)
 
 
 @settings(max_examples=30, deadline=None)
 @given(eps=st.floats(1e-3, 20.0), delta=st.sampled_from([0.0, 1e-9, 1e-4, 0.05]), sens=st.floats(1e-3, 1e3))
 def test_laplace_calibration_property(eps, delta, sens):
-    plan = dsc.calibrate_laplace_release(eps, sens, delta)
+    plan = dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, delta=delta)
     t = plan.parameter
-    assert dsc.discrete_laplace_delta(eps, t, plan.shift) <= delta
+    assert dsc.discrete_laplace_delta(epsilon=eps, t=t, shift=plan.shift) <= delta
     if t > 1 and delta == 0:
         # Pure DP needs t >= shift / eps exactly (in rationals): one step less must violate it, even where
         # the floating-point profile rounds shift / (t - 1) down onto eps and reports 0.
         assert Fraction(plan.shift) / Fraction(eps) > t - 1
     elif t > 1:
-        assert dsc.discrete_laplace_delta(eps, t - 1, plan.shift) > delta * (1 - 1e-12)
+        assert dsc.discrete_laplace_delta(epsilon=eps, t=t - 1, shift=plan.shift) > delta * (1 - 1e-12)

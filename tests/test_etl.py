@@ -76,15 +76,15 @@ def test_bad_bounds(bounds, exc):
 
 
 def test_mechanism_factory_derives_sensitivity_from_bounds_when_asked():
-    m = etl.mechanism("laplace", 0.5, sensitivity="bounds", bounds=(0, 10))
+    m = etl.mechanism("laplace", epsilon=0.5, sensitivity="bounds", bounds=(0, 10))
     assert m.sensitivity == 10 and m.epsilon == 0.5
-    assert etl.mechanism("laplace", 0.5, sensitivity=2.0, bounds=(0, 10)).sensitivity == 2.0
+    assert etl.mechanism("laplace", epsilon=0.5, sensitivity=2.0, bounds=(0, 10)).sensitivity == 2.0
     with pytest.raises(ValueError, match="needs bounds"):
-        etl.mechanism("laplace", 1.0, sensitivity="bounds")
+        etl.mechanism("laplace", epsilon=1.0, sensitivity="bounds")
     with pytest.raises(ValueError, match="mechanism must be one of"):
-        etl.mechanism("cauchy", 1.0)
+        etl.mechanism("cauchy", epsilon=1.0)
     with pytest.raises(ValueError, match="order r"):
-        etl.mechanism("subbotin", 1.0, 1e-6)
+        etl.mechanism("subbotin", epsilon=1.0, delta=1e-6)
 
 
 # -- the property the keyed blocks rest on ----------------------------------------------------------------
@@ -115,14 +115,14 @@ def test_each_value_is_released_as_a_scalar_query_on_the_grid():
     mech = sup.gaussian()
     x = np.linspace(-3, 3, 1000)
     got = pydp_core.privatize(x, mech, rng=pydp_core.Random(7))
-    want = discrete.release_noise(mech.noise, x, mech.epsilon, mech.delta, mech.sensitivity, pydp_core.Random(7), vector=False)
+    want = discrete.release_noise(mech.noise, x, epsilon=mech.epsilon, delta=mech.delta, sensitivity=mech.sensitivity, rng=pydp_core.Random(7), vector=False)
     np.testing.assert_array_equal(got, want)
-    grid = discrete.calibrate_gaussian_release(mech.epsilon, mech.delta, mech.sensitivity).grid
+    grid = discrete.calibrate_gaussian_release(epsilon=mech.epsilon, delta=mech.delta, sensitivity=mech.sensitivity).grid
     np.testing.assert_array_equal(got / grid, np.round(got / grid))
     sim = pydp_core.privatize(x, mech, rng=pydp_core.Random(7), release=False)
     np.testing.assert_array_equal(sim, mech.simulate(x, rng=pydp_core.Random(7)))
     with pytest.raises(ValueError, match="release=True is not available"):
-        pydp_core.privatize(x, pydp_core.LogisticMechanism(1.0), key=KEY)
+        pydp_core.privatize(x, pydp_core.LogisticMechanism(epsilon=1.0), key=KEY)
     with pytest.raises(TypeError, match="unexpected arguments"):
         pydp_core.privatize(x, mech, key=KEY, grid_bits=3)
 

@@ -71,14 +71,14 @@ def test_private_frechet_mean_routes():
     rng = np.random.default_rng(2)
     x = _ball_points(10, math.pi / 8, rng)
     S = M.Sphere(2)
-    g = M.private_frechet_mean(S, x, math.pi / 8, mu=1.0, rng=dp.Random(1))
+    g = M.private_frechet_mean(S, x, radius=math.pi / 8, mu=1.0, rng=dp.Random(1))
     assert g.mechanism == "gaussian" and g.mu == 1.0
     assert abs(np.linalg.norm(g.release) - 1) < 1e-12
-    assert M.gdp_mu(S, g.sigma, g.sensitivity) <= 1.0
-    lap = M.private_frechet_mean(S, x, math.pi / 8, mu=1.0, mechanism="laplace", rng=dp.Random(1))
+    assert M.gdp_mu(S, sigma=g.sigma, sensitivity=g.sensitivity) <= 1.0
+    lap = M.private_frechet_mean(S, x, radius=math.pi / 8, mu=1.0, mechanism="laplace", rng=dp.Random(1))
     assert lap.epsilon == pytest.approx(M.mu_to_epsilon(1.0))
     assert lap.sigma == pytest.approx(lap.sensitivity / lap.epsilon)
     with pytest.raises(ValueError, match="exactly one"):
-        M.private_frechet_mean(S, x, math.pi / 8)
+        M.private_frechet_mean(S, x, radius=math.pi / 8)
     with pytest.raises(ValueError, match="ball"):
-        M.private_frechet_mean(S, x, 0.01, mu=1.0)
+        M.private_frechet_mean(S, x, radius=0.01, mu=1.0)

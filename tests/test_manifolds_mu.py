@@ -7,15 +7,18 @@ import numpy as np
 import pytest
 
 import pydp_core as dp
+from pydp_core import _core
 from pydp_core import manifolds as M
+from pydp_core.manifolds import privacy as manifold_privacy
+from pydp_core.manifolds.radial import RadialLaw
 
 CIRCLE_REF = {0.5: 1.9999994776, 1.0: 0.9831692148, 2.0: 0.3623900942, 4.0: 0.1002499798}
 
 
 @pytest.mark.parametrize("sigma", sorted(CIRCLE_REF))
 def test_circle_reference_values(sigma):
-    assert abs(M.gdp_mu(M.Circle(), sigma, 1.0) - CIRCLE_REF[sigma]) < 1e-8
-    assert abs(M.gdp_mu(M.Sphere(1), sigma, 1.0) - CIRCLE_REF[sigma]) < 1e-8
+    assert abs(M.gdp_mu(M.Circle(), sigma=sigma, sensitivity=1.0) - CIRCLE_REF[sigma]) < 1e-8
+    assert abs(M.gdp_mu(M.Sphere(1), sigma=sigma, sensitivity=1.0) - CIRCLE_REF[sigma]) < 1e-8
 
 
 def _mp_circle_delta(eps, sigma, D):
@@ -42,7 +45,7 @@ def _mp_circle_delta(eps, sigma, D):
 
 @pytest.mark.parametrize("eps", [0.0, 0.3, 1.5])
 def test_circle_profile_against_direct_integral(eps):
-    got = M.privacy_profile(M.Circle(), eps, 1.0, 1.0)
+    got = M.privacy_profile(M.Circle(), epsilon=eps, sigma=1.0, sensitivity=1.0)
     ref = _mp_circle_delta(eps, 1.0, 1.0)
     assert abs(got - float(ref)) <= 1e-11 * float(ref)
 
@@ -50,8 +53,8 @@ def test_circle_profile_against_direct_integral(eps):
 def test_circle_profile_zero_beyond_eps_max():
     sigma, D = 0.8, 1.0
     emax = D * (2 * math.pi - D) / (2 * sigma**2)
-    assert M.privacy_profile(M.Circle(), emax * 1.0001, sigma, D) == 0.0
-    assert M.privacy_profile(M.Circle(), emax * 0.99, sigma, D) > 0.0
+    assert M.privacy_profile(M.Circle(), epsilon=emax * 1.0001, sigma=sigma, sensitivity=D) == 0.0
+    assert M.privacy_profile(M.Circle(), epsilon=emax * 0.99, sigma=sigma, sensitivity=D) > 0.0
 
 
 def _mp_tails_s2(eps, sigma, D):
@@ -114,7 +117,7 @@ def test_profile_other_spaces_against_mpmath(man, kind, sigma, eps):
     with mp.workdps(30):
         U, L = _mp_tails(eps, sigma, 1.0, kind, man.dim)
         ref = U - mp.exp(eps) * L
-    got = M.privacy_profile(man, eps, sigma, 1.0)
+    got = M.privacy_profile(man, epsilon=eps, sigma=sigma, sensitivity=1.0)
     assert abs(got - float(ref)) <= 1e-10 * float(ref)
 
 
@@ -123,7 +126,7 @@ def test_sphere_profile_against_mpmath(sigma, eps):
     with mp.workdps(30):
         U, L = _mp_tails_s2(eps, sigma, 1.0)
         ref = U - mp.exp(eps) * L
-    got = M.privacy_profile(M.Sphere(2), eps, sigma, 1.0)
+    got = M.privacy_profile(M.Sphere(2), epsilon=eps, sigma=sigma, sensitivity=1.0)
     assert abs(got - float(ref)) <= 1e-10 * float(ref)
 
 
@@ -140,15 +143,15 @@ def test_sphere_mu_against_mpmath(sigma):
             delta = u - mp.exp(eps) * l
             g = lambda m: mp.ncdf(-eps / m + m / 2) - mp.exp(eps) * mp.ncdf(-eps / m - m / 2) - delta  # noqa: E731
             assert mp.findroot(g, ref) <= ref
-    got = M.gdp_mu(M.Sphere(2), sigma, 1.0)
+    got = M.gdp_mu(M.Sphere(2), sigma=sigma, sensitivity=1.0)
     assert abs(got - float(ref)) <= 1e-8 * float(ref)
 
 
 def test_quadrature_machinery_on_euclidean_plane():
     """The same 1-D reduction with S(t) = t (the plane) must reproduce the Gaussian mechanism exactly."""
-    law = M._RadialLaw(M.Euclidean(2), 0.8, False)
+    law = RadialLaw(M.Euclidean(2), 0.8, False)
     eps = np.array([0.0, 0.5, 2.0, 6.0])
-    lu, ll = M._loss_tails(law, 1.0, eps)
+    lu, ll = manifold_privacy._loss_tails(law, 1.0, eps)
     got = np.exp(lu) - np.exp(eps + ll)
     mu = 1.0 / 0.8
     ref = [float(mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)) for e in eps]
@@ -158,25 +161,25 @@ def test_quadrature_machinery_on_euclidean_plane():
 @pytest.mark.parametrize("sigma", [0.25, 1.0, 3.7])
 def test_euclidean_mu(sigma):
     for d in (1, 3):
-        assert M.gdp_mu(M.Euclidean(d), sigma, 1.0) == 1.0 / sigma
-    assert M.gdp_mu(M.Euclidean(2), sigma, 2.5) == 2.5 / sigma
+        assert M.gdp_mu(M.Euclidean(d), sigma=sigma, sensitivity=1.0) == 1.0 / sigma
+    assert M.gdp_mu(M.Euclidean(2), sigma=sigma, sensitivity=2.5) == 2.5 / sigma
 
 
 def test_hyperbolic_mu_properties():
-    mus = [M.gdp_mu(M.Hyperbolic(2), s, 1.0) for s in (0.25, 0.5, 1.0)]
+    mus = [M.gdp_mu(M.Hyperbolic(2), sigma=s, sensitivity=1.0) for s in (0.25, 0.5, 1.0)]
     assert mus[0] > mus[1] > mus[2]
     # locally Euclidean: at small sigma mu approaches D / sigma
     assert abs(mus[0] / 4.0 - 1.0) < 0.05
-    assert M.gdp_mu(M.Hyperbolic(1), 2.0, 1.0) == 0.5  # H^1 is a line
+    assert M.gdp_mu(M.Hyperbolic(1), sigma=2.0, sensitivity=1.0) == 0.5  # H^1 is a line
 
 
 def test_mu_dominates_profile():
     """The returned mu is the supremum: delta(eps) <= delta_mu(eps) on a fine eps grid (and tight)."""
     for man, sigma in [(M.Sphere(2), 0.7), (M.Hyperbolic(3), 0.9), (M.Circle(), 1.3)]:
-        mu = M.gdp_mu(man, sigma, 1.0)
+        mu = M.gdp_mu(man, sigma=sigma, sensitivity=1.0)
         eps = np.linspace(0, 8, 161)
-        ld, ok = M._log_profile(man, eps, sigma, 1.0)
-        bound = M._log_delta_mu(eps, np.full(eps.shape, mu))
+        ld, ok = manifold_privacy._log_profile(man, eps, sigma, 1.0)
+        bound = manifold_privacy._log_delta_mu(eps, np.full(eps.shape, mu))
         live = ok & np.isfinite(ld)
         assert np.all(ld[live] <= bound[live] + 1e-9)
         assert np.max((ld - bound)[live]) > -1e-3  # touches somewhere
@@ -184,22 +187,22 @@ def test_mu_dominates_profile():
 
 def test_privacy_profile_validation_and_gdp_sigma():
     with pytest.raises(ValueError):
-        M.privacy_profile(M.Sphere(2), -1.0, 1.0)
+        M.privacy_profile(M.Sphere(2), epsilon=-1.0, sigma=1.0)
     with pytest.raises(ValueError):
-        M.gdp_mu(M.Sphere(2), 1.0, 4.0)  # sensitivity beyond pi
+        M.gdp_mu(M.Sphere(2), sigma=1.0, sensitivity=4.0)  # sensitivity beyond pi
     with pytest.raises(ValueError):
-        M.gdp_mu(M.Sphere(2), 0.0)
+        M.gdp_mu(M.Sphere(2), sigma=0.0)
     with pytest.raises(ValueError):
-        M.gdp_mu(M.Sphere(2), 1.0, method="bogus")
+        M.gdp_mu(M.Sphere(2), sigma=1.0, method="bogus")
     with pytest.raises(TypeError):
-        M.gdp_mu("sphere", 1.0)
+        M.gdp_mu("sphere", sigma=1.0)
     for man in (M.Sphere(2), M.Circle()):
-        s = M.gdp_sigma(man, 0.5, 0.3)
-        assert M.gdp_mu(man, s, 0.3) <= 0.5
-        assert M.gdp_mu(man, s * (1 - 1e-6), 0.3) > 0.5
-    assert M.gdp_sigma(M.Euclidean(2), 0.5, 1.0) == 2.0
+        s = M.gdp_sigma(man, mu=0.5, sensitivity=0.3)
+        assert M.gdp_mu(man, sigma=s, sensitivity=0.3) <= 0.5
+        assert M.gdp_mu(man, sigma=s * (1 - 1e-6), sensitivity=0.3) > 0.5
+    assert M.gdp_sigma(M.Euclidean(2), mu=0.5, sensitivity=1.0) == 2.0
     with pytest.raises(ValueError, match="not reachable"):
-        M.gdp_sigma(M.Hyperbolic(2), 0.05, 1.0)
+        M.gdp_sigma(M.Hyperbolic(2), mu=0.05, sensitivity=1.0)
 
 
 def test_eps_mu_conversions():
@@ -216,22 +219,22 @@ def test_eps_mu_conversions():
 @pytest.mark.parametrize("man,sigma", [(M.Sphere(2), 1.0), (M.Circle(), 2.0), (M.Hyperbolic(2), 0.8)])
 def test_monte_carlo_ci_covers_exact(man, sigma):
     """The confidence interval covers the exact mu in at least 90% of 40 independent repeats."""
-    exact = M.gdp_mu(man, sigma, 1.0)
+    exact = M.gdp_mu(man, sigma=sigma, sensitivity=1.0)
     hits = 0
     for rep in range(40):
-        res = M.gdp_mu(man, sigma, 1.0, method="monte_carlo", n=400, m=40, n_eps=200, rng=dp.Random(1000 + rep))
+        res = M.gdp_mu(man, sigma=sigma, sensitivity=1.0, method="monte_carlo", n=400, m=40, n_eps=200, rng=dp.Random(1000 + rep))
         assert res.ci_low <= res.mu <= res.ci_high and res.stderr > 0
         hits += res.ci_low <= exact <= res.ci_high
     assert hits >= 36, hits
 
 
 def test_monte_carlo_result_object():
-    res = M.gdp_mu(M.Sphere(2), 0.8, 1.0, method="monte_carlo", n=200, m=10, n_eps=50, rng=dp.Random(1))
+    res = M.gdp_mu(M.Sphere(2), sigma=0.8, sensitivity=1.0, method="monte_carlo", n=200, m=10, n_eps=50, rng=dp.Random(1))
     assert isinstance(res, M.MonteCarloMu)
     assert res.confidence_interval == (res.ci_low, res.ci_high)
     assert (res.n, res.m, res.n_eps) == (200, 10, 50)
     with pytest.raises(ValueError):
-        M.gdp_mu(M.Sphere(2), 0.8, method="monte_carlo", n=1)
+        M.gdp_mu(M.Sphere(2), sigma=0.8, method="monte_carlo", n=1)
 
 
 def test_mc_fractions_kernel_matches_double_loop():
@@ -239,7 +242,7 @@ def test_mc_fractions_kernel_matches_double_loop():
     losses = rng.normal(size=(5, 300))
     losses[0, :10] = 0.5  # ties at a threshold
     thr = np.array([-1.0, 0.0, 0.5, 2.0, 10.0])
-    got = M._mf.mc_fractions(losses, thr)
+    got = _core.manifolds.mc_fractions(losses, thr)
     ref = (losses[:, :, None] >= thr[None, None, :]).mean(axis=1)
     np.testing.assert_array_equal(got, ref)
 
@@ -248,9 +251,9 @@ def test_mc_fractions_kernel_matches_double_loop():
 def test_circle_small_sigma_is_euclidean(sigma):
     """Wrap-around terms are below 1e-40 here, so mu = D/sigma; delta(0) rounds to 1 in double, and the
     eps where mu is ill-conditioned must not leak into the supremum."""
-    assert abs(M.gdp_mu(M.Circle(), sigma, 1.0) * sigma - 1.0) < 1e-10
+    assert abs(M.gdp_mu(M.Circle(), sigma=sigma, sensitivity=1.0) * sigma - 1.0) < 1e-10
 
 
 def test_tiny_sensitivity_fails_closed():
     with pytest.raises(ArithmeticError):
-        M.gdp_mu(M.Sphere(2), 1.0, 1e-6)
+        M.gdp_mu(M.Sphere(2), sigma=1.0, sensitivity=1e-6)

@@ -18,19 +18,19 @@ FULL = os.environ.get("PYDP_FULL", "") == "1"
 def test_circle_mu_below_euclidean_at_large_sigma():
     for k in range(8, 17):  # sigma = 2 .. 4
         s = k / 4
-        assert M.gdp_mu(M.Circle(), s, 1.0) < M.gdp_mu(M.Euclidean(1), s, 1.0)
+        assert M.gdp_mu(M.Circle(), sigma=s, sensitivity=1.0) < M.gdp_mu(M.Euclidean(1), sigma=s, sensitivity=1.0)
 
 
 def test_circle_close_to_euclidean_at_small_sigma():
     for k in (1, 2):
         s = k / 4
-        assert abs(M.gdp_mu(M.Circle(), s, 1.0) * s - 1.0) < 1e-3
+        assert abs(M.gdp_mu(M.Circle(), sigma=s, sensitivity=1.0) * s - 1.0) < 1e-3
 
 
 def test_algorithm2_overestimates_at_small_sigma_but_ci_is_honest():
     """The paper's Algorithm 2 estimate is biased upward at small sigma (Figure 1, panel 1)."""
-    exact = M.gdp_mu(M.Circle(), 0.25, 1.0)
-    res = M.gdp_mu(M.Circle(), 0.25, 1.0, method="monte_carlo", n=1000, m=100, n_eps=1000, rng=dp.Random(9))
+    exact = M.gdp_mu(M.Circle(), sigma=0.25, sensitivity=1.0)
+    res = M.gdp_mu(M.Circle(), sigma=0.25, sensitivity=1.0, method="monte_carlo", n=1000, m=100, n_eps=1000, rng=dp.Random(9))
     assert res.mu > exact
     assert res.ci_low <= exact <= res.ci_high
 
@@ -42,7 +42,7 @@ def test_gaussian_beats_laplace_on_s2(k):
     S = M.Sphere(2)
     D = M.frechet_mean_sensitivity(math.pi / 8, 10, 1.0)
     sigma = k / 4 * D
-    mu = M.gdp_mu(S, sigma, D)
+    mu = M.gdp_mu(S, sigma=sigma, sensitivity=D)
     eps = M.mu_to_epsilon(mu)
     rng = np.random.default_rng(100 + k)
     r = dp.Random(200 + k)

@@ -38,7 +38,7 @@ def mp_subbotin_delta(r, eps, s, d):
 
 @pytest.mark.parametrize("eps,delta,sens", [(1.0, 0.0, 1.0), (0.1, 1e-6, 2.0), (5.0, 0.3, 0.5)])
 def test_laplace_closed_form(eps, delta, sens):
-    m = LaplaceMechanism(eps, delta, sens)
+    m = LaplaceMechanism(epsilon=eps, delta=delta, sensitivity=sens)
     ref = mp.mpf(sens) / (eps - 2 * mp.log(1 - mp.mpf(delta)))
     assert m.scale >= float(ref) * (1 - 1e-15)
     assert math.isclose(m.scale, float(ref), rel_tol=1e-10)
@@ -48,7 +48,7 @@ def test_laplace_closed_form(eps, delta, sens):
 
 @pytest.mark.parametrize("eps,delta,sens", [(1.0, 1e-5, 1.0), (0.05, 1e-10, 3.0), (8.0, 1e-3, 1.0), (1.0, 1e-100, 1.0)])
 def test_gaussian_is_exact_analytic(eps, delta, sens):
-    m = GaussianMechanism(eps, delta, sens)
+    m = GaussianMechanism(epsilon=eps, delta=delta, sensitivity=sens)
     # Private at the returned scale, and not private 1e-9 below it (50-digit reference).
     assert mp_gaussian_delta(eps, m.scale, sens) <= mp.mpf(delta) * (1 + mp.mpf("1e-12"))
     assert mp_gaussian_delta(eps, m.scale * (1 - 1e-9), sens) > delta
@@ -57,7 +57,7 @@ def test_gaussian_is_exact_analytic(eps, delta, sens):
 
 @pytest.mark.parametrize("r,eps,delta", [(1.5, 1.0, 1e-5), (3.0, 0.5, 1e-8), (7.5, 1.0, 1e-4)])
 def test_subbotin_calibration_mpmath(r, eps, delta):
-    m = SubbotinMechanism(r, eps, delta, 1.0)
+    m = SubbotinMechanism(r, epsilon=eps, delta=delta, sensitivity=1.0)
     assert m.r == r
     assert mp_subbotin_delta(r, eps, m.scale, 1.0) <= mp.mpf(delta) * (1 + mp.mpf("1e-10"))
     assert mp_subbotin_delta(r, eps, m.scale * (1 - 1e-7), 1.0) > delta
@@ -66,23 +66,23 @@ def test_subbotin_calibration_mpmath(r, eps, delta):
 
 
 def test_logistic_variance_and_scale():
-    m = LogisticMechanism(1.0, 0.0, 2.0)
-    assert m.scale == float(minimal_scale(pydp_core.Logistic(), 1.0, 0.0, 2.0))
+    m = LogisticMechanism(epsilon=1.0, delta=0.0, sensitivity=2.0)
+    assert m.scale == float(minimal_scale(pydp_core.Logistic(), epsilon=1.0, delta=0.0, sensitivity=2.0))
     assert math.isclose(m.variance, math.pi ** 2 / 3 * m.scale ** 2, rel_tol=1e-15)
     # delta = 0: the Logistic is MLR-bounded; its loss is at most D / s, so s = D / eps
     assert math.isclose(m.scale, 2.0, rel_tol=1e-9)
 
 
 def test_subbotin_special_orders_match():
-    assert math.isclose(SubbotinMechanism(1, 1.0, 1e-5).scale, LaplaceMechanism(1.0, 1e-5).scale, rel_tol=1e-9)
-    assert math.isclose(SubbotinMechanism(2, 1.0, 1e-5).scale, GaussianMechanism(1.0, 1e-5).scale, rel_tol=1e-9)
+    assert math.isclose(SubbotinMechanism(1, epsilon=1.0, delta=1e-5).scale, LaplaceMechanism(epsilon=1.0, delta=1e-5).scale, rel_tol=1e-9)
+    assert math.isclose(SubbotinMechanism(2, epsilon=1.0, delta=1e-5).scale, GaussianMechanism(epsilon=1.0, delta=1e-5).scale, rel_tol=1e-9)
 
 
 @pytest.mark.parametrize("mech,cdf", [
-    (LaplaceMechanism(0.5, 0.0, 1.0), lambda s: stats.laplace(scale=s).cdf),
-    (GaussianMechanism(0.5, 1e-6, 1.0), lambda s: stats.norm(scale=s).cdf),
-    (LogisticMechanism(0.5, 0.0, 1.0), lambda s: stats.logistic(scale=s).cdf),
-    (SubbotinMechanism(4.0, 0.5, 1e-6, 1.0), lambda s: (lambda x: pydp_core.Subbotin(4.0).cdf(np.asarray(x) / s))),
+    (LaplaceMechanism(epsilon=0.5, delta=0.0, sensitivity=1.0), lambda s: stats.laplace(scale=s).cdf),
+    (GaussianMechanism(epsilon=0.5, delta=1e-6, sensitivity=1.0), lambda s: stats.norm(scale=s).cdf),
+    (LogisticMechanism(epsilon=0.5, delta=0.0, sensitivity=1.0), lambda s: stats.logistic(scale=s).cdf),
+    (SubbotinMechanism(4.0, epsilon=0.5, delta=1e-6, sensitivity=1.0), lambda s: (lambda x: pydp_core.Subbotin(4.0).cdf(np.asarray(x) / s))),
 ])
 def test_privatize_adds_the_calibrated_noise(mech, cdf):
     values = np.linspace(-100, 100, 100_000)
@@ -93,7 +93,7 @@ def test_privatize_adds_the_calibrated_noise(mech, cdf):
 
 
 def test_privatize_scalars_arrays_and_rngs():
-    m = GaussianMechanism(1.0, 1e-5)
+    m = GaussianMechanism(epsilon=1.0, delta=1e-5)
     assert isinstance(m.privatize(3.0), float)
     assert isinstance(m.privatize(np.float32(3.0)), float)
     assert m.privatize([[1.0, 2.0], [3.0, 4.0]]).shape == (2, 2)
@@ -118,19 +118,19 @@ def test_docstrings_warn_about_floating_point():
 
 
 @pytest.mark.parametrize("make,exc,name", [
-    (lambda: LaplaceMechanism(-1.0), ValueError, "epsilon"),
-    (lambda: LaplaceMechanism(float("nan")), ValueError, "epsilon"),
-    (lambda: LaplaceMechanism(0.0, 0.0), ValueError, "epsilon"),
-    (lambda: LaplaceMechanism(1.0, 1.0), ValueError, "delta"),
-    (lambda: LaplaceMechanism(1.0, -0.1), ValueError, "delta"),
-    (lambda: LaplaceMechanism(1.0, 0.0, 0.0), ValueError, "sensitivity"),
-    (lambda: LaplaceMechanism(1.0, 0.0, float("inf")), ValueError, "sensitivity"),
-    (lambda: LaplaceMechanism([1.0, 2.0]), TypeError, "epsilon"),
-    (lambda: GaussianMechanism(1.0, 0.0), ValueError, "delta"),
-    (lambda: SubbotinMechanism(0.5, 1.0, 1e-5), ValueError, "r"),
-    (lambda: SubbotinMechanism(float("nan"), 1.0, 1e-5), ValueError, "r"),
-    (lambda: SubbotinMechanism(3.0, 1.0, 0.0), ValueError, "delta"),
-    (lambda: GaussianMechanism("1", 1e-5), TypeError, "epsilon"),
+    (lambda: LaplaceMechanism(epsilon=-1.0), ValueError, "epsilon"),
+    (lambda: LaplaceMechanism(epsilon=float("nan")), ValueError, "epsilon"),
+    (lambda: LaplaceMechanism(epsilon=0.0, delta=0.0), ValueError, "epsilon"),
+    (lambda: LaplaceMechanism(epsilon=1.0, delta=1.0), ValueError, "delta"),
+    (lambda: LaplaceMechanism(epsilon=1.0, delta=-0.1), ValueError, "delta"),
+    (lambda: LaplaceMechanism(epsilon=1.0, delta=0.0, sensitivity=0.0), ValueError, "sensitivity"),
+    (lambda: LaplaceMechanism(epsilon=1.0, delta=0.0, sensitivity=float("inf")), ValueError, "sensitivity"),
+    (lambda: LaplaceMechanism(epsilon=[1.0, 2.0]), TypeError, "epsilon"),
+    (lambda: GaussianMechanism(epsilon=1.0, delta=0.0), ValueError, "delta"),
+    (lambda: SubbotinMechanism(0.5, epsilon=1.0, delta=1e-5), ValueError, "r"),
+    (lambda: SubbotinMechanism(float("nan"), epsilon=1.0, delta=1e-5), ValueError, "r"),
+    (lambda: SubbotinMechanism(3.0, epsilon=1.0, delta=0.0), ValueError, "delta"),
+    (lambda: GaussianMechanism(epsilon="1", delta=1e-5), TypeError, "epsilon"),
 ])
 def test_bad_construction(make, exc, name):
     with pytest.raises(exc, match=name):
@@ -143,9 +143,9 @@ def test_bad_construction(make, exc, name):
 ])
 def test_privatize_rejects_bad_values(values, exc):
     with pytest.raises(exc, match="values"):
-        LaplaceMechanism(1.0).privatize(values)
+        LaplaceMechanism(epsilon=1.0).privatize(values)
 
 
 def test_privatize_rejects_bad_rng():
     with pytest.raises(TypeError, match="rng"):
-        LaplaceMechanism(1.0).privatize(1.0, rng=123)
+        LaplaceMechanism(epsilon=1.0).privatize(1.0, rng=123)

@@ -167,8 +167,8 @@ def test_subbotin_1_and_2_are_bitwise_laplace_and_gaussian():
         assert sub == named and hash(sub) == hash(named)
     # The profile and calibration take the same path as well.
     for sub, named in ((Subbotin(1), Laplace()), (Subbotin(2), Gaussian())):
-        assert pydp_core.minimal_scale(sub, 0.5, 1e-9) == pydp_core.minimal_scale(named, 0.5, 1e-9)
-        assert pydp_core.privacy_profile(sub, 0.5, 2.0) == pydp_core.privacy_profile(named, 0.5, 2.0)
+        assert pydp_core.minimal_scale(sub, epsilon=0.5, delta=1e-9) == pydp_core.minimal_scale(named, epsilon=0.5, delta=1e-9)
+        assert pydp_core.privacy_profile(sub, epsilon=0.5, scale=2.0) == pydp_core.privacy_profile(named, epsilon=0.5, scale=2.0)
 
 
 def test_subbotin_near_one_is_close_to_laplace():

@@ -17,8 +17,9 @@ PKG = Path(pydp_core.__file__).parent
 def _copy_sources(dest: Path) -> Path:
     pkg = dest / "pydp_core"
     pkg.mkdir(parents=True)
-    for f in PKG.glob("*.py"):
-        shutil.copy(f, pkg / f.name)
+    for f in PKG.rglob("*.py"):
+        (pkg / f.relative_to(PKG)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, pkg / f.relative_to(PKG))
     return pkg
 
 
@@ -36,7 +37,7 @@ def test_source_tree_without_extension_uses_installed_copy(tmp_path):
     site = tmp_path / "site"
     installed = _copy_sources(site)
     shutil.copy(pydp_core._core.__file__, installed / Path(pydp_core._core.__file__).name)
-    res = _run("import pydp_core as p; print(p.minimal_scale(p.Laplace(), 1.0, 0.0))", [src, site], tmp_path)
+    res = _run("import pydp_core as p; print(p.minimal_scale(p.Laplace(), epsilon=1.0, delta=0.0))", [src, site], tmp_path)
     assert res.returncode == 0, res.stderr
     assert float(res.stdout) == 1.0
 

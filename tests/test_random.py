@@ -425,7 +425,7 @@ def test_sequential_direction_and_scalar_samplers():
 
 
 def test_arsinh_normal_with_the_accounting_parameters():
-    A, sigma = pydp_core.arsinh_parameters(pydp_core.TCDP(0.5, 10.0), 2.0)
+    A, sigma = pydp_core.arsinh_parameters(pydp_core.TCDP(0.5, 10.0), sensitivity=2.0)
     x = Random(27).arsinh_normal(A, sigma, size=N)
     ks_ok(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))
 

@@ -67,30 +67,32 @@ def test_laplace_distance_uses_b_not_sqrt_b():
     assert rao.location_distance(pc.Subbotin(1.0), 0.0, 1.0, 4.0) == pytest.approx(0.25, rel=1e-15)
     with pytest.raises(ValueError, match="shape"):
         rao.location_distance(pc.Laplace(), [0.0], [1.0, 2.0], 1.0)
+    # the Logistic location has Fisher information 1/3
+    assert rao.location_distance(pc.Logistic(), 0.0, 1.0, 1.0) == pytest.approx(math.sqrt(1.0 / 3.0), rel=1e-15)
     with pytest.raises(TypeError):
-        rao.location_distance(pc.Logistic(), 0.0, 1.0, 1.0)
+        rao.location_distance(pc.Truncated(pc.Laplace(), 2.0), 0.0, 1.0, 1.0)
 
 
 def test_calibrate_theorems():
-    assert rao.calibrate(pc.Laplace(), 0.5, 2.0) == 4.0  # Theorem 4.4
-    assert rao.calibrate(pc.Gaussian(), 0.5, 2.0) == 4.0  # Theorem 4.8
-    assert rao.calibrate(pc.Gaussian(), 0.5, 2.0, dimension=10) == 4.0  # Theorem F.4 with l2 sensitivity
+    assert rao.calibrate(pc.Laplace(), theta=0.5, sensitivity=2.0) == 4.0  # Theorem 4.4
+    assert rao.calibrate(pc.Gaussian(), theta=0.5, sensitivity=2.0) == 4.0  # Theorem 4.8
+    assert rao.calibrate(pc.Gaussian(), theta=0.5, sensitivity=2.0, dimension=10) == 4.0  # Theorem F.4 with l2 sensitivity
     for r in (1.5, 4.0):
-        s = rao.calibrate(pc.Subbotin(r), 0.3, 1.7)  # Theorem E.3, corrected
+        s = rao.calibrate(pc.Subbotin(r), theta=0.3, sensitivity=1.7)  # Theorem E.3, corrected
         # the calibrated mechanism is exactly theta-Rao-DP: the distance at the sensitivity is theta
         assert rao.location_distance(pc.Subbotin(r), 0.0, 1.7, s) == pytest.approx(0.3, rel=1e-13)
-        assert rao.theta(pc.Subbotin(r), s, 1.7).theta == pytest.approx(0.3, rel=1e-13)
+        assert rao.theta(pc.Subbotin(r), scale=s, sensitivity=1.7).theta == pytest.approx(0.3, rel=1e-13)
     # composition through compose (Lemma 3.2)
-    th = pc.compose([rao.theta(pc.Gaussian(), 2.0, 1.0), rao.theta(pc.Laplace(), 1.0, 1.0)])
+    th = pc.compose([rao.theta(pc.Gaussian(), scale=2.0, sensitivity=1.0), rao.theta(pc.Laplace(), scale=1.0, sensitivity=1.0)])
     assert th == pc.RaoDP(math.hypot(0.5, 1.0))
     with pytest.raises(ValueError, match="theta"):
-        rao.calibrate(pc.Gaussian(), 0.0, 1.0)
+        rao.calibrate(pc.Gaussian(), theta=0.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="theta"):
-        rao.calibrate(pc.Gaussian(), -1.0, 1.0)
+        rao.calibrate(pc.Gaussian(), theta=-1.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="sensitivity"):
-        rao.calibrate(pc.Gaussian(), 1.0, float("nan"))
+        rao.calibrate(pc.Gaussian(), theta=1.0, sensitivity=float("nan"))
     with pytest.raises(ValueError, match="dimension"):
-        rao.calibrate(pc.Gaussian(), 1.0, 1.0, dimension=0)
+        rao.calibrate(pc.Gaussian(), theta=1.0, sensitivity=1.0, dimension=0)
 
 
 def test_nonparametric_distance():

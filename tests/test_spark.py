@@ -75,7 +75,7 @@ def test_output_does_not_depend_on_the_partitioning(spark):
     mech = sup.laplace()
     ref = _reference(mech)
     for parts in (1, 3, 8):
-        out = pspark.privatize(_frame(spark, parts), ["x", "y"], mech, KEY, block_rows=B)
+        out = pspark.privatize(_frame(spark, parts), mech, columns=["x", "y"], key=KEY, block_rows=B)
         assert [f.dataType.simpleString() for f in out.schema.fields] == ["bigint", "double", "double", "string"]
         got = _collect(out, "x", "y")
         np.testing.assert_array_equal(got["id"], np.arange(N))
@@ -87,7 +87,7 @@ def test_row_id_index_survives_a_shuffle(spark):
     mech = sup.laplace()
     ref = _reference(mech)
     shuffled = _frame(spark, 5).repartition(3)  # hash-partitioned: order and split both change
-    got = _collect(pspark.privatize(shuffled, ["x"], mech, KEY, index="id", block_rows=B), "x")
+    got = _collect(pspark.privatize(shuffled, mech, columns=["x"], key=KEY, index="id", block_rows=B), "x")
     np.testing.assert_array_equal(got["x"], ref["x"])
 
 
@@ -95,7 +95,7 @@ def test_noise_statistics_and_independent_partitions(spark):
     mech = sup.laplace(epsilon=0.5)
     n = 4 * 25_000
     df = spark.range(0, n, numPartitions=4).selectExpr("id", "cast(0 as double) as x")
-    got = _collect(pspark.privatize(df, ["x"], mech, KEY, block_rows=B), "x")
+    got = _collect(pspark.privatize(df, mech, columns=["x"], key=KEY, block_rows=B), "x")
     sup.assert_noise_distribution(got["x"], mech)
     parts = got["x"].reshape(4, -1)
     for i in range(3):
@@ -120,7 +120,7 @@ def test_a_retried_task_reproduces_its_noise(spark, tmp_path):
 
     df = _frame(spark, 4)
     df = df.mapInArrow(flaky, df.schema)
-    got = _collect(pspark.privatize(df, ["x", "y"], mech, KEY, block_rows=B), "x", "y")
+    got = _collect(pspark.privatize(df, mech, columns=["x", "y"], key=KEY, block_rows=B), "x", "y")
     assert len(os.listdir(marks)) >= 2  # both the counting pass and the noise pass were retried
     np.testing.assert_array_equal(got["x"], ref["x"])
     np.testing.assert_array_equal(got["y"], ref["y"])
@@ -132,7 +132,7 @@ def test_nulls_bounds_and_passthrough(spark):
         "id", "case when id % 7 = 0 then null else cast(id as double) end as x", "concat('r', id) as s"
     )
     got = df.toArrow()
-    out = pspark.privatize(df, "x", mech, KEY, bounds=(0, 10), block_rows=B).toArrow().sort_by("id")
+    out = pspark.privatize(df, mech, columns="x", key=KEY, bounds=(0, 10), block_rows=B).toArrow().sort_by("id")
     want = pydp_core.privatize(got.sort_by("id"), mech, columns=["x"], key=KEY, bounds=(0, 10), block_rows=B)
     assert out.column("x").to_pylist() == want.column("x").to_pylist()
     assert out.column("s").to_pylist() == want.column("s").to_pylist()
@@ -150,21 +150,21 @@ def test_nondeterministic_input_fails_closed(spark):
 
     df = df.mapInArrow(drop_at_random, df.schema)
     with pytest.raises(Exception, match="not deterministic"):
-        pspark.privatize(df, ["x"], mech, KEY).collect()
+        pspark.privatize(df, mech, columns=["x"], key=KEY).collect()
 
 
 def test_errors(spark):
     mech = sup.laplace()
     df = _frame(spark, 2, 10)
     with pytest.raises(ValueError, match="32 bytes|exactly"):
-        pspark.privatize(df, ["x"], mech, b"short")
+        pspark.privatize(df, mech, columns=["x"], key=b"short")
     with pytest.raises(TypeError, match="must be numeric"):
-        pspark.privatize(df, ["s"], mech, KEY)
+        pspark.privatize(df, mech, columns=["s"], key=KEY)
     with pytest.raises(ValueError, match="not found"):
-        pspark.privatize(df, ["nope"], mech, KEY)
+        pspark.privatize(df, mech, columns=["nope"], key=KEY)
     with pytest.raises(TypeError, match="integer column"):
-        pspark.privatize(df, ["x"], mech, KEY, index="s")
+        pspark.privatize(df, mech, columns=["x"], key=KEY, index="s")
     with pytest.raises(TypeError, match="DataFrame"):
-        pspark.privatize(None, ["x"], mech, KEY)
+        pspark.privatize(None, mech, columns=["x"], key=KEY)
     with pytest.raises(TypeError, match="privatize"):
-        pspark.privatize(df, ["x"], object(), KEY)
+        pspark.privatize(df, object(), columns=["x"], key=KEY)

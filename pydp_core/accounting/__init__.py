@@ -1,0 +1,64 @@
+"""Privacy accounting: budgets of every definition, conversions, composition, subsampling, the Gaussian
+sensitivity index, Rao DP and a thread-safe accountant.
+
+- :mod:`~pydp_core.accounting.budgets`: immutable budget types (``PureDP``, ``ApproxDP``, ``ZCDP``,
+  ``RDP``, ``RDPCurve``, ``GDP``, ``TCDP``, ``RaoDP``, ``KLDP``, ``MCDP``) and their conversions;
+- :mod:`~pydp_core.accounting.composition`: sequential and advanced composition;
+- :mod:`~pydp_core.accounting.subsampling`: amplification by subsampling;
+- :mod:`~pydp_core.accounting.gaussian`: the Gaussian mechanism through its sensitivity index
+  psi = D / sigma (Kaissis et al. 2023) and the calibration of sigma to any budget;
+- :mod:`~pydp_core.accounting.rao`: Rao (Fisher-Rao) differential privacy (Soto et al. 2022);
+- :mod:`~pydp_core.accounting.accountant`: :class:`Accountant`, a thread-safe, resumable running total.
+
+The proofs and the conversion formulas are in ``docs/accounting.md``.
+"""
+from __future__ import annotations
+
+from . import gaussian, rao
+from .accountant import Accountant, BudgetExceededError
+from .budgets import (
+    DEFAULT_ALPHAS,
+    GDP,
+    KLDP,
+    MCDP,
+    RDP,
+    RDP_METHODS,
+    TCDP,
+    ZCDP,
+    ApproxDP,
+    Budget,
+    PrivacyWarning,
+    PureDP,
+    RaoDP,
+    RDPCurve,
+)
+from .composition import advanced_composition, compose
+from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
+from .subsampling import subsample
+
+__all__ = [
+    "Budget",
+    "PureDP",
+    "ApproxDP",
+    "KLDP",
+    "MCDP",
+    "ZCDP",
+    "RDP",
+    "RDPCurve",
+    "GDP",
+    "TCDP",
+    "RaoDP",
+    "RDP_METHODS",
+    "DEFAULT_ALPHAS",
+    "PrivacyWarning",
+    "compose",
+    "advanced_composition",
+    "subsample",
+    "gaussian",
+    "rao",
+    "gaussian_sigma",
+    "arsinh_parameters",
+    "ArsinhParameters",
+    "Accountant",
+    "BudgetExceededError",
+]

@@ -1,0 +1,163 @@
+"""Sequential composition and advanced composition of privacy budgets.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from .._validation import check_open_delta
+from .budgets import (
+    GDP,
+    KLDP,
+    MCDP,
+    RDP,
+    TCDP,
+    ZCDP,
+    ApproxDP,
+    Budget,
+    PureDP,
+    RaoDP,
+    RDPCurve,
+)
+
+
+def _as_list(budgets: Any) -> list:
+    if isinstance(budgets, Budget):
+        return [budgets]
+    try:
+        items = list(budgets)
+    except TypeError:
+        raise TypeError(f"budgets must be an iterable of privacy budgets, got {type(budgets).__name__}") from None
+    if not items:
+        raise ValueError("budgets must not be empty")
+    for i, b in enumerate(items):
+        if not isinstance(b, Budget):
+            raise TypeError(f"budgets[{i}] is not a privacy budget ({type(b).__name__})")
+    return items
+
+
+def compose(budgets: Iterable[Budget]) -> Budget:
+    """Sequential composition of budgets of one kind (paper 000 Table 1); returns the same kind.
+
+    >>> compose([GDP(3.0), GDP(4.0)])
+    GDP(mu=5.0)
+    """
+    items = _as_list(budgets)
+    kind = type(items[0])
+    for i, b in enumerate(items):
+        if type(b) is not kind:
+            raise TypeError(
+                f"cannot compose {kind.__name__} with {type(b).__name__} (budgets[{i}]): convert explicitly "
+                "first, e.g. GDP.to_rdp(alpha) or RDP.to_approx_dp(delta)"
+            )
+    if kind is PureDP:
+        return PureDP(math.fsum(b.epsilon for b in items))
+    if kind is ApproxDP:
+        return ApproxDP(math.fsum(b.epsilon for b in items), min(1.0, math.fsum(b.delta for b in items)))
+    if kind is KLDP:
+        return KLDP(math.fsum(b.epsilon for b in items))
+    if kind is MCDP:
+        return MCDP(math.fsum(b.mu for b in items), math.hypot(*(b.tau for b in items)))
+    if kind is ZCDP:
+        return ZCDP(math.fsum(b.rho for b in items), math.fsum(b.xi for b in items))
+    if kind is RDP:
+        alpha = items[0].alpha
+        for i, b in enumerate(items):
+            if b.alpha != alpha:
+                raise ValueError(
+                    f"RDP composes at equal alpha only: budgets[{i}].alpha = {b.alpha!r} != {alpha!r} "
+                    "(use RDPCurve to compose whole curves)"
+                )
+        return RDP(alpha, math.fsum(b.epsilon for b in items))
+    if kind is GDP:
+        return GDP(math.hypot(*(b.mu for b in items)))
+    if kind is RaoDP:
+        return RaoDP(math.hypot(*(b.theta for b in items)))
+    if kind is TCDP:
+        return TCDP(math.fsum(b.rho for b in items), min(b.omega for b in items))
+    if kind is RDPCurve:
+        return _compose_curves(items)
+    raise TypeError(f"no composition rule for {kind.__name__}")  # a Budget subclass defined elsewhere
+
+
+def _compose_curves(curves: list) -> RDPCurve:
+    amax = min(c.alpha_max for c in curves)
+    grids = [c for c in curves if c.is_grid]
+    if not grids:
+        fns = list(curves)
+        return RDPCurve(lambda a: np.sum([np.asarray(c(a), dtype=float) for c in fns], axis=0), alpha_max=amax)
+    alphas = grids[0].alphas
+    for i, c in enumerate(grids):
+        if not np.array_equal(c.alphas, alphas):
+            raise ValueError(
+                f"grid RDP curves compose pointwise on one grid: curve {i} has different alphas than the first"
+            )
+    keep = alphas <= amax
+    total = np.sum([np.asarray(c(alphas[keep]), dtype=float) for c in curves], axis=0)
+    return RDPCurve(total, alphas[keep])
+
+
+def _positive_int(k: Any, name: str) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer")
+    if k < 1:
+        raise ValueError(f"{name} must be >= 1, got {k!r}")
+    return int(k)
+
+
+def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] = None, form: str = "drv") -> ApproxDP:
+    """The k-fold composition of an (eps, delta)-DP mechanism.
+
+    ``form="drv"`` (default, the tightest general bound here): Dwork, Rothblum and Vadhan 2010,
+    (eps sqrt(2 k log(1/delta')) + k eps (e^eps - 1), k delta + delta').
+
+    ``form="dwork_roth"``: paper 003, first row: (2 eps sqrt(2 k log(1/delta')), k delta + delta')
+    (Dwork and Roth 2014, Corollary 3.21). It is implied by the DRV bound exactly when
+    k (e^eps - 1) <= sqrt(2 k log(1/delta')); outside that range it is not proven and the call raises.
+
+    ``form="moments"``: paper 003, second row (the moments accountant, Abadi et al. 2016):
+    (4 eps sqrt(2 k log(1/delta)), delta) with the budget's own delta and no delta'. It is a statement
+    about the *Gaussian mechanism* calibrated classically, sigma = D sqrt(2 log(1.25/delta)) / eps with
+    eps < 1; a general (eps, delta)-DP mechanism composed k times can need k delta. The call checks the
+    claim against the exact k-fold Gaussian composition (sqrt(k) D / sigma-GDP) and raises where it
+    would not hold.
+    """
+    if not isinstance(budget, ApproxDP):
+        raise TypeError(f"budget must be an ApproxDP, got {type(budget).__name__}")
+    n = _positive_int(k, "k")
+    eps, delta = budget.epsilon, budget.delta
+    if form == "moments":
+        if delta_prime is not None:
+            raise ValueError("delta_prime is not used by the moments form (the total delta is the budget's delta)")
+        d = check_open_delta(delta, "budget.delta")
+        if not 0 < eps < 1:
+            raise ValueError("the moments form needs 0 < epsilon < 1 (the classic Gaussian calibration)")
+        claimed = 4.0 * eps * math.sqrt(2.0 * n * math.log(1.0 / d))
+        mu_total = math.sqrt(n) * eps / math.sqrt(2.0 * math.log(1.25 / d))
+        exact = GDP(mu_total).to_approx_dp(d).epsilon
+        if claimed < exact:
+            raise ValueError(
+                f"the moments form does not hold here: 4 eps sqrt(2 k log(1/delta)) = {claimed!r} is below the "
+                f"exact epsilon {exact!r} of the composed Gaussian mechanism (k too large for this epsilon)"
+            )
+        return ApproxDP(claimed, d)
+    if delta_prime is None:
+        raise TypeError("delta_prime is required for the 'drv' and 'dwork_roth' forms")
+    dp = check_open_delta(delta_prime, "delta_prime")
+    log_term = math.log(1.0 / dp)
+    total_delta = min(1.0, n * delta + dp)
+    if form == "drv":
+        return ApproxDP(eps * math.sqrt(2.0 * n * log_term) + n * eps * math.expm1(eps), total_delta)
+    if form == "dwork_roth":
+        if n * math.expm1(eps) > math.sqrt(2.0 * n * log_term):
+            raise ValueError(
+                "the paper 003 form 2 eps sqrt(2 k log(1/delta')) is only implied by the Dwork-Rothblum-Vadhan "
+                f"theorem when k (e^eps - 1) <= sqrt(2 k log(1/delta')); here k = {n}, epsilon = {eps!r}: "
+                "use form='drv'"
+            )
+        return ApproxDP(2.0 * eps * math.sqrt(2.0 * n * log_term), total_delta)
+    raise ValueError(f"form must be 'drv', 'dwork_roth' or 'moments', got {form!r}")
+
+

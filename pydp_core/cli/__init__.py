@@ -1,0 +1,83 @@
+"""The ``pydp-core`` command line (argparse: standard library, no extra dependency).
+
+One module per command (``pydp_core.cli.<command>``, each with ``HELP``, ``configure(parser)`` and
+``run(args)``), listed in :data:`COMMANDS`; ``demo`` is the main job of the README.
+
+- ``calibrate NOISE --epsilon E [--delta D] [--sensitivity S | --sensitivity bounds --bounds L U]``
+  (or ``--scale S`` to analyse a given scale): scale, std, variance and the guarantees under each
+  definition (pure DP, (epsilon, delta)-DP, GDP, zCDP, RDP, Rao DP) where they are known; ``--json``.
+- ``profile NOISE ...``: the delta(epsilon) table, or ``--png FILE`` for a plot (matplotlib).
+- ``privatize IN OUT --column C ... --mechanism M --epsilon E --sensitivity S [--bounds L U]
+  [--key-file K]``: Parquet or CSV, streamed by batch, atomic output, never the input.
+- ``mu MANIFOLD --sigma S``: the GDP parameter of the Riemannian Gaussian (pydp_core.manifolds).
+- ``keygen FILE``: a fresh 256-bit release key, mode 0600.
+- ``gaussian-epsilon --psi P ... [--delta D]``: the exact epsilon of the Gaussian mechanism and the RDP routes.
+
+Why argparse rather than typer or click: it ships with Python (the base install stays numpy + scipy),
+its conventions are the ones users expect from standard tools (``--help``, usage errors on stderr with
+exit status 2), and sub-commands register through one decorator without a framework.
+
+Exit codes: 0 success; 1 runtime failure (bad value, missing or existing file, calibration failure),
+with one ``pydp-core COMMAND: error: ...`` line on stderr and nothing on stdout; 2 usage error
+(argparse's convention); 130 interrupted (Ctrl-C or SIGTERM during ``privatize``, which leaves no output).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+#: Command name -> module of ``pydp_core.cli`` that implements it.
+COMMANDS: dict[str, str] = {
+    "demo": "demo",
+    "calibrate": "calibrate",
+    "profile": "profile",
+    "privatize": "privatize",
+    "mu": "mu",
+    "keygen": "keygen",
+    "gaussian-epsilon": "gaussian_epsilon",
+}
+
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pydp-core`` argument parser with every command of :data:`COMMANDS`."""
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(prog="pydp-core", description="Exact differential-privacy numerics.")
+    parser.add_argument("--version", action="version", version=f"pydp-core {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module in COMMANDS.items():
+        mod = importlib.import_module(f"{__name__}.{module}")
+        mod.configure(sub.add_parser(name, help=mod.HELP, description=mod.HELP))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``pydp-core`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program name.
+
+    Returns
+    -------
+    int
+        0 on success, 1 on a runtime failure (one ``pydp-core COMMAND: error: ...`` line on stderr),
+        2 on a usage error, 130 when interrupted.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    run = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}").run
+    try:
+        return int(run(args))
+    except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
+        print(f"pydp-core {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"pydp-core {args.command}: interrupted", file=sys.stderr)
+        return 130

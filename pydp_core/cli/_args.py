@@ -1,0 +1,95 @@
+"""Argument types and the noise arguments shared by the commands."""
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+FAMILIES = ("laplace", "gaussian", "logistic", "subbotin")
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be finite: {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def sensitivity_arg(text: str) -> float | str:
+    return "bounds" if text == "bounds" else finite_float(text)
+
+
+def add_noise_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("noise", choices=FAMILIES, help="noise family of the mechanism")
+    p.add_argument("--r", type=finite_float, help="Subbotin order r >= 1 (subbotin only)")
+    p.add_argument("--epsilon", type=finite_float, help="target epsilon (calibrates the scale)")
+    p.add_argument("--delta", type=finite_float, default=0.0, help="target delta (default 0)")
+    p.add_argument("--scale", type=finite_float, help="analyse this noise scale instead of calibrating")
+    p.add_argument(
+        "--sensitivity", type=sensitivity_arg, default=1.0,
+        help="sensitivity D (default 1), or 'bounds' for upper - lower of --bounds",
+    )
+    p.add_argument("--bounds", nargs=2, type=finite_float, metavar=("LOWER", "UPPER"), help="clamping bounds")
+
+
+def family(args: argparse.Namespace) -> Any:
+    from .. import noise
+
+    if args.noise == "subbotin":
+        if args.r is None:
+            raise ValueError("--r is required with subbotin noise")
+        return noise.Subbotin(args.r)
+    if args.r is not None:
+        raise ValueError(f"--r applies to subbotin noise only, not {args.noise}")
+    return {"laplace": noise.Laplace, "gaussian": noise.Gaussian, "logistic": noise.Logistic}[args.noise]()
+
+
+def sensitivity(args: argparse.Namespace) -> float:
+    from ..io import check_bounds, sensitivity_from_bounds
+
+    bounds = check_bounds(args.bounds, "--bounds")
+    if args.sensitivity == "bounds":
+        if bounds is None:
+            raise ValueError("--sensitivity bounds needs --bounds LOWER UPPER")
+        return sensitivity_from_bounds(bounds)
+    if not args.sensitivity > 0:
+        raise ValueError(f"--sensitivity must be > 0, got {args.sensitivity}")
+    return float(args.sensitivity)
+
+
+def scale(args: argparse.Namespace, fam: Any, sens: float) -> float:
+    from ..calibration import minimal_scale
+
+    if args.scale is not None:
+        if args.epsilon is not None:
+            raise ValueError("give either --scale or --epsilon/--delta, not both")
+        if not args.scale > 0:
+            raise ValueError(f"--scale must be > 0, got {args.scale}")
+        return float(args.scale)
+    if args.epsilon is None:
+        raise ValueError("give --epsilon (and --delta) to calibrate, or --scale to analyse a given scale")
+    return float(minimal_scale(fam, epsilon=args.epsilon, delta=args.delta, sensitivity=sens))
+
+
+def analysed(args: argparse.Namespace) -> tuple[Any, float, float]:
+    """(family, sensitivity, scale) from the shared noise arguments."""
+    fam = family(args)
+    sens = sensitivity(args)
+    return fam, sens, scale(args, fam, sens)
+
+
+def fmt(v: float) -> str:
+    return "n/a" if v != v else ("inf" if v == float("inf") else f"{v:.10g}")

@@ -1,0 +1,36 @@
+"""``pydp-core mu``: the GDP parameter mu of the Riemannian Gaussian mechanism on a manifold."""
+from __future__ import annotations
+
+import argparse
+
+from ._args import finite_float, fmt, positive_int
+
+HELP = "the GDP parameter mu of the Riemannian Gaussian mechanism on a manifold"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("manifold", choices=("euclidean", "circle", "sphere", "hyperbolic"))
+    p.add_argument("--dim", type=positive_int, default=None, help="dimension d (euclidean, sphere, hyperbolic)")
+    p.add_argument("--sigma", type=finite_float, required=True, help="Riemannian Gaussian sigma")
+    p.add_argument("--sensitivity", type=finite_float, default=1.0, help="geodesic sensitivity (default 1)")
+    p.add_argument("--method", choices=("exact", "monte_carlo"), default="exact")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import manifolds
+
+    if args.manifold == "circle":
+        if args.dim not in (None, 1):
+            raise ValueError("--dim does not apply to the circle (dimension 1)")
+        m = manifolds.Circle()
+    else:
+        if args.dim is None:
+            raise ValueError(f"--dim is required for the {args.manifold} manifold")
+        m = {"euclidean": manifolds.Euclidean, "sphere": manifolds.Sphere, "hyperbolic": manifolds.Hyperbolic}[args.manifold](args.dim)
+    res = manifolds.gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma, method=args.method)
+    if args.method == "exact":
+        print(fmt(float(res)))
+    else:
+        lo, hi = res.confidence_interval if hasattr(res, "confidence_interval") else res.ci
+        print(f"{fmt(res.mu)} (stderr {fmt(res.stderr)}, 95% interval [{fmt(lo)}, {fmt(hi)}])")
+    return 0

@@ -1,0 +1,93 @@
+"""``pydp-core privatize``: noise for columns of a Parquet or CSV file, streamed, with atomic output."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from ._args import FAMILIES, finite_float, positive_int, sensitivity_arg
+
+HELP = "add calibrated noise to columns of a Parquet or CSV file (streaming, atomic)"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="IN", help="input Parquet or CSV file (only read)")
+    p.add_argument("output", metavar="OUT", help="output file, written atomically (temporary file, then rename)")
+    p.add_argument("--column", "-c", action="append", required=True, metavar="C", help="column to privatise (repeat for more)")
+    p.add_argument("--mechanism", "-m", choices=FAMILIES, required=True, help="noise mechanism")
+    p.add_argument("--r", type=finite_float, help="Subbotin order r >= 1 (subbotin only)")
+    p.add_argument("--epsilon", type=finite_float, required=True)
+    p.add_argument("--delta", type=finite_float, default=0.0, help="default 0")
+    p.add_argument(
+        "--sensitivity", type=sensitivity_arg, required=True,
+        help="sensitivity D of one value, or 'bounds' for upper - lower of --bounds",
+    )
+    p.add_argument("--bounds", nargs=2, type=finite_float, metavar=("LOWER", "UPPER"), help="clamp values to [LOWER, UPPER] first")
+    p.add_argument("--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh random key)")
+    p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
+    p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)")
+    p.add_argument(
+        "--compression", choices=("snappy", "zstd", "lz4", "gzip", "brotli", "none"), default="snappy",
+        help="Parquet output compression (default snappy, as pyarrow; noisy floats hardly compress, 'none' is fastest)",
+    )
+    p.add_argument("--batch-rows", type=positive_int, default=1 << 20, help="rows read at a time (default 1048576, one keyed block)")
+    p.add_argument(
+        "--block-rows", type=positive_int, default=1 << 20,
+        help="rows per keyed noise block (default 1048576; part of the noise's definition: keep it fixed per key)",
+    )
+    p.add_argument("--force", "-f", action="store_true", help="replace OUT if it exists (never the input)")
+    p.add_argument(
+        "--simulate", action="store_true",
+        help="floating-point noise for simulations (NOT a release: unsafe against least-significant-bit attacks); "
+        "by default Laplace and Gaussian noise use the exact discrete release path",
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show a progress bar")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+
+
+def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) -> Any:
+    """A tqdm bar on stderr, or None; says why on stderr when ``--progress`` was asked for but cannot be shown."""
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        if asked:
+            print("pydp-core: --progress needs tqdm, which the 'progress' extra installs: "
+                  "pip install 'pydp_core[progress]'; continuing without a progress bar", file=sys.stderr)
+        return None
+    return tqdm(total=total, unit=" rows", unit_scale=True, desc=label, file=sys.stderr, leave=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import io as etl
+
+    bounds = etl.check_bounds(args.bounds, "--bounds")
+    mech = etl.mechanism(
+        args.mechanism, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r
+    )
+    key = etl.load_key(args.key_file) if args.key_file else None
+    extra = {"release": False} if args.simulate else {}
+    fmt = etl.file_format(args.input, args.format)
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    total = None
+    if show and fmt == "parquet" and os.path.isfile(args.input):
+        import pyarrow.parquet as pq
+
+        total = pq.ParquetFile(args.input).metadata.num_rows
+    bar = progress_bar(show, total, "privatize", asked=args.progress is True)
+    try:
+        rows = etl.privatize_file(
+            args.input, args.output, mech, key=key, columns=args.column, bounds=bounds, format=args.format,
+            output_format=args.output_format, batch_rows=args.batch_rows, block_rows=args.block_rows, overwrite=args.force,
+            progress=None if bar is None else bar.update, compression=args.compression, **extra,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} privatised with {mech!r}", file=sys.stderr)
+    return 0

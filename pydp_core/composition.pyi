@@ -1,9 +1,0 @@
-from typing import Any, Iterable, Optional
-
-from .budgets import ApproxDP, Budget
-
-__all__: list[str]
-
-def compose(budgets: Iterable[Budget]) -> Budget: ...
-def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] = ..., form: str = ...) -> ApproxDP: ...
-def subsample(budget: Budget, rate: float, *, alphas: Any = ...) -> Budget: ...

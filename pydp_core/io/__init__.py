@@ -1,0 +1,84 @@
+"""Noise for columnar data: numpy arrays, pandas Series and DataFrames, pyarrow arrays and tables.
+
+:func:`privatize` adds a mechanism's noise to the chosen columns and returns the same kind of object
+it was given, with nulls kept as nulls and the other columns untouched. It is the one code path behind
+the ``pydp-core privatize`` command and the Spark and Dask front ends
+(:mod:`pydp_core.spark`, :mod:`pydp_core.dask`).
+
+Keyed noise (reproducible, partition-independent)
+-------------------------------------------------
+With a 256-bit secret ``key``, the noise of a value depends only on (key, column name, global row
+index): row ``i`` of column ``c`` gets the ``i mod B``-th value of the stream
+
+    Random(HMAC-SHA256(key, "pydp_core.etl/column" || 0x00 || c)).stream(i // B),   B = block_rows,
+
+computed by one ``mechanism.privatize(block, rng=stream)`` call over the whole block of ``B`` rows (rows of
+the block that a call does not hold are padded and discarded). So:
+
+- processing a column in pieces (``offset=``), by Parquet row group or CSV batch, by Spark or Dask
+  partition, in any order, gives bit-for-bit the output of processing it in one piece;
+- a retried or recomputed piece reproduces its noise exactly, so recomputation cannot average noise away;
+- different rows, blocks and columns get independent noise (distinct streams of a keyed CSPRNG).
+
+This rests on one property of the noise, which tests/test_etl.py checks: it is added elementwise, and
+the noise of position ``j`` depends on the stream and on ``j`` only, not on the values.
+
+Releases: with the project's Laplace and Gaussian mechanisms each value is released on the
+floating-point-safe path (exact discrete noise on a power-of-two grid, :mod:`pydp_core.release`) as one
+scalar query with the mechanism's sensitivity (:func:`privatizer`); ``release=False`` selects
+floating-point noise for simulations. Logistic and Subbotin noise have no safe path and are refused
+unless ``release=False``.
+
+The key is a secret. Generate it once per release (:func:`generate_key`, or ``pydp-core keygen``, which
+writes it with owner-only permissions), keep it out of logs, job arguments and notebooks, and never reuse
+it for another release: two releases with one key carry the same noise, and their difference reveals the
+change in the data exactly. Without a key a fresh one is drawn from OS entropy for the call (and thrown
+away), which is right for a one-shot release but not reproducible.
+
+Clamping and sensitivity
+------------------------
+``bounds=(lower, upper)`` clamps the values before noise is added; nothing is clamped without it, and
+values must then be finite. The sensitivity is the mechanism's: :func:`sensitivity_from_bounds` gives
+``upper - lower`` (the sensitivity of releasing one record's value) when you ask for it, for instance
+``mechanism(..., sensitivity="bounds", bounds=(0, 100))``.
+"""
+from __future__ import annotations
+
+from .files import file_format, privatize_file
+from .frames import privatize
+from .keyed import (
+    KeyedNoise,
+    check_bounds,
+    mechanism,
+    privatizer,
+    sensitivity_from_bounds,
+)
+from .keys import (
+    BLOCK_ROWS,
+    KEY_BYTES,
+    check_key,
+    column_key,
+    generate_key,
+    load_key,
+    parse_key,
+    write_key,
+)
+
+__all__ = [
+    "privatize",
+    "privatize_file",
+    "generate_key",
+    "load_key",
+    "write_key",
+    "sensitivity_from_bounds",
+    "mechanism",
+    "KeyedNoise",
+    "BLOCK_ROWS",
+    "KEY_BYTES",
+    "check_key",
+    "parse_key",
+    "column_key",
+    "check_bounds",
+    "privatizer",
+    "file_format",
+]

@@ -1,0 +1,161 @@
+"""Keyed noise for Dask arrays and dataframes.
+
+:func:`privatize` adds a mechanism's noise lazily, chunk by chunk (arrays) or partition by partition
+(dataframes). Every value's noise is a function of (key, column, global position) only (see
+:mod:`pydp_core.io`): a task covering global positions ``i`` draws block ``i // B`` of its column from
+``Random(HMAC(key, column)).stream(i // B)``. Therefore
+
+- a retried or recomputed task (lost worker, ``persist`` evicted, ``compute`` called twice) reproduces
+  its noise bit for bit, so recomputation cannot average the noise away;
+- different chunks, blocks and columns draw from different streams (independent noise);
+- the result does not depend on the chunking or partitioning: for arrays, the position is the element's
+  C-order index in the whole array (rechunking changes nothing); for dataframes it is the row number in
+  dataframe order (found by one counting pass, run by this call), or the value of a unique non-negative
+  integer ``index`` column (then neither order nor partitioning matters).
+
+Dataframes numbered by order must be deterministic (the same rows in the same order whenever computed).
+
+The key is a 256-bit secret (``pydp-core keygen``): generate it once per release, never log it, never
+reuse it for another release. It is embedded in the task graph, so do not persist or publish the graph.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validation import check_int, require_extra
+from .frames import column_names, output_dtype, single_column_name
+from .frames import privatize as privatize_local
+from .keyed import check_bounds, check_mechanism
+from .keys import BLOCK_ROWS, check_key
+
+__all__ = ["privatize"]
+
+
+def privatize(
+    data: Any,
+    mechanism: Any,
+    *,
+    key: bytes,
+    columns: str | Sequence[str] | None = None,
+    bounds: Any = None,
+    index: str | None = None,
+    block_rows: int = BLOCK_ROWS,
+    **privatize_kwargs: Any,
+) -> Any:
+    """A lazy Dask collection with ``mechanism``'s noise added (the same kind as ``data``).
+
+    Parameters
+    ----------
+    data:
+        a ``dask.array.Array`` (numeric, known chunk sizes), or a ``dask.dataframe`` DataFrame or Series.
+    mechanism:
+        ``pydp_core.LaplaceMechanism`` / ``GaussianMechanism`` (each value released on the exact discrete
+        path, :func:`pydp_core.io.privatizer`; ``release=False`` for floating-point simulations), any object
+        with ``privatize(values, rng=...)``, or ``{column: mechanism}`` for dataframes.
+    key:
+        the 32-byte release key (required: recomputed tasks must reproduce their noise).
+    columns:
+        the dataframe columns to privatise (required for DataFrames); for an array or Series, an optional
+        name for its noise stream (default ``""``, or the Series name).
+    bounds:
+        clamping bounds ``(lower, upper)`` or ``{column: (lower, upper)}``.
+    index:
+        dataframes only: a unique non-negative integer row-id column; ``None`` numbers rows in order.
+    block_rows:
+        positions per keyed block (:data:`pydp_core.BLOCK_ROWS`). Every task draws the whole blocks it
+        touches: keep chunks and partitions at least this long (Dask's usual 100 MB chunks are), or pass a
+        smaller value (the same for every piece of one release).
+    """
+    da = require_extra("dask", "dask.array")[0]
+
+    key = check_key(key)
+    block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
+    # One generator thread per task: the scheduler already runs tasks in parallel.
+    options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, **privatize_kwargs)
+    if isinstance(data, da.Array):
+        if index is not None:
+            raise ValueError("index applies to dataframes; array positions are their C-order indices")
+        return _array(data, mechanism, columns, options)
+    import dask.dataframe as dd
+
+    if isinstance(data, (dd.DataFrame, dd.Series)):
+        return _frame(data, mechanism, columns, index, options)
+    raise TypeError(f"data must be a dask Array, DataFrame or Series, not {type(data).__name__}")
+
+
+# -- arrays ----------------------------------------------------------------------------------------------
+def _array(x: Any, mechanism: Any, columns: Any, options: dict) -> Any:
+    name = single_column_name(columns, "")
+    if x.dtype.kind == "b" or x.dtype.kind not in "iuf":
+        raise TypeError(f"data must be numeric (got dtype {x.dtype})")
+    if any(np.isnan(c) for dim in x.chunks for c in dim):
+        raise ValueError("data has unknown chunk sizes: call compute_chunk_sizes() first")
+    check_mechanism(mechanism)
+    check_bounds(options["bounds"])
+    out_dtype = output_dtype(x.dtype)
+    shape = x.shape
+
+    def chunk(block: np.ndarray, block_info=None) -> np.ndarray:
+        loc = block_info[0]["array-location"]
+        starts = [a for a, _ in loc]
+        if block.size == 0:
+            return np.empty(block.shape, dtype=out_dtype)
+        # The chunk's elements are contiguous in C order when it spans every axis after the first one.
+        if all(block.shape[k] == shape[k] for k in range(1, block.ndim)):
+            first = int(np.ravel_multi_index(tuple(starts), shape)) if block.ndim else 0
+            return privatize_local(block, mechanism, columns=name, offset=first, **options)
+        grids = np.meshgrid(*[np.arange(a, b) for a, b in loc], indexing="ij")
+        rows = np.ravel_multi_index(tuple(grids), shape)
+        return privatize_local(block, mechanism, columns=name, index=rows, **options)
+
+    return x.map_blocks(chunk, dtype=out_dtype, meta=np.empty((0,) * x.ndim, dtype=out_dtype))
+
+
+# -- dataframes ------------------------------------------------------------------------------------------
+def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict) -> Any:
+    import dask.dataframe as dd
+    from dask import delayed
+
+    series = isinstance(df, dd.Series)
+    if series:
+        if index is not None:
+            raise ValueError("index needs a DataFrame holding the row-id column")
+        names = single_column_name(columns, df.name)
+    else:
+        names = column_names(columns, [c for c in df.columns if isinstance(c, str)])
+        if index is not None:
+            if not isinstance(index, str) or index not in df.columns:
+                raise ValueError(f"index column {index!r} not found")
+            if index in names:
+                raise ValueError(f"index column {index!r} cannot also be privatised")
+    # Validate and build the output's meta on an empty frame of the same dtypes.
+    meta = privatize_local(df._meta, mechanism, columns=names, **options)
+    parts = df.to_delayed()
+
+    if index is not None:
+        out = [delayed(_indexed_part)(p, mechanism, names, index, options) for p in parts]
+    else:
+        import dask
+
+        lengths = [int(n) for n in dask.compute(*[delayed(len)(p) for p in parts])]
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        out = [
+            delayed(_positional_part)(p, mechanism, names, int(off), int(n), options)
+            for p, off, n in zip(parts, offsets, lengths)
+        ]
+    return dd.from_delayed(out, meta=meta, divisions=df.divisions, verify_meta=False)
+
+
+def _positional_part(part: Any, mechanism: Any, names: Any, offset: int, expected: int, options: dict) -> Any:
+    if len(part) != expected:
+        raise RuntimeError(
+            f"a partition has {len(part)} rows but had {expected} when counted: the dataframe is not deterministic "
+            "(use index= with a stable row id)"
+        )
+    return privatize_local(part, mechanism, columns=names, offset=offset, **options)
+
+
+def _indexed_part(part: Any, mechanism: Any, names: Any, index: str, options: dict) -> Any:
+    return privatize_local(part, mechanism, columns=names, index=index, **options)

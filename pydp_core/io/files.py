@@ -1,0 +1,197 @@
+"""Streaming privatisation of Parquet and CSV files, by batch, with atomic output.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validation import check_int
+from .frames import column_names, pick_column, privatize_pyarrow
+from .keyed import KeyedNoise
+from .keys import BLOCK_ROWS, check_key, generate_key
+
+
+# -- files ------------------------------------------------------------------------------------------------
+def file_format(path: str, fmt: str | None = None) -> str:
+    """"parquet" or "csv", from ``fmt`` or the file name (.parquet/.pq/.parq, .csv/.csv.gz/.csv.bz2)."""
+    if fmt is not None:
+        if fmt not in ("parquet", "csv"):
+            raise ValueError(f"format must be 'parquet' or 'csv', got {fmt!r}")
+        return fmt
+    low = os.fspath(path).lower()
+    if low.endswith((".parquet", ".pq", ".parq")):
+        return "parquet"
+    if low.endswith((".csv", ".csv.gz", ".csv.bz2", ".tsv")):
+        return "csv"
+    raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its name: give format='parquet' or 'csv'")
+
+
+def privatize_file(
+    source: str | os.PathLike,
+    target: str | os.PathLike,
+    mechanism: Any,
+    *,
+    key: bytes | None = None,
+    columns: str | Sequence[str],
+    bounds: Any = None,
+    format: str | None = None,
+    output_format: str | None = None,
+    batch_rows: int = BLOCK_ROWS,
+    block_rows: int = BLOCK_ROWS,
+    overwrite: bool = False,
+    progress: Any = None,
+    compression: str | None = "snappy",
+    **privatize_kwargs: Any,
+) -> int:
+    """Privatise ``columns`` of a Parquet or CSV file into ``target``, streaming; returns the row count.
+
+    The file is read ``batch_rows`` rows at a time (Parquet batches cross row groups; CSV is read in
+    blocks), so files larger than memory work. The output is written to a temporary file next to
+    ``target`` and renamed over it only when complete: an error, Ctrl-C or SIGTERM leaves no partial
+    output, and the input is only ever read. ``target`` must not be ``source`` (refused, whatever
+    ``overwrite`` says); an existing ``target`` is refused unless ``overwrite``.
+    The noise is keyed by (key, column, row index), so a rerun with the same key writes the same file.
+    ``progress`` is called with the number of rows of each batch written (e.g. ``tqdm.update``).
+    CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged
+    (quoted on output).
+    """
+    from ..io.atomic import Pipeline, atomic_output, same_file
+
+    source, target = os.fspath(source), os.fspath(target)
+    fmt_in = file_format(source, format)
+    if output_format is not None:
+        fmt_out = file_format(target, output_format)
+    else:
+        try:
+            fmt_out = file_format(target)
+        except ValueError:
+            fmt_out = fmt_in
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if not os.path.exists(source):
+        raise FileNotFoundError(f"input file {source!r} does not exist")
+    if not os.path.isfile(source):
+        raise IsADirectoryError(f"input {source!r} is not a regular file")
+    if same_file(source, target):
+        raise ValueError(f"refusing to overwrite the input file {source!r}: choose another output")
+    if os.path.exists(target) and not overwrite:
+        raise FileExistsError(f"output {target!r} exists (use --force / overwrite=True to replace it)")
+    if os.path.isdir(target):
+        raise IsADirectoryError(f"output {target!r} is a directory")
+    key = generate_key() if key is None else check_key(key)
+    batch_rows = check_int(batch_rows, "block_rows", 1, 1 << 26)
+    noisers: dict[str, KeyedNoise] = {}
+    for c in column_names(names, _file_columns(source, fmt_in)):
+        noisers[c] = KeyedNoise(
+            pick_column(mechanism, c, "mechanism"), key, c, bounds=pick_column(bounds, c, "bounds", optional=True),
+            block_rows=block_rows, privatize_kwargs=privatize_kwargs,
+        )
+
+    def noiser(col: str, values: np.ndarray) -> np.ndarray:
+        return noisers[col].apply(values, start)
+
+    rows = 0
+    state: dict[str, Any] = {"writer": None}
+
+    def write(out: Any) -> None:  # runs in the writer thread
+        if state["writer"] is None:
+            state["writer"] = _open_writer(tmp, fmt_out, out.schema, compression, list(noisers))
+        state["writer"].write(out)
+        if progress is not None:
+            progress(out.num_rows)
+
+    with atomic_output(target) as tmp:
+        # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
+        # and the samplers release the GIL). The output is renamed into place only after the writer is done.
+        pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write)
+        try:
+            for batch in pipe.items():
+                start = rows
+                pipe.put(privatize_pyarrow(batch, list(noisers), noiser))
+                rows += batch.num_rows
+            pipe.finish()
+        finally:
+            pipe.close()
+            if state["writer"] is not None:
+                state["writer"].close()
+        if state["writer"] is None:  # empty input: write the (privatised) schema
+            _open_writer(tmp, fmt_out, _empty_schema(source, fmt_in, list(noisers)), compression, list(noisers)).close()
+    return rows
+
+
+def _file_columns(source: str, fmt: str) -> list[str]:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(source).schema_arrow.names
+    return _csv_header(source)
+
+
+def _csv_header(source: str) -> list[str]:
+    import pyarrow.csv as pcsv
+
+    return pcsv.open_csv(source, read_options=pcsv.ReadOptions(block_size=1 << 16)).schema.names
+
+
+def _csv_reader(source: str, columns: list[str], block_bytes: int):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    header = _csv_header(source)
+    types = {c: (pa.float64() if c in columns else pa.string()) for c in header}
+    return pcsv.open_csv(
+        source,
+        read_options=pcsv.ReadOptions(block_size=block_bytes),
+        convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False),
+    )
+
+
+def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int):
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        # pre_buffer=False: the default pre-buffering keeps every column chunk read so far in memory
+        # (the whole file by the end); a buffered stream keeps memory at about one batch.
+        pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
+        yield from pf.iter_batches(batch_size=batch_rows)
+        return
+    # About 16 bytes a value for a float column: aim for batch_rows rows per block.
+    reader = _csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16)))
+    for batch in reader:
+        yield batch
+
+
+def _empty_schema(source: str, fmt: str, columns: list[str]):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.ParquetFile(source).schema_arrow if fmt == "parquet" else _csv_reader(source, columns, 1 << 20).schema
+    fields = [pa.field(f.name, pa.float32() if pa.types.is_float32(f.type) else pa.float64()) if f.name in columns else f for f in schema]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
+class _Writer:
+    def __init__(self, inner: Any, kind: str) -> None:
+        self.inner, self.kind = inner, kind
+
+    def write(self, batch: Any) -> None:
+        if self.kind == "parquet":
+            self.inner.write_batch(batch)
+        else:
+            self.inner.write(batch)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, noisy: list[str]) -> _Writer:
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        # Noisy floats are (almost) all distinct: a dictionary would only cost time.
+        plain = [n for n in schema.names if n not in noisy]
+        return _Writer(pq.ParquetWriter(path, schema, compression=compression or "none", use_dictionary=plain or False), "parquet")
+    import pyarrow.csv as pcsv
+
+    return _Writer(pcsv.CSVWriter(path, schema), "csv")

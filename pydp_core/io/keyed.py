@@ -1,0 +1,254 @@
+"""Mechanisms for columns, and keyed noise that depends only on (key, column, row index).
+
+Row ``i`` of column ``c`` gets the ``i mod B``-th value of the stream
+``Random(HMAC-SHA256(key, "pydp_core.etl/column" || 0x00 || c)).stream(i // B)``, ``B = block_rows``, so
+pieces, partitions and retried tasks reproduce their noise exactly.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from .._validation import check_int
+from .keys import BLOCK_ROWS, check_key, column_key
+
+_MECHANISMS = {
+    "laplace": "LaplaceMechanism",
+    "gaussian": "GaussianMechanism",
+    "logistic": "LogisticMechanism",
+    "subbotin": "SubbotinMechanism",
+}
+
+
+
+
+
+# -- bounds, sensitivity and mechanisms ------------------------------------------------------------------
+def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair (lower, upper)") from None
+    out = []
+    for v, which in ((lo, "lower"), (hi, "upper")):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{name}: {which} bound must be a real number, not {type(v).__name__}")
+        f = float(v)
+        if not math.isfinite(f):
+            raise ValueError(f"{name}: {which} bound must be finite, got {f}")
+        if isinstance(v, (int, np.integer)) and int(f) != int(v):
+            raise ValueError(f"{name}: {which} bound {v} is not exactly representable in float64")
+        out.append(f)
+    if not out[0] < out[1]:
+        raise ValueError(f"{name} must satisfy lower < upper, got ({out[0]}, {out[1]})")
+    return out[0], out[1]
+
+
+def sensitivity_from_bounds(bounds: Any) -> float:
+    """``upper - lower``: the sensitivity of releasing one clamped value (add/remove-free replacement)."""
+    lo, hi = check_bounds(bounds)  # type: ignore[misc]
+    d = hi - lo
+    if not math.isfinite(d):
+        raise ValueError("bounds: upper - lower overflows float64")
+    return d
+
+
+def mechanism(
+    name: str,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float | str = 1.0,
+    bounds: Any = None,
+    r: float | None = None,
+):
+    """Build ``pydp_core.<Name>Mechanism`` by name ("laplace", "gaussian", "logistic", "subbotin").
+
+    ``sensitivity="bounds"`` derives the sensitivity from ``bounds`` (:func:`sensitivity_from_bounds`);
+    ``r`` is the Subbotin order.
+    """
+    import pydp_core
+
+    if not isinstance(name, str) or name.lower() not in _MECHANISMS:
+        raise ValueError(f"mechanism must be one of {', '.join(_MECHANISMS)}, got {name!r}")
+    name = name.lower()
+    if isinstance(sensitivity, str):
+        if sensitivity != "bounds":
+            raise ValueError(f"sensitivity must be a positive number or 'bounds', got {sensitivity!r}")
+        if bounds is None:
+            raise ValueError("sensitivity='bounds' needs bounds=(lower, upper)")
+        sensitivity = sensitivity_from_bounds(bounds)
+    if name == "subbotin" and r is None:
+        raise ValueError("the subbotin mechanism needs its order r")
+    if name != "subbotin" and r is not None:
+        raise ValueError(f"r applies to the subbotin mechanism only, not {name}")
+    cls = getattr(pydp_core, _MECHANISMS[name], None)
+    if cls is None:
+        raise RuntimeError(
+            f"pydp_core.{_MECHANISMS[name]} is not available in this build (the mechanisms of the noise engine)"
+        )
+    if name == "subbotin":
+        return cls(r, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    return cls(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+
+
+
+
+def _random_class():
+    import pydp_core
+
+    cls = getattr(pydp_core, "Random", None)
+    if cls is None:
+        raise RuntimeError("pydp_core.Random is not available in this build (the keyed generator of the noise engine)")
+    return cls
+
+
+def check_mechanism(mech: Any, name: str = "mechanism") -> Any:
+    if not callable(getattr(mech, "privatize", None)):
+        raise TypeError(f"{name} must be a mechanism with a privatize(values, rng=...) method, not {type(mech).__name__}")
+    return mech
+
+
+def privatizer(mech: Any, kwargs: Mapping[str, Any]):
+    """``f(values, rng)``: the noisy copy of a 1-D block of values, one value per row.
+
+    For the project's additive mechanisms (``pydp_core.LaplaceMechanism`` etc.) with ``release=True``
+    (the default) every value is released as one scalar query with the mechanism's sensitivity, by
+    :func:`pydp_core.release.release_noise` (``vector=False``): exact discrete noise on a power-of-two
+    grid fixed by the scale, the floating-point-safe path. (``mechanism.privatize`` on an array would
+    instead treat the whole block as one vector query, with a grid that depends on the block length.)
+    When each record is one row, the column is then (epsilon, delta)-DP for a change of one record
+    (parallel composition); a record spread over several rows needs a group sensitivity.
+    ``release=False`` is the mechanism's floating-point ``simulate`` path (not for releases). Any other
+    object is called as ``mech.privatize(values, rng=rng, **kwargs)``.
+    """
+    from ..mechanisms import AdditiveMechanism
+
+    kw = dict(kwargs)
+    if isinstance(mech, AdditiveMechanism):
+        release = kw.pop("release", True)
+        if kw:
+            raise TypeError(f"unexpected arguments for {type(mech).__name__}: {', '.join(kw)}")
+        if not release:
+            return lambda values, rng: mech.simulate(values, rng=rng)
+        from ..release import release_noise
+
+        noise, eps, delta, sens = mech.noise, mech.epsilon, mech.delta, mech.sensitivity
+        return lambda values, rng: release_noise(
+            noise, values, epsilon=eps, delta=delta, sensitivity=sens, rng=rng, vector=False
+        )
+    return lambda values, rng: mech.privatize(values, rng=rng, **kw)
+
+
+# -- the keyed block noise --------------------------------------------------------------------------------
+class KeyedNoise:
+    """Keyed, position-addressed noise for one column (see the module docstring).
+
+    ``apply(values, start)`` privatises ``values`` holding the global rows ``start, start + 1, ...``;
+    ``apply_indexed(values, rows)`` privatises values at arbitrary distinct global rows.
+    ``valid`` (a boolean mask) marks non-null entries: nulls are padded, and their output is meaningless.
+    """
+
+    def __init__(
+        self,
+        mechanism: Any,
+        key: bytes,
+        column: str,
+        *,
+        bounds: Any = None,
+        block_rows: int = BLOCK_ROWS,
+        threads: int | None = None,
+        privatize_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.mechanism = check_mechanism(mechanism)
+        if not isinstance(column, str):
+            raise TypeError(f"column names must be strings, not {type(column).__name__}")
+        self.column = column
+        self.bounds = check_bounds(bounds)
+        self.block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
+        self.fill = 0.0 if self.bounds is None else self.bounds[0]
+        self._privatize = privatizer(self.mechanism, privatize_kwargs or {})
+        self._rng = _random_class()(column_key(check_key(key), column), threads=threads)
+
+    def _block(self, b: int, padded: np.ndarray) -> np.ndarray:
+        out = self._privatize(padded, self._rng.stream(b))
+        out = np.asarray(out, dtype=np.float64)
+        if out.shape != padded.shape:
+            raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {padded.shape}")
+        return out
+
+    def apply(self, values: np.ndarray, start: int) -> np.ndarray:
+        values = prepared_values(values, self.bounds, self.column)
+        n = values.shape[0]
+        start = check_int(start, "offset", 0)
+        B = self.block_rows
+        if n == B and start % B == 0:  # exactly one keyed block (the streaming case): no copy
+            return self._block(start // B, np.ascontiguousarray(values))
+        out = np.empty(n, dtype=np.float64)
+        if n == 0:
+            return out
+        for b in range(start // B, (start + n - 1) // B + 1):
+            lo, hi = max(start, b * B), min(start + n, (b + 1) * B)
+            if lo == b * B and hi == (b + 1) * B:
+                out[lo - start : hi - start] = self._block(b, np.ascontiguousarray(values[lo - start : hi - start]))
+            else:
+                padded = np.full(B, self.fill)
+                padded[lo - b * B : hi - b * B] = values[lo - start : hi - start]
+                out[lo - start : hi - start] = self._block(b, padded)[lo - b * B : hi - b * B]
+        return out
+
+    def apply_indexed(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        values = prepared_values(values, self.bounds, self.column)
+        rows = np.asarray(rows)
+        if rows.dtype.kind not in "iu" or rows.shape != values.shape:
+            raise TypeError("row indices must be an integer array of the same length as the values")
+        rows = rows.astype(np.int64)
+        if rows.size and rows.min() < 0:
+            raise ValueError("row indices must be >= 0")
+        out = np.empty(values.shape[0], dtype=np.float64)
+        if rows.size == 0:
+            return out
+        order = np.argsort(rows, kind="stable")
+        srt = rows[order]
+        if np.any(srt[1:] == srt[:-1]):
+            raise ValueError(f"row indices of column {self.column!r} are not unique")
+        B = self.block_rows
+        blocks = srt // B
+        cuts = np.flatnonzero(np.diff(blocks)) + 1
+        for seg in np.split(np.arange(srt.size), cuts):
+            b = int(blocks[seg[0]])
+            pos = srt[seg] - b * B
+            idx = order[seg]
+            padded = np.full(B, self.fill)
+            padded[pos] = values[idx]
+            out[idx] = self._block(b, padded)[pos]
+        return out
+
+
+def prepared_values(values: np.ndarray, bounds: tuple[float, float] | None, column: str) -> np.ndarray:
+    """float64 values, clamped to ``bounds`` when given; NaN (and inf without bounds) is an error."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TypeError(f"column {column!r} must be numeric (got dtype {arr.dtype})")
+    if arr.ndim != 1:
+        raise ValueError(f"column {column!r} must be one-dimensional")
+    if arr.dtype.kind in "iu":
+        f = arr.astype(np.float64)
+        if f.size and np.any(np.abs(f) >= 2.0**53) and not np.array_equal(f.astype(arr.dtype), arr):
+            raise ValueError(f"column {column!r} has integers too large to convert to float64 exactly")
+        arr = f
+    else:
+        arr = arr.astype(np.float64, copy=False)
+    if bounds is None:
+        if not np.isfinite(arr).all():
+            raise ValueError(
+                f"column {column!r} has NaN or infinite values (use nulls for missing values, or bounds= to clamp)"
+            )
+        return arr
+    if np.isnan(arr).any():
+        raise ValueError(f"column {column!r} has NaN values (use nulls for missing values)")
+    return np.clip(arr, bounds[0], bounds[1])

@@ -1,0 +1,216 @@
+"""Keyed noise for PySpark DataFrames, through ``DataFrame.mapInArrow``.
+
+:func:`privatize` adds a mechanism's noise to columns of a Spark DataFrame. Every value's noise is a
+function of (key, column, global row index) only (see :mod:`pydp_core.io`): the task for a partition
+starting at global row ``o`` draws block ``b`` of column ``c`` from
+``Random(HMAC(key, c)).stream(b)`` for the blocks ``b`` covering its rows ``o, o + 1, ...``. Therefore
+
+- a retried, speculative or recomputed task reproduces its noise bit for bit, so recomputation cannot
+  average the noise away;
+- different partitions, blocks and columns draw from different streams (independent noise);
+- the output does not depend on how the rows are split into partitions: with ``index=None`` it depends
+  on the rows' order only (a first pass counts the rows of every partition to find ``o``); with
+  ``index="id"`` (a unique non-negative integer row id) it depends on neither order nor partitioning.
+
+With ``index=None`` the DataFrame must be deterministic: evaluated twice it must give the same rows in
+the same partitions in the same order (file scans, ``spark.range``, narrow transformations: yes; a
+shuffle without a sort, or non-deterministic expressions: no). The noise pass checks every partition's
+row count against the counting pass and fails the job if they differ; use ``index=`` (or checkpoint the
+input) when in doubt.
+
+The key is a 256-bit secret (``pydp-core keygen``): generate it once per release, never log it, never
+reuse it for another release. It reaches the executors inside the task closure and appears in no plan,
+configuration or log written by this module.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .._validation import check_int, require_extra
+from .frames import column_names, pick_column
+from .frames import privatize as privatize_local
+from .keyed import check_bounds, check_mechanism
+from .keys import BLOCK_ROWS, check_key
+
+__all__ = ["privatize"]
+
+
+def _spark():
+    return require_extra("spark", "pyarrow", "pyspark", "pyspark.sql.types")[2]
+
+
+def _output_schema(schema: Any, columns: Sequence[str], T: Any) -> Any:
+    fields = []
+    for f in schema.fields:
+        if f.name in columns:
+            kind = T.FloatType() if isinstance(f.dataType, T.FloatType) else T.DoubleType()
+            fields.append(T.StructField(f.name, kind, True, f.metadata))
+        else:
+            fields.append(f)
+    return T.StructType(fields)
+
+
+def _check_columns(schema: Any, columns: Any, index: Any, T: Any) -> list[str]:
+    names = [columns] if isinstance(columns, str) else list(columns)
+    byname = {f.name: f for f in schema.fields}
+    if len(byname) != len(schema.fields):
+        raise ValueError("the DataFrame has duplicate column names")
+    numeric = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType)
+    out = column_names(names, list(byname))
+    for c in out:
+        if not isinstance(byname[c].dataType, numeric):
+            raise TypeError(f"column {c!r} must be numeric (got {byname[c].dataType.simpleString()})")
+    if index is not None:
+        if not isinstance(index, str):
+            raise TypeError("index must be the name of an integer column")
+        if index not in byname:
+            raise ValueError(f"index column {index!r} not found")
+        if not isinstance(byname[index].dataType, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            raise TypeError(f"index column {index!r} must be an integer column")
+        if index in out:
+            raise ValueError(f"index column {index!r} cannot also be privatised")
+    return out
+
+
+def privatize(
+    df: Any,
+    mechanism: Any,
+    *,
+    key: bytes,
+    columns: str | Sequence[str],
+    bounds: Any = None,
+    index: str | None = None,
+    block_rows: int = BLOCK_ROWS,
+    **privatize_kwargs: Any,
+) -> Any:
+    """A new DataFrame with ``mechanism``'s noise added to ``columns`` (lazy, like any transformation).
+
+    Parameters
+    ----------
+    df:
+        a ``pyspark.sql.DataFrame``.
+    columns:
+        numeric columns to privatise; they become ``double`` (``float`` stays ``float``), nullable, with
+        nulls kept. The other columns pass through.
+    mechanism:
+        ``pydp_core.LaplaceMechanism`` / ``GaussianMechanism`` (each value released on the exact discrete
+        path, :func:`pydp_core.io.privatizer`; ``release=False`` for floating-point simulations), any
+        object with ``privatize(values, rng=...)``, or ``{column: mechanism}``; pickled to the executors.
+    key:
+        the 32-byte release key (required: without it a retried task could not reproduce its noise).
+    bounds:
+        clamping bounds ``(lower, upper)`` or ``{column: (lower, upper)}`` (:func:`pydp_core.privatize`).
+    index:
+        name of a unique non-negative integer row-id column; ``None`` numbers the rows in DataFrame order
+        (one extra counting pass over the input, run by this call).
+    block_rows:
+        rows per keyed block (:data:`pydp_core.BLOCK_ROWS`). A task draws every block it touches once
+        (Spark's Arrow batches are regrouped on block boundaries); with ``index=`` and ids scattered over
+        many blocks per partition, a smaller value costs less.
+    """
+    T = _spark()
+    from pyspark.sql import DataFrame
+
+    if not isinstance(df, DataFrame):
+        raise TypeError(f"df must be a pyspark.sql.DataFrame, not {type(df).__name__}")
+    key = check_key(key)
+    block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
+    names = _check_columns(df.schema, columns, index, T)
+    for c in names:
+        check_mechanism(pick_column(mechanism, c, "mechanism"))
+        check_bounds(pick_column(bounds, c, "bounds", optional=True))
+    out_schema = _output_schema(df.schema, names, T)
+    # One generator thread per task: Spark already runs one task per core.
+    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, **privatize_kwargs)
+
+    if index is not None:
+        def indexed(batches):
+            for table in _buffered(batches, block_rows):
+                out = privatize_local(table, mechanism, index=index, **options)
+                yield from out.to_batches()
+
+        return df.mapInArrow(indexed, out_schema)
+
+    starts, counts = _partition_offsets(df)
+
+    def positional(batches):
+        from pyspark import TaskContext
+
+        pid = TaskContext.get().partitionId()
+        first = starts.get(pid, 0)
+        pos = first
+        for pos, table in _block_aligned(batches, first, block_rows):
+            if table.num_rows and pid not in starts:
+                raise RuntimeError(f"partition {pid} has rows but had none when counted: the input is not deterministic")
+            out = privatize_local(table, mechanism, offset=pos, **options)
+            yield from out.to_batches()
+            pos += table.num_rows
+        if pos - first != counts.get(pid, 0):
+            raise RuntimeError(
+                f"partition {pid} has {pos - first} rows, but {counts.get(pid, 0)} when counted: the input is not "
+                "deterministic (use index= with a stable row id, or checkpoint the input)"
+            )
+
+    return df.mapInArrow(positional, out_schema)
+
+
+def _block_aligned(batches, start: int, block_rows: int):
+    """Regroup Arrow batches holding the rows ``start, start + 1, ...`` into tables that end on block
+    boundaries (a multiple of ``block_rows``) or at the end, as ``(first_row, table)``: every keyed block
+    is then drawn once per task, whatever Spark's batch size (zero-copy slices; about one block buffered)."""
+    import pyarrow as pa
+
+    pending: list = []
+    held, pos = 0, start
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        held += batch.num_rows
+        cut = ((pos + held) // block_rows) * block_rows - pos  # rows up to the last boundary reached
+        if cut > 0:
+            table = pa.Table.from_batches(pending)
+            yield pos, table.slice(0, cut)
+            rest = table.slice(cut)
+            pending = rest.to_batches() if rest.num_rows else []
+            pos += cut
+            held -= cut
+    if held:
+        yield pos, pa.Table.from_batches(pending)
+
+
+def _buffered(batches, rows: int):
+    """Regroup Arrow batches into tables of at least ``rows`` rows (the last may be shorter)."""
+    import pyarrow as pa
+
+    pending: list = []
+    held = 0
+    for batch in batches:
+        pending.append(batch)
+        held += batch.num_rows
+        if held >= rows:
+            yield pa.Table.from_batches(pending)
+            pending, held = [], 0
+    if held:
+        yield pa.Table.from_batches(pending)
+
+
+def _partition_offsets(df: Any) -> tuple[dict[int, int], dict[int, int]]:
+    """Global row offset and row count of every partition of ``df`` (one Spark job)."""
+
+    def count(batches):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        n = 0
+        for batch in batches:
+            n += batch.num_rows
+        yield pa.RecordBatch.from_pydict({"pid": [TaskContext.get().partitionId()], "n": [n]})
+
+    rows = df.mapInArrow(count, "pid long, n long").collect()
+    counts = {int(r["pid"]): int(r["n"]) for r in rows}
+    starts, pos = {}, 0
+    for pid in sorted(counts):
+        starts[pid] = pos
+        pos += counts[pid]
+    return starts, counts

@@ -1,0 +1,385 @@
+"""The privacy profile and the exact GDP parameter mu of the Riemannian Gaussian mechanism.
+
+The mechanism is mu-GDP iff delta(eps) <= delta_mu(eps) for all eps >= 0 (Dong, Roth and Su 2022), with
+delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2). On the circle delta(eps) has a closed
+form (Jiang et al. 2023, Corollary 3.2.1, corrected); on S^d and H^d the integrals of their Theorem 4.1
+reduce by symmetry to one-dimensional integrals (``docs/manifolds.md``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+from scipy import optimize
+from scipy import special as sps
+
+from .. import _core
+from .._validation import (
+    as_float_array,
+    check_int,
+    check_positive,
+    check_positive_scalar,
+)
+from .radial import RadialLaw, log_radial_factor, quadrature_nodes, radial_factor
+from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manifold
+
+
+# ======================================================================================================
+# Privacy profiles and mu
+# ======================================================================================================
+def _log1mexp(x: np.ndarray) -> np.ndarray:
+    """log(1 - e^x) for x <= 0 (-inf at 0)."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    small = x > -math.log(2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[small] = np.log(-np.expm1(x[small]))
+        out[~small] = np.log1p(-np.exp(x[~small]))
+    return out
+
+
+def _log_ndtr(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x, dtype=float)
+    return _core.special.log_ndtr(x)
+
+
+def _log_ndtr_diff(u: np.ndarray, l: np.ndarray) -> np.ndarray:
+    """log(Phi(u) - Phi(l)) for u >= l, without cancellation in either tail (-inf when u <= l)."""
+    u, l = np.broadcast_arrays(np.asarray(u, float), np.asarray(l, float))
+    out = np.full(u.shape, -np.inf)
+    ok = u > l
+    upper = ok & (l >= 0)  # Phi(-l) - Phi(-u)
+    lower = ok & (u <= 0)
+    mid = ok & ~upper & ~lower
+    if upper.any():
+        a, b = _log_ndtr(-l[upper]), _log_ndtr(-u[upper])
+        out[upper] = a + _log1mexp(b - a)
+    if lower.any():
+        a, b = _log_ndtr(u[lower]), _log_ndtr(l[lower])
+        out[lower] = a + _log1mexp(b - a)
+    if mid.any():
+        out[mid] = np.log1p(-(np.exp(_log_ndtr(l[mid])) + np.exp(_log_ndtr(-u[mid]))))
+    return out
+
+
+def _log_delta_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """log delta_mu(eps) = log[Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)]."""
+    eps, mu = np.broadcast_arrays(np.asarray(eps, float), np.asarray(mu, float))
+    a = _log_ndtr(-eps / mu + mu / 2.0)
+    b = _log_ndtr(-eps / mu - mu / 2.0)
+    return a + _log1mexp(np.minimum(eps + b - a, 0.0))
+
+
+def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
+    """The mu with delta_mu(eps) = delta: safeguarded Newton in log mu (delta_mu increases with mu and
+    d delta_mu / d mu = phi(-eps/mu + mu/2), since e^eps phi(-eps/mu - mu/2) = phi(-eps/mu + mu/2))."""
+    eps = np.atleast_1d(np.asarray(eps, float)).copy()
+    log_delta = np.broadcast_to(np.asarray(log_delta, float), eps.shape).copy()
+    dead = ~(log_delta > -np.inf)
+    ld = np.where(dead, -1.0, np.minimum(log_delta, -1e-300))
+    lo = np.full(eps.shape, math.log(1e-12))
+    hi = np.full(eps.shape, math.log(500.0))
+    x = np.zeros(eps.shape)
+    for it in range(100):
+        mu = np.exp(x)
+        a = -eps / mu + mu / 2.0
+        f = _log_delta_mu(eps, mu) - ld
+        lo = np.where(f < 0, x, lo)
+        hi = np.where(f < 0, hi, x)
+        slope = np.exp(x - 0.5 * a * a - 0.9189385332046727 - (f + ld))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(slope > 0, -f / slope, np.nan)
+        nx = x + step
+        bad = ~((nx > lo) & (nx < hi))
+        nx = np.where(bad, 0.5 * (lo + hi), nx)
+        done = (np.abs(nx - x) < 1e-15 * np.maximum(1.0, np.abs(x))) | (hi - lo < 1e-15)
+        x = nx
+        if done.all():
+            break
+    return np.where(dead, 0.0, np.exp(x))
+
+
+def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log delta(eps) on S^1, Corollary 3.2.1 as corrected in SPEC-NOTES (-inf beyond eps_max)."""
+    pi = math.pi
+    eps = np.asarray(eps, float)
+    eps_max = D * (2 * pi - D) / (2 * sigma**2)
+    live = eps < eps_max
+    e = np.where(live, eps, 0.0)
+    a = sigma**2 * e / (2 * pi - D) - pi + D / 2
+    b = D / 2 - sigma**2 * e / D
+    log_c = _log_ndtr_diff(np.array(pi / sigma), np.array(-pi / sigma))
+    log_p1 = _log_ndtr_diff(b / sigma, a / sigma) - log_c
+    t1 = _log_ndtr_diff((D - np.maximum(a, D - pi)) / sigma, (D - b) / sigma)
+    t2 = np.where(a < D - pi, _log_ndtr_diff(np.full(a.shape, pi / sigma), (2 * pi + a - D) / sigma), -np.inf)
+    log_p2 = np.logaddexp(t1, t2) - log_c
+    with np.errstate(invalid="ignore"):
+        out = log_p1 + _log1mexp(np.minimum(e + log_p2 - log_p1, 0.0))
+    return np.where(live, out, -np.inf)
+
+
+def _xfrac(kind: int, t, r, D):
+    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r (stable product forms;
+    on H^d in log space, so that sinh of large distances does not overflow)."""
+    A, B, C2, E = (t + D + r) / 2, (t + D - r) / 2, (r + t - D) / 2, (r - t + D) / 2
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if kind == 1:
+            def ls(u):
+                au = np.abs(u)
+                return np.sign(u), log_radial_factor(1, au)
+            den = log_radial_factor(1, np.asarray(t, float)) + float(log_radial_factor(1, np.array(D)))
+            sa, la = ls(A)
+            sb, lb = ls(B)
+            sc, lc = ls(C2)
+            se, le = ls(E)
+            return sa * sb * np.exp(la + lb - den), sc * se * np.exp(lc + le - den)
+        S = lambda u: radial_factor(kind, u)  # noqa: E731
+        den = S(t) * S(D)
+        return S(A) * S(B) / den, S(C2) * S(E) / den
+
+
+def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
+    """I_x(a, a) with x + xc = 1, clipped to [0, 1]; uses the smaller argument for accuracy."""
+    with np.errstate(invalid="ignore"):
+        low = np.where(x <= 0.5, sps.betainc(a, a, np.clip(x, 0.0, 1.0)), 1.0 - sps.betainc(a, a, np.clip(xc, 0.0, 1.0)))
+    return np.where(x <= 0, 0.0, np.where(xc <= 0, 1.0, low))
+
+
+def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log P1(L > s) and log P1(L < -s) for the privacy loss L = (d2^2 - d1^2)/(2 sigma^2) under eta1.
+
+    t = d(eta1, y) follows the radial law and the angle phi at eta1 between y and eta2 is independent with
+    (1 + cos phi)/2 ~ Beta(a, a), a = (d-1)/2; d(eta2, y) > r iff cos phi < c(t, r), so each tail is a
+    one-dimensional integral over t of an incomplete beta function. Kinks of the integrand (where
+    c = +-1) are quadrature breakpoints.
+    """
+    kind, sig = law.kind, law.sigma
+    a = law.k / 2.0
+    s = np.atleast_1d(np.asarray(s, float))
+    T = law.tmax
+    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))  # zero-width pieces dropped
+    q = sig * sig * s[:, None]
+    kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
+    if kind == 0:
+        E = 2 * math.pi - D
+        kinks += [E / 2 - q / E, E / 2 + q / E]
+    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks), axis=1)
+    bps = np.sort(np.clip(bps, 0.0, T), axis=1)
+    t, w = quadrature_nodes(bps)
+    with np.errstate(divide="ignore"):
+        lw = law.logf(t) + np.log(w)
+    r_up = np.sqrt(t * t + 2 * q)
+    x, xc = _xfrac(kind, t, r_up, D)
+    p_up = _beta_cdf(a, x, xc)
+    r2 = t * t - 2 * q
+    r_lo = np.sqrt(np.maximum(r2, 0.0))
+    x2, xc2 = _xfrac(kind, t, r_lo, D)
+    p_lo = np.where(r2 <= 0, 0.0, _beta_cdf(a, xc2, x2))
+
+    def lse(p):
+        with np.errstate(divide="ignore"):
+            v = lw + np.log(p)
+        m = np.max(v, axis=1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(v - m), axis=1)) + m[:, 0] - law._log_norm_t
+
+    return lse(p_up), lse(p_lo)
+
+
+def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
+                 law: Optional[RadialLaw] = None) -> tuple[np.ndarray, np.ndarray]:
+    """(log delta(eps), reliable) for the Riemannian Gaussian mechanism on a model space."""
+    eps = np.asarray(eps, float)
+    if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
+        return _log_delta_mu(eps, np.full(eps.shape, D / sigma)), np.ones(eps.shape, bool)
+    if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim == 1):
+        return _circle_log_profile(eps, sigma, D), np.ones(eps.shape, bool)
+    law = law or RadialLaw(manifold, sigma, laplace=False)
+    flat = eps.reshape(-1)
+    lu, ll = _loss_tails(law, D, flat)
+    with np.errstate(invalid="ignore"):
+        ratio = np.where(np.isfinite(lu), flat + ll - lu, -np.inf)  # log e^eps P(L < -eps) / P(L > eps)
+        out = np.where(np.isfinite(lu), lu + _log1mexp(np.minimum(ratio, 0.0)), -np.inf)
+    # the subtraction keeps about 15 + log10(1 - ratio) digits: flag where fewer than 9 remain
+    reliable = ~(ratio > math.log1p(-1e-6)) & np.isfinite(lu)
+    if isinstance(manifold, Sphere):
+        eps_max = D * (2 * math.pi - D) / (2 * sigma**2)
+        out = np.where(flat >= eps_max, -np.inf, out)
+        reliable |= flat >= eps_max
+    return out.reshape(eps.shape), reliable.reshape(eps.shape)
+
+
+def _check_sensitivity(manifold: Manifold, sensitivity: Any) -> float:
+    D = check_positive_scalar(sensitivity, "sensitivity")
+    if isinstance(manifold, (Circle, Sphere)) and D > math.pi:
+        raise ValueError(f"sensitivity must be <= pi on {manifold!r} (no two points are further apart)")
+    return D
+
+
+def privacy_profile(manifold: Manifold, *, epsilon, sensitivity=1.0, sigma):
+    """delta(eps) of the Riemannian Gaussian mechanism N_M(f(D), sigma^2) with the given sensitivity.
+
+    The mechanism is (eps, delta(eps))-DP for each eps and no smaller delta works (Theorem 3.2 / 4.1).
+    Exact on R^d (the Gaussian mechanism), closed form on S^1, one-dimensional quadrature on S^d, H^d.
+    """
+    manifold = check_manifold(manifold)
+    sigma = check_positive_scalar(sigma, "sigma")
+    D = _check_sensitivity(manifold, sensitivity)
+    eps = as_float_array(epsilon, "epsilon")
+    if np.isnan(eps).any() or (eps < 0).any() or np.isinf(eps).any():
+        raise ValueError("epsilon must be finite and >= 0")
+    out = np.exp(_log_profile(manifold, eps, sigma, D)[0])
+    return float(out) if np.ndim(epsilon) == 0 else out
+
+
+def _eps_range(manifold: Manifold, sigma: float, D: float) -> float:
+    if isinstance(manifold, (Circle, Sphere)):
+        return D * (2 * math.pi - D) / (2 * sigma**2)
+    return 4.0 * max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
+
+
+def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
+    if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
+        return D / sigma
+    law = None if isinstance(manifold, (Circle, Euclidean)) or manifold.dim == 1 else RadialLaw(manifold, sigma, False)
+    emax = _eps_range(manifold, sigma, D)
+
+    def mu_at(e: np.ndarray) -> np.ndarray:
+        ld, ok = _log_profile(manifold, e, sigma, D, law)
+        mu = mu_for_log_delta(e, ld)
+        # conditioning of mu in log delta: d log delta_mu / d log mu = mu phi(a) / delta_mu. Where it is
+        # tiny (delta within rounding of 1) an error of 1e-16 in log delta moves mu visibly: skip those eps.
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            a = -e / mu + mu / 2
+            cond = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - ld)
+        return np.where(ok & (ld > -700.0) & (cond > 1e-6), mu, 0.0)
+
+    # sup over eps: a grid, then zoom on the best point (seven rounds, each keeps 1/3 of the bracket);
+    # mu_eps is flat at an interior maximum, so the bracket width enters mu only quadratically.
+    grid = np.concatenate([[0.0], emax * np.linspace(0.0, 1.0, 33)[1:-1] ** 2])
+    vals = mu_at(grid)
+    i = int(np.argmax(vals))
+    best = float(vals[i])
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    for _ in range(7):
+        pts = np.linspace(lo, hi, 7)
+        v = mu_at(pts)
+        j = int(np.argmax(v))
+        best = max(best, float(v[j]))
+        lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 6)]
+    if not (math.isfinite(best) and best > 0.0):
+        raise ArithmeticError(f"gdp_mu could not evaluate the privacy profile on {manifold!r} at sigma = {sigma}")
+    return best
+
+
+
+
+def gdp_mu(
+    manifold: Manifold,
+    *,
+    sensitivity=1.0,
+    sigma,
+    method: str = "exact",
+    n: int = 1000,
+    m: int = 100,
+    n_eps: int = 1000,
+    eps_max=None,
+    rng: Any = None,
+    confidence: float = 0.95,
+    progress: Optional[bool] = None,
+    threads: Optional[int] = None,
+):
+    """The privacy parameter mu of the Riemannian Gaussian mechanism N_M(f(D), sigma^2).
+
+    ``method="exact"`` (a float): sensitivity/sigma on R^d; the corrected Corollary 3.2.1 on S^1; the
+    one-dimensional quadrature reduction on S^d and H^d (d >= 2), relative accuracy about 1e-10; in every
+    case the supremum over eps of the mu solving delta_mu(eps) = delta(eps), found on a grid and refined.
+
+    ``method="monte_carlo"``: Algorithm 2 with the paper's parameters (n samples per batch, m batches,
+    n_eps values of eps up to eps_max; eps = 0 is added to the grid). Returns :class:`MonteCarloMu` with the
+    paper's estimate, a delta-method standard error and a simultaneous confidence interval: a band over
+    eps from the m batch means (Gaussian multiplier bootstrap), its lower side widened where needed by
+    exact Clopper-Pearson bounds on the pooled counts (Bonferroni over the eps grid), then mapped through
+    mu_eps and maximised over eps. Like the estimate, the interval is about the maximum over the sampled
+    eps grid. A tqdm progress bar is shown for long runs
+    (``progress=None``: when n * m >= 5e6) if tqdm is installed.
+    """
+    manifold = check_manifold(manifold)
+    sigma = check_positive_scalar(sigma, "sigma")
+    D = _check_sensitivity(manifold, sensitivity)
+    if method == "exact":
+        return _mu_exact(manifold, sigma, D)
+    if method == "monte_carlo":
+        n = check_int(n, "n", 2)
+        m = check_int(m, "m", 2)
+        n_eps = check_int(n_eps, "n_eps", 1)
+        c = float(confidence)
+        if not 0.0 < c < 1.0:
+            raise ValueError("confidence must lie in (0, 1)")
+        from .montecarlo import (
+            monte_carlo_mu,  # imported here: montecarlo builds on this module
+        )
+
+        return monte_carlo_mu(manifold, sigma, D, n, m, n_eps, eps_max, rng, c, progress, threads)
+    raise ValueError(f"method must be 'exact' or 'monte_carlo', not {method!r}")
+
+
+def gdp_sigma(manifold: Manifold, *, mu, sensitivity=1.0) -> float:
+    """The smallest rate sigma whose Riemannian Gaussian mechanism is mu-GDP (exact mu; verified).
+
+    On H^d (d >= 2) mu does not fall to 0 as sigma grows (the mass escapes to where the two footpoints
+    stay distinguishable); an unreachable target raises ValueError.
+    """
+    manifold = check_manifold(manifold)
+    mu = check_positive_scalar(mu, "mu")
+    D = _check_sensitivity(manifold, sensitivity)
+    if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
+        return D / mu
+    f = lambda ls: _mu_exact(manifold, math.exp(ls), D) - mu  # noqa: E731
+    # on H^d mu levels off as sigma grows; the quadrature covers sigma^2 (d - 1) <= 250
+    cap = math.log(math.sqrt(250.0 / (manifold.dim - 1))) if isinstance(manifold, Hyperbolic) else math.inf
+    lo = hi = min(math.log(D / mu), cap)
+    flo = f(lo)
+    while flo < 0:  # decrease sigma until mu is above the target
+        hi, lo = lo, lo - 1.0
+        flo = f(lo)
+        if lo < math.log(D / mu) - 40:
+            raise ValueError("no sigma found (mu is above the target for every sigma tried)")
+    fhi = f(hi)
+    tries = 0
+    while fhi > 0:
+        if hi >= cap or tries > 40:
+            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
+        lo, hi = hi, min(hi + 1.0, cap)
+        fhi = f(hi)
+        tries += 1
+    ls = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
+    sigma = math.exp(ls)
+    for _ in range(100):  # the returned sigma meets the target exactly (round up through the noise)
+        if _mu_exact(manifold, sigma, D) <= mu:
+            return sigma
+        sigma *= 1 + 1e-11
+    raise ArithmeticError("gdp_sigma could not verify its result")
+
+
+# ======================================================================================================
+# eps-DP <-> mu-GDP (Liu et al. 2022, as used in Section 5)
+# ======================================================================================================
+def epsilon_to_mu(epsilon) -> float:
+    """mu-GDP implied by eps-DP: mu = -2 Phi^-1(1 / (1 + e^eps))."""
+    e = float(check_positive(epsilon, "epsilon"))
+    # 1/(1+e^eps) = expit(-eps); ndtri of a log-space probability keeps large eps accurate
+    from ..special import ndtri
+
+    return float(-2.0 * ndtri(float(sps.expit(-e))))
+
+
+def mu_to_epsilon(mu) -> float:
+    """The eps with epsilon_to_mu(eps) = mu: eps = log((1 - Phi(-mu/2)) / Phi(-mu/2))."""
+    m = float(check_positive(mu, "mu"))
+    lp = float(_log_ndtr(np.array([-m / 2]))[0])
+    lq = float(_log_ndtr(np.array([m / 2]))[0])
+    return lq - lp
+

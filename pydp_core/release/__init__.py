@@ -1,0 +1,84 @@
+"""Floating-point-safe releases: exact discrete Laplace and discrete Gaussian noise on a power-of-two grid.
+
+Plain floating-point noise is not differentially private: the set of doubles that ``x + noise`` can reach
+depends on ``x``, and the low-order bits of one output can tell two neighbouring inputs apart (Mironov
+2012). The release path here is safe by construction:
+
+1. **Grid.** The output lies on the grid ``g * Z`` with ``g = 2**e`` a power of two chosen from the
+   scale, as Google's library chooses its granularity, and from the sensitivity:
+   ``e = floor(log2(min(scale, sensitivity))) - grid_bits`` (default ``grid_bits = 16``), raised if
+   needed so that the scale spans at most ``2**30`` (Gaussian) or ``2**38`` (Laplace) grid steps. The
+   rounding charge below is then at most ``2**-grid_bits`` of the sensitivity.
+2. **Rounding, charged to the sensitivity.** Each value is rounded to the nearest grid point (ties to
+   even). Two inputs at distance at most ``sensitivity`` round to grid indices at most
+   ``k = floor(D) + 1`` apart, ``D = sensitivity / g`` (``k = D`` when D is an even integer), and the
+   privacy analysis uses the integer shift ``k``.
+3. **Exact integer noise.** An integer ``Y`` is drawn exactly from the discrete Laplace,
+   ``P(y) ~ exp(-|y| / t)``, or the discrete Gaussian, ``P(y) ~ exp(-y**2 / (2 sigma2))`` (Canonne,
+   Kamath and Steinke 2020), by integer arithmetic only, from the ChaCha20 CSPRNG of
+   :class:`pydp_core.Random`. The output is ``(round(x / g) + Y) * g``, exactly representable (checked).
+4. **Exact guarantee and calibration.** The (epsilon, delta) profile of the discrete mechanism for the
+   shift ``k`` is computed exactly (closed form for the discrete Laplace; a cancellation-free sum in log
+   space for the discrete Gaussian). Calibration returns the smallest integer ``t`` (Laplace) or integer
+   ``sigma2`` (Gaussian, in grid steps squared) meeting (epsilon, delta), verifies it and verifies that one
+   step less fails; otherwise it raises :class:`CalibrationError`.
+
+By default the guarantee is per value: every entry of ``values`` is one release of a scalar query whose
+value changes by at most ``sensitivity`` between neighbouring data sets. With ``vector=True`` (or
+``dimension=d`` in the calibrations) ``values`` is one vector query with l1 (Laplace: pure epsilon-DP with
+the l1 rounding charge ``floor(D) + d``) or l2 sensitivity (Gaussian: the zCDP bound of the product of
+discrete Gaussians with the l2 charge ``D + sqrt(d)``, valid but not exact). The mechanisms'
+``privatize(values, release=True)`` uses the vector form for arrays.
+
+Bad input: non-finite values, and values beyond ``2**52`` grid steps (where the grid could not be
+represented exactly), raise ``ValueError``. Nothing is clamped unless ``bounds=(low, high)`` is given.
+
+Only the Laplace and Gaussian mechanisms have a safe release path; Subbotin_r (r other than 1 and 2)
+and Logistic noise are refused by :func:`release_noise` (see docs/discrete.md for why). Floating-point
+noise stays available for simulations through :class:`pydp_core.Random`; it is not a release.
+
+Timing: see docs/discrete.md. The time to draw the noise depends on the noise values (rejection
+sampling), never on the data; adding the noise to the data has no data-dependent branches.
+"""
+from __future__ import annotations
+
+from .plans import (
+    DEFAULT_GRID_BITS,
+    SAFE_RELEASE_FAMILIES,
+    GridRelease,
+    ReleaseNotSupported,
+    calibrate_gaussian_release,
+    calibrate_laplace_release,
+    release_gaussian,
+    release_laplace,
+    release_noise,
+)
+from .profile import (
+    discrete_gaussian_delta,
+    discrete_gaussian_log_cdf,
+    discrete_gaussian_log_delta,
+    discrete_laplace_delta,
+    discrete_laplace_log_cdf,
+    discrete_laplace_log_delta,
+)
+from .samplers import sample_discrete_gaussian, sample_discrete_laplace
+
+__all__ = [
+    "sample_discrete_laplace",
+    "sample_discrete_gaussian",
+    "discrete_laplace_log_delta",
+    "discrete_laplace_delta",
+    "discrete_gaussian_log_delta",
+    "discrete_gaussian_delta",
+    "discrete_laplace_log_cdf",
+    "discrete_gaussian_log_cdf",
+    "GridRelease",
+    "calibrate_laplace_release",
+    "calibrate_gaussian_release",
+    "release_laplace",
+    "release_gaussian",
+    "release_noise",
+    "ReleaseNotSupported",
+    "SAFE_RELEASE_FAMILIES",
+    "DEFAULT_GRID_BITS",
+]

@@ -1,0 +1,399 @@
+"""Calibration on a power-of-two grid and floating-point-safe releases (``docs/release.md``).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .. import _core
+from .._validation import (
+    as_float_array,
+    check_delta,
+    check_epsilon_scalar,
+    check_int,
+    check_positive,
+)
+from ..calibration import CalibrationError, minimal_scale
+from ..noise import Gaussian, NoiseFamily
+from .samplers import (
+    MAX_LAPLACE_T,
+    MAX_PARAM,
+    generator_and_threads,
+)
+from ..accounting.conversions import zcdp_log_delta
+
+_D = _core.discrete
+
+#: Grid steps per unit of scale are 2**DEFAULT_GRID_BITS to 2**(DEFAULT_GRID_BITS + 1).
+DEFAULT_GRID_BITS = 16
+#: The noise families with an exact, floating-point-safe release path.
+SAFE_RELEASE_FAMILIES = ("Laplace()", "Gaussian()", "Subbotin(1)", "Subbotin(2)")
+
+_MAX_INDEX = 2.0**52  # largest |x / g| accepted
+_LAPLACE_MAX_BITS = 38  # t below 2**39 < 2**40
+_GAUSS_MAX_BITS = 30  # sigma below 2**31 grid steps (sigma2 numerator below 2**62)
+_DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check, as in calibration
+
+
+class ReleaseNotSupported(ValueError):
+    """The requested noise family has no floating-point-safe release path."""
+
+
+
+# ------------------------------------------------------------------------------------------------------
+# Calibration on the grid
+# ------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GridRelease:
+    """A calibrated, verified release plan on the grid ``g = 2**grid_exponent``.
+
+    ``mechanism`` is "laplace" (noise parameter ``t``, grid steps) or "gaussian" (``sigma2``, grid steps
+    squared); ``shift`` is the sensitivity in grid steps with the rounding charged (for ``dimension > 1``
+    the l1 (Laplace) or l2 (Gaussian) norm bound of the shift vector, rounded up); ``scale`` is the noise
+    scale in data units (``t * g``, or ``sqrt(sigma2) * g``); ``delta_achieved`` is the delta of the plan
+    at ``epsilon``: exact for ``dimension == 1``, the verified zCDP bound for a Gaussian vector, 0.0 for
+    pure DP. ``dimension == 1``: a per-value guarantee (any number of values); ``dimension = d > 1``: one
+    vector query of exactly d values.
+    """
+
+    mechanism: str
+    epsilon: float
+    delta: float
+    sensitivity: float
+    grid_exponent: int
+    shift: int
+    parameter: Fraction
+    delta_achieved: float
+    dimension: int = 1
+
+    @property
+    def grid(self) -> float:
+        """The grid step g = 2**grid_exponent."""
+        return math.ldexp(1.0, self.grid_exponent)
+
+    @property
+    def scale(self) -> float:
+        """The noise scale in data units: t * g (Laplace) or sqrt(sigma2) * g (Gaussian)."""
+        if self.mechanism == "laplace":
+            return float(self.parameter) * self.grid
+        return math.sqrt(float(self.parameter)) * self.grid
+
+    @property
+    def max_abs_value(self) -> float:
+        """The largest |value| accepted: 2**52 grid steps."""
+        return math.ldexp(1.0, 52 + self.grid_exponent)
+
+    def release(self, values, *, rng=None, bounds: Optional[Tuple[float, float]] = None):
+        """Noisy ``values`` on the grid (see the module docstring). Scalars in, float out."""
+        return _release(self, values, rng, bounds)
+
+
+
+
+def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: int) -> int:
+    """e = floor(log2(min(scale, sensitivity))) - grid_bits, raised if needed so that one unit of scale
+    spans at most 2**max_bits grid steps."""
+    if isinstance(grid_bits, (bool, np.bool_)) or not isinstance(grid_bits, (numbers.Integral, np.integer)):
+        raise TypeError("grid_bits must be an int")
+    gb = int(grid_bits)
+    if not 0 <= gb <= 30:
+        raise ValueError("grid_bits must lie in [0, 30]")
+    e = math.frexp(min(scale, sensitivity))[1] - 1 - gb
+    e = max(e, math.frexp(scale)[1] - 1 - max(gb, max_bits))
+    if e < -1074 + 53 or e > 970 - 53:
+        raise ValueError(f"the noise scale {scale!r} is outside the range a float64 grid can serve")
+    return e
+
+
+def _grid_shift(sensitivity: float, e: int) -> int:
+    """The largest |rint(a) - rint(b)| over |a - b| <= D = sensitivity / g (ties to even): floor(D) + 1,
+    except D itself when D is an even integer (two ties at distance D round in the same direction)."""
+    d = math.ldexp(sensitivity, -e)  # exact
+    if d == math.floor(d) and int(d) % 2 == 0:
+        return int(d)
+    return int(math.floor(d)) + 1
+
+
+def _check_common(epsilon, delta, sensitivity) -> Tuple[float, float, float]:
+    eps = check_epsilon_scalar(epsilon)
+    dl = check_delta(delta)
+    sens = check_positive(sensitivity, "sensitivity")
+    if dl.ndim or sens.ndim:
+        raise TypeError("delta and sensitivity must be scalars")
+    return eps, float(dl), float(sens)
+
+
+def _laplace_ok(eps: float, delta: float, t: int, k: int) -> bool:
+    if Fraction(k, t) <= Fraction(eps):
+        return True
+    if delta == 0:
+        return False
+    ld = _D.dlaplace_log_delta(eps, 1.0 / t, float(k))
+    return ld <= math.log(delta) + math.log1p(-_DELTA_MARGIN)
+
+
+def calibrate_laplace_release(
+    *,
+    epsilon,
+    delta=0.0,
+    sensitivity=1.0,
+    grid_bits: int = DEFAULT_GRID_BITS,
+    dimension: int = 1,
+) -> GridRelease:
+    """The verified smallest discrete Laplace release on the grid meeting (epsilon, delta).
+
+    The grid comes from the continuous Laplace scale ``s0 = D / (eps - 2 log(1 - delta))``; then the
+    smallest integer ``t`` with exact delta(epsilon; t, k) <= delta (pure DP: ``k / t <= epsilon``,
+    decided in exact rational arithmetic) is found by bisection, and ``t - 1`` is checked to fail.
+
+    ``dimension = d > 1``: one vector query of d values with l1 sensitivity ``sensitivity``. Rounding
+    moves each coordinate by at most half a step, so the integer shift vector has l1 norm at most
+    ``k = floor(D) + d``; the plan is pure ``k / t <= epsilon`` (which implies (epsilon, delta)), with
+    the grid refined so that the d extra steps cost at most ``2**-grid_bits`` of the sensitivity.
+    """
+    eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    dim = check_int(dimension, "dimension", 1, 2**40)
+    denom = eps - 2.0 * math.log1p(-dl)
+    if denom <= 0 or (dim > 1 and eps == 0):
+        raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
+    if dim > 1:
+        e = _grid_exponent(sens / eps, sens / dim, grid_bits, _LAPLACE_MAX_BITS)
+        k = int(math.floor(math.ldexp(sens, -e))) + dim
+        t = -((-Fraction(k)) // Fraction(eps))  # ceil(k / eps), exact
+        if t >= MAX_LAPLACE_T:
+            raise CalibrationError("discrete Laplace calibration: t would exceed 2**40")
+        if not (Fraction(k) / t <= Fraction(eps) < Fraction(k) / (t - 1) if t > 1 else Fraction(k) / t <= Fraction(eps)):
+            raise CalibrationError("discrete Laplace calibration could not be verified")
+        return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), 0.0, dim)
+    e = _grid_exponent(sens / denom, sens, grid_bits, _LAPLACE_MAX_BITS)
+    k = _grid_shift(sens, e)
+    hi = 1
+    while not _laplace_ok(eps, dl, hi, k):
+        hi *= 2
+        if hi >= MAX_LAPLACE_T:
+            raise CalibrationError("discrete Laplace calibration: t would exceed 2**40")
+    lo = hi // 2  # fails (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _laplace_ok(eps, dl, mid, k):
+            hi = mid
+        else:
+            lo = mid
+    t = hi
+    if not _laplace_ok(eps, dl, t, k) or (t > 1 and _laplace_ok(eps, dl, t - 1, k)):
+        raise CalibrationError("discrete Laplace calibration could not be verified")
+    achieved = 0.0 if Fraction(k, t) <= Fraction(eps) else math.exp(_D.dlaplace_log_delta(eps, 1.0 / t, float(k)))
+    return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), achieved)
+
+
+
+
+def _gauss_log_excess(eps: float, log_target: float, n: float, k: int) -> float:
+    return float(_D.dgauss_log_delta(eps, float(n), float(k))) - log_target
+
+
+def calibrate_gaussian_release(
+    *,
+    epsilon,
+    delta,
+    sensitivity=1.0,
+    grid_bits: int = DEFAULT_GRID_BITS,
+    dimension: int = 1,
+) -> GridRelease:
+    """The verified smallest discrete Gaussian release on the grid meeting (epsilon, delta), delta > 0.
+
+    The grid comes from the continuous analytic-Gaussian scale; then the smallest integer ``sigma2``
+    (grid steps squared) with exact delta(epsilon; sigma2, k) <= delta is found (Brent's method on the
+    exact profile, then integer steps), and ``sigma2 - 1`` is checked to fail.
+
+    ``dimension = d > 1``: one vector query of d values with l2 sensitivity ``sensitivity``. The integer
+    shift vector then has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most
+    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS 2020, the
+    multivariate discrete Gaussian);
+    the plan is the smallest integer sigma2 whose zCDP-to-(epsilon, delta) bound (:func:`zcdp_log_delta`)
+    meets delta, verified at the optimiser's alpha. This bound is valid but not exact (it is larger
+    than the exact profile by a modest factor in sigma); the grid is refined so that sqrt(d) extra steps
+    cost at most ``2**-grid_bits`` of the sensitivity.
+    """
+    eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    dim = check_int(dimension, "dimension", 1, 2**40)
+    if dl == 0:
+        raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
+    s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))
+    if dim > 1:
+        return _calibrate_gaussian_vector(eps, dl, sens, s0, grid_bits, dim)
+    e = _grid_exponent(s0, sens, grid_bits, _GAUSS_MAX_BITS)
+    k = _grid_shift(sens, e)
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+
+    cache: dict = {}
+
+    def f(n: float) -> float:
+        if n not in cache:
+            cache[n] = _gauss_log_excess(eps, log_target, n, k)
+        return cache[n]
+
+    guess = (s0 / sens * k) ** 2  # continuous scale for the shift k, in grid steps squared
+    lo, hi = max(guess * 0.999, 1e-300), guess * 1.001
+    while f(lo) <= 0:
+        lo /= 2
+        if lo < 1e-12:
+            break
+    while f(hi) > 0:
+        hi *= 2
+        if hi > MAX_PARAM:
+            raise CalibrationError("discrete Gaussian calibration: sigma2 would exceed 2**62 grid steps squared")
+    from scipy.optimize import brentq
+
+    root = brentq(f, lo, hi, xtol=0.25, rtol=1e-15) if f(lo) > 0 else lo
+    n = max(1, math.ceil(root))
+    while f(n) > 0:
+        n += 1
+    while n > 1 and f(n - 1) <= 0:
+        n -= 1
+    if not f(n) <= 0 or (n > 1 and not f(n - 1) > 0) or n > MAX_PARAM:
+        raise CalibrationError("discrete Gaussian calibration could not be verified")
+    achieved = math.exp(float(_D.dgauss_log_delta(eps, float(n), float(k))))
+    return GridRelease("gaussian", eps, dl, sens, e, k, Fraction(n), achieved)
+
+
+def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, grid_bits: Any, dim: int) -> GridRelease:
+    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, _GAUSS_MAX_BITS)
+    k_norm = float(math.ceil(math.nextafter(math.ldexp(sens, -e) + math.sqrt(dim), math.inf)))  # rounded up
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+
+    def ok(n: int) -> bool:
+        return zcdp_log_delta(rho=k_norm * k_norm / (2.0 * n), epsilon=eps)[0] <= log_target
+
+    lo = max(1, int((s0 / sens * k_norm) ** 2 * 0.5))
+    while ok(lo) and lo > 1:
+        lo //= 2
+    hi = max(lo + 1, int((s0 / sens * k_norm) ** 2 * 2))
+    while not ok(hi):
+        hi *= 2
+        if hi > MAX_PARAM:
+            raise CalibrationError("discrete Gaussian calibration: sigma2 would exceed 2**62 grid steps squared")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    if not ok(hi) or (hi > 1 and ok(hi - 1)):
+        raise CalibrationError("discrete Gaussian calibration could not be verified")
+    achieved = math.exp(zcdp_log_delta(rho=k_norm * k_norm / (2.0 * hi), epsilon=eps)[0])
+    return GridRelease("gaussian", eps, dl, sens, e, int(k_norm), Fraction(hi), achieved, dim)
+
+
+# ------------------------------------------------------------------------------------------------------
+# Releases
+# ------------------------------------------------------------------------------------------------------
+def _release(plan: GridRelease, values, rng, bounds):
+    x = as_float_array(values, "values")
+    scalar = x.ndim == 0
+    if plan.dimension > 1 and x.size != plan.dimension:
+        raise ValueError(f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}")
+    low, high = -math.inf, math.inf
+    if bounds is not None:
+        try:
+            low, high = (float(b) for b in bounds)
+        except (TypeError, ValueError):
+            raise TypeError("bounds must be a pair of real numbers (low, high)") from None
+        if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+            raise ValueError("bounds must be finite with low <= high")
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    gen, threads = generator_and_threads(rng)
+    p = plan.parameter
+    kernel = _D.release_laplace if plan.mechanism == "laplace" else _D.release_gaussian
+    # The kernel clamps to the bounds and checks every input (finite, at most 2**52 grid steps after the
+    # clamp) in its combine loop, so the data are read once; on a bad input it raises and nothing is
+    # returned. The messages below say which check failed.
+    try:
+        out = kernel(gen, x, p.numerator, p.denominator, plan.grid_exponent, low, high, threads)
+    except ValueError as err:
+        if "grid steps" not in str(err):
+            raise
+        if not np.isfinite(x).all():
+            raise ValueError("values must be finite (NaN or inf given)") from None
+        raise ValueError(
+            f"values too large for the grid: |value| must be at most 2**52 grid steps = {plan.max_abs_value!r} "
+            f"(grid 2**{plan.grid_exponent}); give bounds=(low, high) to clamp, or use a larger scale"
+        ) from None
+    return float(out.reshape(())) if scalar else out
+
+
+def release_laplace(
+    values,
+    *,
+    epsilon,
+    delta=0.0,
+    sensitivity=1.0,
+    rng=None,
+    bounds=None,
+    grid_bits: int = DEFAULT_GRID_BITS,
+    vector: bool = False,
+):
+    """Release ``values`` with exact discrete Laplace noise on a power-of-two grid ((epsilon, delta)-DP
+    per value; pure epsilon-DP for delta = 0). ``vector=True``: ``values`` is one vector query with l1
+    sensitivity ``sensitivity`` (see :func:`calibrate_laplace_release`, ``dimension``)."""
+    dim = max(1, int(np.size(values))) if vector else 1
+    plan = calibrate_laplace_release(epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim)
+    return plan.release(values, rng=rng, bounds=bounds)
+
+
+def release_gaussian(
+    values,
+    *,
+    epsilon,
+    delta,
+    sensitivity=1.0,
+    rng=None,
+    bounds=None,
+    grid_bits: int = DEFAULT_GRID_BITS,
+    vector: bool = False,
+):
+    """Release ``values`` with exact discrete Gaussian noise on a power-of-two grid ((epsilon, delta)-DP
+    per value). ``vector=True``: ``values`` is one vector query with l2 sensitivity ``sensitivity``
+    (see :func:`calibrate_gaussian_release`, ``dimension``)."""
+    dim = max(1, int(np.size(values))) if vector else 1
+    plan = calibrate_gaussian_release(epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim)
+    return plan.release(values, rng=rng, bounds=bounds)
+
+
+def release_noise(
+    noise: NoiseFamily,
+    values,
+    *,
+    epsilon,
+    delta,
+    sensitivity=1.0,
+    rng=None,
+    bounds=None,
+    grid_bits: int = DEFAULT_GRID_BITS,
+    vector: bool = False,
+):
+    """The safe release for a noise family: Laplace (and Subbotin(1)) -> :func:`release_laplace`,
+    Gaussian (and Subbotin(2)) -> :func:`release_gaussian`; every other family raises
+    :class:`ReleaseNotSupported` (this is the ``release=True`` path of the mechanisms). ``vector=True``
+    treats ``values`` as one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
+    ``vector=False`` gives the guarantee per value."""
+    if not isinstance(noise, NoiseFamily):
+        raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
+    key = noise._key()
+    if key == ("Laplace",):
+        return release_laplace(values, epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds, grid_bits=grid_bits, vector=vector)
+    if key == ("Gaussian",):
+        return release_gaussian(values, epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds, grid_bits=grid_bits, vector=vector)
+    raise ReleaseNotSupported(
+        f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
+        f"the Laplace and Gaussian mechanisms ({', '.join(SAFE_RELEASE_FAMILIES)}), which use exact discrete "
+        "noise on a power-of-two grid. Use release=False for simulations only (floating-point noise is "
+        "not differentially private against least-significant-bit attacks), or switch to Laplace or "
+        "Gaussian noise for a release. See docs/discrete.md."
+    )
+
