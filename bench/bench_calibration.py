@@ -111,8 +111,10 @@ def _peer_calibrators():
     except ImportError:
         pass
     try:
-        from autodp import mechanism_zoo  # noqa: F401  (importing privacy_calibrator first is circular)
-        from autodp import privacy_calibrator
+        from autodp import (
+            mechanism_zoo,  # noqa: F401  (importing privacy_calibrator first is circular)
+            privacy_calibrator,
+        )
 
         out["autodp ana_gaussian_mech"] = lambda e, d: privacy_calibrator.ana_gaussian_mech(e, d)["sigma"]
     except ImportError:

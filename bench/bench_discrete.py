@@ -14,7 +14,6 @@ only). The noise scales are those the release path picks (sigma and t between 2^
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest

@@ -17,9 +17,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _etl_support as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
+from pydp_core import cli, etl  # noqa: E402
 from pydp_core.accounting.guarantees import guarantees, laplace_rdp_epsilon  # noqa: E402
 from pydp_core.io import files as io_files  # noqa: E402
-from pydp_core import cli, etl  # noqa: E402
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is an optional extra (pydp_core[etl])")

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import pydp_core as pc
-from pydp_core.accounting.conversions import zcdp_log_delta
 from pydp_core import discrete as dsc
+from pydp_core.accounting.conversions import zcdp_log_delta
 
 ALPHA = 1e-6
 

@@ -7,8 +7,7 @@ import pytest
 from scipy import stats
 
 import pydp_core
-from pydp_core import (GaussianMechanism, LaplaceMechanism, LogisticMechanism, Random, SubbotinMechanism,
-                       minimal_scale)
+from pydp_core import GaussianMechanism, LaplaceMechanism, LogisticMechanism, Random, SubbotinMechanism, minimal_scale
 
 ALPHA = 1e-6
 

@@ -11,7 +11,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 import _etl_support as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
-from pydp_core import etl  # noqa: E402
 
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pyspark = pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")

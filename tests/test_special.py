@@ -6,9 +6,9 @@ gammaincc_inv_log near log_q = 0): there the bound is 1e-13 + 4 * cond * 2^-53 w
 condition number of the exact answer in the (exact, double) input, computed in mpmath and stated in the
 failure message. Values below the normal range may underflow (2 subnormal ulps absolute).
 """
+import importlib.util
 import math
 import pathlib
-import importlib.util
 
 import mpmath as mp
 import numpy as np

@@ -7,7 +7,7 @@ sensitivity index, Rao DP and a thread-safe accountant.
 - :mod:`~pydp_core.accounting.subsampling`: amplification by subsampling;
 - :mod:`~pydp_core.accounting.gaussian`: the Gaussian mechanism through its sensitivity index
   psi = D / sigma (Kaissis et al. 2023) and the calibration of sigma to any budget;
-- :mod:`~pydp_core.accounting.rao`: Rao (Fisher-Rao) differential privacy (Soto et al. 2022);
+- :mod:`~pydp_core.accounting.rao`: Rao (Fisher-Rao) differential privacy (Anonymous 2022);
 - :mod:`~pydp_core.accounting.accountant`: :class:`Accountant`, a thread-safe, resumable running total.
 
 The proofs and the conversion formulas are in ``docs/accounting.md``.

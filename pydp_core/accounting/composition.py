@@ -10,22 +10,14 @@ import numpy as np
 from .._validation import check_open_delta
 from .budgets import (
     GDP,
-    KLDP,
-    MCDP,
-    RDP,
-    TCDP,
-    ZCDP,
     ApproxDP,
     Budget,
-    PureDP,
-    RaoDP,
-    RDPCurve,
 )
 
 
-def _as_list(budgets: Any) -> list:
+def _as_list(budgets: Any) -> list[Budget]:
     if isinstance(budgets, Budget):
-        return [budgets]
+        raise TypeError(f"budgets must be a list of privacy budgets, not a single {type(budgets).__name__} (wrap it in a list)")
     try:
         items = list(budgets)
     except TypeError:
@@ -39,8 +31,31 @@ def _as_list(budgets: Any) -> list:
 
 
 def compose(budgets: Iterable[Budget]) -> Budget:
-    """Sequential composition of budgets of one kind (paper 000 Table 1); returns the same kind.
+    """Sequential composition of budgets of one kind (the Rao DP paper, Anonymous 2022, Table 1); returns the same kind.
 
+    Parameters
+    ----------
+    budgets : iterable of Budget
+        Budgets of one type (``PureDP``, ``ApproxDP``, ``KLDP``, ``MCDP``, ``ZCDP``, ``RDP`` at one order,
+        ``RDPCurve``, ``GDP``, ``TCDP`` or ``RaoDP``).
+
+    Returns
+    -------
+    Budget
+        The composed budget, of the same type: sums for pure, approximate, KL, zCDP, RDP and tCDP (with the
+        smallest omega), a root sum of squares for GDP and Rao DP, (sum mu, root sum of squares of tau) for
+        mCDP, the pointwise sum for RDP curves.
+
+    Raises
+    ------
+    TypeError
+        If the budgets are of different types (convert explicitly first) or ``budgets`` is not a list of
+        budgets.
+    ValueError
+        If ``budgets`` is empty, or RDP budgets have different orders.
+
+    Examples
+    --------
     >>> compose([GDP(3.0), GDP(4.0)])
     GDP(mu=5.0)
     """
@@ -52,51 +67,7 @@ def compose(budgets: Iterable[Budget]) -> Budget:
                 f"cannot compose {kind.__name__} with {type(b).__name__} (budgets[{i}]): convert explicitly "
                 "first, e.g. GDP.to_rdp(alpha) or RDP.to_approx_dp(delta)"
             )
-    if kind is PureDP:
-        return PureDP(math.fsum(b.epsilon for b in items))
-    if kind is ApproxDP:
-        return ApproxDP(math.fsum(b.epsilon for b in items), min(1.0, math.fsum(b.delta for b in items)))
-    if kind is KLDP:
-        return KLDP(math.fsum(b.epsilon for b in items))
-    if kind is MCDP:
-        return MCDP(math.fsum(b.mu for b in items), math.hypot(*(b.tau for b in items)))
-    if kind is ZCDP:
-        return ZCDP(math.fsum(b.rho for b in items), math.fsum(b.xi for b in items))
-    if kind is RDP:
-        alpha = items[0].alpha
-        for i, b in enumerate(items):
-            if b.alpha != alpha:
-                raise ValueError(
-                    f"RDP composes at equal alpha only: budgets[{i}].alpha = {b.alpha!r} != {alpha!r} "
-                    "(use RDPCurve to compose whole curves)"
-                )
-        return RDP(alpha, math.fsum(b.epsilon for b in items))
-    if kind is GDP:
-        return GDP(math.hypot(*(b.mu for b in items)))
-    if kind is RaoDP:
-        return RaoDP(math.hypot(*(b.theta for b in items)))
-    if kind is TCDP:
-        return TCDP(math.fsum(b.rho for b in items), min(b.omega for b in items))
-    if kind is RDPCurve:
-        return _compose_curves(items)
-    raise TypeError(f"no composition rule for {kind.__name__}")  # a Budget subclass defined elsewhere
-
-
-def _compose_curves(curves: list) -> RDPCurve:
-    amax = min(c.alpha_max for c in curves)
-    grids = [c for c in curves if c.is_grid]
-    if not grids:
-        fns = list(curves)
-        return RDPCurve(lambda a: np.sum([np.asarray(c(a), dtype=float) for c in fns], axis=0), alpha_max=amax)
-    alphas = grids[0].alphas
-    for i, c in enumerate(grids):
-        if not np.array_equal(c.alphas, alphas):
-            raise ValueError(
-                f"grid RDP curves compose pointwise on one grid: curve {i} has different alphas than the first"
-            )
-    keep = alphas <= amax
-    total = np.sum([np.asarray(c(alphas[keep]), dtype=float) for c in curves], axis=0)
-    return RDPCurve(total, alphas[keep])
+    return kind.compose(items)
 
 
 def _positive_int(k: Any, name: str) -> int:

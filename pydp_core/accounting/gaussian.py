@@ -17,6 +17,7 @@ table); :func:`arsinh_parameters` gives the arsinh mechanism for tCDP.
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any, NamedTuple, Optional
@@ -304,45 +305,69 @@ def gaussian_sigma(budget: Budget, *, sensitivity: float = 1.0, method: Optional
       :func:`arsinh_parameters` for A as well). Plain Gaussian noise of that sigma is *not* the mechanism.
     """
     d = _sens(sensitivity)
-    if isinstance(budget, ApproxDP):
-        m = method or "analytic"
-        if budget.epsilon == 0:
-            raise ValueError("epsilon must be > 0 to calibrate a Gaussian mechanism")
-        if not 0 < budget.delta < 1:
-            raise ValueError(f"delta must lie in (0, 1) for the Gaussian mechanism, got {budget.delta!r}")
-        if m == "analytic":
-            from ..calibration import minimal_scale
-            from ..noise import Gaussian
-
-            return float(minimal_scale(Gaussian(), epsilon=budget.epsilon, delta=budget.delta, sensitivity=d))
-        if m == "classic":
-            if budget.epsilon >= 1:
-                warnings.warn(
-                    f"the classic Gaussian calibration is only proven for epsilon < 1 (got {budget.epsilon!r}); "
-                    "use method='analytic'",
-                    PrivacyWarning,
-                    stacklevel=2,
-                )
-            return d * math.sqrt(2.0 * math.log(1.25 / budget.delta)) / budget.epsilon
-        raise ValueError(f"method must be 'analytic' or 'classic' for ApproxDP, got {method!r}")
-    if method is not None:
+    if method is not None and not isinstance(budget, ApproxDP):
         raise ValueError(f"method applies to ApproxDP only, got {method!r} for {type(budget).__name__}")
-    if isinstance(budget, RDP):
-        if budget.epsilon == 0:
-            raise ValueError("epsilon must be > 0")
-        return d * math.sqrt(budget.alpha / (2.0 * budget.epsilon))
-    if isinstance(budget, ZCDP):
-        if budget.rho == 0:
-            raise ValueError("rho must be > 0")
-        return d / math.sqrt(2.0 * budget.rho)
-    if isinstance(budget, GDP):
-        if budget.mu == 0:
-            raise ValueError("mu must be > 0")
-        return d / budget.mu
-    if isinstance(budget, RaoDP):
-        if budget.theta == 0:
-            raise ValueError("theta must be > 0")
-        return d / budget.theta
-    if isinstance(budget, TCDP):
-        return arsinh_parameters(budget, sensitivity=d).sigma
+    return _gaussian_sigma(budget, d, method)
+
+
+@functools.singledispatch
+def _gaussian_sigma(budget: Any, d: float, method: Optional[str]) -> float:
+    """The Gaussian sigma meeting ``budget`` at sensitivity ``d``: one rule per privacy definition."""
     raise TypeError(f"no Gaussian calibration for {type(budget).__name__}")
+
+
+@_gaussian_sigma.register
+def _(budget: ApproxDP, d: float, method: Optional[str]) -> float:
+    m = "analytic" if method is None else method
+    if budget.epsilon == 0:
+        raise ValueError("epsilon must be > 0 to calibrate a Gaussian mechanism")
+    if not 0 < budget.delta < 1:
+        raise ValueError(f"delta must lie in (0, 1) for the Gaussian mechanism, got {budget.delta!r}")
+    if m == "analytic":
+        from ..calibration import minimal_scale
+        from ..noise import Gaussian
+
+        return float(minimal_scale(Gaussian(), epsilon=budget.epsilon, delta=budget.delta, sensitivity=d))
+    if m == "classic":
+        if budget.epsilon >= 1:
+            warnings.warn(
+                f"the classic Gaussian calibration is only proven for epsilon < 1 (got {budget.epsilon!r}); "
+                "use method='analytic'",
+                PrivacyWarning,
+                stacklevel=3,
+            )
+        return d * math.sqrt(2.0 * math.log(1.25 / budget.delta)) / budget.epsilon
+    raise ValueError(f"method must be 'analytic' or 'classic' for ApproxDP, got {method!r}")
+
+
+@_gaussian_sigma.register
+def _(budget: RDP, d: float, method: Optional[str]) -> float:
+    if budget.epsilon == 0:
+        raise ValueError("epsilon must be > 0")
+    return d * math.sqrt(budget.alpha / (2.0 * budget.epsilon))
+
+
+@_gaussian_sigma.register
+def _(budget: ZCDP, d: float, method: Optional[str]) -> float:
+    if budget.rho == 0:
+        raise ValueError("rho must be > 0")
+    return d / math.sqrt(2.0 * budget.rho)
+
+
+@_gaussian_sigma.register
+def _(budget: GDP, d: float, method: Optional[str]) -> float:
+    if budget.mu == 0:
+        raise ValueError("mu must be > 0")
+    return d / budget.mu
+
+
+@_gaussian_sigma.register
+def _(budget: RaoDP, d: float, method: Optional[str]) -> float:
+    if budget.theta == 0:
+        raise ValueError("theta must be > 0")
+    return d / budget.theta
+
+
+@_gaussian_sigma.register
+def _(budget: TCDP, d: float, method: Optional[str]) -> float:
+    return arsinh_parameters(budget, sensitivity=d).sigma

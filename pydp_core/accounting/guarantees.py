@@ -3,7 +3,7 @@
 :func:`guarantees` collects, for ``sensitivity``-sensitive noise ``scale * X``, the exact pure and
 (epsilon, delta) guarantees (Vinterbo 2022), GDP, zCDP and RDP (exact for the Gaussian; the exact
 Laplace RDP curve of Mironov 2017; otherwise the bounds implied by pure DP) and Rao DP (the Fisher
-information of the location, Soto et al. 2022).
+information of the location, Anonymous 2022).
 """
 from __future__ import annotations
 

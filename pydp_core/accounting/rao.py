@@ -85,7 +85,7 @@ def unit_information(noise: NoiseFamily) -> float:
     """The Fisher information of the location of the unit-scale family ``noise``.
 
     1 for the Laplace and the Gaussian; 1/3 for the Logistic; r^(2 - 2/r) Gamma(2 - 1/r) / Gamma(1/r) for
-    Subbotin_r, whose density is exp(-|z|^r / r) / C(r) (Soto et al. 2022, with the correction of
+    Subbotin_r, whose density is exp(-|z|^r / r) / C(r) (Anonymous 2022, with the correction of
     ``docs/accounting.md``).
     """
     if isinstance(noise, (Laplace, Gaussian)):

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -65,45 +66,66 @@ def subsample(budget: Budget, rate: float, *, alphas: Any = None) -> Budget:
         raise TypeError(f"budget must be a privacy budget, got {type(budget).__name__}")
     if s == 1.0:
         return budget
-    if isinstance(budget, ApproxDP):
-        return ApproxDP(math.log1p(s * math.expm1(budget.epsilon)), s * budget.delta)
-    if isinstance(budget, RDP):
-        a = _integer_alpha(budget.alpha)
-        eps_j = np.full(a - 1, budget.epsilon)
-        return RDP(float(a), _log_subsampled_rdp(a, s, eps_j))
-    if isinstance(budget, RDPCurve):
-        if alphas is not None:
-            grid = np.asarray(alphas, dtype=float).reshape(-1)
-        elif budget.is_grid:
-            grid = budget.alphas[(budget.alphas == np.floor(budget.alphas)) & (budget.alphas >= 2)]
-        else:
-            grid = np.arange(2.0, min(256.0, math.floor(budget.alpha_max)) + 1.0)
-        if grid.size == 0:
-            raise ValueError("the curve has no integer order >= 2 to subsample at; pass alphas")
-        out_a, out_e = [], []
-        for a_f in grid:
-            a = _integer_alpha(float(a_f), "alphas")
-            eps_j = np.asarray(budget(np.arange(2.0, a + 1.0)), dtype=float)
-            if np.isinf(eps_j).any():
-                raise ValueError(f"the curve does not bound epsilon(j) for every j <= {a}")
-            out_a.append(float(a))
-            out_e.append(_log_subsampled_rdp(a, s, eps_j))
-        return RDPCurve(out_e, out_a)
-    if isinstance(budget, TCDP):
-        rho, omega = budget.rho, budget.omega
-        if not 0 < rho <= 0.1:
-            raise ValueError(f"tCDP subsampling needs rho in (0, 0.1], got rho = {rho!r}")
-        if not s <= 0.1:
-            raise ValueError(f"tCDP subsampling needs rate in (0, 0.1], got rate = {s!r}")
-        log_inv_s = math.log(1.0 / s)
-        if log_inv_s < 3.0 * rho * (2.0 + math.log2(1.0 / rho)):
-            raise ValueError("tCDP subsampling needs log(1/rate) >= 3 rho (2 + log2(1/rho))")
-        need = log_inv_s / (2.0 * rho)
-        if need < 3.0:
-            raise ValueError("tCDP subsampling needs log(1/rate) / (2 rho) >= 3")
-        if omega < need:
-            raise ValueError(f"tCDP subsampling needs omega >= log(1/rate) / (2 rho) = {need!r}, got omega = {omega!r}")
-        return TCDP(13.0 * s * s * rho, log_inv_s / (4.0 * rho))
-    if isinstance(budget, ZCDP):
-        raise TypeError("zCDP has no amplification-by-subsampling rule (paper 003: N/A); use tCDP or RDP")
+    return _subsample(budget, s, alphas)
+
+
+@functools.singledispatch
+def _subsample(budget: Any, s: float, alphas: Any) -> Budget:
+    """The subsampled budget at rate ``s`` < 1: one rule per privacy definition."""
     raise TypeError(f"no subsampling rule for {type(budget).__name__}")
+
+
+@_subsample.register
+def _(budget: ApproxDP, s: float, alphas: Any) -> Budget:
+    return ApproxDP(math.log1p(s * math.expm1(budget.epsilon)), s * budget.delta)
+
+
+@_subsample.register
+def _(budget: RDP, s: float, alphas: Any) -> Budget:
+    a = _integer_alpha(budget.alpha)
+    eps_j = np.full(a - 1, budget.epsilon)
+    return RDP(float(a), _log_subsampled_rdp(a, s, eps_j))
+
+
+@_subsample.register
+def _(budget: RDPCurve, s: float, alphas: Any) -> Budget:
+    if alphas is not None:
+        grid = np.asarray(alphas, dtype=float).reshape(-1)
+    elif budget.is_grid:
+        grid = budget.alphas[(budget.alphas == np.floor(budget.alphas)) & (budget.alphas >= 2)]
+    else:
+        grid = np.arange(2.0, math.floor(min(256.0, budget.alpha_max)) + 1.0)
+    if grid.size == 0:
+        raise ValueError("the curve has no integer order >= 2 to subsample at; pass alphas")
+    out_a, out_e = [], []
+    for a_f in grid:
+        a = _integer_alpha(float(a_f), "alphas")
+        eps_j = np.asarray(budget(np.arange(2.0, a + 1.0)), dtype=float)
+        if np.isinf(eps_j).any():
+            raise ValueError(f"the curve does not bound epsilon(j) for every j <= {a}")
+        out_a.append(float(a))
+        out_e.append(_log_subsampled_rdp(a, s, eps_j))
+    return RDPCurve(out_e, out_a)
+
+
+@_subsample.register
+def _(budget: TCDP, s: float, alphas: Any) -> Budget:
+    rho, omega = budget.rho, budget.omega
+    if not 0 < rho <= 0.1:
+        raise ValueError(f"tCDP subsampling needs rho in (0, 0.1], got rho = {rho!r}")
+    if not s <= 0.1:
+        raise ValueError(f"tCDP subsampling needs rate in (0, 0.1], got rate = {s!r}")
+    log_inv_s = math.log(1.0 / s)
+    if log_inv_s < 3.0 * rho * (2.0 + math.log2(1.0 / rho)):
+        raise ValueError("tCDP subsampling needs log(1/rate) >= 3 rho (2 + log2(1/rho))")
+    need = log_inv_s / (2.0 * rho)
+    if need < 3.0:
+        raise ValueError("tCDP subsampling needs log(1/rate) / (2 rho) >= 3")
+    if omega < need:
+        raise ValueError(f"tCDP subsampling needs omega >= log(1/rate) / (2 rho) = {need!r}, got omega = {omega!r}")
+    return TCDP(13.0 * s * s * rho, log_inv_s / (4.0 * rho))
+
+
+@_subsample.register
+def _(budget: ZCDP, s: float, alphas: Any) -> Budget:
+    raise TypeError("zCDP has no amplification-by-subsampling rule (the variants-of-DP table, 2019: N/A); use tCDP or RDP")

@@ -88,7 +88,7 @@ def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
         lo = np.where(f < 0, x, lo)
         hi = np.where(f < 0, hi, x)
         slope = np.exp(x - 0.5 * a * a - 0.9189385332046727 - (f + ld))
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a step out of the bracket bisects
             step = np.where(slope > 0, -f / slope, np.nan)
         nx = x + step
         bad = ~((nx > lo) & (nx < hi))

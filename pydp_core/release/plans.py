@@ -18,6 +18,7 @@ from .._validation import (
     check_int,
     check_positive,
 )
+from ..accounting.conversions import zcdp_log_delta
 from ..calibration import CalibrationError, minimal_scale
 from ..noise import Gaussian, NoiseFamily
 from .samplers import (
@@ -25,7 +26,6 @@ from .samplers import (
     MAX_PARAM,
     generator_and_threads,
 )
-from ..accounting.conversions import zcdp_log_delta
 
 _D = _core.discrete
 

@@ -1,0 +1,62 @@
+"""
+exact discrete noise (Canonne, Kamath, Steinke 2020) and its privacy profiles
+"""
+from __future__ import annotations
+
+import typing
+
+import numpy
+import numpy.typing
+
+import pydp_core._core.random
+
+__all__: list[str] = ['CHUNK', 'MAX_LAPLACE_T', 'MAX_PARAM', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
+def _discrete_gaussian_exact(gen: pydp_core._core.random.Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).
+    """
+def _discrete_laplace_exact(gen: pydp_core._core.random.Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    Test hook: discrete_laplace with every magnitude found by exact comparisons (same law, same bits).
+    """
+def _exp_neg_bracket(p_hi: typing.SupportsInt | typing.SupportsIndex, p_lo: typing.SupportsInt | typing.SupportsIndex, q: typing.SupportsInt | typing.SupportsIndex, words: typing.SupportsInt | typing.SupportsIndex) -> tuple[str, str]:
+    """
+    Test hook: decimal strings lo, hi with lo <= 2^(64 words) exp(-p/q) <= hi, p = p_hi 2^64 + p_lo.
+    """
+def _exp_ratio_words(words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], u: typing.SupportsInt | typing.SupportsIndex, s: typing.SupportsInt | typing.SupportsIndex) -> bool:
+    """
+    Test hook: the Bernoulli(exp(-u/s)) trial of the CKS geometric stage on given words (W = 0.words[0], then the bits of words[1:], least significant first).
+    """
+def _geometric_exact(words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, int]:
+    """
+    Test hook: (X, the fast path's answer or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word most significant first; the reader takes 16 words at a time).
+    """
+def dgauss_log_cdf(m: typing.SupportsFloat | typing.SupportsIndex, sigma2: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    ...
+def dgauss_log_delta(epsilon: typing.SupportsFloat | typing.SupportsIndex, sigma2: typing.SupportsFloat | typing.SupportsIndex, shift: typing.SupportsFloat | typing.SupportsIndex, direct: bool = False) -> float:
+    ...
+def dgauss_log_normaliser(sigma2: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    ...
+def discrete_gaussian(gen: pydp_core._core.random.Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    n integers from the discrete Gaussian law with sigma^2 = num/den: P(y) ~ exp(-y^2 / (2 sigma^2)).
+    """
+def discrete_laplace(gen: pydp_core._core.random.Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+    """
+    n integers from the discrete Laplace law with t = s/d: P(y) ~ exp(-|y| / t).
+    """
+def dlaplace_log_cdf(m: typing.SupportsFloat | typing.SupportsIndex, inv_t: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    ...
+def dlaplace_log_delta(epsilon: typing.SupportsFloat | typing.SupportsIndex, inv_t: typing.SupportsFloat | typing.SupportsIndex, shift: typing.SupportsFloat | typing.SupportsIndex) -> float:
+    ...
+def gaussian_proposal_t(num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    The discrete Laplace proposal parameter t used for sigma^2 = num/den.
+    """
+def release_gaussian(gen: pydp_core._core.random.Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+    ...
+def release_laplace(gen: pydp_core._core.random.Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+    ...
+CHUNK: int = 4096
+MAX_LAPLACE_T: int = 1099511627776
+MAX_PARAM: int = 4611686018427387904
