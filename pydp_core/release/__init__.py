@@ -34,10 +34,10 @@ Bad input: non-finite values, and values beyond ``2**52`` grid steps (where the 
 represented exactly), raise ``ValueError``. Nothing is clamped unless ``bounds=(low, high)`` is given.
 
 Only the Laplace and Gaussian mechanisms have a safe release path; Subbotin_r (r other than 1 and 2)
-and Logistic noise are refused by :func:`release_noise` (see docs/discrete.md for why). Floating-point
+and Logistic noise are refused by :func:`release_noise` (see docs/release.md for why). Floating-point
 noise stays available for simulations through :class:`pydp_core.Random`; it is not a release.
 
-Timing: see docs/discrete.md. The time to draw the noise depends on the noise values (rejection
+Timing: see docs/release.md. The time to draw the noise depends on the noise values (rejection
 sampling), never on the data; adding the noise to the data has no data-dependent branches.
 """
 from __future__ import annotations

@@ -394,6 +394,6 @@ def release_noise(
         f"the Laplace and Gaussian mechanisms ({', '.join(SAFE_RELEASE_FAMILIES)}), which use exact discrete "
         "noise on a power-of-two grid. Use release=False for simulations only (floating-point noise is "
         "not differentially private against least-significant-bit attacks), or switch to Laplace or "
-        "Gaussian noise for a release. See docs/discrete.md."
+        "Gaussian noise for a release. See docs/release.md."
     )
 

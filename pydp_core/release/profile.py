@@ -23,7 +23,7 @@ _D = _core.discrete
 def discrete_laplace_log_delta(*, epsilon, t, shift=1) -> float:
     """log delta(epsilon) of the discrete Laplace mechanism with parameter ``t`` and integer ``shift``.
 
-    Closed form (docs/discrete.md): with q = exp(-1/t) and m = ceil((k - epsilon t)/2) - 1,
+    Closed form (docs/release.md): with q = exp(-1/t) and m = ceil((k - epsilon t)/2) - 1,
     ``delta = [-expm1(eps - (k - m)/t) - q expm1(-m/t)] / (1 + q)`` for epsilon < k/t, else 0 (-inf here).
     """
     eps = check_epsilon_scalar(epsilon)

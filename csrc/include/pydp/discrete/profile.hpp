@@ -8,7 +8,7 @@
 // discrete Laplace, P(y) = (1 - q)/(1 + q) q^|y|, q = exp(-1/t). The privacy loss of y is
 // L(y) = (|y - k| - |y|)/t; it exceeds eps on y <= m with m = ceil((k - eps t)/2) - 1, and
 //     delta = [-expm1(eps - (k - m)/t) - q expm1(-m/t)] / (1 + q)     (0 when eps >= k/t),
-// a sum of two non-negative terms (closed form; derivation in docs/discrete.md).
+// a sum of two non-negative terms (closed form; derivation in docs/release.md).
 //
 // discrete Gaussian, P(y) = exp(-y^2 / (2 s2)) / Z. L(y) = (k^2 - 2 k y)/(2 s2) exceeds eps on y <= m,
 // m the largest integer below k/2 - eps s2 / k, and delta = sum_{y <= m} P(y) (-expm1(eps - L(y))),

@@ -15,7 +15,7 @@
 // in a row (probability exp(-2^64)). Neither can be observed in practice; both are stated for honesty.
 //
 // Timing: the number of random bits consumed, and so the time, depends on the noise drawn (rejection
-// sampling), not on any data. See docs/discrete.md for what is and is not constant-time.
+// sampling), not on any data. See docs/release.md for what is and is not constant-time.
 #pragma once
 #include <cstddef>
 #include <cstdint>
