@@ -2,8 +2,12 @@
 pydp_core compiled core (private: import pydp_core instead)
 """
 from __future__ import annotations
-
-from . import accounting, calibration, discrete, manifolds, noise, random, special
-
+from . import special
+from . import noise
+from . import calibration
+from . import random
+from . import accounting
+from . import manifolds
+from . import discrete
 __all__: list[str] = ['accounting', 'calibration', 'discrete', 'manifolds', 'noise', 'random', 'special']
 __version__: str = '0.1.0'

@@ -2,12 +2,9 @@
 accounting kernels: exact GDP profile and RDP -> (eps, delta) conversions
 """
 from __future__ import annotations
-
-import typing
-
 import numpy
 import numpy.typing
-
+import typing
 __all__: list[str] = ['gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
 def gdp_epsilon(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...

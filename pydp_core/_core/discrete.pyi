@@ -3,19 +3,16 @@ exact discrete noise (Canonne, Kamath, Steinke 2020) and its privacy profiles
 """
 from __future__ import annotations
 
-import typing
-
+from .random import Generator
 import numpy
 import numpy.typing
-
-import pydp_core._core.random
-
+import typing
 __all__: list[str] = ['CHUNK', 'MAX_LAPLACE_T', 'MAX_PARAM', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
-def _discrete_gaussian_exact(gen: pydp_core._core.random.Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+def _discrete_gaussian_exact(gen: Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
     """
     Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).
     """
-def _discrete_laplace_exact(gen: pydp_core._core.random.Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+def _discrete_laplace_exact(gen: Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
     """
     Test hook: discrete_laplace with every magnitude found by exact comparisons (same law, same bits).
     """
@@ -37,11 +34,11 @@ def dgauss_log_delta(epsilon: typing.SupportsFloat | typing.SupportsIndex, sigma
     ...
 def dgauss_log_normaliser(sigma2: typing.SupportsFloat | typing.SupportsIndex) -> float:
     ...
-def discrete_gaussian(gen: pydp_core._core.random.Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+def discrete_gaussian(gen: Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
     """
     n integers from the discrete Gaussian law with sigma^2 = num/den: P(y) ~ exp(-y^2 / (2 sigma^2)).
     """
-def discrete_laplace(gen: pydp_core._core.random.Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+def discrete_laplace(gen: Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
     """
     n integers from the discrete Laplace law with t = s/d: P(y) ~ exp(-|y| / t).
     """
@@ -53,9 +50,9 @@ def gaussian_proposal_t(num: typing.SupportsInt | typing.SupportsIndex, den: typ
     """
     The discrete Laplace proposal parameter t used for sigma^2 = num/den.
     """
-def release_gaussian(gen: pydp_core._core.random.Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+def release_gaussian(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
-def release_laplace(gen: pydp_core._core.random.Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+def release_laplace(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
 CHUNK: int = 4096
 MAX_LAPLACE_T: int = 1099511627776

@@ -2,12 +2,9 @@
 standard symmetric log-concave noise families
 """
 from __future__ import annotations
-
-import typing
-
 import numpy
 import numpy.typing
-
+import typing
 __all__: list[str] = ['Family', 'Kind']
 class Kind:
     """

@@ -2,12 +2,9 @@
 random kernels: ChaCha20 counter-based generator and bulk samplers
 """
 from __future__ import annotations
-
-import typing
-
 import numpy
 import numpy.typing
-
+import typing
 __all__: list[str] = ['CHUNK', 'CHUNK_BLOCKS', 'Generator', 'arsinh_normal', 'chacha20_block', 'chacha_best_impl', 'chacha_impls', 'det_exp', 'det_log', 'exponential', 'gamma', 'laplace', 'logistic', 'normal', 'sphere', 'subbotin', 'uniform', 'ziggurat_closure']
 class Generator:
     """

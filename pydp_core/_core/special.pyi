@@ -2,12 +2,9 @@
 special functions
 """
 from __future__ import annotations
-
-import typing
-
 import numpy
 import numpy.typing
-
+import typing
 __all__: list[str] = ['erfcx', 'incgamma', 'incgamma_q_inv_log', 'lgamma1p', 'log_ndtr', 'ndtr', 'ndtri']
 def erfcx(x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...

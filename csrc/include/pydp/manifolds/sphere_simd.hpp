@@ -9,10 +9,7 @@
 
 #include "pydp/manifolds/geometry.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define PYDP_SPHERE_SIMD 1
-#endif
+#include "pydp/cpu.hpp"
 
 namespace pydp::manifolds {
 
@@ -26,7 +23,7 @@ inline void sphere3_dist_scalar(const double* x, const double* y, std::size_t b,
     }
 }
 
-#ifdef PYDP_SPHERE_SIMD
+#ifdef PYDP_X86_DISPATCH
 namespace simd_detail {
 
 __attribute__((target("avx2,fma"))) inline __m256d atan_reduced4(__m256d v) {
@@ -113,9 +110,8 @@ __attribute__((target("avx2,fma"))) inline void sphere3_dist_avx2(const double* 
 // Rows [b, e) of 3-coordinate points: AVX2 when the CPU has it (checked once), else scalar.
 inline void sphere3_dist_rows(const double* x, const double* y, std::size_t b, std::size_t e, double atol,
                               double* out, unsigned char* bad) {
-#ifdef PYDP_SPHERE_SIMD
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (avx2) {
+#ifdef PYDP_X86_DISPATCH
+    if (cpu::isa_available(cpu::Isa::AVX2)) {
         simd_detail::sphere3_dist_avx2(x, y, b, e, atol, out, bad);
         return;
     }

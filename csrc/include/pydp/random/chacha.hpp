@@ -11,10 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
-#define PYDP_CHACHA_X86 1
-#include <immintrin.h>
-#endif
+#include "pydp/cpu.hpp"
 
 namespace pydp::random {
 
@@ -62,7 +59,7 @@ inline void blocks_scalar(const std::uint32_t key[8], std::uint64_t counter, std
     }
 }
 
-#ifdef PYDP_CHACHA_X86
+#ifdef PYDP_X86_DISPATCH
 // Word-sliced SIMD: register w holds state word w of L consecutive blocks (one block per 32-bit lane).
 // After the rounds the lanes are transposed back to the block-by-block keystream order.
 
@@ -209,44 +206,23 @@ inline void blocks_portable(const std::uint32_t* key, std::uint64_t counter, std
                             std::size_t nblocks) noexcept {
     blocks_scalar(key, counter, nonce, out, nblocks);
 }
-#endif  // PYDP_CHACHA_X86
+#endif  // PYDP_X86_DISPATCH
 
 }  // namespace detail
 
-// Implementations that can be forced (tests compare them word for word).
-enum class ChaChaImpl { Auto = 0, Scalar = 1, AVX2 = 2, AVX512 = 3 };
+// Implementations that can be forced (tests compare them word for word): the levels of pydp/cpu.hpp.
+using ChaChaImpl = cpu::Isa;
 
-// True if `impl` can run on this CPU.
-inline bool chacha_impl_available(ChaChaImpl impl) noexcept {
-    switch (impl) {
-        case ChaChaImpl::Auto:
-        case ChaChaImpl::Scalar: return true;
-#ifdef PYDP_CHACHA_X86
-        case ChaChaImpl::AVX2: return __builtin_cpu_supports("avx2");
-        case ChaChaImpl::AVX512: return __builtin_cpu_supports("avx512f");
-#else
-        default: return false;
-#endif
-    }
-    return false;
-}
+inline bool chacha_impl_available(ChaChaImpl impl) noexcept { return cpu::isa_available(impl); }
 
-// The implementation chosen for this CPU (decided once; immutable afterwards).
-inline ChaChaImpl chacha_best_impl() noexcept {
-    static const ChaChaImpl best = [] {
-        if (chacha_impl_available(ChaChaImpl::AVX512)) return ChaChaImpl::AVX512;
-        if (chacha_impl_available(ChaChaImpl::AVX2)) return ChaChaImpl::AVX2;
-        return ChaChaImpl::Scalar;
-    }();
-    return best;
-}
+inline ChaChaImpl chacha_best_impl() noexcept { return cpu::best_isa(); }
 
 // Keystream blocks counter .. counter + nblocks - 1 into out (16 * nblocks words). The caller ensures
 // that impl is available (chacha_impl_available); Auto picks the fastest one.
 inline void chacha20_blocks(const std::uint32_t key[8], std::uint64_t counter, std::uint64_t nonce, std::uint32_t* out,
                             std::size_t nblocks, ChaChaImpl impl = ChaChaImpl::Auto) noexcept {
     if (impl == ChaChaImpl::Auto) impl = chacha_best_impl();
-#ifdef PYDP_CHACHA_X86
+#ifdef PYDP_X86_DISPATCH
     if (impl == ChaChaImpl::AVX512) return detail::blocks_avx512(key, counter, nonce, out, nblocks);
     if (impl == ChaChaImpl::AVX2) return detail::blocks_avx2(key, counter, nonce, out, nblocks);
 #endif

@@ -322,7 +322,7 @@ PYDP_ALWAYS_INLINE unsigned release_combine_body(const double* x, const std::int
     }
 
 PYDP_TILE_VARIANTS(scalar, )
-#ifdef PYDP_CHACHA_X86
+#ifdef PYDP_X86_DISPATCH
 PYDP_TILE_VARIANTS(avx2, __attribute__((target("avx2"))))
 PYDP_TILE_VARIANTS(avx512, __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))))
 
@@ -403,9 +403,8 @@ struct TileOps {
 // Same selector as the cipher: Scalar / AVX2 / AVX512 / Auto (the best available).
 inline TileOps tile_ops(ChaChaImpl isa) noexcept {
     if (isa == ChaChaImpl::Auto) isa = chacha_best_impl();
-#ifdef PYDP_CHACHA_X86
-    if (isa == ChaChaImpl::AVX512 && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512bw"))
+#ifdef PYDP_X86_DISPATCH
+    if (isa == ChaChaImpl::AVX512 && cpu::isa_available(cpu::Isa::AVX512))
         return {detail::zig_fast_signed_avx512i, detail::zig_fast_unsigned_avx512i, detail::uniform_avx512,
                 detail::affine_f64_avx512, detail::affine_f32_avx512, detail::logistic_avx512, detail::mt_squeeze_avx512, detail::mt_logtest_avx512,
                 detail::subbotin_finish_avx512, detail::subbotin_finish_pow_avx512, detail::geometric_fast_avx512, detail::gauss_accept_avx512, detail::release_combine_avx512};
