@@ -1,6 +1,11 @@
-"""Shared test fixtures."""
+"""Shared test fixtures; puts tests/ on sys.path so that tests import ``support``."""
+import sys
+from pathlib import Path
+
 import mpmath
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(autouse=True)

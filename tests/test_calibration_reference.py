@@ -1,4 +1,4 @@
-"""Exact calibration (Lemma 1 and 2) against an independent 50-digit mpmath implementation (tests/_mpref.py).
+"""Exact calibration (Lemma 1 and 2) against an independent 50-digit mpmath implementation (tests/support/mpref.py).
 
 The reference finds the threshold u = sup{z : psi(z) - psi(z - d) <= eps} by its own bracketed Newton
 iteration in 70 digits, evaluates delta = S(u - d) - e^eps S(u) from the family definitions, and finds
@@ -12,15 +12,14 @@ the 50-digit one; privacy_profile within 1e-13 + 8 * kappa * 2^-53 relative of t
 kappa = 2 d f(u - d) / delta + eps e^eps S(u) / delta the relative condition number of delta in
 (scale, sensitivity, epsilon) (the size of the error produced by rounding D / scale or epsilon once).
 """
-import importlib.util
 import math
-import pathlib
 
 import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import mpref as R
 
 import pydp_core
 from pydp_core import (
@@ -36,11 +35,6 @@ from pydp_core import (
     minimal_scale,
     privacy_profile,
 )
-
-_spec = importlib.util.spec_from_file_location("_mpref_loader", pathlib.Path(__file__).with_name("_mpref.py"))
-_loader = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_loader)
-R = _loader.load()
 
 SCALE_RTOL = 1e-9
 EPSILONS = [1e-3, 0.1, 1.0, 20.0, 1000.0]

@@ -12,9 +12,7 @@ import textwrap
 import mpmath
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
-import _etl_support as sup  # noqa: E402
+from support import frames as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
 from pydp_core import cli, etl  # noqa: E402
@@ -419,7 +417,7 @@ def test_a_killed_process_never_leaves_a_partial_output(tmp_path, sig):
     script = textwrap.dedent(f"""
         import os, signal, sys
         sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
-        import _etl_support as sup
+        from support import frames as sup
         from pydp_core import etl
 
         class Suicidal:

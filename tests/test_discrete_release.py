@@ -14,12 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from support.stats import ALPHA
 
 import pydp_core as pc
 from pydp_core import discrete as dsc
 from pydp_core.accounting.conversions import zcdp_log_delta
-
-ALPHA = 1e-6
 
 
 def noise_pmf(plan: dsc.GridRelease, width: int):

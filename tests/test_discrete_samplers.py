@@ -9,24 +9,12 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from scipy import stats
+from support.stats import chi_square
 
 import pydp_core as pc
 from pydp_core import discrete as dsc
 
-ALPHA = 1e-6
 N = 10**6
-
-
-def chi_square_ok(samples: np.ndarray, edges: list, probs: np.ndarray) -> tuple[float, float]:
-    """Counts in the bins (-inf, e0], (e0, e1], ..., (e_last, inf) against probabilities; (stat, critical)."""
-    idx = np.searchsorted(np.asarray(edges, dtype=np.int64), samples, side="left")
-    counts = np.bincount(idx, minlength=len(edges) + 1)
-    expected = probs * samples.size
-    assert abs(probs.sum() - 1) < 1e-9
-    assert expected.min() >= 5, "bins too thin for the chi-square approximation"
-    stat = float(((counts - expected) ** 2 / expected).sum())
-    return stat, float(stats.chi2.isf(ALPHA, len(probs) - 1))
 
 
 def dlap_cdf(m: int, t: Fraction) -> mpmath.mpf:
@@ -58,7 +46,7 @@ def test_discrete_laplace_chi_square(t, lo, hi, nbins):
     x = dsc.sample_discrete_laplace(t, N, pc.Random(20260101))
     assert x.dtype == np.int64 and x.shape == (N,)
     edges, probs = bins_from_cdf(lambda m: dlap_cdf(m, t), lo, hi, nbins)
-    stat, crit = chi_square_ok(x, edges, probs)
+    stat, crit = chi_square(x, edges, probs)
     assert stat < crit, (stat, crit)
 
 
@@ -85,7 +73,7 @@ def dgauss_cdf_mp(s2: Fraction):
 def test_discrete_gaussian_chi_square_small(s2, lo, hi, nbins):
     x = dsc.sample_discrete_gaussian(s2, N, pc.Random(7))
     edges, probs = bins_from_cdf(dgauss_cdf_mp(s2), lo, hi, nbins)
-    stat, crit = chi_square_ok(x, edges, probs)
+    stat, crit = chi_square(x, edges, probs)
     assert stat < crit, (stat, crit)
 
 
@@ -104,7 +92,7 @@ def test_discrete_gaussian_chi_square_large(sigma):
             total += float(np.exp(-(y * y) / (2.0 * s2)).sum())
         sums.append(total)
     probs = np.array(sums) / sum(sums)
-    stat, crit = chi_square_ok(x, edges, probs)
+    stat, crit = chi_square(x, edges, probs)
     assert stat < crit, (stat, crit)
 
 
@@ -231,7 +219,7 @@ def test_discrete_laplace_chi_square_large_t(t, nbins):
     x = dsc.sample_discrete_laplace(t, N, pc.Random(20261121))
     tt = int(t)
     edges, probs = bins_from_cdf(lambda m: dlap_cdf(m, t), -8 * tt, 8 * tt, nbins)
-    stat, crit = chi_square_ok(x, edges, probs)
+    stat, crit = chi_square(x, edges, probs)
     assert stat < crit, (stat, crit)
 
 

@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
-import _etl_support as sup  # noqa: E402
+from support import frames as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
 from pydp_core import etl  # noqa: E402

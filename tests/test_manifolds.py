@@ -5,12 +5,13 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
+from support.stats import ALPHA
 
 import pydp_core as dp
 from pydp_core import manifolds as M
-
-ALPHA = 1e-6
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -283,8 +284,6 @@ def test_sphere2_batched_kernel_random_pairs():
         M.Sphere(2).dist(x, y)
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st
 
 _vec3 = st.lists(st.floats(-10, 10, allow_nan=False), min_size=3, max_size=3).filter(
     lambda v: math.sqrt(sum(a * a for a in v)) > 1e-3)

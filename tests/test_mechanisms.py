@@ -5,11 +5,10 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import stats
+from support.stats import ALPHA
 
 import pydp_core
 from pydp_core import GaussianMechanism, LaplaceMechanism, LogisticMechanism, Random, SubbotinMechanism, minimal_scale
-
-ALPHA = 1e-6
 
 
 def mp_gaussian_delta(eps, s, d):

@@ -1,4 +1,4 @@
-"""The noise families against 50-digit mpmath references written from their definitions (tests/_mpref.py).
+"""The noise families against 50-digit mpmath references written from their definitions (tests/support/mpref.py).
 
 Tolerance: relative error <= 1e-13 + 4 * cond * 2^-53, where cond = |x g'(x) / g(x)| is the relative
 condition number of the quantity g at the exact double x (computed in mpmath, printed on failure). For
@@ -7,21 +7,15 @@ about |x|^r (every implementation rounds x^r / r once; no double algorithm can d
 a small factor); next to the truncation bound S_T(x) = (S(x) - S(A)) / M it grows like x / (A - x).
 Values below the normal double range may underflow (2 subnormal ulps absolute).
 """
-import importlib.util
 import math
-import pathlib
 
 import mpmath as mp
 import numpy as np
 import pytest
+from support import mpref as R
 
 import pydp_core
 from pydp_core import Gaussian, Laplace, Logistic, Subbotin, Truncated
-
-_spec = importlib.util.spec_from_file_location("_mpref_loader", pathlib.Path(__file__).with_name("_mpref.py"))
-_loader = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_loader)
-R = _loader.load()
 
 RTOL = 1e-13
 ORDERS = [1.0, 1.001, 1.5, 2.0, 2.5, 3.0, 7.5, 14.0, 50.0]

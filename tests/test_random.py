@@ -5,24 +5,13 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import special, stats
+from support.stats import assert_binomial, assert_ks
 
 import pydp_core
 from pydp_core import Random, _core
 from pydp_core.random import CHUNK, as_random
 
-ALPHA = 1e-6
 N = 200_000
-
-
-def ks_ok(x, cdf):
-    res = stats.kstest(np.asarray(x, dtype=float), cdf)
-    assert res.pvalue > ALPHA, f"KS rejects at alpha=1e-6: D={res.statistic:.3g} p={res.pvalue:.3g}"
-
-
-def binom_ok(count, n, p):
-    """Two-sided exact binomial test at alpha = 1e-6."""
-    pv = stats.binomtest(int(count), int(n), p).pvalue
-    assert pv > ALPHA, f"count {count} of {n}, expected p={p:.3g}: p-value {pv:.3g}"
 
 
 def subbotin_cdf(r):
@@ -52,7 +41,7 @@ def subbotin_cdf(r):
 @pytest.mark.parametrize("loc,scale", [(0.0, 1.0), (3.0, 0.25), (-1e6, 1e3)])
 def test_normal_ks(loc, scale):
     x = Random(11).normal(loc, scale, size=N)
-    ks_ok(x, stats.norm(loc, scale).cdf)
+    assert_ks(x, stats.norm(loc, scale).cdf)
 
 
 def test_normal_tail_and_wedges():
@@ -61,66 +50,66 @@ def test_normal_tail_and_wedges():
     n = 2_000_000
     z = Random(12).normal(size=n)
     for t in (1.0, 2.5, 3.654152885361009, 4.5, 5.0):
-        binom_ok(np.count_nonzero(np.abs(z) > t), n, 2 * stats.norm.sf(t))
-    ks_ok(np.abs(z[np.abs(z) > 3.654152885361009]), lambda v: 1 - stats.norm.sf(v) / stats.norm.sf(3.654152885361009))
-    binom_ok(np.count_nonzero(z < 0), n, 0.5)
+        assert_binomial(np.count_nonzero(np.abs(z) > t), n, 2 * stats.norm.sf(t))
+    assert_ks(np.abs(z[np.abs(z) > 3.654152885361009]), lambda v: 1 - stats.norm.sf(v) / stats.norm.sf(3.654152885361009))
+    assert_binomial(np.count_nonzero(z < 0), n, 0.5)
 
 
 @pytest.mark.parametrize("loc,scale", [(0.0, 1.0), (2.0, 7.5)])
 def test_laplace_ks(loc, scale):
     x = Random(13).laplace(loc, scale, size=N)
-    ks_ok(x, stats.laplace(loc, scale).cdf)
+    assert_ks(x, stats.laplace(loc, scale).cdf)
 
 
 def test_exponential_ks_and_tail():
     n = 2_000_000
     x = Random(14).exponential(2.0, size=n)
-    ks_ok(x[:N], stats.expon(scale=2.0).cdf)
+    assert_ks(x[:N], stats.expon(scale=2.0).cdf)
     r = 7.697117470131050 * 2.0  # the ziggurat tail starts at R (scale 2)
-    binom_ok(np.count_nonzero(x > r), n, math.exp(-r / 2.0))
+    assert_binomial(np.count_nonzero(x > r), n, math.exp(-r / 2.0))
     tail = x[x > r] - r
-    ks_ok(tail, stats.expon(scale=2.0).cdf)
+    assert_ks(tail, stats.expon(scale=2.0).cdf)
 
 
 @pytest.mark.parametrize("loc,scale", [(0.0, 1.0), (-4.0, 0.5)])
 def test_logistic_ks(loc, scale):
     x = Random(15).logistic(loc, scale, size=N)
-    ks_ok(x, stats.logistic(loc, scale).cdf)
+    assert_ks(x, stats.logistic(loc, scale).cdf)
 
 
 def test_logistic_tails():
     n = 2_000_000
     x = Random(16).logistic(size=n)
     for t in (5.0, 10.0):
-        binom_ok(np.count_nonzero(np.abs(x) > t), n, 2 * stats.logistic.sf(t))
+        assert_binomial(np.count_nonzero(np.abs(x) > t), n, 2 * stats.logistic.sf(t))
 
 
 @pytest.mark.parametrize("low,high", [(0.0, 1.0), (-3.0, 5.0)])
 def test_uniform_ks(low, high):
     x = Random(17).uniform(low, high, size=N)
     assert x.min() >= low and x.max() < high
-    ks_ok(x, stats.uniform(low, high - low).cdf)
+    assert_ks(x, stats.uniform(low, high - low).cdf)
 
 
 @pytest.mark.parametrize("shape", [0.01, 0.07, 0.3, 0.999, 1.0, 2.5, 30.0, 1e4])
 def test_gamma_ks(shape):
     x = Random(18).gamma(shape, 1.5, size=N)
     assert (x >= 0).all()
-    ks_ok(x, stats.gamma(shape, scale=1.5).cdf)
+    assert_ks(x, stats.gamma(shape, scale=1.5).cdf)
 
 
 # r = 1.5, 3 and 6 take the exp/log-free finishing pass (tiles.hpp), the others the general one.
 @pytest.mark.parametrize("r", [1.0, 1.0001, 1.01, 1.5, 2.0, 2.5, 3.0, 3.5, 6.0, 7.5, 14.0, 50.0, 1000.0])
 def test_subbotin_ks(r):
     x = Random(19).subbotin(r, size=N)
-    ks_ok(x, subbotin_cdf(r))
+    assert_ks(x, subbotin_cdf(r))
 
 
 def test_subbotin_loc_scale_and_family_cdf():
     r = 4.5
     x = Random(20).subbotin(r, loc=1.0, scale=0.3, size=N)
     fam = pydp_core.Subbotin(r)
-    ks_ok(x, lambda v: np.asarray(fam.cdf((np.asarray(v) - 1.0) / 0.3)))
+    assert_ks(x, lambda v: np.asarray(fam.cdf((np.asarray(v) - 1.0) / 0.3)))
 
 
 @pytest.mark.parametrize("r", [1.05, 1.5, 3.0, 6.0])
@@ -129,14 +118,14 @@ def test_subbotin_tail(r):
     x = Random(21).subbotin(r, size=n)
     fam = pydp_core.Subbotin(r)
     for t in (2.0, 4.0):
-        binom_ok(np.count_nonzero(np.abs(x) > t), n, 2 * float(fam.sf(t)))
+        assert_binomial(np.count_nonzero(np.abs(x) > t), n, 2 * float(fam.sf(t)))
 
 
 @pytest.mark.parametrize("A,sigma", [(0.5, 1.0), (5.0, 2.0), (100.0, 0.1)])
 def test_arsinh_normal_ks(A, sigma):
     x = Random(22).arsinh_normal(A, sigma, size=N)
     # P(A asinh(Z/A) <= x) = Phi(A sinh(x/A) / sigma)
-    ks_ok(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))
+    assert_ks(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 10, 300])
@@ -146,15 +135,15 @@ def test_sphere_uniform(d):
     assert v.shape == (n, d)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-14)
     if d == 1:
-        binom_ok(np.count_nonzero(v[:, 0] > 0), n, 0.5)
+        assert_binomial(np.count_nonzero(v[:, 0] > 0), n, 0.5)
         return
     # x_1^2 ~ Beta(1/2, (d - 1)/2) for a uniform direction; the sign of x_1 is a fair coin; and
     # different coordinates are exchangeable (test the last one too).
-    ks_ok(v[:, 0] ** 2, stats.beta(0.5, (d - 1) / 2).cdf)
-    ks_ok(v[:, -1] ** 2, stats.beta(0.5, (d - 1) / 2).cdf)
-    binom_ok(np.count_nonzero(v[:, 0] > 0), n, 0.5)
+    assert_ks(v[:, 0] ** 2, stats.beta(0.5, (d - 1) / 2).cdf)
+    assert_ks(v[:, -1] ** 2, stats.beta(0.5, (d - 1) / 2).cdf)
+    assert_binomial(np.count_nonzero(v[:, 0] > 0), n, 0.5)
     if d == 3:  # Archimedes: each coordinate is uniform on [-1, 1]
-        ks_ok(v[:, 1], stats.uniform(-1, 2).cdf)
+        assert_ks(v[:, 1], stats.uniform(-1, 2).cdf)
 
 
 def test_sphere_float32_unit_norm():
@@ -166,7 +155,7 @@ def test_sphere_float32_unit_norm():
 def test_float32_output():
     x = Random(25).normal(size=N, dtype=np.float32)
     assert x.dtype == np.float32
-    ks_ok(x, stats.norm.cdf)
+    assert_ks(x, stats.norm.cdf)
     x64 = Random(25).normal(size=N)
     assert np.array_equal(x, x64.astype(np.float32))
 
@@ -416,18 +405,18 @@ def test_sequential_direction_and_scalar_samplers():
     g = _core.random.Generator(bytes(range(32)), 5)
     v = np.array([g.direction(3) for _ in range(20_000)])
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-14)
-    ks_ok(v[:, 2], stats.uniform(-1, 2).cdf)
-    ks_ok([g.normal() for _ in range(50_000)], stats.norm.cdf)
-    ks_ok([g.exponential() for _ in range(50_000)], stats.expon.cdf)
+    assert_ks(v[:, 2], stats.uniform(-1, 2).cdf)
+    assert_ks([g.normal() for _ in range(50_000)], stats.norm.cdf)
+    assert_ks([g.exponential() for _ in range(50_000)], stats.expon.cdf)
     u = np.array([g.uniform_open() for _ in range(50_000)])
     assert (u > 0).all() and (u < 1).all()
-    ks_ok(u, stats.uniform.cdf)
+    assert_ks(u, stats.uniform.cdf)
 
 
 def test_arsinh_normal_with_the_accounting_parameters():
     A, sigma = pydp_core.arsinh_parameters(pydp_core.TCDP(0.5, 10.0), sensitivity=2.0)
     x = Random(27).arsinh_normal(A, sigma, size=N)
-    ks_ok(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))
+    assert_ks(x, lambda v: stats.norm.cdf(A * np.sinh(np.asarray(v) / A) / sigma))
 
 
 def test_one_generator_shared_by_python_threads_never_repeats():

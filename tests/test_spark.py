@@ -6,9 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, os.path.dirname(__file__))
-import _etl_support as sup  # noqa: E402
+from support import frames as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""pydp_core.special against independent 50-digit mpmath references (tests/_mpref.py).
+"""pydp_core.special against independent 50-digit mpmath references (tests/support/mpref.py).
 
 Tolerance: relative error <= 1e-13 on every log value and on every value in the normal double range.
 The one allowance is the inherent conditioning of an inverse function in its input (ndtri near 1/2,
@@ -6,21 +6,15 @@ gammaincc_inv_log near log_q = 0): there the bound is 1e-13 + 4 * cond * 2^-53 w
 condition number of the exact answer in the (exact, double) input, computed in mpmath and stated in the
 failure message. Values below the normal range may underflow (2 subnormal ulps absolute).
 """
-import importlib.util
 import math
-import pathlib
 
 import mpmath as mp
 import numpy as np
 import pytest
+from support import mpref as R
 
 import pydp_core
 from pydp_core import special
-
-_spec = importlib.util.spec_from_file_location("_mpref_loader", pathlib.Path(__file__).with_name("_mpref.py"))
-_loader = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_loader)
-R = _loader.load()
 
 RTOL = 1e-13
 

@@ -17,27 +17,13 @@ so delta = S_T(min(u, A) - d) - e^eps S_T(min(u, A)).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import math
-import pathlib
-import sys
 
 import mpmath as mp
 
 DPS = 50  # digits of the references
 _WORK = 70  # internal digits (cancellation in delta = A - e^eps B and in truncations)
 mpf = mp.mpf
-
-
-def load():
-    """This module, imported once per process under a private name (tests use --import-mode=importlib)."""
-    name = "_pydp_core_tests_mpref"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, pathlib.Path(__file__))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
 
 
 def X(x) -> mp.mpf:

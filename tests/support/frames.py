@@ -1,4 +1,4 @@
-"""Helpers shared by the ETL, CLI, Spark and Dask tests (not a test module)."""
+"""Mechanisms and noise checks shared by the columnar-data, CLI, Spark and Dask tests."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ from scipy import stats
 
 import pydp_core
 
-ALPHA = 1e-6  # false-alarm rate of every statistical test
+from .stats import ALPHA, assert_ks
 
 
 def laplace(epsilon: float = 1.0, sensitivity: float = 1.0):
@@ -27,8 +27,7 @@ def noise_cdf(mechanism):
 
 def assert_noise_distribution(noise: np.ndarray, mechanism) -> None:
     """KS test at ALPHA of the noise against the mechanism's noise law."""
-    res = stats.kstest(np.asarray(noise, dtype=float), noise_cdf(mechanism))
-    assert res.pvalue > ALPHA, f"KS statistic {res.statistic:.4g}, p = {res.pvalue:.3g}"
+    assert_ks(noise, noise_cdf(mechanism))
 
 
 def assert_uncorrelated(a: np.ndarray, b: np.ndarray) -> None:
