@@ -34,6 +34,7 @@ The ``state`` (a dict) contains the key: whoever reads it can predict the stream
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import weakref
@@ -175,6 +176,7 @@ class ChaCha20(np.random.BitGenerator):
         self._bg = _R.BitGen(key, 0)
         self._capsule = self._bg.capsule()
         self._secure = secure
+        self._forked = False
         if secure:
             _SECURE.add(self)
 
@@ -250,7 +252,7 @@ class ChaCha20(np.random.BitGenerator):
             uinteger = self._uint(value.get("uinteger", 0), "state['uinteger']", 0xFFFFFFFF)
         except KeyError as exc:
             raise ValueError(f"state is missing the entry {exc}") from None
-        with self.lock:
+        with contextlib.nullcontext() if self._forked else self.lock:
             self._bg.set_state(key, stream, block, word, bool(has_uint32), uinteger)
 
     @staticmethod
@@ -291,11 +293,19 @@ class ChaCha20(np.random.BitGenerator):
         return children
 
     def _rekey(self) -> None:
-        """A fresh key from the operating system, in place (numpy Generators keep working)."""
+        """A fresh key from the operating system, in place (numpy Generators keep working).
+
+        Runs in a forked child, which has one thread: the lock is not taken (another thread of the parent
+        may have held it at the fork, and it would never be released here).
+        """
         key = _os_key()
-        self.__setstate__(({"bit_generator": type(self).__name__,
-                            "state": {"key": key, "stream": 0, "block": 0, "word": 0}},
-                           _key_seed_seq(key)))
+        self._forked = True
+        try:
+            self.__setstate__(({"bit_generator": type(self).__name__,
+                                "state": {"key": key, "stream": 0, "block": 0, "word": 0}},
+                               _key_seed_seq(key)))
+        finally:
+            self._forked = False
 
     def __repr__(self) -> str:
         kind = "secure" if self._secure else "seeded (not for releases)"

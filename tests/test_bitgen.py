@@ -7,7 +7,9 @@ import math
 import os
 import pathlib
 import pickle
-import struct
+import select
+import signal
+import warnings
 
 import numpy as np
 import pytest
@@ -327,3 +329,42 @@ def test_bad_arguments():
         with pytest.raises(exc):
             bg.state = {**good, "state": {**good["state"], field: value}}
     assert bg.state == good  # failed assignments changed nothing
+
+
+def test_fork_while_another_thread_holds_the_lock_does_not_hang():
+    import threading
+
+    bg = ChaCha20()
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with bg.lock:
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(30)
+    pid = None
+    try:
+        r, w = os.pipe()
+        with warnings.catch_warnings():  # Python >= 3.12 warns about forking with threads: that is the point
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # the at-fork re-keying must not wait for the parent's thread
+            os.write(w, b"ok")
+            os._exit(0)
+        os.close(w)
+        readable, _, _ = select.select([r], [], [], 30)
+        assert readable, "the forked child hung in the at-fork handler"
+        assert os.read(r, 2) == b"ok"
+        os.close(r)
+    finally:
+        release.set()
+        t.join()
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
