@@ -14,18 +14,13 @@ void register_calibration(py::module_ m) {
         return map3(eps, scale, sens, t, [&f](double e, double s, double d) { return cal::log_privacy_profile(f, e, s, d); });
     }, py::arg("family"), py::arg("epsilon"), py::arg("scale"), py::arg("sensitivity"), py::arg("threads") = 0);
     m.def("epsilon_for_delta", [](const Family& f, const darray& delta, const darray& scale, const darray& sens, long t) {
-        // The untruncated Gaussian goes through the exact GDP epsilon (mu = D / s rounded up), which adds a
-        // well-conditioned form just below the total variation, where eps -> 0.
-        const bool gauss = f.kind() == pydp::noise::Kind::Gaussian && !f.truncated();
-        return map3(delta, scale, sens, t, [&f, gauss](double dl, double s, double d) {
-            return gauss ? pydp::accounting::gdp_epsilon(f, cal::shift_up(d, s), dl) : cal::epsilon_for_delta(f, dl, s, d);
-        });
+        return map3(delta, scale, sens, t, [&f](double dl, double s, double d) { return pydp::accounting::epsilon_for_delta(f, dl, s, d); });
     }, py::arg("family"), py::arg("delta"), py::arg("scale"), py::arg("sensitivity"), py::arg("threads") = 0);
     // Returns the verified minimal scale, or minus a pydp::calibration::Status code where none exists.
     m.def("minimal_scale", [](const Family& f, const darray& eps, const darray& delta, const darray& sens, long t) {
         return map3(eps, delta, sens, t, [&f](double e, double dl, double d) {
-            const cal::ShiftResult r = cal::minimal_scale(f, e, dl, d);
-            return r.status == cal::kOk ? r.d : -static_cast<double>(r.status);
+            const cal::MinimalScale r = cal::minimal_scale(f, e, dl, d);
+            return r.status == cal::kOk ? r.scale : -static_cast<double>(r.status);
         });
     }, py::arg("family"), py::arg("epsilon"), py::arg("delta"), py::arg("sensitivity"), py::arg("threads") = 0);
 }

@@ -9,13 +9,16 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bind_util.hpp"
+#include "pydp/random/bitgen.hpp"
 #include "pydp/random/chacha.hpp"
 #include "pydp/random/generator.hpp"
+#include "pydp/random/fill.hpp"
 #include "pydp/random/samplers.hpp"
 #include "register.hpp"
 
@@ -24,6 +27,7 @@ namespace py = pybind11;
 namespace pydp_bind {
 namespace {
 
+using pydp::random::BitGenState;
 using pydp::random::ChaChaImpl;
 using pydp::random::Generator;
 
@@ -53,9 +57,8 @@ OutType out_type(const py::array& out) {
     throw std::invalid_argument("out must have dtype float64 or float32");
 }
 
-// Fill `out` with loc + scale * (standard variates of the tile body), GIL released during sampling.
-template <class Body>
-void bulk(Generator& gen, py::array& out, long threads, double loc, double scale, const Body& body) {
+// Fill `out` with a bulk draw: chunks reserved with the GIL held, sampling with the GIL released.
+void bulk(Generator& gen, py::array& out, long threads, const pydp::random::BulkDraw& draw) {
     const OutType t = out_type(out);
     const std::size_t n = static_cast<std::size_t>(out.size());
     const unsigned nt = resolve_threads(threads);
@@ -63,16 +66,30 @@ void bulk(Generator& gen, py::array& out, long threads, double loc, double scale
     void* data = out.mutable_data();
     py::gil_scoped_release release;
     if (t == OutType::F64)
-        pydp::random::fill_tiled(gen, plan, nt, static_cast<double*>(data), loc, scale, body);
+        draw.fill(gen, plan, nt, static_cast<double*>(data));
     else
-        pydp::random::fill_tiled(gen, plan, nt, static_cast<float*>(data), loc, scale, body);
+        draw.fill(gen, plan, nt, static_cast<float*>(data));
 }
 
-void check_finite(double v, const char* name) {
-    if (!std::isfinite(v)) throw std::invalid_argument(std::string(name) + " must be finite");
+using pydp::random::check_finite;
+using pydp::random::check_scale;
+
+// numpy's "BitGenerator" capsule for a BitGen object. The capsule holds a reference to the object (its
+// context), so the bitgen_t it points to lives as long as the capsule, whoever keeps it.
+void release_capsule_owner(PyObject* capsule) {
+    Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(capsule)));
 }
-void check_scale(double v, const char* name) {
-    if (!(v >= 0.0) || !std::isfinite(v)) throw std::invalid_argument(std::string(name) + " must be finite and >= 0");
+
+py::object bitgen_capsule(py::object self) {
+    BitGenState& st = self.cast<BitGenState&>();
+    PyObject* cap = PyCapsule_New(st.interface(), "BitGenerator", &release_capsule_owner);
+    if (!cap) throw py::error_already_set();
+    if (PyCapsule_SetContext(cap, self.ptr()) != 0) {
+        Py_DECREF(cap);
+        throw py::error_already_set();
+    }
+    Py_INCREF(self.ptr());
+    return py::reinterpret_steal<py::object>(cap);
 }
 
 ChaChaImpl impl_from_name(const std::string& name) {
@@ -127,6 +144,51 @@ void register_random(py::module_ m) {
             return py::bytes(reinterpret_cast<const char*>(k), 32);
         });
 
+    py::class_<BitGenState>(m, "BitGen",
+                            "numpy's bitgen_t over a ChaCha20 Generator (csrc/include/pydp/random/bitgen.hpp); "
+                            "pydp_core's ChaCha20 BitGenerator holds one. Not thread-safe: hold the lock.")
+        .def(py::init([](const py::bytes& key, std::uint64_t stream) {
+                 return std::make_unique<BitGenState>(make_generator(key, stream, "auto"));
+             }),
+             py::arg("key"), py::arg("stream") = 0)
+        .def("capsule", &bitgen_capsule, "a new PyCapsule 'BitGenerator' pointing at the bitgen_t (keeps this object alive)")
+        .def_property_readonly("address", [](BitGenState& s) { return reinterpret_cast<std::uintptr_t>(s.interface()); },
+                               "the address of the bitgen_t (for ctypes)")
+        .def("random_raw",
+             [](BitGenState& s, py::ssize_t n) {
+                 if (n < 0) throw std::invalid_argument("size must be >= 0");
+                 py::array_t<std::uint64_t> out(n);
+                 std::uint64_t* o = out.mutable_data();
+                 for (py::ssize_t i = 0; i < n; ++i) o[i] = s.u64();
+                 return out;
+             },
+             py::arg("n"), "the next n 64-bit words (the caller holds the lock)")
+        .def("spawn_key",
+             [](const BitGenState& s, std::uint64_t i) {
+                 unsigned char k[32];
+                 s.generator().spawn(i).key_bytes(k);
+                 return py::bytes(reinterpret_cast<const char*>(k), 32);
+             },
+             py::arg("i"), "the key of stream i (Generator::spawn), whose stream id is 0")
+        .def("get_state",
+             [](const BitGenState& s) {
+                 unsigned char k[32];
+                 s.generator().key_bytes(k);
+                 std::uint64_t block = 0;
+                 unsigned word = 0;
+                 s.position(&block, &word);
+                 return py::make_tuple(py::bytes(reinterpret_cast<const char*>(k), 32), s.generator().stream(), block,
+                                       word, s.has_uint32(), s.uinteger());
+             },
+             "(key, stream, block, word, has_uint32, uinteger)")
+        .def("set_state",
+             [](BitGenState& s, const py::bytes& key, std::uint64_t stream, std::uint64_t block, unsigned word,
+                bool has_uint32, std::uint32_t uinteger) {
+                 s.set(make_generator(key, stream, "auto"), block, word, has_uint32, uinteger);
+             },
+             py::arg("key"), py::arg("stream"), py::arg("block"), py::arg("word"), py::arg("has_uint32"),
+             py::arg("uinteger"));
+
     m.attr("CHUNK") = py::int_(pydp::random::kFillChunk);
     m.attr("CHUNK_BLOCKS") = py::int_(Generator::kChunkBlocks);
 
@@ -171,43 +233,25 @@ void register_random(py::module_ m) {
     // ---- bulk samplers (arguments validated in pydp_core.random; re-checked here) -----------------
     using namespace pydp::random;
     m.def("normal", [](Generator& g, py::array out, double loc, double scale, long threads) {
-        check_finite(loc, "loc");
-        check_scale(scale, "scale");
-        bulk(g, out, threads, loc, scale, NormalTile{});
+        bulk(g, out, threads, BulkDraw::normal(loc, scale));
     }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("laplace", [](Generator& g, py::array out, double loc, double scale, long threads) {
-        check_finite(loc, "loc");
-        check_scale(scale, "scale");
-        bulk(g, out, threads, loc, scale, ExpTile<true>{});
+        bulk(g, out, threads, BulkDraw::laplace(loc, scale));
     }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("logistic", [](Generator& g, py::array out, double loc, double scale, long threads) {
-        check_finite(loc, "loc");
-        check_scale(scale, "scale");
-        bulk(g, out, threads, loc, scale, LogisticTile{});
+        bulk(g, out, threads, BulkDraw::logistic(loc, scale));
     }, py::arg("gen"), py::arg("out"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("exponential", [](Generator& g, py::array out, double scale, long threads) {
-        check_scale(scale, "scale");
-        bulk(g, out, threads, 0.0, scale, ExpTile<false>{});
+        bulk(g, out, threads, BulkDraw::exponential(scale));
     }, py::arg("gen"), py::arg("out"), py::arg("scale"), py::arg("threads"));
     m.def("uniform", [](Generator& g, py::array out, double low, double high, long threads) {
-        check_finite(low, "low");
-        check_finite(high, "high");
-        const double width = high - low;
-        check_finite(width, "high - low");
-        bulk(g, out, threads, low, width, UniformTile{});
+        bulk(g, out, threads, BulkDraw::uniform(low, high));
     }, py::arg("gen"), py::arg("out"), py::arg("low"), py::arg("high"), py::arg("threads"));
     m.def("gamma", [](Generator& g, py::array out, double shape, double scale, long threads) {
-        check_scale(scale, "scale");
-        const GammaSampler s(shape);
-        bulk(g, out, threads, 0.0, scale, GammaTile<GammaSampler>{s});
+        bulk(g, out, threads, BulkDraw::gamma(shape, scale));
     }, py::arg("gen"), py::arg("out"), py::arg("shape"), py::arg("scale"), py::arg("threads"));
     m.def("subbotin", [](Generator& g, py::array out, double r, double loc, double scale, long threads) {
-        check_finite(loc, "loc");
-        check_scale(scale, "scale");
-        const SubbotinSampler s(r);
-        if (r == 1.0) return bulk(g, out, threads, loc, scale, ExpTile<true>{});
-        if (r == 2.0) return bulk(g, out, threads, loc, scale, NormalTile{});
-        bulk(g, out, threads, loc, scale, GammaTile<SubbotinSampler>{s});
+        bulk(g, out, threads, BulkDraw::subbotin(r, loc, scale));
     }, py::arg("gen"), py::arg("out"), py::arg("r"), py::arg("loc"), py::arg("scale"), py::arg("threads"));
     m.def("arsinh_normal", [](Generator& g, py::array out, double A, double sigma, double loc, long threads) {
         if (!(A > 0.0) || !std::isfinite(A)) throw std::invalid_argument("A must be finite and > 0");

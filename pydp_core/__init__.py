@@ -84,6 +84,7 @@ _EXPORTS: dict[str, str] = {
         "pydp_core.accounting",
     ),
     "privatize": "pydp_core.io",
+    **dict.fromkeys(["get_include", "get_cmake_dir"], "pydp_core._paths"),
 }
 
 # Subpackages and modules reachable as attributes; the older flat names stay as aliases.
@@ -158,6 +159,8 @@ __all__ = [
     "Accountant",
     "BudgetExceededError",
     "privatize",
+    "get_include",
+    "get_cmake_dir",
     "noise",
     "calibration",
     "random",
@@ -260,6 +263,7 @@ if TYPE_CHECKING:
         Truncated,
     )
     from .random import Random, as_random
+    from ._paths import get_cmake_dir, get_include
     from .release import release_gaussian, release_laplace
 
     discrete = release

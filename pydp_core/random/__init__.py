@@ -32,6 +32,7 @@ Floating-point noise is not safe against least-significant-bit attacks (Mironov 
 """
 from __future__ import annotations
 
+from .bitgen import ChaCha20
 from .generator import CHUNK, Random, as_random
 
-__all__ = ["Random", "as_random", "CHUNK"]
+__all__ = ["Random", "as_random", "ChaCha20", "CHUNK"]

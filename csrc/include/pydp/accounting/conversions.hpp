@@ -185,4 +185,14 @@ inline double gdp_log_delta(const noise::Family& gauss, double mu, double eps) n
     return calibration::profile_std(gauss, eps, mu).log_delta;
 }
 
+// The smallest epsilon (rounded up) with delta(epsilon) <= delta for noise `f` at this scale: the entry
+// point of the bindings (Python and C). The untruncated Gaussian goes through the exact GDP epsilon
+// (mu = D / s rounded up), which adds a well-conditioned form just below the total variation, where
+// eps -> 0; the other families use calibration::epsilon_for_delta.
+inline double epsilon_for_delta(const noise::Family& f, double delta, double scale, double sensitivity) noexcept {
+    if (f.kind() == noise::Kind::Gaussian && !f.truncated())
+        return gdp_epsilon(f, calibration::shift_up(sensitivity, scale), delta);
+    return calibration::epsilon_for_delta(f, delta, scale, sensitivity);
+}
+
 }  // namespace pydp::accounting

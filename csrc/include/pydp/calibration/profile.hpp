@@ -229,14 +229,20 @@ inline double log_privacy_profile(const Family& f, double eps, double scale, dou
 
 enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3 };
 
-// The smallest standardised shift-inverse: the largest d with log delta(eps, d) <= log_target - margin,
-// found by safeguarded Newton on v = log d (log delta is increasing in d). Returns d (> 0) or a status.
-struct ShiftResult {
-    double d;
-    int status;
+// The largest standardised shift d = D / s with log delta(eps, d) <= log_target, found by safeguarded
+// Newton on v = log d (log delta is increasing in d). `shift` is d (> 0) when status == kOk, else 0.
+struct MaxShift {
+    double shift;
+    Status status;
 };
 
-inline ShiftResult max_shift(const Family& f, double eps, double log_target) noexcept {
+// A calibrated noise scale: `scale` is the verified minimal scale s when status == kOk, else 0.
+struct MinimalScale {
+    double scale;
+    Status status;
+};
+
+inline MaxShift max_shift(const Family& f, double eps, double log_target) noexcept {
     // Fast exact paths (Theorem 3, Theorem 4).
     if (!f.truncated() && f.kind() == Kind::Laplace) {
         const double delta = std::exp(log_target);
@@ -346,7 +352,7 @@ inline double gaussian_start(double eps, double lt) noexcept {
 // evaluation of the condition was made and held: no separate verification pass. A bracket [lo, hi]
 // (lo private, hi not) is kept; a step leaving it bisects (geometrically), and before a bracket exists
 // the shift moves by factors of e, so the iteration cannot fail open.
-inline ShiftResult gaussian_minimal_scale(double eps, double log_target, double sensitivity) noexcept {
+inline MinimalScale gaussian_minimal_scale(double eps, double log_target, double sensitivity) noexcept {
     if (log_target == -kInf) return {0.0, kNoFiniteScale};
     constexpr double tol = 5e-15, kE = 2.718281828459045;
     double d = gaussian_start(eps, std::min(log_target, std::log(0.5)));
@@ -405,7 +411,7 @@ inline ShiftResult gaussian_minimal_scale(double eps, double log_target, double 
 // The minimal scale s (>= the exact one, within 1e-12 relative) for (eps, delta); verified: the condition
 // log_privacy_profile(f, eps, s, D) <= log delta - margin holds at the returned s (the Gaussian solver
 // accepts only scales where it evaluated exactly that; the others are re-evaluated below).
-inline ShiftResult minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
+inline MinimalScale minimal_scale(const Family& f, double eps, double delta, double sensitivity) noexcept {
     eps = std::min(eps, eps_cap(f));  // conservative beyond the evaluated range
     if (delta == 0.0) {
         if (!f.mlr_bounded() || f.truncated() || eps == 0.0) return {0.0, kNoFiniteScale};
@@ -417,12 +423,12 @@ inline ShiftResult minimal_scale(const Family& f, double eps, double delta, doub
     const double log_target = std::log(delta);
     constexpr double margin = 1e-12;  // relative safety margin on delta against rounding in log delta
     if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_minimal_scale(eps, log_target - margin, sensitivity);
-    const ShiftResult r = max_shift(f, eps, log_target - margin);
-    if (r.status != kOk) return r;
-    if (!(r.d > 0.0) || !std::isfinite(r.d)) return {0.0, kNoFiniteScale};
-    double s = sensitivity / r.d;
-    // The exact shift D / s must not exceed the verified shift r.d: s * r.d >= D exactly (fma sign).
-    while (std::fma(s, r.d, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
+    const MaxShift r = max_shift(f, eps, log_target - margin);
+    if (r.status != kOk) return {0.0, r.status};
+    if (!(r.shift > 0.0) || !std::isfinite(r.shift)) return {0.0, kNoFiniteScale};
+    double s = sensitivity / r.shift;
+    // The exact shift D / s must not exceed the verified shift: s * shift >= D exactly (fma sign).
+    while (std::fma(s, r.shift, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
     // Verify, nudging up by ulps if the division rounded the wrong way.
     for (int i = 0; i < 64; ++i) {
         if (log_privacy_profile(f, eps, s, sensitivity) <= log_target - 0.5 * margin) return {s, kOk};

@@ -60,6 +60,13 @@ inline void blocks_scalar(const std::uint32_t key[8], std::uint64_t counter, std
 }
 
 #ifdef PYDP_X86_DISPATCH
+// GCC 12's AVX-512 intrinsics initialise a placeholder with itself (`__Y = __Y`, GCC bug 105593), which
+// -Wuninitialized reports in the code that inlines them: silenced here so that users can build with -Werror.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // Word-sliced SIMD: register w holds state word w of L consecutive blocks (one block per 32-bit lane).
 // After the rounds the lanes are transposed back to the block-by-block keystream order.
 
@@ -206,6 +213,9 @@ inline void blocks_portable(const std::uint32_t* key, std::uint64_t counter, std
                             std::size_t nblocks) noexcept {
     blocks_scalar(key, counter, nonce, out, nblocks);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif  // PYDP_X86_DISPATCH
 
 }  // namespace detail

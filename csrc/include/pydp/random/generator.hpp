@@ -134,6 +134,13 @@ public:
         return g;
     }
 
+    // Moves an unconfined generator to the start of keystream block `block` (drops buffered words).
+    void seek(std::uint64_t block) {
+        if (limit_ != 0) throw std::logic_error("seek is for unconfined generators, not chunks");
+        counter_ = block;
+        pos_ = kBufferWords;
+    }
+
     // ---- inspection -------------------------------------------------------------------------------
     std::uint64_t stream() const noexcept { return stream_; }
     // Next block to be generated (words already buffered come from earlier blocks).

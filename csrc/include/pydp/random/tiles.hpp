@@ -323,6 +323,12 @@ PYDP_ALWAYS_INLINE unsigned release_combine_body(const double* x, const std::int
 
 PYDP_TILE_VARIANTS(scalar, )
 #ifdef PYDP_X86_DISPATCH
+// See chacha.hpp: GCC 12's AVX-512 intrinsics trip -Wuninitialized (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 PYDP_TILE_VARIANTS(avx2, __attribute__((target("avx2"))))
 PYDP_TILE_VARIANTS(avx512, __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))))
 
@@ -370,6 +376,9 @@ __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) inline void zig_fa
     const std::uint32_t* w, double* x, std::uint64_t* r, std::size_t m, const ZigTable& t) noexcept {
     zig_fast_avx512_intr<false>(w, x, r, m, t);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 #undef PYDP_TILE_VARIANTS
 

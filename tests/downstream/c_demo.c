@@ -1,0 +1,124 @@
+/* Uses the C ABI of an installed pydp_core (C99): prints `name value` lines, then checks error codes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pydp/capi.h"
+
+static int failures = 0;
+
+static void expect(const char* what, int got, int want) {
+    if (got != want) {
+        printf("FAIL %s: got %d (%s), want %d\n", what, got, pydp_strerror(got), want);
+        ++failures;
+    }
+}
+
+static void print_array(const char* name, const double* x, size_t n) {
+    size_t i;
+    printf("%s", name);
+    for (i = 0; i < n; ++i) printf(" %.17g", x[i]);
+    printf("\n");
+}
+
+int main(void) {
+    static const int families[5] = {PYDP_LAPLACE, PYDP_GAUSSIAN, PYDP_LOGISTIC, PYDP_SUBBOTIN, PYDP_SUBBOTIN};
+    static const double orders[5] = {0.0, 0.0, 0.0, 1.5, 3.0};
+    uint8_t key[32];
+    uint64_t words[8];
+    double x[5], y[5], v;
+    pydp_rng *rng = NULL, *child = NULL, *unused = NULL;
+    int i;
+
+    printf("version %s\n", pydp_version());
+    for (i = 0; i < 5; ++i) {
+        double s = 0.0, d = 0.0, ld = 0.0, e = 0.0;
+        expect("minimal_scale", pydp_minimal_scale(families[i], orders[i], 1.0, 1e-6, 2.0, &s), PYDP_OK);
+        expect("privacy_profile", pydp_privacy_profile(families[i], orders[i], 0.5, 3.0, 1.0, &d), PYDP_OK);
+        expect("log_privacy_profile", pydp_log_privacy_profile(families[i], orders[i], 0.5, 3.0, 1.0, &ld), PYDP_OK);
+        expect("epsilon_for_delta", pydp_epsilon_for_delta(families[i], orders[i], 1e-7, 3.0, 1.0, &e), PYDP_OK);
+        printf("calibration %d %.17g %.17g %.17g %.17g %.17g\n", families[i], orders[i], s, d, ld, e);
+    }
+
+    for (i = 0; i < 32; ++i) key[i] = (uint8_t)i;
+    expect("rng_new", pydp_rng_new(key, 0, &rng), PYDP_OK);
+    expect("fill_u64", pydp_rng_fill_u64(rng, words, 8), PYDP_OK);
+    printf("words");
+    for (i = 0; i < 8; ++i) printf(" %llu", (unsigned long long)words[i]);
+    printf("\n");
+    expect("normal", pydp_rng_normal(rng, 1.0, 2.0, x, 5, 1), PYDP_OK);
+    print_array("normal", x, 5);
+    expect("laplace", pydp_rng_laplace(rng, 0.0, 1.5, x, 5, 0), PYDP_OK);
+    print_array("laplace", x, 5);
+    expect("logistic", pydp_rng_logistic(rng, -1.0, 0.5, x, 5, 2), PYDP_OK);
+    print_array("logistic", x, 5);
+    expect("subbotin", pydp_rng_subbotin(rng, 1.5, 0.0, 2.0, x, 5, 1), PYDP_OK);
+    print_array("subbotin", x, 5);
+    expect("exponential", pydp_rng_exponential(rng, 3.0, x, 5, 1), PYDP_OK);
+    print_array("exponential", x, 5);
+    expect("uniform", pydp_rng_uniform(rng, -2.0, 5.0, x, 5, 1), PYDP_OK);
+    print_array("uniform", x, 5);
+    expect("gamma", pydp_rng_gamma(rng, 0.7, 2.0, x, 5, 1), PYDP_OK);
+    print_array("gamma", x, 5);
+    expect("spawn", pydp_rng_spawn(rng, 3, &child), PYDP_OK);
+    expect("child fill_u64", pydp_rng_fill_u64(child, words, 4), PYDP_OK);
+    printf("child_words");
+    for (i = 0; i < 4; ++i) printf(" %llu", (unsigned long long)words[i]);
+    printf("\n");
+
+    /* A secure generator from the operating system: two of them differ. */
+    {
+        pydp_rng *a = NULL, *b = NULL;
+        uint64_t wa = 0, wb = 0;
+        expect("rng_new_os", pydp_rng_new_os(&a), PYDP_OK);
+        expect("rng_new_os", pydp_rng_new_os(&b), PYDP_OK);
+        pydp_rng_fill_u64(a, &wa, 1);
+        pydp_rng_fill_u64(b, &wb, 1);
+        if (wa == wb) {
+            printf("FAIL two OS-keyed generators gave the same word\n");
+            ++failures;
+        }
+        pydp_rng_free(a);
+        pydp_rng_free(b);
+    }
+
+    /* Errors: codes, and outputs left untouched. */
+    v = 42.0;
+    expect("null out", pydp_minimal_scale(PYDP_GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, NULL), PYDP_ERR_NULL);
+    expect("nan epsilon", pydp_minimal_scale(PYDP_GAUSSIAN, 0.0, NAN, 1e-5, 1.0, &v), PYDP_ERR_INVALID);
+    expect("inf epsilon", pydp_minimal_scale(PYDP_GAUSSIAN, 0.0, INFINITY, 1e-5, 1.0, &v), PYDP_ERR_INVALID);
+    expect("delta 1", pydp_minimal_scale(PYDP_LAPLACE, 0.0, 1.0, 1.0, 1.0, &v), PYDP_ERR_INVALID);
+    expect("negative sensitivity", pydp_minimal_scale(PYDP_LAPLACE, 0.0, 1.0, 0.1, -1.0, &v), PYDP_ERR_INVALID);
+    expect("gaussian delta 0", pydp_minimal_scale(PYDP_GAUSSIAN, 0.0, 1.0, 0.0, 1.0, &v), PYDP_ERR_NO_FINITE_SCALE);
+    expect("unknown family", pydp_minimal_scale(17, 0.0, 1.0, 1e-5, 1.0, &v), PYDP_ERR_INVALID);
+    expect("subbotin r < 1", pydp_minimal_scale(PYDP_SUBBOTIN, 0.5, 1.0, 1e-5, 1.0, &v), PYDP_ERR_INVALID);
+    expect("subbotin r nan", pydp_privacy_profile(PYDP_SUBBOTIN, NAN, 1.0, 1.0, 1.0, &v), PYDP_ERR_INVALID);
+    expect("zero scale", pydp_privacy_profile(PYDP_LAPLACE, 0.0, 1.0, 0.0, 1.0, &v), PYDP_ERR_INVALID);
+    expect("negative delta", pydp_epsilon_for_delta(PYDP_LAPLACE, 0.0, -0.1, 1.0, 1.0, &v), PYDP_ERR_INVALID);
+    if (v != 42.0) {
+        printf("FAIL an output was written on failure\n");
+        ++failures;
+    }
+    expect("null key", pydp_rng_new(NULL, 0, &unused), PYDP_ERR_NULL);
+    expect("reserved stream", pydp_rng_new(key, UINT64_MAX, &unused), PYDP_ERR_INVALID);
+    expect("reserved spawn", pydp_rng_spawn(rng, UINT64_MAX, &unused), PYDP_ERR_INVALID);
+    expect("null rng", pydp_rng_normal(NULL, 0.0, 1.0, y, 5, 1), PYDP_ERR_NULL);
+    expect("null out array", pydp_rng_normal(rng, 0.0, 1.0, NULL, 5, 1), PYDP_ERR_NULL);
+    expect("empty null out", pydp_rng_normal(rng, 0.0, 1.0, NULL, 0, 1), PYDP_OK);
+    expect("negative scale", pydp_rng_normal(rng, 0.0, -1.0, y, 5, 1), PYDP_ERR_INVALID);
+    expect("nan loc", pydp_rng_laplace(rng, NAN, 1.0, y, 5, 1), PYDP_ERR_INVALID);
+    expect("gamma shape 0", pydp_rng_gamma(rng, 0.0, 1.0, y, 5, 1), PYDP_ERR_INVALID);
+    expect("subbotin r 0.5", pydp_rng_subbotin(rng, 0.5, 0.0, 1.0, y, 5, 1), PYDP_ERR_INVALID);
+    expect("uniform inf width", pydp_rng_uniform(rng, -1e308, 1e308, y, 5, 1), PYDP_ERR_INVALID);
+    if (unused != NULL) {
+        printf("FAIL a generator was returned on failure\n");
+        ++failures;
+    }
+    if (strcmp(pydp_strerror(PYDP_ERR_NULL), "a required pointer argument is NULL") != 0) ++failures;
+    pydp_rng_free(NULL);
+    pydp_rng_free(child);
+    pydp_rng_free(rng);
+    printf("failures %d\n", failures);
+    return failures == 0 ? 0 : 1;
+}
