@@ -1,4 +1,5 @@
-"""Every Python block of README.md runs as written, in a fresh namespace, from a scratch directory."""
+"""Every Python block of README.md and of the tutorials (docs/tutorials/*.md) runs as written, in a fresh
+namespace, from a scratch directory."""
 from __future__ import annotations
 
 import re
@@ -6,15 +7,24 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.S | re.M)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs" / "tutorials").glob("*.md"))]
+
+
+def _blocks(path: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+BLOCKS = _blocks(README)
+ALL = [(f"{p.stem}-block{i}", p, code) for p in PAGES for i, code in enumerate(_blocks(p))]
 
 
 def test_readme_has_python_blocks():
     assert len(BLOCKS) >= 6
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_block_runs(code, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("path, code", [(p, c) for _, p, c in ALL], ids=[i for i, _, _ in ALL])
+def test_block_runs(path, code, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, str(README), "exec"), {"__name__": "__readme__"})
+    exec(compile(code, str(path), "exec"), {"__name__": "__docs__"})
