@@ -8,7 +8,7 @@ reduce by symmetry to one-dimensional integrals (``docs/manifolds.md``).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Optional, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -18,6 +18,7 @@ from .. import _core
 from .._validation import (
     check_epsilon,
     check_int,
+    check_open_unit,
     check_positive_scalar,
 )
 from .radial import RadialLaw, log_radial_factor, quadrature_nodes, radial_factor
@@ -102,14 +103,28 @@ def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     return np.where(dead, 0.0, np.exp(x))
 
 
-def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
-    """log delta(eps) on S^1: Corollary 3.2.1 of Jiang et al. 2023 as corrected in docs/manifolds.md.
+def largest_loss(sigma: float, D: float) -> float:
+    """The largest privacy loss on S^1 and S^d, D (2 pi - D) / (2 sigma^2): delta(eps) = 0 from there on.
 
--inf beyond eps_max = D (2 pi - D) / (2 sigma^2), the largest privacy loss on the circle.
-"""
+    The loss (d(eta', y)^2 - d(eta, y)^2) / (2 sigma^2) is largest at the antipode of eta'.
+    """
+    return D * (2 * math.pi - D) / (2 * sigma**2)
+
+
+def default_eps_max(manifold: Manifold, sigma: float, D: float) -> float:
+    """The largest epsilon of the Monte Carlo grid: :func:`largest_loss` on S^1 and S^d, else the choice
+    of Jiang et al. 2023 on R, max(10, 5 D / sigma + D^2 / (2 sigma^2))."""
+    if isinstance(manifold, (Circle, Sphere)):
+        return largest_loss(sigma, D)
+    return max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
+
+
+def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log delta(eps) on S^1: Corollary 3.2.1 of Jiang et al. 2023 as corrected in docs/manifolds.md
+    (-inf from the largest loss on)."""
     pi = math.pi
     eps = np.asarray(eps, float)
-    eps_max = D * (2 * pi - D) / (2 * sigma**2)
+    eps_max = largest_loss(sigma, D)
     live = eps < eps_max
     e = np.where(live, eps, 0.0)
     a = sigma**2 * e / (2 * pi - D) - pi + D / 2
@@ -210,7 +225,7 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
     # the subtraction keeps about 15 + log10(1 - ratio) digits: flag where fewer than 9 remain
     reliable = ~(ratio > math.log1p(-1e-6)) & np.isfinite(lu)
     if isinstance(manifold, Sphere):
-        eps_max = D * (2 * math.pi - D) / (2 * sigma**2)
+        eps_max = largest_loss(sigma, D)
         out = np.where(flat >= eps_max, -np.inf, out)
         reliable |= flat >= eps_max
     return out.reshape(eps.shape), reliable.reshape(eps.shape)
@@ -275,9 +290,10 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
 
 
 def _eps_range(manifold: Manifold, sigma: float, D: float) -> float:
+    """The range of epsilon searched for the supremum of mu_eps."""
     if isinstance(manifold, (Circle, Sphere)):
-        return D * (2 * math.pi - D) / (2 * sigma**2)
-    return 4.0 * max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
+        return largest_loss(sigma, D)
+    return 4.0 * default_eps_max(manifold, sigma, D)
 
 
 def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
@@ -314,6 +330,24 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
     return best
 
 
+@overload
+def gdp_mu(manifold: Manifold, *, sensitivity: float = ..., sigma: float, method: Literal["exact"] = ...) -> float: ...
+@overload
+def gdp_mu(
+    manifold: Manifold,
+    *,
+    sensitivity: float = ...,
+    sigma: float,
+    method: Literal["monte_carlo"],
+    n: int = ...,
+    m: int = ...,
+    n_eps: int = ...,
+    eps_max: Optional[float] = ...,
+    rng: Any = ...,
+    confidence: float = ...,
+    progress: Optional[bool] = ...,
+    threads: Optional[int] = ...,
+) -> "MonteCarloMu": ...
 def gdp_mu(
     manifold: Manifold,
     *,
