@@ -146,8 +146,8 @@ class RadialLaw:
 
     def cdf(self, t: ArrayLike) -> np.ndarray:
         """P(d(footpoint, Y) <= t), by quadrature on [0, t] split at the same breakpoints."""
-        tt = np.clip(np.asarray(t, dtype=float), 0.0, self.tmax)
-        flat = tt.reshape(-1)
+        points = np.clip(np.asarray(t, dtype=float), 0.0, self.tmax)
+        flat = points.reshape(-1)
         b = np.unique(np.clip(np.array(self._breakpoints()), 0.0, self.tmax))
         # mass of every piece, then the partial piece up to t
         tt, ww = quadrature_nodes(b)
@@ -160,5 +160,5 @@ class RadialLaw:
         pb = np.stack([lo, flat], axis=-1)
         tp, wp = quadrature_nodes(pb)
         part = np.sum(np.exp(self.logf(tp) - self.lmax) * wp, axis=-1)
-        return (np.minimum((cum[idx] + part) / total, 1.0)).reshape(tt.shape)
+        return (np.minimum((cum[idx] + part) / total, 1.0)).reshape(points.shape)
 
