@@ -210,3 +210,102 @@ def check_open_delta(value: Any, name: str = "delta") -> float:
     if not 0 < x < 1:
         raise ValueError(f"{name} must lie in (0, 1) for this conversion, got {x!r}")
     return x
+
+
+# ------------------------------------------------------------------------------------------------------
+# random, release, manifolds, io: sizes, dtypes, output buffers, lower-bounded parameters, exact rationals
+# ------------------------------------------------------------------------------------------------------
+from fractions import Fraction  # noqa: E402  (kept inside this block: the file is appended to per area)
+
+
+def check_open_unit(value: Any, name: str) -> float:
+    """A real scalar in the open interval (0, 1), such as a confidence level."""
+    x = real_scalar(value, name)
+    if not 0 < x < 1:
+        raise ValueError(f"{name} must lie in (0, 1), got {x!r}")
+    return x
+
+
+def check_lower_bounded(value: Any, name: str, low: float, *, strict: bool = False) -> np.ndarray:
+    """A float64 array of finite values >= ``low`` (> ``low`` when ``strict``), such as a scale or an order."""
+    arr = as_float_array(value, name)
+    _no_nan(arr, name)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    if ((arr <= low) if strict else (arr < low)).any():
+        raise ValueError(f"{name} must be {'>' if strict else '>='} {low:g}")
+    return arr
+
+
+def check_size(size: Any, name: str = "size") -> tuple[int, ...] | None:
+    """A numpy-style output size: ``None`` (one value), a non-negative int, or a tuple of them."""
+    import operator
+
+    if size is None:
+        return None
+    if isinstance(size, (bool, np.bool_)):
+        raise TypeError(f"{name} must be None, an int or a tuple of ints, not bool")
+    try:
+        dims: tuple[int, ...] = (operator.index(size),)
+    except TypeError:
+        try:
+            if any(isinstance(s, (bool, np.bool_)) for s in size):
+                raise TypeError
+            dims = tuple(operator.index(s) for s in size)
+        except TypeError:
+            raise TypeError(f"{name} must be None, an int or a tuple of ints, not {size!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{name} must not be negative, got {size!r}")
+    return dims
+
+
+def check_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
+    """``dtype`` as ``numpy.float64`` or ``numpy.float32`` (anything else is a TypeError)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name} must be float64 or float32, not {dtype!r}") from None
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise TypeError(f"{name} must be float64 or float32, not {dt}")
+    return dt
+
+
+def check_out(out: Any, shape: tuple[int, ...] | None, dtype: np.dtype, *, size_given: bool) -> np.ndarray:
+    """An output buffer: a writeable C-contiguous array of ``dtype`` (and of ``shape`` when a size was given).
+
+    ``out=None`` allocates a new array of ``shape`` (``()`` for ``shape=None``).
+    """
+    if out is None:
+        return np.empty(() if shape is None else shape, dtype=dtype)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.dtype != dtype:
+        raise TypeError(f"out has dtype {out.dtype} but dtype is {dtype} (they must match)")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError("out must be writeable")
+    if size_given and shape is not None and out.shape != shape:
+        raise ValueError(f"out has shape {out.shape} but size is {shape}")
+    return out
+
+
+def check_rational(value: Any, name: str, max_terms: int) -> Fraction:
+    """A positive exact rational (int, Fraction, or float converted exactly) with numerator and
+    denominator at most ``max_terms``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Rational, float, np.floating, np.integer)):
+        raise TypeError(f"{name} must be an int, a fractions.Fraction or a float, not {type(value).__name__}")
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be finite")
+        frac = Fraction(float(value))
+    else:
+        frac = Fraction(int(value)) if isinstance(value, (numbers.Integral, np.integer)) else Fraction(value)
+    if frac <= 0:
+        raise ValueError(f"{name} must be > 0")
+    if frac.numerator > max_terms or frac.denominator > max_terms:
+        bound = f"2**{max_terms.bit_length() - 1}" if max_terms & (max_terms - 1) == 0 else str(max_terms)
+        raise ValueError(
+            f"{name} = {frac} is not a ratio of integers up to {bound}; pass a fractions.Fraction with smaller terms"
+        )
+    return frac

@@ -451,6 +451,33 @@ def test_the_installed_entry_point_runs(tmp_path):
     assert proc.returncode == 0 and "scale            0.5\n" in proc.stdout and proc.stderr == ""
 
 
+def _python_m(*argv):
+    return subprocess.run([sys.executable, "-m", "pydp_core", *argv], env=subprocess_env(), capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_python_m_pydp_core_is_the_command_line():
+    """`python -m pydp_core ARGS` runs `pydp-core ARGS`: --version, a command, and argparse's usage errors."""
+    proc = _python_m("--version")
+    assert proc.returncode == 0 and proc.stdout == f"pydp-core {pydp_core.__version__}\n" and proc.stderr == ""
+    proc = _python_m("calibrate", "laplace", "--epsilon", "1")
+    assert proc.returncode == 0 and "scale            1\n" in proc.stdout and proc.stderr == ""
+    proc = _python_m("no-such-command")
+    assert proc.returncode == 2 and proc.stdout == "" and "invalid choice" in proc.stderr
+    proc = _python_m()
+    assert proc.returncode == 2 and proc.stdout == "" and "usage: pydp-core" in proc.stderr
+
+
+def test_command_modules_import_nothing_heavy():
+    """`pydp-core --version` imports every command module: none may load numpy, scipy, pandas or pyarrow."""
+    script = ("import sys\n"
+              "from pydp_core.cli import build_parser\n"
+              "build_parser()\n"
+              "print(' '.join(m for m in ('numpy', 'scipy', 'pandas', 'pyarrow', 'matplotlib') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", script], env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "", proc.stdout + proc.stderr
+
+
 # -- mu ---------------------------------------------------------------------------------------------------
 def test_mu_circle_reference(capsys):
     pytest.importorskip("pydp_core.manifolds", reason="pydp_core.manifolds (issue 5) is not in this build")

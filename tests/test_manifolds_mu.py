@@ -213,6 +213,34 @@ def test_eps_mu_conversions():
         assert abs(M.mu_to_epsilon(mu) - eps) < 1e-10 * eps
 
 
+def _mu_reference(eps: float) -> float:
+    """mu = -2 Phi^-1(1 / (1 + e^eps)) at 50 digits, solved in log space (erfinv near -1 loses digits)."""
+    with mp.workdps(50):
+        log_p = -mp.log1p(mp.exp(mp.mpf(eps)))
+        x = mp.findroot(lambda t: mp.log(mp.ncdf(t)) - log_p, -mp.sqrt(2 * abs(log_p)))
+        return float(-2 * x)
+
+
+@pytest.mark.parametrize("eps", [1e-2, 0.3, 1.0, 7.5, 40.0, 102.17, 110.63, 300.0, 746.0])
+def test_epsilon_to_mu_is_the_accounting_conversion(eps):
+    """One formula: manifolds.epsilon_to_mu is PureDP.to_gdp, finite at eps = 746 (it was inf) and exact."""
+    mu = M.epsilon_to_mu(eps)
+    assert mu == dp.PureDP(eps).to_gdp().mu
+    assert abs(mu - _mu_reference(eps)) < 1e-13 * mu
+
+
+def test_epsilon_to_mu_at_746_agrees_with_accounting():
+    assert M.epsilon_to_mu(746) == dp.PureDP(746).to_gdp().mu
+    assert 77.0 < M.epsilon_to_mu(746) < 77.1
+
+
+def test_mu_to_epsilon_is_the_inverse_to_1e_12():
+    for eps in np.geomspace(1e-2, 746.0, 400):
+        assert abs(M.mu_to_epsilon(M.epsilon_to_mu(eps)) - eps) <= 1e-12 * eps
+    for mu in np.geomspace(1e-2, 77.0, 400):
+        assert abs(M.epsilon_to_mu(M.mu_to_epsilon(mu)) - mu) <= 1e-12 * mu
+
+
 # ------------------------------------------------------------------------------------------------------
 # Algorithm 2
 # ------------------------------------------------------------------------------------------------------

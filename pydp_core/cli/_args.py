@@ -9,6 +9,7 @@ FAMILIES = ("laplace", "gaussian", "logistic", "subbotin")
 
 
 def finite_float(text: str) -> float:
+    """argparse type: a finite float."""
     try:
         value = float(text)
     except ValueError:
@@ -19,6 +20,7 @@ def finite_float(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
+    """argparse type: an int > 0."""
     try:
         value = int(text)
     except ValueError:
@@ -29,10 +31,12 @@ def positive_int(text: str) -> int:
 
 
 def sensitivity_arg(text: str) -> float | str:
+    """argparse type: a finite float or the word ``bounds``."""
     return "bounds" if text == "bounds" else finite_float(text)
 
 
 def add_noise_args(p: argparse.ArgumentParser) -> None:
+    """The noise family, its calibration target or scale, the sensitivity and the bounds."""
     p.add_argument("noise", choices=FAMILIES, help="noise family of the mechanism")
     p.add_argument("--r", type=finite_float, help="Subbotin order r >= 1 (subbotin only)")
     p.add_argument("--epsilon", type=finite_float, help="target epsilon (calibrates the scale)")
@@ -46,6 +50,7 @@ def add_noise_args(p: argparse.ArgumentParser) -> None:
 
 
 def family(args: argparse.Namespace) -> Any:
+    """The noise family named by ``args.noise`` (and ``args.r``)."""
     from .. import noise
 
     if args.noise == "subbotin":
@@ -58,6 +63,7 @@ def family(args: argparse.Namespace) -> Any:
 
 
 def sensitivity(args: argparse.Namespace) -> float:
+    """The sensitivity: ``--sensitivity``, or upper - lower of ``--bounds`` (:func:`pydp_core.io.sensitivity_from_bounds`)."""
     from ..io import check_bounds, sensitivity_from_bounds
 
     bounds = check_bounds(args.bounds, "--bounds")
@@ -71,6 +77,7 @@ def sensitivity(args: argparse.Namespace) -> float:
 
 
 def scale(args: argparse.Namespace, fam: Any, sens: float) -> float:
+    """The given ``--scale``, or the minimal scale for ``--epsilon``/``--delta`` (:func:`pydp_core.minimal_scale`)."""
     from ..calibration import minimal_scale
 
     if args.scale is not None:
@@ -92,4 +99,5 @@ def analysed(args: argparse.Namespace) -> tuple[Any, float, float]:
 
 
 def fmt(v: float) -> str:
+    """A number for the tables: ten significant digits, ``inf``, or ``n/a`` for NaN."""
     return "n/a" if v != v else ("inf" if v == float("inf") else f"{v:.10g}")

@@ -10,11 +10,13 @@ HELP = "scale, variance and guarantees of an additive noise mechanism under each
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    """Register the arguments of ``calibrate``."""
     add_noise_args(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the calibration table (or JSON)."""
     from ..accounting.guarantees import guarantees
     from ..calibration import privacy_profile
 

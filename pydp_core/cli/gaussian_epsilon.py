@@ -7,11 +7,13 @@ HELP = "exact epsilon(delta) of the Gaussian mechanism by psi, and the RDP route
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    """Register the arguments of ``gaussian-epsilon``."""
     p.add_argument("--psi", type=float, nargs="+", required=True, help="sensitivity index(es) D / sigma")
     p.add_argument("--delta", type=float, default=1e-5, help="target delta in (0, 1) (default 1e-5)")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the table of epsilons by psi."""
     from ..accounting import GDP, gaussian
 
     print("psi\texact\tmironov\tasoodeh\tballe2020\tauc")

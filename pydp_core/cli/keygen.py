@@ -8,11 +8,13 @@ HELP = "write a fresh 256-bit release key, readable by its owner only"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    """Register the arguments of ``keygen``."""
     p.add_argument("output", metavar="FILE", help="key file to create (mode 0600)")
     p.add_argument("--force", "-f", action="store_true", help="replace FILE if it exists")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the key file."""
     from ..io import write_key
 
     try:

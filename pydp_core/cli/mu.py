@@ -9,6 +9,7 @@ HELP = "the GDP parameter mu of the Riemannian Gaussian mechanism on a manifold"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    """Register the arguments of ``mu``."""
     p.add_argument("manifold", choices=("euclidean", "circle", "sphere", "hyperbolic"))
     p.add_argument("--dim", type=positive_int, default=None, help="dimension d (euclidean, sphere, hyperbolic)")
     p.add_argument("--sigma", type=finite_float, required=True, help="Riemannian Gaussian sigma")
@@ -17,6 +18,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print mu (with its interval for the Monte Carlo method)."""
     from .. import manifolds
 
     if args.manifold == "circle":
@@ -26,11 +28,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.dim is None:
             raise ValueError(f"--dim is required for the {args.manifold} manifold")
-        m = {"euclidean": manifolds.Euclidean, "sphere": manifolds.Sphere, "hyperbolic": manifolds.Hyperbolic}[args.manifold](args.dim)
-    res = manifolds.gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma, method=args.method)
+        spaces = {"euclidean": manifolds.Euclidean, "sphere": manifolds.Sphere, "hyperbolic": manifolds.Hyperbolic}
+        m = spaces[args.manifold](args.dim)
     if args.method == "exact":
-        print(fmt(float(res)))
+        print(fmt(manifolds.gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma)))
     else:
-        lo, hi = res.confidence_interval if hasattr(res, "confidence_interval") else res.ci
+        res = manifolds.gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma, method="monte_carlo")
+        lo, hi = res.confidence_interval
         print(f"{fmt(res.mu)} (stderr {fmt(res.stderr)}, 95% interval [{fmt(lo)}, {fmt(hi)}])")
     return 0

@@ -12,6 +12,7 @@ HELP = "add calibrated noise to columns of a Parquet or CSV file (streaming, ato
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    """Register the arguments of ``privatize``."""
     p.add_argument("input", metavar="IN", help="input Parquet or CSV file (only read)")
     p.add_argument("output", metavar="OUT", help="output file, written atomically (temporary file, then rename)")
     p.add_argument("--column", "-c", action="append", required=True, metavar="C", help="column to privatise (repeat for more)")
@@ -23,15 +24,23 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--sensitivity", type=sensitivity_arg, required=True,
         help="sensitivity D of one value, or 'bounds' for upper - lower of --bounds",
     )
-    p.add_argument("--bounds", nargs=2, type=finite_float, metavar=("LOWER", "UPPER"), help="clamp values to [LOWER, UPPER] first")
-    p.add_argument("--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh random key)")
+    p.add_argument(
+        "--bounds", nargs=2, type=finite_float, metavar=("LOWER", "UPPER"), help="clamp values to [LOWER, UPPER] first"
+    )
+    p.add_argument(
+        "--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh random key)"
+    )
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
-    p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)")
+    p.add_argument(
+        "--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)"
+    )
     p.add_argument(
         "--compression", choices=("snappy", "zstd", "lz4", "gzip", "brotli", "none"), default="snappy",
         help="Parquet output compression (default snappy, as pyarrow; noisy floats hardly compress, 'none' is fastest)",
     )
-    p.add_argument("--batch-rows", type=positive_int, default=1 << 20, help="rows read at a time (default 1048576, one keyed block)")
+    p.add_argument(
+        "--batch-rows", type=positive_int, default=1 << 20, help="rows read at a time (default 1048576, one keyed block)"
+    )
     p.add_argument(
         "--block-rows", type=positive_int, default=1 << 20,
         help="rows per keyed noise block (default 1048576; part of the noise's definition: keep it fixed per key)",
@@ -63,6 +72,7 @@ def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) 
 
 
 def run(args: argparse.Namespace) -> int:
+    """Privatise the file."""
     from .. import io as etl
 
     bounds = etl.check_bounds(args.bounds, "--bounds")

@@ -9,6 +9,7 @@ HELP = "print the privacy profile delta(epsilon) of a mechanism, or plot it to a
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    """Register the arguments of ``profile``."""
     add_noise_args(p)
     p.add_argument("--eps-max", type=finite_float, default=None, help="largest epsilon of the table (default: auto)")
     p.add_argument("--points", type=positive_int, default=21, help="number of epsilon values (default 21)")
@@ -16,9 +17,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the delta(epsilon) table, or write the plot."""
     import numpy as np
 
-    from ..calibration import epsilon_for_delta, log_privacy_profile
+    from ..calibration import epsilon_for_delta, log_privacy_profile, privacy_profile
 
     fam, sens, scale = analysed(args)
     eps_max = args.eps_max
@@ -30,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--eps-max must be > 0, got {eps_max}")
     eps = np.linspace(0.0, eps_max, args.points)
     log_delta = np.asarray(log_privacy_profile(fam, epsilon=eps, sensitivity=sens, scale=scale), dtype=float)
+    delta = np.asarray(privacy_profile(fam, epsilon=eps, sensitivity=sens, scale=scale), dtype=float)
     if args.png:
         try:
             import matplotlib
@@ -55,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"# {fam!r}, scale {fmt(scale)}, sensitivity {fmt(sens)}")
     print(f"{'epsilon':>14s} {'delta':>24s}")
-    for e, ld in zip(eps, log_delta):
-        d = float(np.exp(ld))
+    for e, d, ld in zip(eps, delta, log_delta):
+        # below the double range the exact log delta is printed as a power of ten
         text = f"{d:.6e}" if d > 0 else (f"1e{ld / np.log(10.0):.2f}" if np.isfinite(ld) else "0")
         print(f"{e:14.6g} {text:>24s}")
     return 0

@@ -10,12 +10,13 @@ import contextlib
 import os
 import signal
 import tempfile
-from typing import Any, Iterator
+from types import FrameType
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 __all__ = ["atomic_output", "same_file", "Pipeline"]
 
 
-def same_file(a: str, b: str) -> bool:
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """True if paths ``a`` and ``b`` name the same file (following links), when ``b`` exists."""
     try:
         return os.path.samefile(a, b)
@@ -34,28 +35,29 @@ class _Terminated(BaseException):
 
 
 @contextlib.contextmanager
-def atomic_output(path: str, *, mode: int | None = None) -> Iterator[str]:
+def atomic_output(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[str]:
     """Yield a temporary path next to ``path``; on success fsync it and rename it to ``path``.
 
     ``mode`` sets the final permissions (default: 0666 minus the umask, as ``open`` would). On any
     exception, KeyboardInterrupt or SIGTERM (main thread only) the temporary file is removed and the
     exception propagates.
     """
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, name = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
     os.close(fd)
+    tmp: Optional[str] = name
     previous = None
     try:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     except ValueError:  # not the main thread: leave signals alone
         previous = None
     try:
-        yield tmp
-        os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
-        with open(tmp, "rb+") as fh:
+        yield name
+        os.chmod(name, (0o666 & ~_umask()) if mode is None else mode)
+        with open(name, "rb+") as fh:
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(name, target)
         tmp = None
         _fsync_dir(directory)
     except _Terminated:
@@ -68,7 +70,7 @@ def atomic_output(path: str, *, mode: int | None = None) -> Iterator[str]:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _raise_terminated(signum, frame):  # pragma: no cover - exercised through a subprocess test
+def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:  # pragma: no cover - exercised through a subprocess test
     raise _Terminated()
 
 
@@ -91,7 +93,7 @@ class Pipeline:
     ``finally``) stops both threads and waits for them, so nothing touches the output afterwards.
     """
 
-    def __init__(self, produce, consume, depth: int = 2) -> None:
+    def __init__(self, produce: Iterable[Any], consume: Callable[[Any], None], depth: int = 2) -> None:
         import queue
         import threading
 
@@ -107,7 +109,7 @@ class Pipeline:
         for t in self._threads:
             t.start()
 
-    def _offer(self, q, item) -> bool:
+    def _offer(self, q: Any, item: Any) -> bool:
         while not self._stop.is_set():
             try:
                 q.put(item, timeout=0.05)
@@ -116,7 +118,7 @@ class Pipeline:
                 continue
         return False
 
-    def _take(self, q):
+    def _take(self, q: Any) -> Any:
         while not self._stop.is_set():
             try:
                 return q.get(timeout=0.05)
@@ -124,7 +126,7 @@ class Pipeline:
                 continue
         return _END
 
-    def _producer(self, produce) -> None:
+    def _producer(self, produce: Iterable[Any]) -> None:
         try:
             for item in produce:
                 if not self._offer(self._in, item):
@@ -135,7 +137,7 @@ class Pipeline:
             return
         self._offer(self._in, _END)
 
-    def _consumer(self, consume) -> None:
+    def _consumer(self, consume: Callable[[Any], None]) -> None:
         try:
             while True:
                 item = self._take(self._out)
@@ -150,7 +152,8 @@ class Pipeline:
         if self._error:
             raise self._error[0]
 
-    def items(self):
+    def items(self) -> Iterator[Any]:
+        """The produced items, in order; raises the first error of either thread."""
         while True:
             item = self._take(self._in)
             self._check()
@@ -158,16 +161,19 @@ class Pipeline:
                 return
             yield item
 
-    def put(self, item) -> None:
+    def put(self, item: Any) -> None:
+        """Hand ``item`` to the consumer thread (blocks while ``depth`` items wait)."""
         if not self._offer(self._out, item):
             self._check()
 
     def finish(self) -> None:
+        """Wait for the consumer to take every item; raises the first error of either thread."""
         self._offer(self._out, _END)
         self._threads[1].join()
         self._check()
 
     def close(self) -> None:
+        """Stop both threads and wait for them (always call it, e.g. in ``finally``)."""
         self._stop.set()
         for t in self._threads:
             t.join()

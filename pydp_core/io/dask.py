@@ -46,6 +46,9 @@ def privatize(
 ) -> Any:
     """A lazy Dask collection with ``mechanism``'s noise added (the same kind as ``data``).
 
+    The front end shares the signature of :func:`pydp_core.privatize` (privacy parameters live in the
+    mechanism; everything after ``mechanism`` is keyword-only).
+
     Parameters
     ----------
     data:
@@ -67,6 +70,35 @@ def privatize(
         positions per keyed block (:data:`pydp_core.BLOCK_ROWS`). Every task draws the whole blocks it
         touches: keep chunks and partitions at least this long (Dask's usual 100 MB chunks are), or pass a
         smaller value (the same for every piece of one release).
+    **privatize_kwargs
+        Passed on to the mechanism (e.g. ``release=False`` for simulations).
+
+    Returns
+    -------
+    dask.array.Array, dask.dataframe.DataFrame or dask.dataframe.Series
+        The noisy collection, computed lazily.
+
+    Raises
+    ------
+    ImportError
+        If dask is not installed (the ``dask`` extra).
+    TypeError
+        If ``data`` is not a dask collection, is not numeric, or an argument has the wrong type.
+    ValueError
+        If the key is not 32 bytes, chunk sizes are unknown, a column or the index is missing, or
+        ``index`` is given for an array.
+    RuntimeError
+        At compute time, if a partition numbered by order changed its length (not deterministic).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import pydp_core as dp
+    >>> key = dp.io.generate_key()
+    >>> x = da.zeros(10, chunks=4)
+    >>> noisy = dp.dask.privatize(x, dp.LaplaceMechanism(epsilon=1.0), key=key)
+    >>> bool((noisy.compute() == noisy.rechunk(5).compute()).all())
+    True
     """
     da = require_extra("dask", "dask.array")[0]
 
@@ -86,7 +118,7 @@ def privatize(
 
 
 # -- arrays ----------------------------------------------------------------------------------------------
-def _array(x: Any, mechanism: Any, columns: Any, options: dict) -> Any:
+def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any]) -> Any:
     name = single_column_name(columns, "")
     if x.dtype.kind == "b" or x.dtype.kind not in "iuf":
         raise TypeError(f"data must be numeric (got dtype {x.dtype})")
@@ -97,7 +129,7 @@ def _array(x: Any, mechanism: Any, columns: Any, options: dict) -> Any:
     out_dtype = output_dtype(x.dtype)
     shape = x.shape
 
-    def chunk(block: np.ndarray, block_info=None) -> np.ndarray:
+    def chunk(block: np.ndarray, block_info: Any = None) -> np.ndarray:
         loc = block_info[0]["array-location"]
         starts = [a for a, _ in loc]
         if block.size == 0:
@@ -114,11 +146,12 @@ def _array(x: Any, mechanism: Any, columns: Any, options: dict) -> Any:
 
 
 # -- dataframes ------------------------------------------------------------------------------------------
-def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict) -> Any:
+def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str, Any]) -> Any:
     import dask.dataframe as dd
     from dask import delayed
 
     series = isinstance(df, dd.Series)
+    names: str | list[str]
     if series:
         if index is not None:
             raise ValueError("index needs a DataFrame holding the row-id column")
@@ -148,14 +181,14 @@ def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict) -> 
     return dd.from_delayed(out, meta=meta, divisions=df.divisions, verify_meta=False)
 
 
-def _positional_part(part: Any, mechanism: Any, names: Any, offset: int, expected: int, options: dict) -> Any:
+def _positional_part(part: Any, mechanism: Any, names: Any, offset: int, expected: int, options: dict[str, Any]) -> Any:
     if len(part) != expected:
         raise RuntimeError(
-            f"a partition has {len(part)} rows but had {expected} when counted: the dataframe is not deterministic "
-            "(use index= with a stable row id)"
+            f"a partition has {len(part)} rows but had {expected} when counted: the dataframe is not "
+            "deterministic (use index= with a stable row id)"
         )
     return privatize_local(part, mechanism, columns=names, offset=offset, **options)
 
 
-def _indexed_part(part: Any, mechanism: Any, names: Any, index: str, options: dict) -> Any:
+def _indexed_part(part: Any, mechanism: Any, names: Any, index: str, options: dict[str, Any]) -> Any:
     return privatize_local(part, mechanism, columns=names, index=index, **options)

@@ -13,9 +13,32 @@ from .keyed import KeyedNoise
 from .keys import BLOCK_ROWS, check_key, generate_key
 
 
-# -- files ------------------------------------------------------------------------------------------------
-def file_format(path: str, fmt: str | None = None) -> str:
-    """"parquet" or "csv", from ``fmt`` or the file name (.parquet/.pq/.parq, .csv/.csv.gz/.csv.bz2)."""
+def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
+    """The file format, "parquet" or "csv": ``fmt`` if given, else from the file name.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file name (.parquet, .pq, .parq; .csv, .csv.gz, .csv.bz2, .tsv).
+    fmt : {"parquet", "csv"}, optional
+        An explicit format, which wins over the name.
+
+    Returns
+    -------
+    str
+        "parquet" or "csv".
+
+    Raises
+    ------
+    ValueError
+        If ``fmt`` is another string, or the name does not tell the format.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.file_format("sales.csv.gz"), io.file_format("sales.parquet"), io.file_format("x.dat", "csv")
+    ('csv', 'parquet', 'csv')
+    """
     if fmt is not None:
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format must be 'parquet' or 'csv', got {fmt!r}")
@@ -29,8 +52,8 @@ def file_format(path: str, fmt: str | None = None) -> str:
 
 
 def privatize_file(
-    source: str | os.PathLike,
-    target: str | os.PathLike,
+    source: str | os.PathLike[str],
+    target: str | os.PathLike[str],
     mechanism: Any,
     *,
     key: bytes | None = None,
@@ -45,19 +68,77 @@ def privatize_file(
     compression: str | None = "snappy",
     **privatize_kwargs: Any,
 ) -> int:
-    """Privatise ``columns`` of a Parquet or CSV file into ``target``, streaming; returns the row count.
+    """Privatise ``columns`` of a Parquet or CSV file into ``target``, streaming, with atomic output.
 
     The file is read ``batch_rows`` rows at a time (Parquet batches cross row groups; CSV is read in
     blocks), so files larger than memory work. The output is written to a temporary file next to
     ``target`` and renamed over it only when complete: an error, Ctrl-C or SIGTERM leaves no partial
-    output, and the input is only ever read. ``target`` must not be ``source`` (refused, whatever
-    ``overwrite`` says); an existing ``target`` is refused unless ``overwrite``.
-    The noise is keyed by (key, column, row index), so a rerun with the same key writes the same file.
-    ``progress`` is called with the number of rows of each batch written (e.g. ``tqdm.update``).
+    output, and the input is only ever read (docs/io.md). The noise is keyed by (key, column, row
+    index), so a rerun with the same key writes the same file.
+
+    Parameters
+    ----------
+    source, target : str or os.PathLike
+        The input file and the output file; ``target`` must not be ``source``.
+    mechanism : object
+        As in :func:`privatize` (one mechanism, or ``{column: mechanism}``).
+    key : bytes, optional
+        The 32-byte release key (``None``: a fresh one, not reproducible).
+    columns : str or sequence of str
+        The columns to privatise.
+    bounds : (real, real) or mapping, optional
+        Clamping bounds, as in :func:`privatize`.
+    format, output_format : {"parquet", "csv"}, optional
+        The input and output formats (default: from the file names; the output falls back to the
+        input's).
+    batch_rows : int, optional
+        Rows read at a time, in [1, 2**26].
+    block_rows : int, optional
+        Rows per keyed block (the same for every piece of a release).
+    overwrite : bool, optional
+        Replace an existing ``target`` (never ``source``).
+    progress : callable, optional
+        Called with the number of rows of each batch written (e.g. ``tqdm.update``).
+    compression : str or None, optional
+        Parquet output compression (default "snappy"; ``None`` for none).
+    **privatize_kwargs
+        Passed on to the mechanism (e.g. ``release=False`` for simulations).
+
+    Returns
+    -------
+    int
+        The number of rows written.
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+        If ``source`` is missing or not a regular file, or ``target`` is a directory.
+    FileExistsError
+        If ``target`` exists and ``overwrite`` is false.
+    ValueError
+        If ``target`` is ``source``, a format is unknown, a column is missing, or a value is bad.
+    KeyboardInterrupt
+        On Ctrl-C or SIGTERM (no output is left).
+
+    Notes
+    -----
     CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged
     (quoted on output).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pydp_core as dp
+    >>> from pydp_core import io
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "in.csv"), "w") as fh:
+    ...     _ = fh.write("name,age\\nann,30\\nbob,50\\n")
+    >>> key = bytes(range(32))  # a fixed key for this example only: use io.generate_key()
+    >>> io.privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.csv"), dp.LaplaceMechanism(epsilon=1.0),
+    ...                   key=key, columns="age")
+    2
     """
-    from ..io.atomic import Pipeline, atomic_output, same_file
+    from .atomic import Pipeline, atomic_output, same_file
 
     source, target = os.fspath(source), os.fspath(target)
     fmt_in = file_format(source, format)
@@ -84,8 +165,9 @@ def privatize_file(
     noisers: dict[str, KeyedNoise] = {}
     for c in column_names(names, _file_columns(source, fmt_in)):
         noisers[c] = KeyedNoise(
-            pick_column(mechanism, c, "mechanism"), key, c, bounds=pick_column(bounds, c, "bounds", optional=True),
-            block_rows=block_rows, privatize_kwargs=privatize_kwargs,
+            pick_column(mechanism, c, "mechanism"), key, c,
+            bounds=pick_column(bounds, c, "bounds", optional=True), block_rows=block_rows,
+            privatize_kwargs=privatize_kwargs,
         )
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
@@ -116,7 +198,8 @@ def privatize_file(
             if state["writer"] is not None:
                 state["writer"].close()
         if state["writer"] is None:  # empty input: write the (privatised) schema
-            _open_writer(tmp, fmt_out, _empty_schema(source, fmt_in, list(noisers)), compression, list(noisers)).close()
+            schema = _empty_schema(source, fmt_in, list(noisers))
+            _open_writer(tmp, fmt_out, schema, compression, list(noisers)).close()
     return rows
 
 
@@ -167,7 +250,10 @@ def _empty_schema(source: str, fmt: str, columns: list[str]):
     import pyarrow.parquet as pq
 
     schema = pq.ParquetFile(source).schema_arrow if fmt == "parquet" else _csv_reader(source, columns, 1 << 20).schema
-    fields = [pa.field(f.name, pa.float32() if pa.types.is_float32(f.type) else pa.float64()) if f.name in columns else f for f in schema]
+    fields = [
+        pa.field(f.name, pa.float32() if pa.types.is_float32(f.type) else pa.float64()) if f.name in columns else f
+        for f in schema
+    ]
     return pa.schema(fields, metadata=schema.metadata)
 
 
@@ -191,7 +277,8 @@ def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, nois
 
         # Noisy floats are (almost) all distinct: a dictionary would only cost time.
         plain = [n for n in schema.names if n not in noisy]
-        return _Writer(pq.ParquetWriter(path, schema, compression=compression or "none", use_dictionary=plain or False), "parquet")
+        writer = pq.ParquetWriter(path, schema, compression=compression or "none", use_dictionary=plain or False)
+        return _Writer(writer, "parquet")
     import pyarrow.csv as pcsv
 
     return _Writer(pcsv.CSVWriter(path, schema), "csv")

@@ -2,7 +2,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -16,23 +16,8 @@ from .keyed import (
 )
 from .keys import BLOCK_ROWS, check_key, generate_key
 
-
-def _check_block_rows(block_rows: Any) -> int:
-    if isinstance(block_rows, (bool, np.bool_)) or not isinstance(block_rows, (int, np.integer)):
-        raise TypeError("block_rows must be an int")
-    if not 1 <= int(block_rows) <= 1 << 26:
-        raise ValueError("block_rows must lie in [1, 2**26]")
-    return int(block_rows)
-
-
-def _check_start(start: Any) -> int:
-    if isinstance(start, (bool, np.bool_)) or not isinstance(start, (int, np.integer)):
-        raise TypeError("offset must be an int")
-    if start < 0:
-        raise ValueError("offset must be >= 0")
-    return int(start)
-
-
+#: ``noiser(column, values)``: the noisy copy of one column's 1-D values.
+Noiser = Callable[[str, np.ndarray], np.ndarray]
 
 
 # -- the public entry point ------------------------------------------------------------------------------
@@ -49,8 +34,11 @@ def privatize(
     block_rows: int = BLOCK_ROWS,
     threads: int | None = None,
     **privatize_kwargs: Any,
-):
+) -> Any:
     """Add ``mechanism``'s noise to ``data`` and return the same kind of object.
+
+    With a ``key`` the noise of a value is a function of (key, column, row index) only, so pieces,
+    partitions and retries reproduce it exactly (docs/io.md).
 
     Parameters
     ----------
@@ -90,13 +78,42 @@ def privatize(
     privatize_kwargs:
         passed on to ``mechanism.privatize`` (e.g. ``release=``).
 
-    Nulls (pandas NA/NaN, pyarrow nulls, masked entries) stay null. Numeric columns come back as
-    float64 (float32 stays float32); other columns are untouched.
+    Returns
+    -------
+    object
+        The same kind of object as ``data``. Nulls (pandas NA/NaN, pyarrow nulls, masked entries) stay
+        null; privatised numeric columns come back as float64 (float32 stays float32); other columns are
+        untouched.
+
+    Raises
+    ------
+    TypeError
+        If ``data`` is not a supported kind, a column is not numeric, or an argument has the wrong type.
+    ValueError
+        If a column is missing, a value is not finite without ``bounds``, both ``key`` and ``rng`` (or
+        ``offset`` and ``index``) are given, or the index is not unique and non-negative.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import pydp_core as dp
+    >>> key = bytes(range(32))  # a fixed key for this example only: use dp.io.generate_key()
+    >>> mech = dp.LaplaceMechanism(epsilon=1.0)
+    >>> x = np.arange(6.0)
+    >>> whole = dp.privatize(x, mech, key=key)
+    >>> pieces = np.concatenate([dp.privatize(x[:4], mech, key=key), dp.privatize(x[4:], mech, key=key, offset=4)])
+    >>> bool(np.array_equal(whole, pieces))
+    True
+    >>> df = pd.DataFrame({"age": [30.0, None, 50.0], "id": [1, 2, 3]})
+    >>> out = dp.privatize(df, mech, key=key, columns="age")
+    >>> out["age"].isna().tolist(), out["id"].tolist()
+    ([False, True, False], [1, 2, 3])
     """
     if key is not None and rng is not None:
         raise ValueError("give either key or rng, not both")
+    release_key = b""
     if rng is None:
-        key = generate_key() if key is None else check_key(key)
+        release_key = generate_key() if key is None else check_key(key)
     elif index is not None:
         raise ValueError("index applies to keyed noise (key=), not to rng=")
     offset = check_int(offset, "offset", 0)
@@ -114,7 +131,8 @@ def privatize(
             if out.shape != arr.shape:
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out
-        kn = KeyedNoise(mech, key, col, bounds=bnd, block_rows=block_rows, threads=threads, privatize_kwargs=privatize_kwargs)
+        kn = KeyedNoise(mech, release_key, col, bounds=bnd, block_rows=block_rows, threads=threads,
+                        privatize_kwargs=privatize_kwargs)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
 
     return _dispatch(data, columns, noiser)
@@ -151,6 +169,11 @@ def _index_rows(data: Any, index: Any) -> np.ndarray:
 
 
 def pick_column(spec: Any, col: str, name: str, optional: bool = False) -> Any:
+    """The entry of a per-column argument for column ``col``.
+
+    ``spec`` is one value for every column, or a mapping ``{column: value}``; a missing column is a
+    ValueError naming ``name``, or ``None`` when ``optional``.
+    """
     if isinstance(spec, Mapping):
         if col in spec:
             return spec[col]
@@ -161,6 +184,7 @@ def pick_column(spec: Any, col: str, name: str, optional: bool = False) -> Any:
 
 
 def single_column_name(columns: Any, default: Any) -> str:
+    """The stream label of a one-column input: ``columns`` (a str), else ``default`` if a str, else ``""``."""
     if columns is None:
         return default if isinstance(default, str) else ""
     if isinstance(columns, str):
@@ -169,6 +193,11 @@ def single_column_name(columns: Any, default: Any) -> str:
 
 
 def column_names(columns: Any, available: Iterable[str]) -> list[str]:
+    """The columns to privatise of a table: ``columns`` (a name or a list) checked against ``available``.
+
+    Required, non-empty, strings, present and without repeats; each failure is a ValueError or TypeError
+    that names the column.
+    """
     if columns is None:
         raise ValueError("columns is required for tables: name the columns to privatise")
     names = [columns] if isinstance(columns, str) else list(columns)
@@ -193,16 +222,17 @@ def _fill_nulls(values: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     return values
 
 
-def _noised(noiser, col: str, values: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
+def _noised(noiser: Noiser, col: str, values: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
     """Noise for one column; null positions are padded with a placeholder (their output is discarded)."""
     return noiser(col, _fill_nulls(values, valid))
 
 
 def output_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a privatised column: float32 stays float32, every other numeric dtype becomes float64."""
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
-def _dispatch(data: Any, columns: Any, noiser) -> Any:
+def _dispatch(data: Any, columns: Any, noiser: Noiser) -> Any:
     if isinstance(data, np.ndarray):
         return _numpy(data, columns, noiser)
     mod = type(data).__module__.split(".")[0]
@@ -215,7 +245,7 @@ def _dispatch(data: Any, columns: Any, noiser) -> Any:
     raise TypeError(f"data must be a numpy array, pandas Series/DataFrame or pyarrow Array/Table, not {type(data).__name__}")
 
 
-def _numpy(data: np.ndarray, columns: Any, noiser) -> np.ndarray:
+def _numpy(data: np.ndarray, columns: Any, noiser: Noiser) -> np.ndarray:
     name = single_column_name(columns, "")
     if data.dtype.kind == "b" or data.dtype.kind not in "iuf":
         raise TypeError(f"data must be numeric (got dtype {data.dtype})")
@@ -228,13 +258,14 @@ def _numpy(data: np.ndarray, columns: Any, noiser) -> np.ndarray:
     return out.astype(output_dtype(data.dtype), copy=False).reshape(data.shape)
 
 
-def _pandas_column(s: Any, name: str, noiser) -> Any:
+def _pandas_column(s: Any, name: str, noiser: Noiser) -> Any:
     import pandas as pd
 
     if not (pd.api.types.is_numeric_dtype(s.dtype)) or pd.api.types.is_bool_dtype(s.dtype):
         raise TypeError(f"column {name!r} must be numeric (got dtype {s.dtype})")
     valid = s.notna().to_numpy()
     nullable = isinstance(s.dtype, pd.api.extensions.ExtensionDtype)
+    np_dtype: Any
     if nullable:
         vals = s.to_numpy(dtype=np.float64, na_value=0.0)
         np_dtype = np.float32 if str(s.dtype) == "Float32" else np.float64
@@ -252,7 +283,7 @@ def _pandas_column(s: Any, name: str, noiser) -> Any:
     return pd.Series(out, index=s.index, name=s.name)
 
 
-def _pandas(data: Any, columns: Any, noiser) -> Any:
+def _pandas(data: Any, columns: Any, noiser: Noiser) -> Any:
     import pandas as pd
 
     if isinstance(data, pd.Series):
@@ -269,7 +300,7 @@ def _pandas(data: Any, columns: Any, noiser) -> Any:
     raise TypeError(f"unsupported pandas object {type(data).__name__} (use a Series or DataFrame)")
 
 
-def _arrow_column(col: Any, name: str, noiser) -> Any:
+def _arrow_column(col: Any, name: str, noiser: Noiser) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -292,7 +323,12 @@ def _arrow_column(col: Any, name: str, noiser) -> Any:
     return pa.chunked_array([res], type=out_type) if chunked else res
 
 
-def privatize_pyarrow(data: Any, columns: Any, noiser) -> Any:
+def privatize_pyarrow(data: Any, columns: Any, noiser: Noiser) -> Any:
+    """The pyarrow Array, ChunkedArray, RecordBatch or Table ``data`` with ``noiser`` applied to ``columns``.
+
+    Nulls stay null; the privatised fields become nullable float64 (float32 stays float32) with their
+    metadata kept.
+    """
     import pyarrow as pa
 
     if isinstance(data, (pa.Array, pa.ChunkedArray)):

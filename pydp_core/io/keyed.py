@@ -7,12 +7,15 @@ pieces, partitions and retried tasks reproduce their noise exactly.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from .._validation import check_int
 from .keys import BLOCK_ROWS, check_key, column_key
+
+#: ``f(values, rng)``: the noisy copy of a 1-D block of values.
+Privatizer = Callable[[np.ndarray, Any], Any]
 
 _MECHANISMS = {
     "laplace": "LaplaceMechanism",
@@ -22,11 +25,39 @@ _MECHANISMS = {
 }
 
 
-
-
-
 # -- bounds, sensitivity and mechanisms ------------------------------------------------------------------
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float] | None:
+    """Clamping bounds as a pair of finite floats with lower < upper (``None`` passes through).
+
+    Parameters
+    ----------
+    bounds : (real, real) or None
+        ``(lower, upper)``; ints must convert to float64 exactly.
+    name : str, optional
+        The argument name for the messages (default ``"bounds"``).
+
+    Returns
+    -------
+    (float, float) or None
+        The bounds.
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` is not a pair of real numbers.
+    ValueError
+        If a bound is not finite or not exact in float64, or lower >= upper.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.check_bounds((0, 100))
+    (0.0, 100.0)
+    >>> io.check_bounds((1.0, 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: bounds must satisfy lower < upper, got (1.0, 1.0)
+    """
     if bounds is None:
         return None
     try:
@@ -49,8 +80,33 @@ def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float] | Non
 
 
 def sensitivity_from_bounds(bounds: Any) -> float:
-    """``upper - lower``: the sensitivity of releasing one clamped value (add/remove-free replacement)."""
-    lo, hi = check_bounds(bounds)  # type: ignore[misc]
+    """``upper - lower``: the sensitivity of releasing one clamped value when a record's value is replaced.
+
+    Parameters
+    ----------
+    bounds : (real, real)
+        The clamping bounds ``(lower, upper)`` (:func:`check_bounds`).
+
+    Returns
+    -------
+    float
+        ``upper - lower``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_bounds`, also for ``bounds=None``; ValueError if the difference overflows.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.sensitivity_from_bounds((0, 100))
+    100.0
+    """
+    checked = check_bounds(bounds)
+    if checked is None:
+        raise TypeError("bounds must be a pair (lower, upper), not None")
+    lo, hi = checked
     d = hi - lo
     if not math.isfinite(d):
         raise ValueError("bounds: upper - lower overflows float64")
@@ -65,11 +121,40 @@ def mechanism(
     sensitivity: float | str = 1.0,
     bounds: Any = None,
     r: float | None = None,
-):
+) -> Any:
     """Build ``pydp_core.<Name>Mechanism`` by name ("laplace", "gaussian", "logistic", "subbotin").
 
-    ``sensitivity="bounds"`` derives the sensitivity from ``bounds`` (:func:`sensitivity_from_bounds`);
-    ``r`` is the Subbotin order.
+    Parameters
+    ----------
+    name : str
+        The mechanism (case-insensitive).
+    epsilon, delta : float
+        The guarantee (``delta`` default 0).
+    sensitivity : float or "bounds", optional
+        The sensitivity (default 1); ``"bounds"`` takes :func:`sensitivity_from_bounds` of ``bounds``.
+    bounds : (real, real), optional
+        Needed with ``sensitivity="bounds"``.
+    r : float, optional
+        The Subbotin order (subbotin only, required there).
+
+    Returns
+    -------
+    AdditiveMechanism
+        The calibrated mechanism.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown, ``sensitivity`` is a string other than "bounds", ``bounds`` or ``r`` is
+        missing or misplaced, or the calibration refuses a parameter.
+    RuntimeError
+        If the mechanism is not available in this build.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.mechanism("laplace", epsilon=1.0, sensitivity="bounds", bounds=(0, 10))
+    LaplaceMechanism(epsilon=1, delta=0, sensitivity=10, scale=10)
     """
     import pydp_core
 
@@ -98,7 +183,7 @@ def mechanism(
 
 
 
-def _random_class():
+def _random_class() -> Any:
     import pydp_core
 
     cls = getattr(pydp_core, "Random", None)
@@ -108,12 +193,13 @@ def _random_class():
 
 
 def check_mechanism(mech: Any, name: str = "mechanism") -> Any:
+    """``mech`` if it has a ``privatize(values, rng=...)`` method, else a TypeError naming ``name``."""
     if not callable(getattr(mech, "privatize", None)):
         raise TypeError(f"{name} must be a mechanism with a privatize(values, rng=...) method, not {type(mech).__name__}")
     return mech
 
 
-def privatizer(mech: Any, kwargs: Mapping[str, Any]):
+def privatizer(mech: Any, kwargs: Mapping[str, Any]) -> Privatizer:
     """``f(values, rng)``: the noisy copy of a 1-D block of values, one value per row.
 
     For the project's additive mechanisms (``pydp_core.LaplaceMechanism`` etc.) with ``release=True``
@@ -123,8 +209,33 @@ def privatizer(mech: Any, kwargs: Mapping[str, Any]):
     instead treat the whole block as one vector query, with a grid that depends on the block length.)
     When each record is one row, the column is then (epsilon, delta)-DP for a change of one record
     (parallel composition); a record spread over several rows needs a group sensitivity.
-    ``release=False`` is the mechanism's floating-point ``simulate`` path (not for releases). Any other
-    object is called as ``mech.privatize(values, rng=rng, **kwargs)``.
+
+    Parameters
+    ----------
+    mech : object
+        A pydp_core additive mechanism, or any object with ``privatize(values, rng=..., **kwargs)``.
+    kwargs : mapping
+        For the additive mechanisms only ``release`` (``False``: the floating-point ``simulate`` path,
+        not for releases); for other objects, passed on to ``mech.privatize``.
+
+    Returns
+    -------
+    callable
+        ``f(values, rng)``.
+
+    Raises
+    ------
+    TypeError
+        If ``kwargs`` holds anything but ``release`` for an additive mechanism.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import io
+    >>> f = io.privatizer(dp.LaplaceMechanism(epsilon=1.0), {})
+    >>> y = f(np.zeros(2), dp.Random(1))
+    >>> y.shape, bool(np.all(y * 2**16 == np.round(y * 2**16)))
+    ((2,), True)
     """
     from ..mechanisms import AdditiveMechanism
 
@@ -146,11 +257,40 @@ def privatizer(mech: Any, kwargs: Mapping[str, Any]):
 
 # -- the keyed block noise --------------------------------------------------------------------------------
 class KeyedNoise:
-    """Keyed, position-addressed noise for one column (see the module docstring).
+    """Keyed, position-addressed noise for one column: a function of (key, column, global row) only.
 
-    ``apply(values, start)`` privatises ``values`` holding the global rows ``start, start + 1, ...``;
-    ``apply_indexed(values, rows)`` privatises values at arbitrary distinct global rows.
-    ``valid`` (a boolean mask) marks non-null entries: nulls are padded, and their output is meaningless.
+    Row ``i`` gets the ``i mod B``-th value of block ``i // B``, drawn by one call of the mechanism's
+    privatizer over the whole block from ``Random(column_key(key, column)).stream(i // B)``
+    (docs/io.md); rows a call does not hold are padded with a placeholder and discarded.
+
+    Parameters
+    ----------
+    mechanism : object
+        A mechanism with ``privatize(values, rng=...)`` (:func:`privatizer`).
+    key : bytes
+        The 32-byte release key.
+    column : str
+        The column name, which labels its noise streams.
+    bounds : (real, real), optional
+        Clamp the values to ``[lower, upper]`` first.
+    block_rows : int, optional
+        Rows per keyed block B, in [1, 2**26] (default :data:`BLOCK_ROWS`); part of the definition of the
+        noise, the same for every piece of a release.
+    threads : int, optional
+        Generator threads (``None``: all cores); the output does not depend on it.
+    privatize_kwargs : mapping, optional
+        Passed on to :func:`privatizer`.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import io
+    >>> kn = io.KeyedNoise(dp.LaplaceMechanism(epsilon=1.0), bytes(range(32)), "age", block_rows=4)
+    >>> whole = kn.apply(np.zeros(6), 0)
+    >>> bool(np.array_equal(whole[2:5], kn.apply(np.zeros(3), 2)))
+    True
+    >>> bool(np.array_equal(whole[[4, 1]], kn.apply_indexed(np.zeros(2), np.array([4, 1]))))
+    True
     """
 
     def __init__(
@@ -182,6 +322,7 @@ class KeyedNoise:
         return out
 
     def apply(self, values: np.ndarray, start: int) -> np.ndarray:
+        """Noisy ``values``, which hold the global rows ``start, start + 1, ...`` of the column."""
         values = prepared_values(values, self.bounds, self.column)
         n = values.shape[0]
         start = check_int(start, "offset", 0)
@@ -202,6 +343,7 @@ class KeyedNoise:
         return out
 
     def apply_indexed(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Noisy ``values`` at the distinct global rows ``rows`` (any order, any gaps)."""
         values = prepared_values(values, self.bounds, self.column)
         rows = np.asarray(rows)
         if rows.dtype.kind not in "iu" or rows.shape != values.shape:

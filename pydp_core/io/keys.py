@@ -18,16 +18,62 @@ BLOCK_ROWS = 1 << 20
 KEY_BYTES = 32
 
 
-
-
-# -- keys -------------------------------------------------------------------------------------------------
 def generate_key() -> bytes:
-    """A fresh 256-bit release key from the operating system's CSPRNG."""
+    """A fresh 256-bit release key from the operating system's CSPRNG (``secrets.token_bytes``).
+
+    Returns
+    -------
+    bytes
+        32 random bytes. Use one key for one release only (docs/io.md).
+
+    Raises
+    ------
+    OSError
+        If the operating system cannot supply randomness.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> len(io.generate_key())
+    32
+    >>> io.generate_key() != io.generate_key()
+    True
+    """
     return secrets.token_bytes(KEY_BYTES)
 
 
 def check_key(key: Any, name: str = "key") -> bytes:
-    """``key`` as 32 bytes, or a TypeError/ValueError naming ``name`` (the key itself is never printed)."""
+    """``key`` as 32 bytes, or an error naming ``name`` (the key itself is never printed).
+
+    Parameters
+    ----------
+    key : bytes, bytearray or memoryview
+        The release key.
+    name : str, optional
+        The argument name for the messages (default ``"key"``).
+
+    Returns
+    -------
+    bytes
+        The 32 key bytes.
+
+    Raises
+    ------
+    TypeError
+        If ``key`` is not bytes-like.
+    ValueError
+        If ``key`` is not exactly 32 bytes long.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.check_key(bytearray(32)) == bytes(32)
+    True
+    >>> io.check_key(b"short")
+    Traceback (most recent call last):
+    ...
+    ValueError: key must be exactly 32 bytes (256 bits), got 5 bytes
+    """
     if isinstance(key, (bytes, bytearray, memoryview)):
         raw = bytes(key)
     else:
@@ -38,7 +84,33 @@ def check_key(key: Any, name: str = "key") -> bytes:
 
 
 def parse_key(data: bytes, name: str = "key file") -> bytes:
-    """A key from a key file's content: 64 hexadecimal digits (what ``keygen`` writes) or 32 raw bytes."""
+    """A key from a key file's content: 64 hexadecimal digits (what ``keygen`` writes) or 32 raw bytes.
+
+    Parameters
+    ----------
+    data : bytes
+        The file content (surrounding white space is ignored for the hexadecimal form).
+    name : str, optional
+        What to call the source in the message (default ``"key file"``).
+
+    Returns
+    -------
+    bytes
+        The 32 key bytes.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` is neither form.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.parse_key(b"00" * 32 + b"\\n") == bytes(32)
+    True
+    >>> io.parse_key(bytes(range(32))) == bytes(range(32))
+    True
+    """
     text = data.strip()
     if len(text) == 2 * KEY_BYTES:
         try:
@@ -50,11 +122,36 @@ def parse_key(data: bytes, name: str = "key file") -> bytes:
     raise ValueError(f"{name} must hold {2 * KEY_BYTES} hexadecimal digits or {KEY_BYTES} raw bytes")
 
 
-def load_key(path: str | os.PathLike) -> bytes:
+def load_key(path: str | os.PathLike[str]) -> bytes:
     """Read a key written by :func:`write_key` / ``pydp-core keygen``.
 
-    Raises ``PermissionError`` if the file can be read or written by group or others (POSIX), as ssh
-    does for private keys.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The key file.
+
+    Returns
+    -------
+    bytes
+        The 32 key bytes.
+
+    Raises
+    ------
+    PermissionError
+        If the file can be read or written by group or others (POSIX), as ssh refuses private keys.
+    OSError
+        If the file cannot be read.
+    ValueError
+        If the content is not a key (:func:`parse_key`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from pydp_core import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "release.key")
+    >>> io.write_key(path, bytes(range(32)))
+    >>> io.load_key(path) == bytes(range(32))
+    True
     """
     with open(path, "rb") as fh:
         if os.name == "posix":
@@ -68,11 +165,45 @@ def load_key(path: str | os.PathLike) -> bytes:
     return parse_key(data, f"key file {os.fspath(path)!r}")
 
 
-def write_key(path: str | os.PathLike, key: bytes | None = None, *, overwrite: bool = False) -> None:
+def write_key(path: str | os.PathLike[str], key: bytes | None = None, *, overwrite: bool = False) -> None:
     """Write ``key`` (default: a fresh one) as 64 hex digits, readable and writable by the owner only.
 
-    The file is created with mode 0600 from the start (no window with wider permissions); an existing
-    file is refused unless ``overwrite``, in which case it is replaced atomically.
+    The file is created with mode 0600 from the start (no window with wider permissions).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The key file to create.
+    key : bytes, optional
+        The key (32 bytes); ``None`` (the default) writes a fresh :func:`generate_key`.
+    overwrite : bool, optional
+        Replace an existing file (atomically); by default an existing file is refused.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    FileExistsError
+        If ``path`` exists and ``overwrite`` is false.
+    TypeError, ValueError
+        If ``key`` is not 32 bytes (:func:`check_key`).
+    OSError
+        If the file cannot be written.
+
+    Examples
+    --------
+    >>> import os, stat, tempfile
+    >>> from pydp_core import io
+    >>> path = os.path.join(tempfile.mkdtemp(), "release.key")
+    >>> io.write_key(path)
+    >>> oct(stat.S_IMODE(os.stat(path).st_mode))
+    '0o600'
+    >>> io.write_key(path)
+    Traceback (most recent call last):
+    ...
+    FileExistsError: ...
     """
     raw = check_key(generate_key() if key is None else key)
     payload = (raw.hex() + "\n").encode("ascii")
@@ -85,7 +216,7 @@ def write_key(path: str | os.PathLike, key: bytes | None = None, *, overwrite: b
         finally:
             os.close(fd)
         return
-    from ..io.atomic import atomic_output
+    from .atomic import atomic_output
 
     with atomic_output(path, mode=0o600) as tmp:
         with open(tmp, "wb") as fh:
@@ -93,5 +224,33 @@ def write_key(path: str | os.PathLike, key: bytes | None = None, *, overwrite: b
 
 
 def column_key(key: bytes, column: str) -> bytes:
-    """The per-column key HMAC-SHA256(key, "pydp_core.etl/column" 0x00 column)."""
+    """The per-column key HMAC-SHA256(key, "pydp_core.etl/column" || 0x00 || column).
+
+    Parameters
+    ----------
+    key : bytes
+        The release key (32 bytes; not checked here).
+    column : str
+        The column name (UTF-8).
+
+    Returns
+    -------
+    bytes
+        The 32-byte key of the column's ChaCha20 streams.
+
+    Raises
+    ------
+    TypeError
+        If ``column`` is not a str.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.column_key(bytes(range(32)), "age").hex()[:16]
+    '5bb95d9b08d3e152'
+    >>> io.column_key(bytes(range(32)), "age") != io.column_key(bytes(range(32)), "income")
+    True
+    """
+    if not isinstance(column, str):
+        raise TypeError(f"column names must be strings, not {type(column).__name__}")
     return hmac.new(key, b"pydp_core.etl/column\x00" + column.encode("utf-8"), hashlib.sha256).digest()

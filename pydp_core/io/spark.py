@@ -85,6 +85,9 @@ def privatize(
 ) -> Any:
     """A new DataFrame with ``mechanism``'s noise added to ``columns`` (lazy, like any transformation).
 
+    The front end shares the signature of :func:`pydp_core.privatize` (privacy parameters live in the
+    mechanism; everything after ``mechanism`` is keyword-only).
+
     Parameters
     ----------
     df:
@@ -107,6 +110,33 @@ def privatize(
         rows per keyed block (:data:`pydp_core.BLOCK_ROWS`). A task draws every block it touches once
         (Spark's Arrow batches are regrouped on block boundaries); with ``index=`` and ids scattered over
         many blocks per partition, a smaller value costs less.
+    **privatize_kwargs
+        Passed on to the mechanism (e.g. ``release=False`` for simulations).
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        The noisy DataFrame (lazy; with ``index=None`` this call runs one counting job).
+
+    Raises
+    ------
+    ImportError
+        If pyspark or pyarrow is not installed (the ``spark`` extra).
+    TypeError
+        If ``df`` is not a Spark DataFrame, a column is not numeric, or an argument has the wrong type.
+    ValueError
+        If the key is not 32 bytes, or a column or the index is missing or duplicated.
+    RuntimeError
+        At run time, if a partition's rows differ from the counting pass (the input is not deterministic).
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> df = spark.range(1000).selectExpr("id", "cast(id % 100 as double) as age")
+    >>> key = dp.io.generate_key()
+    >>> noisy = dp.spark.privatize(df, dp.LaplaceMechanism(epsilon=1.0), key=key, columns="age", index="id")
+    >>> noisy.count()
+    1000
     """
     T = _spark()
     from pyspark.sql import DataFrame
@@ -141,7 +171,9 @@ def privatize(
         pos = first
         for pos, table in _block_aligned(batches, first, block_rows):
             if table.num_rows and pid not in starts:
-                raise RuntimeError(f"partition {pid} has rows but had none when counted: the input is not deterministic")
+                raise RuntimeError(
+                    f"partition {pid} has rows but had none when counted: the input is not deterministic"
+                )
             out = privatize_local(table, mechanism, offset=pos, **options)
             yield from out.to_batches()
             pos += table.num_rows
@@ -154,7 +186,7 @@ def privatize(
     return df.mapInArrow(positional, out_schema)
 
 
-def _block_aligned(batches, start: int, block_rows: int):
+def _block_aligned(batches: Any, start: int, block_rows: int) -> Any:
     """Regroup Arrow batches holding the rows ``start, start + 1, ...`` into tables that end on block
     boundaries (a multiple of ``block_rows``) or at the end, as ``(first_row, table)``: every keyed block
     is then drawn once per task, whatever Spark's batch size (zero-copy slices; about one block buffered)."""
@@ -179,7 +211,7 @@ def _block_aligned(batches, start: int, block_rows: int):
         yield pos, pa.Table.from_batches(pending)
 
 
-def _buffered(batches, rows: int):
+def _buffered(batches: Any, rows: int) -> Any:
     """Regroup Arrow batches into tables of at least ``rows`` rows (the last may be shorter)."""
     import pyarrow as pa
 

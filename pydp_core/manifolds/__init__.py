@@ -1,7 +1,7 @@
 """Gaussian differential privacy on Riemannian manifolds (Jiang et al., NeurIPS 2023).
 
 Model spaces of constant curvature, their Riemannian Gaussian (and Laplace) distributions, the exact
-privacy parameter mu of the Riemannian Gaussian mechanism, the paper's Monte Carlo Algorithm 2 with a
+privacy parameter mu of the Riemannian Gaussian mechanism, Algorithm 2 of Jiang et al. (Monte Carlo) with a
 confidence interval, and the private Frechet mean of Section 5.
 
 Manifolds (all methods batched over leading array dimensions, hot loops in C++):
@@ -12,7 +12,7 @@ Manifolds (all methods batched over leading array dimensions, hot loops in C++):
 - :class:`Hyperbolic` ``(d)``: the hyperboloid model, shape ``(..., d + 1)`` with the time coordinate
   first; distances from a cancellation-free form (see ``csrc/include/pydp/manifolds/geometry.hpp``).
 
-The privacy parameter (SPEC-NOTES, section 001): the mechanism is mu-GDP iff delta(eps) <= delta_mu(eps)
+The privacy parameter (derived in docs/manifolds.md): the mechanism is mu-GDP iff delta(eps) <= delta_mu(eps)
 for all eps >= 0, delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2). On the circle delta(eps)
 is the corrected closed form of Corollary 3.2.1; on S^d and H^d (d >= 2) the integrals of Theorem 4.1
 reduce by symmetry to one-dimensional integrals of a regularised incomplete beta function, evaluated

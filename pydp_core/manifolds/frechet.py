@@ -7,17 +7,16 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from .._validation import as_float_array, check_finite, check_int, check_positive_scalar
+from .._validation import as_scalar, check_finite, check_int, check_positive_scalar
 from .privacy import gdp_mu, gdp_sigma, mu_to_epsilon
 from .sampling import RiemannianGaussian, RiemannianLaplace
 from .spaces import Circle, Hyperbolic, Manifold, Sphere, check_manifold
 
 
-# ======================================================================================================
-# Frechet means (Section 5)
-# ======================================================================================================
 def as_points(manifold: Manifold, points: Any) -> np.ndarray:
+    """``points`` as a non-empty (n, point_size) array (1-D angles on the circle) on the manifold."""
     x = check_finite(points, "points")
     k = manifold.point_size
     if (k and (x.ndim != 2 or x.shape[1] != k)) or (not k and x.ndim != 1):
@@ -28,11 +27,42 @@ def as_points(manifold: Manifold, points: Any) -> np.ndarray:
     return x
 
 
-def frechet_mean(manifold: Manifold, points: Any, *, tol: float = 1e-12, max_iter: int = 1000):
-    """argmin_x sum_i d(x, x_i)^2 by Riemannian gradient descent x <- exp_x(mean_i log_x(x_i)).
+def frechet_mean(manifold: Manifold, points: ArrayLike, *, tol: float = 1e-12, max_iter: int = 1000) -> Any:
+    """The Frechet mean argmin_x sum_i d(x, x_i)^2, by Riemannian gradient descent x <- exp_x(mean_i log_x(x_i)).
 
-    Converges when the Riemannian gradient norm is below ``tol`` (relative to the data spread); raises
-    ArithmeticError if it does not within ``max_iter`` steps (data not in a convex ball, Assumption 1).
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    points : array_like
+        n >= 1 points: shape ``(n, point_size)``, or ``(n,)`` angles on the circle.
+    tol : float, optional
+        Stop when the Riemannian gradient norm is below ``tol`` times the data spread (default 1e-12).
+    max_iter : int, optional
+        The largest number of steps (default 1000).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The mean: an angle on the circle, else a point.
+
+    Raises
+    ------
+    TypeError
+        If ``manifold`` is not a model space or ``points`` is not real.
+    ValueError
+        If ``points`` is empty, has the wrong shape or lies off the manifold.
+    ArithmeticError
+        If the descent does not converge within ``max_iter`` steps (data not in a convex ball,
+        Assumption 1 of Jiang et al. 2023).
+
+    Examples
+    --------
+    >>> from pydp_core import manifolds as M
+    >>> round(M.frechet_mean(M.Circle(), [0.1, 0.2, 0.3]), 12)
+    0.2
+    >>> M.frechet_mean(M.Euclidean(2), [[0.0, 0.0], [2.0, 4.0]])
+    array([1., 2.])
     """
     manifold = check_manifold(manifold)
     x = as_points(manifold, points)
@@ -57,15 +87,45 @@ def frechet_mean(manifold: Manifold, points: Any, *, tol: float = 1e-12, max_ite
     raise ArithmeticError(f"frechet_mean did not converge in {max_iter} iterations (gradient norm {gn:.3g})")
 
 
-def frechet_mean_sensitivity(radius, n, kappa=1.0) -> float:
-    """Sensitivity of the Frechet mean of n points in a ball of radius r (Reimherr et al. 2021):
-    2 r (2 - h) / (n h), h = 2 r sqrt(kappa) cot(2 r sqrt(kappa)) for kappa > 0, h = 1 for kappa <= 0.
-    ``kappa`` bounds the sectional curvature; for kappa > 0, r < pi / (4 sqrt(kappa)) (Assumption 1)."""
+def frechet_mean_sensitivity(radius: float, n: int, kappa: float = 1.0) -> float:
+    """The geodesic sensitivity of the Frechet mean of n points in a ball of radius r (Reimherr et al. 2021).
+
+    2 r (2 - h) / (n h) with h = 2 r sqrt(kappa) cot(2 r sqrt(kappa)) for kappa > 0 and h = 1 for
+    kappa <= 0 (docs/manifolds.md).
+
+    Parameters
+    ----------
+    radius : float
+        The radius r of a ball holding the data (> 0); for kappa > 0, r < pi / (4 sqrt(kappa))
+        (Assumption 1 of Jiang et al. 2023).
+    n : int
+        The number of points (>= 1).
+    kappa : float, optional
+        An upper bound on the sectional curvature (finite, default 1).
+
+    Returns
+    -------
+    float
+        The sensitivity.
+
+    Raises
+    ------
+    TypeError
+        If an argument is not real (``n`` not an int).
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from pydp_core import manifolds as M
+    >>> M.frechet_mean_sensitivity(0.5, 100, kappa=0.0)
+    0.01
+    >>> M.frechet_mean_sensitivity(0.5, 100)
+    0.02114815...
+    """
     r = check_positive_scalar(radius, "radius")
     n = check_int(n, "n", 1)
-    k = float(as_float_array(kappa, "kappa"))
-    if not math.isfinite(k):
-        raise ValueError("kappa must be finite")
+    k = as_scalar(check_finite(kappa, "kappa"), "kappa")
     if k > 0:
         if not r < math.pi / (4 * math.sqrt(k)):
             raise ValueError("radius must be < pi / (4 sqrt(kappa)) (Assumption 1)")
@@ -78,7 +138,34 @@ def frechet_mean_sensitivity(radius, n, kappa=1.0) -> float:
 
 @dataclass(frozen=True)
 class PrivateFrechetMean:
-    """A private release of the Frechet mean and the parameters it was made with."""
+    """A private release of the Frechet mean and the parameters it was made with.
+
+    Returned by :func:`private_frechet_mean`.
+
+    Parameters
+    ----------
+    release : float or numpy.ndarray
+        The released point.
+    mechanism : {"gaussian", "laplace"}
+        The Riemannian mechanism used.
+    sigma : float
+        Its rate.
+    mu : float
+        The GDP parameter of the release.
+    epsilon : float or None
+        The pure-DP epsilon of the Laplace release (None for the Gaussian).
+    sensitivity : float
+        The sensitivity of the Frechet mean used in the calibration.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import manifolds as M
+    >>> x = dp.Random(5).normal(0.0, 0.1, size=50)
+    >>> r = M.private_frechet_mean(M.Circle(), x, mu=1.0, radius=0.5, rng=dp.Random(2))
+    >>> r.mechanism, r.mu, r.sensitivity
+    ('gaussian', 1.0, 0.02)
+    """
 
     release: Any
     mechanism: str
@@ -90,20 +177,63 @@ class PrivateFrechetMean:
 
 def private_frechet_mean(
     manifold: Manifold,
-    points: Any,
+    points: ArrayLike,
     *,
-    mu=None,
-    radius,
-    sigma=None,
+    mu: Optional[float] = None,
+    radius: float,
+    sigma: Optional[float] = None,
     mechanism: str = "gaussian",
     rng: Any = None,
 ) -> PrivateFrechetMean:
     """Release the Frechet mean of ``points`` (assumed in a ball of the given radius) with mu-GDP.
 
-    ``mechanism="gaussian"``: the Riemannian Gaussian N_M(mean, sigma^2) with sigma = gdp_sigma(mu) (or the
-    given ``sigma``, and then mu = gdp_mu(sigma)). ``mechanism="laplace"``: the comparison of Section 5,
-    the Riemannian Laplace with rate sensitivity / eps and eps = mu_to_epsilon(mu), which is eps-DP and hence
-    mu-GDP (Liu et al. 2022).
+    Jiang et al. 2023, Section 5: the sensitivity is :func:`frechet_mean_sensitivity` with the curvature
+    of the manifold.
+
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    points : array_like
+        The data, as for :func:`frechet_mean`; they must fit in a ball of radius ``radius`` around their
+        mean.
+    mu : float, optional
+        The target GDP parameter (give exactly one of ``mu`` and ``sigma``).
+    radius : float
+        The radius of a ball holding the data (> 0).
+    sigma : float, optional
+        A given rate (then mu is computed by :func:`gdp_mu`).
+    mechanism : {"gaussian", "laplace"}, optional
+        ``"gaussian"`` (the default): the Riemannian Gaussian N_M(mean, sigma^2) with
+        sigma = :func:`gdp_sigma` (mu). ``"laplace"``: the comparison of Section 5, the Riemannian Laplace
+        with rate sensitivity / epsilon and epsilon = :func:`mu_to_epsilon` (mu), which is epsilon-DP and
+        hence mu-GDP (Liu et al. 2022).
+    rng : None, Random or numpy.random.Generator, optional
+        ``None`` (the default): a fresh secure generator, the choice for releases.
+
+    Returns
+    -------
+    PrivateFrechetMean
+        The release with its parameters.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If the points do not fit in the ball, both or neither of ``mu`` and ``sigma`` are given,
+        ``mechanism`` is unknown, or a parameter is out of range.
+    ArithmeticError
+        If the Frechet mean does not converge.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import manifolds as M
+    >>> x = dp.Random(5).normal(0.0, 0.1, size=50)
+    >>> r = M.private_frechet_mean(M.Circle(), x, mu=1.0, radius=0.5, mechanism="laplace", rng=dp.Random(2))
+    >>> r.epsilon == M.mu_to_epsilon(1.0), r.sigma == r.sensitivity / r.epsilon
+    (True, True)
     """
     manifold = check_manifold(manifold)
     x = as_points(manifold, points)
@@ -115,7 +245,7 @@ def private_frechet_mean(
     if (mu is None) == (sigma is None):
         raise ValueError("give exactly one of mu and sigma")
     if mechanism == "gaussian":
-        if sigma is None:
+        if mu is not None:
             s = gdp_sigma(manifold, mu=mu, sensitivity=D)
             mu_v = float(mu)
         else:
@@ -124,7 +254,10 @@ def private_frechet_mean(
         rel = RiemannianGaussian(manifold, mean, s).sample(rng=rng)
         return PrivateFrechetMean(rel, "gaussian", s, mu_v, None, D)
     if mechanism == "laplace":
-        mu_v = float(mu) if mu is not None else gdp_mu(manifold, sigma=sigma, sensitivity=D)
+        if mu is not None:
+            mu_v = float(mu)
+        else:
+            mu_v = gdp_mu(manifold, sigma=check_positive_scalar(sigma, "sigma"), sensitivity=D)
         eps = mu_to_epsilon(mu_v)
         s = D / eps
         rel = RiemannianLaplace(manifold, mean, s).sample(rng=rng)

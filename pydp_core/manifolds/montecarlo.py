@@ -11,18 +11,45 @@ from scipy import special as sps
 
 from .. import _core
 from .._validation import check_positive_scalar
-from .privacy import mu_for_log_delta
+from .privacy import default_eps_max, mu_for_log_delta
 from .sampling import RiemannianGaussian, as_generator
-from .spaces import Circle, Manifold, Sphere
+from .spaces import Manifold
 
 _mf = _core.manifolds
 
 
-
-
 @dataclass(frozen=True)
 class MonteCarloMu:
-    """Result of Algorithm 2: the paper's estimate and a confidence interval from the m batches."""
+    """The result of Algorithm 2 of Jiang et al. 2023: the estimate of mu and a confidence interval.
+
+    Returned by ``gdp_mu(..., method="monte_carlo")`` (the interval is derived in docs/manifolds.md).
+
+    Parameters
+    ----------
+    mu : float
+        The paper's estimate: the maximum over the epsilon grid of mu_eps at the pooled estimate of delta.
+    stderr : float
+        Its delta-method standard error at the maximiser.
+    ci_low, ci_high : float
+        The simultaneous confidence interval for the maximum over the grid (contains ``mu``).
+    confidence : float
+        Its level.
+    n, m, n_eps : int
+        Samples per batch, batches and the size of the epsilon grid.
+    eps_max : float
+        The largest epsilon of the grid.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import manifolds as M
+    >>> est = M.gdp_mu(M.Circle(), sigma=1.0, method="monte_carlo", n=200, m=20, n_eps=50, rng=dp.Random(1))
+    >>> est.n, est.m, est.n_eps, est.confidence
+    (200, 20, 50, 0.95)
+    >>> lo, hi = est.confidence_interval
+    >>> lo <= est.mu <= hi
+    True
+    """
 
     mu: float
     stderr: float
@@ -36,31 +63,21 @@ class MonteCarloMu:
 
     @property
     def confidence_interval(self) -> tuple[float, float]:
+        """``(ci_low, ci_high)``."""
         return (self.ci_low, self.ci_high)
 
 
-
-
-
-# ======================================================================================================
-# mu: exact and Monte Carlo (Algorithm 2)
-# ======================================================================================================
 def monte_carlo_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: int, eps_max: Optional[float],
-           rng: Any, confidence: float, progress: Optional[bool], threads: Optional[int]) -> MonteCarloMu:
-    if eps_max is None:
-        if isinstance(manifold, (Circle, Sphere)):
-            eps_max = D * (2 * math.pi - D) / (2 * sigma**2)  # the largest privacy loss: delta = 0 beyond
-        else:
-            eps_max = max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))  # the paper's choice on R
-    else:
-        eps_max = check_positive_scalar(eps_max, "eps_max")
+                   rng: Any, confidence: float, progress: Optional[bool], threads: Optional[int]) -> MonteCarloMu:
+    """Algorithm 2 with a confidence interval; the arguments are checked by :func:`gdp_mu`."""
+    eps_max = default_eps_max(manifold, sigma, D) if eps_max is None else check_positive_scalar(eps_max, "eps_max")
     r = as_generator(rng)
     if threads is not None:
         r = r.with_threads(threads)
     eta, eta2 = manifold._reference_pair(D)
     g1 = RiemannianGaussian(manifold, eta, sigma)
     g2 = RiemannianGaussian(manifold, eta2, sigma)
-    # eps = 0 is added to the paper's grid k * eps_max / n_eps, k = 1..n_eps (the circle's supremum is there)
+    # eps = 0 is added to Jiang et al.'s grid k * eps_max / n_eps, k = 1..n_eps (the circle's supremum is there)
     eps = np.arange(0, n_eps + 1) * (eps_max / n_eps)
     thresholds = np.ascontiguousarray(2.0 * sigma**2 * eps)
     F1 = np.empty((m, n_eps + 1))

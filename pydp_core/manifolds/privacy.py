@@ -8,21 +8,24 @@ reduce by symmetry to one-dimensional integrals (``docs/manifolds.md``).
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 import numpy as np
-from scipy import optimize
+from numpy.typing import ArrayLike
 from scipy import special as sps
 
 from .. import _core
 from .._validation import (
-    as_float_array,
+    check_epsilon,
     check_int,
-    check_positive,
+    check_open_unit,
     check_positive_scalar,
 )
 from .radial import RadialLaw, log_radial_factor, quadrature_nodes, radial_factor
 from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manifold
+
+if TYPE_CHECKING:
+    from .montecarlo import MonteCarloMu
 
 
 # ======================================================================================================
@@ -100,11 +103,28 @@ def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     return np.where(dead, 0.0, np.exp(x))
 
 
+def largest_loss(sigma: float, D: float) -> float:
+    """The largest privacy loss on S^1 and S^d, D (2 pi - D) / (2 sigma^2): delta(eps) = 0 from there on.
+
+    The loss (d(eta', y)^2 - d(eta, y)^2) / (2 sigma^2) is largest at the antipode of eta'.
+    """
+    return D * (2 * math.pi - D) / (2 * sigma**2)
+
+
+def default_eps_max(manifold: Manifold, sigma: float, D: float) -> float:
+    """The largest epsilon of the Monte Carlo grid: :func:`largest_loss` on S^1 and S^d, else the choice
+    of Jiang et al. 2023 on R, max(10, 5 D / sigma + D^2 / (2 sigma^2))."""
+    if isinstance(manifold, (Circle, Sphere)):
+        return largest_loss(sigma, D)
+    return max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
+
+
 def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
-    """log delta(eps) on S^1, Corollary 3.2.1 as corrected in SPEC-NOTES (-inf beyond eps_max)."""
+    """log delta(eps) on S^1: Corollary 3.2.1 of Jiang et al. 2023 as corrected in docs/manifolds.md
+    (-inf from the largest loss on)."""
     pi = math.pi
     eps = np.asarray(eps, float)
-    eps_max = D * (2 * pi - D) / (2 * sigma**2)
+    eps_max = largest_loss(sigma, D)
     live = eps < eps_max
     e = np.where(live, eps, 0.0)
     a = sigma**2 * e / (2 * pi - D) - pi + D / 2
@@ -205,7 +225,7 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
     # the subtraction keeps about 15 + log10(1 - ratio) digits: flag where fewer than 9 remain
     reliable = ~(ratio > math.log1p(-1e-6)) & np.isfinite(lu)
     if isinstance(manifold, Sphere):
-        eps_max = D * (2 * math.pi - D) / (2 * sigma**2)
+        eps_max = largest_loss(sigma, D)
         out = np.where(flat >= eps_max, -np.inf, out)
         reliable |= flat >= eps_max
     return out.reshape(eps.shape), reliable.reshape(eps.shape)
@@ -218,26 +238,62 @@ def _check_sensitivity(manifold: Manifold, sensitivity: Any) -> float:
     return D
 
 
-def privacy_profile(manifold: Manifold, *, epsilon, sensitivity=1.0, sigma):
-    """delta(eps) of the Riemannian Gaussian mechanism N_M(f(D), sigma^2) with the given sensitivity.
+@overload
+def privacy_profile(manifold: Manifold, *, epsilon: float, sensitivity: float = ..., sigma: float) -> float: ...
+@overload
+def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: float = ..., sigma: float) -> Any: ...
+def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: float = 1.0, sigma: float) -> Any:
+    """delta(epsilon) of the Riemannian Gaussian mechanism N_M(f(D), sigma^2).
 
-    The mechanism is (eps, delta(eps))-DP for each eps and no smaller delta works (Theorem 3.2 / 4.1).
-    Exact on R^d (the Gaussian mechanism), closed form on S^1, one-dimensional quadrature on S^d, H^d.
+    The mechanism is (epsilon, delta(epsilon))-DP for each epsilon and no smaller delta works (Jiang et
+    al. 2023, Theorems 3.2 and 4.1): exact on R^d (the Gaussian mechanism), the corrected closed form of
+    Corollary 3.2.1 on S^1, a one-dimensional quadrature on S^d and H^d for d >= 2 (docs/manifolds.md).
+
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    epsilon : float or array_like
+        Values of epsilon, finite and >= 0.
+    sensitivity : float, optional
+        The geodesic sensitivity D of the query (> 0, at most pi on the circle and spheres; default 1).
+    sigma : float
+        The rate of the Riemannian Gaussian (> 0).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape.
+
+    Raises
+    ------
+    TypeError
+        If ``manifold`` is not one of the model spaces or an argument is not real.
+    ValueError
+        If ``epsilon`` is negative, NaN or infinite, ``sigma`` is not positive and finite, or the
+        sensitivity is not positive (or exceeds pi on the circle and spheres).
+
+    Examples
+    --------
+    >>> from pydp_core import manifolds as M
+    >>> M.privacy_profile(M.Circle(), epsilon=0.5, sigma=1.0)
+    0.2310237...
+    >>> M.privacy_profile(M.Euclidean(1), epsilon=[0.0, 1.0], sigma=1.0)
+    array([0.3829249..., 0.1269367...])
     """
     manifold = check_manifold(manifold)
-    sigma = check_positive_scalar(sigma, "sigma")
+    sig = check_positive_scalar(sigma, "sigma")
     D = _check_sensitivity(manifold, sensitivity)
-    eps = as_float_array(epsilon, "epsilon")
-    if np.isnan(eps).any() or (eps < 0).any() or np.isinf(eps).any():
-        raise ValueError("epsilon must be finite and >= 0")
-    out = np.exp(_log_profile(manifold, eps, sigma, D)[0])
+    eps = check_epsilon(epsilon)
+    out = np.exp(_log_profile(manifold, eps, sig, D)[0])
     return float(out) if np.ndim(epsilon) == 0 else out
 
 
 def _eps_range(manifold: Manifold, sigma: float, D: float) -> float:
+    """The range of epsilon searched for the supremum of mu_eps."""
     if isinstance(manifold, (Circle, Sphere)):
-        return D * (2 * math.pi - D) / (2 * sigma**2)
-    return 4.0 * max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
+        return largest_loss(sigma, D)
+    return 4.0 * default_eps_max(manifold, sigma, D)
 
 
 def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
@@ -274,112 +330,273 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
     return best
 
 
-
-
+@overload
+def gdp_mu(manifold: Manifold, *, sensitivity: float = ..., sigma: float, method: Literal["exact"] = ...) -> float: ...
+@overload
 def gdp_mu(
     manifold: Manifold,
     *,
-    sensitivity=1.0,
-    sigma,
+    sensitivity: float = ...,
+    sigma: float,
+    method: Literal["monte_carlo"],
+    n: int = ...,
+    m: int = ...,
+    n_eps: int = ...,
+    eps_max: Optional[float] = ...,
+    rng: Any = ...,
+    confidence: float = ...,
+    progress: Optional[bool] = ...,
+    threads: Optional[int] = ...,
+) -> "MonteCarloMu": ...
+def gdp_mu(
+    manifold: Manifold,
+    *,
+    sensitivity: float = 1.0,
+    sigma: float,
     method: str = "exact",
     n: int = 1000,
     m: int = 100,
     n_eps: int = 1000,
-    eps_max=None,
+    eps_max: Optional[float] = None,
     rng: Any = None,
     confidence: float = 0.95,
     progress: Optional[bool] = None,
     threads: Optional[int] = None,
-):
+) -> Union[float, "MonteCarloMu"]:
     """The privacy parameter mu of the Riemannian Gaussian mechanism N_M(f(D), sigma^2).
 
-    ``method="exact"`` (a float): sensitivity/sigma on R^d; the corrected Corollary 3.2.1 on S^1; the
-    one-dimensional quadrature reduction on S^d and H^d (d >= 2), relative accuracy about 1e-10; in every
-    case the supremum over eps of the mu solving delta_mu(eps) = delta(eps), found on a grid and refined.
+    The mechanism is mu-GDP iff delta(epsilon) <= delta_mu(epsilon) for every epsilon >= 0 (Dong, Roth and
+    Su 2022), so mu is the supremum over epsilon of the mu_eps solving delta_mu(eps) = delta(eps)
+    (Jiang et al. 2023; the reduction and the search are derived in docs/manifolds.md).
 
-    ``method="monte_carlo"``: Algorithm 2 with the paper's parameters (n samples per batch, m batches,
-    n_eps values of eps up to eps_max; eps = 0 is added to the grid). Returns :class:`MonteCarloMu` with the
-    paper's estimate, a delta-method standard error and a simultaneous confidence interval: a band over
-    eps from the m batch means (Gaussian multiplier bootstrap), its lower side widened where needed by
-    exact Clopper-Pearson bounds on the pooled counts (Bonferroni over the eps grid), then mapped through
-    mu_eps and maximised over eps. Like the estimate, the interval is about the maximum over the sampled
-    eps grid. A tqdm progress bar is shown for long runs
-    (``progress=None``: when n * m >= 5e6) if tqdm is installed.
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    sensitivity : float, optional
+        The geodesic sensitivity D (> 0, at most pi on the circle and spheres; default 1).
+    sigma : float
+        The rate of the Riemannian Gaussian (> 0).
+    method : {"exact", "monte_carlo"}, optional
+        ``"exact"`` (the default): D / sigma on R^d; the corrected Corollary 3.2.1 on S^1; the
+        one-dimensional quadrature on S^d and H^d (d >= 2), relative accuracy about 1e-10. The supremum
+        over epsilon is found on a grid and refined around the best point.
+        ``"monte_carlo"``: Algorithm 2 of Jiang et al. 2023 with a confidence interval.
+    n, m, n_eps : int, optional
+        Monte Carlo only: samples per batch (>= 2), batches (>= 2) and values of epsilon on the grid
+        ``k * eps_max / n_eps``, ``k = 0..n_eps`` (epsilon = 0 is added to the paper's grid).
+    eps_max : float, optional
+        Monte Carlo only: the largest epsilon of the grid (default: the largest privacy loss on the
+        circle and spheres, else the paper's ``max(10, 5 D / sigma + D^2 / (2 sigma^2))``).
+    rng : None, Random or numpy.random.Generator, optional
+        Monte Carlo only: the random source (``None``: a fresh secure :class:`pydp_core.Random`).
+    confidence : float, optional
+        Monte Carlo only: the level of the simultaneous confidence interval, in (0, 1).
+    progress : bool, optional
+        Monte Carlo only: show a tqdm bar (``None``: when ``n * m >= 5e6`` and tqdm is installed).
+    threads : int, optional
+        Monte Carlo only: sampler threads (``None``: those of ``rng``); the output does not depend on it.
+
+    Returns
+    -------
+    float or MonteCarloMu
+        mu for ``method="exact"``; for ``"monte_carlo"`` the estimate with a delta-method standard error
+        and a simultaneous confidence interval (a Gaussian multiplier-bootstrap band over epsilon from the
+        m batch means, widened where needed by exact Clopper-Pearson bounds on the pooled counts,
+        Bonferroni over the grid, mapped through mu_eps and maximised over the grid).
+
+    Raises
+    ------
+    TypeError
+        If ``manifold`` is not a model space or an argument has the wrong type.
+    ValueError
+        If ``sigma`` or the sensitivity is out of range, ``method`` is unknown, or a Monte Carlo
+        parameter is out of range.
+    ArithmeticError
+        If the privacy profile cannot be evaluated at this ``sigma``.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import manifolds as M
+    >>> M.gdp_mu(M.Euclidean(3), sigma=2.0)
+    0.5
+    >>> M.gdp_mu(M.Circle(), sigma=1.0)
+    0.983169...
+    >>> M.gdp_mu(M.Sphere(2), sigma=1.0)
+    0.822482...
+    >>> est = M.gdp_mu(M.Sphere(2), sigma=1.0, method="monte_carlo", n=200, m=20, n_eps=50, rng=dp.Random(1))
+    >>> est.ci_low <= est.mu <= est.ci_high
+    True
     """
     manifold = check_manifold(manifold)
-    sigma = check_positive_scalar(sigma, "sigma")
+    sig = check_positive_scalar(sigma, "sigma")
     D = _check_sensitivity(manifold, sensitivity)
     if method == "exact":
-        return _mu_exact(manifold, sigma, D)
+        return _mu_exact(manifold, sig, D)
     if method == "monte_carlo":
         n = check_int(n, "n", 2)
         m = check_int(m, "m", 2)
         n_eps = check_int(n_eps, "n_eps", 1)
-        c = float(confidence)
-        if not 0.0 < c < 1.0:
-            raise ValueError("confidence must lie in (0, 1)")
-        from .montecarlo import (
-            monte_carlo_mu,  # imported here: montecarlo builds on this module
-        )
+        c = check_open_unit(confidence, "confidence")
+        from .montecarlo import monte_carlo_mu  # montecarlo builds on this module
 
-        return monte_carlo_mu(manifold, sigma, D, n, m, n_eps, eps_max, rng, c, progress, threads)
+        return monte_carlo_mu(manifold, sig, D, n, m, n_eps, eps_max, rng, c, progress, threads)
     raise ValueError(f"method must be 'exact' or 'monte_carlo', not {method!r}")
 
 
-def gdp_sigma(manifold: Manifold, *, mu, sensitivity=1.0) -> float:
-    """The smallest rate sigma whose Riemannian Gaussian mechanism is mu-GDP (exact mu; verified).
+def gdp_sigma(manifold: Manifold, *, mu: float, sensitivity: float = 1.0) -> float:
+    """The smallest rate sigma whose Riemannian Gaussian mechanism is mu-GDP (exact mu, verified).
 
-    On H^d (d >= 2) mu does not fall to 0 as sigma grows (the mass escapes to where the two footpoints
-    stay distinguishable); an unreachable target raises ValueError.
+    The root of ``gdp_mu(sigma) = mu`` is bracketed in log sigma and found by Brent's method; the result is
+    then raised by steps of 1e-11 until ``gdp_mu`` confirms it, so the returned sigma meets the target.
+
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    mu : float
+        The target GDP parameter (> 0).
+    sensitivity : float, optional
+        The geodesic sensitivity D (> 0, at most pi on the circle and spheres; default 1).
+
+    Returns
+    -------
+    float
+        sigma with ``gdp_mu(manifold, sigma=sigma, sensitivity=sensitivity) <= mu``.
+
+    Raises
+    ------
+    TypeError
+        If ``manifold`` is not a model space.
+    ValueError
+        If ``mu`` or the sensitivity is out of range, or ``mu`` cannot be reached: on H^d (d >= 2) mu
+        does not fall to 0 as sigma grows (the mass escapes to where the two footpoints stay
+        distinguishable).
+    ArithmeticError
+        If the result cannot be verified.
+
+    Examples
+    --------
+    >>> from pydp_core import manifolds as M
+    >>> M.gdp_sigma(M.Euclidean(2), mu=0.5)
+    2.0
+    >>> s = M.gdp_sigma(M.Sphere(2), mu=1.0, sensitivity=0.5)
+    >>> s
+    0.480529...
+    >>> M.gdp_mu(M.Sphere(2), sigma=s, sensitivity=0.5) <= 1.0
+    True
     """
+    from scipy import optimize
+
     manifold = check_manifold(manifold)
-    mu = check_positive_scalar(mu, "mu")
+    target = check_positive_scalar(mu, "mu")
     D = _check_sensitivity(manifold, sensitivity)
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
-        return D / mu
-    f = lambda ls: _mu_exact(manifold, math.exp(ls), D) - mu  # noqa: E731
+        return D / target
+
+    def f(ls: float) -> float:
+        return _mu_exact(manifold, math.exp(ls), D) - target
+
     # on H^d mu levels off as sigma grows; the quadrature covers sigma^2 (d - 1) <= 250
     cap = math.log(math.sqrt(250.0 / (manifold.dim - 1))) if isinstance(manifold, Hyperbolic) else math.inf
-    lo = hi = min(math.log(D / mu), cap)
+    lo = hi = min(math.log(D / target), cap)
     flo = f(lo)
     while flo < 0:  # decrease sigma until mu is above the target
         hi, lo = lo, lo - 1.0
         flo = f(lo)
-        if lo < math.log(D / mu) - 40:
+        if lo < math.log(D / target) - 40:
             raise ValueError("no sigma found (mu is above the target for every sigma tried)")
     fhi = f(hi)
     tries = 0
     while fhi > 0:
         if hi >= cap or tries > 40:
-            raise ValueError(f"mu = {mu} is not reachable on {manifold!r}: mu stays above it as sigma grows")
+            raise ValueError(f"mu = {target} is not reachable on {manifold!r}: mu stays above it as sigma grows")
         lo, hi = hi, min(hi + 1.0, cap)
         fhi = f(hi)
         tries += 1
     ls = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
     sigma = math.exp(ls)
     for _ in range(100):  # the returned sigma meets the target exactly (round up through the noise)
-        if _mu_exact(manifold, sigma, D) <= mu:
+        if _mu_exact(manifold, sigma, D) <= target:
             return sigma
         sigma *= 1 + 1e-11
     raise ArithmeticError("gdp_sigma could not verify its result")
 
 
 # ======================================================================================================
-# eps-DP <-> mu-GDP (Liu et al. 2022, as used in Section 5)
+# eps-DP <-> mu-GDP (Liu et al. 2022, as used in Section 5 of Jiang et al. 2023)
 # ======================================================================================================
-def epsilon_to_mu(epsilon) -> float:
-    """mu-GDP implied by eps-DP: mu = -2 Phi^-1(1 / (1 + e^eps))."""
-    e = float(check_positive(epsilon, "epsilon"))
-    # 1/(1+e^eps) = expit(-eps); ndtri of a log-space probability keeps large eps accurate
-    from ..special import ndtri
+def epsilon_to_mu(epsilon: float) -> float:
+    """The mu-GDP implied by epsilon-DP: mu = -2 Phi^-1(1 / (1 + e^epsilon)) (Liu et al. 2022).
 
-    return float(-2.0 * ndtri(float(sps.expit(-e))))
+    The one formula of the library, :meth:`pydp_core.PureDP.to_gdp`, evaluated in log space (finite up
+    to the largest double epsilon).
+
+    Parameters
+    ----------
+    epsilon : float
+        epsilon > 0, finite.
+
+    Returns
+    -------
+    float
+        The smallest mu such that every epsilon-DP mechanism is mu-GDP.
+
+    Raises
+    ------
+    TypeError
+        If ``epsilon`` is not a real scalar.
+    ValueError
+        If ``epsilon`` is not positive and finite.
+
+    Examples
+    --------
+    >>> from pydp_core import manifolds as M
+    >>> M.epsilon_to_mu(1.0)
+    1.2320353853...
+    >>> M.epsilon_to_mu(746.0)
+    77.015817...
+    """
+    from ..accounting.budgets import PureDP
+
+    return PureDP(check_positive_scalar(epsilon, "epsilon")).to_gdp().mu
 
 
-def mu_to_epsilon(mu) -> float:
-    """The eps with epsilon_to_mu(eps) = mu: eps = log((1 - Phi(-mu/2)) / Phi(-mu/2))."""
-    m = float(check_positive(mu, "mu"))
-    lp = float(_log_ndtr(np.array([-m / 2]))[0])
-    lq = float(_log_ndtr(np.array([m / 2]))[0])
-    return lq - lp
+def mu_to_epsilon(mu: float) -> float:
+    """The epsilon with ``epsilon_to_mu(epsilon) = mu``: the inverse of :func:`epsilon_to_mu`.
 
+    ``1 / (1 + e^eps) = Phi(-mu/2)`` gives ``eps = log(Phi(mu/2) / Phi(-mu/2))``; with
+    ``Phi(mu/2) = Phi(-mu/2) + erf(mu / (2 sqrt 2))`` this is
+    ``log1p(erf(mu / (2 sqrt 2)) / Phi(-mu/2))``, evaluated in log space: accurate for small mu (no
+    cancellation) and for large mu (no underflow of Phi(-mu/2)).
+
+    Parameters
+    ----------
+    mu : float
+        mu > 0, finite.
+
+    Returns
+    -------
+    float
+        epsilon > 0.
+
+    Raises
+    ------
+    TypeError
+        If ``mu`` is not a real scalar.
+    ValueError
+        If ``mu`` is not positive and finite.
+
+    Examples
+    --------
+    >>> from pydp_core import manifolds as M
+    >>> M.mu_to_epsilon(1.0)
+    0.806965346...
+    >>> M.mu_to_epsilon(M.epsilon_to_mu(746.0))
+    746.0000...
+    """
+    m = check_positive_scalar(mu, "mu")
+    log_tail = float(_log_ndtr(np.array([-m / 2.0]))[0])  # log Phi(-mu/2)
+    log_erf = math.log(math.erf(m / (2.0 * math.sqrt(2.0))))
+    return float(np.logaddexp(0.0, log_erf - log_tail))

@@ -8,14 +8,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .spaces import Manifold
 
-# ======================================================================================================
-# Radial laws: the distance t = d(footpoint, Y) of a Riemannian Gaussian or Laplace on a model space
-# has density proportional to exp(-t^2 / (2 sigma^2)) (or exp(-t / sigma)) times S(t)^(d-1), with
-# S = sin (sphere, t <= pi), sinh (hyperbolic), t (Euclidean); on the circle t is a folded normal on [0, pi].
-# ======================================================================================================
+# On the circle t is a folded normal on [0, pi] (S = 1).
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(32)
 # Gauss-Legendre in theta after t = lo + (hi - lo)(1 - cos theta)/2: clusters nodes at both ends so that
 # square-root kinks at the piece boundaries do not slow the convergence.
@@ -35,6 +32,7 @@ def quadrature_nodes(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def log_radial_factor(kind: int, t: np.ndarray) -> np.ndarray:
+    """log S(t): S = sin (kind 0), sinh (1, without overflow), t (2), 1 (3, the circle)."""
     with np.errstate(divide="ignore"):
         if kind == 0:
             return np.log(np.sin(t))
@@ -46,7 +44,8 @@ def log_radial_factor(kind: int, t: np.ndarray) -> np.ndarray:
     return np.zeros_like(t)
 
 
-def radial_factor(kind: int, t):
+def radial_factor(kind: int, t: np.ndarray) -> np.ndarray:
+    """S(t): sin (kind 0), sinh (1), t (otherwise)."""
     return np.sin(t) if kind == 0 else np.sinh(t) if kind == 1 else t
 
 
@@ -79,8 +78,8 @@ class RadialLaw:
         t, w = self._grid()
         self._log_norm_t = float(self.lmax + np.log(np.sum(np.exp(self.logf(t) - self.lmax) * w)))
 
-    # log of the unnormalised radial density
-    def logf(self, t):
+    def logf(self, t: ArrayLike) -> np.ndarray:
+        """log of the unnormalised radial density."""
         t = np.asarray(t, dtype=float)
         base = -t / self.sigma if self.laplace else -t * t / (2.0 * self.sigma**2)
         if self.k == 0:
@@ -145,10 +144,10 @@ class RadialLaw:
             log_area = math.log(2.0) + (d / 2.0) * math.log(math.pi) - math.lgamma(d / 2.0)
         return log_area + self._log_norm_t
 
-    def cdf(self, t) -> np.ndarray:
+    def cdf(self, t: ArrayLike) -> np.ndarray:
         """P(d(footpoint, Y) <= t), by quadrature on [0, t] split at the same breakpoints."""
-        t = np.clip(np.asarray(t, dtype=float), 0.0, self.tmax)
-        flat = t.reshape(-1)
+        points = np.clip(np.asarray(t, dtype=float), 0.0, self.tmax)
+        flat = points.reshape(-1)
         b = np.unique(np.clip(np.array(self._breakpoints()), 0.0, self.tmax))
         # mass of every piece, then the partial piece up to t
         tt, ww = quadrature_nodes(b)
@@ -161,5 +160,5 @@ class RadialLaw:
         pb = np.stack([lo, flat], axis=-1)
         tp, wp = quadrature_nodes(pb)
         part = np.sum(np.exp(self.logf(tp) - self.lmax) * wp, axis=-1)
-        return (np.minimum((cum[idx] + part) / total, 1.0)).reshape(t.shape)
+        return (np.minimum((cum[idx] + part) / total, 1.0)).reshape(points.shape)
 

@@ -1,43 +1,37 @@
 """Exact samplers of the Riemannian Gaussian and Laplace distributions on model spaces.
+
+The distance to the footpoint is drawn from its radial law by rejection from a tangent-line envelope of
+its log-concave part, the direction uniformly, then mapped by the exponential map (docs/manifolds.md).
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
-from .._validation import check_finite, check_int, check_positive_scalar
+from .._validation import check_finite, check_int, check_positive_scalar, check_size
+from ..random import Random, as_random
 from .radial import RadialLaw
 from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manifold
 
 _mf = _core.manifolds
 
+#: numpy-style output size: None (one point), an int or a tuple of ints.
+Size = Union[int, tuple[int, ...], None]
 
 
-# ======================================================================================================
-# Distributions
-# ======================================================================================================
-def as_generator(rng: Any):
-    from ..random import as_random
-
+def as_generator(rng: Any) -> Random:
+    """The :class:`pydp_core.Random` behind an ``rng`` argument (:func:`pydp_core.as_random`)."""
     return as_random(rng)
-
-
-def _size_shape(size: Any) -> tuple:
-    """numpy-style size: None (one draw), an int or a tuple of ints."""
-    if size is None:
-        return ()
-    if isinstance(size, tuple):
-        return tuple(check_int(k, "size", 0) for k in size)
-    return (check_int(size, "size", 0),)
 
 
 class _RiemannianRadial:
     _laplace = False
 
-    def __init__(self, manifold: Manifold, footpoint: Any, sigma: Any) -> None:
+    def __init__(self, manifold: Manifold, footpoint: ArrayLike, sigma: float) -> None:
         self.manifold = check_manifold(manifold)
         self.sigma = check_positive_scalar(sigma, "sigma")
         fp = check_finite(footpoint, "footpoint")
@@ -66,22 +60,22 @@ class _RiemannianRadial:
         """log Z(sigma) = log of the integral over M of the unnormalised density (footpoint-free)."""
         return self._law.log_normalizer
 
-    def logpdf(self, y):
-        """log density with respect to the Riemannian volume."""
+    def logpdf(self, y: ArrayLike) -> Any:
+        """log density with respect to the Riemannian volume, batched over points ``y``."""
         t = np.asarray(self.manifold.dist(self.footpoint, y), float)
         core = -t / self.sigma if self._laplace else -t * t / (2 * self.sigma**2)
         out = core - self.log_normalizer
         return float(out) if out.ndim == 0 else out
 
-    def radial_cdf(self, t):
+    def radial_cdf(self, t: ArrayLike) -> np.ndarray:
         """P(d(footpoint, Y) <= t): the exact law of the distance (used by the tests)."""
         return self._law.cdf(t)
 
-    def sample(self, size: Any = None, rng: Any = None):
+    def sample(self, size: Size = None, rng: Any = None) -> Any:
         """Exact draws: the distance from its radial law (rejection from a tangent-line envelope), a
         uniform tangent direction, then the exponential map. ``size``: None (one point), an int or a
         tuple (numpy convention); points are stacked along the leading axes."""
-        shape = _size_shape(size)
+        shape = check_size(size) or ()
         n = int(np.prod(shape)) if shape else 1
         r = as_generator(rng)
         law, m = self._law, self.manifold
@@ -90,7 +84,8 @@ class _RiemannianRadial:
                          self._basis, n, r._gen, r._threads or 0)
         return out[0] if size is None else out.reshape(shape + out.shape[1:])
 
-    def sample_mh(self, size: Any = None, rng: Any = None, *, steps: int = 300, proposal_scale: Optional[float] = None):
+    def sample_mh(self, size: Optional[int] = None, rng: Any = None, *, steps: int = 300,
+                  proposal_scale: Optional[float] = None) -> Any:
         """Metropolis-Hastings with an exponential-wrapped Gaussian proposal (Section 4.1; Pennec et al.).
 
         ``size`` independent chains start at the footpoint and run ``steps`` steps each; a proposal
@@ -110,7 +105,7 @@ class _RiemannianRadial:
         x = np.broadcast_to(fp, (n,) + fp.shape).copy()
         cur = np.zeros(n)
 
-        def logp(dist):
+        def logp(dist: np.ndarray) -> np.ndarray:
             return -dist / self.sigma if self._laplace else -dist * dist / (2 * self.sigma**2)
 
         lp = logp(cur)
@@ -145,7 +140,8 @@ class _RiemannianRadial:
             wn = np.sum(w * w, axis=1, keepdims=True)
             zf = np.concatenate([np.zeros((len(x), 1)), z], axis=1)  # tangent at e0
             safe = wn[:, 0] > 1e-30
-            coef = np.where(safe[:, None], 2.0 * np.sum(w * zf, axis=1, keepdims=True) / np.where(safe[:, None], wn, 1.0), 0.0)
+            proj = 2.0 * np.sum(w * zf, axis=1, keepdims=True) / np.where(safe[:, None], wn, 1.0)
+            coef = np.where(safe[:, None], proj, 0.0)
             return zf - coef * w  # the reflection maps e0 to x and T_e0 to T_x isometrically
         # hyperbolic: Lorentz boost from the origin to x applied to (0, z)
         x0, xs = x[:, :1], x[:, 1:]
@@ -155,7 +151,33 @@ class _RiemannianRadial:
 
 
 class RiemannianGaussian(_RiemannianRadial):
-    """N_M(footpoint, sigma^2): density exp(-d(footpoint, y)^2 / (2 sigma^2)) / Z(sigma) (Definition 3.3)."""
+    """N_M(footpoint, sigma^2): density exp(-d(footpoint, y)^2 / (2 sigma^2)) / Z(sigma).
+
+    The Riemannian Gaussian of Jiang et al. 2023 (Definition 3.3), with exact samplers (docs/manifolds.md).
+
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    footpoint : float or array_like
+        The centre: an angle on the circle, else a point of shape ``(manifold.point_size,)`` on the
+        manifold (re-projected onto it).
+    sigma : float
+        The rate (> 0); on H^d, sigma^2 (d - 1) must stay below about 300.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import manifolds as M
+    >>> g = M.RiemannianGaussian(M.Sphere(2), [0.0, 0.0, 1.0], 0.5)
+    >>> g
+    RiemannianGaussian(Sphere(2), footpoint=[0.0, 0.0, 1.0], sigma=0.5)
+    >>> y = g.sample(4, rng=dp.Random(3))
+    >>> y.shape, bool(np.allclose(np.linalg.norm(y, axis=1), 1.0))
+    ((4, 3), True)
+    >>> g.logpdf([0.0, 0.0, 1.0]) == -g.log_normalizer
+    True
+    """
 
     _laplace = False
 
@@ -163,7 +185,26 @@ class RiemannianGaussian(_RiemannianRadial):
 class RiemannianLaplace(_RiemannianRadial):
     """Riemannian Laplace (Reimherr et al. 2021): density exp(-d(footpoint, y) / sigma) / Z(sigma).
 
-    eps-DP with sigma = sensitivity / eps on any manifold where it is normalisable (on H^d: sigma < 1/(d-1)).
+    epsilon-DP with sigma = sensitivity / epsilon on any manifold where it is normalisable.
+
+    Parameters
+    ----------
+    manifold : Manifold
+        ``Euclidean(d)``, ``Circle()``, ``Sphere(d)`` or ``Hyperbolic(d)``.
+    footpoint : float or array_like
+        The centre, as for :class:`RiemannianGaussian`.
+    sigma : float
+        The rate (> 0; on H^d, sigma < 1 / (d - 1) for the density to be normalisable).
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import manifolds as M
+    >>> lap = M.RiemannianLaplace(M.Circle(), 0.0, 0.5)
+    >>> bool(abs(lap.sample(rng=dp.Random(3))) <= np.pi)
+    True
+    >>> float(lap.radial_cdf(np.pi))
+    1.0
     """
 
     _laplace = True

@@ -10,7 +10,7 @@ noise.
 Samplers follow numpy's ``Generator`` conventions (``loc``, ``scale``, ``size``, ``dtype``, ``out``):
 :meth:`Random.normal`, :meth:`Random.laplace`, :meth:`Random.logistic`, :meth:`Random.subbotin`,
 :meth:`Random.gamma`, :meth:`Random.uniform`, :meth:`Random.exponential`,
-:meth:`Random.arsinh_normal` (the tCDP sinh-normal noise of paper 003) and :meth:`Random.sphere`
+:meth:`Random.arsinh_normal` (the tCDP arsinh-normal noise of Bun et al. 2018) and :meth:`Random.sphere`
 (uniform directions on S^{d-1}). They run in C++ with the GIL released, on ``threads`` threads, in fixed
 chunks of ``CHUNK`` values: for a given seed the output is bit-identical for every thread count.
 
@@ -28,7 +28,7 @@ For other pydp_core modules: ``rng._gen`` is the C++ ``pydp::random::Generator``
 :func:`as_random` (``as_random(rng)._gen``) to accept every generator form.
 
 Floating-point noise is not safe against least-significant-bit attacks (Mironov 2012): see
-:mod:`pydp_core.mechanisms`.
+:mod:`pydp_core.mechanisms`. The construction, the chunking and the tests are in docs/random.md.
 """
 from __future__ import annotations
 

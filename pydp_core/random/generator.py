@@ -2,14 +2,22 @@
 from __future__ import annotations
 
 import hashlib
-import operator
 import os
-from typing import Any
+from typing import Any, Callable, Optional, Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .. import _core
-from .._validation import as_float_array
+from .._validation import (
+    as_scalar,
+    check_finite,
+    check_float_dtype,
+    check_int,
+    check_lower_bounded,
+    check_out,
+    check_size,
+)
 
 __all__ = ["Random", "as_random", "CHUNK"]
 
@@ -20,6 +28,9 @@ CHUNK: int = int(_R.CHUNK)
 
 _UINT64_MAX = (1 << 64) - 1
 
+#: numpy-style output size: None (one value), an int or a tuple of ints.
+Size = Union[int, tuple[int, ...], None]
+
 
 # ------------------------------------------------------------------------------------------------------
 # Keys, seeds and threads
@@ -29,7 +40,7 @@ def _os_key() -> bytes:
     if getrandom is not None:
         key = getrandom(32)  # blocks until the kernel pool is initialised, never returns short reads here
         if len(key) == 32:
-            return key
+            return bytes(key)
     return os.urandom(32)
 
 
@@ -48,94 +59,9 @@ def _key_from_seed(seed: Any) -> bytes:
     raise TypeError(f"seed must be None, a non-negative int or bytes, not {type(seed).__name__}")
 
 
-def _check_threads(threads: Any) -> int:
-    """0 means all cores."""
-    if threads is None:
-        return 0
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be None or a positive int, not {type(threads).__name__}")
-    t = int(threads)
-    if t < 1:
-        raise ValueError(f"threads must be >= 1 (or None for all cores), got {t}")
-    return t
-
-
-def _check_index(i: Any, name: str) -> int:
-    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, not {type(i).__name__}")
-    v = int(i)
-    if not 0 <= v < _UINT64_MAX:
-        raise ValueError(f"{name} must lie in [0, 2**64 - 1), got {v}")
-    return v
-
-
-# ------------------------------------------------------------------------------------------------------
-# Argument handling shared by the samplers
-# ------------------------------------------------------------------------------------------------------
-_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
-
-
-def _check_dtype(dtype: Any) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be float64 or float32, not {dtype!r}") from None
-    if dt not in _DTYPES:
-        raise TypeError(f"dtype must be float64 or float32, not {dt}")
-    return dt
-
-
-def _check_size(size: Any) -> tuple[int, ...] | None:
-    if size is None:
-        return None
-    if isinstance(size, (bool, np.bool_)):
-        raise TypeError("size must be None, an int or a tuple of ints, not bool")
-    try:
-        dims = (operator.index(size),)
-    except TypeError:
-        try:
-            dims = tuple(operator.index(s) for s in size)
-        except TypeError:
-            raise TypeError(f"size must be None, an int or a tuple of ints, not {size!r}") from None
-    if any(d < 0 for d in dims):
-        raise ValueError(f"size must not be negative, got {size!r}")
-    return dims
-
-
-def _param(value: Any, name: str, *, low: float | None = None, strict: bool = False, finite: bool = True) -> np.ndarray:
-    """A float64 parameter (scalar or array) checked for NaN, finiteness and a lower bound, naming it."""
-    arr = as_float_array(value, name)
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN")
-    if finite and not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite")
-    if low is not None:
-        bad = (arr <= low) if strict else (arr < low)
-        if bad.any():
-            raise ValueError(f"{name} must be {'>' if strict else '>='} {low:g}")
-    return arr
-
-
-def _scalar(arr: np.ndarray, name: str) -> float:
-    if arr.ndim != 0:
-        raise TypeError(f"{name} must be a scalar")
-    return float(arr)
-
-
-def _prepare_out(shape: tuple[int, ...] | None, dtype: np.dtype, out: Any, size_given: bool) -> np.ndarray:
-    if out is None:
-        return np.empty(() if shape is None else shape, dtype=dtype)
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
-    if out.dtype != dtype:
-        raise TypeError(f"out has dtype {out.dtype} but dtype is {dtype} (they must match)")
-    if not out.flags.c_contiguous:
-        raise ValueError("out must be C-contiguous")
-    if not out.flags.writeable:
-        raise ValueError("out must be writeable")
-    if size_given and shape is not None and out.shape != shape:
-        raise ValueError(f"out has shape {out.shape} but size is {shape}")
-    return out
+def _threads(threads: Any) -> int:
+    """The thread count for the bindings: ``None`` (all cores) is 0."""
+    return 0 if threads is None else check_int(threads, "threads", 1)
 
 
 class Random:
@@ -143,28 +69,47 @@ class Random:
 
     Parameters
     ----------
-    seed:
+    seed : None, int or bytes, optional
         ``None`` (the default): a fresh 256-bit key from the operating system's entropy (``getrandom``);
         the stream is cryptographically secure and cannot be reproduced: use this for releases.
-        An ``int`` (>= 0) or ``bytes``: a reproducible stream keyed by SHA-256 of the seed. Seeded streams
-        are for tests, simulations and benchmarks, **not for releases**.
-    threads:
-        Worker threads for bulk sampling; ``None`` uses all cores. Work is split into fixed chunks of
-        :data:`CHUNK` values, so the output is bit-identical for every thread count.
+        An ``int`` (>= 0) or ``bytes``: a reproducible stream keyed by SHA-256 of the type-tagged seed.
+        Seeded streams are for tests, simulations and benchmarks, **not for releases**.
+    threads : int, optional
+        Worker threads for bulk sampling (>= 1); ``None`` uses all cores. Work is split into fixed chunks
+        of :data:`CHUNK` values, so the output is bit-identical for every thread count.
 
-    Attributes
-    ----------
-    _gen:
-        The C++ generator (``pydp_core._core.random.Generator``, ``pydp::random::Generator`` in C++) for
-        other pydp_core bindings. Users do not need it.
-    _threads:
-        The thread count as an int for the bindings: 0 means all cores.
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not None, an int or bytes, or ``threads`` is not an int.
+    ValueError
+        If ``seed`` is negative or ``threads < 1``.
+
+    Notes
+    -----
+    Other pydp_core bindings take the C++ generator ``rng._gen`` (``pydp::random::Generator``) and the
+    thread count ``rng._threads`` (0 for all cores); :func:`as_random` gives them for every accepted
+    ``rng`` argument. The construction and its tests are in docs/random.md.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> dp.Random()
+    Random(secure, threads=None)
+    >>> sim = dp.Random(42, threads=2)
+    >>> sim
+    Random(seeded (not for releases), threads=2)
+    >>> x = sim.normal(0.0, 2.0, size=1000)
+    >>> x.shape, x.dtype
+    ((1000,), dtype('float64'))
+    >>> bool(np.array_equal(dp.Random(1, threads=1).laplace(size=5000), dp.Random(1, threads=4).laplace(size=5000)))
+    True
     """
 
     __slots__ = ("_gen", "_threads", "_seeded")
 
-    def __init__(self, seed: int | bytes | None = None, threads: int | None = None) -> None:
-        self._threads = _check_threads(threads)
+    def __init__(self, seed: Union[int, bytes, None] = None, threads: Optional[int] = None) -> None:
+        self._threads = _threads(threads)
         self._seeded = seed is not None
         key = _os_key() if seed is None else _key_from_seed(seed)
         self._gen = _R.Generator(key, 0)
@@ -179,7 +124,7 @@ class Random:
 
     # -- properties and streams --------------------------------------------------------------------
     @property
-    def threads(self) -> int | None:
+    def threads(self) -> Optional[int]:
         """Worker threads (``None``: all cores)."""
         return None if self._threads == 0 else self._threads
 
@@ -195,11 +140,12 @@ class Random:
         this generator has drawn so far; different ``i`` give unrelated keys. Derive streams in one
         thread before handing them out.
         """
-        return Random._wrap(self._gen.spawn(_check_index(i, "i")), self._threads, self._seeded)
+        index = check_int(i, "i", 0, _UINT64_MAX - 1)
+        return Random._wrap(self._gen.spawn(index), self._threads, self._seeded)
 
-    def with_threads(self, threads: int | None) -> "Random":
+    def with_threads(self, threads: Optional[int]) -> "Random":
         """This generator (sharing its state) with a different number of worker threads."""
-        return Random._wrap(self._gen, _check_threads(threads), self._seeded)
+        return Random._wrap(self._gen, _threads(threads), self._seeded)
 
     def __repr__(self) -> str:
         kind = "seeded (not for releases)" if self._seeded else "secure"
@@ -208,16 +154,17 @@ class Random:
     # -- raw output --------------------------------------------------------------------------------
     def random_raw(self, size: int) -> np.ndarray:
         """The next ``size`` 64-bit words of the stream (uint64), sequentially."""
-        n = _check_size(size)
+        n = check_size(size)
         if n is None or len(n) != 1:
             raise TypeError("size must be an int")
-        return self._gen.random_raw(n[0])
+        return np.asarray(self._gen.random_raw(n[0]))
 
     # -- samplers ----------------------------------------------------------------------------------
-    def _run(self, kernel, params: dict[str, np.ndarray], scalar_args: tuple, size, dtype, out):
+    def _run(self, kernel: Callable[[np.ndarray, bool], None], params: dict[str, np.ndarray], size: Size,
+             dtype: DTypeLike, out: Optional[np.ndarray]) -> Any:
         """Shared driver: scalar parameters go to C++ fused; array ones are applied as loc + scale * X."""
-        dt = _check_dtype(dtype)
-        shape = _check_size(size)
+        dt = check_float_dtype(dtype)
+        shape = check_size(size)
         arrays = {k: v for k, v in params.items() if v.ndim > 0}
         if arrays:
             try:
@@ -235,8 +182,8 @@ class Random:
                     raise ValueError(f"size {shape} is not compatible with the parameter shape {bshape}") from None
         elif shape is None and isinstance(out, np.ndarray):
             shape = tuple(out.shape)
-        res = _prepare_out(shape, dt, out, size is not None)
-        kernel(res, scalar_args, bool(arrays))
+        res = check_out(out, shape, dt, size_given=size is not None)
+        kernel(res, bool(arrays))
         if arrays:
             loc = params.get("loc")
             scale = params.get("scale")
@@ -248,123 +195,172 @@ class Random:
             return float(res)
         return res
 
-    def _affine(self, name: str, loc, scale, size, dtype, out):
-        loc_a = _param(loc, "loc")
-        scale_a = _param(scale, "scale", low=0.0)
+    def _affine(self, name: str, loc: ArrayLike, scale: ArrayLike, size: Size, dtype: DTypeLike,
+                out: Optional[np.ndarray]) -> Any:
+        loc_a = check_finite(loc, "loc")
+        scale_a = check_lower_bounded(scale, "scale", 0.0)
         fn = getattr(_R, name)
 
-        def kernel(res, _args, arrays):
+        def kernel(res: np.ndarray, arrays: bool) -> None:
             if arrays:
                 fn(self._gen, res, 0.0, 1.0, self._threads)
             else:
                 fn(self._gen, res, float(loc_a), float(scale_a), self._threads)
 
-        return self._run(kernel, {"loc": loc_a, "scale": scale_a}, (), size, dtype, out)
+        return self._run(kernel, {"loc": loc_a, "scale": scale_a}, size, dtype, out)
 
-    def normal(self, loc=0.0, scale=1.0, size=None, dtype=np.float64, out=None):
-        """Normal noise N(loc, scale^2) (scale is the standard deviation, as in numpy)."""
+    @overload
+    def normal(self, loc: float = ..., scale: float = ..., size: None = ..., dtype: DTypeLike = ...,
+               out: None = ...) -> float: ...
+    @overload
+    def normal(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
+               out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def normal(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
+               out: Optional[np.ndarray] = None) -> Any:
+        """Normal noise N(loc, scale^2) (``scale`` is the standard deviation, as in numpy)."""
         return self._affine("normal", loc, scale, size, dtype, out)
 
-    def laplace(self, loc=0.0, scale=1.0, size=None, dtype=np.float64, out=None):
+    @overload
+    def laplace(self, loc: float = ..., scale: float = ..., size: None = ..., dtype: DTypeLike = ...,
+                out: None = ...) -> float: ...
+    @overload
+    def laplace(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
+                out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def laplace(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
+                out: Optional[np.ndarray] = None) -> Any:
         """Laplace noise with density exp(-|x - loc| / scale) / (2 scale)."""
         return self._affine("laplace", loc, scale, size, dtype, out)
 
-    def logistic(self, loc=0.0, scale=1.0, size=None, dtype=np.float64, out=None):
+    @overload
+    def logistic(self, loc: float = ..., scale: float = ..., size: None = ..., dtype: DTypeLike = ...,
+                 out: None = ...) -> float: ...
+    @overload
+    def logistic(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
+                 out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def logistic(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
+                 out: Optional[np.ndarray] = None) -> Any:
         """Logistic noise with CDF 1 / (1 + exp(-(x - loc) / scale))."""
         return self._affine("logistic", loc, scale, size, dtype, out)
 
-    def subbotin(self, r, loc=0.0, scale=1.0, size=None, dtype=np.float64, out=None):
+    @overload
+    def subbotin(self, r: float, loc: float = ..., scale: float = ..., size: None = ..., dtype: DTypeLike = ...,
+                 out: None = ...) -> float: ...
+    @overload
+    def subbotin(self, r: float, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ...,
+                 dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def subbotin(self, r: float, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None,
+                 dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
         """Subbotin_r noise: loc + scale * X with X of density exp(-|x|^r / r) / C(r), r >= 1.
 
-        ``r = 1`` is the Laplace and ``r = 2`` the standard normal (pydp_core.Subbotin(r) is the density).
-        Sampled as X = sign * (r G)^(1/r), G ~ Gamma(1/r) (Marsaglia-Tsang with the shape < 1 boost).
+        ``r = 1`` is the Laplace and ``r = 2`` the standard normal (``pydp_core.Subbotin(r)`` is the
+        density). Sampled exactly as X = sign * (r G)^(1/r), G ~ Gamma(1/r) (Marsaglia and Tsang 2000,
+        with the U^(1/shape) boost for shapes below 1).
         """
-        rr = _param(r, "r", low=1.0)
-        r_val = _scalar(rr, "r")
-        loc_a = _param(loc, "loc")
-        scale_a = _param(scale, "scale", low=0.0)
+        r_val = as_scalar(check_lower_bounded(r, "r", 1.0), "r")
+        loc_a = check_finite(loc, "loc")
+        scale_a = check_lower_bounded(scale, "scale", 0.0)
 
-        def kernel(res, _args, arrays):
+        def kernel(res: np.ndarray, arrays: bool) -> None:
             if arrays:
                 _R.subbotin(self._gen, res, r_val, 0.0, 1.0, self._threads)
             else:
                 _R.subbotin(self._gen, res, r_val, float(loc_a), float(scale_a), self._threads)
 
-        return self._run(kernel, {"loc": loc_a, "scale": scale_a}, (), size, dtype, out)
+        return self._run(kernel, {"loc": loc_a, "scale": scale_a}, size, dtype, out)
 
-    def exponential(self, scale=1.0, size=None, dtype=np.float64, out=None):
+    @overload
+    def exponential(self, scale: float = ..., size: None = ..., dtype: DTypeLike = ..., out: None = ...) -> float: ...
+    @overload
+    def exponential(self, scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
+                    out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def exponential(self, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
+                    out: Optional[np.ndarray] = None) -> Any:
         """Exponential variates with mean ``scale``."""
-        scale_a = _param(scale, "scale", low=0.0)
+        scale_a = check_lower_bounded(scale, "scale", 0.0)
 
-        def kernel(res, _args, arrays):
+        def kernel(res: np.ndarray, arrays: bool) -> None:
             _R.exponential(self._gen, res, 1.0 if arrays else float(scale_a), self._threads)
 
-        return self._run(kernel, {"scale": scale_a}, (), size, dtype, out)
+        return self._run(kernel, {"scale": scale_a}, size, dtype, out)
 
-    def gamma(self, shape, scale=1.0, size=None, dtype=np.float64, out=None):
-        """Gamma(shape, scale) variates (Marsaglia-Tsang; shape < 1 by the U^(1/shape) boost)."""
-        k = _scalar(_param(shape, "shape", low=0.0, strict=True), "shape")
-        scale_a = _param(scale, "scale", low=0.0)
+    @overload
+    def gamma(self, shape: float, scale: float = ..., size: None = ..., dtype: DTypeLike = ...,
+              out: None = ...) -> float: ...
+    @overload
+    def gamma(self, shape: float, scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
+              out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def gamma(self, shape: float, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
+              out: Optional[np.ndarray] = None) -> Any:
+        """Gamma(shape, scale) variates (Marsaglia and Tsang 2000; shape < 1 by the U^(1/shape) boost)."""
+        k = as_scalar(check_lower_bounded(shape, "shape", 0.0, strict=True), "shape")
+        scale_a = check_lower_bounded(scale, "scale", 0.0)
 
-        def kernel(res, _args, arrays):
+        def kernel(res: np.ndarray, arrays: bool) -> None:
             _R.gamma(self._gen, res, k, 1.0 if arrays else float(scale_a), self._threads)
 
-        return self._run(kernel, {"scale": scale_a}, (), size, dtype, out)
+        return self._run(kernel, {"scale": scale_a}, size, dtype, out)
 
-    def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64, out=None):
+    @overload
+    def uniform(self, low: float = ..., high: float = ..., size: None = ..., dtype: DTypeLike = ...,
+                out: None = ...) -> float: ...
+    @overload
+    def uniform(self, low: ArrayLike = ..., high: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
+                out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def uniform(self, low: ArrayLike = 0.0, high: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
+                out: Optional[np.ndarray] = None) -> Any:
         """Uniform variates on [low, high) (53 random bits per value)."""
-        lo = _param(low, "low")
-        hi = _param(high, "high")
-        if lo.ndim == 0 and hi.ndim == 0:
-            if not np.isfinite(float(hi) - float(lo)):
-                raise ValueError("high - low must be finite")
-
-            def kernel(res, _args, arrays):
-                _R.uniform(self._gen, res, float(lo), float(hi), self._threads)
-
-            return self._run(kernel, {}, (), size, dtype, out)
-        width = hi - lo
+        lo = check_finite(low, "low")
+        hi = check_finite(high, "high")
+        with np.errstate(over="ignore"):
+            width = hi - lo
         if not np.isfinite(width).all():
             raise ValueError("high - low must be finite")
+        if lo.ndim == 0 and hi.ndim == 0:
 
-        def kernel_arr(res, _args, arrays):
+            def kernel(res: np.ndarray, arrays: bool) -> None:
+                _R.uniform(self._gen, res, float(lo), float(hi), self._threads)
+
+            return self._run(kernel, {}, size, dtype, out)
+
+        def kernel_arr(res: np.ndarray, arrays: bool) -> None:
             _R.uniform(self._gen, res, 0.0, 1.0, self._threads)
 
-        return self._run(kernel_arr, {"loc": lo, "scale": width}, (), size, dtype, out)
+        return self._run(kernel_arr, {"loc": lo, "scale": width}, size, dtype, out)
 
-    def arsinh_normal(self, A, sigma, loc=0.0, size=None, dtype=np.float64, out=None):
-        """The tCDP arsinh-normal noise of paper 003: loc + A * asinh(Z / A), Z ~ N(0, sigma^2).
+    @overload
+    def arsinh_normal(self, A: float, sigma: float, loc: float = ..., size: None = ..., dtype: DTypeLike = ...,
+                      out: None = ...) -> float: ...
+    @overload
+    def arsinh_normal(self, A: float, sigma: float, loc: ArrayLike = ..., size: Size = ...,
+                      dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    def arsinh_normal(self, A: float, sigma: float, loc: ArrayLike = 0.0, size: Size = None,
+                      dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
+        """The tCDP arsinh-normal noise loc + A * asinh(Z / A), Z ~ N(0, sigma^2) (Bun et al. 2018).
 
         With Z ~ N(0, D^2 / (2 rho0)) and A = 8 D omega the mechanism is (16 rho0, omega)-tCDP for l2
-        sensitivity D; :func:`pydp_core.arsinh_parameters` returns (A, sigma) for a target
-        ``TCDP(rho, omega)``: ``rng.arsinh_normal(*dp.arsinh_parameters(dp.TCDP(rho, omega), D), size=n)``.
+        sensitivity D (Variants of DP 2019); :func:`pydp_core.arsinh_parameters` returns (A, sigma) for a
+        target ``TCDP(rho, omega)``: ``rng.arsinh_normal(*dp.arsinh_parameters(dp.TCDP(rho, omega), D), size=n)``.
         """
-        a = _scalar(_param(A, "A", low=0.0, strict=True), "A")
-        s = _scalar(_param(sigma, "sigma", low=0.0), "sigma")
-        loc_a = _param(loc, "loc")
+        a = as_scalar(check_lower_bounded(A, "A", 0.0, strict=True), "A")
+        s = as_scalar(check_lower_bounded(sigma, "sigma", 0.0), "sigma")
+        loc_a = check_finite(loc, "loc")
 
-        def kernel(res, _args, arrays):
+        def kernel(res: np.ndarray, arrays: bool) -> None:
             _R.arsinh_normal(self._gen, res, a, s, 0.0 if arrays else float(loc_a), self._threads)
 
-        return self._run(kernel, {"loc": loc_a}, (), size, dtype, out)
+        return self._run(kernel, {"loc": loc_a}, size, dtype, out)
 
-    def sphere(self, d: int, size=None, dtype=np.float64, out=None) -> np.ndarray:
+    def sphere(self, d: int, size: Size = None, dtype: DTypeLike = np.float64,
+               out: Optional[np.ndarray] = None) -> np.ndarray:
         """Unit vectors uniform on the sphere S^{d-1} in R^d: an array of shape (*size, d).
 
         Each is a standard normal vector divided by its norm.
         """
-        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-            raise TypeError(f"d must be an int, not {type(d).__name__}")
-        dim = int(d)
-        if dim < 1:
-            raise ValueError(f"d must be >= 1, got {dim}")
-        dt = _check_dtype(dtype)
-        shape = _check_size(size)
+        dim = check_int(d, "d", 1)
+        dt = check_float_dtype(dtype)
+        shape = check_size(size)
         full = (dim,) if shape is None else (*shape, dim)
-        if out is None:
-            res = np.empty(full, dtype=dt)
-        else:
-            res = _prepare_out(full, dt, out, True)
+        res = check_out(out, full, dt, size_given=True)
         _R.sphere(self._gen, res, self._threads)
         return res
 
@@ -372,14 +368,34 @@ class Random:
 def as_random(rng: Any = None) -> Random:
     """The :class:`Random` behind any accepted generator argument.
 
-    - ``None``: a fresh secure generator (OS entropy);
-    - a :class:`Random`: itself;
-    - a ``numpy.random.Generator``: a ChaCha20 stream keyed by 32 bytes drawn from it (this advances the
-      numpy generator). The result is reproducible from the numpy seed and no more secure than numpy's
-      bit generator: not for releases.
+    Parameters
+    ----------
+    rng : None, Random or numpy.random.Generator, optional
+        ``None``: a fresh secure generator (OS entropy); a :class:`Random`: itself; a
+        ``numpy.random.Generator``: a ChaCha20 stream keyed by SHA-256 of 32 bytes drawn from it (this
+        advances the numpy generator). The result is then reproducible from the numpy seed and no more
+        secure than numpy's bit generator: not for releases.
 
-    Anything else (including an int seed: write ``Random(seed)`` to make the opt-in explicit) is a
-    TypeError naming ``rng``.
+    Returns
+    -------
+    Random
+        The generator to draw from.
+
+    Raises
+    ------
+    TypeError
+        For anything else, including an int seed (write ``Random(seed)`` to make the opt-in explicit).
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> dp.as_random(None).seeded
+    False
+    >>> r = dp.Random(3)
+    >>> dp.as_random(r) is r
+    True
+    >>> dp.as_random(np.random.default_rng(0))
+    Random(seeded (not for releases), threads=None)
     """
     if rng is None:
         return Random()
@@ -387,7 +403,8 @@ def as_random(rng: Any = None) -> Random:
         return rng
     if isinstance(rng, np.random.Generator):
         key = rng.bytes(32)
-        return Random._wrap(_R.Generator(hashlib.sha256(b"pydp_core.Random:numpy:" + key).digest(), 0), 0, True)
+        digest = hashlib.sha256(b"pydp_core.Random:numpy:" + key).digest()
+        return Random._wrap(_R.Generator(digest, 0), 0, True)
     raise TypeError(
         "rng must be None, a pydp_core.Random or a numpy.random.Generator "
         f"(for a seeded stream pass pydp_core.Random(seed)), not {type(rng).__name__}"

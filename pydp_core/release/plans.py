@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Optional, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import (
     as_float_array,
+    as_scalar,
     check_delta,
     check_epsilon_scalar,
     check_int,
-    check_positive,
+    check_positive_scalar,
 )
 from ..accounting.conversions import zcdp_log_delta
 from ..calibration import CalibrationError, minimal_scale
@@ -44,7 +45,6 @@ class ReleaseNotSupported(ValueError):
     """The requested noise family has no floating-point-safe release path."""
 
 
-
 # ------------------------------------------------------------------------------------------------------
 # Calibration on the grid
 # ------------------------------------------------------------------------------------------------------
@@ -52,13 +52,38 @@ class ReleaseNotSupported(ValueError):
 class GridRelease:
     """A calibrated, verified release plan on the grid ``g = 2**grid_exponent``.
 
-    ``mechanism`` is "laplace" (noise parameter ``t``, grid steps) or "gaussian" (``sigma2``, grid steps
-    squared); ``shift`` is the sensitivity in grid steps with the rounding charged (for ``dimension > 1``
-    the l1 (Laplace) or l2 (Gaussian) norm bound of the shift vector, rounded up); ``scale`` is the noise
-    scale in data units (``t * g``, or ``sqrt(sigma2) * g``); ``delta_achieved`` is the delta of the plan
-    at ``epsilon``: exact for ``dimension == 1``, the verified zCDP bound for a Gaussian vector, 0.0 for
-    pure DP. ``dimension == 1``: a per-value guarantee (any number of values); ``dimension = d > 1``: one
-    vector query of exactly d values.
+    Made by :func:`calibrate_laplace_release` and :func:`calibrate_gaussian_release`, which verify it;
+    building one by hand skips that verification.
+
+    Parameters
+    ----------
+    mechanism : {"laplace", "gaussian"}
+        The discrete noise: noise parameter ``t`` (grid steps) or ``sigma2`` (grid steps squared).
+    epsilon, delta, sensitivity : float
+        The target guarantee and the sensitivity it was calibrated for.
+    grid_exponent : int
+        e with grid step g = 2**e.
+    shift : int
+        The sensitivity in grid steps with the rounding charged (for ``dimension > 1`` the l1 (Laplace)
+        or l2 (Gaussian) norm bound of the shift vector, rounded up).
+    parameter : Fraction
+        ``t`` or ``sigma2``.
+    delta_achieved : float
+        The delta of the plan at ``epsilon``: exact for ``dimension == 1``, the verified zCDP bound for a
+        Gaussian vector, 0.0 for pure DP.
+    dimension : int, optional
+        1 (the default): a per-value guarantee (any number of values); d > 1: one vector query of exactly
+        d values.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_laplace_release(epsilon=1.0)
+    >>> plan.grid == 2.0**-16, plan.shift, plan.parameter, plan.scale
+    (True, 65536, Fraction(65536, 1), 1.0)
+    >>> plan.release(np.zeros(3), rng=dp.Random(7)).shape
+    (3,)
     """
 
     mechanism: str
@@ -88,21 +113,15 @@ class GridRelease:
         """The largest |value| accepted: 2**52 grid steps."""
         return math.ldexp(1.0, 52 + self.grid_exponent)
 
-    def release(self, values, *, rng=None, bounds: Optional[Tuple[float, float]] = None):
-        """Noisy ``values`` on the grid (see the module docstring). Scalars in, float out."""
+    def release(self, values: ArrayLike, *, rng: Any = None, bounds: Optional[Tuple[float, float]] = None) -> Any:
+        """Noisy ``values`` on the grid (see :mod:`pydp_core.release`); a scalar in gives a float out."""
         return _release(self, values, rng, bounds)
-
-
 
 
 def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: int) -> int:
     """e = floor(log2(min(scale, sensitivity))) - grid_bits, raised if needed so that one unit of scale
     spans at most 2**max_bits grid steps."""
-    if isinstance(grid_bits, (bool, np.bool_)) or not isinstance(grid_bits, (numbers.Integral, np.integer)):
-        raise TypeError("grid_bits must be an int")
-    gb = int(grid_bits)
-    if not 0 <= gb <= 30:
-        raise ValueError("grid_bits must lie in [0, 30]")
+    gb = check_int(grid_bits, "grid_bits", 0, 30)
     e = math.frexp(min(scale, sensitivity))[1] - 1 - gb
     e = max(e, math.frexp(scale)[1] - 1 - max(gb, max_bits))
     if e < -1074 + 53 or e > 970 - 53:
@@ -119,13 +138,11 @@ def _grid_shift(sensitivity: float, e: int) -> int:
     return int(math.floor(d)) + 1
 
 
-def _check_common(epsilon, delta, sensitivity) -> Tuple[float, float, float]:
+def _check_common(epsilon: Any, delta: Any, sensitivity: Any) -> Tuple[float, float, float]:
     eps = check_epsilon_scalar(epsilon)
-    dl = check_delta(delta)
-    sens = check_positive(sensitivity, "sensitivity")
-    if dl.ndim or sens.ndim:
-        raise TypeError("delta and sensitivity must be scalars")
-    return eps, float(dl), float(sens)
+    dl = as_scalar(check_delta(delta), "delta")
+    sens = check_positive_scalar(sensitivity, "sensitivity")
+    return eps, dl, sens
 
 
 def _laplace_ok(eps: float, delta: float, t: int, k: int) -> bool:
@@ -139,9 +156,9 @@ def _laplace_ok(eps: float, delta: float, t: int, k: int) -> bool:
 
 def calibrate_laplace_release(
     *,
-    epsilon,
-    delta=0.0,
-    sensitivity=1.0,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float = 1.0,
     grid_bits: int = DEFAULT_GRID_BITS,
     dimension: int = 1,
 ) -> GridRelease:
@@ -151,10 +168,45 @@ def calibrate_laplace_release(
     smallest integer ``t`` with exact delta(epsilon; t, k) <= delta (pure DP: ``k / t <= epsilon``,
     decided in exact rational arithmetic) is found by bisection, and ``t - 1`` is checked to fail.
 
-    ``dimension = d > 1``: one vector query of d values with l1 sensitivity ``sensitivity``. Rounding
-    moves each coordinate by at most half a step, so the integer shift vector has l1 norm at most
-    ``k = floor(D) + d``; the plan is pure ``k / t <= epsilon`` (which implies (epsilon, delta)), with
-    the grid refined so that the d extra steps cost at most ``2**-grid_bits`` of the sensitivity.
+    Parameters
+    ----------
+    epsilon : float
+        epsilon >= 0, finite (> 0 when ``delta = 0``).
+    delta : float, optional
+        delta in [0, 1) (default 0: pure epsilon-DP).
+    sensitivity : float, optional
+        The sensitivity D of each value (> 0, default 1); the l1 sensitivity for ``dimension > 1``.
+    grid_bits : int, optional
+        Grid steps per unit of ``min(scale, sensitivity)`` are 2**grid_bits to 2**(grid_bits + 1), in
+        [0, 30] (default 16).
+    dimension : int, optional
+        1 (the default): per value. d > 1: one vector query of d values. Rounding moves each coordinate
+        by at most half a step, so the integer shift vector has l1 norm at most ``k = floor(D) + d``; the
+        plan is pure ``k / t <= epsilon`` (which implies (epsilon, delta)), with the grid refined so that
+        the d extra steps cost at most ``2**-grid_bits`` of the sensitivity.
+
+    Returns
+    -------
+    GridRelease
+        The plan (``mechanism="laplace"``, parameter ``t``).
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If an argument is out of range, or ``epsilon = 0`` with ``delta = 0``.
+    CalibrationError
+        If ``t`` would exceed 2**40 or the result cannot be verified.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_laplace_release(epsilon=1.0)
+    >>> plan.mechanism, plan.parameter, plan.delta_achieved
+    ('laplace', Fraction(65536, 1), 0.0)
+    >>> release.calibrate_laplace_release(epsilon=1.0, dimension=3).shift
+    262147
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
@@ -167,7 +219,9 @@ def calibrate_laplace_release(
         t = -((-Fraction(k)) // Fraction(eps))  # ceil(k / eps), exact
         if t >= MAX_LAPLACE_T:
             raise CalibrationError("discrete Laplace calibration: t would exceed 2**40")
-        if not (Fraction(k) / t <= Fraction(eps) < Fraction(k) / (t - 1) if t > 1 else Fraction(k) / t <= Fraction(eps)):
+        ok = Fraction(k) / t <= Fraction(eps)
+        tight = t == 1 or Fraction(eps) < Fraction(k) / (t - 1)
+        if not (ok and tight):
             raise CalibrationError("discrete Laplace calibration could not be verified")
         return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), 0.0, dim)
     e = _grid_exponent(sens / denom, sens, grid_bits, _LAPLACE_MAX_BITS)
@@ -187,10 +241,9 @@ def calibrate_laplace_release(
     t = hi
     if not _laplace_ok(eps, dl, t, k) or (t > 1 and _laplace_ok(eps, dl, t - 1, k)):
         raise CalibrationError("discrete Laplace calibration could not be verified")
-    achieved = 0.0 if Fraction(k, t) <= Fraction(eps) else math.exp(_D.dlaplace_log_delta(eps, 1.0 / t, float(k)))
+    pure = Fraction(k, t) <= Fraction(eps)
+    achieved = 0.0 if pure else math.exp(_D.dlaplace_log_delta(eps, 1.0 / t, float(k)))
     return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), achieved)
-
-
 
 
 def _gauss_log_excess(eps: float, log_target: float, n: float, k: int) -> float:
@@ -199,9 +252,9 @@ def _gauss_log_excess(eps: float, log_target: float, n: float, k: int) -> float:
 
 def calibrate_gaussian_release(
     *,
-    epsilon,
-    delta,
-    sensitivity=1.0,
+    epsilon: float,
+    delta: float,
+    sensitivity: float = 1.0,
     grid_bits: int = DEFAULT_GRID_BITS,
     dimension: int = 1,
 ) -> GridRelease:
@@ -211,14 +264,48 @@ def calibrate_gaussian_release(
     (grid steps squared) with exact delta(epsilon; sigma2, k) <= delta is found (Brent's method on the
     exact profile, then integer steps), and ``sigma2 - 1`` is checked to fail.
 
-    ``dimension = d > 1``: one vector query of d values with l2 sensitivity ``sensitivity``. The integer
-    shift vector then has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most
-    half a step), and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (CKS 2020, the
-    multivariate discrete Gaussian);
-    the plan is the smallest integer sigma2 whose zCDP-to-(epsilon, delta) bound (:func:`zcdp_log_delta`)
-    meets delta, verified at the optimiser's alpha. This bound is valid but not exact (it is larger
-    than the exact profile by a modest factor in sigma); the grid is refined so that sqrt(d) extra steps
-    cost at most ``2**-grid_bits`` of the sensitivity.
+    Parameters
+    ----------
+    epsilon : float
+        epsilon >= 0, finite.
+    delta : float
+        delta in (0, 1).
+    sensitivity : float, optional
+        The sensitivity D of each value (> 0, default 1); the l2 sensitivity for ``dimension > 1``.
+    grid_bits : int, optional
+        As in :func:`calibrate_laplace_release` (default 16).
+    dimension : int, optional
+        1 (the default): per value. d > 1: one vector query of d values. The integer shift vector then
+        has l2 norm at most ``K = D + sqrt(d)`` (rounding moves each coordinate by at most half a step),
+        and the product of discrete Gaussians is ``K^2 / (2 sigma2)``-zCDP (Canonne, Kamath and Steinke
+        2020, the multivariate discrete Gaussian); the plan is the smallest integer sigma2 whose
+        zCDP-to-(epsilon, delta) bound (:func:`pydp_core.accounting.conversions.zcdp_log_delta`) meets
+        delta. This bound is valid but not exact (larger than the exact profile by a modest factor in
+        sigma); the grid is refined so that sqrt(d) extra steps cost at most ``2**-grid_bits`` of the
+        sensitivity.
+
+    Returns
+    -------
+    GridRelease
+        The plan (``mechanism="gaussian"``, parameter ``sigma2``).
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If an argument is out of range, or ``delta = 0`` (no finite scale).
+    CalibrationError
+        If sigma2 would exceed 2**62 grid steps squared or the result cannot be verified.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_gaussian_release(epsilon=1.0, delta=1e-6)
+    >>> plan.parameter, plan.scale
+    (Fraction(76656197131, 1), 4.22467888...)
+    >>> plan.delta_achieved <= 1e-6
+    True
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
@@ -231,7 +318,7 @@ def calibrate_gaussian_release(
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
 
-    cache: dict = {}
+    cache: dict[float, float] = {}
 
     def f(n: float) -> float:
         if n not in cache:
@@ -293,11 +380,13 @@ def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, gr
 # ------------------------------------------------------------------------------------------------------
 # Releases
 # ------------------------------------------------------------------------------------------------------
-def _release(plan: GridRelease, values, rng, bounds):
+def _release(plan: GridRelease, values: ArrayLike, rng: Any, bounds: Any) -> Any:
     x = as_float_array(values, "values")
     scalar = x.ndim == 0
     if plan.dimension > 1 and x.size != plan.dimension:
-        raise ValueError(f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}")
+        raise ValueError(
+            f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}"
+        )
     low, high = -math.inf, math.inf
     if bounds is not None:
         try:
@@ -321,74 +410,188 @@ def _release(plan: GridRelease, values, rng, bounds):
         if not np.isfinite(x).all():
             raise ValueError("values must be finite (NaN or inf given)") from None
         raise ValueError(
-            f"values too large for the grid: |value| must be at most 2**52 grid steps = {plan.max_abs_value!r} "
-            f"(grid 2**{plan.grid_exponent}); give bounds=(low, high) to clamp, or use a larger scale"
+            "values too large for the grid: |value| must be at most 2**52 grid steps = "
+            f"{plan.max_abs_value!r} (grid 2**{plan.grid_exponent}); give bounds=(low, high) to clamp, "
+            "or use a larger scale"
         ) from None
     return float(out.reshape(())) if scalar else out
 
 
 def release_laplace(
-    values,
+    values: ArrayLike,
     *,
-    epsilon,
-    delta=0.0,
-    sensitivity=1.0,
-    rng=None,
-    bounds=None,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float = 1.0,
+    rng: Any = None,
+    bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
-):
-    """Release ``values`` with exact discrete Laplace noise on a power-of-two grid ((epsilon, delta)-DP
-    per value; pure epsilon-DP for delta = 0). ``vector=True``: ``values`` is one vector query with l1
-    sensitivity ``sensitivity`` (see :func:`calibrate_laplace_release`, ``dimension``)."""
+) -> Any:
+    """Release ``values`` with exact discrete Laplace noise on a power-of-two grid.
+
+    (epsilon, delta)-DP per value; pure epsilon-DP for ``delta = 0`` (docs/release.md).
+
+    Parameters
+    ----------
+    values : float or array_like
+        The true values, finite and at most 2**52 grid steps in magnitude (after clamping).
+    epsilon, delta, sensitivity : float
+        As in :func:`calibrate_laplace_release` (``delta`` default 0, ``sensitivity`` default 1).
+    rng : None, Random or numpy.random.Generator, optional
+        ``None`` (the default): a fresh secure generator, the choice for releases; a seeded generator
+        for tests only.
+    bounds : (float, float), optional
+        Clamp the values to ``[low, high]`` first; nothing is clamped without it.
+    grid_bits : int, optional
+        As in :func:`calibrate_laplace_release`.
+    vector : bool, optional
+        ``True``: ``values`` is one vector query with l1 sensitivity ``sensitivity`` (``dimension`` of
+        the calibration).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The noisy values on the grid; a float for a scalar ``values``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If a value is not finite or too large for the grid, or a parameter is out of range.
+    CalibrationError
+        If the calibration fails.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> x = dp.release_laplace(np.array([10.0, 20.0]), epsilon=1.0, rng=dp.Random(7))
+    >>> x.shape, bool(np.all(x * 2**16 == np.round(x * 2**16)))
+    ((2,), True)
+    """
     dim = max(1, int(np.size(values))) if vector else 1
-    plan = calibrate_laplace_release(epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim)
+    plan = calibrate_laplace_release(
+        epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim
+    )
     return plan.release(values, rng=rng, bounds=bounds)
 
 
 def release_gaussian(
-    values,
+    values: ArrayLike,
     *,
-    epsilon,
-    delta,
-    sensitivity=1.0,
-    rng=None,
-    bounds=None,
+    epsilon: float,
+    delta: float,
+    sensitivity: float = 1.0,
+    rng: Any = None,
+    bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
-):
-    """Release ``values`` with exact discrete Gaussian noise on a power-of-two grid ((epsilon, delta)-DP
-    per value). ``vector=True``: ``values`` is one vector query with l2 sensitivity ``sensitivity``
-    (see :func:`calibrate_gaussian_release`, ``dimension``)."""
+) -> Any:
+    """Release ``values`` with exact discrete Gaussian noise on a power-of-two grid.
+
+    (epsilon, delta)-DP per value (docs/release.md).
+
+    Parameters
+    ----------
+    values, rng, bounds :
+        As in :func:`release_laplace`.
+    epsilon, delta, sensitivity, grid_bits : float
+        As in :func:`calibrate_gaussian_release` (``delta`` > 0).
+    vector : bool, optional
+        ``True``: ``values`` is one vector query with l2 sensitivity ``sensitivity``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The noisy values on the grid; a float for a scalar ``values``.
+
+    Raises
+    ------
+    TypeError, ValueError, CalibrationError
+        As in :func:`release_laplace`.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> y = dp.release_gaussian(3.5, epsilon=1.0, delta=1e-6, rng=dp.Random(7))
+    >>> isinstance(y, float)
+    True
+    >>> dp.release_gaussian(np.zeros(50), epsilon=1.0, delta=1e-6, vector=True, rng=dp.Random(7)).shape
+    (50,)
+    """
     dim = max(1, int(np.size(values))) if vector else 1
-    plan = calibrate_gaussian_release(epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim)
+    plan = calibrate_gaussian_release(
+        epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim
+    )
     return plan.release(values, rng=rng, bounds=bounds)
 
 
 def release_noise(
     noise: NoiseFamily,
-    values,
+    values: ArrayLike,
     *,
-    epsilon,
-    delta,
-    sensitivity=1.0,
-    rng=None,
-    bounds=None,
+    epsilon: float,
+    delta: float,
+    sensitivity: float = 1.0,
+    rng: Any = None,
+    bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
-):
-    """The safe release for a noise family: Laplace (and Subbotin(1)) -> :func:`release_laplace`,
-    Gaussian (and Subbotin(2)) -> :func:`release_gaussian`; every other family raises
-    :class:`ReleaseNotSupported` (this is the ``release=True`` path of the mechanisms). ``vector=True``
-    treats ``values`` as one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
-    ``vector=False`` gives the guarantee per value."""
+) -> Any:
+    """The safe release for a noise family (the ``release=True`` path of the mechanisms).
+
+    Laplace (and Subbotin(1)) goes to :func:`release_laplace`, Gaussian (and Subbotin(2)) to
+    :func:`release_gaussian`; every other family is refused.
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        The noise family of the mechanism.
+    values : float or array_like
+        The true values.
+    epsilon, delta, sensitivity : float
+        The guarantee and the sensitivity.
+    rng, bounds, grid_bits :
+        As in :func:`release_laplace`.
+    vector : bool, optional
+        ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
+        ``False`` (the default): the guarantee is per value.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The noisy values on the grid.
+
+    Raises
+    ------
+    TypeError
+        If ``noise`` is not a noise family, or another argument has the wrong type.
+    ReleaseNotSupported
+        For a family without a floating-point-safe release (Logistic, Subbotin_r with r not 1 or 2).
+    ValueError
+        If a value or parameter is out of range.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import release
+    >>> release.release_noise(dp.Laplace(), [1.0, 2.0], epsilon=1.0, delta=0.0, rng=dp.Random(7)).shape
+    (2,)
+    >>> release.release_noise(dp.Logistic(), 1.0, epsilon=1.0, delta=0.0)
+    Traceback (most recent call last):
+    ...
+    pydp_core.release.plans.ReleaseNotSupported: release=True is not available for Logistic() noise...
+    """
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
     key = noise._key()
+    options = dict(epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds,
+                   grid_bits=grid_bits, vector=vector)
     if key == ("Laplace",):
-        return release_laplace(values, epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds, grid_bits=grid_bits, vector=vector)
+        return release_laplace(values, **options)
     if key == ("Gaussian",):
-        return release_gaussian(values, epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds, grid_bits=grid_bits, vector=vector)
+        return release_gaussian(values, **options)
     raise ReleaseNotSupported(
         f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
         f"the Laplace and Gaussian mechanisms ({', '.join(SAFE_RELEASE_FAMILIES)}), which use exact discrete "
@@ -396,4 +599,3 @@ def release_noise(
         "not differentially private against least-significant-bit attacks), or switch to Laplace or "
         "Gaussian noise for a release. See docs/release.md."
     )
-
