@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -256,7 +257,23 @@ def check_size(size: Any, name: str = "size") -> tuple[int, ...] | None:
             raise TypeError(f"{name} must be None, an int or a tuple of ints, not {size!r}") from None
     if any(d < 0 for d in dims):
         raise ValueError(f"{name} must not be negative, got {size!r}")
+    check_allocation(math.prod(dims), 8, name)
     return dims
+
+
+def check_allocation(count: int, itemsize: int, name: str = "size") -> int:
+    """Refuse, before allocating, an output of ``count`` items of ``itemsize`` bytes that exceeds this
+    machine's physical memory (a ValueError naming ``name`` instead of a MemoryError or a swap storm)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        physical = 1 << 46
+    if count * itemsize > physical:
+        raise ValueError(
+            f"{name} asks for {count} values ({count * itemsize / 2**30:.3g} GiB), more than this machine's "
+            f"memory ({physical / 2**30:.3g} GiB); draw in pieces"
+        )
+    return count
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:

@@ -44,7 +44,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _core
-from .generator import _check_index, _check_size, _os_key
+from .._validation import check_int, check_size
+from .generator import os_key
 
 __all__ = ["ChaCha20"]
 
@@ -164,7 +165,7 @@ class ChaCha20(np.random.BitGenerator):
             k = _check_key(key)
             seed_seq = _key_seed_seq(k)
         elif seed is None:
-            k = _os_key()
+            k = os_key()
             seed_seq = _key_seed_seq(k)
         else:
             seed_seq = _as_seed_seq(seed)
@@ -212,7 +213,7 @@ class ChaCha20(np.random.BitGenerator):
         ``size=None`` gives one int; an int or tuple gives a uint64 array of that shape. With
         ``output=False`` the words are drawn and dropped (returns None).
         """
-        dims = _check_size(size)
+        dims = check_size(size)
         shape: tuple[int, ...] = () if dims is None else dims
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
         with self.lock:
@@ -272,7 +273,7 @@ class ChaCha20(np.random.BitGenerator):
         ``pydp_core.random.Random.stream(i)`` for the same key. Derive streams in one thread before
         handing them out.
         """
-        child_key = self._bg.spawn_key(_check_index(i, "i"))
+        child_key = self._bg.spawn_key(check_int(i, "i", 0, (1 << 64) - 2))
         return ChaCha20._from_key(child_key, self._secure)
 
     def spawn(self, n_children: int) -> list["ChaCha20"]:
@@ -298,7 +299,7 @@ class ChaCha20(np.random.BitGenerator):
         Runs in a forked child, which has one thread: the lock is not taken (another thread of the parent
         may have held it at the fork, and it would never be released here).
         """
-        key = _os_key()
+        key = os_key()
         self._forked = True
         try:
             self.__setstate__(({"bit_generator": type(self).__name__,

@@ -35,7 +35,7 @@ Size = Union[int, tuple[int, ...], None]
 # ------------------------------------------------------------------------------------------------------
 # Keys, seeds and threads
 # ------------------------------------------------------------------------------------------------------
-def _os_key() -> bytes:
+def os_key() -> bytes:
     getrandom = getattr(os, "getrandom", None)
     if getrandom is not None:
         key = getrandom(32)  # blocks until the kernel pool is initialised, never returns short reads here
@@ -111,7 +111,7 @@ class Random:
     def __init__(self, seed: Union[int, bytes, None] = None, threads: Optional[int] = None) -> None:
         self._threads = _threads(threads)
         self._seeded = seed is not None
-        key = _os_key() if seed is None else _key_from_seed(seed)
+        key = os_key() if seed is None else _key_from_seed(seed)
         self._gen = _R.Generator(key, 0)
 
     @classmethod
