@@ -210,3 +210,25 @@ def check_open_delta(value: Any, name: str = "delta") -> float:
     if not 0 < x < 1:
         raise ValueError(f"{name} must lie in (0, 1) for this conversion, got {x!r}")
     return x
+
+
+# ------------------------------------------------------------------------------------------------------
+# noise, calibration, mechanisms and accounting
+# ------------------------------------------------------------------------------------------------------
+def check_subbotin_order(value: Any, name: str = "r") -> float:
+    """A Subbotin order r: a real scalar, finite and >= 1 (the family is log-concave only for r >= 1)."""
+    x = real_scalar(value, name)
+    if not (x >= 1 and math.isfinite(x)):
+        raise ValueError(f"{name} must be finite and >= 1 (log-concavity), got {x!r}")
+    return x
+
+
+def check_alpha_array(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> np.ndarray:
+    """Renyi orders alpha > 1 as a float64 array (finite unless ``allow_inf``); the vectorised :func:`check_alpha`."""
+    arr = as_float_array(value, name)
+    _no_nan(arr, name)
+    if not (arr > 1).all():
+        raise ValueError(f"{name} must be > 1")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    return arr

@@ -91,8 +91,9 @@ def _(budget: RDP, s: float, alphas: Any) -> Budget:
 def _(budget: RDPCurve, s: float, alphas: Any) -> Budget:
     if alphas is not None:
         grid = np.asarray(alphas, dtype=float).reshape(-1)
-    elif budget.is_grid:
-        grid = budget.alphas[(budget.alphas == np.floor(budget.alphas)) & (budget.alphas >= 2)]
+    elif budget.alphas is not None:
+        orders = budget.alphas
+        grid = orders[(orders == np.floor(orders)) & (orders >= 2)]
     else:
         grid = np.arange(2.0, math.floor(min(256.0, budget.alpha_max)) + 1.0)
     if grid.size == 0:
