@@ -217,8 +217,8 @@ def check_open_delta(value: Any, name: str = "delta") -> float:
 # ------------------------------------------------------------------------------------------------------
 def check_subbotin_order(value: Any, name: str = "r") -> float:
     """A Subbotin order r: a real scalar, finite and >= 1 (the family is log-concave only for r >= 1)."""
-    x = real_scalar(value, name)
-    if not (x >= 1 and math.isfinite(x)):
+    x = as_scalar(as_float_array(value, name), name)
+    if not (x >= 1 and math.isfinite(x)):  # NaN fails the first test
         raise ValueError(f"{name} must be finite and >= 1 (log-concavity), got {x!r}")
     return x
 
