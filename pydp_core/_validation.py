@@ -232,3 +232,19 @@ def check_alpha_array(value: Any, name: str = "alpha", *, allow_inf: bool = Fals
     if not allow_inf and np.isinf(arr).any():
         raise ValueError(f"{name} must be finite")
     return arr
+
+
+def check_integral_array(value: Any, name: str, minimum: int = 1) -> np.ndarray:
+    """Whole numbers >= ``minimum`` as a float64 array (integral floats allowed, inf and NaN not)."""
+    arr = as_float_array(value, name)
+    if not np.isfinite(arr).all() or (arr < minimum).any() or (arr != np.floor(arr)).any():
+        raise ValueError(f"{name} must be a finite integer >= {minimum}")
+    return arr
+
+
+def check_rate(value: Any, name: str = "rate") -> float:
+    """A sampling rate: a real scalar in (0, 1]."""
+    x = real_scalar(value, name)
+    if not 0 < x <= 1:
+        raise ValueError(f"{name} must lie in (0, 1], got {x!r}")
+    return x
