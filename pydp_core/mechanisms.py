@@ -282,7 +282,7 @@ class SubbotinMechanism(AdditiveMechanism):
     Examples
     --------
     >>> SubbotinMechanism(3.0, epsilon=1.0, delta=1e-6).scale
-    8.65901...
+    8.65900639905...
     """
 
     def __init__(self, r: float, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:

@@ -272,7 +272,7 @@ class ApproxDP(Budget):
     --------
     >>> ApproxDP(1.0, 1e-5).to_rao_dp("gaussian")
     RaoDP(theta=0.26805112321...)
-    >>> compose([ApproxDP(0.5, 1e-6), ApproxDP(0.25, 1e-6)])
+    >>> dp.compose([ApproxDP(0.5, 1e-6), ApproxDP(0.25, 1e-6)])
     ApproxDP(epsilon=0.75, delta=2e-06)
     """
 
@@ -340,7 +340,7 @@ class KLDP(Budget):
 
     Examples
     --------
-    >>> compose([KLDP(0.25), KLDP(0.5)])
+    >>> dp.compose([KLDP(0.25), KLDP(0.5)])
     KLDP(epsilon=0.75)
     """
 
@@ -368,7 +368,7 @@ class MCDP(Budget):
 
     Examples
     --------
-    >>> compose([MCDP(0.1, 0.3), MCDP(0.1, 0.4)])
+    >>> dp.compose([MCDP(0.1, 0.3), MCDP(0.1, 0.4)])
     MCDP(mu=0.2, tau=0.5)
     """
 
@@ -617,7 +617,7 @@ class RaoDP(Budget):
     GDP(mu=0.5)
     >>> RaoDP(0.5).to_pure_dp("laplace")
     PureDP(epsilon=0.5)
-    >>> compose([RaoDP(0.3), RaoDP(0.4)])
+    >>> dp.compose([RaoDP(0.3), RaoDP(0.4)])
     RaoDP(theta=0.5)
     """
 
@@ -683,7 +683,7 @@ class RDPCurve(Budget):
     0.3
     >>> c.to_approx_dp(1e-6)
     ApproxDP(epsilon=1.84304989541..., delta=1e-06)
-    >>> compose([c, c]).epsilons
+    >>> dp.compose([c, c]).epsilons
     array([0.2, 0.6])
     """
 
