@@ -25,7 +25,35 @@ __all__ = [
 
 
 def as_float_array(value: Any, name: str) -> np.ndarray:
-    """``value`` as a float64 array, or a TypeError naming ``name`` if it is not real-valued."""
+    """``value`` as a float64 array, or a TypeError naming ``name`` if it is not real-valued.
+
+    Integers are converted only when float64 holds them exactly (a silently rounded privacy parameter is
+    a privacy bug); NaN and inf pass through (the callers decide).
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str
+        The argument's name, for messages.
+
+    Returns
+    -------
+    ndarray
+        A float64 array (a view when ``value`` already is one).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is bool, a string, complex, an object or ragged.
+    ValueError
+        If an integer or long double cannot be represented in float64 exactly.
+
+    Examples
+    --------
+    >>> as_float_array([1, 2], 'x')
+    array([1., 2.])
+    """
     if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be a real number or an array of real numbers, not {type(value).__name__}")
     if isinstance(value, np.ndarray):
@@ -59,6 +87,34 @@ def _no_nan(arr: np.ndarray, name: str) -> None:
 
 
 def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False) -> np.ndarray:
+    """A privacy parameter >= 0 (epsilon, psi, mu, ...) as a float64 array.
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str, optional
+        Its name (default "epsilon").
+    allow_inf : bool, optional
+        Whether inf is allowed (default False).
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN, negative, or inf when not allowed.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_epsilon(0.5)
+    array(0.5)
+    """
     arr = as_float_array(value, name)
     _no_nan(arr, name)
     if (arr < 0).any():
@@ -69,6 +125,36 @@ def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False)
 
 
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True, allow_one: bool = False) -> np.ndarray:
+    """A delta in [0, 1) (the end points per ``allow_zero`` and ``allow_one``) as a float64 array.
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str, optional
+        Its name (default "delta").
+    allow_zero : bool, optional
+        Whether 0 is allowed (default True).
+    allow_one : bool, optional
+        Whether 1 is allowed (default False).
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN or outside the interval.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_delta([0.0, 1e-6])
+    array([0.e+00, 1.e-06])
+    """
     arr = as_float_array(value, name)
     _no_nan(arr, name)
     low_ok = arr >= 0 if allow_zero else arr > 0
@@ -81,6 +167,34 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True, all
 
 
 def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> np.ndarray:
+    """Values > 0 (finite unless ``allow_inf``) as a float64 array.
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str
+        Its name.
+    allow_inf : bool, optional
+        Whether inf is allowed (default False).
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN, <= 0, or inf when not allowed.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_positive(2, 'scale')
+    array(2.)
+    """
     arr = as_float_array(value, name)
     _no_nan(arr, name)
     if (arr <= 0).any():
@@ -91,6 +205,32 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> np.ndar
 
 
 def check_probability(value: Any, name: str = "q") -> np.ndarray:
+    """Probabilities in [0, 1] as a float64 array.
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str, optional
+        Its name (default "q").
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN or outside [0, 1].
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_probability(0.5)
+    array(0.5)
+    """
     arr = as_float_array(value, name)
     _no_nan(arr, name)
     if ((arr < 0) | (arr > 1)).any():
@@ -99,7 +239,28 @@ def check_probability(value: Any, name: str = "q") -> np.ndarray:
 
 
 def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
-    """Broadcast named arrays to one shape (C-contiguous copies), naming them if they do not fit."""
+    """Broadcast named arrays to one shape (C-contiguous float64 copies), naming them if they do not fit.
+
+    Parameters
+    ----------
+    **arrays : ndarray
+        The arrays, by argument name.
+
+    Returns
+    -------
+    list of ndarray
+        The broadcast arrays, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not broadcast (the message lists each name with its shape).
+
+    Examples
+    --------
+    >>> broadcast(a=np.array(1.0), b=np.array([1.0, 2.0]))
+    [array([1., 1.]), array([1., 2.])]
+    """
     try:
         out = np.broadcast_arrays(*arrays.values())
     except ValueError:
@@ -108,15 +269,65 @@ def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
     return [np.ascontiguousarray(a, dtype=np.float64) for a in out]
 
 
-def scalar_or_array(result: np.ndarray, *inputs: Any):
-    """A Python float when every input was a scalar, else the array."""
+def scalar_or_array(result: np.ndarray, *inputs: Any) -> Any:
+    """A Python float when every input was a scalar, else the array.
+
+    Parameters
+    ----------
+    result : ndarray
+        The computed values.
+    *inputs : object
+        The caller's original arguments.
+
+    Returns
+    -------
+    float or ndarray
+        ``float(result)`` for scalar inputs, else ``result``.
+
+    Raises
+    ------
+    ValueError
+        Never for a 0-d result; a result of another size with scalar inputs cannot be reshaped.
+
+    Examples
+    --------
+    >>> scalar_or_array(np.array(3.0), 1.0)
+    3.0
+    >>> scalar_or_array(np.array([3.0]), [1.0])
+    array([3.])
+    """
     if all(np.ndim(x) == 0 for x in inputs):
         return float(np.asarray(result).reshape(()))
     return result
 
 
 def check_finite(value: Any, name: str) -> np.ndarray:
-    """``value`` as a float64 array of finite numbers (no NaN, no inf)."""
+    """``value`` as a float64 array of finite numbers (no NaN, no inf).
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str
+        Its name.
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN or infinite.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_finite(1.5, 'x')
+    array(1.5)
+    """
     arr = as_float_array(value, name)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite (no NaN or inf)")
@@ -124,7 +335,34 @@ def check_finite(value: Any, name: str) -> np.ndarray:
 
 
 def check_int(value: Any, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
-    """``value`` as a Python int within [minimum, maximum]; bool, float and other types are a TypeError."""
+    """``value`` as a Python int within [minimum, maximum]; bool, float and other types are a TypeError.
+
+    Parameters
+    ----------
+    value : int
+        The argument (a Python or numpy integer).
+    name : str
+        Its name.
+    minimum, maximum : int, optional
+        The allowed range (None: unbounded).
+
+    Returns
+    -------
+    int
+        The value.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer (bool included).
+    ValueError
+        If it is outside the range.
+
+    Examples
+    --------
+    >>> check_int(3, 'k', 1)
+    3
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
     v = int(value)
@@ -138,24 +376,122 @@ def check_int(value: Any, name: str, minimum: int | None = None, maximum: int | 
 
 
 def as_scalar(arr: np.ndarray, name: str) -> float:
-    """The one value of a 0-d array; any other shape is a TypeError naming ``name``."""
+    """The one value of a 0-d array; any other shape is a TypeError naming ``name``.
+
+    Parameters
+    ----------
+    arr : ndarray
+        A checked array.
+    name : str
+        The argument's name.
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    TypeError
+        If ``arr`` is not 0-d.
+
+    Examples
+    --------
+    >>> as_scalar(np.array(2.0), 'x')
+    2.0
+    """
     if np.ndim(arr) != 0:
         raise TypeError(f"{name} must be a scalar, got shape {np.shape(arr)}")
     return float(arr)
 
 
 def check_positive_scalar(value: Any, name: str, *, allow_inf: bool = False) -> float:
-    """A scalar > 0 (finite unless ``allow_inf``)."""
+    """A real scalar > 0 (finite unless ``allow_inf``).
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str
+        Its name.
+    allow_inf : bool, optional
+        Whether inf is allowed (default False).
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN, <= 0, or inf when not allowed.
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_positive_scalar(2, 'scale')
+    2.0
+    """
     return as_scalar(check_positive(value, name, allow_inf=allow_inf), name)
 
 
 def check_epsilon_scalar(value: Any, name: str = "epsilon") -> float:
-    """A scalar epsilon >= 0, finite."""
+    """A real scalar epsilon >= 0, finite.
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str, optional
+        Its name (default "epsilon").
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN, negative or inf.
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_epsilon_scalar(1)
+    1.0
+    """
     return as_scalar(check_epsilon(value, name), name)
 
 
 def require_extra(extra: str, *modules: str) -> list[Any]:
-    """Import ``modules``, or raise an ImportError naming the pydp_core extra that provides them."""
+    """Import ``modules``, or raise an ImportError naming the pydp_core extra that provides them.
+
+    Parameters
+    ----------
+    extra : str
+        The name of the extra (``pip install 'pydp_core[extra]'``).
+    *modules : str
+        The modules to import.
+
+    Returns
+    -------
+    list of module
+        The imported modules, in order.
+
+    Raises
+    ------
+    ImportError
+        If a module is missing; the message names the extra.
+
+    Examples
+    --------
+    >>> require_extra('test', 'math')[0].__name__
+    'math'
+    """
     import importlib
 
     try:
@@ -168,7 +504,32 @@ def require_extra(extra: str, *modules: str) -> list[Any]:
 
 
 def real_scalar(value: Any, name: str) -> float:
-    """A real scalar (not NaN) as a float; a fast path for Python floats and exact ints."""
+    """A real scalar (not NaN) as a float; a fast path for Python floats and exact ints.
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str
+        Its name.
+
+    Returns
+    -------
+    float
+        The value (inf passes).
+
+    Raises
+    ------
+    ValueError
+        If it is NaN.
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> real_scalar(3, 'x')
+    3.0
+    """
     t = type(value)
     if t is float:  # fast path for the common case (optimisers call conversions in inner loops)
         if value != value:
@@ -186,7 +547,34 @@ def real_scalar(value: Any, name: str) -> float:
 
 
 def check_nonneg_scalar(value: Any, name: str, *, allow_inf: bool = False) -> float:
-    """A real scalar >= 0 (finite unless ``allow_inf``)."""
+    """A real scalar >= 0 (finite unless ``allow_inf``).
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str
+        Its name.
+    allow_inf : bool, optional
+        Whether inf is allowed (default False).
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN, negative, or inf when not allowed.
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_nonneg_scalar(0.0, 'rho')
+    0.0
+    """
     x = real_scalar(value, name)
     if x < 0:
         raise ValueError(f"{name} must be >= 0, got {x!r}")
@@ -196,7 +584,34 @@ def check_nonneg_scalar(value: Any, name: str, *, allow_inf: bool = False) -> fl
 
 
 def check_alpha(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> float:
-    """A Renyi order alpha > 1 (finite unless ``allow_inf``)."""
+    """A Renyi order alpha > 1 (finite unless ``allow_inf``).
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str, optional
+        Its name (default "alpha").
+    allow_inf : bool, optional
+        Whether inf is allowed (default False).
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN, <= 1, or inf when not allowed.
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_alpha(2)
+    2.0
+    """
     x = real_scalar(value, name)
     if not x > 1:
         raise ValueError(f"{name} must be > 1, got {x!r}")
@@ -206,7 +621,32 @@ def check_alpha(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> 
 
 
 def check_open_delta(value: Any, name: str = "delta") -> float:
-    """A delta for a conversion: it must lie in the open interval (0, 1)."""
+    """A delta for a conversion: it must lie in the open interval (0, 1).
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str, optional
+        Its name (default "delta").
+
+    Returns
+    -------
+    float
+        The value.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN or outside (0, 1).
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_open_delta(1e-6)
+    1e-06
+    """
     x = real_scalar(value, name)
     if not 0 < x < 1:
         raise ValueError(f"{name} must lie in (0, 1) for this conversion, got {x!r}")
@@ -326,3 +766,144 @@ def check_rational(value: Any, name: str, max_terms: int) -> Fraction:
             f"{name} = {frac} is not a ratio of integers up to {bound}; pass a fractions.Fraction with smaller terms"
         )
     return frac
+
+
+# noise, calibration, mechanisms and accounting
+# ------------------------------------------------------------------------------------------------------
+def check_subbotin_order(value: Any, name: str = "r") -> float:
+    """A Subbotin order r: a real scalar, finite and >= 1 (the family is log-concave only for r >= 1).
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str, optional
+        Its name (default "r").
+
+    Returns
+    -------
+    float
+        The order.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN, infinite or < 1.
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_subbotin_order(3)
+    3.0
+    """
+    x = as_scalar(as_float_array(value, name), name)
+    if not (x >= 1 and math.isfinite(x)):  # NaN fails the first test
+        raise ValueError(f"{name} must be finite and >= 1 (log-concavity), got {x!r}")
+    return x
+
+
+def check_alpha_array(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> np.ndarray:
+    """Renyi orders alpha > 1 as a float64 array (finite unless ``allow_inf``); the vectorised :func:`check_alpha`.
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str, optional
+        Its name (default "alpha").
+    allow_inf : bool, optional
+        Whether inf is allowed (default False).
+
+    Returns
+    -------
+    ndarray
+        The orders as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN, <= 1, or inf when not allowed.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_alpha_array([2.0, np.inf], allow_inf=True)
+    array([ 2., inf])
+    """
+    arr = as_float_array(value, name)
+    _no_nan(arr, name)
+    if not (arr > 1).all():
+        raise ValueError(f"{name} must be > 1")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def check_integral_array(value: Any, name: str, minimum: int = 1) -> np.ndarray:
+    """Whole numbers >= ``minimum`` as a float64 array (integral floats allowed, inf and NaN not).
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str
+        Its name.
+    minimum : int, optional
+        The smallest allowed value (default 1).
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN, infinite, fractional or below ``minimum``.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_integral_array([1.0, 3.0], 'k')
+    array([1., 3.])
+    """
+    arr = as_float_array(value, name)
+    if not np.isfinite(arr).all() or (arr < minimum).any() or (arr != np.floor(arr)).any():
+        raise ValueError(f"{name} must be a finite integer >= {minimum}")
+    return arr
+
+
+def check_rate(value: Any, name: str = "rate") -> float:
+    """A sampling rate: a real scalar in (0, 1].
+
+    Parameters
+    ----------
+    value : float
+        The argument.
+    name : str, optional
+        Its name (default "rate").
+
+    Returns
+    -------
+    float
+        The rate.
+
+    Raises
+    ------
+    ValueError
+        If it is NaN or outside (0, 1].
+    TypeError
+        If it is not a real scalar.
+
+    Examples
+    --------
+    >>> check_rate(0.5)
+    0.5
+    """
+    x = real_scalar(value, name)
+    if not 0 < x <= 1:
+        raise ValueError(f"{name} must lie in (0, 1], got {x!r}")
+    return x

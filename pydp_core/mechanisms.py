@@ -17,7 +17,7 @@ correction, see :mod:`pydp_core.calibration`):
 - :class:`LogisticMechanism`: the l_1 sensitivity at delta = 0 (each coordinate's privacy loss is at
   most |shift| / scale); for delta > 0 treat it as a scalar mechanism;
 - :class:`SubbotinMechanism` with r not in {1, 2}: Theorem 9's pairing with the l_r sensitivity does
-  NOT hold in general (counterexample in tests/test_paper_002.py: r = 3, two coordinates). The
+  NOT hold in general (counterexample in ``docs/calibration.md``: r = 3, two coordinates). The
   guarantee is per coordinate; use it for scalar queries or with the sensitivity of a single
   coordinate, and account for the coordinates by composition.
 
@@ -37,8 +37,9 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._validation import as_float_array, check_delta, check_epsilon, check_positive
+from ._validation import as_float_array, as_scalar, check_delta, check_epsilon_scalar, check_finite, check_positive_scalar
 from .calibration import minimal_scale
 from .noise import Gaussian, Laplace, Logistic, NoiseFamily, Subbotin
 from .random import as_random
@@ -52,37 +53,47 @@ __all__ = [
 ]
 
 
-def _scalar_param(value: Any, check, name: str, **kw) -> float:
-    arr = check(value, name, **kw) if kw else check(value, name)
-    if np.ndim(arr) != 0:
-        raise TypeError(f"{name} must be a scalar")
-    return float(arr)
-
-
 class AdditiveMechanism:
     """q(d) + scale * X with X from a standard symmetric log-concave family, calibrated exactly.
 
     Subclasses fix the family. Not safe against least-significant-bit attacks on floating-point outputs
     (see the module documentation).
+
+    Parameters
+    ----------
+    epsilon : float
+        >= 0 and finite (> 0 when delta = 0).
+    delta : float, optional
+        In [0, 1) (default 0).
+    sensitivity : float, optional
+        The query's sensitivity, > 0 and finite (default 1).
+
+    Examples
+    --------
+    >>> m = LaplaceMechanism(epsilon=1.0, sensitivity=2.0)
+    >>> m.scale, m.variance
+    (2.0, 8.0)
     """
 
     _noise: NoiseFamily
 
     def __init__(self, *, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0) -> None:
-        self._epsilon = _scalar_param(epsilon, check_epsilon, "epsilon")
-        self._delta = _scalar_param(delta, check_delta, "delta")
+        self._epsilon = check_epsilon_scalar(epsilon)
+        self._delta = as_scalar(check_delta(delta), "delta")
         if self._epsilon == 0.0 and self._delta == 0.0:
             raise ValueError("epsilon must be > 0 when delta = 0")
-        self._sensitivity = _scalar_param(sensitivity, check_positive, "sensitivity")
-        self._scale = float(minimal_scale(self._noise, epsilon=self._epsilon, delta=self._delta, sensitivity=self._sensitivity))
+        self._sensitivity = check_positive_scalar(sensitivity, "sensitivity")
+        self._scale = minimal_scale(self._noise, epsilon=self._epsilon, delta=self._delta, sensitivity=self._sensitivity)
 
     # -- the calibration -----------------------------------------------------------------------------
     @property
     def epsilon(self) -> float:
+        """The epsilon the mechanism is calibrated to."""
         return self._epsilon
 
     @property
     def delta(self) -> float:
+        """The delta the mechanism is calibrated to."""
         return self._delta
 
     @property
@@ -102,6 +113,7 @@ class AdditiveMechanism:
 
     @property
     def std(self) -> float:
+        """Standard deviation of the noise in each coordinate."""
         return math.sqrt(self.variance)
 
     @property
@@ -110,10 +122,10 @@ class AdditiveMechanism:
         return self._noise
 
     # -- sampling ------------------------------------------------------------------------------------
-    def _sample(self, rng, out: np.ndarray) -> None:
+    def _sample(self, rng: Any, out: np.ndarray) -> None:
         raise NotImplementedError
 
-    def privatize(self, values, rng=None, release: bool = True):
+    def privatize(self, values: ArrayLike, rng: Any = None, release: bool = True) -> Any:
         """A noisy copy of ``values`` (a scalar or an array of finite numbers).
 
         ``release=True`` (the default): the floating-point-safe release of :mod:`pydp_core.release`:
@@ -140,13 +152,13 @@ class AdditiveMechanism:
             sensitivity=self._sensitivity, rng=rng, vector=arr.size > 1,
         )
 
-    def simulate(self, values, rng=None):
-        """values + iid floating-point noise of exactly ``scale``: for simulations and utility studies,
+    def simulate(self, values: ArrayLike, rng: Any = None) -> Any:
+        """values + iid floating-point noise of exactly ``scale``, for simulations and utility studies.
+
         NOT for releases (floating-point noise is not safe against least-significant-bit attacks, see the
-        module docs; use :meth:`privatize` for releases). Arguments as in :meth:`privatize`."""
-        arr = as_float_array(values, "values")
-        if not np.isfinite(arr).all():
-            raise ValueError("values must be finite (NaN or infinity found)")
+        module docs; use :meth:`privatize` for releases). Arguments as in :meth:`privatize`.
+        """
+        arr = check_finite(values, "values")
         gen = as_random(rng)
         out = np.empty(arr.shape, dtype=np.float64)
         self._sample(gen, out)
@@ -164,11 +176,28 @@ class LaplaceMechanism(AdditiveMechanism):
     """Laplace noise: (epsilon, delta)-DP for an l_1 sensitivity; scale = D / (eps - 2 log(1 - delta)) (Theorem 3).
 
     Not safe against least-significant-bit attacks on floating-point outputs (see the module docs).
+
+    Parameters
+    ----------
+    epsilon : float
+        >= 0 and finite (> 0 when delta = 0).
+    delta : float, optional
+        In [0, 1) (default 0).
+    sensitivity : float, optional
+        The l_1 sensitivity, > 0 and finite (default 1).
+
+    Examples
+    --------
+    >>> m = LaplaceMechanism(epsilon=1.0)
+    >>> m.scale
+    1.0
+    >>> m.simulate(10.0, rng=dp.Random(seed=7))
+    11.06489929464...
     """
 
     _noise = Laplace()
 
-    def _sample(self, rng, out):
+    def _sample(self, rng: Any, out: np.ndarray) -> None:
         rng.laplace(0.0, self._scale, out=out)
 
 
@@ -176,6 +205,23 @@ class GaussianMechanism(AdditiveMechanism):
     """The exact (analytic) Gaussian mechanism for an l_2 sensitivity; ``scale`` is the standard deviation.
 
     delta must be > 0. Not safe against least-significant-bit attacks on floating-point outputs.
+
+    Parameters
+    ----------
+    epsilon : float
+        >= 0 and finite.
+    delta : float
+        In (0, 1).
+    sensitivity : float, optional
+        The l_2 sensitivity, > 0 and finite (default 1).
+
+    Examples
+    --------
+    >>> g = GaussianMechanism(epsilon=1.0, delta=1e-6)
+    >>> g.scale
+    4.22467888932...
+    >>> g.privatize([1.0, 2.0], rng=dp.Random(seed=7))
+    array([-1.21447754,  5.16213989])
     """
 
     _noise = Gaussian()
@@ -183,7 +229,7 @@ class GaussianMechanism(AdditiveMechanism):
     def __init__(self, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
         super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
 
-    def _sample(self, rng, out):
+    def _sample(self, rng: Any, out: np.ndarray) -> None:
         rng.normal(0.0, self._scale, out=out)
 
 
@@ -191,11 +237,25 @@ class LogisticMechanism(AdditiveMechanism):
     """Logistic noise (Vinterbo 2022, Theorem 4); like the Laplace it reaches delta = 0.
 
     Not safe against least-significant-bit attacks on floating-point outputs (see the module docs).
+
+    Parameters
+    ----------
+    epsilon : float
+        >= 0 and finite (> 0 when delta = 0).
+    delta : float, optional
+        In [0, 1) (default 0).
+    sensitivity : float, optional
+        The sensitivity, > 0 and finite (default 1).
+
+    Examples
+    --------
+    >>> LogisticMechanism(epsilon=1.0).scale
+    1.0
     """
 
     _noise = Logistic()
 
-    def _sample(self, rng, out):
+    def _sample(self, rng: Any, out: np.ndarray) -> None:
         rng.logistic(0.0, self._scale, out=out)
 
 
@@ -207,6 +267,22 @@ class SubbotinMechanism(AdditiveMechanism):
     pairing of the paper's Theorem 9 is a guarantee only for r in {1, 2} (see the module docs), so
     :func:`pydp_core.select_subbotin` reproduces the paper's choice of r but not a vector guarantee.
     Not safe against least-significant-bit attacks on floating-point outputs.
+
+    Parameters
+    ----------
+    r : float
+        The order, finite and >= 1.
+    epsilon : float
+        >= 0 and finite.
+    delta : float
+        In [0, 1); > 0 for r > 1.
+    sensitivity : float, optional
+        The sensitivity, > 0 and finite (default 1).
+
+    Examples
+    --------
+    >>> SubbotinMechanism(3.0, epsilon=1.0, delta=1e-6).scale
+    8.65900639905...
     """
 
     def __init__(self, r: float, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
@@ -216,9 +292,10 @@ class SubbotinMechanism(AdditiveMechanism):
 
     @property
     def r(self) -> float:
+        """The Subbotin order."""
         return self._r
 
-    def _sample(self, rng, out):
+    def _sample(self, rng: Any, out: np.ndarray) -> None:
         rng.subbotin(self._r, 0.0, self._scale, out=out)
 
     def __repr__(self) -> str:

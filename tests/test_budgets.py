@@ -209,6 +209,22 @@ def test_puredp_conversions_against_randomised_response():
     assert pc.PureDP(0.5).to_zcdp() == pc.ZCDP(0.125)
 
 
+@pytest.mark.parametrize("alpha", [0.5, 1.0, -3.0, float("nan"), [2.0, 1.0]])
+def test_puredp_rdp_epsilon_validates_alpha(alpha):
+    # alpha = 0.5 used to return 0.240 and alpha = 1 NaN: orders <= 1 are not Renyi orders of RDP
+    with pytest.raises(ValueError, match="alpha"):
+        pc.PureDP(1.0).rdp_epsilon(alpha)
+    with pytest.raises(ValueError, match="alpha"):
+        pc.PureDP(0.0).rdp_epsilon(alpha)
+
+
+def test_puredp_rdp_epsilon_shapes_and_infinite_order():
+    assert pc.PureDP(1.0).rdp_epsilon(math.inf) == 1.0
+    assert isinstance(pc.PureDP(1.0).rdp_epsilon(2.0), float)
+    out = pc.PureDP(1.0).rdp_epsilon(np.array([2.0, math.inf]))
+    assert out.shape == (2,) and out[1] == 1.0 and out[0] < 1.0
+
+
 def test_rao_conversions_paper_000():
     assert pc.PureDP(0.7).to_rao_dp("laplace") == pc.RaoDP(0.7)  # Corollary 4.5
     assert pc.GDP(0.7).to_rao_dp("gaussian") == pc.RaoDP(0.7)  # Corollary 4.9, first part

@@ -10,7 +10,7 @@ definition by the tightest valid route it knows:
   and is eps-Rao-DP; a Subbotin_r mechanism is theta-Rao-DP with the corrected Fisher information, and
   has the exact (eps, delta) profile of the calibration core; a budget spend carries itself and its
   valid conversions;
-- a total in one definition composes the spends' representations in it (paper 000 Table 1);
+- a total in one definition composes the spends' representations in it (Anonymous 2022, Table 1);
 - a total as (eps, delta)-DP takes the smallest eps over the valid routes: the exact GDP profile of the
   composed mu (all spends GDP), the best RDP order of the composed curve (all spends with RDP), and
   basic composition, with (eps_i, delta_i) spends summed and the remaining delta given to the rest.
@@ -22,22 +22,29 @@ the JSON stays small.
 A spend that would take the total in the limit's definition past the limit raises
 :class:`BudgetExceededError` and is not recorded; the check and the record happen under one lock, so
 concurrent spends from several threads never overshoot.
+
+Each privacy definition enters through two registries, so that a new definition needs no edit here:
+:func:`track` (a :func:`functools.singledispatch` function: which representations a spent budget of
+that type carries) and :data:`LIMITS` (how totals in that definition are formed, compared with a limit
+and subtracted from it). The proofs are in ``docs/accounting.md``.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overload
 
 import numpy as np
 
 from .._validation import (
     check_alpha,
-    check_nonneg_scalar,
+    check_int,
     check_open_delta,
-    real_scalar,
+    check_positive_scalar,
+    check_subbotin_order,
 )
 from .budgets import (
     DEFAULT_ALPHAS,
@@ -54,88 +61,75 @@ from .budgets import (
     budget_from_fields,
     rdp_epsilon_array,
 )
-from .composition import compose
 
 __all__ = ["Accountant", "BudgetExceededError"]
 
 _FORMAT = "pydp_core.Accountant/1"
+
+B = TypeVar("B", bound=Budget)
+T = TypeVar("T", bound=Budget)
+
+#: Relative slack of the limit check: a total within 1e-12 of the limit is at the limit.
+_RTOL = 1e-12
 
 
 class BudgetExceededError(ValueError):
     """The spend would take the total past the accountant's limit; nothing was recorded."""
 
 
-def _positive(value: Any, name: str) -> float:
-    x = check_nonneg_scalar(value, name)
-    if x == 0:
-        raise ValueError(f"{name} must be > 0")
-    return x
-
-
 class _Spend:
-    """One recorded mechanism and its valid representations."""
+    """One recorded mechanism and its valid representations (None where it has none)."""
 
-    def __init__(self, record: dict) -> None:
+    def __init__(self, record: Dict[str, Any]) -> None:
         self.record = record
-        count = record.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-            raise ValueError(f"count must be an integer >= 1, got {count!r}")
-        self.count = int(count)
-        kind = record["kind"]
+        self.count = check_int(record.get("count", 1), "count", 1)
         for key in ("sigma", "scale", "sensitivity"):  # records read back from JSON are re-validated
             if key in record:
-                _positive(record[key], key)
-        if kind == "subbotin" and not real_scalar(record["r"], "r") >= 1:
-            raise ValueError("r must be >= 1")
+                check_positive_scalar(record[key], key)
         self.gdp: Optional[float] = None
         self.zcdp: Optional[ZCDP] = None
         self.rao: Optional[float] = None
         self.pure: Optional[float] = None
         self.approx: Optional[ApproxDP] = None
-        self.rdp: Optional[Callable[[np.ndarray], np.ndarray]] = None  # +inf where not valid
+        self.rdp: Optional[Callable[[Any], Any]] = None  # epsilon(alpha); +inf where not valid
         self.rdp_alphas: List[float] = []
         self.profile: Optional[Callable[[float], float]] = None  # delta -> eps (exact)
-        self.budget: Optional[Budget] = None
+        kind = record["kind"]
         if kind == "gaussian":
             psi = record["sensitivity"] / record["sigma"]
-            self.gdp = psi
-            self.zcdp = ZCDP(0.5 * psi * psi)
+            track(GDP(psi), self)
             self.rao = psi
-            half = 0.5 * psi * psi
-            self.rdp = lambda a: half * np.asarray(a, dtype=float)
         elif kind == "laplace":
             eps = record["sensitivity"] / record["scale"]
-            self._from_pure(eps)
+            track(PureDP(eps), self)
             self.rao = eps
         elif kind == "subbotin":
-            from ..calibration import epsilon_for_delta
-            from ..noise import Subbotin
-            from .rao import theta
-
-            r, s, d = record["r"], record["scale"], record["sensitivity"]
-            fam = Subbotin(r)
-            self.rao = theta(fam, sensitivity=d, scale=s).theta
-            if r == 1.0:
-                self._from_pure(d / s)
-            elif r == 2.0:
-                psi = d / s
-                self.gdp = psi
-                self.zcdp = ZCDP(0.5 * psi * psi)
-                half = 0.5 * psi * psi
-                self.rdp = lambda a: half * np.asarray(a, dtype=float)
-            else:
-                self.profile = lambda delta: float(epsilon_for_delta(fam, delta=delta, sensitivity=d, scale=s))
+            self._subbotin(check_subbotin_order(record["r"]), record["scale"], record["sensitivity"])
         elif kind == "budget":
-            b = budget_from_fields(record["type"], record["fields"])
-            self.budget = b
-            self._from_budget(b)
+            track(budget_from_fields(record["type"], record["fields"]), self)
         else:
             raise ValueError(f"unknown spend kind {kind!r}")
         if self.count > 1:
-            self._scale(self.count)
+            self._repeat(self.count)
 
-    def _scale(self, n: int) -> None:
-        """n independent runs of this mechanism, composed in each representation (paper 000 Table 1)."""
+    def _subbotin(self, r: float, scale: float, sensitivity: float) -> None:
+        from ..calibration import epsilon_for_delta
+        from ..noise import Subbotin
+        from .rao import theta
+
+        fam = Subbotin(r)
+        if r == 1.0:
+            track(PureDP(sensitivity / scale), self)
+        elif r == 2.0:
+            track(GDP(sensitivity / scale), self)
+        else:
+            self.profile = lambda delta: float(
+                epsilon_for_delta(fam, delta=delta, sensitivity=sensitivity, scale=scale)
+            )
+        self.rao = theta(fam, sensitivity=sensitivity, scale=scale).theta
+
+    def _repeat(self, n: int) -> None:
+        """n independent runs of this mechanism, composed in each representation (Anonymous 2022, Table 1)."""
         root = math.sqrt(n)
         if self.gdp is not None:
             self.gdp *= root
@@ -152,79 +146,336 @@ class _Spend:
             self.rdp = lambda a: n * np.asarray(base(a), dtype=float)
         # a profile (Subbotin) is composed by giving each of the n runs its share of delta
 
-    def same_mechanism(self, record: dict) -> bool:
+    def same_mechanism(self, record: Dict[str, Any]) -> bool:
+        """Whether ``record`` describes the same mechanism as this spend (counts aside)."""
         a = {k: v for k, v in self.record.items() if k != "count"}
         b = {k: v for k, v in record.items() if k != "count"}
         return a == b
 
-    def _from_pure(self, eps: float) -> None:
-        p = PureDP(eps)
-        self.pure = eps
-        self.gdp = p.to_gdp().mu
-        self.zcdp = p.to_zcdp()
-        self.rdp = p.rdp_epsilon
-        self.approx = ApproxDP(eps, 0.0)
 
-    def _from_budget(self, b: Budget) -> None:
-        if isinstance(b, PureDP):
-            self._from_pure(b.epsilon)
-        elif isinstance(b, ApproxDP):
-            self.approx = b
-        elif isinstance(b, GDP):
-            self.gdp = b.mu
-            self.zcdp = b.to_zcdp()
-            half = 0.5 * b.mu**2
-            self.rdp = lambda a: half * np.asarray(a, dtype=float)
-        elif isinstance(b, ZCDP):
-            self.zcdp = b
-            xi, rho = b.xi, b.rho
-            self.rdp = lambda a: xi + rho * np.asarray(a, dtype=float)
-        elif isinstance(b, TCDP):
-            rho, omega = b.rho, b.omega
-            self.rdp = lambda a: np.where(np.asarray(a, dtype=float) <= omega, rho * np.asarray(a, dtype=float), np.inf)
-            if math.isfinite(omega):
-                self.rdp_alphas.append(omega)
-        elif isinstance(b, RDP):
-            a0, e0 = b.alpha, b.epsilon  # monotone in alpha: eps(a) <= e0 for a <= a0
-            self.rdp = lambda a: np.where(np.asarray(a, dtype=float) <= a0, e0, np.inf)
-            self.rdp_alphas.append(a0)
-        elif isinstance(b, RDPCurve):
-            self.rdp = lambda a: np.asarray(b(np.asarray(a, dtype=float)), dtype=float)
-            if b.is_grid:
-                self.rdp_alphas.extend(b.alphas.tolist())
-        elif isinstance(b, RaoDP):
-            self.rao = b.theta
+# ------------------------------------------------------------------------------------------------------
+# What a spent budget carries: one rule per privacy definition
+# ------------------------------------------------------------------------------------------------------
+@functools.singledispatch
+def track(budget: Budget, spend: _Spend) -> None:
+    """Record in ``spend`` the representations that a spent ``budget`` implies.
+
+    A new privacy definition registers its rule with ``@track.register`` from its own module.
+    """
+    raise TypeError(f"the accountant cannot track {type(budget).__name__} budgets")
+
+
+@track.register
+def _(budget: PureDP, spend: _Spend) -> None:
+    spend.pure = budget.epsilon
+    spend.gdp = budget.to_gdp().mu
+    spend.zcdp = budget.to_zcdp()
+    spend.rdp = budget.rdp_epsilon
+    spend.approx = ApproxDP(budget.epsilon, 0.0)
+
+
+@track.register
+def _(budget: ApproxDP, spend: _Spend) -> None:
+    spend.approx = budget
+
+
+@track.register
+def _(budget: GDP, spend: _Spend) -> None:
+    spend.gdp = budget.mu
+    spend.zcdp = budget.to_zcdp()
+    spend.rdp = budget.to_rdp_curve()
+
+
+@track.register
+def _(budget: ZCDP, spend: _Spend) -> None:
+    spend.zcdp = budget
+    spend.rdp = budget.to_rdp_curve()
+
+
+@track.register
+def _(budget: TCDP, spend: _Spend) -> None:
+    spend.rdp = budget.to_rdp_curve()  # +inf beyond omega
+    if math.isfinite(budget.omega):
+        spend.rdp_alphas.append(budget.omega)
+
+
+@track.register
+def _(budget: RDP, spend: _Spend) -> None:
+    spend.rdp = budget.to_rdp_curve()  # epsilon at every order <= alpha (monotonicity), +inf beyond
+    spend.rdp_alphas.append(budget.alpha)
+
+
+@track.register
+def _(budget: RDPCurve, spend: _Spend) -> None:
+    spend.rdp = budget
+    if budget.alphas is not None:
+        spend.rdp_alphas.extend(budget.alphas.tolist())
+
+
+@track.register
+def _(budget: RaoDP, spend: _Spend) -> None:
+    spend.rao = budget.theta
+
+
+# ------------------------------------------------------------------------------------------------------
+# Totals, limit checks and what is left: one rule per definition a limit can have
+# ------------------------------------------------------------------------------------------------------
+class Limit(Generic[B]):
+    """How the accountant totals spends in one definition, compares a total with a limit and subtracts it."""
+
+    def parameters(self, limit: B) -> Dict[str, float]:
+        """The keyword arguments of :meth:`total` that a limit of this definition fixes (none by default)."""
+        return {}
+
+    def total(self, spends: List[_Spend], **params: Any) -> B:
+        """The composition of ``spends`` in this definition (TypeError if some spend has none)."""
+        raise NotImplementedError
+
+    def exceeds(self, total: B, limit: B) -> bool:
+        """Whether ``total`` is past ``limit`` (by more than a relative 1e-12)."""
+        raise NotImplementedError
+
+    def remaining(self, total: B, limit: B) -> B:
+        """What is left of ``limit`` after ``total``: the largest budget that still composes within it."""
+        raise NotImplementedError
+
+
+#: The definitions the accountant reports totals in, each with its rule. A new definition adds an entry.
+LIMITS: Dict[type, Limit[Any]] = {}
+
+
+def _limit_rule(kind: type) -> Limit[Any]:
+    for cls in kind.__mro__ if isinstance(kind, type) else ():
+        if cls in LIMITS:
+            return LIMITS[cls]
+    names = ", ".join(t.__name__ for t in LIMITS)
+    raise TypeError(f"the accountant reports totals as {names}, not {kind!r}")
+
+
+def _register(kind: type) -> Callable[[type], type]:
+    def deco(rule_cls: type) -> type:
+        LIMITS[kind] = rule_cls()
+        return rule_cls
+
+    return deco
+
+
+def _values(spends: List[_Spend], attr: str, kind: type) -> List[Any]:
+    """The ``attr`` representation of every spend, or a TypeError naming the missing definition."""
+    out = [getattr(s, attr) for s in spends]
+    if any(v is None for v in out):
+        raise TypeError(f"a spend has no valid representation as {kind.__name__}")
+    return out
+
+
+def _has(spends: List[_Spend], attr: str) -> bool:
+    return all(getattr(s, attr) is not None for s in spends)
+
+
+@_register(PureDP)
+class _PureLimit(Limit[PureDP]):
+    def total(self, spends: List[_Spend], **params: Any) -> PureDP:
+        return PureDP(math.fsum(_values(spends, "pure", PureDP)))
+
+    def exceeds(self, total: PureDP, limit: PureDP) -> bool:
+        return total.epsilon > limit.epsilon * (1 + _RTOL)
+
+    def remaining(self, total: PureDP, limit: PureDP) -> PureDP:
+        return PureDP(max(0.0, limit.epsilon - total.epsilon))
+
+
+@_register(ApproxDP)
+class _ApproxLimit(Limit[ApproxDP]):
+    def parameters(self, limit: ApproxDP) -> Dict[str, float]:
+        return {"delta": limit.delta}
+
+    def total(self, spends: List[_Spend], **params: Any) -> ApproxDP:
+        if params.get("delta") is None:
+            raise TypeError("delta is required for an ApproxDP total")
+        delta = check_open_delta(params["delta"])
+        return _approx_total(spends, delta) if spends else ApproxDP(0.0, delta)
+
+    def exceeds(self, total: ApproxDP, limit: ApproxDP) -> bool:
+        return total.epsilon > limit.epsilon * (1 + _RTOL)
+
+    def remaining(self, total: ApproxDP, limit: ApproxDP) -> ApproxDP:
+        return ApproxDP(max(0.0, limit.epsilon - total.epsilon), limit.delta)
+
+
+@_register(GDP)
+class _GDPLimit(Limit[GDP]):
+    def total(self, spends: List[_Spend], **params: Any) -> GDP:
+        mu = math.hypot(*_values(spends, "gdp", GDP))
+        if spends and _has(spends, "pure"):  # pure DP composes first, then converts: sometimes smaller
+            mu = min(mu, PureDP(math.fsum(s.pure for s in spends if s.pure is not None)).to_gdp().mu)
+        return GDP(mu)
+
+    def exceeds(self, total: GDP, limit: GDP) -> bool:
+        return total.mu > limit.mu * (1 + _RTOL)
+
+    def remaining(self, total: GDP, limit: GDP) -> GDP:
+        return GDP(math.sqrt(max(0.0, limit.mu**2 - total.mu**2)))
+
+
+@_register(ZCDP)
+class _ZCDPLimit(Limit[ZCDP]):
+    def total(self, spends: List[_Spend], **params: Any) -> ZCDP:
+        return ZCDP.compose(_values(spends, "zcdp", ZCDP)) if spends else ZCDP(0.0)
+
+    def exceeds(self, total: ZCDP, limit: ZCDP) -> bool:
+        return total.rho > limit.rho * (1 + _RTOL) or total.xi > limit.xi * (1 + _RTOL)
+
+    def remaining(self, total: ZCDP, limit: ZCDP) -> ZCDP:
+        return ZCDP(max(0.0, limit.rho - total.rho), max(0.0, limit.xi - total.xi))
+
+
+@_register(RDP)
+class _RDPLimit(Limit[RDP]):
+    def parameters(self, limit: RDP) -> Dict[str, float]:
+        return {"alpha": limit.alpha}
+
+    def total(self, spends: List[_Spend], **params: Any) -> RDP:
+        if params.get("alpha") is None:
+            raise TypeError("alpha is required for an RDP total")
+        a = check_alpha(params["alpha"])
+        e = math.fsum(float(f(np.asarray(a))) for f in _values(spends, "rdp", RDP))
+        if math.isinf(e):
+            raise TypeError(f"some spend has no RDP bound at alpha = {a!r}")
+        return RDP(a, e)
+
+    def exceeds(self, total: RDP, limit: RDP) -> bool:
+        return total.epsilon > limit.epsilon * (1 + _RTOL)
+
+    def remaining(self, total: RDP, limit: RDP) -> RDP:
+        return RDP(limit.alpha, max(0.0, limit.epsilon - total.epsilon))
+
+
+@_register(RaoDP)
+class _RaoLimit(Limit[RaoDP]):
+    def total(self, spends: List[_Spend], **params: Any) -> RaoDP:
+        return RaoDP(math.hypot(*_values(spends, "rao", RaoDP)))
+
+    def exceeds(self, total: RaoDP, limit: RaoDP) -> bool:
+        return total.theta > limit.theta * (1 + _RTOL)
+
+    def remaining(self, total: RaoDP, limit: RaoDP) -> RaoDP:
+        return RaoDP(math.sqrt(max(0.0, limit.theta**2 - total.theta**2)))
+
+
+def _curve_epsilon(spends: List[_Spend], delta: float) -> float:
+    """The best of the exact-GDP, RDP and zCDP routes for spends that all have one (inf if none)."""
+    best = math.inf
+    if _has(spends, "gdp"):
+        best = min(best, GDP(math.hypot(*_values(spends, "gdp", GDP))).to_approx_dp(delta).epsilon)
+    if _has(spends, "rdp"):
+        extra = [a for s in spends for a in s.rdp_alphas]
+        grid = np.unique(np.concatenate([DEFAULT_ALPHAS, np.asarray(extra, dtype=float)]))
+        total = np.zeros_like(grid)
+        for f in _values(spends, "rdp", RDP):
+            total = total + np.asarray(f(grid), dtype=float)
+        ok = np.isfinite(total)
+        if ok.any():
+            best = min(best, float(np.min(rdp_epsilon_array(grid[ok], total[ok], delta, None))))
+    if _has(spends, "zcdp"):
+        best = min(best, ZCDP.compose(_values(spends, "zcdp", ZCDP)).to_approx_dp(delta).epsilon)
+    return best
+
+
+def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
+    """Spends known only as (eps, delta) are summed; the others share the rest of delta."""
+    def only_approx(s: _Spend) -> bool:
+        return s.approx is not None and s.rdp is None and s.gdp is None
+
+    fixed = [s.approx for s in spends if s.approx is not None and only_approx(s)]
+    profiled = [s for s in spends if s.profile is not None]
+    rest = [s for s in spends if s.profile is None and not only_approx(s)]
+    eps_fixed = math.fsum(a.epsilon for a in fixed)
+    delta_fixed = math.fsum(a.delta for a in fixed)
+    if delta_fixed > delta * (1 + _RTOL):
+        raise BudgetExceededError(f"the (eps, delta) spends already use delta = {delta_fixed!r} > {delta!r}")
+    remaining = delta - delta_fixed
+    if not rest and not profiled:
+        return ApproxDP(eps_fixed, delta)
+    if remaining <= 0:
+        raise BudgetExceededError("no delta is left for the spends that need one")
+    pieces = sum(s.count for s in profiled) + (1 if rest else 0)
+    share = remaining / pieces
+    eps = eps_fixed
+    for s in profiled:
+        assert s.profile is not None
+        eps += s.count * s.profile(share)
+    if rest:
+        if not (_has(rest, "gdp") or _has(rest, "rdp") or _has(rest, "zcdp")):
+            if not _has(rest, "approx"):
+                raise TypeError("some spend (e.g. Rao DP of an unknown mechanism) has no (eps, delta) route")
+            eps += math.fsum(a.epsilon for a in _values(rest, "approx", ApproxDP))
         else:
-            raise TypeError(f"the accountant cannot track {type(b).__name__} budgets")
+            e_rest = _curve_epsilon(rest, share)
+            if _has(rest, "pure"):
+                e_rest = min(e_rest, PureDP(math.fsum(_values(rest, "pure", PureDP))).to_approx_dp(share).epsilon)
+            if math.isinf(e_rest):
+                raise TypeError("some spends have no common route to (eps, delta)")
+            eps += e_rest
+    return ApproxDP(eps, delta)
 
 
-class Accountant:
-    """Records privacy spends against ``limit`` (a budget of any supported kind) and reports totals.
+# ------------------------------------------------------------------------------------------------------
+class Accountant(Generic[B]):
+    """Records privacy spends against ``limit`` and reports totals in any definition.
 
+    The accountant is generic in the type of its limit: ``Accountant(ApproxDP(...)).total()`` is an
+    :class:`~pydp_core.ApproxDP`, ``remaining()`` likewise.
+
+    Parameters
+    ----------
+    limit : PureDP, ApproxDP, GDP, ZCDP, RDP or RaoDP
+        The budget that the total, in the limit's definition, must never exceed. An ``ApproxDP`` limit
+        needs delta in (0, 1).
+
+    Raises
+    ------
+    TypeError
+        If ``limit`` is not a budget of a definition the accountant reports totals in.
+    ValueError
+        If an ``ApproxDP`` limit has delta 0 or 1.
+
+    Examples
+    --------
     >>> acc = Accountant(ApproxDP(1.0, 1e-6))
     >>> acc.spend_gaussian(sigma=10.0)
-    >>> acc.total(ApproxDP, delta=1e-6).epsilon < 1.0
-    True
+    >>> acc.spend_gaussian(sigma=10.0, count=3)
+    >>> len(acc)
+    4
+    >>> acc.total(GDP)
+    GDP(mu=0.2)
+    >>> acc.total().epsilon
+    0.8...
+    >>> acc.spend_gaussian(sigma=1.0)
+    Traceback (most recent call last):
+    ...
+    pydp_core.accounting.accountant.BudgetExceededError: spend refused: ...
     """
 
-    def __init__(self, limit: Budget) -> None:
-        if not isinstance(limit, (PureDP, ApproxDP, GDP, ZCDP, RDP, RaoDP)):
-            raise TypeError(
-                "limit must be a PureDP, ApproxDP, GDP, ZCDP, RDP or RaoDP budget, got " f"{type(limit).__name__}"
-            )
-        if isinstance(limit, ApproxDP):
-            check_open_delta(limit.delta, "limit.delta")
+    def __init__(self, limit: B) -> None:
+        if not isinstance(limit, tuple(LIMITS)):
+            names = ", ".join(t.__name__ for t in LIMITS)
+            raise TypeError(f"limit must be a {names} budget, got {type(limit).__name__}")
+        self._rule: Limit[B] = _limit_rule(type(limit))
+        for key, value in self._rule.parameters(limit).items():
+            if key == "delta":
+                check_open_delta(value, "limit.delta")
         self._limit = limit
         self._spends: List[_Spend] = []
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------------------------------------
     @property
-    def limit(self) -> Budget:
+    def limit(self) -> B:
+        """The budget the total must not exceed."""
         return self._limit
 
     @property
-    def spends(self) -> List[dict]:
+    def spends(self) -> List[Dict[str, Any]]:
         """The recorded spends (copies of their JSON records, with a ``count`` of repeated runs), in order."""
         with self._lock:
             return [json.loads(json.dumps(s.record)) for s in self._spends]
@@ -237,38 +488,43 @@ class Accountant:
     # ---------------------------------------------------------------------------------------------
     def spend_gaussian(self, *, sensitivity: float = 1.0, sigma: float, count: int = 1) -> None:
         """Record ``count`` runs of the Gaussian mechanism with standard deviation sigma (l2 sensitivity)."""
-        rec = {"kind": "gaussian", "sigma": _positive(sigma, "sigma"), "sensitivity": _positive(sensitivity, "sensitivity")}
-        self._spend(rec, self._count(count))
+        rec = {
+            "kind": "gaussian",
+            "sigma": check_positive_scalar(sigma, "sigma"),
+            "sensitivity": check_positive_scalar(sensitivity, "sensitivity"),
+        }
+        self._spend(rec, check_int(count, "count", 1))
 
     def spend_laplace(self, *, sensitivity: float = 1.0, scale: float, count: int = 1) -> None:
         """Record ``count`` runs of the Laplace mechanism with scale b (l1 sensitivity)."""
-        rec = {"kind": "laplace", "scale": _positive(scale, "scale"), "sensitivity": _positive(sensitivity, "sensitivity")}
-        self._spend(rec, self._count(count))
+        rec = {
+            "kind": "laplace",
+            "scale": check_positive_scalar(scale, "scale"),
+            "sensitivity": check_positive_scalar(sensitivity, "sensitivity"),
+        }
+        self._spend(rec, check_int(count, "count", 1))
 
     def spend_subbotin(self, r: float, *, sensitivity: float = 1.0, scale: float, count: int = 1) -> None:
         """Record ``count`` runs of the Subbotin_r mechanism (l_r sensitivity; Rao DP uses it as l2 for d = 1)."""
-        rr = real_scalar(r, "r")
-        if not rr >= 1 or math.isinf(rr):
-            raise ValueError(f"r must be finite and >= 1, got {rr!r}")
-        rec = {"kind": "subbotin", "r": rr, "scale": _positive(scale, "scale"), "sensitivity": _positive(sensitivity, "sensitivity")}
-        self._spend(rec, self._count(count))
+        rec = {
+            "kind": "subbotin",
+            "r": check_subbotin_order(r),
+            "scale": check_positive_scalar(scale, "scale"),
+            "sensitivity": check_positive_scalar(sensitivity, "sensitivity"),
+        }
+        self._spend(rec, check_int(count, "count", 1))
 
     def spend(self, budget: Budget, count: int = 1) -> None:
         """Record a mechanism known only by its budget (an RDPCurve must be a grid curve: JSON-persistable)."""
         if not isinstance(budget, Budget):
             raise TypeError(f"budget must be a privacy budget, got {type(budget).__name__}")
         rec = {"kind": "budget", "type": type(budget).__name__, "fields": budget_fields(budget)}
-        self._spend(rec, self._count(count))
+        self._spend(rec, check_int(count, "count", 1))
 
-    @staticmethod
-    def _count(count: Any) -> int:
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
-            raise TypeError("count must be an integer")
-        if count < 1:
-            raise ValueError(f"count must be >= 1, got {count!r}")
-        return int(count)
+    def _limit_total(self, spends: List[_Spend]) -> B:
+        return self._rule.total(spends, **self._rule.parameters(self._limit))
 
-    def _spend(self, record: dict, count: int) -> None:
+    def _spend(self, record: Dict[str, Any], count: int) -> None:
         # the record is validated (and its representations built) before the lock is taken
         _Spend({**record, "count": count})
         with self._lock:
@@ -278,17 +534,26 @@ class Accountant:
             else:
                 candidate = self._spends + [_Spend({**record, "count": count})]
             try:
-                total = _total(candidate, type(self._limit), **_limit_args(self._limit))
+                total = self._limit_total(candidate)
             except TypeError as exc:
-                raise TypeError(f"this spend cannot be accounted against a {type(self._limit).__name__} limit: {exc}") from None
-            if _exceeds(total, self._limit):
-                raise BudgetExceededError(
-                    f"spend refused: the total would be {total!r}, past the limit {self._limit!r}"
-                )
+                raise TypeError(
+                    f"this spend cannot be accounted against a {type(self._limit).__name__} limit: {exc}"
+                ) from None
+            if self._rule.exceeds(total, self._limit):
+                raise BudgetExceededError(f"spend refused: the total would be {total!r}, past the limit {self._limit!r}")
             self._spends = candidate
 
     # ---------------------------------------------------------------------------------------------
-    def total(self, definition: Any = None, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> Budget:
+    @overload
+    def total(self, definition: None = None, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> B: ...
+
+    @overload
+    def total(self, definition: type[T], *, delta: Optional[float] = None, alpha: Optional[float] = None) -> T: ...
+
+    @overload
+    def total(self, definition: T, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> T: ...
+
+    def total(self, definition: Any = None, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> Any:
         """The total spent so far in ``definition`` (a budget type; default: the limit's type).
 
         ``ApproxDP`` needs ``delta`` (default: the limit's delta), ``RDP`` needs ``alpha`` (default: the
@@ -297,37 +562,23 @@ class Accountant:
         kind = type(self._limit) if definition is None else definition
         if not isinstance(kind, type):
             kind = type(kind)
-        kw = {}
-        if kind is ApproxDP:
-            kw["delta"] = delta if delta is not None else getattr(self._limit, "delta", None)
-            if kw["delta"] is None:
-                raise TypeError("delta is required for an ApproxDP total")
-        if kind is RDP:
-            kw["alpha"] = alpha if alpha is not None else getattr(self._limit, "alpha", None)
-            if kw["alpha"] is None:
-                raise TypeError("alpha is required for an RDP total")
+        rule = _limit_rule(kind)
+        params: Dict[str, Any] = {}
+        if isinstance(self._limit, kind):
+            params.update(self._rule.parameters(self._limit))
+        given = {"delta": delta, "alpha": alpha}
+        params.update({k: v for k, v in given.items() if v is not None})
         with self._lock:
             spends = list(self._spends)
-        return _total(spends, kind, **kw)
+        return rule.total(spends, **params)
 
-    def remaining(self) -> Budget:
+    def remaining(self) -> B:
         """How much of the limit is left, in the limit's definition (and at its delta / alpha)."""
-        t = self.total()
-        lim = self._limit
-        if isinstance(lim, ApproxDP):
-            return ApproxDP(max(0.0, lim.epsilon - t.epsilon), lim.delta)
-        if isinstance(lim, PureDP):
-            return PureDP(max(0.0, lim.epsilon - t.epsilon))
-        if isinstance(lim, RDP):
-            return RDP(lim.alpha, max(0.0, lim.epsilon - t.epsilon))
-        if isinstance(lim, ZCDP):
-            return ZCDP(max(0.0, lim.rho - t.rho), max(0.0, lim.xi - t.xi))
-        if isinstance(lim, GDP):
-            return GDP(math.sqrt(max(0.0, lim.mu**2 - t.mu**2)))
-        return RaoDP(math.sqrt(max(0.0, lim.theta**2 - t.theta**2)))
+        return self._rule.remaining(self.total(), self._limit)
 
     # ---------------------------------------------------------------------------------------------
     def to_json(self) -> str:
+        """The limit and the spends as a JSON document (read back by :meth:`from_json`)."""
         with self._lock:
             records = [s.record for s in self._spends]
         doc = {
@@ -338,19 +589,20 @@ class Accountant:
         return json.dumps(doc, indent=1)
 
     @classmethod
-    def from_json(cls, text: str) -> "Accountant":
+    def from_json(cls, text: str) -> "Accountant[Any]":
+        """An accountant restored from :meth:`to_json`; its spends are re-validated against its limit."""
         doc = json.loads(text)
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
             raise ValueError(f"not a {_FORMAT} document")
         try:
-            acc = cls(budget_from_fields(doc["limit"]["type"], doc["limit"]["fields"]))
+            limit: Any = budget_from_fields(doc["limit"]["type"], doc["limit"]["fields"])
+            acc: Accountant[Any] = cls(limit)
             spends = [_Spend(r) for r in doc["spends"]]
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed {_FORMAT} document: {exc!r}") from None
-        acc._spends = spends  # the saved state was within its limit when saved; re-check below
-        total = _total(spends, type(acc._limit), **_limit_args(acc._limit))
-        if _exceeds(total, acc._limit):
+        if acc._rule.exceeds(acc._limit_total(spends), acc._limit):
             raise ValueError("the saved spends exceed the saved limit: the document is inconsistent")
+        acc._spends = spends
         return acc
 
     def save(self, path: "os.PathLike[str] | str") -> None:
@@ -364,140 +616,10 @@ class Accountant:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: "os.PathLike[str] | str") -> "Accountant":
+    def load(cls, path: "os.PathLike[str] | str") -> "Accountant[Any]":
+        """An accountant restored from a file written by :meth:`save`."""
         with open(path, encoding="utf-8") as fh:
             return cls.from_json(fh.read())
 
     def __repr__(self) -> str:
         return f"Accountant(limit={self._limit!r}, spends={len(self)})"
-
-
-# ------------------------------------------------------------------------------------------------------
-def _limit_args(limit: Budget) -> Dict[str, float]:
-    if isinstance(limit, ApproxDP):
-        return {"delta": limit.delta}
-    if isinstance(limit, RDP):
-        return {"alpha": limit.alpha}
-    return {}
-
-
-def _exceeds(total: Budget, limit: Budget) -> bool:
-    tol = 1e-12
-    if isinstance(limit, (ApproxDP, PureDP, RDP)):
-        return total.epsilon > limit.epsilon * (1 + tol)
-    if isinstance(limit, ZCDP):
-        return total.rho > limit.rho * (1 + tol) or total.xi > limit.xi * (1 + tol)
-    if isinstance(limit, GDP):
-        return total.mu > limit.mu * (1 + tol)
-    return total.theta > limit.theta * (1 + tol)
-
-
-def _missing(spends: List[_Spend], attr: str) -> bool:
-    return any(getattr(s, attr) is None for s in spends)
-
-
-def _total(spends: List[_Spend], kind: type, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> Budget:
-    if not spends:
-        return {
-            ApproxDP: lambda: ApproxDP(0.0, float(delta)),
-            PureDP: lambda: PureDP(0.0),
-            GDP: lambda: GDP(0.0),
-            ZCDP: lambda: ZCDP(0.0),
-            RaoDP: lambda: RaoDP(0.0),
-            RDP: lambda: RDP(check_alpha(alpha), 0.0),
-        }.get(kind, lambda: _no_route(kind, "it"))()
-    if kind is GDP:
-        if _missing(spends, "gdp"):
-            _no_route(kind, "a spend")
-        mu = math.hypot(*(s.gdp for s in spends))
-        if not _missing(spends, "pure"):  # pure DP composes first, then converts: sometimes smaller
-            mu = min(mu, PureDP(math.fsum(s.pure for s in spends)).to_gdp().mu)
-        return GDP(mu)
-    if kind is ZCDP:
-        if _missing(spends, "zcdp"):
-            _no_route(kind, "a spend")
-        return compose([s.zcdp for s in spends])
-    if kind is RaoDP:
-        if _missing(spends, "rao"):
-            _no_route(kind, "a spend")
-        return RaoDP(math.hypot(*(s.rao for s in spends)))
-    if kind is PureDP:
-        if _missing(spends, "pure"):
-            _no_route(kind, "a spend")
-        return PureDP(math.fsum(s.pure for s in spends))
-    if kind is RDP:
-        a = check_alpha(alpha)
-        if _missing(spends, "rdp"):
-            _no_route(kind, "a spend")
-        e = math.fsum(float(s.rdp(np.asarray(a))) for s in spends)
-        if math.isinf(e):
-            raise TypeError(f"some spend has no RDP bound at alpha = {a!r}")
-        return RDP(a, e)
-    if kind is ApproxDP:
-        return _approx_total(spends, check_open_delta(delta))
-    raise TypeError(f"the accountant reports totals as PureDP, ApproxDP, GDP, ZCDP, RDP or RaoDP, not {kind!r}")
-
-
-def _no_route(kind: type, what: str) -> Budget:
-    raise TypeError(f"{what} has no valid representation as {kind.__name__}")
-
-
-def _curve_epsilon(spends: List[_Spend], delta: float) -> float:
-    """The best of the exact-GDP route and the RDP route for spends that all have one (inf if none)."""
-    best = math.inf
-    if not _missing(spends, "gdp"):
-        best = min(best, GDP(math.hypot(*(s.gdp for s in spends))).to_approx_dp(delta).epsilon)
-    if not _missing(spends, "rdp"):
-        extra = [a for s in spends for a in s.rdp_alphas]
-        grid = np.unique(np.concatenate([DEFAULT_ALPHAS, np.asarray(extra, dtype=float)]))
-        total = np.zeros_like(grid)
-        for s in spends:
-            total = total + np.asarray(s.rdp(grid), dtype=float)
-        ok = np.isfinite(total)
-        if ok.any():
-            best = min(best, float(np.min(rdp_epsilon_array(grid[ok], total[ok], delta, None))))
-    if not _missing(spends, "zcdp"):
-        z = compose([s.zcdp for s in spends])
-        best = min(best, z.to_approx_dp(delta).epsilon)
-    return best
-
-
-def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
-    # Spends known only as (eps, delta) are summed; the others share the rest of delta.
-    fixed = [s for s in spends if s.approx is not None and s.rdp is None and s.gdp is None]
-    profiled = [s for s in spends if s.profile is not None]
-    rest = [s for s in spends if s not in fixed and s not in profiled]
-    eps_fixed = math.fsum(s.approx.epsilon for s in fixed)
-    delta_fixed = math.fsum(s.approx.delta for s in fixed)
-    if delta_fixed > delta * (1 + 1e-12):
-        raise BudgetExceededError(f"the (eps, delta) spends already use delta = {delta_fixed!r} > {delta!r}")
-    remaining = delta - delta_fixed
-    if not rest and not profiled:
-        return ApproxDP(eps_fixed, delta)
-    if remaining <= 0:
-        raise BudgetExceededError("no delta is left for the spends that need one")
-    pieces = sum(s.count for s in profiled) + (1 if rest else 0)
-    share = remaining / pieces
-    eps = eps_fixed
-    for s in profiled:
-        eps += s.count * s.profile(share)
-    if rest:
-        # the rest: each of the composable routes needs every spend to have it; spends that are only
-        # pure DP without other routes (none today) would fall back to their (eps, 0)
-        if _missing(rest, "gdp") and _missing(rest, "rdp") and _missing(rest, "zcdp"):
-            if not _missing(rest, "approx"):
-                eps += math.fsum(s.approx.epsilon for s in rest)
-            else:
-                raise TypeError("some spend (e.g. Rao DP of an unknown mechanism) has no (eps, delta) route")
-        else:
-            e_rest = _curve_epsilon(rest, share)
-            pure_only = (
-                PureDP(math.fsum(s.pure for s in rest)).to_approx_dp(share).epsilon
-                if not _missing(rest, "pure")
-                else math.inf
-            )
-            e_rest = min(e_rest, pure_only)
-            if math.isinf(e_rest):
-                raise TypeError("some spends have no common route to (eps, delta)")
-            eps += e_rest
-    return ApproxDP(eps, delta)

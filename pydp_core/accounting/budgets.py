@@ -1,6 +1,8 @@
 """Privacy budgets as immutable value types, and the conversions between definitions.
 
-Every definition of papers 000 (Table 1), 003 and 004 is a frozen value type that validates its fields:
+Every definition of the Rao DP paper's Table 1 (Anonymous 2022), the variants-of-DP summary (Variants of
+DP 2019) and the sensitivity-index paper (Kaissis et al. 2023) is a frozen value type that validates its
+fields:
 
 =================  ==========================  =====================================================
 type               fields                      meaning
@@ -12,43 +14,46 @@ type               fields                      meaning
 ``ZCDP``           rho, xi = 0                 (xi, rho)-zCDP: D_alpha <= xi + rho alpha, all alpha > 1
 ``RDP``            alpha, epsilon              Renyi DP of order alpha
 ``RDPCurve``       epsilon(alpha)              RDP at every order of a grid, or a callable
-``GDP``            mu                          mu-Gaussian DP (= the sensitivity index psi of paper 004)
+``GDP``            mu                          mu-Gaussian DP (= the sensitivity index psi)
 ``TCDP``           rho, omega                  (rho, omega)-truncated CDP: D_alpha <= rho alpha, alpha in (1, omega]
-``RaoDP``          theta                       theta-Rao DP (paper 000)
+``RaoDP``          theta                       theta-Rao DP (Anonymous 2022)
 =================  ==========================  =====================================================
 
 Conversions (each is a method of the source type):
 
 - ``GDP.to_approx_dp(delta)``: exact, by the Gaussian privacy profile solved in C++ (lossless).
-- ``ZCDP.to_approx_dp(delta)``: paper 003's rule xi + rho + 2 sqrt(rho log(1/delta)) (Bun and Steinke);
-  ``method="rdp"`` optimises the RDP conversions over alpha instead (never looser).
-- ``RDP.to_approx_dp(delta, method)``: "mironov", "asoodeh", "balle2020" (paper 004 Corollaries 11-13);
-  the default takes the smallest of the three. ``RDPCurve`` takes the best alpha as well.
-- ``PureDP.to_approx_dp(delta)``: the exact privacy region of epsilon-DP (randomised response, Kairouz
-  et al. 2015): epsilon' = log(e^eps - delta (1 + e^eps)), clamped at 0.
-- ``PureDP.to_gdp()``: mu = -2 Phi^-1(1 / (1 + e^eps)) (Liu et al. 2022; SPEC-NOTES).
+- ``ZCDP.to_approx_dp(delta)``: the summary table's rule xi + rho + 2 sqrt(rho log(1/delta)) (Bun and
+  Steinke 2016); ``method="rdp"`` optimises the RDP conversions over alpha instead (never looser).
+- ``RDP.to_approx_dp(delta, method)``: "mironov", "asoodeh", "balle2020" (Kaissis et al. 2023,
+  Corollaries 11-13); the default takes the smallest of the three. ``RDPCurve`` takes the best alpha.
+- ``PureDP.to_approx_dp(delta)``: the exact privacy region of epsilon-DP (randomised response, Kairouz,
+  Oh and Viswanath 2015): epsilon' = log(e^eps - delta (1 + e^eps)), clamped at 0.
+- ``PureDP.to_gdp()``: mu = -2 Phi^-1(1 / (1 + e^eps)) (Liu et al. 2022), the one place of this
+  conversion (``docs/accounting.md``).
 - ``GDP.to_rdp(alpha)``, ``ZCDP.to_rdp(alpha)``, ``PureDP.to_rdp(alpha)`` (exact, randomised response),
   ``TCDP.to_rdp(alpha)`` for alpha <= omega.
-- Rao DP (paper 000, Corollaries 4.5 and 4.9, with SPEC-NOTES' correction): these hold for a given
-  *mechanism*, so the mechanism is a required argument: ``PureDP.to_rao_dp("laplace")`` gives
-  theta = eps; ``GDP.to_rao_dp("gaussian")`` gives theta = mu; ``ApproxDP.to_rao_dp("gaussian")`` gives
-  theta = psi = D / sigma of the exact (analytic) Gaussian calibration, or with ``method="classic"`` the
-  paper's eps / sqrt(2 log(1.25 / delta)) (valid for eps < 1 only). ``RaoDP.to_gdp("gaussian")`` and
-  ``RaoDP.to_pure_dp("laplace")`` go back.
+- Rao DP (Anonymous 2022, Corollaries 4.5 and 4.9, with the correction of ``docs/accounting.md``): these
+  hold for a given *mechanism*, so the mechanism is a required argument: ``PureDP.to_rao_dp("laplace")``
+  gives theta = eps; ``GDP.to_rao_dp("gaussian")`` gives theta = mu; ``ApproxDP.to_rao_dp("gaussian")``
+  gives theta = psi = D / sigma of the exact (analytic) Gaussian calibration, or with
+  ``method="classic"`` the paper's eps / sqrt(2 log(1.25 / delta)) (valid for eps < 1 only).
+  ``RaoDP.to_gdp("gaussian")`` and ``RaoDP.to_pure_dp("laplace")`` go back.
 """
 from __future__ import annotations
 
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import (
     as_float_array,
     check_alpha,
+    check_alpha_array,
     check_nonneg_scalar,
     check_open_delta,
     real_scalar,
@@ -87,17 +92,6 @@ class PrivacyWarning(UserWarning):
     """A formula was used outside the range its source proves it for (e.g. the classic Gaussian, eps >= 1)."""
 
 
-# ------------------------------------------------------------------------------------------------------
-# field validation
-# ------------------------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
 def _mechanism(mechanism: Any, allowed: Sequence[str]) -> str:
     if not isinstance(mechanism, str) or mechanism.lower() not in allowed:
         raise ValueError(f"mechanism must be one of {', '.join(map(repr, allowed))}, got {mechanism!r}")
@@ -118,7 +112,8 @@ def _rdp_eps(alpha: float, rho: float, delta: float, method: Optional[str]) -> f
     return min(float(_acc.rdp_to_epsilon_scalar(alpha, rho, delta, c)) for c in (0, 1, 2))
 
 
-def rdp_epsilon_array(alpha: np.ndarray, rho: np.ndarray, delta: float, method: Optional[str]) -> np.ndarray:
+def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: Optional[str]) -> np.ndarray:
+    """The (epsilon, delta) conversion of (alpha_i, rho_i)-RDP by ``method`` (None: the best of the three)."""
     a, r = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(rho, float))
     a = np.ascontiguousarray(a)
     r = np.ascontiguousarray(r)
@@ -135,6 +130,13 @@ class Budget:
 
     A privacy definition is a subclass with its fields, its validation, its conversions (methods
     ``to_*``) and its composition rule (the class method :meth:`compose`): a new definition is one class.
+
+    Examples
+    --------
+    >>> isinstance(GDP(1.0), Budget)
+    True
+    >>> GDP.compose([GDP(3.0), GDP(4.0)])
+    GDP(mu=5.0)
     """
 
     __slots__ = ()
@@ -150,7 +152,22 @@ class Budget:
 # ------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PureDP(Budget):
-    """epsilon-DP (Dwork et al. 2006)."""
+    """epsilon-DP (Dwork et al. 2006).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy loss bound, >= 0 and finite.
+
+    Examples
+    --------
+    >>> PureDP(1.0).to_gdp()
+    GDP(mu=1.23203538534...)
+    >>> PureDP(1.0).to_approx_dp(1e-3)
+    ApproxDP(epsilon=0.99863118415..., delta=0.001)
+    >>> PureDP(1.0).rdp_epsilon(2.0)
+    0.73532566405...
+    """
 
     epsilon: float
 
@@ -160,8 +177,8 @@ class PureDP(Budget):
     def to_approx_dp(self, delta: float = 0.0, method: Optional[str] = None) -> "ApproxDP":
         """(epsilon', delta)-DP from the exact privacy region of epsilon-DP.
 
-        Every epsilon-DP pair of distributions is a post-processing of randomised response (Kairouz et
-        al. 2015), whose hockey-stick divergence at e^eps' is (e^eps - e^eps') / (1 + e^eps); so
+        Every epsilon-DP pair of distributions is a post-processing of randomised response (Kairouz, Oh
+        and Viswanath 2015), whose hockey-stick divergence at e^eps' is (e^eps - e^eps') / (1 + e^eps); so
         eps' = eps + log(1 - delta (1 + e^-eps)), and 0 once delta reaches the total variation
         (e^eps - 1) / (e^eps + 1). ``delta = 0`` returns (epsilon, 0).
         """
@@ -179,7 +196,11 @@ class PureDP(Budget):
         return ApproxDP(min(eps, self.epsilon), d)
 
     def to_gdp(self) -> "GDP":
-        """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Liu et al. 2022)."""
+        """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Liu et al. 2022).
+
+        The library's one evaluation of the eps -> mu conversion: Phi^-1 of the log-space probability
+        log(1 / (1 + e^eps)) stays finite far into the tail (``PureDP(800).to_gdp()`` is finite).
+        """
         from scipy import special
 
         log_p = -float(np.logaddexp(0.0, self.epsilon))  # log(1 / (1 + e^eps))
@@ -189,14 +210,21 @@ class PureDP(Budget):
         """(eps^2 / 2)-zCDP (Bun and Steinke 2016, Proposition 1.4)."""
         return ZCDP(0.5 * self.epsilon**2)
 
-    def rdp_epsilon(self, alpha: Any) -> Any:
-        """The exact Renyi divergence bound of epsilon-DP at order alpha (vectorised).
+    @overload
+    def rdp_epsilon(self, alpha: float) -> float: ...
+
+    @overload
+    def rdp_epsilon(self, alpha: ArrayLike) -> Any: ...
+
+    def rdp_epsilon(self, alpha: ArrayLike) -> Any:
+        """The exact Renyi divergence bound of epsilon-DP at order alpha (vectorised; alpha > 1, inf allowed).
 
         The supremum over eps-DP pairs is attained by randomised response, p = e^eps / (1 + e^eps):
         D_alpha = log(p^alpha (1-p)^(1-alpha) + (1-p)^alpha p^(1-alpha)) / (alpha - 1), which is at most
-        min(eps, alpha eps^2 / 2).
+        min(eps, alpha eps^2 / 2). A scalar alpha gives a float, an array an array; an alpha that is
+        not > 1 (or NaN) is a ValueError naming ``alpha``.
         """
-        a = np.asarray(alpha, dtype=float)
+        a = check_alpha_array(alpha, allow_inf=True)
         eps = self.epsilon
         if eps == 0:
             return np.zeros_like(a) if a.ndim else 0.0
@@ -216,7 +244,7 @@ class PureDP(Budget):
         return RDP(a, float(self.rdp_epsilon(a)))
 
     def to_rao_dp(self, mechanism: str) -> "RaoDP":
-        """Corollary 4.5 (paper 000): the Laplace mechanism that is eps-DP is theta-Rao-DP with theta = eps.
+        """Corollary 4.5 (Anonymous 2022): the Laplace mechanism that is eps-DP is theta-Rao-DP with theta = eps.
 
         The statement is about the Laplace mechanism (scale D / eps), so ``mechanism="laplace"`` is required.
         """
@@ -231,7 +259,22 @@ class PureDP(Budget):
 
 @dataclass(frozen=True)
 class ApproxDP(Budget):
-    """(epsilon, delta)-DP (Dwork et al. 2006a)."""
+    """(epsilon, delta)-DP (Dwork et al. 2006).
+
+    Parameters
+    ----------
+    epsilon : float
+        >= 0 and finite.
+    delta : float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> ApproxDP(1.0, 1e-5).to_rao_dp("gaussian")
+    RaoDP(theta=0.26805112321...)
+    >>> dp.compose([ApproxDP(0.5, 1e-6), ApproxDP(0.25, 1e-6)])
+    ApproxDP(epsilon=0.75, delta=2e-06)
+    """
 
     epsilon: float
     delta: float
@@ -255,10 +298,10 @@ class ApproxDP(Budget):
         return ApproxDP(self.epsilon, d)
 
     def to_rao_dp(self, mechanism: str, method: str = "analytic") -> "RaoDP":
-        """Corollary 4.9 (paper 000) for the Gaussian mechanism calibrated to (epsilon, delta).
+        """Corollary 4.9 (Anonymous 2022) for the Gaussian mechanism calibrated to (epsilon, delta).
 
-        ``method="analytic"`` (default): theta = psi = D / sigma with sigma the exact (Balle and Wang)
-        minimal scale (SPEC-NOTES). ``method="classic"``: the paper's theta = eps / sqrt(2 log(1.25/delta)),
+        ``method="analytic"`` (default): theta = psi = D / sigma with sigma the exact (Balle and Wang
+        2018) minimal scale (``docs/accounting.md``). ``method="classic"``: the paper's theta = eps / sqrt(2 log(1.25/delta)),
         which comes from the classic calibration and is valid for eps < 1 only (a warning otherwise).
         """
         _mechanism(mechanism, ("gaussian",))
@@ -288,7 +331,18 @@ class ApproxDP(Budget):
 
 @dataclass(frozen=True)
 class KLDP(Budget):
-    """Kullback-Leibler DP: D_KL(M(D) || M(D')) <= epsilon (Barber and Duchi 2014; Cuff and Yu 2016)."""
+    """Kullback-Leibler DP: D_KL(M(D) || M(D')) <= epsilon (Barber and Duchi 2014; Cuff and Yu 2016).
+
+    Parameters
+    ----------
+    epsilon : float
+        The divergence bound, >= 0 and finite.
+
+    Examples
+    --------
+    >>> dp.compose([KLDP(0.25), KLDP(0.5)])
+    KLDP(epsilon=0.75)
+    """
 
     epsilon: float
 
@@ -303,7 +357,20 @@ class KLDP(Budget):
 
 @dataclass(frozen=True)
 class MCDP(Budget):
-    """(mu, tau)-mean-concentrated DP (Dwork and Rothblum 2016)."""
+    """(mu, tau)-mean-concentrated DP (Dwork and Rothblum 2016).
+
+    Parameters
+    ----------
+    mu : float
+        The mean of the privacy loss, >= 0 and finite.
+    tau : float
+        Its sub-Gaussian standard, >= 0 and finite.
+
+    Examples
+    --------
+    >>> dp.compose([MCDP(0.1, 0.3), MCDP(0.1, 0.4)])
+    MCDP(mu=0.2, tau=0.5)
+    """
 
     mu: float
     tau: float
@@ -320,7 +387,24 @@ class MCDP(Budget):
 
 @dataclass(frozen=True)
 class ZCDP(Budget):
-    """(xi, rho)-zero-concentrated DP (Bun and Steinke 2016): D_alpha <= xi + rho alpha for all alpha > 1."""
+    """(xi, rho)-zero-concentrated DP (Bun and Steinke 2016): D_alpha <= xi + rho alpha for all alpha > 1.
+
+    Parameters
+    ----------
+    rho : float
+        >= 0 and finite.
+    xi : float, optional
+        >= 0 and finite (default 0).
+
+    Examples
+    --------
+    >>> ZCDP(0.5).to_rdp(2.0)
+    RDP(alpha=2.0, epsilon=1.0)
+    >>> ZCDP(0.5).to_approx_dp(1e-6)
+    ApproxDP(epsilon=5.75652176975..., delta=1e-06)
+    >>> ZCDP(0.5).to_approx_dp(1e-6, method="rdp").epsilon < 5.75
+    True
+    """
 
     rho: float
     xi: float = 0.0
@@ -330,18 +414,20 @@ class ZCDP(Budget):
         object.__setattr__(self, "xi", check_nonneg_scalar(self.xi, "xi"))
 
     def to_rdp(self, alpha: float) -> "RDP":
+        """(alpha, xi + rho alpha)-RDP."""
         a = check_alpha(alpha)
         return RDP(a, self.xi + self.rho * a)
 
     def to_rdp_curve(self) -> "RDPCurve":
+        """The RDP curve xi + rho alpha at every order alpha > 1."""
         xi, rho = self.xi, self.rho
         return RDPCurve(lambda a: xi + rho * np.asarray(a, dtype=float))
 
     def to_approx_dp(self, delta: float, method: Optional[str] = None) -> "ApproxDP":
-        """Paper 003's rule: (xi + rho + 2 sqrt(rho log(1/delta)), delta)-DP (Bun and Steinke, Prop. 1.3).
+        """The summary table's rule (xi + rho + 2 sqrt(rho log(1/delta)), delta) (Bun and Steinke 2016, Prop. 1.3).
 
-        ``method="rdp"`` instead takes the best alpha of the three RDP conversions of paper 004, which is
-        never looser (the 003 rule is Mironov's conversion at its optimal alpha).
+        ``method="rdp"`` instead takes the best alpha of the three RDP conversions of Kaissis et al.
+        (2023), which is never looser (the table's rule is Mironov's conversion at its optimal alpha).
         """
         d = check_open_delta(delta)
         if method in (None, "bun_steinke"):
@@ -358,7 +444,22 @@ class ZCDP(Budget):
 
 @dataclass(frozen=True)
 class RDP(Budget):
-    """(alpha, epsilon)-Renyi DP (Mironov 2017)."""
+    """(alpha, epsilon)-Renyi DP (Mironov 2017).
+
+    Parameters
+    ----------
+    alpha : float
+        The order, > 1 and finite.
+    epsilon : float
+        The Renyi divergence bound at that order, >= 0 and finite.
+
+    Examples
+    --------
+    >>> RDP(8.0, 0.5).to_approx_dp(1e-6)
+    ApproxDP(epsilon=2.04304989541..., delta=1e-06)
+    >>> RDP(8.0, 0.5).to_approx_dp(1e-6, method="mironov")
+    ApproxDP(epsilon=2.47364436542..., delta=1e-06)
+    """
 
     alpha: float
     epsilon: float
@@ -368,12 +469,16 @@ class RDP(Budget):
         object.__setattr__(self, "epsilon", check_nonneg_scalar(self.epsilon, "epsilon"))
 
     def to_approx_dp(self, delta: float, method: Optional[str] = None) -> "ApproxDP":
-        """(eps', delta)-DP by "mironov", "asoodeh" or "balle2020" (paper 004 Corollaries 11-13).
+        """(eps', delta)-DP by "mironov", "asoodeh" or "balle2020" (Kaissis et al. 2023, Corollaries 11-13).
 
         The default is the smallest of the three (all are valid); "asoodeh" <= "balle2020" <= "mironov".
         """
         d = check_open_delta(delta)
         return ApproxDP(_rdp_eps(self.alpha, self.epsilon, d, _rdp_method(method)), d)
+
+    def to_rdp_curve(self) -> "RDPCurve":
+        """The grid curve of this one order: epsilon at every order <= alpha (Renyi divergences grow with alpha)."""
+        return RDPCurve([self.epsilon], [self.alpha])
 
     @classmethod
     def compose(cls, budgets: Sequence[Any]) -> "RDP":
@@ -390,7 +495,22 @@ class RDP(Budget):
 
 @dataclass(frozen=True)
 class GDP(Budget):
-    """mu-Gaussian DP (Dong, Roth and Su); for the Gaussian mechanism mu = psi = D / sigma (paper 004)."""
+    """mu-Gaussian DP (Dong, Roth and Su 2022); for the Gaussian mechanism mu = psi = D / sigma (Kaissis et al. 2023).
+
+    Parameters
+    ----------
+    mu : float
+        >= 0 and finite.
+
+    Examples
+    --------
+    >>> GDP(1.0).to_approx_dp(1e-6)
+    ApproxDP(epsilon=4.88655411746..., delta=1e-06)
+    >>> round(GDP(1.0).delta(1.0), 12)
+    0.126936737507
+    >>> GDP(1.0).to_rdp(2.0)
+    RDP(alpha=2.0, epsilon=1.0)
+    """
 
     mu: float
 
@@ -410,7 +530,7 @@ class GDP(Budget):
         return math.exp(float(_acc.gdp_log_delta(np.array([self.mu]), np.array([e]))[0]))
 
     def to_rdp(self, alpha: float) -> "RDP":
-        """(alpha, alpha mu^2 / 2)-RDP (paper 004 Lemma 7)."""
+        """(alpha, alpha mu^2 / 2)-RDP (Kaissis et al. 2023, Lemma 7)."""
         a = check_alpha(alpha)
         return RDP(a, 0.5 * a * self.mu**2)
 
@@ -419,11 +539,12 @@ class GDP(Budget):
         return ZCDP(0.5 * self.mu**2)
 
     def to_rdp_curve(self) -> "RDPCurve":
+        """The RDP curve alpha mu^2 / 2 at every order alpha > 1."""
         half = 0.5 * self.mu**2
         return RDPCurve(lambda a: half * np.asarray(a, dtype=float))
 
     def to_rao_dp(self, mechanism: str) -> "RaoDP":
-        """Corollary 4.9 (paper 000): the Gaussian mechanism that is mu-GDP is mu-Rao-DP."""
+        """Corollary 4.9 (Anonymous 2022): the Gaussian mechanism that is mu-GDP is mu-Rao-DP."""
         _mechanism(mechanism, ("gaussian",))
         return RaoDP(self.mu)
 
@@ -435,7 +556,22 @@ class GDP(Budget):
 
 @dataclass(frozen=True)
 class TCDP(Budget):
-    """(rho, omega)-truncated CDP (Bun, Dwork, Rothblum and Steinke 2018): D_alpha <= rho alpha on (1, omega]."""
+    """(rho, omega)-truncated CDP (Bun et al. 2018): D_alpha <= rho alpha on (1, omega].
+
+    Parameters
+    ----------
+    rho : float
+        >= 0 and finite.
+    omega : float
+        The largest order, > 1 (``inf`` allowed: then the budget is rho-zCDP).
+
+    Examples
+    --------
+    >>> TCDP(0.1, 10.0).to_rdp(4.0)
+    RDP(alpha=4.0, epsilon=0.4)
+    >>> TCDP(0.1, 10.0).to_approx_dp(1e-6)
+    ApproxDP(epsilon=2.17385342489..., delta=1e-06)
+    """
 
     rho: float
     omega: float
@@ -445,12 +581,14 @@ class TCDP(Budget):
         object.__setattr__(self, "omega", check_alpha(self.omega, "omega", allow_inf=True))
 
     def to_rdp(self, alpha: float) -> "RDP":
+        """(alpha, rho alpha)-RDP for alpha <= omega (a ValueError beyond)."""
         a = check_alpha(alpha)
         if a > self.omega:
             raise ValueError(f"alpha must be <= omega = {self.omega!r} for ({self.rho!r}, {self.omega!r})-tCDP")
         return RDP(a, self.rho * a)
 
     def to_rdp_curve(self) -> "RDPCurve":
+        """The RDP curve rho alpha on (1, omega] (+inf beyond omega)."""
         rho = self.rho
         return RDPCurve(lambda a: rho * np.asarray(a, dtype=float), alpha_max=self.omega)
 
@@ -466,7 +604,22 @@ class TCDP(Budget):
 
 @dataclass(frozen=True)
 class RaoDP(Budget):
-    """theta-Rao DP (paper 000): the Fisher-Rao distance between M(D) and M(D') is at most theta."""
+    """theta-Rao DP (Anonymous 2022): the Fisher-Rao distance between M(D) and M(D') is at most theta.
+
+    Parameters
+    ----------
+    theta : float
+        >= 0 and finite.
+
+    Examples
+    --------
+    >>> RaoDP(0.5).to_gdp("gaussian")
+    GDP(mu=0.5)
+    >>> RaoDP(0.5).to_pure_dp("laplace")
+    PureDP(epsilon=0.5)
+    >>> dp.compose([RaoDP(0.3), RaoDP(0.4)])
+    RaoDP(theta=0.5)
+    """
 
     theta: float
 
@@ -513,7 +666,31 @@ class RDPCurve(Budget):
     (epsilon(alpha) <= epsilon(next grid order)), never interpolated.
     ``RDPCurve(callable)``: epsilon(alpha) for every alpha in (1, alpha_max]; the callable must accept
     a numpy array. Curves compose pointwise (:func:`pydp_core.compose`). Immutable.
+
+    Parameters
+    ----------
+    epsilon : array_like or callable
+        The RDP epsilons at the orders ``alphas`` (>= 0), or a vectorised callable alpha -> epsilon.
+    alphas : array_like, optional
+        The grid of orders (> 1, finite, distinct); required with values, None with a callable.
+    alpha_max : float, optional
+        The largest order the curve holds for (default inf; grid orders above it are dropped).
+
+    Examples
+    --------
+    >>> c = RDPCurve([0.1, 0.3], [2.0, 8.0])
+    >>> c(4.0)
+    0.3
+    >>> c.to_approx_dp(1e-6)
+    ApproxDP(epsilon=1.84304989541..., delta=1e-06)
+    >>> dp.compose([c, c]).epsilons
+    array([0.2, 0.6])
     """
+
+    _alphas: Optional[np.ndarray]
+    _eps: Optional[np.ndarray]
+    _fn: Optional[Callable[[np.ndarray], Any]]
+    _alpha_max: float
 
     __slots__ = ("_alphas", "_eps", "_fn", "_alpha_max")
 
@@ -534,14 +711,12 @@ class RDPCurve(Budget):
         else:
             if alphas is None:
                 raise TypeError("alphas is required when epsilon is given as values")
-            grid = as_float_array(alphas, "alphas").reshape(-1).copy()
+            grid = check_alpha_array(alphas, "alphas").reshape(-1).copy()
             vals = as_float_array(epsilon, "epsilon").reshape(-1).copy()
             if grid.size == 0:
                 raise ValueError("alphas must not be empty")
             if grid.shape != vals.shape:
                 raise ValueError(f"alphas and epsilon must have the same length ({grid.size} != {vals.size})")
-            if np.isnan(grid).any() or not (grid > 1).all() or np.isinf(grid).any():
-                raise ValueError("alphas must be finite and > 1")
             if np.isnan(vals).any() or (vals < 0).any():
                 raise ValueError("epsilon must be >= 0 and not NaN")
             order = np.argsort(grid, kind="stable")
@@ -564,19 +739,19 @@ class RDPCurve(Budget):
         raise AttributeError("RDPCurve is immutable")
 
     def __repr__(self) -> str:
-        if self._fn is not None:
+        if self._alphas is None or self._eps is None:
             return f"RDPCurve({self._fn!r}, alpha_max={self._alpha_max!r})"
         return f"RDPCurve(epsilon={self._eps.tolist()!r}, alphas={self._alphas.tolist()!r})"
 
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, RDPCurve):
             return NotImplemented
-        if self._fn is not None or other._fn is not None:
+        if self._alphas is None or other._alphas is None or self._eps is None or other._eps is None:
             return self is other
         return bool(np.array_equal(self._alphas, other._alphas) and np.array_equal(self._eps, other._eps))
 
     def __hash__(self) -> int:
-        if self._fn is not None:
+        if self._alphas is None or self._eps is None:
             return id(self)
         return hash((self._alphas.tobytes(), self._eps.tobytes()))
 
@@ -587,21 +762,22 @@ class RDPCurve(Budget):
 
     @property
     def epsilons(self) -> Optional[np.ndarray]:
+        """The epsilons at the grid orders (None for a callable curve)."""
         return self._eps
 
     @property
     def alpha_max(self) -> float:
+        """The largest order the curve holds for."""
         return self._alpha_max
 
     @property
     def is_grid(self) -> bool:
+        """True for a grid curve, False for a callable one."""
         return self._fn is None
 
     def __call__(self, alpha: Any) -> Any:
         """A valid epsilon(alpha): exact on the grid or for a callable; +inf beyond the largest order."""
-        a = np.asarray(alpha, dtype=float)
-        if np.isnan(a).any() or not (a > 1).all():
-            raise ValueError("alpha must be > 1")
+        a = check_alpha_array(alpha, allow_inf=True)
         if self._fn is not None:
             out = np.asarray(self._fn(a), dtype=float)
             if out.shape != a.shape:
@@ -610,12 +786,14 @@ class RDPCurve(Budget):
             if np.isnan(out).any() or (out < 0).any():
                 raise ValueError("the RDP curve returned a negative or NaN epsilon")
         else:
+            assert self._alphas is not None and self._eps is not None
             idx = np.searchsorted(self._alphas, a, side="left")
             inside = idx < self._alphas.size
             out = np.where(inside, self._eps[np.minimum(idx, self._alphas.size - 1)], np.inf)
         return float(out) if out.ndim == 0 else out
 
     def at(self, alpha: float) -> RDP:
+        """The curve at one order, as an :class:`RDP` budget (ValueError beyond the largest order)."""
         a = check_alpha(alpha)
         e = float(self(a))
         if math.isinf(e):
@@ -624,9 +802,7 @@ class RDPCurve(Budget):
 
     def _grid(self, alphas: Optional[np.ndarray] = None) -> np.ndarray:
         if alphas is not None:
-            g = as_float_array(alphas, "alphas").reshape(-1)
-            if np.isnan(g).any() or not (g > 1).all():
-                raise ValueError("alphas must be > 1")
+            g = check_alpha_array(alphas, "alphas", allow_inf=True).reshape(-1)
             return g[g <= self._alpha_max]
         if self._alphas is not None:
             return self._alphas
@@ -662,6 +838,7 @@ class RDPCurve(Budget):
         return best_e, best_a
 
     def to_approx_dp(self, delta: float, method: Optional[str] = None, alphas: Any = None) -> ApproxDP:
+        """(epsilon, delta)-DP at the best order (:meth:`best_alpha`)."""
         e, _ = self.best_alpha(delta, method, alphas)
         return ApproxDP(e, float(delta))
 
@@ -684,10 +861,10 @@ class RDPCurve(Budget):
         return cls(total, alphas[keep])
 
 
-def budget_fields(b: Budget) -> dict:
+def budget_fields(b: Budget) -> Dict[str, Any]:
     """The fields of a value type as a plain dict (for JSON)."""
     if isinstance(b, RDPCurve):
-        if not b.is_grid:
+        if b.alphas is None or b.epsilons is None:
             raise TypeError("an RDPCurve defined by a callable cannot be serialised; use a grid curve")
         return {"alphas": b.alphas.tolist(), "epsilon": b.epsilons.tolist()}
     return {k: getattr(b, k) for k in b.__dataclass_fields__}  # type: ignore[attr-defined]
@@ -696,7 +873,8 @@ def budget_fields(b: Budget) -> dict:
 _TYPES = {t.__name__: t for t in (PureDP, ApproxDP, KLDP, MCDP, ZCDP, RDP, RDPCurve, GDP, TCDP, RaoDP)}
 
 
-def budget_from_fields(name: str, fields: dict) -> Budget:
+def budget_from_fields(name: str, fields: Dict[str, Any]) -> Budget:
+    """The budget of type ``name`` with ``fields`` (the inverse of :func:`budget_fields`)."""
     if name not in _TYPES:
         raise ValueError(f"unknown budget type {name!r}")
     if name == "RDPCurve":

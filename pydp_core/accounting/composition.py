@@ -1,21 +1,24 @@
 """Sequential composition and advanced composition of privacy budgets.
+
+The composition rule of each definition is the class method ``compose`` of its budget type; the proofs
+and sources are in ``docs/accounting.md``.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, List, Optional, TypeVar, cast
 
-import numpy as np
-
-from .._validation import check_open_delta
+from .._validation import check_int, check_open_delta
 from .budgets import (
     GDP,
     ApproxDP,
     Budget,
 )
 
+B = TypeVar("B", bound=Budget)
 
-def _as_list(budgets: Any) -> list[Budget]:
+
+def _as_list(budgets: Any) -> List[Budget]:
     if isinstance(budgets, Budget):
         raise TypeError(f"budgets must be a list of privacy budgets, not a single {type(budgets).__name__} (wrap it in a list)")
     try:
@@ -30,7 +33,7 @@ def _as_list(budgets: Any) -> list[Budget]:
     return items
 
 
-def compose(budgets: Iterable[Budget]) -> Budget:
+def compose(budgets: Iterable[B]) -> B:
     """Sequential composition of budgets of one kind (the Rao DP paper, Anonymous 2022, Table 1); returns the same kind.
 
     Parameters
@@ -67,15 +70,7 @@ def compose(budgets: Iterable[Budget]) -> Budget:
                 f"cannot compose {kind.__name__} with {type(b).__name__} (budgets[{i}]): convert explicitly "
                 "first, e.g. GDP.to_rdp(alpha) or RDP.to_approx_dp(delta)"
             )
-    return kind.compose(items)
-
-
-def _positive_int(k: Any, name: str) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer")
-    if k < 1:
-        raise ValueError(f"{name} must be >= 1, got {k!r}")
-    return int(k)
+    return cast(B, kind.compose(items))  # the rule of type(b) returns a type(b)
 
 
 def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] = None, form: str = "drv") -> ApproxDP:
@@ -84,20 +79,48 @@ def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] 
     ``form="drv"`` (default, the tightest general bound here): Dwork, Rothblum and Vadhan 2010,
     (eps sqrt(2 k log(1/delta')) + k eps (e^eps - 1), k delta + delta').
 
-    ``form="dwork_roth"``: paper 003, first row: (2 eps sqrt(2 k log(1/delta')), k delta + delta')
+    ``form="dwork_roth"``: the first row of Variants of DP (2019): (2 eps sqrt(2 k log(1/delta')), k delta + delta')
     (Dwork and Roth 2014, Corollary 3.21). It is implied by the DRV bound exactly when
     k (e^eps - 1) <= sqrt(2 k log(1/delta')); outside that range it is not proven and the call raises.
 
-    ``form="moments"``: paper 003, second row (the moments accountant, Abadi et al. 2016):
+    ``form="moments"``: its second row (the moments accountant, Abadi et al. 2016):
     (4 eps sqrt(2 k log(1/delta)), delta) with the budget's own delta and no delta'. It is a statement
     about the *Gaussian mechanism* calibrated classically, sigma = D sqrt(2 log(1.25/delta)) / eps with
     eps < 1; a general (eps, delta)-DP mechanism composed k times can need k delta. The call checks the
     claim against the exact k-fold Gaussian composition (sqrt(k) D / sigma-GDP) and raises where it
     would not hold.
+
+    Parameters
+    ----------
+    budget : ApproxDP
+        The budget of one run.
+    k : int
+        The number of runs, >= 1.
+    delta_prime : float, optional
+        The extra delta' in (0, 1) of the "drv" and "dwork_roth" forms (required there).
+    form : str, optional
+        "drv" (default), "dwork_roth" or "moments".
+
+    Returns
+    -------
+    ApproxDP
+        The composed budget.
+
+    Raises
+    ------
+    TypeError
+        If ``budget`` is not an ApproxDP, ``k`` is not an integer or ``delta_prime`` is missing.
+    ValueError
+        If an argument is out of range, or the chosen form is not proven for these values.
+
+    Examples
+    --------
+    >>> advanced_composition(ApproxDP(0.1, 1e-8), 100, delta_prime=1e-6)
+    ApproxDP(epsilon=6.30823095051..., delta=2e-06)
     """
     if not isinstance(budget, ApproxDP):
         raise TypeError(f"budget must be an ApproxDP, got {type(budget).__name__}")
-    n = _positive_int(k, "k")
+    n = check_int(k, "k", 1)
     eps, delta = budget.epsilon, budget.delta
     if form == "moments":
         if delta_prime is not None:
@@ -124,7 +147,7 @@ def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] 
     if form == "dwork_roth":
         if n * math.expm1(eps) > math.sqrt(2.0 * n * log_term):
             raise ValueError(
-                "the paper 003 form 2 eps sqrt(2 k log(1/delta')) is only implied by the Dwork-Rothblum-Vadhan "
+                "the summary table's form 2 eps sqrt(2 k log(1/delta')) is only implied by the Dwork-Rothblum-Vadhan "
                 f"theorem when k (e^eps - 1) <= sqrt(2 k log(1/delta')); here k = {n}, epsilon = {eps!r}: "
                 "use form='drv'"
             )

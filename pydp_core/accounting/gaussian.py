@@ -1,4 +1,4 @@
-"""The Gaussian mechanism through its sensitivity index psi = D / sigma (Kaissis et al., paper 004).
+"""The Gaussian mechanism through its sensitivity index psi = D / sigma (Kaissis et al. 2023).
 
 psi (the signal-to-noise ratio of the mechanism, equal to mu of mu-GDP) determines everything:
 
@@ -12,8 +12,9 @@ psi (the signal-to-noise ratio of the mechanism, equal to mu of mu-GDP) determin
 - group privacy (:func:`group_privacy`, k psi) and composition (:func:`composition`, root sum of squares);
 - DP-SGD's central-limit mu, :func:`dpsgd_mu` (equation 5.7).
 
-:func:`gaussian_sigma` calibrates the Gaussian mechanism to a budget of any definition (paper 003's
-table); :func:`arsinh_parameters` gives the arsinh mechanism for tCDP.
+:func:`gaussian_sigma` calibrates the Gaussian mechanism to a budget of any definition (the table of
+Variants of DP 2019); :func:`arsinh_parameters` gives the arsinh mechanism for tCDP. Every function takes
+scalars or arrays that broadcast, and returns a float for scalars. The proofs are in ``docs/accounting.md``.
 """
 from __future__ import annotations
 
@@ -23,18 +24,20 @@ import warnings
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special as _sc
 
 from .. import _core
 from .._validation import (
-    as_float_array,
     broadcast,
+    check_alpha_array,
     check_delta,
     check_epsilon,
-    check_nonneg_scalar,
+    check_integral_array,
     check_positive,
+    check_positive_scalar,
     check_probability,
-    real_scalar,
+    check_rate,
     scalar_or_array,
 )
 from .budgets import (
@@ -69,55 +72,143 @@ __all__ = [
 _acc = _core.accounting
 
 
-def _psi_array(value: Any, name: str = "psi") -> np.ndarray:
-    arr = as_float_array(value, name)
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN")
-    if (arr < 0).any():
-        raise ValueError(f"{name} must be >= 0")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    return arr
+def psi(*, sensitivity: ArrayLike, sigma: ArrayLike) -> Any:
+    """The sensitivity index psi = sensitivity / sigma (Definition 6); sigma is the standard deviation.
 
+    Parameters
+    ----------
+    sensitivity : float or array_like
+        The l2 sensitivity D, finite and >= 0.
+    sigma : float or array_like
+        The standard deviation, > 0 and finite.
 
-def psi(*, sensitivity: Any, sigma: Any) -> Any:
-    """The sensitivity index psi = sensitivity / sigma (Definition 6); sigma is the standard deviation."""
-    d = as_float_array(sensitivity, "sensitivity")
-    if np.isnan(d).any() or (d < 0).any() or np.isinf(d).any():
-        raise ValueError("sensitivity must be finite and >= 0")
+    Returns
+    -------
+    float or ndarray
+        psi = D / sigma.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> psi(sensitivity=1.0, sigma=4.0)
+    0.25
+    """
+    d = check_epsilon(sensitivity, "sensitivity")
     s = check_positive(sigma, "sigma")
     d_b, s_b = broadcast(sensitivity=d, sigma=s)
     return scalar_or_array(d_b / s_b, sensitivity, sigma)
 
 
-def epsilon(psi: Any, *, delta: Any, threads: int = 0) -> Any:
+def epsilon(psi: ArrayLike, *, delta: ArrayLike, threads: int = 0) -> Any:
     """The exact smallest epsilon with delta_psi(epsilon) <= delta (vectorised; rounded up).
 
     delta must lie in (0, 1); psi = 0 gives 0. Relative accuracy about 1e-15 (tested against mpmath for
     psi in [0.01, 20] and delta in [1e-300, 0.5]), including delta just below the total variation
     delta_psi(0), where epsilon -> 0 and the direct equation is ill-conditioned: there (psi <= 8) the
     kernel solves TV - delta(eps) = TV - delta with the total variation in double-double arithmetic.
+
+    Parameters
+    ----------
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
+    delta : float or array_like
+        In (0, 1).
+    threads : int, optional
+        Worker threads of the kernel (0: automatic); the result does not depend on it.
+
+    Returns
+    -------
+    float or ndarray
+        The exact epsilon, rounded up.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> epsilon(1.0, delta=1e-6)
+    4.88655411746...
     """
-    p = _psi_array(psi)
+    p = check_epsilon(psi, "psi")
     dl = check_delta(delta, allow_zero=False)
     p_b, d_b = broadcast(psi=p, delta=dl)
     out = _acc.gdp_epsilon(p_b, d_b, threads)
     return scalar_or_array(out, psi, delta)
 
 
-def delta(psi: Any, *, epsilon: Any, threads: int = 0) -> Any:
-    """The exact privacy profile delta_psi(eps) = Phi(psi/2 - eps/psi) - e^eps Phi(-psi/2 - eps/psi)."""
-    p = _psi_array(psi)
+def delta(psi: ArrayLike, *, epsilon: ArrayLike, threads: int = 0) -> Any:
+    """The exact privacy profile delta_psi(eps) = Phi(psi/2 - eps/psi) - e^eps Phi(-psi/2 - eps/psi).
+
+    Evaluated in log space (Corollary 14; Balle and Wang 2018), accurate down to delta = 1e-300.
+
+    Parameters
+    ----------
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
+    epsilon : float or array_like
+        >= 0 (``inf`` gives 0).
+    threads : int, optional
+        Worker threads of the kernel (0: automatic).
+
+    Returns
+    -------
+    float or ndarray
+        delta_psi(epsilon).
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> delta(1.0, epsilon=1.0)
+    0.12693673750...
+    """
+    p = check_epsilon(psi, "psi")
     e = check_epsilon(epsilon, allow_inf=True)
     p_b, e_b = broadcast(psi=p, epsilon=e)
     out = np.exp(_acc.gdp_log_delta(p_b, e_b, threads))
     return scalar_or_array(out, psi, epsilon)
 
 
-def roc(fpr: Any, psi: Any) -> Any:
-    """The ROC curve of the optimal test between M(D) and M(D'): TPR = Phi(psi + Phi^-1(fpr)) (Lemma 2)."""
+def roc(fpr: ArrayLike, psi: ArrayLike) -> Any:
+    """The ROC curve of the optimal test between M(D) and M(D'): TPR = Phi(psi + Phi^-1(fpr)) (Lemma 2).
+
+    Parameters
+    ----------
+    fpr : float or array_like
+        False-positive rates in [0, 1].
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        The true-positive rate of the most powerful test.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> roc(0.05, 1.0)
+    0.25951102284...
+    """
     x = check_probability(fpr, "fpr")
-    p = _psi_array(psi)
+    p = check_epsilon(psi, "psi")
     x_b, p_b = broadcast(fpr=x, psi=p)
     with np.errstate(invalid="ignore"):
         out = _sc.ndtr(p_b + _sc.ndtri(x_b))
@@ -125,20 +216,65 @@ def roc(fpr: Any, psi: Any) -> Any:
     return scalar_or_array(out, fpr, psi)
 
 
-def auc(psi: Any) -> Any:
-    """The area under the ROC curve, Phi(psi / sqrt 2) (Lemma 3): 0.5 is perfect privacy."""
-    p = _psi_array(psi)
+def auc(psi: ArrayLike) -> Any:
+    """The area under the ROC curve, Phi(psi / sqrt 2) (Lemma 3): 0.5 is perfect privacy.
+
+    Parameters
+    ----------
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        The AUC.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> auc(1.0)
+    0.76024993890...
+    """
+    p = check_epsilon(psi, "psi")
     return scalar_or_array(_sc.ndtr(p / math.sqrt(2.0)), psi)
 
 
-def tradeoff(alpha: Any, mu: Any) -> Any:
+def tradeoff(alpha: ArrayLike, mu: ArrayLike) -> Any:
     """The GDP trade-off function G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (equation 5.2).
 
     The type II error of the best level-alpha test; evaluated as Phi(-Phi^-1(alpha) - mu), so small
     alpha keeps its digits. ``tradeoff(x, psi) = 1 - roc(x, psi)`` (Lemma 5).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        Type I errors in [0, 1].
+    mu : float or array_like
+        The GDP parameter, finite and >= 0.
+
+    Returns
+    -------
+    float or ndarray
+        G_mu(alpha).
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> tradeoff(0.05, 1.0)
+    0.74048897715...
     """
     a = check_probability(alpha, "alpha")
-    m = _psi_array(mu, "mu")
+    m = check_epsilon(mu, "mu")
     a_b, m_b = broadcast(alpha=a, mu=m)
     with np.errstate(invalid="ignore"):
         out = _sc.ndtr(-_sc.ndtri(a_b) - m_b)
@@ -146,55 +282,144 @@ def tradeoff(alpha: Any, mu: Any) -> Any:
     return scalar_or_array(out, alpha, mu)
 
 
-def _alpha_array(alpha: Any) -> np.ndarray:
-    a = as_float_array(alpha, "alpha")
-    if np.isnan(a).any() or not (a > 1).all():
-        raise ValueError("alpha must be > 1")
-    return a
+def rdp(alpha: ArrayLike, psi: ArrayLike) -> Any:
+    """The Renyi divergence of order alpha of the Gaussian mechanism, alpha psi^2 / 2 (Lemma 7).
 
+    Parameters
+    ----------
+    alpha : float or array_like
+        Orders > 1.
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
 
-def rdp(alpha: Any, psi: Any) -> Any:
-    """The Renyi divergence of order alpha of the Gaussian mechanism, alpha psi^2 / 2 (Lemma 7)."""
-    a = _alpha_array(alpha)
-    p = _psi_array(psi)
+    Returns
+    -------
+    float or ndarray
+        alpha psi^2 / 2.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> rdp(2.0, 1.0)
+    1.0
+    """
+    a = check_alpha_array(alpha, allow_inf=True)
+    p = check_epsilon(psi, "psi")
     a_b, p_b = broadcast(alpha=a, psi=p)
     return scalar_or_array(0.5 * a_b * p_b * p_b, alpha, psi)
 
 
-def rdp_epsilon(psi: Any, *, alpha: Any, delta: Any, method: str = "mironov", threads: int = 0) -> Any:
+def rdp_epsilon(psi: ArrayLike, *, alpha: ArrayLike, delta: ArrayLike, method: str = "mironov", threads: int = 0) -> Any:
     """epsilon of the Gaussian mechanism by way of (alpha, alpha psi^2 / 2)-RDP and one conversion.
 
     ``method``: "mironov" (6.1), "asoodeh" (6.4-6.5) or "balle2020" (6.6). Vectorised; every result is
     at least :func:`epsilon` (the exact one).
+
+    Parameters
+    ----------
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
+    alpha : float or array_like
+        Orders > 1.
+    delta : float or array_like
+        In (0, 1).
+    method : str, optional
+        The conversion (default "mironov").
+    threads : int, optional
+        Worker threads of the kernel (0: automatic).
+
+    Returns
+    -------
+    float or ndarray
+        The converted epsilon.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, ``method`` is unknown, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+
+    Examples
+    --------
+    >>> rdp_epsilon(1.0, alpha=8.0, delta=1e-6)
+    5.97364436542...
+    >>> rdp_epsilon(1.0, alpha=8.0, delta=1e-6) >= epsilon(1.0, delta=1e-6)
+    True
     """
     if method not in _METHOD_CODE:
         raise ValueError(f"method must be one of {tuple(_METHOD_CODE)}, got {method!r}")
-    a = _alpha_array(alpha)
-    p = _psi_array(psi)
+    a = check_alpha_array(alpha, allow_inf=True)
+    p = check_epsilon(psi, "psi")
     dl = check_delta(delta, allow_zero=False)
     a_b, p_b, d_b = broadcast(alpha=a, psi=p, delta=dl)
     out = _acc.rdp_to_epsilon(a_b, 0.5 * a_b * p_b * p_b, d_b, _METHOD_CODE[method], threads)
     return scalar_or_array(out, psi, alpha, delta)
 
 
-def _group_size(k: Any) -> np.ndarray:
-    arr = as_float_array(k, "group_size")
-    if np.isnan(arr).any() or (arr < 1).any() or np.isinf(arr).any() or (arr != np.floor(arr)).any():
-        raise ValueError("group_size must be a finite integer >= 1")
-    return arr
+def group_privacy(psi: ArrayLike, group_size: ArrayLike) -> Any:
+    """psi for groups of ``group_size`` individuals: k psi (Corollary 7).
 
+    Parameters
+    ----------
+    psi : float or array_like
+        The sensitivity index, finite and >= 0.
+    group_size : int or array_like
+        Whole numbers k >= 1.
 
-def group_privacy(psi: Any, group_size: Any) -> Any:
-    """psi for groups of ``group_size`` individuals: k psi (Corollary 7)."""
-    p = _psi_array(psi)
-    k = _group_size(group_size)
+    Returns
+    -------
+    float or ndarray
+        k psi.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+    Examples
+    --------
+    >>> group_privacy(0.5, 3)
+    1.5
+    """
+    p = check_epsilon(psi, "psi")
+    k = check_integral_array(group_size, "group_size")
     p_b, k_b = broadcast(psi=p, group_size=k)
     return scalar_or_array(p_b * k_b, psi, group_size)
 
 
-def composition(psis: Any) -> float:
-    """psi of the composition of Gaussian mechanisms with indices psi_i: sqrt(sum psi_i^2) (Corollary 8)."""
-    p = _psi_array(psis, "psis").reshape(-1)
+def composition(psis: ArrayLike) -> float:
+    """psi of the composition of Gaussian mechanisms with indices psi_i: sqrt(sum psi_i^2) (Corollary 8).
+
+    Parameters
+    ----------
+    psis : array_like
+        The indices, finite and >= 0 (at least one).
+
+    Returns
+    -------
+    float
+        sqrt(sum psi_i^2), scaled so that it neither overflows nor underflows.
+
+    Raises
+    ------
+    ValueError
+        If ``psis`` is empty, or has a NaN or out-of-range value.
+    TypeError
+        If ``psis`` is not real-valued.
+
+    Examples
+    --------
+    >>> composition([0.3, 0.4])
+    0.5
+    """
+    p = check_epsilon(psis, "psis").reshape(-1)
     if p.size == 0:
         raise ValueError("psis must not be empty")
     m = float(p.max())
@@ -232,23 +457,43 @@ def _dpsgd_h(x: float) -> float:
     return math.expm1(x * x) * float(_sc.ndtr(1.5 * x)) + bracket
 
 
-def dpsgd_mu(sampling_rate: Any, noise_multiplier: Any, steps: Any) -> float:
+def dpsgd_mu(sampling_rate: float, noise_multiplier: float, steps: float) -> float:
     """mu of DP-SGD by the central limit theorem of f-DP (equation 5.7; Bu et al. 2020):
 
     mu = p sqrt(T) sqrt(2 (e^{1/sigma^2} Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2)),
 
     with sampling rate p, noise multiplier sigma and T steps. Asymptotic (n, T -> infinity with
     p sqrt(T) fixed): a good approximation for many steps, not a proven bound for few.
+
+    Parameters
+    ----------
+    sampling_rate : float
+        p in (0, 1].
+    noise_multiplier : float
+        sigma, > 0 and finite.
+    steps : int
+        T, a whole number >= 1.
+
+    Returns
+    -------
+    float
+        mu (``inf`` where it overflows).
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range.
+    TypeError
+        If an argument is not a real scalar.
+
+    Examples
+    --------
+    >>> dpsgd_mu(0.01, 1.0, 1000)
+    0.54079453462...
     """
-    p = real_scalar(sampling_rate, "sampling_rate")
-    if not 0 < p <= 1:
-        raise ValueError(f"sampling_rate must lie in (0, 1], got {p!r}")
-    sigma = real_scalar(noise_multiplier, "noise_multiplier")
-    if not sigma > 0 or math.isinf(sigma):
-        raise ValueError(f"noise_multiplier must be finite and > 0, got {sigma!r}")
-    t = real_scalar(steps, "steps")
-    if not t >= 1 or math.isinf(t) or t != math.floor(t):
-        raise ValueError(f"steps must be a finite integer >= 1, got {t!r}")
+    p = check_rate(sampling_rate, "sampling_rate")
+    sigma = check_positive_scalar(noise_multiplier, "noise_multiplier")
+    t = float(check_integral_array(steps, "steps"))
     x = 1.0 / sigma
     nu = p * math.sqrt(t)
     if x * x > 600.0:  # e^{x^2} dominates: log h = x^2 + log Phi(1.5x) + log1p(rest)
@@ -261,24 +506,61 @@ def dpsgd_mu(sampling_rate: Any, noise_multiplier: Any, steps: Any) -> float:
 
 
 # ------------------------------------------------------------------------------------------------------
-# Calibration of the Gaussian mechanism to a budget (paper 003's table)
+# Calibration of the Gaussian mechanism to a budget (the table of Variants of DP 2019)
 # ------------------------------------------------------------------------------------------------------
 class ArsinhParameters(NamedTuple):
-    """The arsinh mechanism q(x) + A arsinh(Z / A), Z ~ N(0, sigma^2) (Bun et al. 2018; paper 003)."""
+    """The arsinh mechanism q(x) + A arsinh(Z / A), Z ~ N(0, sigma^2) (Bun et al. 2018; Variants of DP 2019).
+
+    Parameters
+    ----------
+    A : float
+        The arsinh scale.
+    sigma : float
+        The standard deviation of the Gaussian inside.
+
+    Examples
+    --------
+    >>> arsinh_parameters(TCDP(0.1, 10.0))
+    ArsinhParameters(A=80.0, sigma=8.94427190999...)
+    """
 
     A: float
     sigma: float
 
 
 def arsinh_parameters(budget: TCDP, *, sensitivity: float = 1.0) -> ArsinhParameters:
-    """Parameters of the arsinh mechanism for (rho, omega)-tCDP at l2 sensitivity D (paper 003).
+    """Parameters of the arsinh mechanism for (rho, omega)-tCDP at l2 sensitivity D (Variants of DP 2019).
 
-    noise = A arsinh(Z / A) with Z ~ N(0, D^2 / (2 rho0)) gives (16 rho0, A / (8 D))-tCDP; so for
-    (rho, omega): A = 8 D omega and sigma = D sqrt(8 / rho).
+    noise = A arsinh(Z / A) with Z ~ N(0, D^2 / (2 rho0)) gives (16 rho0, A / (8 D))-tCDP (Bun et al.
+    2018); so for (rho, omega): A = 8 D omega and sigma = D sqrt(8 / rho).
+
+    Parameters
+    ----------
+    budget : TCDP
+        The target, with rho > 0 and a finite omega.
+    sensitivity : float, optional
+        The l2 sensitivity D (> 0, default 1).
+
+    Returns
+    -------
+    ArsinhParameters
+        ``(A, sigma)``.
+
+    Raises
+    ------
+    TypeError
+        If ``budget`` is not a TCDP.
+    ValueError
+        If rho = 0, omega = inf or the sensitivity is not positive and finite.
+
+    Examples
+    --------
+    >>> arsinh_parameters(TCDP(0.1, 10.0), sensitivity=2.0)
+    ArsinhParameters(A=160.0, sigma=17.8885438199...)
     """
     if not isinstance(budget, TCDP):
         raise TypeError(f"budget must be a TCDP, got {type(budget).__name__}")
-    d = _sens(sensitivity)
+    d = check_positive_scalar(sensitivity, "sensitivity")
     if budget.rho == 0:
         raise ValueError("rho must be > 0 to calibrate noise")
     if math.isinf(budget.omega):
@@ -286,25 +568,48 @@ def arsinh_parameters(budget: TCDP, *, sensitivity: float = 1.0) -> ArsinhParame
     return ArsinhParameters(8.0 * d * budget.omega, d * math.sqrt(8.0 / budget.rho))
 
 
-def _sens(sensitivity: Any) -> float:
-    d = check_nonneg_scalar(sensitivity, "sensitivity")
-    if d == 0:
-        raise ValueError("sensitivity must be > 0")
-    return d
-
-
 def gaussian_sigma(budget: Budget, *, sensitivity: float = 1.0, method: Optional[str] = None) -> float:
     """The standard deviation of Gaussian noise that meets ``budget`` at l2 ``sensitivity`` D.
 
-    - ``ApproxDP``: ``method="analytic"`` (default): the exact minimal sigma (Balle and Wang; verified,
+    - ``ApproxDP``: ``method="analytic"`` (default): the exact minimal sigma (Balle and Wang 2018; verified,
       never below the exact minimum). ``method="classic"``: sigma = D sqrt(2 log(1.25/delta)) / eps, which
       is proven for eps < 1 only: a :class:`PrivacyWarning` outside it.
     - ``RDP(alpha, eps)``: sigma = D sqrt(alpha / (2 eps)); ``ZCDP(rho)``: D / sqrt(2 rho);
-      ``GDP(mu)``: D / mu; ``RaoDP(theta)``: D / theta (Theorem 4.8 of paper 000).
+      ``GDP(mu)``: D / mu; ``RaoDP(theta)``: D / theta (Anonymous 2022, Theorem 4.8).
     - ``TCDP``: the sigma of the Gaussian inside the arsinh mechanism, D sqrt(8 / rho) (use
       :func:`arsinh_parameters` for A as well). Plain Gaussian noise of that sigma is *not* the mechanism.
+
+    One rule per definition (:func:`functools.singledispatch`): a new definition registers its own.
+
+    Parameters
+    ----------
+    budget : Budget
+        ApproxDP, RDP, ZCDP, GDP, RaoDP or TCDP.
+    sensitivity : float, optional
+        The l2 sensitivity D (> 0, default 1).
+    method : str, optional
+        For ApproxDP only: "analytic" (default) or "classic".
+
+    Returns
+    -------
+    float
+        sigma.
+
+    Raises
+    ------
+    TypeError
+        If the budget's definition has no Gaussian calibration.
+    ValueError
+        If the budget is zero, delta is not in (0, 1), or ``method`` does not apply.
+
+    Examples
+    --------
+    >>> gaussian_sigma(ApproxDP(1.0, 1e-6))
+    4.22467888932...
+    >>> gaussian_sigma(ZCDP(0.5), sensitivity=2.0)
+    2.0
     """
-    d = _sens(sensitivity)
+    d = check_positive_scalar(sensitivity, "sensitivity")
     if method is not None and not isinstance(budget, ApproxDP):
         raise ValueError(f"method applies to ApproxDP only, got {method!r} for {type(budget).__name__}")
     return _gaussian_sigma(budget, d, method)

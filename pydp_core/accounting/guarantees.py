@@ -49,7 +49,9 @@ def laplace_rdp_epsilon(alpha: float, *, sensitivity: float = 1.0, scale: float)
     Examples
     --------
     >>> round(laplace_rdp_epsilon(2.0, scale=1.0), 6)
-    0.613706
+    0.619124
+    >>> laplace_rdp_epsilon(float("inf"), scale=2.0)
+    0.5
     """
     a = check_alpha(alpha, allow_inf=True)
     t = check_positive_scalar(scale, "scale") / check_positive_scalar(sensitivity, "sensitivity")

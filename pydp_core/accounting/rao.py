@@ -1,10 +1,10 @@
-"""Rao differential privacy (paper 000): Fisher-Rao distances and theta-Rao-DP calibration.
+"""Rao differential privacy (Anonymous 2022): Fisher-Rao distances and theta-Rao-DP calibration.
 
 A mechanism is theta-Rao-DP when the Fisher-Rao (Rao) distance between its output distributions on
 adjacent datasets is at most theta; budgets compose as sqrt(sum theta_i^2) (Table 1; use
 :func:`pydp_core.compose` on :class:`pydp_core.RaoDP` values).
 
-Two different distances, named so they cannot be confused (SPEC-NOTES):
+Two different distances, named so they cannot be confused (``docs/accounting.md``):
 
 - the *parametric* distance inside a family, :func:`normal_distance` (the 2-parameter normal family)
   and :func:`location_distance` (location families with a common, fixed scale, the one the mechanisms
@@ -13,7 +13,7 @@ Two different distances, named so they cannot be confused (SPEC-NOTES):
   :func:`nonparametric_distance` (used in the post-processing proof); it is never larger than the
   parametric one.
 
-Corrections to the paper (SPEC-NOTES): the Laplace distance is ||mu1 - mu2|| / b (Theorem 4.2 prints a
+Corrections to the paper (derived in ``docs/accounting.md``): the Laplace distance is ||mu1 - mu2|| / b (Theorem 4.2 prints a
 square root of the scale); the generalised Gaussian's Fisher information is
 I = r^(2 - 2/r) Gamma(2 - 1/r) / (s^2 Gamma(1/r)) in the Subbotin parametrisation; the normal closed
 form has prefactor sqrt 2.
@@ -21,13 +21,14 @@ form has prefactor sqrt 2.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import (
-    as_float_array,
     broadcast,
+    check_finite,
     check_int,
     check_nonneg_scalar,
     check_positive,
@@ -50,14 +51,7 @@ __all__ = [
 ]
 
 
-def _finite(value: Any, name: str) -> np.ndarray:
-    arr = as_float_array(value, name)
-    if np.isnan(arr).any() or np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite and not NaN")
-    return arr
-
-
-def normal_distance(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any) -> Any:
+def normal_distance(mu1: ArrayLike, sigma1: ArrayLike, mu2: ArrayLike, sigma2: ArrayLike) -> Any:
     """The Fisher-Rao distance between N(mu1, sigma1^2) and N(mu2, sigma2^2) (Example 1, corrected).
 
     The normal family with metric (dmu^2 + 2 dsigma^2) / sigma^2 is a scaled Poincare half-plane:
@@ -67,9 +61,33 @@ def normal_distance(mu1: Any, sigma1: Any, mu2: Any, sigma2: Any) -> Any:
     Special cases: equal means give sqrt(2) |log(s2 / s1)|. Equal sigmas do *not* give |dmu| / sigma:
     that is the distance inside the one-parameter family with sigma fixed (:func:`location_distance`),
     which is larger (N(0,1) to N(1,1): 1 there, sqrt(2) log 2 = 0.980 here).
+
+    Parameters
+    ----------
+    mu1, mu2 : float or array_like
+        The means, finite.
+    sigma1, sigma2 : float or array_like
+        The standard deviations, > 0 and finite.
+
+    Returns
+    -------
+    float or ndarray
+        The Fisher-Rao distance in the two-parameter normal family.
+
+    Raises
+    ------
+    ValueError
+        If an argument is NaN or out of range, or the arguments do not broadcast.
+    TypeError
+        If an argument is not real-valued.
+
+    Examples
+    --------
+    >>> normal_distance(0.0, 1.0, 1.0, 1.0)
+    0.98025814346...
     """
-    m1 = _finite(mu1, "mu1")
-    m2 = _finite(mu2, "mu2")
+    m1 = check_finite(mu1, "mu1")
+    m2 = check_finite(mu2, "mu2")
     s1 = check_positive(sigma1, "sigma1")
     s2 = check_positive(sigma2, "sigma2")
     m1, s1, m2, s2 = broadcast(mu1=m1, sigma1=s1, mu2=m2, sigma2=s2)
@@ -102,7 +120,7 @@ def unit_information(noise: NoiseFamily) -> float:
     raise TypeError(f"noise must be Laplace(), Gaussian(), Logistic() or Subbotin(r), got {type(noise).__name__}")
 
 
-def fisher_information(noise: NoiseFamily, scale: Any = 1.0) -> Any:
+def fisher_information(noise: NoiseFamily, scale: ArrayLike = 1.0) -> Any:
     """The Fisher information of the location of ``scale * X`` for X from ``noise``.
 
     Parameters
@@ -116,22 +134,64 @@ def fisher_information(noise: NoiseFamily, scale: Any = 1.0) -> Any:
     -------
     float or ndarray
         ``unit_information(noise) / scale**2``.
+
+    Raises
+    ------
+    TypeError
+        If the Fisher information of ``noise`` is not implemented.
+    ValueError
+        If ``scale`` is not positive and finite.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Gaussian, Subbotin
+    >>> fisher_information(Gaussian(), 2.0)
+    0.25
+    >>> fisher_information(Subbotin(3.0), 2.0)
+    0.36450556647...
     """
     unit = unit_information(noise)
     s = check_positive(scale, "scale")
     return scalar_or_array(unit / (s * s), scale)
 
 
-def location_distance(noise: NoiseFamily, loc1: Any, loc2: Any, scale: Any) -> float:
+def location_distance(noise: NoiseFamily, loc1: ArrayLike, loc2: ArrayLike, scale: float) -> float:
     """The Rao distance between ``loc1 + scale X`` and ``loc2 + scale X`` (common, fixed scale).
 
     ||loc1 - loc2||_2 sqrt(I scale^2) / scale (Theorems 4.2, 4.6, E.1 corrected): the one-parameter
     location family has a flat metric, and iid coordinates form a product manifold, so vector locations
     (1-D arrays of one length) give the Euclidean norm of the difference times sqrt(I).
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        ``Laplace()``, ``Gaussian()``, ``Logistic()`` or ``Subbotin(r)``.
+    loc1, loc2 : float or array_like
+        The locations: scalars or 1-D arrays of one length, finite.
+    scale : float
+        The common scale, > 0 and finite.
+
+    Returns
+    -------
+    float
+        The Rao distance.
+
+    Raises
+    ------
+    TypeError
+        If the Fisher information of ``noise`` is not implemented.
+    ValueError
+        If the locations have different shapes or more than one dimension, or an argument is out of range.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Laplace
+    >>> location_distance(Laplace(), 0.0, 1.0, 2.0)
+    0.5
     """
     root = math.sqrt(unit_information(noise))
-    a = _finite(loc1, "loc1")
-    b = _finite(loc2, "loc2")
+    a = check_finite(loc1, "loc1")
+    b = check_finite(loc2, "loc2")
     if a.ndim > 1 or b.ndim > 1:
         raise ValueError("loc1 and loc2 must be scalars or 1-D arrays")
     if a.shape != b.shape:
@@ -144,7 +204,35 @@ def location_distance(noise: NoiseFamily, loc1: Any, loc2: Any, scale: Any) -> f
 
 
 def theta(noise: NoiseFamily, *, sensitivity: float = 1.0, scale: float) -> RaoDP:
-    """The Rao-DP budget of the mechanism q + scale X at l2 sensitivity D: theta = D sqrt(I)."""
+    """The Rao-DP budget of the mechanism q + scale X at l2 sensitivity D: theta = D sqrt(I).
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        ``Laplace()``, ``Gaussian()``, ``Logistic()`` or ``Subbotin(r)``.
+    sensitivity : float, optional
+        The l2 sensitivity D, >= 0 and finite (default 1).
+    scale : float
+        The noise scale, > 0 and finite.
+
+    Returns
+    -------
+    RaoDP
+        theta = (D / scale) sqrt(I scale^2).
+
+    Raises
+    ------
+    TypeError
+        If the Fisher information of ``noise`` is not implemented.
+    ValueError
+        If an argument is out of range or NaN.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Gaussian
+    >>> theta(Gaussian(), scale=4.0)
+    RaoDP(theta=0.25)
+    """
     root = math.sqrt(unit_information(noise))
     s = check_positive_scalar(scale, "scale")
     d = check_nonneg_scalar(sensitivity, "sensitivity")
@@ -160,14 +248,41 @@ def calibrate(noise: NoiseFamily, *, theta: float, sensitivity: float = 1.0, dim
     each coordinate, D is the l2 sensitivity (the product-manifold distance is the l2 norm of the
     per-coordinate distances, Theorems F.2 and F.4), and the scale does not depend on ``dimension``
     beyond that.
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        ``Laplace()``, ``Gaussian()``, ``Logistic()`` or ``Subbotin(r)``.
+    theta : float
+        The Rao-DP budget, > 0 and finite.
+    sensitivity : float, optional
+        The l2 sensitivity D, > 0 and finite (default 1).
+    dimension : int, optional
+        The number of coordinates (>= 1, default 1).
+
+    Returns
+    -------
+    float
+        The scale.
+
+    Raises
+    ------
+    TypeError
+        If the Fisher information of ``noise`` is not implemented, or ``dimension`` is not an integer.
+    ValueError
+        If an argument is out of range or NaN.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Laplace, Subbotin
+    >>> calibrate(Laplace(), theta=0.5)
+    2.0
+    >>> calibrate(Subbotin(3.0), theta=0.5)
+    2.41497185564...
     """
     root = math.sqrt(unit_information(noise))
-    th = check_nonneg_scalar(theta, "theta")
-    if th == 0:
-        raise ValueError("theta must be > 0")
-    d = check_nonneg_scalar(sensitivity, "sensitivity")
-    if d == 0:
-        raise ValueError("sensitivity must be > 0")
+    th = check_positive_scalar(theta, "theta")
+    d = check_positive_scalar(sensitivity, "sensitivity")
     check_int(dimension, "dimension", 1)
     return d * root / th
 
@@ -178,7 +293,7 @@ def nonparametric_distance(
     lower: float = -math.inf,
     upper: float = math.inf,
     *,
-    points: Optional[list] = None,
+    points: Optional[List[float]] = None,
     epsabs: float = 1e-13,
     epsrel: float = 1e-11,
 ) -> float:
@@ -190,6 +305,35 @@ def nonparametric_distance(
     integrand (kinks, e.g. the two locations of Laplace densities) for quad. This is the distance on
     the sphere of half-densities; it is never larger than the parametric distance of a family
     (:func:`normal_distance`, :func:`location_distance`).
+
+    Parameters
+    ----------
+    pdf1, pdf2 : callable
+        The two densities, scalar x -> f(x) >= 0.
+    lower, upper : float, optional
+        The integration range (default the real line).
+    points : list of float, optional
+        Break points of the integrand.
+    epsabs, epsrel : float, optional
+        The quadrature tolerances.
+
+    Returns
+    -------
+    float
+        The distance, in [0, pi].
+
+    Raises
+    ------
+    TypeError
+        If a density is not callable.
+    ValueError
+        If ``lower >= upper`` or a density returns a negative value or NaN.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> nonparametric_distance(stats.norm(0, 1).pdf, stats.norm(1, 1).pdf)
+    0.97930264093...
     """
     from scipy import integrate
 

@@ -1,5 +1,4 @@
-"""Privacy amplification by subsampling.
-"""
+"""Privacy amplification by subsampling: one rule per privacy definition (``docs/accounting.md``)."""
 from __future__ import annotations
 
 import functools
@@ -8,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import real_scalar
+from .._validation import check_rate
 from .budgets import (
     RDP,
     TCDP,
@@ -17,13 +16,6 @@ from .budgets import (
     Budget,
     RDPCurve,
 )
-
-
-def _rate(rate: Any) -> float:
-    s = real_scalar(rate, "rate")
-    if not 0 < s <= 1:
-        raise ValueError(f"rate must lie in (0, 1], got {s!r}")
-    return s
 
 
 def _log_subsampled_rdp(alpha: int, s: float, eps_of_j: np.ndarray) -> float:
@@ -38,12 +30,12 @@ def _log_subsampled_rdp(alpha: int, s: float, eps_of_j: np.ndarray) -> float:
 
 def _integer_alpha(alpha: float, name: str = "alpha") -> int:
     if alpha != math.floor(alpha) or alpha < 2:
-        raise ValueError(f"{name} must be an integer >= 2 for the subsampled RDP bound of paper 003, got {alpha!r}")
+        raise ValueError(f"{name} must be an integer >= 2 for the subsampled RDP bound, got {alpha!r}")
     return int(alpha)
 
 
 def subsample(budget: Budget, rate: float, *, alphas: Any = None) -> Budget:
-    """Privacy amplification by subsampling a uniformly random fraction ``rate`` = n / N (paper 003).
+    """Privacy amplification by subsampling a uniformly random fraction ``rate`` = n / N (Variants of DP 2019).
 
     - ``ApproxDP``: (log(1 + s (e^eps - 1)), s delta).
     - ``RDP`` (one order, an integer alpha >= 2): the bound in terms of epsilon(alpha) alone,
@@ -52,16 +44,44 @@ def subsample(budget: Budget, rate: float, *, alphas: Any = None) -> Budget:
     - ``RDPCurve``: the bound with the whole curve, eps'(alpha) = log(1 + sum_j 2 s^j C(alpha, j)
       e^{(j-1) eps(j)}) / (alpha - 1), at every integer order >= 2 of ``alphas`` (default: the curve's
       integer grid orders, or 2..256 for a callable). On a grid curve eps(j) between grid orders is
-      bounded by the next grid order (monotonicity). Paper 003 states both for the Gaussian mechanism;
+      bounded by the next grid order (monotonicity). The summary table states both for the Gaussian mechanism;
       they are Wang, Balle and Kasiviswanathan's (2019) Theorem 9 with its min{...} terms bounded by 2,
       and hold for sampling without replacement.
     - ``TCDP``: (13 s^2 rho, log(1/s) / (4 rho))-tCDP (Bun, Dwork, Rothblum and Steinke 2018) under
       that theorem's preconditions: rho, s in (0, 0.1], log(1/s) >= 3 rho (2 + log2(1/rho)), and
       omega >= log(1/s) / (2 rho) >= 3. Outside them the call raises ``ValueError``.
-    - zCDP has no subsampling rule (paper 003: "N/A"): ``TypeError``, as for the other kinds.
+    - zCDP has no subsampling rule (the summary table: "N/A"): ``TypeError``, as for the other kinds.
     ``rate = 1`` returns the budget unchanged.
+
+    Parameters
+    ----------
+    budget : Budget
+        ApproxDP, RDP, RDPCurve or TCDP.
+    rate : float
+        The sampling rate in (0, 1].
+    alphas : array_like, optional
+        For an RDPCurve: the integer orders >= 2 to evaluate at.
+
+    Returns
+    -------
+    Budget
+        The amplified budget, of the same type.
+
+    Raises
+    ------
+    TypeError
+        If the definition has no subsampling rule (zCDP, pure DP, ...).
+    ValueError
+        If ``rate`` is outside (0, 1], an order is not an integer >= 2, or the tCDP preconditions fail.
+
+    Examples
+    --------
+    >>> subsample(ApproxDP(1.0, 1e-6), 0.01)
+    ApproxDP(epsilon=0.01703686323..., delta=1e-08)
+    >>> subsample(RDP(4.0, 0.5), 0.1)
+    RDP(alpha=4.0, epsilon=0.06641723895...)
     """
-    s = _rate(rate)
+    s = check_rate(rate)
     if not isinstance(budget, Budget):
         raise TypeError(f"budget must be a privacy budget, got {type(budget).__name__}")
     if s == 1.0:
@@ -91,8 +111,9 @@ def _(budget: RDP, s: float, alphas: Any) -> Budget:
 def _(budget: RDPCurve, s: float, alphas: Any) -> Budget:
     if alphas is not None:
         grid = np.asarray(alphas, dtype=float).reshape(-1)
-    elif budget.is_grid:
-        grid = budget.alphas[(budget.alphas == np.floor(budget.alphas)) & (budget.alphas >= 2)]
+    elif budget.alphas is not None:
+        orders = budget.alphas
+        grid = orders[(orders == np.floor(orders)) & (orders >= 2)]
     else:
         grid = np.arange(2.0, math.floor(min(256.0, budget.alpha_max)) + 1.0)
     if grid.size == 0:

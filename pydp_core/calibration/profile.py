@@ -8,9 +8,10 @@ proof is in ``docs/calibration.md``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import _core
 from .._validation import (
@@ -28,7 +29,6 @@ _cal = _core.calibration
 class CalibrationError(ArithmeticError):
     """A calibration could not be completed and verified: no scale is returned (fail closed)."""
 
-
 def _check_noise(noise: Any) -> NoiseFamily:
     if not isinstance(noise, NoiseFamily):
         raise TypeError(
@@ -41,15 +41,55 @@ def _check_noise(noise: Any) -> NoiseFamily:
 # ------------------------------------------------------------------------------------------------------
 # The privacy profile
 # ------------------------------------------------------------------------------------------------------
-def log_privacy_profile(noise: NoiseFamily, *, epsilon, sensitivity=1.0, scale):
-    """log of :func:`privacy_profile`; stays finite when delta is below the double range."""
+@overload
+def log_privacy_profile(noise: NoiseFamily, *, epsilon: float, sensitivity: float = 1.0, scale: float) -> float: ...
+@overload
+def log_privacy_profile(noise: NoiseFamily, *, epsilon: ArrayLike, sensitivity: ArrayLike = 1.0, scale: ArrayLike) -> Any: ...
+def log_privacy_profile(noise: NoiseFamily, *, epsilon: ArrayLike, sensitivity: ArrayLike = 1.0, scale: ArrayLike) -> Any:
+    """log of :func:`privacy_profile`; stays finite when delta is below the double range.
+
+    Evaluated in the cancellation-free form log delta = log A + log(-expm1(eps + log B - log A)),
+    A = S((t - D)/s), B = S(t/s), with the log survival functions of the family (``docs/calibration.md``).
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        The standard family (built-in or :class:`~pydp_core.noise.LogConcaveFamily`).
+    epsilon : float or array_like
+        >= 0 (``inf`` gives log delta = -inf).
+    sensitivity : float or array_like, optional
+        The sensitivity D, > 0 and finite (default 1).
+    scale : float or array_like
+        The noise scale s, > 0 and finite.
+
+    Returns
+    -------
+    float or ndarray
+        log delta(epsilon); -inf where delta = 0.
+
+    Raises
+    ------
+    TypeError
+        If ``noise`` is not a noise family or an argument is not real-valued.
+    ValueError
+        If an argument is out of range or NaN, or the arguments do not broadcast.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Gaussian
+    >>> log_privacy_profile(Gaussian(), epsilon=40.0, scale=1.0)
+    -788.42341277...
+    >>> log_privacy_profile(Gaussian(), epsilon=[0.5, 1.0], scale=1.0)
+    array([-1.43371429, -2.06406645])
+    """
     noise = _check_noise(noise)
     eps = check_epsilon(epsilon, allow_inf=True)
     s = check_positive(scale, "scale")
     d = check_positive(sensitivity, "sensitivity")
     e_b, s_b, d_b = broadcast(epsilon=eps, scale=s, sensitivity=d)
     if isinstance(noise, LogConcaveFamily):
-        out = np.vectorize(lambda e, ss, dd: _custom_log_delta(noise, e, dd / ss), otypes=[float])(e_b, s_b, d_b)
+        custom = noise
+        out = np.vectorize(lambda e, ss, dd: _custom_log_delta(custom, e, dd / ss), otypes=[float])(e_b, s_b, d_b)
     else:
         fin = np.isfinite(e_b)
         out = np.full(e_b.shape, -np.inf)
@@ -60,22 +100,56 @@ def log_privacy_profile(noise: NoiseFamily, *, epsilon, sensitivity=1.0, scale):
     return scalar_or_array(out, epsilon, scale, sensitivity)
 
 
-def privacy_profile(noise: NoiseFamily, *, epsilon, sensitivity=1.0, scale):
-    """The exact smallest delta for which ``q(d) + scale * X`` is (epsilon, delta)-DP.
+@overload
+def privacy_profile(noise: NoiseFamily, *, epsilon: float, sensitivity: float = 1.0, scale: float) -> float: ...
+@overload
+def privacy_profile(noise: NoiseFamily, *, epsilon: ArrayLike, sensitivity: ArrayLike = 1.0, scale: ArrayLike) -> Any: ...
+def privacy_profile(noise: NoiseFamily, *, epsilon: ArrayLike, sensitivity: ArrayLike = 1.0, scale: ArrayLike) -> Any:
+    """The exact smallest delta for which ``q(d) + scale * X`` is (epsilon, delta)-DP (Vinterbo 2022, Lemma 1).
 
-    Parameters broadcast against each other; a scalar call returns a float. ``noise`` is a standard
-    family from :mod:`pydp_core.noise`; ``scale`` multiplies it; ``sensitivity`` is the global
-    sensitivity D (for vector queries with iid Subbotin_r noise, the l_r sensitivity).
+    Parameters broadcast against each other; a scalar call returns a float.
 
-    >>> round(privacy_profile(Gaussian(), 1.0, 1.0), 6)
-    0.126936
+    Parameters
+    ----------
+    noise : NoiseFamily
+        A standard family from :mod:`pydp_core.noise`.
+    epsilon : float or array_like
+        >= 0 (``inf`` allowed).
+    sensitivity : float or array_like, optional
+        The global sensitivity D (> 0, default 1); for vector queries see ``docs/calibration.md``.
+    scale : float or array_like
+        The noise scale s (> 0), multiplying the standard family.
+
+    Returns
+    -------
+    float or ndarray
+        delta(epsilon) = exp(:func:`log_privacy_profile`).
+
+    Raises
+    ------
+    TypeError
+        If ``noise`` is not a noise family or an argument is not real-valued.
+    ValueError
+        If an argument is out of range or NaN, or the arguments do not broadcast.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Gaussian, Laplace
+    >>> privacy_profile(Gaussian(), epsilon=1.0, scale=1.0)
+    0.12693673750...
+    >>> privacy_profile(Laplace(), epsilon=1.0, scale=1.0)
+    0.0
     """
     out = np.exp(np.asarray(log_privacy_profile(noise, epsilon=epsilon, sensitivity=sensitivity, scale=scale)))
     return scalar_or_array(out, epsilon, scale, sensitivity)
 
 
-def epsilon_for_delta(noise: NoiseFamily, *, delta, sensitivity=1.0, scale):
-    """The smallest epsilon with ``privacy_profile(noise, epsilon, scale, sensitivity) <= delta``.
+@overload
+def epsilon_for_delta(noise: NoiseFamily, *, delta: float, sensitivity: float = 1.0, scale: float) -> float: ...
+@overload
+def epsilon_for_delta(noise: NoiseFamily, *, delta: ArrayLike, sensitivity: ArrayLike = 1.0, scale: ArrayLike) -> Any: ...
+def epsilon_for_delta(noise: NoiseFamily, *, delta: ArrayLike, sensitivity: ArrayLike = 1.0, scale: ArrayLike) -> Any:
+    """The smallest epsilon with ``privacy_profile(noise, epsilon=epsilon, ...) <= delta``.
 
     Rounded up (conservative). Returns ``inf`` where no finite epsilon reaches delta (delta = 0 with an
     MLR-unbounded family such as the Gaussian, or bounded support with mass beyond the bound), and, for
@@ -83,6 +157,39 @@ def epsilon_for_delta(noise: NoiseFamily, *, delta, sensitivity=1.0, scale):
     exceed epsilon = 1e6: double arithmetic cannot resolve the threshold equation there, so no finite
     value is claimed. Likewise privacy_profile and minimal_scale evaluate such families at
     min(epsilon, 1e6), which overstates delta (conservative).
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        A standard family from :mod:`pydp_core.noise`.
+    delta : float or array_like
+        In [0, 1).
+    sensitivity : float or array_like, optional
+        The sensitivity D (> 0, default 1).
+    scale : float or array_like
+        The noise scale s (> 0).
+
+    Returns
+    -------
+    float or ndarray
+        The smallest epsilon, rounded up; ``inf`` where none is finite.
+
+    Raises
+    ------
+    TypeError
+        If ``noise`` is not a noise family or an argument is not real-valued.
+    ValueError
+        If an argument is out of range or NaN, or the arguments do not broadcast.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Gaussian, Laplace
+    >>> epsilon_for_delta(Gaussian(), delta=1e-6, scale=1.0)
+    4.88655411746...
+    >>> epsilon_for_delta(Laplace(), delta=0.0, scale=2.0)
+    0.5
+    >>> epsilon_for_delta(Gaussian(), delta=0.0, scale=2.0)
+    inf
     """
     noise = _check_noise(noise)
     dl = check_delta(delta)
@@ -103,8 +210,12 @@ _STATUS = {
 }
 
 
-def minimal_scale(noise: NoiseFamily, *, epsilon, delta, sensitivity=1.0):
-    """The smallest scale s such that ``q(d) + s * X`` is (epsilon, delta)-DP (Lemma 1 and 2).
+@overload
+def minimal_scale(noise: NoiseFamily, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> float: ...
+@overload
+def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> Any: ...
+def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> Any:
+    """The smallest scale s such that ``q(d) + s * X`` is (epsilon, delta)-DP (Vinterbo 2022, Lemmas 1 and 2).
 
     The result is verified: the privacy condition holds at the returned scale in a log-space evaluation,
     with a relative margin of 1e-12 on delta, so the scale is never below the exact minimum and exceeds
@@ -112,10 +223,44 @@ def minimal_scale(noise: NoiseFamily, *, epsilon, delta, sensitivity=1.0):
     :class:`CalibrationError` rather than return an unverified scale.
 
     Closed forms serve as fast paths: Laplace (Theorem 3), s = D / (eps - 2 log(1 - delta)); Logistic
-    (Theorem 4). The Gaussian (Balle and Wang's analytic mechanism) has its own Halley iteration on the
-    exact condition (about two evaluations per solve); Subbotin_r uses the general solver. ``delta = 0`` has a finite answer only for MLR-bounded families (Laplace, Logistic: D/eps);
+    (Theorem 4). The Gaussian (the analytic mechanism of Balle and Wang 2018) has its own Halley
+    iteration on the exact condition (about two evaluations per solve); Subbotin_r uses the general
+    solver. ``delta = 0`` has a finite answer only for MLR-bounded families (Laplace, Logistic: D/eps);
     for the Gaussian and Subbotin_r (r > 1) no finite scale exists (Theorem 6) and the call raises
-    ``ValueError``.
+    ``ValueError``. The proof of the certification is in ``docs/calibration.md``.
+
+    Parameters
+    ----------
+    noise : NoiseFamily
+        A standard family from :mod:`pydp_core.noise`.
+    epsilon : float or array_like
+        >= 0 and finite.
+    delta : float or array_like
+        In [0, 1).
+    sensitivity : float or array_like, optional
+        The sensitivity D (> 0, default 1); the scale is linear in it (Lemma 2).
+
+    Returns
+    -------
+    float or ndarray
+        The certified minimal scale.
+
+    Raises
+    ------
+    TypeError
+        If ``noise`` is not a noise family or an argument is not real-valued.
+    ValueError
+        If an argument is out of range or NaN, or delta = 0 is unreachable for the family.
+    CalibrationError
+        If no scale could be found and verified.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Gaussian, Laplace
+    >>> minimal_scale(Gaussian(), epsilon=1.0, delta=1e-6)
+    4.22467888932...
+    >>> minimal_scale(Laplace(), epsilon=1.0, delta=0.0, sensitivity=2.0)
+    2.0
     """
     noise = _check_noise(noise)
     eps = check_epsilon(epsilon)
