@@ -24,14 +24,14 @@ bool delta_open_ok(double d) { return d > 0.0 && d < 1.0; }
 bool alpha_ok(double a) { return a > 1.0; }
 bool rho_ok(double r) { return r >= 0.0; }
 
-acc::RdpMethod to_method(int m) {
-    if (m < 0 || m > 2) throw std::invalid_argument("method must be 0 (mironov), 1 (asoodeh) or 2 (balle2020)");
-    return static_cast<acc::RdpMethod>(m);
-}
 }  // namespace
 
 void register_accounting(py::module_ m) {
     m.doc() = "accounting kernels: exact GDP profile and RDP -> (eps, delta) conversions";
+    py::enum_<acc::RdpMethod>(m, "RdpMethod", "the RDP -> (epsilon, delta) conversions (Mironov 2017; Asoodeh et al. 2021; Balle et al. 2020)")
+        .value("mironov", acc::RdpMethod::Mironov)
+        .value("asoodeh", acc::RdpMethod::Asoodeh)
+        .value("balle2020", acc::RdpMethod::Balle2020);
     m.def("gdp_epsilon", [](const darray& mu, const darray& delta, long t) {
         require_all(mu, mu_ok, "mu must be >= 0 and not NaN");
         require_all(delta, delta_closed_ok, "delta must lie in [0, 1]");
@@ -44,8 +44,7 @@ void register_accounting(py::module_ m) {
         const Family g = Family::make(Kind::Gaussian);
         return map2(mu, eps, t, [&g](double u, double e) { return acc::gdp_log_delta(g, u, e); });
     }, py::arg("mu"), py::arg("epsilon"), py::arg("threads") = 0);
-    m.def("rdp_to_epsilon", [](const darray& alpha, const darray& rho, const darray& delta, int method, long t) {
-        const acc::RdpMethod meth = to_method(method);
+    m.def("rdp_to_epsilon", [](const darray& alpha, const darray& rho, const darray& delta, acc::RdpMethod meth, long t) {
         require_all(alpha, alpha_ok, "alpha must be > 1");
         require_all(rho, rho_ok, "rho must be >= 0 and not NaN");
         require_all(delta, delta_open_ok, "delta must lie in (0, 1)");
@@ -58,11 +57,11 @@ void register_accounting(py::module_ m) {
         static const Family g = Family::make(Kind::Gaussian);
         return acc::gdp_epsilon(g, mu, delta);
     }, py::arg("mu"), py::arg("delta"));
-    m.def("rdp_to_epsilon_scalar", [](double alpha, double rho, double delta, int method) {
+    m.def("rdp_to_epsilon_scalar", [](double alpha, double rho, double delta, acc::RdpMethod method) {
         if (!alpha_ok(alpha)) throw std::invalid_argument("alpha must be > 1");
         if (!rho_ok(rho)) throw std::invalid_argument("rho must be >= 0 and not NaN");
         if (!delta_open_ok(delta)) throw std::invalid_argument("delta must lie in (0, 1)");
-        return acc::rdp_to_epsilon(alpha, rho, delta, to_method(method));
+        return acc::rdp_to_epsilon(alpha, rho, delta, method);
     }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"));
 }
 }  // namespace pydp_bind

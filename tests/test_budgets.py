@@ -533,10 +533,10 @@ def test_kernel_rejects_bad_input_as_second_line():
     acc = pc._core.accounting
     one = np.ones(3)
     with pytest.raises(ValueError, match="alpha"):
-        acc.rdp_to_epsilon(np.array([2.0, 1.0, 3.0]), one, one * 0.1, 0)
+        acc.rdp_to_epsilon(np.array([2.0, 1.0, 3.0]), one, one * 0.1, acc.RdpMethod.mironov)
     with pytest.raises(ValueError, match="delta"):
-        acc.rdp_to_epsilon(one * 2, one, np.array([0.1, 0.0, 0.1]), 1)
-    with pytest.raises(ValueError, match="method"):
+        acc.rdp_to_epsilon(one * 2, one, np.array([0.1, 0.0, 0.1]), acc.RdpMethod.asoodeh)
+    with pytest.raises(TypeError):  # the conversion is an enum: a raw integer code is not accepted
         acc.rdp_to_epsilon(one * 2, one, one * 0.1, 7)
     with pytest.raises(ValueError, match="mu"):
         acc.gdp_epsilon(np.array([np.nan]), np.array([0.1]))

@@ -79,7 +79,7 @@ __all__ = [
 _acc = _core.accounting
 
 RDP_METHODS = ("mironov", "asoodeh", "balle2020")
-_METHOD_CODE = {"mironov": 0, "asoodeh": 1, "balle2020": 2}
+_METHOD_CODE = {name: getattr(_acc.RdpMethod, name) for name in RDP_METHODS}
 
 #: The default grid of Renyi orders used where a curve has no grid of its own: dense near 1 (small
 #: mechanisms at large delta), geometric up to 10^4 (tiny mechanisms at tiny delta).
@@ -109,7 +109,7 @@ def _rdp_method(method: Optional[str]) -> Optional[str]:
 def _rdp_eps(alpha: float, rho: float, delta: float, method: Optional[str]) -> float:
     if method is not None:
         return float(_acc.rdp_to_epsilon_scalar(alpha, rho, delta, _METHOD_CODE[method]))
-    return min(float(_acc.rdp_to_epsilon_scalar(alpha, rho, delta, c)) for c in (0, 1, 2))
+    return min(float(_acc.rdp_to_epsilon_scalar(alpha, rho, delta, c)) for c in _METHOD_CODE.values())
 
 
 def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: Optional[str]) -> np.ndarray:
@@ -118,7 +118,7 @@ def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: Op
     a = np.ascontiguousarray(a)
     r = np.ascontiguousarray(r)
     d = np.full(a.shape, delta)
-    codes = (_METHOD_CODE[method],) if method is not None else (0, 1, 2)
+    codes = (_METHOD_CODE[method],) if method is not None else tuple(_METHOD_CODE.values())
     out = np.asarray(_acc.rdp_to_epsilon(a, r, d, codes[0]))
     for c in codes[1:]:
         out = np.minimum(out, _acc.rdp_to_epsilon(a, r, d, c))
