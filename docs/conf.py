@@ -19,6 +19,7 @@ exclude_patterns = ["_build"]
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
+napoleon_use_ivar = True  # "Attributes" sections as fields: the properties document themselves
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
@@ -28,3 +29,15 @@ myst_heading_anchors = 3
 html_theme = "alabaster"
 html_title = f"pydp_core {release}"
 suppress_warnings = ["myst.header"]
+
+
+def _escape_bars(app, what, name, obj, options, lines):
+    """Docstrings write absolute values and norms as |x| in plain text; outside ``literals`` reST would read
+    them as substitution references, so the bars are escaped there."""
+    for i, line in enumerate(lines):
+        parts = line.split("``")
+        lines[i] = "``".join(p.replace("|", "\\|") if k % 2 == 0 else p for k, p in enumerate(parts))
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_bars)

@@ -260,7 +260,7 @@ class LogisticMechanism(AdditiveMechanism):
 
 
 class SubbotinMechanism(AdditiveMechanism):
-    """Subbotin_r noise, density exp(-|x|^r / r) / C(r) (r >= 1), calibrated exactly for a scalar query.
+    """Subbotin_r noise, density ``exp(-|x|^r / r) / C(r)`` (r >= 1), calibrated exactly for a scalar query.
 
     ``SubbotinMechanism(1, ...)`` is the Laplace and ``SubbotinMechanism(2, ...)`` the Gaussian
     mechanism. For r > 1, delta must be > 0. For arrays the noise is iid per coordinate; the l_r

@@ -51,6 +51,7 @@ def subsample(budget: Budget, rate: float, *, alphas: Any = None) -> Budget:
       that theorem's preconditions: rho, s in (0, 0.1], log(1/s) >= 3 rho (2 + log2(1/rho)), and
       omega >= log(1/s) / (2 rho) >= 3. Outside them the call raises ``ValueError``.
     - zCDP has no subsampling rule (the summary table: "N/A"): ``TypeError``, as for the other kinds.
+
     ``rate = 1`` returns the budget unchanged.
 
     Parameters

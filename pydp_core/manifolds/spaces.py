@@ -260,7 +260,7 @@ class Sphere(_Embedded):
     d : int, optional
         The dimension (>= 1, default 2); points are unit vectors of shape ``(..., d + 1)``.
     atol : float, optional
-        Tolerance of the membership test |x| = 1 (> 0, default 1e-8).
+        Tolerance of the membership test ``|x| = 1`` (> 0, default 1e-8).
 
     Examples
     --------

@@ -2,10 +2,10 @@
 
 Each family is a density f = exp(-psi) with psi convex and even (Vinterbo 2022, Section 2):
 
-- :class:`Laplace`: f(x) = exp(-|x|) / 2, variance 2;
+- :class:`Laplace`: ``f(x) = exp(-|x|) / 2``, variance 2;
 - :class:`Gaussian`: the standard normal, variance 1;
 - :class:`Logistic`: f(x) = e^{-x} / (1 + e^{-x})^2, variance pi^2 / 3;
-- :class:`Subbotin` (order r >= 1): f_r(x) = exp(-|x|^r / r) / C(r), C(r) = 2 Gamma(1/r) r^(1/r - 1),
+- :class:`Subbotin` (order r >= 1): ``f_r(x) = exp(-|x|^r / r) / C(r)``, C(r) = 2 Gamma(1/r) r^(1/r - 1),
   variance r^(2/r) Gamma(3/r) / Gamma(1/r). ``Subbotin(1)`` is the Laplace and ``Subbotin(2)`` the
   Gaussian family, and they give identical answers;
 - :class:`Truncated`: any of the above restricted to (-bound, bound) and renormalised (the truncated

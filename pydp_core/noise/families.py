@@ -140,7 +140,7 @@ class NoiseFamily:
 
 
 class Laplace(NoiseFamily):
-    """Standard Laplace noise, f(x) = exp(-|x|) / 2; variance 2, tails e^-x / 2.
+    """Standard Laplace noise, ``f(x) = exp(-|x|) / 2``; variance 2, tails e^-x / 2.
 
     Examples
     --------
@@ -194,7 +194,7 @@ class Logistic(NoiseFamily):
 
 
 class Subbotin(NoiseFamily):
-    """Standard Subbotin_r noise, f_r(x) = exp(-|x|^r / r) / C(r), for order r >= 1 (log-concave).
+    """Standard Subbotin_r noise, ``f_r(x) = exp(-|x|^r / r) / C(r)``, for order r >= 1 (log-concave).
 
     C(r) = 2 Gamma(1/r) r^(1/r - 1); the tail is P(X > x) = Q(1/r, x^r / r) / 2 with Q the regularised
     upper incomplete gamma function. ``Subbotin(1)`` equals :class:`Laplace` and ``Subbotin(2)`` equals

@@ -250,7 +250,7 @@ class Random:
                  dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
     def subbotin(self, r: float, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None,
                  dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
-        """Subbotin_r noise: loc + scale * X with X of density exp(-|x|^r / r) / C(r), r >= 1.
+        """Subbotin_r noise: loc + scale * X with X of density ``exp(-|x|^r / r) / C(r)``, r >= 1.
 
         ``r = 1`` is the Laplace and ``r = 2`` the standard normal (``pydp_core.Subbotin(r)`` is the
         density). Sampled exactly as X = sign * (r G)^(1/r), G ~ Gamma(1/r) (Marsaglia and Tsang 2000,
@@ -352,7 +352,7 @@ class Random:
 
     def sphere(self, d: int, size: Size = None, dtype: DTypeLike = np.float64,
                out: Optional[np.ndarray] = None) -> np.ndarray:
-        """Unit vectors uniform on the sphere S^{d-1} in R^d: an array of shape (*size, d).
+        """Unit vectors uniform on the sphere S^{d-1} in R^d: an array of shape ``(*size, d)``.
 
         Each is a standard normal vector divided by its norm.
         """
