@@ -77,6 +77,15 @@ class BudgetExceededError(ValueError):
     """The spend would take the total past the accountant's limit; nothing was recorded."""
 
 
+def _ratio_up(num: float, den: float) -> float:
+    """num / den rounded up: the privacy parameter D / scale of a spend is never understated (a quotient
+    that underflows to 0 would claim perfect privacy)."""
+    q = num / den
+    if q * den < num:
+        q = math.nextafter(q, math.inf)
+    return q
+
+
 class _Spend:
     """One recorded mechanism and its valid representations (None where it has none)."""
 
@@ -96,11 +105,11 @@ class _Spend:
         self.profile: Optional[Callable[[float], float]] = None  # delta -> eps (exact)
         kind = record["kind"]
         if kind == "gaussian":
-            psi = record["sensitivity"] / record["sigma"]
+            psi = _ratio_up(record["sensitivity"], record["sigma"])
             track(GDP(psi), self)
             self.rao = psi
         elif kind == "laplace":
-            eps = record["sensitivity"] / record["scale"]
+            eps = _ratio_up(record["sensitivity"], record["scale"])
             track(PureDP(eps), self)
             self.rao = eps
         elif kind == "subbotin":
@@ -119,9 +128,9 @@ class _Spend:
 
         fam = Subbotin(r)
         if r == 1.0:
-            track(PureDP(sensitivity / scale), self)
+            track(PureDP(_ratio_up(sensitivity, scale)), self)
         elif r == 2.0:
-            track(GDP(sensitivity / scale), self)
+            track(GDP(_ratio_up(sensitivity, scale)), self)
         else:
             self.profile = lambda delta: float(
                 epsilon_for_delta(fam, delta=delta, sensitivity=sensitivity, scale=scale)
@@ -314,7 +323,7 @@ class _GDPLimit(Limit[GDP]):
         return total.mu > limit.mu * (1 + _RTOL)
 
     def remaining(self, total: GDP, limit: GDP) -> GDP:
-        return GDP(math.sqrt(max(0.0, limit.mu**2 - total.mu**2)))
+        return GDP(math.sqrt(max(0.0, (limit.mu - total.mu) * (limit.mu + total.mu))))
 
 
 @_register(ZCDP)
@@ -359,7 +368,7 @@ class _RaoLimit(Limit[RaoDP]):
         return total.theta > limit.theta * (1 + _RTOL)
 
     def remaining(self, total: RaoDP, limit: RaoDP) -> RaoDP:
-        return RaoDP(math.sqrt(max(0.0, limit.theta**2 - total.theta**2)))
+        return RaoDP(math.sqrt(max(0.0, (limit.theta - total.theta) * (limit.theta + total.theta))))
 
 
 def _curve_epsilon(spends: List[_Spend], delta: float) -> float:

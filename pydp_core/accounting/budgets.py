@@ -125,6 +125,14 @@ def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: Op
     return out
 
 
+def _half_square(x: float, name: str) -> float:
+    """x^2 / 2 for a zCDP or RDP parameter; a ValueError naming ``name`` where it overflows a double."""
+    v = 0.5 * x * x
+    if math.isinf(v):
+        raise ValueError(f"{name} = {x!r} is too large for a finite zCDP or RDP bound (x^2 / 2 overflows)")
+    return v
+
+
 class Budget:
     """Base class of the privacy budget value types (immutable; compare and hash by value).
 
@@ -208,7 +216,7 @@ class PureDP(Budget):
 
     def to_zcdp(self) -> "ZCDP":
         """(eps^2 / 2)-zCDP (Bun and Steinke 2016, Proposition 1.4)."""
-        return ZCDP(0.5 * self.epsilon**2)
+        return ZCDP(_half_square(self.epsilon, "epsilon"))
 
     @overload
     def rdp_epsilon(self, alpha: float) -> float: ...
@@ -532,15 +540,15 @@ class GDP(Budget):
     def to_rdp(self, alpha: float) -> "RDP":
         """(alpha, alpha mu^2 / 2)-RDP (Kaissis et al. 2023, Lemma 7)."""
         a = check_alpha(alpha)
-        return RDP(a, 0.5 * a * self.mu**2)
+        return RDP(a, a * _half_square(self.mu, "mu"))
 
     def to_zcdp(self) -> ZCDP:
         """(mu^2 / 2)-zCDP."""
-        return ZCDP(0.5 * self.mu**2)
+        return ZCDP(_half_square(self.mu, "mu"))
 
     def to_rdp_curve(self) -> "RDPCurve":
         """The RDP curve alpha mu^2 / 2 at every order alpha > 1."""
-        half = 0.5 * self.mu**2
+        half = _half_square(self.mu, "mu")
         return RDPCurve(lambda a: half * np.asarray(a, dtype=float))
 
     def to_rao_dp(self, mechanism: str) -> "RaoDP":

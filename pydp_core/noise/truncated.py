@@ -1,6 +1,8 @@
 """A noise family restricted to a bounded interval and renormalised."""
 from __future__ import annotations
 
+import math
+
 from typing import Any, Tuple
 
 from .. import _core
@@ -45,12 +47,27 @@ class Truncated(NoiseFamily):
 
     @property
     def variance(self) -> float:
-        """Var(X) of the truncated unit-scale family (integrated numerically once, then cached)."""
+        """Var(X) of the truncated unit-scale family (integrated numerically once, then cached).
+
+        For a bound beyond the median of ``|X|`` the variance is the base variance less the tails,
+        ``(Var(base) - 2 int_b^inf x^2 f) / (1 - 2 S(b))``, which keeps every digit as the bound grows (the
+        tails vanish); below it, ``b^2 int_0^1 u^2 f(b u) du / int_0^1 f(b u) du`` in the scaled variable,
+        which neither underflows nor cancels as the bound shrinks.
+        """
         if self._variance is None:
             from scipy import integrate
 
-            mass, _ = integrate.quad(lambda x: x * x * self.pdf(float(x)), 0.0, self.bound, limit=200)
-            self._variance = 2.0 * mass
+            base, b = self.base, self.bound
+            log_tail = float(base.logsf(b))
+            if log_tail < math.log(0.25):
+                tail = 0.0
+                if log_tail > -745.0:
+                    tail, _ = integrate.quad(lambda t: (b + t) ** 2 * float(base.pdf(b + t)), 0.0, math.inf, limit=200)
+                self._variance = (base.variance - 2.0 * tail) / -math.expm1(math.log(2.0) + log_tail)
+            else:
+                num, _ = integrate.quad(lambda u: u * u * float(base.pdf(b * u)), 0.0, 1.0, limit=200)
+                den, _ = integrate.quad(lambda u: float(base.pdf(b * u)), 0.0, 1.0, limit=200)
+                self._variance = b * b * (num / den)
         return self._variance
 
     @property

@@ -56,7 +56,7 @@ def classify(fn, kwargs, inputs_finite):
         return ("error", f"{type(exc).__name__}: {exc}"[:200]) if str(exc) else ("bad", f"{type(exc).__name__} without a message")
     except Exception as exc:  # noqa: BLE001 - the point is to catch what should not happen
         return "bad", f"{type(exc).__name__}: {exc}"[:200] + " | " + traceback.format_exc().splitlines()[-3][:120]
-    if inputs_finite:
+    if inputs_finite and out is not None:
         vals = out if isinstance(out, (tuple, list)) else (out,)
         for v in vals:
             try:
