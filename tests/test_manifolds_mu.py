@@ -282,6 +282,3 @@ def test_circle_small_sigma_is_euclidean(sigma):
     assert abs(M.gdp_mu(M.Circle(), sigma=sigma, sensitivity=1.0) * sigma - 1.0) < 1e-10
 
 
-def test_tiny_sensitivity_fails_closed():
-    with pytest.raises(ArithmeticError):
-        M.gdp_mu(M.Sphere(2), sigma=1.0, sensitivity=1e-6)

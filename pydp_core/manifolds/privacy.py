@@ -21,7 +21,7 @@ from .._validation import (
     check_open_unit,
     check_positive_scalar,
 )
-from .radial import RadialLaw, log_radial_factor, quadrature_nodes, radial_factor
+from .radial import _U, _WU, RadialLaw, log_radial_factor, quadrature_nodes, radial_factor
 from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manifold
 
 if TYPE_CHECKING:
@@ -47,14 +47,33 @@ def _log_ndtr(x: np.ndarray) -> np.ndarray:
     return _core.special.log_ndtr(x)
 
 
-def _log_ndtr_diff(u: np.ndarray, l: np.ndarray) -> np.ndarray:
-    """log(Phi(u) - Phi(l)) for u >= l, without cancellation in either tail (-inf when u <= l)."""
+_GL16_X, _GL16_W = np.polynomial.legendre.leggauss(16)
+
+
+def _log_ndtr_diff(u: np.ndarray, l: np.ndarray, width: Optional[np.ndarray] = None) -> np.ndarray:
+    """log(Phi(u) - Phi(l)) for u >= l, without cancellation anywhere (-inf when u <= l); ``width``, if
+    given, is u - l known more accurately than the difference of the rounded u and l.
+
+    Narrow intervals ((u - l) max(1, |u|, |l|) < 1, where log phi varies by less than about 1 on [l, u])
+    by 16-point Gauss-Legendre of phi, which keeps the relative accuracy however close u and l are;
+    otherwise a difference of two tails on the same side of 0 (losing at most a digit at that width),
+    or for l < 0 < u the complement of the two outer tails or, when those are not small, a sum of erfs.
+    """
     u, l = np.broadcast_arrays(np.asarray(u, float), np.asarray(l, float))
+    w = np.broadcast_to(u - l if width is None else np.asarray(width, float), u.shape)
     out = np.full(u.shape, -np.inf)
-    ok = u > l
-    upper = ok & (l >= 0)  # Phi(-l) - Phi(-u)
-    lower = ok & (u <= 0)
-    mid = ok & ~upper & ~lower
+    ok = (u > l) & (w > 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrow = ok & (w * np.maximum(1.0, np.maximum(np.abs(u), np.abs(l))) < 1.0)
+    upper = ok & ~narrow & (l >= 0)  # Phi(-l) - Phi(-u)
+    lower = ok & ~narrow & (u <= 0)
+    mid = ok & ~narrow & ~upper & ~lower
+    if narrow.any():
+        half = w[narrow][:, None] / 2
+        x = (u[narrow][:, None] + l[narrow][:, None]) / 2 + half * _GL16_X
+        v = -0.5 * x * x - 0.9189385332046727 + np.log(half * _GL16_W)
+        m = np.max(v, axis=1, keepdims=True)
+        out[narrow] = np.log(np.sum(np.exp(v - m), axis=1)) + m[:, 0]
     if upper.any():
         a, b = _log_ndtr(-l[upper]), _log_ndtr(-u[upper])
         out[upper] = a + _log1mexp(b - a)
@@ -62,41 +81,58 @@ def _log_ndtr_diff(u: np.ndarray, l: np.ndarray) -> np.ndarray:
         a, b = _log_ndtr(u[lower]), _log_ndtr(l[lower])
         out[lower] = a + _log1mexp(b - a)
     if mid.any():
-        out[mid] = np.log1p(-(np.exp(_log_ndtr(l[mid])) + np.exp(_log_ndtr(-u[mid]))))
+        tails = np.exp(_log_ndtr(l[mid])) + np.exp(_log_ndtr(-u[mid]))
+        with np.errstate(divide="ignore"):
+            erfs = np.log((sps.erf(u[mid] / math.sqrt(2.0)) + sps.erf(-l[mid] / math.sqrt(2.0))) / 2.0)
+        out[mid] = np.where(tails < 0.5, np.log1p(-tails), erfs)
     return out
 
 
 def _log_delta_mu(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """log delta_mu(eps) = log[Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)]."""
+    """log delta_mu(eps) = log[(Phi(a) - Phi(b)) - (e^eps - 1) Phi(b)], a, b = -eps/mu +- mu/2.
+
+    Grouped so that small mu loses no digits: Phi(a) - Phi(b) is formed without cancellation
+    (:func:`_log_ndtr_diff`), and the remaining subtraction never cancels more than
+    Phi(a) - e^eps Phi(b) does.
+    """
     eps, mu = np.broadcast_arrays(np.asarray(eps, float), np.asarray(mu, float))
-    a = _log_ndtr(-eps / mu + mu / 2.0)
-    b = _log_ndtr(-eps / mu - mu / 2.0)
-    return a + _log1mexp(np.minimum(eps + b - a, 0.0))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        a = -eps / mu + mu / 2.0
+        b = -eps / mu - mu / 2.0
+        head = _log_ndtr_diff(a, b, mu)
+        log_em1 = eps + _log1mexp(-eps)  # log(e^eps - 1), -inf at eps = 0
+        return head + _log1mexp(np.minimum(log_em1 + _log_ndtr(b) - head, 0.0))
 
 
 def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     """The mu with delta_mu(eps) = delta: safeguarded Newton in log mu (delta_mu increases with mu and
-    d delta_mu / d mu = phi(-eps/mu + mu/2), since e^eps phi(-eps/mu - mu/2) = phi(-eps/mu + mu/2))."""
+    d delta_mu / d mu = phi(-eps/mu + mu/2), since e^eps phi(-eps/mu - mu/2) = phi(-eps/mu + mu/2)).
+
+    The bracket comes from the data: d delta_mu / d mu <= phi(0) gives delta <= mu / sqrt(2 pi), so
+    mu >= sqrt(2 pi) delta; the upper end is 500 (delta_mu(eps) at mu = 500 rounds to 1 for every eps
+    whose delta is not 0 in double).
+    """
     eps = np.atleast_1d(np.asarray(eps, float)).copy()
     log_delta = np.broadcast_to(np.asarray(log_delta, float), eps.shape).copy()
     dead = ~(log_delta > -np.inf)
     ld = np.where(dead, -1.0, np.minimum(log_delta, -1e-300))
-    lo = np.full(eps.shape, math.log(1e-12))
+    lo = ld + 0.5 * math.log(2 * math.pi) - 1e-9
     hi = np.full(eps.shape, math.log(500.0))
-    x = np.zeros(eps.shape)
-    for it in range(100):
+    x = np.clip(0.0, lo, hi)
+    for it in range(200):
         mu = np.exp(x)
-        a = -eps / mu + mu / 2.0
+        with np.errstate(divide="ignore", over="ignore"):
+            a = -eps / mu + mu / 2.0
         f = _log_delta_mu(eps, mu) - ld
         lo = np.where(f < 0, x, lo)
         hi = np.where(f < 0, hi, x)
-        slope = np.exp(x - 0.5 * a * a - 0.9189385332046727 - (f + ld))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a step out of the bracket bisects
+            slope = np.exp(x - 0.5 * a * a - 0.9189385332046727 - (f + ld))
             step = np.where(slope > 0, -f / slope, np.nan)
         nx = x + step
         bad = ~((nx > lo) & (nx < hi))
         nx = np.where(bad, 0.5 * (lo + hi), nx)
-        done = (np.abs(nx - x) < 1e-15 * np.maximum(1.0, np.abs(x))) | (hi - lo < 1e-15)
+        done = (np.abs(nx - x) < 1e-15 * np.maximum(1.0, np.abs(x))) | (hi - lo < 1e-15 * np.maximum(1.0, np.abs(x)))
         x = nx
         if done.all():
             break
@@ -119,9 +155,9 @@ def default_eps_max(manifold: Manifold, sigma: float, D: float) -> float:
     return max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
 
 
-def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
-    """log delta(eps) on S^1: Corollary 3.2.1 of Jiang et al. 2023 as corrected in docs/manifolds.md
-    (-inf from the largest loss on)."""
+def _circle_tails(eps: np.ndarray, sigma: float, D: float) -> tuple[np.ndarray, np.ndarray]:
+    """log P(L >= eps) and log e^eps P'(L >= eps) on S^1, from Corollary 3.2.1 of Jiang et al. 2023 as
+    corrected in docs/manifolds.md (-inf from the largest loss on)."""
     pi = math.pi
     eps = np.asarray(eps, float)
     eps_max = largest_loss(sigma, D)
@@ -134,15 +170,14 @@ def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
     t1 = _log_ndtr_diff((D - np.maximum(a, D - pi)) / sigma, (D - b) / sigma)
     t2 = np.where(a < D - pi, _log_ndtr_diff(np.full(a.shape, pi / sigma), (2 * pi + a - D) / sigma), -np.inf)
     log_p2 = np.logaddexp(t1, t2) - log_c
-    with np.errstate(invalid="ignore"):
-        out = log_p1 + _log1mexp(np.minimum(e + log_p2 - log_p1, 0.0))
-    return np.where(live, out, -np.inf)
+    return np.where(live, log_p1, -np.inf), np.where(live, e + log_p2, -np.inf)
 
 
-def _xfrac(kind: int, t, r, D):
-    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r (stable product forms;
-    on H^d in log space, so that sinh of large distances does not overflow)."""
-    A, B, C2, E = (t + D + r) / 2, (t + D - r) / 2, (r + t - D) / 2, (r - t + D) / 2
+def _xfrac(kind: int, t, r, D, dr):
+    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r, given dr = r - t
+    computed without cancellation (stable product forms; on H^d in log space, so that sinh of large
+    distances does not overflow)."""
+    A, B, C2, E = (t + D + r) / 2, (D - dr) / 2, (r + t - D) / 2, (dr + D) / 2
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if kind == 1:
             def ls(u):
@@ -166,6 +201,31 @@ def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
     return np.where(x <= 0, 0.0, np.where(xc <= 0, 1.0, low))
 
 
+def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Quadrature nodes in t and log(weight x unnormalised radial density), one row per s: the radial
+    law's breakpoints and the kinks of the integrands (where c = +-1 at r^2 = t^2 +- 2 sigma^2 s)."""
+    T = law.tmax
+    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))  # zero-width pieces dropped
+    q = law.sigma * law.sigma * s[:, None]
+    kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
+    if law.kind in (0, 3):
+        E = 2 * math.pi - D
+        kinks += [E / 2 - q / E, E / 2 + q / E, np.full(q.shape, math.pi - D)]
+    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks), axis=1)
+    bps = np.sort(np.clip(bps, 0.0, T), axis=1)
+    t, w = quadrature_nodes(bps)
+    with np.errstate(divide="ignore"):
+        return t, law.logf(t) + np.log(w)
+
+
+def _lse_rows(v: np.ndarray) -> np.ndarray:
+    """log of the sum of exp(v) along the last axis (-inf for an empty sum)."""
+    m = np.max(v, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(v - m), axis=-1)) + m[..., 0]
+
+
 def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log P1(L > s) and log P1(L < -s) for the privacy loss L = (d2^2 - d1^2)/(2 sigma^2) under eta1.
 
@@ -174,61 +234,135 @@ def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np
     one-dimensional integral over t of an incomplete beta function. Kinks of the integrand (where
     c = +-1) are quadrature breakpoints.
     """
-    kind, sig = law.kind, law.sigma
     a = law.k / 2.0
     s = np.atleast_1d(np.asarray(s, float))
-    T = law.tmax
-    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))  # zero-width pieces dropped
-    q = sig * sig * s[:, None]
-    kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
-    if kind == 0:
-        E = 2 * math.pi - D
-        kinks += [E / 2 - q / E, E / 2 + q / E]
-    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks), axis=1)
-    bps = np.sort(np.clip(bps, 0.0, T), axis=1)
-    t, w = quadrature_nodes(bps)
-    with np.errstate(divide="ignore"):
-        lw = law.logf(t) + np.log(w)
-    r_up = np.sqrt(t * t + 2 * q)
-    x, xc = _xfrac(kind, t, r_up, D)
+    t, lw = _t_nodes(law, D, s)
+    q = law.sigma * law.sigma * s[:, None]
+    r_up, dr_up = _stable_dr(t, q, 1.0)
+    x, xc = _xfrac(law.kind, t, r_up, D, dr_up)
     p_up = _beta_cdf(a, x, xc)
-    r2 = t * t - 2 * q
-    r_lo = np.sqrt(np.maximum(r2, 0.0))
-    x2, xc2 = _xfrac(kind, t, r_lo, D)
-    p_lo = np.where(r2 <= 0, 0.0, _beta_cdf(a, xc2, x2))
+    r_lo, dr_lo = _stable_dr(t, q, -1.0)
+    x2, xc2 = _xfrac(law.kind, t, r_lo, D, dr_lo)
+    p_lo = np.where(t * t <= 2 * q, 0.0, _beta_cdf(a, xc2, x2))
+    with np.errstate(divide="ignore"):
+        return _lse_rows(lw + np.log(p_up)) - law._log_norm_t, _lse_rows(lw + np.log(p_lo)) - law._log_norm_t
 
-    def lse(p):
-        with np.errstate(divide="ignore"):
-            v = lw + np.log(p)
-        m = np.max(v, axis=1, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0.0)
-        with np.errstate(divide="ignore"):
-            return np.log(np.sum(np.exp(v - m), axis=1)) + m[:, 0] - law._log_norm_t
 
-    return lse(p_up), lse(p_lo)
+def _stable_dr(t: np.ndarray, q: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
+    """r = sqrt(t^2 + 2 sign q) and r - t = 2 sign q / (t + r), without cancellation at small q."""
+    r2 = t * t + 2.0 * sign * q
+    r = np.sqrt(np.maximum(r2, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dr = np.where(t + r > 0, 2.0 * sign * q / (t + r), 0.0)
+    return r, dr
+
+
+def _loss_at(kind: int, t: np.ndarray, s2: np.ndarray, c2: np.ndarray, D: float, sigma: float) -> np.ndarray:
+    """The privacy loss L = (d'^2 - t^2) / (2 sigma^2) at distance t from eta and angle phi at eta between
+    y and eta' (s2 = sin^2(phi/2), c2 = cos^2(phi/2)), with d' = d(eta', y).
+
+    Haversine forms: sin^2(d'/2) = sin^2((t - D)/2) + sin t sin D s2 (sinh on H^d), and
+    sin((d' - t)/2) sin((d' + t)/2) = sin(D/2) [2 cos(D/2) sin t s2 - sin(t - D/2)] give d' - t with
+    relative accuracy however small D is, so L keeps its digits as D -> 0. On H^d the hyperbolic
+    functions are scaled by e^-t, so that nothing overflows.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if kind == 1:
+            st = -np.expm1(-2.0 * t) / 2.0  # sinh t e^-t
+            h = (np.exp(-D / 2) * np.expm1(D - t) / 2.0) ** 2 + st * math.sinh(D) * s2  # sinh^2(d'/2) e^-t
+            lr = 0.5 * np.log(h) + t / 2.0  # log sinh(d'/2)
+            dp = 2.0 * np.where(lr > 20.0, math.log(2.0) + lr, np.arcsinh(np.exp(np.minimum(lr, 20.0))))
+            x = math.sinh(D / 2) * (2.0 * math.cosh(D / 2) * st * s2 - (math.exp(-D / 2) - np.exp(D / 2 - 2 * t)) / 2.0)
+            den = np.exp((dp - t) / 2.0) * (-np.expm1(-(dp + t))) / 2.0  # sinh((d' + t)/2) e^-t
+            delta = 2.0 * np.arcsinh(x / den)
+        else:
+            sst = np.sin(t) * math.sin(D)
+            h = np.sin((t - D) / 2) ** 2 + sst * s2
+            hc = np.cos((t + D) / 2) ** 2 + sst * c2
+            dp = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
+            x = math.sin(D / 2) * (2.0 * math.cos(D / 2) * np.sin(t) * s2 - np.sin(t - D / 2))
+            delta = 2.0 * np.arcsin(np.clip(x / np.sin((dp + t) / 2), -1.0, 1.0))
+        return (delta / sigma) * ((delta + 2.0 * t) / sigma) / 2.0
+
+
+def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray:
+    """log delta(eps) as the integral of a non-negative function: delta(eps) = E_P[(1 - e^(eps - L))_+].
+
+    No subtraction of two tails, so no digits are lost when delta is far below P(L > eps) (small shifts
+    D / sigma, eps near the largest loss). In polar coordinates about eta the expectation is over t (the
+    radial law) and the angle phi at eta (density sin^(d-2) phi on [0, pi]; on S^1 the two directions);
+    {L > eps} is phi > phi_c(t), with sin^2(phi_c / 2) the fraction 1 - x of :func:`_xfrac`. Gauss-Legendre
+    in phi on [phi_c, pi], nested in the quadrature in t of :func:`_loss_tails` (same breakpoints).
+    """
+    kind, sig, dim = law.kind, law.sigma, law.k + 1
+    eps = np.atleast_1d(np.asarray(eps, float))
+    t, lw = _t_nodes(law, D, eps)
+    q = sig * sig * eps[:, None] * np.ones_like(t)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if dim == 1:  # the circle: phi = 0 (towards eta') or pi, each with probability 1/2
+            phi = np.array([0.0, math.pi])
+            lwphi = np.full(2, math.log(0.5))
+            phi = np.broadcast_to(phi, t.shape + (2,))
+            lwphi = np.broadcast_to(lwphi, phi.shape)
+        else:
+            r, dr = _stable_dr(t, q, 1.0)
+            x, xc = _xfrac(kind, t, r, D, dr)
+            pc = 2.0 * np.arctan2(np.sqrt(np.clip(xc, 0.0, 1.0)), np.sqrt(np.clip(x, 0.0, 1.0)))
+            width = (math.pi - pc)[..., None]
+            phi = pc[..., None] + width * _U
+            log_norm = math.log(sps.beta(0.5, (dim - 1) / 2.0))
+            lwphi = np.log(width * _WU) - log_norm
+            if dim > 2:
+                lwphi = lwphi + (dim - 2) * np.log(np.sin(phi))
+        loss = _loss_at(kind, t[..., None], np.sin(phi / 2) ** 2, np.cos(phi / 2) ** 2, D, sig)
+        g = -np.expm1(eps[:, None, None] - loss)
+        v = lw[..., None] + lwphi + np.log(np.maximum(g, 0.0))
+        return _lse_rows(v.reshape(len(eps), -1)) - law._log_norm_t
 
 
 def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
                  law: Optional[RadialLaw] = None) -> tuple[np.ndarray, np.ndarray]:
-    """(log delta(eps), reliable) for the Riemannian Gaussian mechanism on a model space."""
+    """(log delta(eps), reliable) for the Riemannian Gaussian mechanism on a model space.
+
+    delta = P(L > eps) - e^eps P(L < -eps) from the two tails (closed form on S^1, one-dimensional
+    quadrature on S^d and H^d) where the subtraction keeps all but two digits; elsewhere (small shifts,
+    eps near the largest loss) the cancellation-free :func:`_direct_log_profile`.
+    """
     eps = np.asarray(eps, float)
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return _log_delta_mu(eps, np.full(eps.shape, D / sigma)), np.ones(eps.shape, bool)
-    if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim == 1):
-        return _circle_log_profile(eps, sigma, D), np.ones(eps.shape, bool)
-    law = law or RadialLaw(manifold, sigma, laplace=False)
     flat = eps.reshape(-1)
-    lu, ll = _loss_tails(law, D, flat)
+    if manifold.dim == 1:
+        lu, lv = _circle_tails(flat, sigma, D)
+    else:
+        law = law or RadialLaw(manifold, sigma, laplace=False)
+        lu, ll = _loss_tails(law, D, flat)
+        lv = flat + ll
     with np.errstate(invalid="ignore"):
-        ratio = np.where(np.isfinite(lu), flat + ll - lu, -np.inf)  # log e^eps P(L < -eps) / P(L > eps)
+        ratio = np.where(np.isfinite(lu), lv - lu, -np.inf)  # log e^eps P(L < -eps) / P(L > eps)
         out = np.where(np.isfinite(lu), lu + _log1mexp(np.minimum(ratio, 0.0)), -np.inf)
-    # the subtraction keeps about 15 + log10(1 - ratio) digits: flag where fewer than 9 remain
-    reliable = ~(ratio > math.log1p(-1e-6)) & np.isfinite(lu)
-    if isinstance(manifold, Sphere):
-        eps_max = largest_loss(sigma, D)
-        out = np.where(flat >= eps_max, -np.inf, out)
-        reliable |= flat >= eps_max
+    if isinstance(manifold, (Circle, Sphere)):
+        live = flat < largest_loss(sigma, D)  # delta = 0 from the largest loss on
+        out = np.where(live, out, -np.inf)
+    else:
+        live = np.ones(flat.shape, bool)
+    near = live & ~(ratio <= math.log(0.99))  # delta < P(L > eps) / 100, or the tails failed
+    if near.any():
+        law = law or RadialLaw(manifold, sigma, laplace=False)
+        out[near] = _direct_log_profile(law, D, flat[near])
+    reliable = ~np.isnan(out)
     return out.reshape(eps.shape), reliable.reshape(eps.shape)
+
+
+def _check_regime(manifold: Manifold, sigma: float, D: float) -> None:
+    """Refuse, up front, the (sigma, D) where the profile on S^1, S^d and H^d is not validated against
+    50-digit references: sigma outside [1e-3, 1e3] or D / sigma below 1e-12 (docs/manifolds.md)."""
+    if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
+        return
+    if not 1e-3 <= sigma <= 1e3:
+        raise ValueError(f"sigma = {sigma} is outside the validated range [1e-3, 1e3] on {manifold!r}")
+    if D < 1e-12 * sigma:
+        raise ValueError(f"sensitivity / sigma = {D / sigma:.3g} is below the validated range (>= 1e-12) on {manifold!r}")
 
 
 def _check_sensitivity(manifold: Manifold, sensitivity: Any) -> float:
@@ -285,6 +419,7 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     sig = check_positive_scalar(sigma, "sigma")
     D = _check_sensitivity(manifold, sensitivity)
     eps = check_epsilon(epsilon)
+    _check_regime(manifold, sig, D)
     out = np.exp(_log_profile(manifold, eps, sig, D)[0])
     return float(out) if np.ndim(epsilon) == 0 else out
 
@@ -299,7 +434,7 @@ def _eps_range(manifold: Manifold, sigma: float, D: float) -> float:
 def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return D / sigma
-    law = None if isinstance(manifold, (Circle, Euclidean)) or manifold.dim == 1 else RadialLaw(manifold, sigma, False)
+    law = RadialLaw(manifold, sigma, False)
     emax = _eps_range(manifold, sigma, D)
 
     def mu_at(e: np.ndarray) -> np.ndarray:
@@ -433,6 +568,7 @@ def gdp_mu(
     sig = check_positive_scalar(sigma, "sigma")
     D = _check_sensitivity(manifold, sensitivity)
     if method == "exact":
+        _check_regime(manifold, sig, D)
         return _mu_exact(manifold, sig, D)
     if method == "monte_carlo":
         n = check_int(n, "n", 2)
