@@ -206,6 +206,7 @@ if TYPE_CHECKING:
         release,
         special,
     )
+    from ._paths import get_cmake_dir, get_include
     from .accounting import (
         DEFAULT_ALPHAS,
         GDP,
@@ -263,7 +264,6 @@ if TYPE_CHECKING:
         Truncated,
     )
     from .random import Random, as_random
-    from ._paths import get_cmake_dir, get_include
     from .release import release_gaussian, release_laplace
 
     discrete = release

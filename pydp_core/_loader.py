@@ -11,6 +11,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+from typing import Any
 
 _HOW_TO = (
     "Install the package with `python -m pip install .` (then run from outside the source folder or "
@@ -39,7 +40,7 @@ def load_core(package_dir: str, version: str):
     return core
 
 
-def _load_installed(package_dir: str):
+def _load_installed(package_dir: str) -> Any:
     here = os.path.realpath(package_dir)
     for entry in sys.path:
         candidate = os.path.join(entry or os.getcwd(), "pydp_core")
@@ -49,6 +50,8 @@ def _load_installed(package_dir: str):
             path = os.path.join(candidate, "_core" + suffix)
             if os.path.isfile(path):
                 spec = importlib.util.spec_from_file_location("pydp_core._core", path)
+                if spec is None or spec.loader is None:
+                    continue
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
                 sys.modules["pydp_core._core"] = module

@@ -3,11 +3,10 @@
 import mpmath as mp
 import numpy as np
 import pytest
+from test_manifolds_mu import _mp_circle_delta, _mp_tails, _mp_tails_s2
 
 from pydp_core import manifolds as M
 from pydp_core.manifolds import privacy as P
-
-from test_manifolds_mu import _mp_circle_delta, _mp_tails, _mp_tails_s2
 
 
 @pytest.mark.parametrize("mu", [1e-14, 1e-10, 1e-6, 1e-3, 0.1, 1.0, 5.0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CHUNK', 'CHUNK_BLOCKS', 'Generator', 'arsinh_normal', 'chacha20_block', 'chacha_best_impl', 'chacha_impls', 'det_exp', 'det_log', 'exponential', 'gamma', 'laplace', 'logistic', 'normal', 'sphere', 'subbotin', 'uniform', 'ziggurat_closure']
+__all__: list[str] = ['BitGen', 'CHUNK', 'CHUNK_BLOCKS', 'Generator', 'arsinh_normal', 'chacha20_block', 'chacha_best_impl', 'chacha_impls', 'det_exp', 'det_log', 'exponential', 'gamma', 'laplace', 'logistic', 'normal', 'sphere', 'subbotin', 'uniform', 'ziggurat_closure']
 class Generator:
     """
     ChaCha20 counter-based generator from a 32-byte key and a 64-bit stream id (see csrc/include/pydp/random/generator.hpp). Not thread-safe; copies are cheap.
@@ -47,6 +47,35 @@ class Generator:
     @property
     def stream(self) -> int:
         ...
+class BitGen:
+    """
+    numpy's bitgen_t over a ChaCha20 Generator (csrc/include/pydp/random/bitgen.hpp); pydp_core's ChaCha20 BitGenerator holds one. Not thread-safe: hold the lock.
+    """
+    def __init__(self, key: bytes, stream: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        ...
+    def capsule(self) -> typing.Any:
+        """
+        a new PyCapsule 'BitGenerator' pointing at the bitgen_t (keeps this object alive)
+        """
+    def get_state(self) -> tuple[bytes, int, int, int, bool, int]:
+        """
+        (key, stream, block, word, has_uint32, uinteger)
+        """
+    def random_raw(self, n: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint64]:
+        """
+        the next n 64-bit words (the caller holds the lock)
+        """
+    def set_state(self, key: bytes, stream: typing.SupportsInt | typing.SupportsIndex, block: typing.SupportsInt | typing.SupportsIndex, word: typing.SupportsInt | typing.SupportsIndex, has_uint32: bool, uinteger: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def spawn_key(self, i: typing.SupportsInt | typing.SupportsIndex) -> bytes:
+        """
+        the key of stream i (Generator::spawn), whose stream id is 0
+        """
+    @property
+    def address(self) -> int:
+        """
+        the address of the bitgen_t (for ctypes)
+        """
 def arsinh_normal(gen: Generator, out: numpy.ndarray, A: typing.SupportsFloat | typing.SupportsIndex, sigma: typing.SupportsFloat | typing.SupportsIndex, loc: typing.SupportsFloat | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...
 def chacha20_block(key: bytes, counter: typing.SupportsInt | typing.SupportsIndex, nonce: typing.SupportsInt | typing.SupportsIndex, nblocks: typing.SupportsInt | typing.SupportsIndex = 1, impl: str = 'auto') -> bytes:

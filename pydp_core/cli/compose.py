@@ -38,7 +38,8 @@ def _entry(item: Any, i: int) -> Any:
 
     if not isinstance(item, dict):
         raise ValueError(f"mechanisms[{i}] must be a JSON object, not {type(item).__name__}")
-    extra = set(item) - {"noise", "scale", "sensitivity", "sampling_rate", "r", "gdp", "approx_dp", "randomized_response", "count"}
+    known = {"noise", "scale", "sensitivity", "sampling_rate", "r", "gdp", "approx_dp", "randomized_response", "count"}
+    extra = set(item) - known
     if extra:
         raise ValueError(f"mechanisms[{i}] has unknown fields {sorted(extra)}")
     if "noise" in item:
@@ -84,5 +85,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({**at, what: {"lower": float(iv.lower), "upper": float(iv.upper)}}))
     else:
         name, value = next(iter(at.items()))
-        print(f"{what} at {name} = {value:g}: [{float(iv.lower):.10g}, {float(iv.upper):.10g}] (certified: the exact value lies inside)")
+        lo, hi = float(iv.lower), float(iv.upper)
+        print(f"{what} at {name} = {value:g}: [{lo:.10g}, {hi:.10g}] (certified: the exact value lies inside)")
     return 0

@@ -286,7 +286,7 @@ class ChaCha20(np.random.BitGenerator):
             raise TypeError(f"n_children must be an int, not {type(n_children).__name__}")
         if n_children < 0:
             raise ValueError(f"n_children must be >= 0, got {n_children}")
-        children = [ChaCha20(seed=s) for s in self.seed_seq.spawn(int(n_children))]
+        children = [ChaCha20(seed=s) for s in self.seed_seq.spawn(int(n_children))]  # type: ignore[attr-defined]  # numpy types seed_seq as ISeedSequence; ours is a SeedSequence
         if self._secure:
             for c in children:
                 c._secure = True
@@ -302,7 +302,8 @@ class ChaCha20(np.random.BitGenerator):
         key = os_key()
         self._forked = True
         try:
-            self.__setstate__(({"bit_generator": type(self).__name__,
+            # numpy.random.BitGenerator defines __setstate__ in C, which its stubs do not declare.
+            self.__setstate__(({"bit_generator": type(self).__name__,  # type: ignore[attr-defined]
                                 "state": {"key": key, "stream": 0, "block": 0, "word": 0}},
                                _key_seed_seq(key)))
         finally:
