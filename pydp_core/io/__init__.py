@@ -51,8 +51,10 @@ from .keyed import (
     check_bounds,
     mechanism,
     privatizer,
+    release_bounds,
     sensitivity_from_bounds,
 )
+from .ledger import KeyLedger, KeyReuseError, ledger_for_key, values_digest
 from .keys import (
     BLOCK_ROWS,
     KEY_BYTES,
@@ -73,6 +75,11 @@ __all__ = [
     "sensitivity_from_bounds",
     "mechanism",
     "KeyedNoise",
+    "KeyLedger",
+    "KeyReuseError",
+    "ledger_for_key",
+    "values_digest",
+    "release_bounds",
     "BLOCK_ROWS",
     "KEY_BYTES",
     "check_key",

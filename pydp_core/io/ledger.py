@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -128,8 +128,31 @@ class KeyLedger:
     def check(self, column: str, start: int, stop: int, digest: str) -> bool:
         """Whether releasing rows ``[start, stop)`` of ``column`` with values of ``digest`` is allowed.
 
-        Returns True for a new piece, False for an exact repeat of a recorded one; raises
-        :class:`KeyReuseError` for a piece that overlaps a recorded one with other rows or values.
+        Parameters
+        ----------
+        column : str
+            The column.
+        start, stop : int
+            The piece's rows ``[start, stop)``.
+        digest : str
+            :func:`values_digest` of the piece's values.
+
+        Returns
+        -------
+        bool
+            True for a new piece, False for an exact repeat of a recorded one.
+
+        Raises
+        ------
+        KeyReuseError
+            For a piece that overlaps a recorded one with other rows or values.
+
+        Examples
+        --------
+        >>> led = KeyLedger(bytes(32))
+        >>> led.record("x", 0, 2, "a")
+        >>> led.check("x", 0, 2, "a"), led.check("x", 2, 3, "b")
+        (False, True)
         """
         for p in self._pieces:
             if p.column != column or p.stop <= start or stop <= p.start:
@@ -146,13 +169,53 @@ class KeyLedger:
 
     def record(self, column: str, start: int, stop: int, digest: str) -> None:
         """Check a piece (see :meth:`check`) and record it; a repeat is accepted and not recorded again."""
+        self.claim(column, start, stop, digest)
+
+    def claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None = None) -> str:
+        """Check a piece and record it, calling ``on_first`` before recording the first piece of a column.
+
+        Parameters
+        ----------
+        column : str
+            The column.
+        start, stop : int
+            The piece's rows ``[start, stop)`` (for row ids: the smallest and one past the largest).
+        digest : str
+            :func:`values_digest` of the piece's values (and row ids).
+        on_first : callable, optional
+            Called, under the ledger's lock, before the first piece of ``column`` is recorded (the
+            privacy accountant's charge); if it raises, nothing is recorded.
+
+        Returns
+        -------
+        str
+            ``"first"`` (the column's first piece), ``"next"`` (a further, disjoint piece) or ``"repeat"``
+            (an exact repeat: nothing recorded).
+
+        Raises
+        ------
+        KeyReuseError
+            If the piece overlaps a recorded piece of the column with other rows or values.
+
+        Examples
+        --------
+        >>> led = KeyLedger(bytes(32))
+        >>> [led.claim("x", 0, 2, "a"), led.claim("x", 2, 4, "b"), led.claim("x", 0, 2, "a")]
+        ['first', 'next', 'repeat']
+        """
+        if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer)) and 0 <= start <= stop):
+            raise ValueError(f"piece rows must satisfy 0 <= start <= stop, got [{start}, {stop})")
         with self._lock:
             if not self.check(column, start, stop, digest):
-                return
+                return "repeat"
+            first = not any(p.column == column for p in self._pieces)
+            if first and on_first is not None:
+                on_first()
             piece = Piece(column, int(start), int(stop), digest)
             if self._path is not None:
                 self._append(piece)
             self._pieces.append(piece)
+            return "first" if first else "next"
 
     # -- the file ------------------------------------------------------------------------------------------
     def _mac(self, body: str) -> str:
