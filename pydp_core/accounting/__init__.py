@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import gaussian, rao
 from .accountant import Accountant, BudgetExceededError
+from .journal import Journal, JournalError
 from .budgets import (
     DEFAULT_ALPHAS,
     GDP,
@@ -61,4 +62,6 @@ __all__ = [
     "ArsinhParameters",
     "Accountant",
     "BudgetExceededError",
+    "Journal",
+    "JournalError",
 ]

@@ -234,6 +234,35 @@ def _unit_ids(data: Any, unit: Any) -> list[Any]:
     return ids
 
 
+def record_distributed_release(
+    key: bytes, columns: Sequence[str], mechanism: Any, *, ledger: Any, resume: bool, accountant: Any
+) -> None:
+    """Record a distributed (Spark, Dask) release of ``columns`` under ``key`` once, at the driver.
+
+    The tasks run without a ledger (a retried task reproduces its noise exactly); the driver records each
+    column as one piece covering every row, with a digest unique to this call, so a second release of the
+    same key and column is refused unless ``resume=True`` says it is the same release (then nothing is
+    recorded or charged again). The accountant is charged here, once per column.
+    """
+    import secrets
+
+    if not isinstance(resume, bool):
+        raise TypeError(f"resume must be True or False, not {type(resume).__name__}")
+    if resume:
+        return
+    led = resolve_ledger(key, ledger)
+    if led is True:
+        led = ledger_for_key(key)
+    token = "distributed:" + secrets.token_hex(16)
+    for col in columns:
+        mech = pick_column(mechanism, col, "mechanism")
+        charge = (lambda m=mech: m.charge(accountant)) if accountant is not None else None
+        if isinstance(led, KeyLedger):
+            led.claim(col, 0, 1 << 63, token, on_first=charge)
+        elif charge is not None:
+            charge()
+
+
 def warn_repeated_units(units: list[Any]) -> None:
     """A :class:`~pydp_core.PrivacyWarning` when a privacy unit (a person's id) holds several rows."""
     from collections import Counter

@@ -33,6 +33,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._files import append_durably
+
 __all__ = ["KeyLedger", "KeyReuseError", "values_digest", "ledger_for_key"]
 
 
@@ -246,17 +248,7 @@ class KeyLedger:
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         text = json.dumps(body, sort_keys=True)
         mac = self._mac(text)
-        fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (json.dumps({"piece": body, "mac": mac}, sort_keys=True) + "\n").encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        dfd = os.open(os.path.dirname(os.path.abspath(self._path)), os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        append_durably(self._path, json.dumps({"piece": body, "mac": mac}, sort_keys=True) + "\n")
         self._last_mac = mac
 
 
