@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from . import gaussian, rao
 from .accountant import Accountant, BudgetExceededError
-from .journal import Journal, JournalError
 from .budgets import (
     DEFAULT_ALPHAS,
     GDP,
@@ -35,6 +34,7 @@ from .budgets import (
 )
 from .composition import advanced_composition, compose
 from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
+from .journal import Journal, JournalError
 from .subsampling import subsample
 
 __all__ = [

@@ -39,6 +39,7 @@ from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overlo
 
 import numpy as np
 
+from .._files import fsync_dir
 from .._validation import (
     check_alpha,
     check_int,
@@ -46,7 +47,6 @@ from .._validation import (
     check_positive_scalar,
     check_subbotin_order,
 )
-from .._files import fsync_dir
 from .budgets import (
     DEFAULT_ALPHAS,
     GDP,

@@ -54,7 +54,6 @@ from .keyed import (
     release_bounds,
     sensitivity_from_bounds,
 )
-from .ledger import KeyLedger, KeyReuseError, ledger_for_key, values_digest
 from .keys import (
     BLOCK_ROWS,
     KEY_BYTES,
@@ -65,6 +64,7 @@ from .keys import (
     parse_key,
     write_key,
 )
+from .ledger import KeyLedger, KeyReuseError, ledger_for_key, values_digest
 
 __all__ = [
     "privatize",

@@ -2,11 +2,10 @@
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-
-import os
 
 from .._safety import check_release_rng, privacy_warning
 from .._validation import check_int

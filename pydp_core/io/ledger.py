@@ -22,6 +22,7 @@ so a notebook or a service that releases twice under one key is stopped as well.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -29,7 +30,12 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock between processes
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 
@@ -207,7 +213,7 @@ class KeyLedger:
         """
         if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer)) and 0 <= start <= stop):
             raise ValueError(f"piece rows must satisfy 0 <= start <= stop, got [{start}, {stop})")
-        with self._lock:
+        with self._lock, self._file_lock():
             if not self.check(column, start, stop, digest):
                 return "repeat"
             first = not any(p.column == column for p in self._pieces)
@@ -218,6 +224,23 @@ class KeyLedger:
                 self._append(piece)
             self._pieces.append(piece)
             return "first" if first else "next"
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """For a ledger file: hold an exclusive lock on it and re-read it (another process may have
+        appended to it, or it may have been altered since it was opened)."""
+        if self._path is None:
+            yield
+            return
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            self._pieces, self._last_mac = [], "0" * 64
+            self._load()
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     # -- the file ------------------------------------------------------------------------------------------
     def _mac(self, body: str) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _core
+from .._safety import check_release_delta, check_release_rng
 from .._validation import (
     as_float_array,
     as_scalar,
@@ -19,7 +20,6 @@ from .._validation import (
     check_int,
     check_positive_scalar,
 )
-from .._safety import check_release_delta, check_release_rng
 from ..accounting.conversions import zcdp_log_delta
 from ..calibration import CalibrationError, minimal_scale
 from ..noise import Gaussian, NoiseFamily
