@@ -281,6 +281,9 @@ class LaplaceMechanism(AdditiveMechanism):
         In [0, 1) (default 0).
     sensitivity : float, optional
         The l_1 sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
@@ -310,6 +313,9 @@ class GaussianMechanism(AdditiveMechanism):
         In (0, 1).
     sensitivity : float, optional
         The l_2 sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
@@ -342,6 +348,9 @@ class LogisticMechanism(AdditiveMechanism):
         In [0, 1) (default 0).
     sensitivity : float, optional
         The sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
@@ -374,6 +383,9 @@ class SubbotinMechanism(AdditiveMechanism):
         In [0, 1); > 0 for r > 1.
     sensitivity : float, optional
         The sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------

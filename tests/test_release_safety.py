@@ -80,6 +80,18 @@ def test_a_file_ledger_survives_the_process_and_refuses_changed_data(tmp_path):
         dp.privatize(x + 1, MECH, key=key, ledger=io.KeyLedger(key, led))
 
 
+def test_two_writers_of_one_ledger_file_see_each_other(tmp_path):
+    """Two processes (two KeyLedger objects) appending to one ledger file keep one valid chain."""
+    key, path = _fresh_key(), tmp_path / "k.ledger"
+    a, b = io.KeyLedger(key, path), io.KeyLedger(key, path)
+    assert a.claim("x", 0, 10, "d1") == "first"
+    with pytest.raises(io.KeyReuseError):
+        b.claim("x", 5, 15, "d2")  # b re-reads the file and sees a's piece
+    assert b.claim("x", 10, 20, "d2") == "next"
+    assert a.claim("x", 20, 30, "d3") == "next"
+    assert [p.start for p in io.KeyLedger(key, path).pieces] == [0, 10, 20]
+
+
 def test_row_id_pieces_disjoint_ranges_accepted_overlapping_other_content_refused():
     key = _fresh_key()
     ids = np.arange(100, 200)
@@ -171,7 +183,7 @@ def test_dask_records_the_release_once_and_refuses_a_second_unless_resumed():
     key = _fresh_key()
     x = da.from_array(np.linspace(0, 100, 64), chunks=16)
     a = dp.dask.privatize(x, MECH, key=key, block_rows=16).compute()
-    with pytest.raises(io.KeyReuseError):
+    with pytest.raises(io.KeyReuseError, match="resume=True"):
         dp.dask.privatize(x + 1, MECH, key=key, block_rows=16)
     b = dp.dask.privatize(x, MECH, key=key, block_rows=16, resume=True).compute()
     assert np.array_equal(a, b)

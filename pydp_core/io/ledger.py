@@ -167,6 +167,11 @@ class KeyLedger:
                 continue
             if p.start == start and p.stop == stop and p.digest == digest:
                 return False
+            if p.digest.startswith("distributed:") or digest.startswith("distributed:"):
+                raise KeyReuseError(
+                    f"column {column!r} was already released under this key (a Spark or Dask release covers every "
+                    "row): pass resume=True if this is the same release on the same data, or use a new key"
+                )
             raise KeyReuseError(
                 f"rows {max(start, p.start)}..{min(stop, p.stop) - 1} of column {column!r} were released under this "
                 "key with other values: the noise would cancel between the two releases. Pass the next piece's "
