@@ -387,3 +387,13 @@ def test_rows_of_one_person_warn_that_the_guarantee_is_per_value():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dp.privatize(df.iloc[:2], MECH, columns="v", privacy_unit="person")
+
+
+def test_cli_simulate_under_a_key_warns(tmp_path):
+    src, keyf = tmp_path / "in.parquet", str(tmp_path / "k.key")
+    _parquet(src, [1.0, 2.0])
+    assert cli(["keygen", keyf]) == 0
+    with pytest.warns(dp.PrivacyWarning, match="floating-point"):
+        code = cli(["privatize", str(src), str(tmp_path / "o.parquet"), "-c", "x", "-m", "laplace", "--epsilon", "1",
+                    "--sensitivity", "bounds", "--bounds", "0", "10", "--simulate", "-k", keyf, "-q"])
+    assert code == 0

@@ -169,3 +169,15 @@ def test_errors(spark):
         pspark.privatize(None, mech, columns=["x"], **SIM, key=KEY)
     with pytest.raises(TypeError, match="privatize"):
         pspark.privatize(df, object(), columns=["x"], **SIM, key=KEY)
+
+
+def test_a_second_release_under_the_key_is_refused_unless_resumed(spark):
+    """The driver records the release once (the tasks run without a ledger)."""
+    key = pydp_core.io.generate_key()
+    mech = pydp_core.io.mechanism("laplace", epsilon=1.0, sensitivity="bounds", bounds=(0, 100))
+    df = spark.range(0, 500, numPartitions=2).selectExpr("id", "cast(id % 100 as double) as x")
+    first = _collect(pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B), "x")
+    with pytest.raises(pydp_core.io.KeyReuseError, match="resume=True"):
+        pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B)
+    again = _collect(pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B, resume=True), "x")
+    np.testing.assert_array_equal(first["x"], again["x"])
