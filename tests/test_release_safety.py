@@ -187,6 +187,11 @@ def test_dask_records_the_release_once_and_refuses_a_second_unless_resumed():
         dp.dask.privatize(x + 1, MECH, key=key, block_rows=16)
     b = dp.dask.privatize(x, MECH, key=key, block_rows=16, resume=True).compute()
     assert np.array_equal(a, b)
+    acc = dp.Accountant(dp.PureDP(1.5))
+    dp.dask.privatize(x, MECH, key=_fresh_key(), block_rows=16, accountant=acc)  # charged at the driver
+    assert acc.total().epsilon == pytest.approx(1.0)
+    with pytest.raises(dp.BudgetExceededError):
+        dp.dask.privatize(x, MECH, key=_fresh_key(), block_rows=16, accountant=acc)
 
 
 # -- 2. bounds ----------------------------------------------------------------------------------------------
@@ -311,6 +316,17 @@ def test_front_end_charges_once_per_column_and_release():
     with pytest.raises(dp.BudgetExceededError):
         dp.privatize(df, MECH, key=_fresh_key(), columns=["a"], accountant=acc)
     assert acc.total().epsilon == pytest.approx(2.0)
+
+
+def test_accountant_needs_a_mechanism_that_can_charge():
+    class Custom:
+        sensitivity = 100.0
+
+        def privatize(self, values, rng=None):
+            return values
+
+    with pytest.raises(TypeError, match="charge"):
+        dp.privatize(np.zeros(3), Custom(), bounds=(0, 100), accountant=dp.Accountant(dp.PureDP(1.0)))
 
 
 def test_journal_is_durable_replayed_and_tamper_evident(tmp_path):

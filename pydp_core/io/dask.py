@@ -127,7 +127,8 @@ def privatize(
                    sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
 
     def record(names: Sequence[str]) -> None:
-        record_distributed_release(key, names, mechanism, ledger=ledger, resume=resume, accountant=accountant)
+        record_distributed_release(key, names, mechanism, ledger=ledger, resume=resume, accountant=accountant,
+                                   release=privatize_kwargs.get("release", True) is not False)
 
     if isinstance(data, da.Array):
         if index is not None:

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -11,6 +12,7 @@ from .._safety import check_release_rng, privacy_warning
 from .._validation import check_int
 from .keyed import (
     KeyedNoise,
+    check_chargeable,
     check_mechanism,
     prepared_values,
     privatizer,
@@ -187,7 +189,7 @@ def privatize(
             bnd = release_bounds(check_mechanism(mech), bnd, col, sensitivity_holds)
             note_column(report, col, mech, bnd)
             if accountant is not None:
-                mech.charge(accountant, release=release)
+                check_chargeable(mech).charge(accountant, release=release)
             arr = prepared_values(values, bnd, col)
             out = np.asarray(privatizer(mech, privatize_kwargs)(arr, rng), dtype=np.float64)
             if out.shape != arr.shape:
@@ -234,7 +236,8 @@ def _unit_ids(data: Any, unit: Any) -> list[Any]:
 
 
 def record_distributed_release(
-    key: bytes, columns: Sequence[str], mechanism: Any, *, ledger: Any, resume: bool, accountant: Any
+    key: bytes, columns: Sequence[str], mechanism: Any, *, ledger: Any, resume: bool, accountant: Any,
+    release: bool = True,
 ) -> None:
     """Record a distributed (Spark, Dask) release of ``columns`` under ``key`` once, at the driver.
 
@@ -255,7 +258,9 @@ def record_distributed_release(
     token = "distributed:" + secrets.token_hex(16)
     for col in columns:
         mech = pick_column(mechanism, col, "mechanism")
-        charge = (lambda m=mech: m.charge(accountant)) if accountant is not None else None
+        charge = None
+        if accountant is not None:
+            charge = functools.partial(check_chargeable(mech).charge, accountant, release=release)
         if isinstance(led, KeyLedger):
             led.claim(col, 0, 1 << 63, token, on_first=charge)
         elif charge is not None:

@@ -200,6 +200,13 @@ def mechanism(
     return mech
 
 
+def check_chargeable(mech: Any) -> Any:
+    """``mech`` if it can charge an accountant (a pydp_core mechanism), else a TypeError."""
+    if not callable(getattr(mech, "charge", None)):
+        raise TypeError(f"accountant= needs a pydp_core mechanism with a charge method, not {type(mech).__name__}")
+    return mech
+
+
 def check_sensitivity_covers(sensitivity: Any, bounds: tuple[float, float], column: str | None = None) -> None:
     """Raise ValueError unless ``sensitivity >= upper - lower`` (the sensitivity of one clamped value)."""
     need = sensitivity_from_bounds(bounds)
@@ -462,8 +469,8 @@ class KeyedNoise:
         else:
             raise TypeError(f"ledger must be True, False or a KeyLedger, not {type(ledger).__name__}")
         self._accountant = accountant
-        if accountant is not None and not callable(getattr(self.mechanism, "charge", None)):
-            raise TypeError("accountant= needs a pydp_core mechanism (with a charge method)")
+        if accountant is not None:
+            check_chargeable(self.mechanism)
         self._charged = False
 
     def _charge(self) -> None:
