@@ -75,9 +75,9 @@ def privatize(
         a 32-byte release key: the noise is a function of (key, column, row index) (module docstring).
         ``None`` (the default) uses a fresh key from OS entropy.
     rng:
-        instead of a key, a generator passed straight to ``mechanism.privatize`` (a seeded
-        ``pydp_core.Random`` or ``numpy.random.Generator`` for simulations); the noise then depends on how
-        the data is split.
+        instead of a key, a generator passed straight to the mechanism; the noise then depends on how
+        the data is split. A seeded ``pydp_core.Random`` or a ``numpy.random.Generator`` is refused for a
+        release unless ``simulation=True``.
     offset:
         global row index of the first row (with ``key``): pieces of one column privatised with their
         offsets give exactly the output of the whole.
