@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._safety import check_release_delta
 from ._validation import as_float_array, as_scalar, check_delta, check_epsilon_scalar, check_finite, check_positive_scalar
 from .calibration import minimal_scale
 from .noise import Gaussian, Laplace, Logistic, NoiseFamily, Subbotin
@@ -67,6 +68,14 @@ class AdditiveMechanism:
         In [0, 1) (default 0).
     sensitivity : float, optional
         The query's sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above :data:`pydp_core._safety.DELTA_CONFIRM` (1e-3) without a
+        :class:`~pydp_core.PrivacyWarning`. delta >= 1/2 is always refused.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range, including delta >= 1/2.
 
     Examples
     --------
@@ -77,9 +86,11 @@ class AdditiveMechanism:
 
     _noise: NoiseFamily
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0) -> None:
+    def __init__(self, *, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0,
+                 confirm_delta: bool = False) -> None:
         self._epsilon = check_epsilon_scalar(epsilon)
         self._delta = as_scalar(check_delta(delta), "delta")
+        check_release_delta(self._delta, confirm_delta)
         if self._epsilon == 0.0 and self._delta == 0.0:
             raise ValueError("epsilon must be > 0 when delta = 0")
         self._sensitivity = check_positive_scalar(sensitivity, "sensitivity")
@@ -125,7 +136,48 @@ class AdditiveMechanism:
     def _sample(self, rng: Any, out: np.ndarray) -> None:
         raise NotImplementedError
 
-    def privatize(self, values: ArrayLike, rng: Any = None, release: bool = True) -> Any:
+    def charge(self, accountant: Any, *, release: bool = True) -> None:
+        """Charge one run of this mechanism to ``accountant`` (raises, and records nothing, past its limit).
+
+        Parameters
+        ----------
+        accountant : Accountant
+            The :class:`~pydp_core.Accountant` to charge.
+        release : bool, optional
+            True (the default): the exact discrete release, charged as its calibrated guarantee (pure
+            epsilon-DP for the Laplace with delta = 0, else (epsilon, delta)-DP); False: the
+            floating-point noise, charged as the continuous mechanism of ``scale``.
+
+        Raises
+        ------
+        BudgetExceededError
+            If the spend would take the total past the accountant's limit.
+        TypeError
+            If ``accountant`` has no ``spend`` method.
+
+        Examples
+        --------
+        >>> acc = dp.Accountant(dp.PureDP(1.0))
+        >>> LaplaceMechanism(epsilon=0.5).charge(acc)
+        >>> acc.total()
+        PureDP(epsilon=0.5)
+        """
+        from .accounting import ApproxDP, PureDP
+
+        if not callable(getattr(accountant, "spend", None)):
+            raise TypeError(f"accountant must be a pydp_core.Accountant, not {type(accountant).__name__}")
+        key = self._noise._key()
+        if key == ("Laplace",) and (not release or self._delta == 0.0):
+            accountant.spend_laplace(scale=self._scale, sensitivity=self._sensitivity)
+        elif key == ("Gaussian",) and not release:
+            accountant.spend_gaussian(sigma=self._scale, sensitivity=self._sensitivity)
+        elif self._delta == 0.0:
+            accountant.spend(PureDP(self._epsilon))
+        else:
+            accountant.spend(ApproxDP(self._epsilon, self._delta))
+
+    def privatize(self, values: ArrayLike, rng: Any = None, release: bool = True, *, simulation: bool = False,
+                  accountant: Any = None) -> Any:
         """A noisy copy of ``values`` (a scalar or an array of finite numbers).
 
         ``release=True`` (the default): the floating-point-safe release of :mod:`pydp_core.release`:
@@ -140,16 +192,60 @@ class AdditiveMechanism:
 
         ``rng``: ``None`` (a fresh secure generator from OS entropy: use this for releases), a
         :class:`pydp_core.Random`, or a ``numpy.random.Generator`` (keys a ChaCha20 stream; reproducible,
-        not for releases). Returns a float for a scalar input, else a float64 array of the same shape.
+        not for releases). A seeded or numpy generator with ``release=True`` is refused unless
+        ``simulation=True`` says the run is a simulation.
+
+        ``accountant``: an :class:`~pydp_core.Accountant` charged (:meth:`charge`) before any noise is
+        drawn; past its limit it raises :class:`~pydp_core.BudgetExceededError` and nothing is released.
+
+        Parameters
+        ----------
+        values : float or array_like
+            The true values (finite).
+        rng : None, Random or numpy.random.Generator, optional
+            The generator (see above).
+        release : bool, optional
+            The exact discrete release (default) or floating-point noise.
+        simulation : bool, optional
+            Allow a seeded or numpy ``rng`` for a simulation.
+        accountant : Accountant, optional
+            Charged before the noise is drawn.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            A float for a scalar input, else a float64 array of the same shape.
+
+        Raises
+        ------
+        ValueError
+            If ``rng`` is reproducible without ``simulation=True``, or a value is not finite.
+        BudgetExceededError
+            If the accountant's limit would be exceeded.
+        ReleaseNotSupported
+            For ``release=True`` with a family that has no floating-point-safe release.
+
+        Examples
+        --------
+        >>> acc = dp.Accountant(dp.PureDP(1.0))
+        >>> y = LaplaceMechanism(epsilon=1.0).privatize(3.0, accountant=acc)
+        >>> acc.total()
+        PureDP(epsilon=1.0)
         """
+        from ._safety import check_release_rng
+
+        if release:
+            check_release_rng(rng, simulation)
+        if accountant is not None:
+            self.charge(accountant, release=release)
         if not release:
             return self.simulate(values, rng)
-        from .release import release_noise
+        from .release.plans import release_noise
 
         arr = as_float_array(values, "values")
         return release_noise(
             self._noise, arr if arr.ndim else float(arr), epsilon=self._epsilon, delta=self._delta,
-            sensitivity=self._sensitivity, rng=rng, vector=arr.size > 1,
+            sensitivity=self._sensitivity, rng=rng, vector=arr.size > 1, simulation=True, confirm_delta=True,
         )
 
     def simulate(self, values: ArrayLike, rng: Any = None) -> Any:
@@ -185,6 +281,9 @@ class LaplaceMechanism(AdditiveMechanism):
         In [0, 1) (default 0).
     sensitivity : float, optional
         The l_1 sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
@@ -214,20 +313,23 @@ class GaussianMechanism(AdditiveMechanism):
         In (0, 1).
     sensitivity : float, optional
         The l_2 sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
     >>> g = GaussianMechanism(epsilon=1.0, delta=1e-6)
     >>> g.scale
     4.22467888932...
-    >>> g.privatize([1.0, 2.0], rng=dp.Random(seed=7))
+    >>> g.privatize([1.0, 2.0], rng=dp.Random(seed=7), simulation=True)
     array([-1.21447754,  5.16213989])
     """
 
     _noise = Gaussian()
 
-    def __init__(self, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
-        super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float = 1.0, confirm_delta: bool = False) -> None:
+        super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity, confirm_delta=confirm_delta)
 
     def _sample(self, rng: Any, out: np.ndarray) -> None:
         rng.normal(0.0, self._scale, out=out)
@@ -246,6 +348,9 @@ class LogisticMechanism(AdditiveMechanism):
         In [0, 1) (default 0).
     sensitivity : float, optional
         The sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
@@ -278,6 +383,9 @@ class SubbotinMechanism(AdditiveMechanism):
         In [0, 1); > 0 for r > 1.
     sensitivity : float, optional
         The sensitivity, > 0 and finite (default 1).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (as in
+        :class:`AdditiveMechanism`).
 
     Examples
     --------
@@ -285,10 +393,11 @@ class SubbotinMechanism(AdditiveMechanism):
     8.65900639905...
     """
 
-    def __init__(self, r: float, *, epsilon: float, delta: float, sensitivity: float = 1.0) -> None:
+    def __init__(self, r: float, *, epsilon: float, delta: float, sensitivity: float = 1.0,
+                 confirm_delta: bool = False) -> None:
         self._noise = Subbotin(r)  # validates r (finite, >= 1), naming it
         self._r = self._noise.r
-        super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+        super().__init__(epsilon=epsilon, delta=delta, sensitivity=sensitivity, confirm_delta=confirm_delta)
 
     @property
     def r(self) -> float:

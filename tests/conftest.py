@@ -13,3 +13,14 @@ def _mp_precision():
     """Every test starts with 50-digit mpmath arithmetic (references are computed at this precision)."""
     with mpmath.workdps(50):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_ledgers():
+    """Each test is its own session: the in-process key ledgers start empty (tests reuse fixed keys across
+    tests on purpose, for reproducible outputs; reuse inside one test is still refused)."""
+    from pydp_core.io import ledger
+
+    ledger._PROCESS_LEDGERS.clear()
+    yield
+    ledger._PROCESS_LEDGERS.clear()

@@ -190,7 +190,7 @@ def test_privatize_parquet_streams_and_matches_in_memory(capsys, tmp_path, batch
     assert got.equals(want)
     assert got.column("x").null_count == table.column("x").null_count
     assert src.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet", "release.key"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet", "release.key", "release.key.ledger"]
 
 
 @pytest.mark.parametrize("codec", ["none", "zstd", "snappy"])
@@ -245,7 +245,7 @@ def test_memory_stays_at_a_few_batches_not_the_file(tmp_path):
         peak[0] = max(peak[0], pa.total_allocated_bytes())
 
     base = pa.total_allocated_bytes()
-    etl.privatize_file(src, dst, columns=["x"], mechanism=sup.laplace(), key=KEY, batch_rows=batch, block_rows=batch, progress=progress)
+    etl.privatize_file(src, dst, columns=["x"], mechanism=sup.laplace(), key=KEY, sensitivity_holds=True, batch_rows=batch, block_rows=batch, progress=progress)
     assert pq.ParquetFile(dst).metadata.num_rows == rows
     assert peak[0] - base < 16 * batch * 8 < size / 2, (peak[0] - base, size)
 
@@ -331,6 +331,7 @@ class _Failing:
 
     def __init__(self, inner, after, exc):
         self.inner, self.after, self.exc, self.calls = inner, after, exc, 0
+        self.sensitivity = inner.sensitivity
 
     def privatize(self, values, rng=None):
         self.calls += 1
@@ -346,14 +347,14 @@ def test_a_failure_midway_leaves_no_output_and_the_input_untouched(tmp_path, exc
     before = src.read_bytes()
     mech = _Failing(sup.laplace(), after=3, exc=exc)
     with pytest.raises(type(exc)):
-        etl.privatize_file(src, dst, columns=["x"], mechanism=mech, key=KEY, batch_rows=2000, block_rows=1000)
+        etl.privatize_file(src, dst, columns=["x"], mechanism=mech, key=KEY, sensitivity_holds=True, batch_rows=2000, block_rows=1000)
     assert mech.calls == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
     assert src.read_bytes() == before
     # An existing output is kept as it was.
     dst.write_bytes(b"previous")
     with pytest.raises(type(exc)):
-        etl.privatize_file(src, dst, columns=["x"], mechanism=_Failing(sup.laplace(), 2, exc), key=KEY, overwrite=True, batch_rows=2000, block_rows=1000)
+        etl.privatize_file(src, dst, columns=["x"], mechanism=_Failing(sup.laplace(), 2, exc), key=KEY, sensitivity_holds=True, overwrite=True, batch_rows=2000, block_rows=1000)
     assert dst.read_bytes() == b"previous"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
 
@@ -391,7 +392,7 @@ def test_a_failing_reader_or_writer_thread_leaves_no_output(tmp_path, monkeypatc
 
         monkeypatch.setattr(io_files, "_open_writer", open_writer)
     with pytest.raises(OSError, match="read error|No space"):
-        etl.privatize_file(src, dst, columns=["x"], mechanism=sup.laplace(), key=KEY, batch_rows=2000, block_rows=1000)
+        etl.privatize_file(src, dst, columns=["x"], mechanism=sup.laplace(), key=KEY, sensitivity_holds=True, batch_rows=2000, block_rows=1000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
 
 
@@ -430,7 +431,7 @@ def test_a_killed_process_never_leaves_a_partial_output(tmp_path, sig):
                     os.kill(os.getpid(), {int(sig)})
                 return self.inner.privatize(values, rng=rng)
 
-        etl.privatize_file({str(src)!r}, {str(dst)!r}, ["x"], Suicidal(), key=bytes(32), batch_rows=2000, block_rows=1000)
+        etl.privatize_file({str(src)!r}, {str(dst)!r}, ["x"], Suicidal(), key=bytes(32), sensitivity_holds=True, batch_rows=2000, block_rows=1000)
     """)
     proc = subprocess.run([sys.executable, "-c", script], env=subprocess_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0

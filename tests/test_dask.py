@@ -15,6 +15,10 @@ dd = pytest.importorskip("dask.dataframe", reason="dask is an optional extra (py
 distributed = pytest.importorskip("distributed", reason="dask.distributed is an optional extra (pydp_core[dask])")
 from pydp_core import dask as pdask  # noqa: E402
 
+# The noise of different data under one key is compared on purpose (the ledger is tested in
+# tests/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
+SIM = dict(ledger=False, sensitivity_holds=True)
+
 KEY = bytes(range(32))
 B = 4096
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
@@ -36,16 +40,16 @@ def client():
 def test_arrays_do_not_depend_on_the_chunking(client):
     mech = sup.laplace()
     x = np.arange(60_000, dtype=float).reshape(200, 300) % 17
-    ref = pydp_core.privatize(x, mech, key=KEY, block_rows=B)
+    ref = pydp_core.privatize(x, mech, **SIM, key=KEY, block_rows=B)
     for chunks in [(200, 300), (50, 300), (33, 70), (1, 1000)]:
-        out = pdask.privatize(da.from_array(x, chunks=chunks), mech, key=KEY, block_rows=B)
+        out = pdask.privatize(da.from_array(x, chunks=chunks), mech, **SIM, key=KEY, block_rows=B)
         assert isinstance(out, da.Array) and out.dtype == np.float64
         np.testing.assert_array_equal(out.compute(), ref)
 
 
 def test_array_noise_statistics_and_independent_chunks(client):
     mech = sup.gaussian()
-    out = pdask.privatize(da.zeros(100_000, chunks=25_000), mech, key=KEY, block_rows=B).compute()
+    out = pdask.privatize(da.zeros(100_000, chunks=25_000), mech, **SIM, key=KEY, block_rows=B).compute()
     sup.assert_noise_distribution(out, mech)
     parts = out.reshape(4, -1)
     for i in range(3):
@@ -55,7 +59,7 @@ def test_array_noise_statistics_and_independent_chunks(client):
 def test_recomputation_and_retries_reproduce_the_noise(client, tmp_path):
     mech = sup.laplace()
     x = da.arange(40_000, chunks=10_000).astype(float)
-    first = pdask.privatize(x, mech, key=KEY, block_rows=B)
+    first = pdask.privatize(x, mech, **SIM, key=KEY, block_rows=B)
     marks = str(tmp_path)
 
     def flaky(block, block_info=None):
@@ -67,7 +71,7 @@ def test_recomputation_and_retries_reproduce_the_noise(client, tmp_path):
                 raise RuntimeError("injected task failure")
         return block
 
-    again = pdask.privatize(x.map_blocks(flaky, dtype=float), mech, key=KEY, block_rows=B)
+    again = pdask.privatize(x.map_blocks(flaky, dtype=float), mech, **SIM, key=KEY, block_rows=B)
     a = first.compute()
     b = client.compute(again, retries=2).result()
     assert os.path.exists(os.path.join(marks, "failed"))
@@ -80,17 +84,17 @@ def test_dataframes_by_order_and_by_row_id(client):
     n = 30_000
     pdf = pd.DataFrame({"id": np.arange(n), "x": (np.arange(n) % 50).astype(float), "s": [f"r{i}" for i in range(n)]})
     pdf.loc[::13, "x"] = np.nan
-    ref = pydp_core.privatize(pdf, mech, columns=["x"], key=KEY, block_rows=B)
+    ref = pydp_core.privatize(pdf, mech, columns=["x"], **SIM, key=KEY, block_rows=B)
     for parts in (1, 4, 7):
         ddf = dd.from_pandas(pdf, npartitions=parts)
-        out = pdask.privatize(ddf, mech, key=KEY, columns=["x"], block_rows=B).compute()
+        out = pdask.privatize(ddf, mech, **SIM, key=KEY, columns=["x"], block_rows=B).compute()
         # (dask stores strings with its own string dtype: compare their values)
         pd.testing.assert_frame_equal(out[["id", "x"]], ref[["id", "x"]])
         assert out["s"].tolist() == ref["s"].tolist()
         shuffled = ddf.sample(frac=1.0, random_state=parts)
-        by_id = pdask.privatize(shuffled, mech, key=KEY, columns=["x"], index="id", block_rows=B).compute()
+        by_id = pdask.privatize(shuffled, mech, **SIM, key=KEY, columns=["x"], index="id", block_rows=B).compute()
         pd.testing.assert_frame_equal(by_id.sort_values("id")[["id", "x"]], ref[["id", "x"]])
-    series = pdask.privatize(dd.from_pandas(pdf["x"], npartitions=3), mech, key=KEY, block_rows=B).compute()
+    series = pdask.privatize(dd.from_pandas(pdf["x"], npartitions=3), mech, **SIM, key=KEY, block_rows=B).compute()
     pd.testing.assert_series_equal(series, ref["x"])
 
 
@@ -98,13 +102,13 @@ def test_errors(client):
     mech = sup.laplace()
     ddf = dd.from_pandas(pd.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]}), npartitions=1)
     with pytest.raises(ValueError, match="columns is required"):
-        pdask.privatize(ddf, mech, key=KEY)
+        pdask.privatize(ddf, mech, **SIM, key=KEY)
     with pytest.raises(TypeError, match="must be numeric"):
-        pdask.privatize(ddf, mech, key=KEY, columns=["s"])
+        pdask.privatize(ddf, mech, **SIM, key=KEY, columns=["s"])
     with pytest.raises(TypeError, match="bytes"):
         pdask.privatize(ddf, mech, key="key", columns=["x"])
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         x = da.arange(10, chunks=5)
-        pdask.privatize(x[x > 3], mech, key=KEY)
+        pdask.privatize(x[x > 3], mech, **SIM, key=KEY)
     with pytest.raises(TypeError, match="dask Array, DataFrame or Series"):
-        pdask.privatize(np.zeros(3), mech, key=KEY)
+        pdask.privatize(np.zeros(3), mech, **SIM, key=KEY)

@@ -94,8 +94,8 @@ def test_attack_stays_inside_the_guarantee_on_the_release_path(mech):
     x0, x1 = 0.0, SENS - plan.grid
     assert round(x1 / plan.grid) % 2 == 1
     r = pc.Random(414)
-    out0 = plan.release(np.full(N, x0), rng=r)
-    out1 = plan.release(np.full(N, x1), rng=r)
+    out0 = plan.release(np.full(N, x0), rng=r, simulation=True)
+    out1 = plan.release(np.full(N, x1), rng=r, simulation=True)
     certain, point = worst_violation(out0, out1, EPS, delta)
     assert certain <= 0.0, (certain, point)
     # and the same distinguisher sees essentially nothing (grid outputs: low bits carry no signal)

@@ -108,7 +108,7 @@ def test_exhaustive_small_cases(mech, eps, delta, sens, bits):
 def test_release_samples_the_exact_output_law(mech, eps, delta, sens, bits):
     plan = make_plan(mech, eps, delta, sens, bits)
     x0 = 0.37 * plan.sensitivity
-    out = plan.release(np.full(10**6, x0), rng=pc.Random(123))
+    out = plan.release(np.full(10**6, x0), rng=pc.Random(123), simulation=True)
     idx = out / plan.grid
     assert np.array_equal(idx, np.round(idx))  # on the grid
     r0 = int(np.rint(x0 / plan.grid))
@@ -152,8 +152,8 @@ def test_laplace_calibration_is_verified_and_minimal(eps, delta, sens):
 def test_outputs_lie_on_the_grid_and_threads_do_not_matter():
     plan = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0)
     x = np.linspace(-1000, 1000, 20_001)
-    a = plan.release(x, rng=pc.Random(8, threads=1))
-    b = plan.release(x, rng=pc.Random(8, threads=2))
+    a = plan.release(x, rng=pc.Random(8, threads=1), simulation=True)
+    b = plan.release(x, rng=pc.Random(8, threads=2), simulation=True)
     assert np.array_equal(a, b)
     k = a / plan.grid
     assert np.array_equal(k, np.round(k))
@@ -162,10 +162,10 @@ def test_outputs_lie_on_the_grid_and_threads_do_not_matter():
 
 def test_scalar_and_shape_handling():
     r = pc.Random(1)
-    assert isinstance(pc.release_laplace(3.0, epsilon=1.0, rng=r), float)
-    out = pc.release_gaussian(np.zeros((3, 4)), epsilon=1.0, delta=1e-6, rng=r)
+    assert isinstance(pc.release_laplace(3.0, epsilon=1.0, rng=r, simulation=True), float)
+    out = pc.release_gaussian(np.zeros((3, 4)), epsilon=1.0, delta=1e-6, rng=r, simulation=True)
     assert out.shape == (3, 4) and out.dtype == np.float64
-    assert pc.release_laplace(np.array([], dtype=float), epsilon=1.0, rng=r).shape == (0,)
+    assert pc.release_laplace(np.array([], dtype=float), epsilon=1.0, rng=r, simulation=True).shape == (0,)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -178,11 +178,11 @@ def test_values_too_large_for_the_grid_are_rejected_not_clamped():
     plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0)
     limit = plan.max_abs_value
     assert limit == math.ldexp(1.0, 52 + plan.grid_exponent)
-    plan.release([limit, -limit], rng=pc.Random(2))  # the largest accepted values work
+    plan.release([limit, -limit], rng=pc.Random(2), simulation=True)  # the largest accepted values work
     with pytest.raises(ValueError, match="too large for the grid"):
-        plan.release([0.0, np.nextafter(limit, np.inf)], rng=pc.Random(2))
+        plan.release([0.0, np.nextafter(limit, np.inf)], rng=pc.Random(2), simulation=True)
     # clamping only on request
-    out = plan.release([1e300, -1e300], rng=pc.Random(2), bounds=(-10.0, 10.0))
+    out = plan.release([1e300, -1e300], rng=pc.Random(2), simulation=True, bounds=(-10.0, 10.0))
     assert np.all(np.abs(out) < 10 + 40 * plan.scale)
 
 
@@ -220,7 +220,7 @@ def test_unsafe_families_are_refused_with_the_safe_ones_named(noise):
 
 @pytest.mark.parametrize("noise, delta", [(pc.Laplace(), 0.0), (pc.Subbotin(1), 0.0), (pc.Gaussian(), 1e-6), (pc.Subbotin(2), 1e-6)])
 def test_safe_families_dispatch(noise, delta):
-    out = dsc.release_noise(noise, np.zeros(10), epsilon=1.0, delta=delta, rng=pc.Random(4))
+    out = dsc.release_noise(noise, np.zeros(10), epsilon=1.0, delta=delta, rng=pc.Random(4), simulation=True)
     assert out.shape == (10,)
 
 
@@ -252,10 +252,10 @@ def test_vector_laplace_l1_charge_and_pure_dp():
     l1 = np.abs(np.rint(a / g) - np.rint(b / g)).sum(axis=1)
     assert l1.max() <= plan.shift
     assert Fraction(plan.shift) / t <= Fraction(1.0)  # the product law's largest loss is |k|_1 / t
-    out = plan.release(np.zeros(3), rng=pc.Random(1))
+    out = plan.release(np.zeros(3), rng=pc.Random(1), simulation=True)
     assert out.shape == (3,)
     with pytest.raises(ValueError, match="calibrated for one vector of 3"):
-        plan.release(np.zeros(4), rng=pc.Random(1))
+        plan.release(np.zeros(4), rng=pc.Random(1), simulation=True)
 
 
 def test_vector_gaussian_l2_charge_and_zcdp_guarantee():
@@ -272,12 +272,12 @@ def test_vector_gaussian_l2_charge_and_zcdp_guarantee():
     # conservative but not wasteful: within 15% of the exact scalar Gaussian scale
     cont = pc.minimal_scale(pc.Gaussian(), epsilon=1.0, delta=1e-6, sensitivity=1.0)
     assert cont <= plan.scale <= 1.15 * cont
-    out = pc.release_gaussian(np.zeros(50), epsilon=1.0, delta=1e-6, vector=True, rng=pc.Random(2))
+    out = pc.release_gaussian(np.zeros(50), epsilon=1.0, delta=1e-6, vector=True, rng=pc.Random(2), simulation=True)
     assert out.shape == (50,)
 
 
 def test_release_noise_vector_flag():
-    out = dsc.release_noise(pc.Laplace(), np.zeros(4), epsilon=1.0, delta=0.0, vector=True, rng=pc.Random(3))
+    out = dsc.release_noise(pc.Laplace(), np.zeros(4), epsilon=1.0, delta=0.0, vector=True, rng=pc.Random(3), simulation=True)
     assert out.shape == (4,)
     with pytest.raises(ValueError):
         dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, dimension=0)
@@ -291,11 +291,11 @@ def test_release_noise_vector_flag():
 def test_mechanisms_release_by_default_on_the_grid():
     m = pc.GaussianMechanism(epsilon=1.0, delta=1e-6, sensitivity=1.0)
     plan = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0)
-    y = m.privatize(0.3, rng=pc.Random(5))
-    assert y == plan.release(0.3, rng=pc.Random(5))  # the same plan and stream: the release path
-    vec = pc.LaplaceMechanism(epsilon=1.0).privatize(np.zeros(8), rng=pc.Random(6))
+    y = m.privatize(0.3, rng=pc.Random(5), simulation=True)
+    assert y == plan.release(0.3, rng=pc.Random(5), simulation=True)  # the same plan and stream: the release path
+    vec = pc.LaplaceMechanism(epsilon=1.0).privatize(np.zeros(8), rng=pc.Random(6), simulation=True)
     vplan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0, dimension=8)
-    assert np.array_equal(vec, vplan.release(np.zeros(8), rng=pc.Random(6)))  # arrays: one l1 vector query
+    assert np.array_equal(vec, vplan.release(np.zeros(8), rng=pc.Random(6), simulation=True))  # arrays: one l1 vector query
     k = vec / vplan.grid
     assert np.array_equal(k, np.round(k))
 
@@ -304,7 +304,7 @@ def test_mechanisms_release_by_default_on_the_grid():
 def test_mechanisms_refuse_unsafe_release_and_simulate_on_request(mech):
     with pytest.raises(dsc.ReleaseNotSupported, match="Laplace and Gaussian"):
         mech.privatize(np.zeros(3))
-    assert mech.privatize(np.zeros(3), rng=pc.Random(1), release=False).shape == (3,)
+    assert mech.privatize(np.zeros(3), rng=pc.Random(1), simulation=True, release=False).shape == (3,)
     assert mech.simulate(1.0, rng=pc.Random(1)) == mech.privatize(1.0, rng=pc.Random(1), release=False)
 
 

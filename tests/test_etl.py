@@ -17,6 +17,16 @@ pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_c
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))
 
+# These tests compare the keyed noise of different data under one key on purpose (the noise is a function
+# of key, column and row only), so they run without the key ledger; they declare that the mechanisms'
+# sensitivity holds where they give no bounds, and that seeded generators are simulations. The ledger,
+# the bounds rule and the generator rule are tested in tests/test_release_safety.py.
+SIM = dict(ledger=False, sensitivity_holds=True, simulation=True)
+
+
+def privatize(*args, **kwargs):
+    return pydp_core.privatize(*args, **{**SIM, **kwargs})
+
 
 # -- keys -------------------------------------------------------------------------------------------------
 def test_generate_key_is_256_bits_and_fresh():
@@ -75,7 +85,9 @@ def test_bad_bounds(bounds, exc):
 def test_mechanism_factory_derives_sensitivity_from_bounds_when_asked():
     m = etl.mechanism("laplace", epsilon=0.5, sensitivity="bounds", bounds=(0, 10))
     assert m.sensitivity == 10 and m.epsilon == 0.5
-    assert etl.mechanism("laplace", epsilon=0.5, sensitivity=2.0, bounds=(0, 10)).sensitivity == 2.0
+    assert etl.mechanism("laplace", epsilon=0.5, sensitivity=20.0, bounds=(0, 10)).sensitivity == 20.0
+    with pytest.raises(ValueError, match="below upper - lower"):
+        etl.mechanism("laplace", epsilon=0.5, sensitivity=2.0, bounds=(0, 10))
     with pytest.raises(ValueError, match="needs bounds"):
         etl.mechanism("laplace", epsilon=1.0, sensitivity="bounds")
     with pytest.raises(ValueError, match="mechanism must be one of"):
@@ -111,75 +123,75 @@ def test_each_value_is_released_as_a_scalar_query_on_the_grid():
 
     mech = sup.gaussian()
     x = np.linspace(-3, 3, 1000)
-    got = pydp_core.privatize(x, mech, rng=pydp_core.Random(7))
-    want = discrete.release_noise(mech.noise, x, epsilon=mech.epsilon, delta=mech.delta, sensitivity=mech.sensitivity, rng=pydp_core.Random(7), vector=False)
+    got = privatize(x, mech, rng=pydp_core.Random(7))
+    want = discrete.release_noise(mech.noise, x, epsilon=mech.epsilon, delta=mech.delta, sensitivity=mech.sensitivity, rng=pydp_core.Random(7), vector=False, simulation=True)
     np.testing.assert_array_equal(got, want)
     grid = discrete.calibrate_gaussian_release(epsilon=mech.epsilon, delta=mech.delta, sensitivity=mech.sensitivity).grid
     np.testing.assert_array_equal(got / grid, np.round(got / grid))
-    sim = pydp_core.privatize(x, mech, rng=pydp_core.Random(7), release=False)
+    sim = privatize(x, mech, rng=pydp_core.Random(7), release=False)
     np.testing.assert_array_equal(sim, mech.simulate(x, rng=pydp_core.Random(7)))
     with pytest.raises(ValueError, match="release=True is not available"):
-        pydp_core.privatize(x, pydp_core.LogisticMechanism(epsilon=1.0), key=KEY)
+        privatize(x, pydp_core.LogisticMechanism(epsilon=1.0), key=KEY)
     with pytest.raises(TypeError, match="unexpected arguments"):
-        pydp_core.privatize(x, mech, key=KEY, grid_bits=3)
+        privatize(x, mech, key=KEY, grid_bits=3)
 
 
 # -- numpy ------------------------------------------------------------------------------------------------
 def test_pieces_with_offsets_reproduce_the_whole():
     mech = sup.laplace()
     x = np.linspace(0, 1, 10_000)
-    whole = pydp_core.privatize(x, mech, key=KEY, block_rows=1000)
+    whole = privatize(x, mech, key=KEY, block_rows=1000)
     cuts = [0, 1, 999, 1000, 1001, 4321, 9999, 10_000]
-    parts = [pydp_core.privatize(x[a:b], mech, key=KEY, offset=a, block_rows=1000) for a, b in zip(cuts, cuts[1:])]
+    parts = [privatize(x[a:b], mech, key=KEY, offset=a, block_rows=1000) for a, b in zip(cuts, cuts[1:])]
     np.testing.assert_array_equal(np.concatenate(parts), whole)
-    np.testing.assert_array_equal(pydp_core.privatize(x, mech, key=KEY, block_rows=1000), whole)
+    np.testing.assert_array_equal(privatize(x, mech, key=KEY, block_rows=1000), whole)
 
 
 def test_row_index_makes_the_output_independent_of_order():
     mech = sup.laplace()
     x = np.arange(5000.0)
-    whole = pydp_core.privatize(x, mech, key=KEY, block_rows=256)
+    whole = privatize(x, mech, key=KEY, block_rows=256)
     perm = np.random.default_rng(3).permutation(5000)
-    np.testing.assert_array_equal(pydp_core.privatize(x[perm], mech, key=KEY, index=perm, block_rows=256), whole[perm])
+    np.testing.assert_array_equal(privatize(x[perm], mech, key=KEY, index=perm, block_rows=256), whole[perm])
     with pytest.raises(ValueError, match="not unique"):
-        pydp_core.privatize(x[:3], mech, key=KEY, index=np.array([0, 5, 5]))
+        privatize(x[:3], mech, key=KEY, index=np.array([0, 5, 5]))
     with pytest.raises(ValueError, match=">= 0"):
-        pydp_core.privatize(x[:3], mech, key=KEY, index=np.array([0, -5, 5]))
+        privatize(x[:3], mech, key=KEY, index=np.array([0, -5, 5]))
 
 
 def test_keys_columns_and_blocks_get_independent_noise():
     mech = sup.laplace()
     n, B = 40_000, 1000
     z = np.zeros(n)
-    a = pydp_core.privatize(z, mech, key=KEY, columns="a", block_rows=B)
+    a = privatize(z, mech, key=KEY, columns="a", block_rows=B)
     sup.assert_noise_distribution(a, mech)
-    sup.assert_uncorrelated(a, pydp_core.privatize(z, mech, key=KEY, columns="b", block_rows=B))
-    sup.assert_uncorrelated(a, pydp_core.privatize(z, mech, key=OTHER_KEY, columns="a", block_rows=B))
+    sup.assert_uncorrelated(a, privatize(z, mech, key=KEY, columns="b", block_rows=B))
+    sup.assert_uncorrelated(a, privatize(z, mech, key=OTHER_KEY, columns="a", block_rows=B))
     # Consecutive blocks (streams b and b + 1) are uncorrelated position by position.
     blocks = a.reshape(-1, B)
     sup.assert_uncorrelated(blocks[:-1].ravel(), blocks[1:].ravel())
     # A fresh key by default: two calls differ.
-    assert not np.array_equal(pydp_core.privatize(z[:10], mech), pydp_core.privatize(z[:10], mech))
+    assert not np.array_equal(privatize(z[:10], mech), privatize(z[:10], mech))
 
 
 def test_numpy_shapes_and_dtypes():
     mech = sup.laplace()
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    out = pydp_core.privatize(x, mech, key=KEY)
+    out = privatize(x, mech, key=KEY)
     assert out.shape == x.shape and out.dtype == np.float32
-    np.testing.assert_array_equal(out.ravel(), pydp_core.privatize(x.ravel().astype(np.float64), mech, key=KEY).astype(np.float32))
-    ints = pydp_core.privatize(np.arange(5), mech, key=KEY)
+    np.testing.assert_array_equal(out.ravel(), privatize(x.ravel().astype(np.float64), mech, key=KEY).astype(np.float32))
+    ints = privatize(np.arange(5), mech, key=KEY)
     assert ints.dtype == np.float64
-    np.testing.assert_array_equal(ints, pydp_core.privatize(np.arange(5.0), mech, key=KEY))
+    np.testing.assert_array_equal(ints, privatize(np.arange(5.0), mech, key=KEY))
 
 
 def test_masked_arrays_keep_their_mask():
     mech = sup.laplace()
     x = np.ma.masked_array([1.0, 2.0, 3.0, 4.0], mask=[0, 1, 0, 1])
-    out = pydp_core.privatize(x, mech, key=KEY)
+    out = privatize(x, mech, key=KEY)
     assert isinstance(out, np.ma.MaskedArray)
     np.testing.assert_array_equal(out.mask, x.mask)
-    full = pydp_core.privatize(np.array([1.0, 77.0, 3.0, -5.0]), mech, key=KEY)
+    full = privatize(np.array([1.0, 77.0, 3.0, -5.0]), mech, key=KEY)
     np.testing.assert_array_equal(out.compressed(), full[[0, 2]])
 
 
@@ -187,14 +199,14 @@ def test_masked_arrays_keep_their_mask():
 def test_bounds_clamp_before_noise_and_nothing_is_clamped_without_them():
     mech = sup.laplace()
     x = np.array([-1e9, -np.inf, 0.5, 3.0, np.inf, 1e300])
-    out = pydp_core.privatize(x, mech, key=KEY, bounds=(0, 1))
-    np.testing.assert_array_equal(out, pydp_core.privatize(np.clip(x, 0, 1), mech, key=KEY))
+    out = privatize(x, mech, key=KEY, bounds=(0, 1))
+    np.testing.assert_array_equal(out, privatize(np.clip(x, 0, 1), mech, key=KEY))
     with pytest.raises(ValueError, match="NaN or infinite"):
-        pydp_core.privatize(x, mech, key=KEY)
+        privatize(x, mech, key=KEY)
     with pytest.raises(ValueError, match="NaN"):
-        pydp_core.privatize(np.array([0.0, np.nan]), mech, key=KEY, bounds=(0, 1))
+        privatize(np.array([0.0, np.nan]), mech, key=KEY, bounds=(0, 1))
     big = np.array([1e6])
-    assert abs(pydp_core.privatize(big, mech, key=KEY)[0] - 1e6) < 1e3
+    assert abs(privatize(big, mech, key=KEY)[0] - 1e6) < 1e3
 
 
 # -- pandas -----------------------------------------------------------------------------------------------
@@ -204,7 +216,7 @@ def test_pandas_dataframe_named_columns_nulls_and_passthrough():
         {"x": [1.0, None, 3.0, 4.0], "n": pd.array([1, None, 3, 4], dtype="Int64"), "s": list("abcd"), "k": [1, 2, 3, 4]},
         index=[10, 11, 12, 13],
     )
-    out = pydp_core.privatize(df, mech, columns=["x", "n"], key=KEY)
+    out = privatize(df, mech, columns=["x", "n"], key=KEY)
     assert isinstance(out, pd.DataFrame) and list(out.columns) == list(df.columns)
     assert list(out.index) == [10, 11, 12, 13]
     assert out["x"].dtype == np.float64 and str(out["n"].dtype) == "Float64"
@@ -213,10 +225,10 @@ def test_pandas_dataframe_named_columns_nulls_and_passthrough():
     pd.testing.assert_series_equal(out["s"], df["s"])
     pd.testing.assert_series_equal(out["k"], df["k"])
     # Valid entries get the noise of their row, whatever the nulls are replaced by.
-    ref = pydp_core.privatize(np.array([1.0, -42.0, 3.0, 4.0]), mech, key=KEY, columns="x")
+    ref = privatize(np.array([1.0, -42.0, 3.0, 4.0]), mech, key=KEY, columns="x")
     np.testing.assert_array_equal(out["x"].to_numpy()[[0, 2, 3]], ref[[0, 2, 3]])
     # A Series gets the noise of the same-named column.
-    pd.testing.assert_series_equal(pydp_core.privatize(df["x"], mech, key=KEY), out["x"])
+    pd.testing.assert_series_equal(privatize(df["x"], mech, key=KEY), out["x"])
     assert df["x"].isna().sum() == 1  # input untouched
 
 
@@ -224,71 +236,72 @@ def test_pandas_errors():
     mech = sup.laplace()
     df = pd.DataFrame({"x": [1.0], "s": ["a"]})
     with pytest.raises(ValueError, match="columns is required"):
-        pydp_core.privatize(df, mech, key=KEY)
+        privatize(df, mech, key=KEY)
     with pytest.raises(ValueError, match="'y' not found"):
-        pydp_core.privatize(df, mech, columns=["y"], key=KEY)
+        privatize(df, mech, columns=["y"], key=KEY)
     with pytest.raises(TypeError, match="'s' must be numeric"):
-        pydp_core.privatize(df, mech, columns=["s"], key=KEY)
+        privatize(df, mech, columns=["s"], key=KEY)
     with pytest.raises(ValueError, match="either key or rng"):
-        pydp_core.privatize(df, mech, columns=["x"], key=KEY, rng=np.random.default_rng(0))
+        privatize(df, mech, columns=["x"], key=KEY, rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="privatize"):
-        pydp_core.privatize(df, object(), columns=["x"], key=KEY)
+        privatize(df, object(), columns=["x"], key=KEY)
     with pytest.raises(TypeError, match="data must be"):
-        pydp_core.privatize([1.0, 2.0], mech, key=KEY)
+        privatize([1.0, 2.0], mech, key=KEY)
 
 
 def test_per_column_mechanisms_and_bounds():
     lap, lap10 = sup.laplace(), sup.laplace(sensitivity=10.0)
     df = pd.DataFrame({"a": np.zeros(2000), "b": np.full(2000, 50.0)})
-    out = pydp_core.privatize(df, {"a": lap, "b": lap10}, columns=["a", "b"], key=KEY, bounds={"b": (0, 10)})
-    np.testing.assert_array_equal(out["a"], pydp_core.privatize(df["a"], lap, key=KEY))
-    np.testing.assert_array_equal(out["b"], pydp_core.privatize(np.full(2000, 10.0), lap10, key=KEY, columns="b"))
+    out = privatize(df, {"a": lap, "b": lap10}, columns=["a", "b"], key=KEY, bounds={"b": (0, 10)})
+    np.testing.assert_array_equal(out["a"], privatize(df["a"], lap, key=KEY))
+    np.testing.assert_array_equal(out["b"], privatize(np.full(2000, 10.0), lap10, key=KEY, columns="b"))
     with pytest.raises(ValueError, match="no entry for column 'b'"):
-        pydp_core.privatize(df, {"a": lap}, columns=["a", "b"], key=KEY)
+        privatize(df, {"a": lap}, columns=["a", "b"], key=KEY)
 
 
 # -- pyarrow ----------------------------------------------------------------------------------------------
 def test_pyarrow_arrays_tables_and_batches_keep_nulls():
     mech = sup.laplace()
     arr = pa.array([1.0, None, 3.0], type=pa.float64())
-    out = pydp_core.privatize(arr, mech, key=KEY, columns="x")
+    out = privatize(arr, mech, key=KEY, columns="x")
     assert isinstance(out, pa.Array) and out.null_count == 1 and not out[1].is_valid
     chunked = pa.chunked_array([[1.0, None], [3.0]])
-    out_c = pydp_core.privatize(chunked, mech, key=KEY, columns="x")
+    out_c = privatize(chunked, mech, key=KEY, columns="x")
     assert isinstance(out_c, pa.ChunkedArray) and out_c.to_pylist()[1] is None
     assert out_c.to_pylist() == out.to_pylist()
     meta = {b"origin": b"test"}
     table = pa.table({"x": arr, "i": pa.array([1, 2, None], pa.int32()), "s": ["a", "b", "c"]}).replace_schema_metadata(meta)
-    out_t = pydp_core.privatize(table, mech, columns=["x", "i"], key=KEY)
-    assert isinstance(out_t, pa.Table) and out_t.schema.metadata == meta
+    out_t = privatize(table, mech, columns=["x", "i"], key=KEY)
+    assert isinstance(out_t, pa.Table) and {**out_t.schema.metadata, **meta} == out_t.schema.metadata
+    assert b"pydp_core.release" in out_t.schema.metadata
     assert out_t.column("x").to_pylist() == out.to_pylist()
     assert out_t.column("i").type == pa.float64() and out_t.column("i").to_pylist()[2] is None
     assert out_t.column("s").equals(table.column("s"))
     batch = table.to_batches()[0]
-    out_b = pydp_core.privatize(batch, mech, columns=["x", "i"], key=KEY)
+    out_b = privatize(batch, mech, columns=["x", "i"], key=KEY)
     assert isinstance(out_b, pa.RecordBatch) and pa.Table.from_batches([out_b]).equals(out_t)
-    f32 = pydp_core.privatize(pa.array([1.0, 2.0], pa.float32()), mech, key=KEY)
+    f32 = privatize(pa.array([1.0, 2.0], pa.float32()), mech, key=KEY)
     assert f32.type == pa.float32()
     with pytest.raises(TypeError, match="must be numeric"):
-        pydp_core.privatize(table, mech, columns=["s"], key=KEY)
+        privatize(table, mech, columns=["s"], key=KEY)
     with pytest.raises(ValueError, match="NaN"):
-        pydp_core.privatize(pa.array([float("nan")]), mech, key=KEY)
+        privatize(pa.array([float("nan")]), mech, key=KEY)
 
 
 def test_pyarrow_index_column():
     mech = sup.laplace()
     t = pa.table({"id": [5, 0, 3], "x": [0.0, 0.0, 0.0]})
-    out = pydp_core.privatize(t, mech, columns=["x"], key=KEY, index="id")
-    ref = pydp_core.privatize(np.zeros(6), mech, key=KEY, columns="x")
+    out = privatize(t, mech, columns=["x"], key=KEY, index="id")
+    ref = privatize(np.zeros(6), mech, key=KEY, columns="x")
     np.testing.assert_array_equal(out.column("x").to_numpy(), ref[[5, 0, 3]])
     with pytest.raises(ValueError, match="nulls"):
-        pydp_core.privatize(pa.table({"id": [1, None], "x": [0.0, 1.0]}), mech, columns=["x"], key=KEY, index="id")
+        privatize(pa.table({"id": [1, None], "x": [0.0, 1.0]}), mech, columns=["x"], key=KEY, index="id")
 
 
 def test_rng_path_passes_the_generator_through():
     mech = sup.laplace()
     x = np.arange(100.0)
-    got = pydp_core.privatize(x, mech, rng=pydp_core.Random(7))
+    got = privatize(x, mech, rng=pydp_core.Random(7))
     np.testing.assert_array_equal(got, etl.privatizer(mech, {})(x, pydp_core.Random(7)))
     with pytest.raises(ValueError, match="index applies"):
-        pydp_core.privatize(x, mech, rng=pydp_core.Random(7), index=np.arange(100))
+        privatize(x, mech, rng=pydp_core.Random(7), index=np.arange(100))

@@ -36,7 +36,7 @@ def mp_subbotin_delta(r, eps, s, d):
 
 @pytest.mark.parametrize("eps,delta,sens", [(1.0, 0.0, 1.0), (0.1, 1e-6, 2.0), (5.0, 0.3, 0.5)])
 def test_laplace_closed_form(eps, delta, sens):
-    m = LaplaceMechanism(epsilon=eps, delta=delta, sensitivity=sens)
+    m = LaplaceMechanism(epsilon=eps, delta=delta, sensitivity=sens, confirm_delta=True)
     ref = mp.mpf(sens) / (eps - 2 * mp.log(1 - mp.mpf(delta)))
     assert m.scale >= float(ref) * (1 - 1e-15)
     assert math.isclose(m.scale, float(ref), rel_tol=1e-10)
@@ -96,13 +96,13 @@ def test_privatize_scalars_arrays_and_rngs():
     assert isinstance(m.privatize(np.float32(3.0)), float)
     assert m.privatize([[1.0, 2.0], [3.0, 4.0]]).shape == (2, 2)
     assert m.privatize(np.arange(5)).dtype == np.float64  # integers are converted exactly
-    a = m.privatize(np.zeros(100), rng=Random(1))
-    assert np.array_equal(a, m.privatize(np.zeros(100), rng=Random(1)))
+    a = m.privatize(np.zeros(100), rng=Random(1), simulation=True)
+    assert np.array_equal(a, m.privatize(np.zeros(100), rng=Random(1), simulation=True))
     s = m.simulate(np.zeros(100), rng=Random(1))  # the floating-point path, release=False
     assert np.array_equal(s, m.privatize(np.zeros(100), rng=Random(1), release=False))
     assert np.array_equal(s, Random(1).normal(0.0, m.scale, size=100))
-    b = m.privatize(np.zeros(100), rng=np.random.default_rng(7))
-    assert np.array_equal(b, m.privatize(np.zeros(100), rng=np.random.default_rng(7)))
+    b = m.privatize(np.zeros(100), rng=np.random.default_rng(7), simulation=True)
+    assert np.array_equal(b, m.privatize(np.zeros(100), rng=np.random.default_rng(7), simulation=True))
     assert not np.array_equal(m.privatize(np.zeros(10)), m.privatize(np.zeros(10)))  # secure default
 
 

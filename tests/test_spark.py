@@ -23,6 +23,10 @@ N = 60_000
 B = 4096
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
 
+# The noise of different data under one key is compared on purpose (the ledger is tested in
+# tests/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
+SIM = dict(ledger=False, sensitivity_holds=True)
+
 
 @pytest.fixture(scope="module")
 def spark():
@@ -63,8 +67,8 @@ def _collect(df, *cols):
 def _reference(mech, n=N):
     ids = np.arange(n)
     return {
-        "x": pydp_core.privatize((ids % 100).astype(float), mech, key=KEY, columns="x", block_rows=B),
-        "y": pydp_core.privatize(ids.astype(float), mech, key=KEY, columns="y", block_rows=B),
+        "x": pydp_core.privatize((ids % 100).astype(float), mech, **SIM, key=KEY, columns="x", block_rows=B),
+        "y": pydp_core.privatize(ids.astype(float), mech, **SIM, key=KEY, columns="y", block_rows=B),
     }
 
 
@@ -72,7 +76,7 @@ def test_output_does_not_depend_on_the_partitioning(spark):
     mech = sup.laplace()
     ref = _reference(mech)
     for parts in (1, 3, 8):
-        out = pspark.privatize(_frame(spark, parts), mech, columns=["x", "y"], key=KEY, block_rows=B)
+        out = pspark.privatize(_frame(spark, parts), mech, columns=["x", "y"], **SIM, key=KEY, block_rows=B)
         assert [f.dataType.simpleString() for f in out.schema.fields] == ["bigint", "double", "double", "string"]
         got = _collect(out, "x", "y")
         np.testing.assert_array_equal(got["id"], np.arange(N))
@@ -84,7 +88,7 @@ def test_row_id_index_survives_a_shuffle(spark):
     mech = sup.laplace()
     ref = _reference(mech)
     shuffled = _frame(spark, 5).repartition(3)  # hash-partitioned: order and split both change
-    got = _collect(pspark.privatize(shuffled, mech, columns=["x"], key=KEY, index="id", block_rows=B), "x")
+    got = _collect(pspark.privatize(shuffled, mech, columns=["x"], **SIM, key=KEY, index="id", block_rows=B), "x")
     np.testing.assert_array_equal(got["x"], ref["x"])
 
 
@@ -92,7 +96,7 @@ def test_noise_statistics_and_independent_partitions(spark):
     mech = sup.laplace(epsilon=0.5)
     n = 4 * 25_000
     df = spark.range(0, n, numPartitions=4).selectExpr("id", "cast(0 as double) as x")
-    got = _collect(pspark.privatize(df, mech, columns=["x"], key=KEY, block_rows=B), "x")
+    got = _collect(pspark.privatize(df, mech, columns=["x"], **SIM, key=KEY, block_rows=B), "x")
     sup.assert_noise_distribution(got["x"], mech)
     parts = got["x"].reshape(4, -1)
     for i in range(3):
@@ -117,20 +121,20 @@ def test_a_retried_task_reproduces_its_noise(spark, tmp_path):
 
     df = _frame(spark, 4)
     df = df.mapInArrow(flaky, df.schema)
-    got = _collect(pspark.privatize(df, mech, columns=["x", "y"], key=KEY, block_rows=B), "x", "y")
+    got = _collect(pspark.privatize(df, mech, columns=["x", "y"], **SIM, key=KEY, block_rows=B), "x", "y")
     assert len(os.listdir(marks)) >= 2  # both the counting pass and the noise pass were retried
     np.testing.assert_array_equal(got["x"], ref["x"])
     np.testing.assert_array_equal(got["y"], ref["y"])
 
 
 def test_nulls_bounds_and_passthrough(spark):
-    mech = sup.laplace()
+    mech = pydp_core.LaplaceMechanism(epsilon=1.0, sensitivity=10.0)  # the sensitivity of bounds (0, 10)
     df = spark.range(0, 1000, numPartitions=3).selectExpr(
         "id", "case when id % 7 = 0 then null else cast(id as double) end as x", "concat('r', id) as s"
     )
     got = df.toArrow()
-    out = pspark.privatize(df, mech, columns="x", key=KEY, bounds=(0, 10), block_rows=B).toArrow().sort_by("id")
-    want = pydp_core.privatize(got.sort_by("id"), mech, columns=["x"], key=KEY, bounds=(0, 10), block_rows=B)
+    out = pspark.privatize(df, mech, columns="x", **SIM, key=KEY, bounds=(0, 10), block_rows=B).toArrow().sort_by("id")
+    want = pydp_core.privatize(got.sort_by("id"), mech, columns=["x"], **SIM, key=KEY, bounds=(0, 10), block_rows=B)
     assert out.column("x").to_pylist() == want.column("x").to_pylist()
     assert out.column("s").to_pylist() == want.column("s").to_pylist()
     assert out.column("x").null_count == 143
@@ -147,7 +151,7 @@ def test_nondeterministic_input_fails_closed(spark):
 
     df = df.mapInArrow(drop_at_random, df.schema)
     with pytest.raises(Exception, match="not deterministic"):
-        pspark.privatize(df, mech, columns=["x"], key=KEY).collect()
+        pspark.privatize(df, mech, columns=["x"], **SIM, key=KEY).collect()
 
 
 def test_errors(spark):
@@ -156,12 +160,24 @@ def test_errors(spark):
     with pytest.raises(ValueError, match="32 bytes|exactly"):
         pspark.privatize(df, mech, columns=["x"], key=b"short")
     with pytest.raises(TypeError, match="must be numeric"):
-        pspark.privatize(df, mech, columns=["s"], key=KEY)
+        pspark.privatize(df, mech, columns=["s"], **SIM, key=KEY)
     with pytest.raises(ValueError, match="not found"):
-        pspark.privatize(df, mech, columns=["nope"], key=KEY)
+        pspark.privatize(df, mech, columns=["nope"], **SIM, key=KEY)
     with pytest.raises(TypeError, match="integer column"):
-        pspark.privatize(df, mech, columns=["x"], key=KEY, index="s")
+        pspark.privatize(df, mech, columns=["x"], **SIM, key=KEY, index="s")
     with pytest.raises(TypeError, match="DataFrame"):
-        pspark.privatize(None, mech, columns=["x"], key=KEY)
+        pspark.privatize(None, mech, columns=["x"], **SIM, key=KEY)
     with pytest.raises(TypeError, match="privatize"):
-        pspark.privatize(df, object(), columns=["x"], key=KEY)
+        pspark.privatize(df, object(), columns=["x"], **SIM, key=KEY)
+
+
+def test_a_second_release_under_the_key_is_refused_unless_resumed(spark):
+    """The driver records the release once (the tasks run without a ledger)."""
+    key = pydp_core.io.generate_key()
+    mech = pydp_core.io.mechanism("laplace", epsilon=1.0, sensitivity="bounds", bounds=(0, 100))
+    df = spark.range(0, 500, numPartitions=2).selectExpr("id", "cast(id % 100 as double) as x")
+    first = _collect(pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B), "x")
+    with pytest.raises(pydp_core.io.KeyReuseError, match="resume=True"):
+        pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B)
+    again = _collect(pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B, resume=True), "x")
+    np.testing.assert_array_equal(first["x"], again["x"])

@@ -34,6 +34,7 @@ from .budgets import (
 )
 from .composition import advanced_composition, compose
 from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
+from .journal import Journal, JournalError
 from .subsampling import subsample
 
 __all__ = [
@@ -61,4 +62,6 @@ __all__ = [
     "ArsinhParameters",
     "Accountant",
     "BudgetExceededError",
+    "Journal",
+    "JournalError",
 ]

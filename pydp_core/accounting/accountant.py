@@ -39,6 +39,7 @@ from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overlo
 
 import numpy as np
 
+from .._files import fsync_dir
 from .._validation import (
     check_alpha,
     check_int,
@@ -61,6 +62,7 @@ from .budgets import (
     budget_from_fields,
     rdp_epsilon_array,
 )
+from .journal import Journal, JournalError
 
 __all__ = ["Accountant", "BudgetExceededError"]
 
@@ -440,13 +442,24 @@ class Accountant(Generic[B]):
     limit : PureDP, ApproxDP, GDP, ZCDP, RDP or RaoDP
         The budget that the total, in the limit's definition, must never exceed. An ``ApproxDP`` limit
         needs delta in (0, 1).
+    journal : str or os.PathLike, optional
+        A durable, authenticated journal file (:mod:`pydp_core.accounting.journal`): every spend is
+        appended and flushed to disk before the spend returns, and an existing journal is verified and
+        replayed, so a process that dies loses no spend. A journal written for another limit, edited,
+        reordered, or written under another key is refused.
+    journal_key : bytes, optional
+        The journal's MAC key, at least 32 bytes, required with ``journal`` (keep it apart from the
+        journal, e.g. ``pydp_core.io.generate_key()`` stored with the job's secrets).
 
     Raises
     ------
     TypeError
-        If ``limit`` is not a budget of a definition the accountant reports totals in.
+        If ``limit`` is not a budget of a definition the accountant reports totals in, or ``journal``
+        is given without a ``journal_key`` of bytes.
     ValueError
         If an ``ApproxDP`` limit has delta 0 or 1.
+    JournalError
+        If the journal fails its authentication, holds another limit, or its spends exceed the limit.
 
     Examples
     --------
@@ -463,9 +476,15 @@ class Accountant(Generic[B]):
     Traceback (most recent call last):
     ...
     pydp_core.accounting.accountant.BudgetExceededError: spend refused: ...
+    >>> import os, tempfile
+    >>> path, key = os.path.join(tempfile.mkdtemp(), "budget.journal"), bytes(range(32))
+    >>> Accountant(PureDP(1.0), journal=path, journal_key=key).spend_laplace(scale=2.0)
+    >>> Accountant(PureDP(1.0), journal=path, journal_key=key).total()     # replayed from the journal
+    PureDP(epsilon=0.5)
     """
 
-    def __init__(self, limit: B) -> None:
+    def __init__(self, limit: B, *, journal: "os.PathLike[str] | str | None" = None,
+                 journal_key: Optional[bytes] = None) -> None:
         if not isinstance(limit, tuple(LIMITS)):
             names = ", ".join(t.__name__ for t in LIMITS)
             raise TypeError(f"limit must be a {names} budget, got {type(limit).__name__}")
@@ -476,6 +495,22 @@ class Accountant(Generic[B]):
         self._limit = limit
         self._spends: List[_Spend] = []
         self._lock = threading.Lock()
+        self._journal: Optional[Journal] = None
+        if journal is not None:
+            if journal_key is None:
+                raise TypeError("journal needs journal_key: bytes of length >= 32, kept apart from the journal")
+            jr = Journal(journal, key=journal_key, limit=self._limit_doc())
+            for entry in jr.entries:
+                try:
+                    rec = {k: v for k, v in entry.items() if k != "count"}
+                    candidate = self._candidate(rec, check_int(entry["count"], "count", 1))
+                    over = self._rule.exceeds(self._limit_total(candidate), self._limit)
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise JournalError(f"the journal {os.fspath(journal)!r} holds a malformed spend: {exc}") from None
+                if over:
+                    raise JournalError(f"the journal {os.fspath(journal)!r} holds spends past its limit")
+                self._spends = candidate
+            self._journal = jr
 
     # ---------------------------------------------------------------------------------------------
     @property
@@ -533,15 +568,21 @@ class Accountant(Generic[B]):
     def _limit_total(self, spends: List[_Spend]) -> B:
         return self._rule.total(spends, **self._rule.parameters(self._limit))
 
+    def _candidate(self, record: Dict[str, Any], count: int) -> List[_Spend]:
+        """The spends with ``count`` runs of ``record`` added (merged into the last record if it is the same)."""
+        last = self._spends[-1] if self._spends else None
+        if last is not None and last.same_mechanism(record):  # repeated runs: one record with a count
+            return self._spends[:-1] + [_Spend({**record, "count": last.count + count})]
+        return self._spends + [_Spend({**record, "count": count})]
+
+    def _limit_doc(self) -> Dict[str, Any]:
+        return {"type": type(self._limit).__name__, "fields": budget_fields(self._limit)}
+
     def _spend(self, record: Dict[str, Any], count: int) -> None:
         # the record is validated (and its representations built) before the lock is taken
         _Spend({**record, "count": count})
         with self._lock:
-            last = self._spends[-1] if self._spends else None
-            if last is not None and last.same_mechanism(record):  # repeated runs: one record with a count
-                candidate = self._spends[:-1] + [_Spend({**record, "count": last.count + count})]
-            else:
-                candidate = self._spends + [_Spend({**record, "count": count})]
+            candidate = self._candidate(record, count)
             try:
                 total = self._limit_total(candidate)
             except TypeError as exc:
@@ -550,6 +591,8 @@ class Accountant(Generic[B]):
                 ) from None
             if self._rule.exceeds(total, self._limit):
                 raise BudgetExceededError(f"spend refused: the total would be {total!r}, past the limit {self._limit!r}")
+            if self._journal is not None:  # durable before the spend counts (and before any noise is drawn)
+                self._journal.append({**record, "count": count})
             self._spends = candidate
 
     # ---------------------------------------------------------------------------------------------
@@ -590,11 +633,7 @@ class Accountant(Generic[B]):
         """The limit and the spends as a JSON document (read back by :meth:`from_json`)."""
         with self._lock:
             records = [s.record for s in self._spends]
-        doc = {
-            "format": _FORMAT,
-            "limit": {"type": type(self._limit).__name__, "fields": budget_fields(self._limit)},
-            "spends": records,
-        }
+        doc = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
         return json.dumps(doc, indent=1)
 
     @classmethod
@@ -615,7 +654,11 @@ class Accountant(Generic[B]):
         return acc
 
     def save(self, path: "os.PathLike[str] | str") -> None:
-        """Write the state to ``path`` atomically (write to a temporary file, then rename)."""
+        """Write the state to ``path`` atomically and durably (temporary file, fsync, rename, fsync of the folder).
+
+        A snapshot without integrity check; for a record that survives a crash between saves and detects
+        tampering, use ``journal=``.
+        """
         text = self.to_json()
         tmp = f"{os.fspath(path)}.tmp{os.getpid()}.{threading.get_ident()}"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -623,6 +666,7 @@ class Accountant(Generic[B]):
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        fsync_dir(os.path.dirname(os.path.abspath(os.fspath(path))))
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Accountant[Any]":

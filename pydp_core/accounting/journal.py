@@ -22,6 +22,8 @@ import os
 import threading
 from typing import Any
 
+from .._files import append_durably
+
 __all__ = ["Journal", "JournalError"]
 
 _FORMAT = "pydp_core.Accountant.journal/1"
@@ -99,19 +101,7 @@ class Journal:
     def _write_line(self, doc: dict[str, Any], *, create: bool) -> None:
         body = json.dumps(doc, sort_keys=True)
         mac = self._mac(body)
-        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(self._path, flags, 0o600)
-        try:
-            os.write(fd, (json.dumps({"entry": doc, "mac": mac}, sort_keys=True) + "\n").encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if create:
-            dfd = os.open(os.path.dirname(os.path.abspath(self._path)), os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+        append_durably(self._path, json.dumps({"entry": doc, "mac": mac}, sort_keys=True) + "\n", create=create)
         self._head = mac
 
     def _load(self) -> dict[str, Any]:

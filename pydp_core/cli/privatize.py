@@ -28,7 +28,17 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--bounds", nargs=2, type=finite_float, metavar=("LOWER", "UPPER"), help="clamp values to [LOWER, UPPER] first"
     )
     p.add_argument(
-        "--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh random key)"
+        "--sensitivity-holds", action="store_true",
+        help="declare that --sensitivity holds for the values as they are (no --bounds; e.g. already-aggregated "
+        "columns); recorded in the output's metadata. Without --bounds a release is refused unless given",
+    )
+    p.add_argument(
+        "--confirm-delta", action="store_true", help="accept a delta above 1e-3 without a privacy warning"
+    )
+    p.add_argument(
+        "--key-file", "-k", metavar="FILE",
+        help="256-bit release key from 'pydp-core keygen' (default: a fresh random key); its use is recorded in "
+        "FILE.ledger, and a second release under it with other data is refused",
     )
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument(
@@ -77,9 +87,11 @@ def run(args: argparse.Namespace) -> int:
 
     bounds = etl.check_bounds(args.bounds, "--bounds")
     mech = etl.mechanism(
-        args.mechanism, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r
+        args.mechanism, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,
+        confirm_delta=args.confirm_delta,
     )
     key = etl.load_key(args.key_file) if args.key_file else None
+    ledger = args.key_file + ".ledger" if args.key_file else None
     extra = {"release": False} if args.simulate else {}
     fmt = etl.file_format(args.input, args.format)
     show = sys.stderr.isatty() if args.progress is None else args.progress
@@ -93,11 +105,14 @@ def run(args: argparse.Namespace) -> int:
         rows = etl.privatize_file(
             args.input, args.output, mech, key=key, columns=args.column, bounds=bounds, format=args.format,
             output_format=args.output_format, batch_rows=args.batch_rows, block_rows=args.block_rows, overwrite=args.force,
-            progress=None if bar is None else bar.update, compression=args.compression, **extra,
+            progress=None if bar is None else bar.update, compression=args.compression, ledger=ledger,
+            sensitivity_holds=args.sensitivity_holds, simulation=args.simulate and key is None, **extra,
         )
     finally:
         if bar is not None:
             bar.close()
     if not args.quiet:
-        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} privatised with {mech!r}", file=sys.stderr)
+        what = "SIMULATION (floating-point noise, not a release)" if args.simulate else "privatised"
+        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r}"
+              + (" (sensitivity declared to hold without bounds)" if args.sensitivity_holds else ""), file=sys.stderr)
     return 0

@@ -32,7 +32,9 @@ unless ``release=False``.
 The key is a secret. Generate it once per release (:func:`generate_key`, or ``pydp-core keygen``, which
 writes it with owner-only permissions), keep it out of logs, job arguments and notebooks, and never reuse
 it for another release: two releases with one key carry the same noise, and their difference reveals the
-change in the data exactly. Without a key a fresh one is drawn from OS entropy for the call (and thrown
+change in the data exactly. Every use is recorded in the key's ledger (:mod:`pydp_core.io.ledger`; in the
+process, or in ``<key file>.ledger``) before noise is drawn, and a second release with other values is
+refused with :class:`KeyReuseError`. Without a key a fresh one is drawn from OS entropy for the call (and thrown
 away), which is right for a one-shot release but not reproducible.
 
 Clamping and sensitivity
@@ -40,7 +42,10 @@ Clamping and sensitivity
 ``bounds=(lower, upper)`` clamps the values before noise is added; nothing is clamped without it, and
 values must then be finite. The sensitivity is the mechanism's: :func:`sensitivity_from_bounds` gives
 ``upper - lower`` (the sensitivity of releasing one record's value) when you ask for it, for instance
-``mechanism(..., sensitivity="bounds", bounds=(0, 100))``.
+``mechanism(..., sensitivity="bounds", bounds=(0, 100))``. A sensitivity below ``upper - lower`` is
+refused (:func:`release_bounds`), and a column without bounds is refused unless
+``sensitivity_holds=True`` declares that the mechanism's sensitivity holds; the declaration is recorded in
+the output's release report.
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ from .keyed import (
     check_bounds,
     mechanism,
     privatizer,
+    release_bounds,
     sensitivity_from_bounds,
 )
 from .keys import (
@@ -63,6 +69,7 @@ from .keys import (
     parse_key,
     write_key,
 )
+from .ledger import KeyLedger, KeyReuseError, ledger_for_key, values_digest
 
 __all__ = [
     "privatize",
@@ -73,6 +80,11 @@ __all__ = [
     "sensitivity_from_bounds",
     "mechanism",
     "KeyedNoise",
+    "KeyLedger",
+    "KeyReuseError",
+    "ledger_for_key",
+    "values_digest",
+    "release_bounds",
     "BLOCK_ROWS",
     "KEY_BYTES",
     "check_key",

@@ -13,6 +13,8 @@ import tempfile
 from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from .._files import fsync_dir
+
 __all__ = ["atomic_output", "same_file", "Pipeline"]
 
 
@@ -74,14 +76,7 @@ def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:  # pragm
     raise _Terminated()
 
 
-def _fsync_dir(directory: str) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+_fsync_dir = fsync_dir
 
 
 class Pipeline:

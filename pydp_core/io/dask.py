@@ -25,9 +25,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._validation import check_int, require_extra
-from .frames import column_names, output_dtype, single_column_name
+from .frames import column_names, output_dtype, record_distributed_release, single_column_name
 from .frames import privatize as privatize_local
-from .keyed import check_bounds, check_mechanism
+from .keyed import check_mechanism, release_bounds
 from .keys import BLOCK_ROWS, check_key
 
 __all__ = ["privatize"]
@@ -42,6 +42,11 @@ def privatize(
     bounds: Any = None,
     index: str | None = None,
     block_rows: int = BLOCK_ROWS,
+    ledger: Any = None,
+    resume: bool = False,
+    accountant: Any = None,
+    sensitivity_holds: bool = False,
+    simulation: bool = False,
     **privatize_kwargs: Any,
 ) -> Any:
     """A lazy Dask collection with ``mechanism``'s noise added (the same kind as ``data``).
@@ -70,6 +75,18 @@ def privatize(
         positions per keyed block (:data:`pydp_core.BLOCK_ROWS`). Every task draws the whole blocks it
         touches: keep chunks and partitions at least this long (Dask's usual 100 MB chunks are), or pass a
         smaller value (the same for every piece of one release).
+    ledger:
+        the use record of ``key`` (as in :func:`pydp_core.privatize`): the driver records each column as one
+        release covering all rows, before any task runs; the tasks run without a ledger (a retried task
+        reproduces its noise).
+    resume:
+        ``True``: this call continues a release already recorded under ``key`` (a rerun of the same job on
+        the same data): nothing is recorded or charged. Without it a second release of a column under the
+        key is refused (:class:`~pydp_core.io.KeyReuseError`).
+    accountant:
+        charged once per column at the driver, before any noise is drawn.
+    sensitivity_holds, simulation:
+        as in :func:`pydp_core.privatize`.
     **privatize_kwargs
         Passed on to the mechanism (e.g. ``release=False`` for simulations).
 
@@ -104,28 +121,35 @@ def privatize(
 
     key = check_key(key)
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
-    # One generator thread per task: the scheduler already runs tasks in parallel.
-    options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, **privatize_kwargs)
+    # One generator thread per task: the scheduler already runs tasks in parallel. The driver records the
+    # release (record), the tasks run without a ledger.
+    options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=False,
+                   sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
+
+    def record(names: Sequence[str]) -> None:
+        record_distributed_release(key, names, mechanism, ledger=ledger, resume=resume, accountant=accountant,
+                                   release=privatize_kwargs.get("release", True) is not False)
+
     if isinstance(data, da.Array):
         if index is not None:
             raise ValueError("index applies to dataframes; array positions are their C-order indices")
-        return _array(data, mechanism, columns, options)
+        return _array(data, mechanism, columns, options, record)
     import dask.dataframe as dd
 
     if isinstance(data, (dd.DataFrame, dd.Series)):
-        return _frame(data, mechanism, columns, index, options)
+        return _frame(data, mechanism, columns, index, options, record)
     raise TypeError(f"data must be a dask Array, DataFrame or Series, not {type(data).__name__}")
 
 
 # -- arrays ----------------------------------------------------------------------------------------------
-def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any]) -> Any:
+def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any], record: Any) -> Any:
     name = single_column_name(columns, "")
     if x.dtype.kind == "b" or x.dtype.kind not in "iuf":
         raise TypeError(f"data must be numeric (got dtype {x.dtype})")
     if any(np.isnan(c) for dim in x.chunks for c in dim):
         raise ValueError("data has unknown chunk sizes: call compute_chunk_sizes() first")
-    check_mechanism(mechanism)
-    check_bounds(options["bounds"])
+    release_bounds(check_mechanism(mechanism), options["bounds"], name, options["sensitivity_holds"])
+    record([name])
     out_dtype = output_dtype(x.dtype)
     shape = x.shape
 
@@ -146,7 +170,7 @@ def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any]) -> Any
 
 
 # -- dataframes ------------------------------------------------------------------------------------------
-def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str, Any]) -> Any:
+def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str, Any], record: Any) -> Any:
     import dask.dataframe as dd
     from dask import delayed
 
@@ -165,6 +189,7 @@ def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str,
                 raise ValueError(f"index column {index!r} cannot also be privatised")
     # Validate and build the output's meta on an empty frame of the same dtypes.
     meta = privatize_local(df._meta, mechanism, columns=names, **options)
+    record([names] if isinstance(names, str) else names)
     parts = df.to_delayed()
 
     if index is not None:

@@ -2,13 +2,14 @@
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Sequence
 
 import numpy as np
 
 from .._validation import check_int
-from .frames import column_names, pick_column, privatize_pyarrow
+from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
 from .keyed import KeyedNoise
 from .keys import BLOCK_ROWS, check_key, generate_key
 
@@ -66,6 +67,10 @@ def privatize_file(
     overwrite: bool = False,
     progress: Any = None,
     compression: str | None = "snappy",
+    ledger: Any = None,
+    accountant: Any = None,
+    sensitivity_holds: bool = False,
+    simulation: bool = False,
     **privatize_kwargs: Any,
 ) -> int:
     """Privatise ``columns`` of a Parquet or CSV file into ``target``, streaming, with atomic output.
@@ -101,6 +106,16 @@ def privatize_file(
         Called with the number of rows of each batch written (e.g. ``tqdm.update``).
     compression : str or None, optional
         Parquet output compression (default "snappy"; ``None`` for none).
+    ledger : None, False, path or KeyLedger, optional
+        The use record of ``key``, as in :func:`privatize` (the command line uses ``<key file>.ledger``).
+        Each batch is checked and recorded before its noise is drawn; a rerun with the same data and
+        ``batch_rows`` repeats its pieces exactly and is accepted.
+    accountant : Accountant, optional
+        Charged once per column before its noise is drawn, as in :func:`privatize`.
+    sensitivity_holds, simulation : bool, optional
+        As in :func:`privatize`. The release report (mechanisms, bounds and these two flags) is written to
+        the Parquet key-value metadata ``pydp_core.release``, or for CSV output to the JSON file
+        ``<target>.release.json``.
     **privatize_kwargs
         Passed on to the mechanism (e.g. ``release=False`` for simulations).
 
@@ -116,7 +131,10 @@ def privatize_file(
     FileExistsError
         If ``target`` exists and ``overwrite`` is false.
     ValueError
-        If ``target`` is ``source``, a format is unknown, a column is missing, or a value is bad.
+        If ``target`` is ``source``, a format is unknown, a column is missing, a value is bad, or the
+        bounds and sensitivities do not match (:func:`privatize`).
+    KeyReuseError
+        If the key's ledger holds other values for rows of this release (nothing is written).
     KeyboardInterrupt
         On Ctrl-C or SIGTERM (no output is left).
 
@@ -134,8 +152,8 @@ def privatize_file(
     >>> with open(os.path.join(d, "in.csv"), "w") as fh:
     ...     _ = fh.write("name,age\\nann,30\\nbob,50\\n")
     >>> key = bytes(range(32))  # a fixed key for this example only: use io.generate_key()
-    >>> io.privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.csv"), dp.LaplaceMechanism(epsilon=1.0),
-    ...                   key=key, columns="age")
+    >>> mech = io.mechanism("laplace", epsilon=1.0, sensitivity="bounds", bounds=(0, 100))
+    >>> io.privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.csv"), mech, key=key, columns="age")
     2
     """
     from .atomic import Pipeline, atomic_output, same_file
@@ -160,15 +178,21 @@ def privatize_file(
         raise FileExistsError(f"output {target!r} exists (use --force / overwrite=True to replace it)")
     if os.path.isdir(target):
         raise IsADirectoryError(f"output {target!r} is a directory")
+    key_ledger = False if key is None else resolve_ledger(check_key(key), ledger)
     key = generate_key() if key is None else check_key(key)
     batch_rows = check_int(batch_rows, "block_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
+    report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
+                              "release": privatize_kwargs.get("release", True) is not False}
     for c in column_names(names, _file_columns(source, fmt_in)):
         noisers[c] = KeyedNoise(
             pick_column(mechanism, c, "mechanism"), key, c,
             bounds=pick_column(bounds, c, "bounds", optional=True), block_rows=block_rows,
-            privatize_kwargs=privatize_kwargs,
+            privatize_kwargs=privatize_kwargs, ledger=key_ledger, accountant=accountant,
+            sensitivity_holds=sensitivity_holds, simulation=simulation,
         )
+        note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
+    report_text = json.dumps(report, sort_keys=True)
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         return noisers[col].apply(values, start)
@@ -178,7 +202,7 @@ def privatize_file(
 
     def write(out: Any) -> None:  # runs in the writer thread
         if state["writer"] is None:
-            state["writer"] = _open_writer(tmp, fmt_out, out.schema, compression, list(noisers))
+            state["writer"] = _open_writer(tmp, fmt_out, _with_report(out.schema, report_text), compression, list(noisers))
         state["writer"].write(out)
         if progress is not None:
             progress(out.num_rows)
@@ -199,8 +223,18 @@ def privatize_file(
                 state["writer"].close()
         if state["writer"] is None:  # empty input: write the (privatised) schema
             schema = _empty_schema(source, fmt_in, list(noisers))
-            _open_writer(tmp, fmt_out, schema, compression, list(noisers)).close()
+            _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
+    if fmt_out == "csv":
+        with atomic_output(target + ".release.json") as side:
+            with open(side, "w", encoding="utf-8") as fh:
+                fh.write(report_text + "\n")
     return rows
+
+
+def _with_report(schema: Any, report_text: str) -> Any:
+    meta = dict(schema.metadata or {})
+    meta[REPORT_KEY.encode()] = report_text.encode()
+    return schema.with_metadata(meta)
 
 
 def _file_columns(source: str, fmt: str) -> list[str]:

@@ -2,19 +2,27 @@
 """
 from __future__ import annotations
 
+import functools
+import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .._safety import check_release_rng, privacy_warning
 from .._validation import check_int
 from .keyed import (
     KeyedNoise,
-    check_bounds,
+    check_chargeable,
     check_mechanism,
     prepared_values,
     privatizer,
+    release_bounds,
 )
 from .keys import BLOCK_ROWS, check_key, generate_key
+from .ledger import KeyLedger, ledger_for_key
+
+#: The key of the release report in pandas ``attrs`` and Arrow / Parquet schema metadata.
+REPORT_KEY = "pydp_core.release"
 
 #: ``noiser(column, values)``: the noisy copy of one column's 1-D values.
 Noiser = Callable[[str, np.ndarray], np.ndarray]
@@ -33,12 +41,19 @@ def privatize(
     index: Any = None,
     block_rows: int = BLOCK_ROWS,
     threads: int | None = None,
+    ledger: Any = None,
+    accountant: Any = None,
+    sensitivity_holds: bool = False,
+    simulation: bool = False,
+    privacy_unit: Any = None,
     **privatize_kwargs: Any,
 ) -> Any:
     """Add ``mechanism``'s noise to ``data`` and return the same kind of object.
 
     With a ``key`` the noise of a value is a function of (key, column, row index) only, so pieces,
-    partitions and retries reproduce it exactly (docs/io.md).
+    partitions and retries reproduce it exactly (docs/io.md). Every piece is recorded in the key's
+    ledger before its noise is drawn: a second release under the key with other values is refused
+    (:class:`~pydp_core.io.KeyReuseError`).
 
     Parameters
     ----------
@@ -60,9 +75,9 @@ def privatize(
         a 32-byte release key: the noise is a function of (key, column, row index) (module docstring).
         ``None`` (the default) uses a fresh key from OS entropy.
     rng:
-        instead of a key, a generator passed straight to ``mechanism.privatize`` (a seeded
-        ``pydp_core.Random`` or ``numpy.random.Generator`` for simulations); the noise then depends on how
-        the data is split.
+        instead of a key, a generator passed straight to the mechanism; the noise then depends on how
+        the data is split. A seeded ``pydp_core.Random`` or a ``numpy.random.Generator`` is refused for a
+        release unless ``simulation=True``.
     offset:
         global row index of the first row (with ``key``): pieces of one column privatised with their
         offsets give exactly the output of the whole.
@@ -75,8 +90,30 @@ def privatize(
         rows per keyed block; the same for every piece of a release.
     threads:
         threads of the keyed generator (None: all cores); the output is the same for every value.
+    ledger:
+        the use record of ``key`` (:mod:`pydp_core.io.ledger`): ``None`` (the default) this process's
+        record of the key; a path (``"<key file>.ledger"``) or a :class:`~pydp_core.io.KeyLedger`; ``False``
+        for none (only where the release is recorded elsewhere, as the Spark and Dask drivers do).
+    accountant:
+        an :class:`~pydp_core.Accountant` charged once per column before its noise is drawn (pieces of one
+        release under one key are charged once; an exact repeat is not charged again).
+    sensitivity_holds:
+        declare that the mechanism's sensitivity holds for columns without bounds (for instance
+        already-aggregated values); without it a column without bounds is refused. Recorded in the
+        release report.
+    simulation:
+        allow a seeded or numpy ``rng``, and floating-point noise (``release=False``) under a key, without
+        refusal or warning; the output is labelled a simulation in the release report.
+    privacy_unit:
+        the person (or other unit) each row belongs to: a column name or an array of ids. If an id
+        repeats, a :class:`~pydp_core.PrivacyWarning` says that the guarantee is per value, not per
+        person (a person with k rows needs k times the sensitivity, or one row per person).
     privatize_kwargs:
         passed on to ``mechanism.privatize`` (e.g. ``release=``).
+
+    The release report (the mechanisms, bounds, ``sensitivity_holds`` and ``simulation``) is attached
+    to pandas output as ``attrs["pydp_core.release"]`` and to pyarrow tables and record batches as the
+    schema metadata key ``pydp_core.release`` (JSON).
 
     Returns
     -------
@@ -91,51 +128,176 @@ def privatize(
         If ``data`` is not a supported kind, a column is not numeric, or an argument has the wrong type.
     ValueError
         If a column is missing, a value is not finite without ``bounds``, both ``key`` and ``rng`` (or
-        ``offset`` and ``index``) are given, or the index is not unique and non-negative.
+        ``offset`` and ``index``) are given, the index is not unique and non-negative, a column has no
+        bounds without ``sensitivity_holds``, the bounds exceed the sensitivity, or ``rng`` is seeded
+        without ``simulation``.
+    KeyReuseError
+        If the key's ledger holds other values for rows of this release.
+    BudgetExceededError
+        If ``accountant`` would exceed its limit (nothing is released).
 
     Examples
     --------
     >>> import pandas as pd
     >>> import pydp_core as dp
     >>> key = bytes(range(32))  # a fixed key for this example only: use dp.io.generate_key()
-    >>> mech = dp.LaplaceMechanism(epsilon=1.0)
+    >>> mech = dp.LaplaceMechanism(epsilon=1.0, sensitivity=6.0)
     >>> x = np.arange(6.0)
-    >>> whole = dp.privatize(x, mech, key=key)
-    >>> pieces = np.concatenate([dp.privatize(x[:4], mech, key=key), dp.privatize(x[4:], mech, key=key, offset=4)])
+    >>> first = dp.privatize(x[:4], mech, key=key, bounds=(0, 6))
+    >>> pieces = np.concatenate([first, dp.privatize(x[4:], mech, key=key, bounds=(0, 6), offset=4)])
+    >>> bool(np.array_equal(first, dp.privatize(x[:4], mech, key=key, bounds=(0, 6))))   # an exact repeat
+    True
+    >>> dp.privatize(x[4:] + 1, mech, key=key, bounds=(0, 6))   # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    KeyReuseError: rows 0..1 of column '' were released under this key with other values ...
+    >>> whole = dp.privatize(x, mech, key=key, bounds=(0, 6), ledger=dp.io.KeyLedger(key))  # a check only
     >>> bool(np.array_equal(whole, pieces))
     True
     >>> df = pd.DataFrame({"age": [30.0, None, 50.0], "id": [1, 2, 3]})
-    >>> out = dp.privatize(df, mech, key=key, columns="age")
+    >>> out = dp.privatize(df, mech, key=bytes(range(1, 33)), columns="age", sensitivity_holds=True)
     >>> out["age"].isna().tolist(), out["id"].tolist()
     ([False, True, False], [1, 2, 3])
     """
     if key is not None and rng is not None:
         raise ValueError("give either key or rng, not both")
+    release = privatize_kwargs.get("release", True) is not False
     release_key = b""
+    key_ledger: bool | KeyLedger = False
     if rng is None:
         release_key = generate_key() if key is None else check_key(key)
-    elif index is not None:
-        raise ValueError("index applies to keyed noise (key=), not to rng=")
+        # A fresh key is used once: it needs no record.
+        key_ledger = False if key is None else resolve_ledger(release_key, ledger)
+    else:
+        if index is not None:
+            raise ValueError("index applies to keyed noise (key=), not to rng=")
+        if release:
+            check_release_rng(rng, simulation)
     offset = check_int(offset, "offset", 0)
     if index is not None and offset != 0:
         raise ValueError("give either offset or index, not both")
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
     rows = None if index is None else _index_rows(data, index)
+    if privacy_unit is not None:
+        warn_repeated_units(_unit_ids(data, privacy_unit))
+    report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
+                              "release": release}
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         mech = pick_column(mechanism, col, "mechanism")
-        bnd = check_bounds(pick_column(bounds, col, "bounds", optional=True))
+        bnd = pick_column(bounds, col, "bounds", optional=True)
         if rng is not None:
+            bnd = release_bounds(check_mechanism(mech), bnd, col, sensitivity_holds)
+            note_column(report, col, mech, bnd)
+            if accountant is not None:
+                check_chargeable(mech).charge(accountant, release=release)
             arr = prepared_values(values, bnd, col)
-            out = np.asarray(privatizer(check_mechanism(mech), privatize_kwargs)(arr, rng), dtype=np.float64)
+            out = np.asarray(privatizer(mech, privatize_kwargs)(arr, rng), dtype=np.float64)
             if out.shape != arr.shape:
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out
         kn = KeyedNoise(mech, release_key, col, bounds=bnd, block_rows=block_rows, threads=threads,
-                        privatize_kwargs=privatize_kwargs)
+                        privatize_kwargs=privatize_kwargs, ledger=key_ledger, accountant=accountant,
+                        sensitivity_holds=sensitivity_holds, simulation=simulation)
+        note_column(report, col, mech, kn.bounds)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
 
-    return _dispatch(data, columns, noiser)
+    return attach_report(_dispatch(data, columns, noiser), report)
+
+
+def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger:
+    """The ledger argument of :class:`KeyedNoise` for a ``ledger=`` given to :func:`privatize`.
+
+    ``None``: the process record of ``key``; ``False``: none; a path: the ledger file; a
+    :class:`KeyLedger`: itself.
+    """
+    if ledger is None or ledger is True:
+        return True
+    if ledger is False or isinstance(ledger, KeyLedger):
+        return ledger
+    if isinstance(ledger, (str, os.PathLike)):
+        return ledger_for_key(key, ledger)
+    raise TypeError(f"ledger must be None, False, a path or a KeyLedger, not {type(ledger).__name__}")
+
+
+def _unit_ids(data: Any, unit: Any) -> list[Any]:
+    """The privacy-unit id of every row: a column of ``data`` named ``unit``, or a sequence of ids."""
+    mod = type(data).__module__.split(".")[0]
+    if isinstance(unit, str):
+        if mod == "pandas" and hasattr(data, "columns") and unit in data.columns:
+            return data[unit].tolist()
+        if mod == "pyarrow" and hasattr(data, "schema") and unit in data.schema.names:
+            return data.column(unit).to_pylist()
+        raise ValueError(f"privacy_unit column {unit!r} not found")
+    ids = np.asarray(unit).ravel().tolist()
+    n = data.size if isinstance(data, np.ndarray) else len(data)
+    if len(ids) != n:
+        raise ValueError(f"privacy_unit must have one entry per row ({n}), got {len(ids)}")
+    return ids
+
+
+def record_distributed_release(
+    key: bytes, columns: Sequence[str], mechanism: Any, *, ledger: Any, resume: bool, accountant: Any,
+    release: bool = True,
+) -> None:
+    """Record a distributed (Spark, Dask) release of ``columns`` under ``key`` once, at the driver.
+
+    The tasks run without a ledger (a retried task reproduces its noise exactly); the driver records each
+    column as one piece covering every row, with a digest unique to this call, so a second release of the
+    same key and column is refused unless ``resume=True`` says it is the same release (then nothing is
+    recorded or charged again). The accountant is charged here, once per column.
+    """
+    import secrets
+
+    if not isinstance(resume, bool):
+        raise TypeError(f"resume must be True or False, not {type(resume).__name__}")
+    if resume:
+        return
+    led = resolve_ledger(key, ledger)
+    if led is True:
+        led = ledger_for_key(key)
+    token = "distributed:" + secrets.token_hex(16)
+    for col in columns:
+        mech = pick_column(mechanism, col, "mechanism")
+        charge = None
+        if accountant is not None:
+            charge = functools.partial(check_chargeable(mech).charge, accountant, release=release)
+        if isinstance(led, KeyLedger):
+            led.claim(col, 0, 1 << 63, token, on_first=charge)
+        elif charge is not None:
+            charge()
+
+
+def warn_repeated_units(units: list[Any]) -> None:
+    """A :class:`~pydp_core.PrivacyWarning` when a privacy unit (a person's id) holds several rows."""
+    from collections import Counter
+
+    counts = np.fromiter(Counter(units).values(), dtype=np.int64)
+    if counts.size and counts.max() > 1:
+        privacy_warning(
+            f"privacy_unit: {int((counts > 1).sum())} unit(s) hold several rows (up to {int(counts.max())}): the "
+            "guarantee is per value, not per unit. A unit with k rows is protected only at k times epsilon; "
+            "aggregate to one row per unit, or multiply the sensitivity by the largest k",
+            stacklevel=4,
+        )
+
+
+def note_column(report: dict[str, Any], col: str, mech: Any, bounds: Any) -> None:
+    """Record a column's mechanism and bounds in a release report."""
+    report["columns"][col] = {"mechanism": repr(mech), "bounds": None if bounds is None else list(bounds)}
+
+
+def attach_report(out: Any, report: dict[str, Any]) -> Any:
+    """``out`` with the release report attached where the kind of object has metadata (pandas, pyarrow)."""
+    import json
+
+    mod = type(out).__module__.split(".")[0]
+    if mod == "pandas":
+        out.attrs[REPORT_KEY] = report
+    elif mod == "pyarrow" and hasattr(out, "schema"):
+        meta = dict(out.schema.metadata or {})
+        meta[REPORT_KEY.encode()] = json.dumps(report, sort_keys=True).encode()
+        out = out.replace_schema_metadata(meta)
+    return out
 
 
 def _index_rows(data: Any, index: Any) -> np.ndarray:

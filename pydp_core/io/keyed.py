@@ -11,8 +11,10 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .._safety import privacy_warning
 from .._validation import check_int
 from .keys import BLOCK_ROWS, check_key, column_key
+from .ledger import KeyLedger, ledger_for_key, values_digest
 
 #: ``f(values, rng)``: the noisy copy of a 1-D block of values.
 Privatizer = Callable[[np.ndarray, Any], Any]
@@ -121,8 +123,12 @@ def mechanism(
     sensitivity: float | str = 1.0,
     bounds: Any = None,
     r: float | None = None,
+    confirm_delta: bool = False,
 ) -> Any:
     """Build ``pydp_core.<Name>Mechanism`` by name ("laplace", "gaussian", "logistic", "subbotin").
+
+    With ``bounds`` the mechanism is tied to them: :func:`privatize` clamps to them when it is given no
+    bounds, and refuses other bounds.
 
     Parameters
     ----------
@@ -133,9 +139,13 @@ def mechanism(
     sensitivity : float or "bounds", optional
         The sensitivity (default 1); ``"bounds"`` takes :func:`sensitivity_from_bounds` of ``bounds``.
     bounds : (real, real), optional
-        Needed with ``sensitivity="bounds"``.
+        Needed with ``sensitivity="bounds"``. With a numeric ``sensitivity`` they are checked
+        (:func:`check_bounds`) and the sensitivity must be at least ``upper - lower``, the sensitivity of
+        one clamped value.
     r : float, optional
         The Subbotin order (subbotin only, required there).
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning`.
 
     Returns
     -------
@@ -146,7 +156,10 @@ def mechanism(
     ------
     ValueError
         If the name is unknown, ``sensitivity`` is a string other than "bounds", ``bounds`` or ``r`` is
-        missing or misplaced, or the calibration refuses a parameter.
+        missing or misplaced, the sensitivity is below ``upper - lower``, or the calibration refuses a
+        parameter.
+    TypeError
+        If ``bounds`` is not a pair of real numbers.
     RuntimeError
         If the mechanism is not available in this build.
 
@@ -161,12 +174,13 @@ def mechanism(
     if not isinstance(name, str) or name.lower() not in _MECHANISMS:
         raise ValueError(f"mechanism must be one of {', '.join(_MECHANISMS)}, got {name!r}")
     name = name.lower()
+    checked = check_bounds(bounds)
     if isinstance(sensitivity, str):
         if sensitivity != "bounds":
             raise ValueError(f"sensitivity must be a positive number or 'bounds', got {sensitivity!r}")
-        if bounds is None:
+        if checked is None:
             raise ValueError("sensitivity='bounds' needs bounds=(lower, upper)")
-        sensitivity = sensitivity_from_bounds(bounds)
+        sensitivity = sensitivity_from_bounds(checked)
     if name == "subbotin" and r is None:
         raise ValueError("the subbotin mechanism needs its order r")
     if name != "subbotin" and r is not None:
@@ -176,9 +190,104 @@ def mechanism(
         raise RuntimeError(
             f"pydp_core.{_MECHANISMS[name]} is not available in this build (the mechanisms of the noise engine)"
         )
+    if checked is not None:
+        check_sensitivity_covers(sensitivity, checked)
     if name == "subbotin":
-        return cls(r, epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-    return cls(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+        mech = cls(r, epsilon=epsilon, delta=delta, sensitivity=sensitivity, confirm_delta=confirm_delta)
+    else:
+        mech = cls(epsilon=epsilon, delta=delta, sensitivity=sensitivity, confirm_delta=confirm_delta)
+    mech._tied_bounds = checked
+    return mech
+
+
+def check_chargeable(mech: Any) -> Any:
+    """``mech`` if it can charge an accountant (a pydp_core mechanism), else a TypeError."""
+    if not callable(getattr(mech, "charge", None)):
+        raise TypeError(f"accountant= needs a pydp_core mechanism with a charge method, not {type(mech).__name__}")
+    return mech
+
+
+def check_sensitivity_covers(sensitivity: Any, bounds: tuple[float, float], column: str | None = None) -> None:
+    """Raise ValueError unless ``sensitivity >= upper - lower`` (the sensitivity of one clamped value)."""
+    need = sensitivity_from_bounds(bounds)
+    if isinstance(sensitivity, (int, float, np.integer, np.floating)) and not float(sensitivity) >= need:
+        where = "" if column is None else f" for column {column!r}"
+        raise ValueError(
+            f"sensitivity {float(sensitivity)!r} is below upper - lower = {need!r} of bounds {bounds}{where}: one "
+            "record can change a clamped value by up to upper - lower, so the noise would be too small for the "
+            "stated epsilon. Use sensitivity='bounds' (pydp_core.io.mechanism) or narrower bounds"
+        )
+
+
+def release_bounds(mech: Any, bounds: Any, column: str, sensitivity_holds: bool) -> tuple[float, float] | None:
+    """The clamping bounds of a release of ``column``, checked against the mechanism's sensitivity.
+
+    Parameters
+    ----------
+    mech : object
+        The mechanism (its ``sensitivity`` attribute, and the bounds :func:`mechanism` tied it to).
+    bounds : (real, real) or None
+        The bounds given for the column.
+    column : str
+        The column (for the messages).
+    sensitivity_holds : bool
+        The user's declaration that the mechanism's sensitivity holds for the values as they are (for
+        instance already-aggregated columns); required when there are no bounds, or when the mechanism
+        has no numeric ``sensitivity`` to check.
+
+    Returns
+    -------
+    (float, float) or None
+        The bounds to clamp to: ``bounds``, else the mechanism's own.
+
+    Raises
+    ------
+    ValueError
+        If the bounds differ from the mechanism's, the sensitivity is below ``upper - lower``, or the
+        sensitivity cannot be checked and ``sensitivity_holds`` is false.
+    TypeError
+        If ``sensitivity_holds`` is not a bool, or the bounds are not a pair of numbers.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import io
+    >>> io.release_bounds(io.mechanism("laplace", epsilon=1.0, sensitivity="bounds", bounds=(0, 10)), None, "x", False)
+    (0.0, 10.0)
+    >>> io.release_bounds(dp.LaplaceMechanism(epsilon=1.0), (0, 10), "x", False)
+    Traceback (most recent call last):
+    ...
+    ValueError: sensitivity 1.0 is below upper - lower = 10.0 of bounds (0.0, 10.0) for column 'x': ...
+    """
+    if not isinstance(sensitivity_holds, bool):
+        raise TypeError(f"sensitivity_holds must be True or False, not {type(sensitivity_holds).__name__}")
+    checked = check_bounds(bounds)
+    tied = getattr(mech, "_tied_bounds", None)
+    if tied is not None:
+        if checked is not None and checked != tied:
+            raise ValueError(
+                f"the mechanism for column {column!r} was made for bounds {tied}, but bounds {checked} were given: "
+                "its sensitivity holds for its own bounds only"
+            )
+        checked = tied
+    sensitivity = getattr(mech, "sensitivity", None)
+    if checked is None:
+        if not sensitivity_holds:
+            raise ValueError(
+                f"column {column!r} has no bounds: without clamping one record can change a value without limit, so "
+                "no sensitivity holds. Give bounds=(lower, upper), or pass sensitivity_holds=True to declare that "
+                "the mechanism's sensitivity holds for these values (for instance an already-aggregated column)"
+            )
+        return None
+    if not isinstance(sensitivity, (int, float, np.integer, np.floating)):
+        if not sensitivity_holds:
+            raise ValueError(
+                f"the mechanism for column {column!r} has no numeric sensitivity to check against bounds {checked}: "
+                "pass sensitivity_holds=True to declare that it holds"
+            )
+        return checked
+    check_sensitivity_covers(sensitivity, checked, column)
+    return checked
 
 
 
@@ -233,7 +342,7 @@ def privatizer(mech: Any, kwargs: Mapping[str, Any]) -> Privatizer:
     >>> import pydp_core as dp
     >>> from pydp_core import io
     >>> f = io.privatizer(dp.LaplaceMechanism(epsilon=1.0), {})
-    >>> y = f(np.zeros(2), dp.Random(1))
+    >>> y = f(np.zeros(2), dp.Random(1))   # the caller checks the generator
     >>> y.shape, bool(np.all(y * 2**16 == np.round(y * 2**16)))
     ((2,), True)
     """
@@ -249,8 +358,11 @@ def privatizer(mech: Any, kwargs: Mapping[str, Any]) -> Privatizer:
         from ..release import release_noise
 
         noise, eps, delta, sens = mech.noise, mech.epsilon, mech.delta, mech.sensitivity
+        # The callers check the generator (a keyed stream, or an rng= they checked): simulation=True
+        # only lifts the seeded-generator check here; the mechanism has checked its delta.
         return lambda values, rng: release_noise(
-            noise, values, epsilon=eps, delta=delta, sensitivity=sens, rng=rng, vector=False
+            noise, values, epsilon=eps, delta=delta, sensitivity=sens, rng=rng, vector=False, simulation=True,
+            confirm_delta=True,
         )
     return lambda values, rng: mech.privatize(values, rng=rng, **kw)
 
@@ -280,12 +392,33 @@ class KeyedNoise:
         Generator threads (``None``: all cores); the output does not depend on it.
     privatize_kwargs : mapping, optional
         Passed on to :func:`privatizer`.
+    ledger : True, False or KeyLedger, optional
+        The use record of the key (:mod:`pydp_core.io.ledger`): True (the default) this process's record
+        of the key, a :class:`~pydp_core.io.ledger.KeyLedger` (e.g. the file beside a key file), or False
+        for none (tasks of a distributed release whose driver records it). Every piece is checked and
+        recorded before its noise is drawn.
+    accountant : Accountant, optional
+        Charged once for the column (:meth:`pydp_core.AdditiveMechanism.charge`) before its first noise is
+        drawn: when the ledger records the column's first piece, or at the first call without a ledger.
+    sensitivity_holds : bool, optional
+        Declare that the mechanism's sensitivity holds without bounds (:func:`release_bounds`).
+    simulation : bool, optional
+        Say that floating-point noise (``release=False``) is meant: no :class:`~pydp_core.PrivacyWarning`.
+
+    Raises
+    ------
+    ValueError
+        If the bounds and the sensitivity do not match (:func:`release_bounds`).
+    KeyReuseError
+        From :meth:`apply` / :meth:`apply_indexed`, for a piece that would reuse the key's noise on other
+        values.
 
     Examples
     --------
     >>> import pydp_core as dp
     >>> from pydp_core import io
-    >>> kn = io.KeyedNoise(dp.LaplaceMechanism(epsilon=1.0), bytes(range(32)), "age", block_rows=4)
+    >>> kn = io.KeyedNoise(dp.LaplaceMechanism(epsilon=1.0), bytes(range(32)), "age", block_rows=4,
+    ...                    sensitivity_holds=True, ledger=False)
     >>> whole = kn.apply(np.zeros(6), 0)
     >>> bool(np.array_equal(whole[2:5], kn.apply(np.zeros(3), 2)))
     True
@@ -303,16 +436,56 @@ class KeyedNoise:
         block_rows: int = BLOCK_ROWS,
         threads: int | None = None,
         privatize_kwargs: Mapping[str, Any] | None = None,
+        ledger: bool | KeyLedger = True,
+        accountant: Any = None,
+        sensitivity_holds: bool = False,
+        simulation: bool = False,
     ) -> None:
         self.mechanism = check_mechanism(mechanism)
         if not isinstance(column, str):
             raise TypeError(f"column names must be strings, not {type(column).__name__}")
         self.column = column
-        self.bounds = check_bounds(bounds)
+        self.bounds = release_bounds(self.mechanism, bounds, column, sensitivity_holds)
         self.block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
         self.fill = 0.0 if self.bounds is None else self.bounds[0]
-        self._privatize = privatizer(self.mechanism, privatize_kwargs or {})
-        self._rng = _random_class()(column_key(check_key(key), column), threads=threads)
+        kwargs = dict(privatize_kwargs or {})
+        self.release = kwargs.get("release", True) is not False
+        if not self.release and not simulation:
+            privacy_warning(
+                f"column {column!r}: release=False adds floating-point noise to a keyed release; it is not safe "
+                "against least-significant-bit attacks (Mironov 2012). Pass simulation=True if this is a simulation"
+            )
+        self._privatize = privatizer(self.mechanism, kwargs)
+        key = check_key(key)
+        rng = _random_class()(column_key(key, column), threads=threads)
+        # The stream is keyed by a secret release key, not by a public seed: label it secure.
+        self._rng = type(rng)._wrap(rng._gen, rng._threads, False)
+        if ledger is True:
+            self._ledger: KeyLedger | None = ledger_for_key(key)
+        elif ledger is False:
+            self._ledger = None
+        elif isinstance(ledger, KeyLedger):
+            self._ledger = ledger
+        else:
+            raise TypeError(f"ledger must be True, False or a KeyLedger, not {type(ledger).__name__}")
+        self._accountant = accountant
+        if accountant is not None:
+            check_chargeable(self.mechanism)
+        self._charged = False
+
+    def _charge(self) -> None:
+        if self._accountant is not None and not self._charged:
+            self.mechanism.charge(self._accountant, release=self.release)
+        self._charged = True
+
+    def _claim(self, start: int, stop: int, digest: Any) -> None:
+        """Check and record a piece in the ledger (charging the accountant for the column's first)."""
+        if self._ledger is None:
+            self._charge()
+            return
+        if stop > start:
+            if self._ledger.claim(self.column, start, stop, digest(), on_first=self._charge) == "first":
+                self._charged = True
 
     def _block(self, b: int, padded: np.ndarray) -> np.ndarray:
         out = self._privatize(padded, self._rng.stream(b))
@@ -322,10 +495,15 @@ class KeyedNoise:
         return out
 
     def apply(self, values: np.ndarray, start: int) -> np.ndarray:
-        """Noisy ``values``, which hold the global rows ``start, start + 1, ...`` of the column."""
+        """Noisy ``values``, which hold the global rows ``start, start + 1, ...`` of the column.
+
+        The piece is checked and recorded in the ledger first (:class:`KeyReuseError` if rows already
+        released under the key would get other values).
+        """
         values = prepared_values(values, self.bounds, self.column)
         n = values.shape[0]
         start = check_int(start, "offset", 0)
+        self._claim(start, start + n, lambda: values_digest(values))
         B = self.block_rows
         if n == B and start % B == 0:  # exactly one keyed block (the streaming case): no copy
             return self._block(start // B, np.ascontiguousarray(values))
@@ -343,7 +521,11 @@ class KeyedNoise:
         return out
 
     def apply_indexed(self, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Noisy ``values`` at the distinct global rows ``rows`` (any order, any gaps)."""
+        """Noisy ``values`` at the distinct global rows ``rows`` (any order, any gaps).
+
+        The ledger records the id range ``[min, max + 1)`` with the digest of (ids, values): a second piece
+        of row ids must lie in a disjoint id range (or repeat the piece exactly).
+        """
         values = prepared_values(values, self.bounds, self.column)
         rows = np.asarray(rows)
         if rows.dtype.kind not in "iu" or rows.shape != values.shape:
@@ -358,6 +540,9 @@ class KeyedNoise:
         srt = rows[order]
         if np.any(srt[1:] == srt[:-1]):
             raise ValueError(f"row indices of column {self.column!r} are not unique")
+        # The piece covers the id range [min, max + 1); its digest is of (ids, values) in id order, so the
+        # same rows in another order are the same piece.
+        self._claim(int(srt[0]), int(srt[-1]) + 1, lambda: values_digest(values[order], srt))
         B = self.block_rows
         blocks = srt // B
         cuts = np.flatnonzero(np.diff(blocks)) + 1

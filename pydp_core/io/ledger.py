@@ -22,6 +22,7 @@ so a notebook or a service that releases twice under one key is stopped as well.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -29,9 +30,16 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock between processes
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
+
+from .._files import append_durably
 
 __all__ = ["KeyLedger", "KeyReuseError", "values_digest", "ledger_for_key"]
 
@@ -128,14 +136,42 @@ class KeyLedger:
     def check(self, column: str, start: int, stop: int, digest: str) -> bool:
         """Whether releasing rows ``[start, stop)`` of ``column`` with values of ``digest`` is allowed.
 
-        Returns True for a new piece, False for an exact repeat of a recorded one; raises
-        :class:`KeyReuseError` for a piece that overlaps a recorded one with other rows or values.
+        Parameters
+        ----------
+        column : str
+            The column.
+        start, stop : int
+            The piece's rows ``[start, stop)``.
+        digest : str
+            :func:`values_digest` of the piece's values.
+
+        Returns
+        -------
+        bool
+            True for a new piece, False for an exact repeat of a recorded one.
+
+        Raises
+        ------
+        KeyReuseError
+            For a piece that overlaps a recorded one with other rows or values.
+
+        Examples
+        --------
+        >>> led = KeyLedger(bytes(32))
+        >>> led.record("x", 0, 2, "a")
+        >>> led.check("x", 0, 2, "a"), led.check("x", 2, 3, "b")
+        (False, True)
         """
         for p in self._pieces:
             if p.column != column or p.stop <= start or stop <= p.start:
                 continue
             if p.start == start and p.stop == stop and p.digest == digest:
                 return False
+            if p.digest.startswith("distributed:") or digest.startswith("distributed:"):
+                raise KeyReuseError(
+                    f"column {column!r} was already released under this key (a Spark or Dask release covers every "
+                    "row): pass resume=True if this is the same release on the same data, or use a new key"
+                )
             raise KeyReuseError(
                 f"rows {max(start, p.start)}..{min(stop, p.stop) - 1} of column {column!r} were released under this "
                 "key with other values: the noise would cancel between the two releases. Pass the next piece's "
@@ -146,13 +182,70 @@ class KeyLedger:
 
     def record(self, column: str, start: int, stop: int, digest: str) -> None:
         """Check a piece (see :meth:`check`) and record it; a repeat is accepted and not recorded again."""
-        with self._lock:
+        self.claim(column, start, stop, digest)
+
+    def claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None = None) -> str:
+        """Check a piece and record it, calling ``on_first`` before recording the first piece of a column.
+
+        Parameters
+        ----------
+        column : str
+            The column.
+        start, stop : int
+            The piece's rows ``[start, stop)`` (for row ids: the smallest and one past the largest).
+        digest : str
+            :func:`values_digest` of the piece's values (and row ids).
+        on_first : callable, optional
+            Called, under the ledger's lock, before the first piece of ``column`` is recorded (the
+            privacy accountant's charge); if it raises, nothing is recorded.
+
+        Returns
+        -------
+        str
+            ``"first"`` (the column's first piece), ``"next"`` (a further, disjoint piece) or ``"repeat"``
+            (an exact repeat: nothing recorded).
+
+        Raises
+        ------
+        KeyReuseError
+            If the piece overlaps a recorded piece of the column with other rows or values.
+
+        Examples
+        --------
+        >>> led = KeyLedger(bytes(32))
+        >>> [led.claim("x", 0, 2, "a"), led.claim("x", 2, 4, "b"), led.claim("x", 0, 2, "a")]
+        ['first', 'next', 'repeat']
+        """
+        if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer)) and 0 <= start <= stop):
+            raise ValueError(f"piece rows must satisfy 0 <= start <= stop, got [{start}, {stop})")
+        with self._lock, self._file_lock():
             if not self.check(column, start, stop, digest):
-                return
+                return "repeat"
+            first = not any(p.column == column for p in self._pieces)
+            if first and on_first is not None:
+                on_first()
             piece = Piece(column, int(start), int(stop), digest)
             if self._path is not None:
                 self._append(piece)
             self._pieces.append(piece)
+            return "first" if first else "next"
+
+    @contextlib.contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        """For a ledger file: hold an exclusive lock on it and re-read it (another process may have
+        appended to it, or it may have been altered since it was opened)."""
+        if self._path is None:
+            yield
+            return
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            self._pieces, self._last_mac = [], "0" * 64
+            self._load()
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     # -- the file ------------------------------------------------------------------------------------------
     def _mac(self, body: str) -> str:
@@ -183,17 +276,7 @@ class KeyLedger:
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         text = json.dumps(body, sort_keys=True)
         mac = self._mac(text)
-        fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (json.dumps({"piece": body, "mac": mac}, sort_keys=True) + "\n").encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        dfd = os.open(os.path.dirname(os.path.abspath(self._path)), os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        append_durably(self._path, json.dumps({"piece": body, "mac": mac}, sort_keys=True) + "\n")
         self._last_mac = mac
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .._validation import check_int, require_extra
-from .frames import column_names, pick_column
+from .frames import column_names, pick_column, record_distributed_release
 from .frames import privatize as privatize_local
-from .keyed import check_bounds, check_mechanism
+from .keyed import check_mechanism, release_bounds
 from .keys import BLOCK_ROWS, check_key
 
 __all__ = ["privatize"]
@@ -81,6 +81,11 @@ def privatize(
     bounds: Any = None,
     index: str | None = None,
     block_rows: int = BLOCK_ROWS,
+    ledger: Any = None,
+    resume: bool = False,
+    accountant: Any = None,
+    sensitivity_holds: bool = False,
+    simulation: bool = False,
     **privatize_kwargs: Any,
 ) -> Any:
     """A new DataFrame with ``mechanism``'s noise added to ``columns`` (lazy, like any transformation).
@@ -110,6 +115,18 @@ def privatize(
         rows per keyed block (:data:`pydp_core.BLOCK_ROWS`). A task draws every block it touches once
         (Spark's Arrow batches are regrouped on block boundaries); with ``index=`` and ids scattered over
         many blocks per partition, a smaller value costs less.
+    ledger:
+        the use record of ``key`` (as in :func:`pydp_core.privatize`): the driver records each column as one
+        release covering all rows, before any task runs; the tasks run without a ledger (a retried task
+        reproduces its noise).
+    resume:
+        ``True``: this call continues a release already recorded under ``key`` (a rerun of the same job on
+        the same data): nothing is recorded or charged. Without it a second release of a column under the
+        key is refused (:class:`~pydp_core.io.KeyReuseError`).
+    accountant:
+        charged once per column at the driver, before any noise is drawn.
+    sensitivity_holds, simulation:
+        as in :func:`pydp_core.privatize`.
     **privatize_kwargs
         Passed on to the mechanism (e.g. ``release=False`` for simulations).
 
@@ -147,11 +164,14 @@ def privatize(
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
     names = _check_columns(df.schema, columns, index, T)
     for c in names:
-        check_mechanism(pick_column(mechanism, c, "mechanism"))
-        check_bounds(pick_column(bounds, c, "bounds", optional=True))
+        release_bounds(check_mechanism(pick_column(mechanism, c, "mechanism")),
+                       pick_column(bounds, c, "bounds", optional=True), c, sensitivity_holds)
     out_schema = _output_schema(df.schema, names, T)
-    # One generator thread per task: Spark already runs one task per core.
-    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, **privatize_kwargs)
+    record_distributed_release(key, names, mechanism, ledger=ledger, resume=resume, accountant=accountant,
+                                   release=privatize_kwargs.get("release", True) is not False)
+    # One generator thread per task: Spark already runs one task per core. The driver recorded the release.
+    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=False,
+                   sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
 
     if index is not None:
         def indexed(batches):

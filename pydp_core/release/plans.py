@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _core
+from .._safety import check_release_delta, check_release_rng
 from .._validation import (
     as_float_array,
     as_scalar,
@@ -82,7 +83,7 @@ class GridRelease:
     >>> plan = release.calibrate_laplace_release(epsilon=1.0)
     >>> plan.grid == 2.0**-16, plan.shift, plan.parameter, plan.scale
     (True, 65536, Fraction(65536, 1), 1.0)
-    >>> plan.release(np.zeros(3), rng=dp.Random(7)).shape
+    >>> plan.release(np.zeros(3), rng=dp.Random(7), simulation=True).shape
     (3,)
     """
 
@@ -113,8 +114,14 @@ class GridRelease:
         """The largest |value| accepted: 2**52 grid steps."""
         return math.ldexp(1.0, 52 + self.grid_exponent)
 
-    def release(self, values: ArrayLike, *, rng: Any = None, bounds: Optional[Tuple[float, float]] = None) -> Any:
-        """Noisy ``values`` on the grid (see :mod:`pydp_core.release`); a scalar in gives a float out."""
+    def release(self, values: ArrayLike, *, rng: Any = None, bounds: Optional[Tuple[float, float]] = None,
+                simulation: bool = False) -> Any:
+        """Noisy ``values`` on the grid (see :mod:`pydp_core.release`); a scalar in gives a float out.
+
+        A seeded ``pydp_core.Random`` or a ``numpy.random.Generator`` as ``rng`` is refused (ValueError)
+        unless ``simulation=True``.
+        """
+        check_release_rng(rng, simulation)
         return _release(self, values, rng, bounds)
 
 
@@ -427,6 +434,8 @@ def release_laplace(
     bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
+    simulation: bool = False,
+    confirm_delta: bool = False,
 ) -> Any:
     """Release ``values`` with exact discrete Laplace noise on a power-of-two grid.
 
@@ -439,8 +448,8 @@ def release_laplace(
     epsilon, delta, sensitivity : float
         As in :func:`calibrate_laplace_release` (``delta`` default 0, ``sensitivity`` default 1).
     rng : None, Random or numpy.random.Generator, optional
-        ``None`` (the default): a fresh secure generator, the choice for releases; a seeded generator
-        for tests only.
+        ``None`` (the default): a fresh secure generator, the choice for releases; a seeded
+        ``Random`` or a numpy generator is refused unless ``simulation=True``.
     bounds : (float, float), optional
         Clamp the values to ``[low, high]`` first; nothing is clamped without it.
     grid_bits : int, optional
@@ -448,6 +457,11 @@ def release_laplace(
     vector : bool, optional
         ``True``: ``values`` is one vector query with l1 sensitivity ``sensitivity`` (``dimension`` of
         the calibration).
+    simulation : bool, optional
+        Allow a seeded or numpy ``rng``: the run is a simulation, not a release.
+    confirm_delta : bool, optional
+        Accept a delta above 1e-3 without a :class:`~pydp_core.PrivacyWarning` (delta >= 1/2 is
+        always refused).
 
     Returns
     -------
@@ -466,15 +480,17 @@ def release_laplace(
     Examples
     --------
     >>> import pydp_core as dp
-    >>> x = dp.release_laplace(np.array([10.0, 20.0]), epsilon=1.0, rng=dp.Random(7))
+    >>> x = dp.release_laplace(np.array([10.0, 20.0]), epsilon=1.0, rng=dp.Random(7), simulation=True)
     >>> x.shape, bool(np.all(x * 2**16 == np.round(x * 2**16)))
     ((2,), True)
     """
+    check_release_rng(rng, simulation)
     dim = max(1, int(np.size(values))) if vector else 1
     plan = calibrate_laplace_release(
         epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim
     )
-    return plan.release(values, rng=rng, bounds=bounds)
+    check_release_delta(plan.delta, confirm_delta)
+    return plan.release(values, rng=rng, bounds=bounds, simulation=simulation)
 
 
 def release_gaussian(
@@ -487,6 +503,8 @@ def release_gaussian(
     bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
+    simulation: bool = False,
+    confirm_delta: bool = False,
 ) -> Any:
     """Release ``values`` with exact discrete Gaussian noise on a power-of-two grid.
 
@@ -500,6 +518,8 @@ def release_gaussian(
         As in :func:`calibrate_gaussian_release` (``delta`` > 0).
     vector : bool, optional
         ``True``: ``values`` is one vector query with l2 sensitivity ``sensitivity``.
+    simulation, confirm_delta : bool, optional
+        As in :func:`release_laplace`.
 
     Returns
     -------
@@ -514,17 +534,19 @@ def release_gaussian(
     Examples
     --------
     >>> import pydp_core as dp
-    >>> y = dp.release_gaussian(3.5, epsilon=1.0, delta=1e-6, rng=dp.Random(7))
+    >>> y = dp.release_gaussian(3.5, epsilon=1.0, delta=1e-6, rng=dp.Random(7), simulation=True)
     >>> isinstance(y, float)
     True
-    >>> dp.release_gaussian(np.zeros(50), epsilon=1.0, delta=1e-6, vector=True, rng=dp.Random(7)).shape
+    >>> dp.release_gaussian(np.zeros(50), epsilon=1.0, delta=1e-6, vector=True, rng=dp.Random(7), simulation=True).shape
     (50,)
     """
+    check_release_rng(rng, simulation)
     dim = max(1, int(np.size(values))) if vector else 1
     plan = calibrate_gaussian_release(
         epsilon=epsilon, delta=delta, sensitivity=sensitivity, grid_bits=grid_bits, dimension=dim
     )
-    return plan.release(values, rng=rng, bounds=bounds)
+    check_release_delta(plan.delta, confirm_delta)
+    return plan.release(values, rng=rng, bounds=bounds, simulation=simulation)
 
 
 def release_noise(
@@ -538,6 +560,8 @@ def release_noise(
     bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
+    simulation: bool = False,
+    confirm_delta: bool = False,
 ) -> Any:
     """The safe release for a noise family (the ``release=True`` path of the mechanisms).
 
@@ -557,6 +581,8 @@ def release_noise(
     vector : bool, optional
         ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
         ``False`` (the default): the guarantee is per value.
+    simulation, confirm_delta : bool, optional
+        As in :func:`release_laplace`.
 
     Returns
     -------
@@ -576,7 +602,7 @@ def release_noise(
     --------
     >>> import pydp_core as dp
     >>> from pydp_core import release
-    >>> release.release_noise(dp.Laplace(), [1.0, 2.0], epsilon=1.0, delta=0.0, rng=dp.Random(7)).shape
+    >>> release.release_noise(dp.Laplace(), [1.0, 2.0], epsilon=1.0, delta=0.0, rng=dp.Random(7), simulation=True).shape
     (2,)
     >>> release.release_noise(dp.Logistic(), 1.0, epsilon=1.0, delta=0.0)
     Traceback (most recent call last):
@@ -587,7 +613,7 @@ def release_noise(
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
     key = noise._key()
     options = dict(epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds,
-                   grid_bits=grid_bits, vector=vector)
+                   grid_bits=grid_bits, vector=vector, simulation=simulation, confirm_delta=confirm_delta)
     if key == ("Laplace",):
         return release_laplace(values, **options)
     if key == ("Gaussian",):
