@@ -127,6 +127,7 @@ _STATUS = {
     1: "no finite scale exists",
     2: "the computed scale failed its own verification",
     3: "the root finder did not converge",
+    4: "the minimal scale overflows the double range",
 }
 
 

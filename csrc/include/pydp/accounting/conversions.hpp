@@ -142,10 +142,13 @@ inline double gap_below_tv(double mu, double eps, double* slope) noexcept {
     return 2.0 * phi_m * s + std::expm1(eps) * pc;
 }
 
-// The exact epsilon of mu-GDP at delta (rounded up); 0 for mu = 0; +inf for delta = 0 and mu > 0.
-// The log-space solver of the calibration core gives the answer except where the problem is
-// ill-conditioned (cond > 1e3: delta just below the total variation, mu <= 8); there Newton on
-// g(eps) = r above recovers full relative accuracy.
+// The exact epsilon of mu-GDP at delta, rounded up (the exact delta at the returned eps does not exceed
+// delta); 0 for mu = 0; +inf for delta = 0 and mu > 0. The log-space solver of the calibration core
+// gives the answer (conservatively, see epsilon_for_delta) except where the problem is ill-conditioned
+// (cond > 1e3: delta just below the total variation, mu <= 8); there Newton on g(eps) = r above recovers
+// full relative accuracy. Its answer is certified by g(eps) >= r_up (1 + 1e-13): r_up bounds r from
+// above (the double-double total variation is good to ~1e-30 absolute) and 1e-13 covers the rounding
+// of g (every term positive; quadrature and ndtr to a few ulps).
 inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) noexcept {
     if (!(mu >= 0.0) || !(delta >= 0.0) || !(delta <= 1.0)) return kNaN;
     if (mu == 0.0 || delta >= 1.0) return 0.0;
@@ -155,8 +158,9 @@ inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) n
     if (eps > 0.0 && delta < 1e-3 * eps * std::exp(eps) * special::ndtr(-0.5 * mu - eps / mu)) return eps;
     const DD tv = total_variation_dd(mu);
     const DD rr = dd_add(tv, DD{-delta, 0.0});
-    const double r = rr.hi + rr.lo;
-    if (!(r > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
+    const double r_up = (rr.hi + rr.lo) + 1e-28 * tv.hi;
+    if (!(r_up > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
+    const double r = r_up * (1.0 + 1e-13);  // the gap to certify
     double slope = 0.0;
     gap_below_tv(mu, 0.0, &slope);
     double e = eps > 0.0 ? eps : r / slope;
@@ -168,10 +172,10 @@ inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) n
         e = next > 0.0 ? next : 0.5 * e;
         if (done) break;
     }
-    // round up until g(e) >= r, i.e. delta(e) <= delta
+    // round up until g(e) >= r, i.e. delta(e) <= delta with the margin
     for (int i = 0; i < 64; ++i) {
         if (!(e / mu <= 1.0)) return eps;
-        if (gap_below_tv(mu, e, nullptr) >= r) return e;
+        if (gap_below_tv(mu, e, nullptr) >= r) return std::min(e, eps);
         e = std::nextafter(e, kInf) * (1.0 + 1e-16 * i);
     }
     return eps;

@@ -153,7 +153,7 @@ inline double dgauss_log_weighted_sum_em(double s2, double m, double eps, double
         const double lb = special::log_ndtr((b - k) / s);
         const double x = eps + lb - la;
         if (!(x < 0)) return std::numeric_limits<double>::quiet_NaN();
-        log_int = la + std::log(-std::expm1(x));
+        log_int = la + special::log1mexp(x);
     } else {
         log_int = la;
     }

@@ -32,6 +32,10 @@ inline double erfcx_nonneg(double t) noexcept {
     return std::exp(hi) * (1.0 + lo) * std::erfc(t);  // exp(lo) = 1 + lo to double precision
 }
 
+// log(1 - e^x) for x <= 0 (Maechler 2012): log(-expm1(x)) near 0, log1p(-exp(x)) below -log 2, so the
+// result keeps its relative accuracy at both ends (1 - e^x close to 1 included).
+inline double log1mexp(double x) noexcept { return x > -kLn2 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
+
 inline double ndtr(double x) noexcept;
 
 // log Phi(x).
