@@ -199,11 +199,11 @@ class PureDP(Budget):
         return ApproxDP(min(eps, self.epsilon), d)
 
     def to_gdp(self) -> "GDP":
-        """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Liu et al. 2022)."""
-        from scipy import special
+        """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Dong, Roth and Su 2022).
 
-        log_p = -float(np.logaddexp(0.0, self.epsilon))  # log(1 / (1 + e^eps))
-        return GDP(max(0.0, -2.0 * float(special.ndtri_exp(log_p))))
+        Rounded up (never below the exact mu), with full relative accuracy down to the tiniest epsilon.
+        """
+        return GDP(float(_acc.pure_dp_mu(np.float64(self.epsilon))))
 
     def to_zcdp(self) -> "ZCDP":
         """(eps^2 / 2)-zCDP (Bun and Steinke 2016, Proposition 1.4)."""
