@@ -35,11 +35,11 @@ std::string key_arg(const py::bytes& key) {
 
 ChaChaImpl impl_from_name(const std::string& name);
 
-Generator make_generator(const py::bytes& key, std::uint64_t stream, const std::string& impl) {
+Generator make_generator(const py::bytes& key, std::uint64_t stream, const std::string& impl, bool secure) {
     const std::string k = key_arg(key);
     const ChaChaImpl im = impl_from_name(impl);
     if (!pydp::random::chacha_impl_available(im)) throw std::invalid_argument("impl not available on this CPU: " + impl);
-    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream, im);
+    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream, im, secure);
 }
 
 // The output array: C-contiguous, writeable, float64 or float32.
@@ -91,7 +91,11 @@ void register_random(py::module_ m) {
     py::class_<Generator>(m, "Generator",
                           "ChaCha20 counter-based generator from a 32-byte key and a 64-bit stream id "
                           "(see csrc/include/pydp/random/generator.hpp). Not thread-safe; copies are cheap.")
-        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0, py::arg("impl") = "auto")
+        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0, py::arg("impl") = "auto",
+             py::arg("secure") = false)
+        .def("ensure_owner", &Generator::ensure_owner,
+             "re-key from OS entropy if this secure generator was copied into another process (fork)")
+        .def_property_readonly("secure", &Generator::secure)
         .def("next_u64", &Generator::next_u64)
         .def("uniform", &Generator::uniform)
         .def("uniform_open", &Generator::uniform_open)
@@ -115,10 +119,10 @@ void register_random(py::module_ m) {
                  return out;
              },
              py::arg("d"), "one uniform direction on S^{d-1} from the sequential stream")
-        .def("chunk", &Generator::chunk, py::arg("c"))
-        .def("spawn", &Generator::spawn, py::arg("i"))
+        .def("chunk", [](Generator& g, std::uint64_t c) { g.ensure_owner(); return g.chunk(c); }, py::arg("c"))
+        .def("spawn", [](Generator& g, std::uint64_t i) { g.ensure_owner(); return g.spawn(i); }, py::arg("i"))
         .def("reserve_chunks", &Generator::reserve_chunks, py::arg("k"))
-        .def("copy", [](const Generator& g) { return Generator(g); })
+        .def("copy", [](Generator& g) { g.ensure_owner(); return Generator(g); })
         .def_property_readonly("stream", &Generator::stream)
         .def_property_readonly("block_counter", &Generator::block_counter)
         .def_property_readonly("key", [](const Generator& g) {

@@ -36,6 +36,7 @@ import hashlib
 import numbers
 import operator
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -170,6 +171,21 @@ def _prepare_out(shape: tuple[int, ...] | None, dtype: np.dtype, out: Any, size_
     return out
 
 
+# Secure (OS-keyed) C++ generators alive in this process. A fork copies them with their key and buffered
+# words; the child re-keys every one of them at once from OS entropy (the kernel would also re-key each
+# on its next keystream block, but words already buffered must not be served twice).
+_SECURE: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def _rekey_after_fork() -> None:
+    for gen in list(_SECURE):
+        gen.ensure_owner()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_rekey_after_fork)
+
+
 class Random:
     """A ChaCha20 counter-based random generator (secure by default) with bulk, multi-threaded samplers.
 
@@ -180,6 +196,12 @@ class Random:
         the stream is cryptographically secure and cannot be reproduced: use this for releases.
         An ``int`` (>= 0) or ``bytes``: a reproducible stream keyed by SHA-256 of the seed. Seeded streams
         are for tests, simulations and benchmarks, **not for releases**.
+
+        Processes: a secure generator copied by ``os.fork()`` (a multiprocessing "fork" pool, a server
+        that preloads the application, a module-level generator) takes a fresh OS key in the child, so
+        parent and children never draw the same noise; its streams (:meth:`stream`) do the same. A
+        seeded generator keeps its documented determinism: a forked copy continues the same stream, so
+        every process draws the same values unless each takes its own :meth:`stream`.
     threads:
         Worker threads for bulk sampling; ``None`` uses all cores. Work is split into fixed chunks of
         :data:`CHUNK` values, so the output is bit-identical for every thread count.
@@ -198,13 +220,18 @@ class Random:
     def __init__(self, seed: int | bytes | None = None, threads: int | None = None) -> None:
         self._threads = _check_threads(threads)
         self._seeded = seed is not None
-        key = _os_key() if seed is None else _key_from_seed(seed)
-        self._gen = _R.Generator(key, 0)
+        if seed is None:
+            self._gen = _R.Generator(_os_key(), 0, secure=True)
+            _SECURE.add(self._gen)
+        else:
+            self._gen = _R.Generator(_key_from_seed(seed), 0)
 
     @classmethod
     def _wrap(cls, gen: Any, threads: int, seeded: bool) -> "Random":
         obj = cls.__new__(cls)
         obj._gen = gen
+        if gen.secure:
+            _SECURE.add(gen)
         obj._threads = threads
         obj._seeded = seeded
         return obj
