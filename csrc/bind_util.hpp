@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -25,9 +26,13 @@ inline void require_same_shape(const darray& a, const darray& b, const char* nam
     if (shape_of(a) != shape_of(b)) throw std::invalid_argument(std::string(name) + ": shape mismatch after broadcasting");
 }
 
+// More threads than kMaxThreads are never useful (the pool also falls back to the threads it can
+// start); the cap keeps the conversion to unsigned exact. The Python layer rejects such counts first.
+constexpr long kMaxThreads = 65536;
+
 inline unsigned resolve_threads(long threads) {
     if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0 = all cores)");
-    return threads == 0 ? pydp::hardware_threads() : static_cast<unsigned>(threads);
+    return threads == 0 ? pydp::hardware_threads() : static_cast<unsigned>(std::min(threads, kMaxThreads));
 }
 
 constexpr std::size_t kChunk = 4096;

@@ -26,7 +26,7 @@ from scipy import special as _sc
 
 from . import _core
 from ._validation import as_float_array, broadcast, check_delta, check_epsilon, check_positive, check_probability
-from ._validation import scalar_or_array
+from ._validation import check_threads, scalar_or_array
 from .budgets import (
     GDP,
     RDP,
@@ -93,7 +93,7 @@ def epsilon(psi: Any, delta: Any, *, threads: int = 0) -> Any:
     p = _psi_array(psi)
     dl = check_delta(delta, allow_zero=False)
     p_b, d_b = broadcast(psi=p, delta=dl)
-    out = _acc.gdp_epsilon(p_b, d_b, threads)
+    out = _acc.gdp_epsilon(p_b, d_b, check_threads(threads, zero_means_all=True))
     return scalar_or_array(out, psi, delta)
 
 
@@ -102,7 +102,7 @@ def delta(psi: Any, epsilon: Any, *, threads: int = 0) -> Any:
     p = _psi_array(psi)
     e = check_epsilon(epsilon, allow_inf=True)
     p_b, e_b = broadcast(psi=p, epsilon=e)
-    out = np.exp(_acc.gdp_log_delta(p_b, e_b, threads))
+    out = np.exp(_acc.gdp_log_delta(p_b, e_b, check_threads(threads, zero_means_all=True)))
     return scalar_or_array(out, psi, epsilon)
 
 
@@ -165,7 +165,7 @@ def rdp_epsilon(psi: Any, alpha: Any, delta: Any, method: str = "mironov", *, th
     p = _psi_array(psi)
     dl = check_delta(delta, allow_zero=False)
     a_b, p_b, d_b = broadcast(alpha=a, psi=p, delta=dl)
-    out = _acc.rdp_to_epsilon(a_b, 0.5 * a_b * p_b * p_b, d_b, _METHOD_CODE[method], threads)
+    out = _acc.rdp_to_epsilon(a_b, 0.5 * a_b * p_b * p_b, d_b, _METHOD_CODE[method], check_threads(threads, zero_means_all=True))
     return scalar_or_array(out, psi, alpha, delta)
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import as_float_array
+from ._validation import as_float_array, check_threads
 
 __all__ = ["Random", "as_random", "CHUNK"]
 
@@ -83,14 +83,7 @@ def _key_from_seed(seed: Any) -> bytes:
 
 def _check_threads(threads: Any) -> int:
     """0 means all cores."""
-    if threads is None:
-        return 0
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be None or a positive int, not {type(threads).__name__}")
-    t = int(threads)
-    if t < 1:
-        raise ValueError(f"threads must be >= 1 (or None for all cores), got {t}")
-    return t
+    return check_threads(threads)
 
 
 def _check_index(i: Any, name: str) -> int:
