@@ -155,7 +155,6 @@ darray exp_log(int geo, int which, const darray& p, const darray& v, double atol
 // size points of the Riemannian Gaussian/Laplace around p (n coordinates; n = 1 on the circle).
 darray sample(int geo, int kind, double k, double sigma, bool laplace, double tmax, double mode, double scale,
               const darray& p, const darray& basis, py::ssize_t size, pydp::random::Generator& gen, long threads) {
-    if (size < 0) throw std::invalid_argument("size must be >= 0");
     if (p.ndim() != 1 || basis.ndim() != 2 || basis.shape(0) != p.shape(0))
         throw std::invalid_argument("footpoint and tangent basis do not match");
     mf::RadialDensity f;
@@ -167,6 +166,7 @@ darray sample(int geo, int kind, double k, double sigma, bool laplace, double tm
     const mf::RadialSampler radial(f, mode, scale);
     const auto g = static_cast<mf::Geometry>(geo);
     const std::size_t n = static_cast<std::size_t>(p.shape(0)), d = static_cast<std::size_t>(basis.shape(1));
+    checked_elements(size, g == mf::Geometry::Circle ? 1 : static_cast<long long>(n), sizeof(double), "size");
     std::vector<py::ssize_t> shape{size};
     if (g != mf::Geometry::Circle) shape.push_back(static_cast<py::ssize_t>(n));
     darray out(shape);

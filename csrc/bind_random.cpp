@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -103,7 +104,7 @@ void register_random(py::module_ m) {
         .def("exponential", &Generator::exponential)
         .def("random_raw",
              [](Generator& g, py::ssize_t n) {
-                 if (n < 0) throw std::invalid_argument("n must be >= 0");
+                 checked_elements(n, 1, sizeof(std::uint64_t), "n");
                  py::array_t<std::uint64_t> out(n);
                  // Sequential draws move the generator itself, so the GIL stays held: another Python
                  // thread using the same generator must not run concurrently.
@@ -114,6 +115,7 @@ void register_random(py::module_ m) {
         .def("direction",
              [](Generator& g, py::ssize_t d) {
                  if (d < 1) throw std::invalid_argument("d must be >= 1");
+                 checked_elements(d, 1, sizeof(double), "d");
                  py::array_t<double> out(d);
                  pydp::random::sphere_direction(g, out.mutable_data(), static_cast<std::size_t>(d));
                  return out;
@@ -141,7 +143,11 @@ void register_random(py::module_ m) {
               if (!pydp::random::chacha_impl_available(im)) throw std::invalid_argument("impl not available on this CPU: " + impl);
               std::uint32_t kw[8];
               pydp::random::key_from_bytes(reinterpret_cast<const unsigned char*>(k.data()), kw);
-              std::vector<std::uint32_t> words(nblocks * pydp::random::kBlockWords);
+              if (nblocks > static_cast<std::size_t>(std::numeric_limits<long long>::max()))
+                  throw std::invalid_argument("nblocks is too large");
+              // 4 bytes per word in `words` and again in the returned bytes
+              const std::size_t nwords = checked_elements(static_cast<long long>(nblocks), pydp::random::kBlockWords, 8, "nblocks");
+              std::vector<std::uint32_t> words(nwords);
               pydp::random::chacha20_blocks(kw, counter, nonce, words.data(), nblocks, im);
               std::string bytes(words.size() * 4, '\0');
               for (std::size_t i = 0; i < words.size(); ++i)
