@@ -135,8 +135,9 @@ def minimal_scale(noise: NoiseFamily, epsilon, delta, sensitivity=1.0):
     """The smallest scale s such that ``q(d) + s * X`` is (epsilon, delta)-DP (Lemma 1 and 2).
 
     The result is verified: the privacy condition holds at the returned scale in a log-space evaluation,
-    with a relative margin of 1e-12 on delta, so the scale is never below the exact minimum and exceeds
-    it by about 1e-12 relative at most. If that cannot be achieved the call raises
+    with a relative margin of 1e-12 on delta (on 1 - delta as delta -> 1) plus a bound on the rounding of
+    that evaluation, so the scale is never below the exact minimum and exceeds it by about 1e-12 relative
+    at most. A minimal scale beyond the double range raises :class:`CalibrationError`. If that cannot be achieved the call raises
     :class:`CalibrationError` rather than return an unverified scale.
 
     Closed forms serve as fast paths: Laplace (Theorem 3), s = D / (eps - 2 log(1 - delta)); Logistic

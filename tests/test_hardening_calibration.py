@@ -130,3 +130,16 @@ def test_logistic_minimal_scale_tiny_epsilon_and_delta(eps, delta):
 def test_minimal_scale_beyond_the_double_range_raises(noise, eps, delta, sens):
     with pytest.raises(dp.CalibrationError, match="overflows"):
         dp.minimal_scale(noise, eps, delta, sens)
+
+
+@pytest.mark.parametrize("r,eps,delta", [(1.001, 1.0, 2.9899806045183994e-40), (1.001, 1.0, 1e-60), (1.001, 3.0, 1e-35),
+                                         (1.003, 1.0, 1e-100)])
+def test_minimal_scale_subbotin_near_laplace_where_the_profile_bends_sharply(r, eps, delta):
+    # Subbotin r ~ 1 with the shift just below eps: the threshold lies astronomically far out and log delta
+    # falls by ~1e17 over a few percent of the shift, where Newton crawled and the solver stopped 3.7% high.
+    noise = dp.Subbotin(r)
+    s = float(dp.minimal_scale(noise, eps, delta))
+    exact = R.minimal_scale(R.family_key(noise), eps, delta, 1.0, guess=1.0 / s)
+    with mp.workdps(50):
+        rel = float(mp.mpf(s) / exact - 1)
+    assert 0 <= rel <= 1e-9, (s, mp.nstr(exact, 20), rel)

@@ -232,6 +232,17 @@ inline double log_privacy_profile(const Family& f, double eps, double scale, dou
     return profile_std(f, std::min(eps, eps_cap(f)), shift_up(sensitivity, scale)).log_delta;
 }
 
+// A bound on the rounding error of a log delta evaluation beyond the fixed margin: 8 kappa 2^-53, with
+// kappa = d f(u - d) / delta + eps e^eps S(u) / delta the relative condition number of delta in (d, eps)
+// (internal roundings of quantities of that size cost that much; the reference suite measures ~3 kappa
+// 2^-53 where kappa is large, e.g. 1.5e5 for Subbotin(1.003) at delta = 1e-100).
+inline double profile_rounding(const Family& f, double eps, double d, const ProfilePoint& p) noexcept {
+    if (p.log_delta == -kInf || !std::isfinite(p.u)) return 0.0;
+    const double kd = std::exp(std::log(d) + f.logpdf(p.u - d) - p.log_delta);
+    const double ke = p.x == -kInf ? 0.0 : eps * std::exp(p.x) / (-std::expm1(p.x));
+    return 8.0 * 0x1p-53 * (std::isfinite(kd) ? kd : 0.0) + 8.0 * 0x1p-53 * (std::isfinite(ke) ? ke : 0.0);
+}
+
 enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3, kScaleOverflow = 4 };
 
 // The safety margin on log delta that the solvers demand of the library's own evaluation, so that the
@@ -271,7 +282,7 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
             // d log delta / d log d = d f(u - d) / delta
             *slope = p.log_delta == -kInf ? 0.0 : std::exp(std::log(d) + f.logpdf(p.u - d) - p.log_delta);
         }
-        return p.log_delta - log_target;
+        return p.log_delta + profile_rounding(f, eps, d, p) - log_target;  // aim where the verification holds
     };
     // Starting point: the classic Gaussian calibration, d = eps / sqrt(2 log(1.25 / delta)), or the
     // total-variation slope when eps = 0.
@@ -286,17 +297,23 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
             precise = true;
             v = lo;
             lo = -kInf;
-            hi = kInf;
+            // The fast root is within ~1e-12 of the precise one: hi + 1e-6 still bounds the search (should it
+            // not, the answer stays verified private, only less tight).
+            hi = hi + 1e-6;
         }
         double gv = g(v, &slope);
+        int slow = 0;  // consecutive Newton moves shorter than 1% of a finite bracket
         for (int it = 0; it < 400; ++it) {
             if (gv <= 0.0) lo = std::max(lo, v); else hi = std::min(hi, v);
             const double tol = 4e-15 * std::max(1.0, std::fabs(v));
             if (hi - lo <= 2.0 * tol) break;
             double next;
             const bool newton_ok = std::isfinite(gv) && slope > 0.0 && std::isfinite(slope);
-            if (newton_ok) {
-                const double step = -gv / slope;
+            const double step = newton_ok ? -gv / slope : 0.0;
+            // A step below tol far from the root (|g| > 1e-3) is a log delta too steep for Newton's model
+            // (a threshold far out in a heavy tail): moving by tol would crawl, so step as without a slope
+            // (a unit step, or bisection inside a bracket).
+            if (newton_ok && (std::fabs(step) > tol || std::fabs(gv) <= 1e-3)) {
                 if (std::fabs(step) <= tol) next = gv <= 0.0 ? v + tol : v - tol;  // straddle the root
                 else next = v + std::clamp(step, -8.0, 8.0);
             } else {
@@ -305,6 +322,14 @@ inline ShiftResult max_shift(const Family& f, double eps, double log_target) noe
             if (!(next > lo && next < hi)) {
                 if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
                 else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
+            }
+            // Where log delta bends sharply (a threshold far out in a heavy tail, e.g. Subbotin r ~ 1 with eps
+            // just above the shift) Newton crawls from the convex side: after 4 short moves while log delta is
+            // still far from the target (near it Newton converges quadratically), bisect.
+            slow = std::isfinite(hi - lo) && std::fabs(next - v) < 0.01 * (hi - lo) && std::fabs(gv) > 1e-3 ? slow + 1 : 0;
+            if (slow >= 4) {
+                next = 0.5 * (lo + hi);
+                slow = 0;
             }
             // The shift below e^-745 is below every double (the scale D / d overflows with it); above
             // e^700 the solver has left its range.
@@ -441,9 +466,12 @@ inline ShiftResult minimal_scale(const Family& f, double eps, double delta, doub
     if (!std::isfinite(s)) return {0.0, kScaleOverflow};
     // The exact shift D / s must not exceed the verified shift r.d: s * r.d >= D exactly (fma sign).
     while (std::fma(s, r.d, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
-    // Verify, nudging up by ulps if the division rounded the wrong way.
+    // Verify, with the rounding bound of the evaluation, nudging up by ulps if the division rounded the
+    // wrong way or the condition is steep (the same evaluation as log_privacy_profile).
     for (int i = 0; i < 64; ++i) {
-        if (log_privacy_profile(f, eps, s, sensitivity) <= log_target - 0.5 * margin) return {s, kOk};
+        const double d = shift_up(sensitivity, s);
+        const ProfilePoint p = profile_std(f, eps, d);
+        if (p.log_delta + profile_rounding(f, eps, d, p) <= log_target - 0.5 * margin) return {s, kOk};
         s = std::nextafter(s, kInf) * (1.0 + 1e-15 * i);
         if (!std::isfinite(s)) return {0.0, kScaleOverflow};
     }
@@ -474,7 +502,7 @@ inline double epsilon_for_delta(const Family& f, double delta, double scale, dou
         if (slope) {  // d log delta / d eps = -e^x / (-expm1(x))
             *slope = (p.log_delta == -kInf || p.x == -kInf) ? 0.0 : -std::exp(p.x) / (-std::expm1(p.x));
         }
-        return p.log_delta - log_target;
+        return p.log_delta + profile_rounding(f, eps, d, p) - log_target;
     };
     double slope;
     if (g(0.0, nullptr) <= 0.0) return 0.0;
