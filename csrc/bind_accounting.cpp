@@ -44,6 +44,11 @@ void register_accounting(py::module_ m) {
         const Family g = Family::make(Kind::Gaussian);
         return map2(mu, eps, t, [&g](double u, double e) { return acc::gdp_log_delta(g, u, e); });
     }, py::arg("mu"), py::arg("epsilon"), py::arg("threads") = 0);
+    m.def("pure_dp_mu", [](const darray& eps, long t) {
+        require_all(eps, rho_ok, "epsilon must be >= 0 and not NaN");
+        return map1(eps, t, [](double e) { return acc::pure_dp_mu(e); });
+    }, py::arg("epsilon"), py::arg("threads") = 0,
+       "mu of the GDP bound of epsilon-DP, -2 Phi^-1(1 / (1 + e^epsilon)), rounded up (Dong, Roth and Su 2022)");
     m.def("rdp_to_epsilon", [](const darray& alpha, const darray& rho, const darray& delta, acc::RdpMethod meth, long t) {
         require_all(alpha, alpha_ok, "alpha must be > 1");
         require_all(rho, rho_ok, "rho must be >= 0 and not NaN");

@@ -35,7 +35,7 @@ ChunkSources reserve(Generator& gen, std::size_t n) {
 
 template <class Sampler>
 i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long threads) {
-    if (n < 0) throw std::invalid_argument("size must be >= 0");
+    checked_elements(n, 1, sizeof(std::int64_t), "size");
     i64array out(n);
     std::int64_t* o = out.mutable_data();
     const unsigned nt = resolve_threads(threads);

@@ -22,6 +22,11 @@ namespace {
 
 enum class Geo : int { Sphere = 0, Hyperbolic = 1 };
 
+Geo geo_from_code(int geo) {
+    if (geo != 0 && geo != 1) throw std::invalid_argument("geometry code must be 0 (sphere) or 1 (hyperbolic)");
+    return static_cast<Geo>(geo);
+}
+
 struct Rows {
     std::size_t rows, n;
 };
@@ -67,7 +72,7 @@ void check_points(Geo g, const darray& a, const char* name, double atol, long th
 }
 
 darray dist(int geo, const darray& x, const darray& y, double atol, long threads) {
-    const Geo g = static_cast<Geo>(geo);
+    const Geo g = geo_from_code(geo);
     const Rows r = rows_of(x, "x");
     require_same_shape(x, y, "x and y");
     const double *px = x.data(), *py_ = y.data();
@@ -105,7 +110,8 @@ darray dist(int geo, const darray& x, const darray& y, double atol, long threads
 
 // which = 0: exp(p, v); which = 1: log(p, q).
 darray exp_log(int geo, int which, const darray& p, const darray& v, double atol, long threads) {
-    const Geo g = static_cast<Geo>(geo);
+    const Geo g = geo_from_code(geo);
+    if (which != 0 && which != 1) throw std::invalid_argument("which must be 0 (exp) or 1 (log)");
     const Rows r = rows_of(p, "p");
     require_same_shape(p, v, "p and v");
     const char* vname = which == 0 ? "v" : "q";
@@ -155,18 +161,19 @@ darray exp_log(int geo, int which, const darray& p, const darray& v, double atol
 // size points of the Riemannian Gaussian/Laplace around p (n coordinates; n = 1 on the circle).
 darray sample(int geo, int kind, double k, double sigma, bool laplace, double tmax, double mode, double scale,
               const darray& p, const darray& basis, py::ssize_t size, pydp::random::Generator& gen, long threads) {
-    if (size < 0) throw std::invalid_argument("size must be >= 0");
     if (p.ndim() != 1 || basis.ndim() != 2 || basis.shape(0) != p.shape(0))
         throw std::invalid_argument("footpoint and tangent basis do not match");
     mf::RadialDensity f;
-    f.kind = static_cast<mf::RadialKind>(kind);
+    f.kind = mf::radial_kind_from_code(kind);
     f.k = k;
     f.sigma = sigma;
     f.laplace = laplace;
     f.tmax = tmax;
     const mf::RadialSampler radial(f, mode, scale);
-    const auto g = static_cast<mf::Geometry>(geo);
+    const mf::Geometry g = mf::geometry_from_code(geo);
     const std::size_t n = static_cast<std::size_t>(p.shape(0)), d = static_cast<std::size_t>(basis.shape(1));
+    mf::check_sample_dims(g, n, d);
+    checked_elements(size, g == mf::Geometry::Circle ? 1 : static_cast<long long>(n), sizeof(double), "size");
     std::vector<py::ssize_t> shape{size};
     if (g != mf::Geometry::Circle) shape.push_back(static_cast<py::ssize_t>(n));
     darray out(shape);

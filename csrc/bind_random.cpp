@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -39,11 +40,11 @@ std::string key_arg(const py::bytes& key) {
 
 ChaChaImpl impl_from_name(const std::string& name);
 
-Generator make_generator(const py::bytes& key, std::uint64_t stream, const std::string& impl) {
+Generator make_generator(const py::bytes& key, std::uint64_t stream, const std::string& impl, bool secure) {
     const std::string k = key_arg(key);
     const ChaChaImpl im = impl_from_name(impl);
     if (!pydp::random::chacha_impl_available(im)) throw std::invalid_argument("impl not available on this CPU: " + impl);
-    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream, im);
+    return Generator(reinterpret_cast<const unsigned char*>(k.data()), stream, im, secure);
 }
 
 // The output array: C-contiguous, writeable, float64 or float32.
@@ -108,7 +109,11 @@ void register_random(py::module_ m) {
     py::class_<Generator>(m, "Generator",
                           "ChaCha20 counter-based generator from a 32-byte key and a 64-bit stream id "
                           "(see csrc/include/pydp/random/generator.hpp). Not thread-safe; copies are cheap.")
-        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0, py::arg("impl") = "auto")
+        .def(py::init(&make_generator), py::arg("key"), py::arg("stream") = 0, py::arg("impl") = "auto",
+             py::arg("secure") = false)
+        .def("ensure_owner", &Generator::ensure_owner,
+             "re-key from OS entropy if this secure generator was copied into another process (fork)")
+        .def_property_readonly("secure", &Generator::secure)
         .def("next_u64", &Generator::next_u64)
         .def("uniform", &Generator::uniform)
         .def("uniform_open", &Generator::uniform_open)
@@ -116,7 +121,7 @@ void register_random(py::module_ m) {
         .def("exponential", &Generator::exponential)
         .def("random_raw",
              [](Generator& g, py::ssize_t n) {
-                 if (n < 0) throw std::invalid_argument("n must be >= 0");
+                 checked_elements(n, 1, sizeof(std::uint64_t), "n");
                  py::array_t<std::uint64_t> out(n);
                  // Sequential draws move the generator itself, so the GIL stays held: another Python
                  // thread using the same generator must not run concurrently.
@@ -127,15 +132,16 @@ void register_random(py::module_ m) {
         .def("direction",
              [](Generator& g, py::ssize_t d) {
                  if (d < 1) throw std::invalid_argument("d must be >= 1");
+                 checked_elements(d, 1, sizeof(double), "d");
                  py::array_t<double> out(d);
                  pydp::random::sphere_direction(g, out.mutable_data(), static_cast<std::size_t>(d));
                  return out;
              },
              py::arg("d"), "one uniform direction on S^{d-1} from the sequential stream")
-        .def("chunk", &Generator::chunk, py::arg("c"))
-        .def("spawn", &Generator::spawn, py::arg("i"))
+        .def("chunk", [](Generator& g, std::uint64_t c) { g.ensure_owner(); return g.chunk(c); }, py::arg("c"))
+        .def("spawn", [](Generator& g, std::uint64_t i) { g.ensure_owner(); return g.spawn(i); }, py::arg("i"))
         .def("reserve_chunks", &Generator::reserve_chunks, py::arg("k"))
-        .def("copy", [](const Generator& g) { return Generator(g); })
+        .def("copy", [](Generator& g) { g.ensure_owner(); return Generator(g); })
         .def_property_readonly("stream", &Generator::stream)
         .def_property_readonly("block_counter", &Generator::block_counter)
         .def_property_readonly("key", [](const Generator& g) {
@@ -148,7 +154,7 @@ void register_random(py::module_ m) {
                             "numpy's bitgen_t over a ChaCha20 Generator (csrc/include/pydp/random/bitgen.hpp); "
                             "pydp_core's ChaCha20 BitGenerator holds one. Not thread-safe: hold the lock.")
         .def(py::init([](const py::bytes& key, std::uint64_t stream) {
-                 return std::make_unique<BitGenState>(make_generator(key, stream, "auto"));
+                 return std::make_unique<BitGenState>(make_generator(key, stream, "auto", false));
              }),
              py::arg("key"), py::arg("stream") = 0)
         .def("capsule", &bitgen_capsule, "a new PyCapsule 'BitGenerator' pointing at the bitgen_t (keeps this object alive)")
@@ -184,7 +190,7 @@ void register_random(py::module_ m) {
         .def("set_state",
              [](BitGenState& s, const py::bytes& key, std::uint64_t stream, std::uint64_t block, unsigned word,
                 bool has_uint32, std::uint32_t uinteger) {
-                 s.set(make_generator(key, stream, "auto"), block, word, has_uint32, uinteger);
+                 s.set(make_generator(key, stream, "auto", false), block, word, has_uint32, uinteger);
              },
              py::arg("key"), py::arg("stream"), py::arg("block"), py::arg("word"), py::arg("has_uint32"),
              py::arg("uinteger"));
@@ -199,7 +205,11 @@ void register_random(py::module_ m) {
               if (!pydp::random::chacha_impl_available(im)) throw std::invalid_argument("impl not available on this CPU: " + impl);
               std::uint32_t kw[8];
               pydp::random::key_from_bytes(reinterpret_cast<const unsigned char*>(k.data()), kw);
-              std::vector<std::uint32_t> words(nblocks * pydp::random::kBlockWords);
+              if (nblocks > static_cast<std::size_t>(std::numeric_limits<long long>::max()))
+                  throw std::invalid_argument("nblocks is too large");
+              // 4 bytes per word in `words` and again in the returned bytes
+              const std::size_t nwords = checked_elements(static_cast<long long>(nblocks), pydp::random::kBlockWords, 8, "nblocks");
+              std::vector<std::uint32_t> words(nwords);
               pydp::random::chacha20_blocks(kw, counter, nonce, words.data(), nblocks, im);
               std::string bytes(words.size() * 4, '\0');
               for (std::size_t i = 0; i < words.size(); ++i)

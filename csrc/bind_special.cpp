@@ -19,6 +19,7 @@ void register_special(py::module_ m) {
     // which: 0 = P, 1 = Q, 2 = log P, 3 = log Q
     m.def("incgamma", [](double a, const darray& x, int which, long t) {
         if (!(a > 0.0 && a <= 1.0)) throw std::invalid_argument("a must lie in (0, 1]");
+        if (which < 0 || which > 3) throw std::invalid_argument("which must be 0 (P), 1 (Q), 2 (log P) or 3 (log Q)");
         return map1(x, t, [a, which](double v) {
             if (std::isnan(v)) return v;
             const sp::IncGamma g = sp::incgamma(a, v);

@@ -5,7 +5,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,9 +27,29 @@ inline void require_same_shape(const darray& a, const darray& b, const char* nam
     if (shape_of(a) != shape_of(b)) throw std::invalid_argument(std::string(name) + ": shape mismatch after broadcasting");
 }
 
+// More threads than kMaxThreads are never useful (the pool also falls back to the threads it can
+// start); the cap keeps the conversion to unsigned exact. The Python layer rejects such counts first.
+constexpr long kMaxThreads = 65536;
+
 inline unsigned resolve_threads(long threads) {
     if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0 = all cores)");
-    return threads == 0 ? pydp::hardware_threads() : static_cast<unsigned>(threads);
+    return threads == 0 ? pydp::hardware_threads() : static_cast<unsigned>(std::min(threads, kMaxThreads));
+}
+
+// The largest single output a binding allocates: a count from the caller (size=, n=, nblocks=) above it is
+// refused before any allocation, with the size computed without overflow.
+constexpr std::uint64_t kMaxOutputBytes = std::uint64_t{1} << 40;  // 1 TiB
+
+// count1 * count2 elements of item_bytes each, checked: both counts >= 0 and the bytes within
+// kMaxOutputBytes; otherwise std::invalid_argument naming the argument. Returns the element count.
+inline std::size_t checked_elements(long long count1, long long count2, std::size_t item_bytes, const char* name) {
+    if (count1 < 0 || count2 < 0) throw std::invalid_argument(std::string(name) + " must be >= 0");
+    const std::uint64_t a = static_cast<std::uint64_t>(count1), b = static_cast<std::uint64_t>(count2);
+    const std::uint64_t cap = kMaxOutputBytes / item_bytes;
+    if (a != 0 && b > cap / a)
+        throw std::invalid_argument(std::string(name) + " = " + std::to_string(count1) + " asks for more than the 1 TiB "
+                                    "limit of one output (" + std::to_string(b) + " x " + std::to_string(item_bytes) + " bytes each)");
+    return static_cast<std::size_t>(a * b);
 }
 
 constexpr std::size_t kChunk = 4096;

@@ -75,6 +75,7 @@ int status_code(cal::Status s) {
         case cal::kNoFiniteScale: return PYDP_ERR_NO_FINITE_SCALE;
         case cal::kVerifyFailed: return PYDP_ERR_VERIFY_FAILED;
         case cal::kNoConvergence: return PYDP_ERR_NO_CONVERGENCE;
+        case cal::kScaleOverflow: return PYDP_ERR_SCALE_OVERFLOW;
     }
     return PYDP_ERR_INTERNAL;
 }
@@ -147,6 +148,7 @@ const char* pydp_strerror(int code) {
         case PYDP_ERR_NO_MEMORY: return "out of memory";
         case PYDP_ERR_ENTROPY: return "the operating system's entropy source failed";
         case PYDP_ERR_INTERNAL: return "internal error";
+        case PYDP_ERR_SCALE_OVERFLOW: return "the minimal noise scale exceeds the double range";
         default: return "unknown error code";
     }
 }

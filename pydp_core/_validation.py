@@ -19,6 +19,7 @@ __all__ = [
     "check_delta",
     "check_positive",
     "check_probability",
+    "check_threads",
     "broadcast",
     "scalar_or_array",
 ]
@@ -79,6 +80,25 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name} cannot be represented in float64 without rounding")
         return out
     return arr.astype(np.float64, copy=False)
+
+
+#: The largest ``threads=`` accepted: more is never useful, and the C++ pool would only try to start them.
+MAX_THREADS = 4096
+
+
+def check_threads(threads: Any, *, zero_means_all: bool = False) -> int:
+    """``threads`` for the bindings (0 = all cores): None, or an int in [1, MAX_THREADS] ([0, ...] with
+    ``zero_means_all``); bool and non-integers are a TypeError, anything else a ValueError naming it."""
+    if threads is None:
+        return 0
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"threads must be None or a positive int, not {type(threads).__name__}")
+    t = int(threads)
+    low = 0 if zero_means_all else 1
+    if not low <= t <= MAX_THREADS:
+        hint = "0 or None for all cores" if zero_means_all else "or None for all cores"
+        raise ValueError(f"threads must lie in [{low}, {MAX_THREADS}] ({hint}), got {t}")
+    return t
 
 
 def _no_nan(arr: np.ndarray, name: str) -> None:

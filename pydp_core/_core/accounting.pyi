@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
+__all__: list[str] = ['RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
 class RdpMethod:
     """
     the RDP -> (epsilon, delta) conversions (Mironov 2017; Asoodeh et al. 2021; Balle et al. 2020)
@@ -62,6 +62,10 @@ def gdp_epsilon_scalar(mu: typing.SupportsFloat | typing.SupportsIndex, delta: t
     ...
 def gdp_log_delta(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
+def pure_dp_mu(epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    mu of the GDP bound of epsilon-DP, -2 Phi^-1(1 / (1 + e^epsilon)), rounded up (Dong, Roth and Su 2022)
+    """
 def rdp_to_epsilon(alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], method: RdpMethod, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
 def rdp_to_epsilon_scalar(alpha: typing.SupportsFloat | typing.SupportsIndex, rho: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, method: RdpMethod) -> float:

@@ -10,7 +10,7 @@ class Generator:
     """
     ChaCha20 counter-based generator from a 32-byte key and a 64-bit stream id (see csrc/include/pydp/random/generator.hpp). Not thread-safe; copies are cheap.
     """
-    def __init__(self, key: bytes, stream: typing.SupportsInt | typing.SupportsIndex = 0, impl: str = 'auto') -> None:
+    def __init__(self, key: bytes, stream: typing.SupportsInt | typing.SupportsIndex = 0, impl: str = 'auto', secure: bool = False) -> None:
         ...
     def chunk(self, c: typing.SupportsInt | typing.SupportsIndex) -> Generator:
         ...
@@ -19,6 +19,10 @@ class Generator:
     def direction(self, d: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.float64]:
         """
         one uniform direction on S^{d-1} from the sequential stream
+        """
+    def ensure_owner(self) -> None:
+        """
+        re-key from OS entropy if this secure generator was copied into another process (fork)
         """
     def exponential(self) -> float:
         ...
@@ -43,6 +47,9 @@ class Generator:
         ...
     @property
     def key(self) -> bytes:
+        ...
+    @property
+    def secure(self) -> bool:
         ...
     @property
     def stream(self) -> int:

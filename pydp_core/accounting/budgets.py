@@ -204,15 +204,13 @@ class PureDP(Budget):
         return ApproxDP(min(eps, self.epsilon), d)
 
     def to_gdp(self) -> "GDP":
-        """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Liu et al. 2022).
+        """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Dong, Roth and Su 2022).
 
-        The library's one evaluation of the eps -> mu conversion: Phi^-1 of the log-space probability
-        log(1 / (1 + e^eps)) stays finite far into the tail (``PureDP(800).to_gdp()`` is finite).
+        The library's one evaluation of the eps -> mu conversion (the C++ kernel ``pure_dp_mu``): rounded up
+        (never below the exact mu), with full relative accuracy from the tiniest epsilon to the overflow
+        range (``PureDP(800).to_gdp()`` is finite).
         """
-        from scipy import special
-
-        log_p = -float(np.logaddexp(0.0, self.epsilon))  # log(1 / (1 + e^eps))
-        return GDP(max(0.0, -2.0 * float(special.ndtri_exp(log_p))))
+        return GDP(float(_acc.pure_dp_mu(np.float64(self.epsilon))))
 
     def to_zcdp(self) -> "ZCDP":
         """(eps^2 / 2)-zCDP (Bun and Steinke 2016, Proposition 1.4)."""

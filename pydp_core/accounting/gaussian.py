@@ -38,6 +38,7 @@ from .._validation import (
     check_positive_scalar,
     check_probability,
     check_rate,
+    check_threads,
     scalar_or_array,
 )
 from .budgets import (
@@ -140,7 +141,7 @@ def epsilon(psi: ArrayLike, *, delta: ArrayLike, threads: int = 0) -> Any:
     p = check_epsilon(psi, "psi")
     dl = check_delta(delta, allow_zero=False)
     p_b, d_b = broadcast(psi=p, delta=dl)
-    out = _acc.gdp_epsilon(p_b, d_b, threads)
+    out = _acc.gdp_epsilon(p_b, d_b, check_threads(threads, zero_means_all=True))
     return scalar_or_array(out, psi, delta)
 
 
@@ -177,7 +178,7 @@ def delta(psi: ArrayLike, *, epsilon: ArrayLike, threads: int = 0) -> Any:
     p = check_epsilon(psi, "psi")
     e = check_epsilon(epsilon, allow_inf=True)
     p_b, e_b = broadcast(psi=p, epsilon=e)
-    out = np.exp(_acc.gdp_log_delta(p_b, e_b, threads))
+    out = np.exp(_acc.gdp_log_delta(p_b, e_b, check_threads(threads, zero_means_all=True)))
     return scalar_or_array(out, psi, epsilon)
 
 
@@ -358,7 +359,7 @@ def rdp_epsilon(psi: ArrayLike, *, alpha: ArrayLike, delta: ArrayLike, method: s
     p = check_epsilon(psi, "psi")
     dl = check_delta(delta, allow_zero=False)
     a_b, p_b, d_b = broadcast(alpha=a, psi=p, delta=dl)
-    out = _acc.rdp_to_epsilon(a_b, 0.5 * a_b * p_b * p_b, d_b, _METHOD_CODE[method], threads)
+    out = _acc.rdp_to_epsilon(a_b, 0.5 * a_b * p_b * p_b, d_b, _METHOD_CODE[method], check_threads(threads, zero_means_all=True))
     return scalar_or_array(out, psi, alpha, delta)
 
 

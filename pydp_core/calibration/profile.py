@@ -207,6 +207,7 @@ _STATUS = {
     1: "no finite scale exists",
     2: "the computed scale failed its own verification",
     3: "the root finder did not converge",
+    4: "the minimal scale overflows the double range",
 }
 
 
@@ -218,8 +219,9 @@ def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, s
     """The smallest scale s such that ``q(d) + s * X`` is (epsilon, delta)-DP (Vinterbo 2022, Lemmas 1 and 2).
 
     The result is verified: the privacy condition holds at the returned scale in a log-space evaluation,
-    with a relative margin of 1e-12 on delta, so the scale is never below the exact minimum and exceeds
-    it by about 1e-12 relative at most. If that cannot be achieved the call raises
+    with a relative margin of 1e-12 on delta (on 1 - delta as delta -> 1) plus a bound on the rounding of
+    that evaluation, so the scale is never below the exact minimum and exceeds it by about 1e-12 relative
+    at most. A minimal scale beyond the double range, or one that cannot be verified, raises
     :class:`CalibrationError` rather than return an unverified scale.
 
     Closed forms serve as fast paths: Laplace (Theorem 3), s = D / (eps - 2 log(1 - delta)); Logistic

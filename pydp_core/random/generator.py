@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import weakref
 from typing import Any, Callable, Optional, Union, overload
 
 import numpy as np
@@ -17,6 +18,7 @@ from .._validation import (
     check_lower_bounded,
     check_out,
     check_size,
+    check_threads,
 )
 
 __all__ = ["Random", "as_random", "CHUNK"]
@@ -61,7 +63,22 @@ def _key_from_seed(seed: Any) -> bytes:
 
 def _threads(threads: Any) -> int:
     """The thread count for the bindings: ``None`` (all cores) is 0."""
-    return 0 if threads is None else check_int(threads, "threads", 1)
+    return check_threads(threads)
+
+
+# Secure (OS-keyed) C++ generators alive in this process. A fork copies them with their key and buffered
+# words; the child re-keys every one of them at once from OS entropy (the kernel would also re-key each on
+# its next keystream block, but words already buffered must not be served twice).
+_SECURE: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def _rekey_after_fork() -> None:
+    for gen in list(_SECURE):
+        gen.ensure_owner()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_rekey_after_fork)
 
 
 class Random:
@@ -74,6 +91,12 @@ class Random:
         the stream is cryptographically secure and cannot be reproduced: use this for releases.
         An ``int`` (>= 0) or ``bytes``: a reproducible stream keyed by SHA-256 of the type-tagged seed.
         Seeded streams are for tests, simulations and benchmarks, **not for releases**.
+
+        Processes: a secure generator copied by ``os.fork()`` (a multiprocessing "fork" pool, a server that
+        preloads the application, a module-level generator) takes a fresh OS key in the child, so parent and
+        children never draw the same noise; its streams (:meth:`stream`) do the same. A seeded generator keeps
+        its documented determinism: a forked copy continues the same stream, so every process draws the same
+        values unless each takes its own :meth:`stream`.
     threads : int, optional
         Worker threads for bulk sampling (>= 1); ``None`` uses all cores. Work is split into fixed chunks
         of :data:`CHUNK` values, so the output is bit-identical for every thread count.
@@ -111,13 +134,18 @@ class Random:
     def __init__(self, seed: Union[int, bytes, None] = None, threads: Optional[int] = None) -> None:
         self._threads = _threads(threads)
         self._seeded = seed is not None
-        key = os_key() if seed is None else _key_from_seed(seed)
-        self._gen = _R.Generator(key, 0)
+        if seed is None:
+            self._gen = _R.Generator(os_key(), 0, secure=True)
+            _SECURE.add(self._gen)
+        else:
+            self._gen = _R.Generator(_key_from_seed(seed), 0)
 
     @classmethod
     def _wrap(cls, gen: Any, threads: int, seeded: bool) -> "Random":
         obj = cls.__new__(cls)
         obj._gen = gen
+        if gen.secure:
+            _SECURE.add(gen)
         obj._threads = threads
         obj._seeded = seeded
         return obj

@@ -35,7 +35,8 @@ enum {
     PYDP_ERR_EXHAUSTED = 6,       /* the random stream's counter space is used up */
     PYDP_ERR_NO_MEMORY = 7,       /* allocation failed */
     PYDP_ERR_ENTROPY = 8,         /* the operating system's entropy source failed */
-    PYDP_ERR_INTERNAL = 9         /* any other failure (a bug: please report it) */
+    PYDP_ERR_INTERNAL = 9,        /* any other failure (a bug: please report it) */
+    PYDP_ERR_SCALE_OVERFLOW = 10  /* the minimal noise scale exceeds the double range: nothing returned */
 };
 
 /* A static, human-readable description of an error code. */

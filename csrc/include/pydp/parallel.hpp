@@ -19,6 +19,8 @@ inline unsigned hardware_threads() noexcept {
 // Calls fn(chunk_index, begin, end) for every chunk [begin, end) of [0, n) of length `chunk`
 // (the last one shorter). Work is handed out dynamically, but each chunk is processed by exactly one
 // call, so results are independent of `threads`. The first exception thrown by fn is rethrown here.
+// Threads the system refuses to start (a pids or memory limit) are not an error: the work runs on the
+// threads that did start (at least this one), with the same result.
 template <class F>
 void parallel_chunks(std::size_t n, std::size_t chunk, unsigned threads, F&& fn) {
     if (n == 0) return;
@@ -48,8 +50,12 @@ void parallel_chunks(std::size_t n, std::size_t chunk, unsigned threads, F&& fn)
         }
     };
     std::vector<std::thread> pool;
-    pool.reserve(nt - 1);
-    for (unsigned i = 1; i < nt; ++i) pool.emplace_back(worker);
+    try {
+        pool.reserve(nt - 1);
+        for (unsigned i = 1; i < nt; ++i) pool.emplace_back(worker);
+    } catch (const std::exception&) {
+        // std::system_error (no thread resources) or std::bad_alloc: continue with the pool as started
+    }
     worker();
     for (auto& t : pool) t.join();
     if (error) std::rethrow_exception(error);

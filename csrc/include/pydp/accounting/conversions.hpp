@@ -74,6 +74,44 @@ inline double rdp_to_epsilon(double alpha, double rho, double delta, RdpMethod m
     return eps > 0.0 ? eps : 0.0;
 }
 
+// ---- pure DP -> GDP ---------------------------------------------------------------------------------
+// eps-DP implies mu-GDP with mu = -2 Phi^{-1}(1 / (1 + e^eps)) = 2 sqrt 2 erfinv(tanh(eps / 2)), the
+// smallest such mu (Dong, Roth and Su 2022), rounded up (never below the exact mu):
+// - eps < 0.05: mu = sqrt(pi/2) eps T(h) S(z^2) with h = eps/2, T = tanh(h)/h and z = h T, S the erfinv
+//   series (sqrt(pi)/2)(z + pi z^3/12 + 7 pi^2 z^5/480 + 127 pi^3 z^7/40320 + 4369 pi^4 z^9/5806080) / z;
+//   the first omitted terms are below 1e-17 relative, the rounding a few ulps, so mu (1 + 2^-50) rounded
+//   up once more covers both (a subnormal eps included: mu >= eps never underflows).
+// - eps >= 1e250: Phi(-x) <= phi(x)/x gives x^2/2 <= -log p for x = mu/2 >= 1, so 2 sqrt(2 eps) (1 + 2^-50)
+//   bounds mu from above and is within 1e-240 of it.
+// - otherwise Newton on log Phi(-mu/2) = log p, p = 1/(1 + e^eps) in log space (special::ndtri_lower_log),
+//   then mu is raised until log Phi(-mu/2) <= log p - 2^-49 |log p| (log Phi decreases in mu; the margin
+//   covers the rounding of both sides).
+inline double pure_dp_mu(double eps) noexcept {
+    if (!(eps >= 0.0)) return kNaN;
+    if (eps == 0.0) return 0.0;
+    if (std::isinf(eps)) return kInf;
+    constexpr double kUp = 1.0 + 0x1p-50;
+    if (eps < 0.05) {
+        constexpr double kPi = 3.14159265358979323846, kSqrtPiOver2 = 1.25331413731550025121;
+        const double h = 0.5 * eps, h2 = h * h;
+        const double t = 1.0 + h2 * (-1.0 / 3 + h2 * (2.0 / 15 + h2 * (-17.0 / 315 + h2 * (62.0 / 2835))));
+        const double w = h2 * t * t;  // z^2
+        const double ser = 1.0 + w * (kPi / 12 + w * (7 * kPi * kPi / 480 + w * (127 * kPi * kPi * kPi / 40320 +
+                                      w * (4369 * kPi * kPi * kPi * kPi / 5806080))));
+        return std::nextafter(kSqrtPiOver2 * eps * t * ser * kUp, kInf);
+    }
+    if (eps >= 1e250) return std::nextafter(2.0 * std::sqrt(2.0) * std::sqrt(eps) * kUp, kInf);
+    const double log_p = -log1pexp(eps);
+    double mu = -2.0 * special::ndtri_lower_log(log_p);
+    const double target = log_p - 0x1p-49 * std::fabs(log_p);
+    double step = 0x1p-52 * mu;
+    for (int i = 0; i < 200 && special::log_ndtr(-0.5 * mu) > target; ++i) {
+        mu += step;
+        step *= 2.0;
+    }
+    return mu;
+}
+
 // ---- epsilon just below the total variation -------------------------------------------------------
 // As delta -> TV = delta(0) = erf(mu / (2 sqrt 2)), eps -> 0 and the problem is ill-conditioned in the
 // form delta(eps) = target: the condition number delta / (eps |delta'|) grows like 1 / eps, so the
@@ -142,10 +180,13 @@ inline double gap_below_tv(double mu, double eps, double* slope) noexcept {
     return 2.0 * phi_m * s + std::expm1(eps) * pc;
 }
 
-// The exact epsilon of mu-GDP at delta (rounded up); 0 for mu = 0; +inf for delta = 0 and mu > 0.
-// The log-space solver of the calibration core gives the answer except where the problem is
-// ill-conditioned (cond > 1e3: delta just below the total variation, mu <= 8); there Newton on
-// g(eps) = r above recovers full relative accuracy.
+// The exact epsilon of mu-GDP at delta, rounded up (the exact delta at the returned eps does not exceed
+// delta); 0 for mu = 0; +inf for delta = 0 and mu > 0. The log-space solver of the calibration core
+// gives the answer (conservatively, see epsilon_for_delta) except where the problem is ill-conditioned
+// (cond > 1e3: delta just below the total variation, mu <= 8); there Newton on g(eps) = r above recovers
+// full relative accuracy. Its answer is certified by g(eps) >= r_up (1 + 1e-13): r_up bounds r from
+// above (the double-double total variation is good to ~1e-30 absolute) and 1e-13 covers the rounding
+// of g (every term positive; quadrature and ndtr to a few ulps).
 inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) noexcept {
     if (!(mu >= 0.0) || !(delta >= 0.0) || !(delta <= 1.0)) return kNaN;
     if (mu == 0.0 || delta >= 1.0) return 0.0;
@@ -155,8 +196,9 @@ inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) n
     if (eps > 0.0 && delta < 1e-3 * eps * std::exp(eps) * special::ndtr(-0.5 * mu - eps / mu)) return eps;
     const DD tv = total_variation_dd(mu);
     const DD rr = dd_add(tv, DD{-delta, 0.0});
-    const double r = rr.hi + rr.lo;
-    if (!(r > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
+    const double r_up = (rr.hi + rr.lo) + 1e-28 * tv.hi;
+    if (!(r_up > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
+    const double r = r_up * (1.0 + 1e-13);  // the gap to certify
     double slope = 0.0;
     gap_below_tv(mu, 0.0, &slope);
     double e = eps > 0.0 ? eps : r / slope;
@@ -168,10 +210,10 @@ inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) n
         e = next > 0.0 ? next : 0.5 * e;
         if (done) break;
     }
-    // round up until g(e) >= r, i.e. delta(e) <= delta
+    // round up until g(e) >= r, i.e. delta(e) <= delta with the margin
     for (int i = 0; i < 64; ++i) {
         if (!(e / mu <= 1.0)) return eps;
-        if (gap_below_tv(mu, e, nullptr) >= r) return e;
+        if (gap_below_tv(mu, e, nullptr) >= r) return std::min(e, eps);
         e = std::nextafter(e, kInf) * (1.0 + 1e-16 * i);
     }
     return eps;

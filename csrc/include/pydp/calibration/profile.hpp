@@ -124,7 +124,7 @@ inline GaussianPoint gaussian_point(double eps, double d) noexcept {
         const double xx = eps + log_ndtr(-a2) - la;
         if (kWantX) x = xx;
         if (!(xx < 0.0)) return {-kInf, x, 0.0, a1, a2};
-        const double ld = la + std::log(-std::expm1(xx));
+        const double ld = la + special::log1mexp(xx);
         return {ld, x, std::exp(std::log(d) + log_npdf(a1) - ld), a1, a2};
     }
     if (!(m > 0.0)) return {-kInf, x, 0.0, a1, a2};
@@ -147,7 +147,7 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d, bool prec
     if (f.kind() == Kind::Laplace && !f.truncated()) {  // closed form (Theorem 3): 1 - e^{(eps - d)/2}
         if (eps >= d) return {-kInf, -kInf, kInf};
         const double u = 0.5 * (eps + d);
-        return {std::log(-std::expm1(0.5 * (eps - d))), eps + f.logsf(u) - f.logsf(u - d), u};
+        return {special::log1mexp(0.5 * (eps - d)), eps + f.logsf(u) - f.logsf(u - d), u};
     }
     if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_profile(eps, d);
     double u = f.threshold(d, eps);
@@ -186,8 +186,8 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d, bool prec
         x = (eps - f.psi_diff(u, d)) + dlr;
         if (f.truncated()) {
             const double ls_bound = f.base_logsf(f.bound());
-            x += std::log(-std::expm1(ls_bound - f.base_logsf(u))) - std::log(-std::expm1(ls_bound - la));
-            la += std::log(-std::expm1(ls_bound - la)) - f.log_mass();
+            x += special::log1mexp(ls_bound - f.base_logsf(u)) - special::log1mexp(ls_bound - la);
+            la += special::log1mexp(ls_bound - la) - f.log_mass();
         }
     } else {
         // u - d <= 0 < u: delta = P(u - d < X <= u) - expm1(eps) S(u) = C(u) + C(d - u) - expm1(eps) S(u)
@@ -208,10 +208,15 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d, bool prec
         }
         const double delta = pos - neg;
         if (!(delta > 0.0)) return {-kInf, -kInf, u};
+        if (delta > 0.5 && !f.truncated()) {
+            // 1 - delta = S(d - u) + e^eps S(u): log delta from it keeps its relative accuracy as delta -> 1.
+            const double rest = std::exp(f.base_logsf(d - u)) + std::exp(eps + lsu);
+            return {std::log1p(-rest), std::log1p(-delta / a_lin), u};
+        }
         return {std::log(delta), std::log1p(-delta / a_lin), u};
     }
     if (!(x < 0.0)) return {-kInf, x, u, approx};  // delta = 0 to working precision
-    return {la + std::log(-std::expm1(x)), x, u, approx};
+    return {la + special::log1mexp(x), x, u, approx};
 }
 
 // log delta(eps, scale, sensitivity).
@@ -227,7 +232,25 @@ inline double log_privacy_profile(const Family& f, double eps, double scale, dou
     return profile_std(f, std::min(eps, eps_cap(f)), shift_up(sensitivity, scale)).log_delta;
 }
 
-enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3 };
+// A bound on the rounding error of a log delta evaluation beyond the fixed margin: 8 kappa 2^-53, with
+// kappa = d f(u - d) / delta + eps e^eps S(u) / delta the relative condition number of delta in (d, eps)
+// (internal roundings of quantities of that size cost that much; the reference suite measures ~3 kappa
+// 2^-53 where kappa is large, e.g. 1.5e5 for Subbotin(1.003) at delta = 1e-100).
+inline double profile_rounding(const Family& f, double eps, double d, const ProfilePoint& p) noexcept {
+    if (p.log_delta == -kInf || !std::isfinite(p.u)) return 0.0;
+    const double kd = std::exp(std::log(d) + f.logpdf(p.u - d) - p.log_delta);
+    const double ke = p.x == -kInf ? 0.0 : eps * std::exp(p.x) / (-std::expm1(p.x));
+    return 8.0 * 0x1p-53 * (std::isfinite(kd) ? kd : 0.0) + 8.0 * 0x1p-53 * (std::isfinite(ke) ? ke : 0.0);
+}
+
+enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3, kScaleOverflow = 4 };
+
+// The safety margin on log delta that the solvers demand of the library's own evaluation, so that the
+// exact delta meets the target despite rounding: 1e-12 relative on delta, and 1e-12 relative on 1 - delta
+// as delta -> 1 (where log delta ~ -(1 - delta) carries the information and a fixed margin would swamp it).
+inline double log_delta_margin(double log_target) noexcept {
+    return 1e-12 * std::min(1.0, -2.0 * log_target);
+}
 
 // The largest standardised shift d = D / s with log delta(eps, d) <= log_target, found by safeguarded
 // Newton on v = log d (log delta is increasing in d). `shift` is d (> 0) when status == kOk, else 0.
@@ -244,15 +267,15 @@ struct MinimalScale {
 
 inline MaxShift max_shift(const Family& f, double eps, double log_target) noexcept {
     // Fast exact paths (Theorem 3, Theorem 4).
-    if (!f.truncated() && f.kind() == Kind::Laplace) {
-        const double delta = std::exp(log_target);
-        return {eps - 2.0 * std::log1p(-delta), kOk};
-    }
+    // log(1 - delta) from log delta directly: as delta -> 1 the margin below log delta is finer than the
+    // spacing of the doubles near 1, so delta itself must not be formed.
+    if (!f.truncated() && f.kind() == Kind::Laplace) return {eps - 2.0 * special::log1mexp(log_target), kOk};
     if (!f.truncated() && f.kind() == Kind::Logistic) {
         const double delta = std::exp(log_target);
         // 2 log((e^{eps/2} + sqrt(delta (e^eps + delta - 1))) / (1 - delta)), rearranged to avoid overflow.
-        const double inner = delta * (delta * std::exp(-eps) - std::expm1(-eps));  // delta (1 - (1 - delta) e^-eps)
-        return {eps + 2.0 * std::log1p(std::sqrt(std::max(inner, 0.0))) - 2.0 * std::log1p(-delta), kOk};
+        // sqrt(delta (1 - (1 - delta) e^-eps)) as a product of square roots: delta^2 underflows below 1e-154.
+        const double inner = delta * std::exp(-eps) - std::expm1(-eps);
+        return {eps + 2.0 * std::log1p(std::sqrt(delta) * std::sqrt(std::max(inner, 0.0))) - 2.0 * special::log1mexp(log_target), kOk};
     }
     if (log_target == -kInf) return {0.0, kNoFiniteScale};
     bool precise = false;  // fast evaluations first, then a precise finish from the fast root
@@ -265,7 +288,7 @@ inline MaxShift max_shift(const Family& f, double eps, double log_target) noexce
             // d log delta / d log d = d f(u - d) / delta
             *slope = p.log_delta == -kInf ? 0.0 : std::exp(std::log(d) + f.logpdf(p.u - d) - p.log_delta);
         }
-        return p.log_delta - log_target;
+        return p.log_delta + profile_rounding(f, eps, d, p) - log_target;  // aim where the verification holds
     };
     // Starting point: the classic Gaussian calibration, d = eps / sqrt(2 log(1.25 / delta)), or the
     // total-variation slope when eps = 0.
@@ -280,17 +303,23 @@ inline MaxShift max_shift(const Family& f, double eps, double log_target) noexce
             precise = true;
             v = lo;
             lo = -kInf;
-            hi = kInf;
+            // The fast root is within ~1e-12 of the precise one: hi + 1e-6 still bounds the search (should it
+            // not, the answer stays verified private, only less tight).
+            hi = hi + 1e-6;
         }
         double gv = g(v, &slope);
+        int slow = 0;  // consecutive Newton moves shorter than 1% of a finite bracket
         for (int it = 0; it < 400; ++it) {
             if (gv <= 0.0) lo = std::max(lo, v); else hi = std::min(hi, v);
             const double tol = 4e-15 * std::max(1.0, std::fabs(v));
             if (hi - lo <= 2.0 * tol) break;
             double next;
             const bool newton_ok = std::isfinite(gv) && slope > 0.0 && std::isfinite(slope);
-            if (newton_ok) {
-                const double step = -gv / slope;
+            const double step = newton_ok ? -gv / slope : 0.0;
+            // A step below tol far from the root (|g| > 1e-3) is a log delta too steep for Newton's model
+            // (a threshold far out in a heavy tail): moving by tol would crawl, so step as without a slope
+            // (a unit step, or bisection inside a bracket).
+            if (newton_ok && (std::fabs(step) > tol || std::fabs(gv) <= 1e-3)) {
                 if (std::fabs(step) <= tol) next = gv <= 0.0 ? v + tol : v - tol;  // straddle the root
                 else next = v + std::clamp(step, -8.0, 8.0);
             } else {
@@ -300,7 +329,18 @@ inline MaxShift max_shift(const Family& f, double eps, double log_target) noexce
                 if (std::isfinite(lo) && std::isfinite(hi)) next = 0.5 * (lo + hi);
                 else next = std::isfinite(lo) ? lo + 1.0 : hi - 1.0;
             }
-            if (next > 700.0 || next < -700.0) return {0.0, kNoFiniteScale};
+            // Where log delta bends sharply (a threshold far out in a heavy tail, e.g. Subbotin r ~ 1 with eps
+            // just above the shift) Newton crawls from the convex side: after 4 short moves while log delta is
+            // still far from the target (near it Newton converges quadratically), bisect.
+            slow = std::isfinite(hi - lo) && std::fabs(next - v) < 0.01 * (hi - lo) && std::fabs(gv) > 1e-3 ? slow + 1 : 0;
+            if (slow >= 4) {
+                next = 0.5 * (lo + hi);
+                slow = 0;
+            }
+            // The shift below e^-745 is below every double (the scale D / d overflows with it); above
+            // e^700 the solver has left its range.
+            if (next < -745.0) return {0.0, kScaleOverflow};
+            if (next > 700.0) return {0.0, kNoConvergence};
             v = next;
             gv = g(v, &slope);
         }
@@ -358,9 +398,9 @@ inline MinimalScale gaussian_minimal_scale(double eps, double log_target, double
     double d = gaussian_start(eps, std::min(log_target, std::log(0.5)));
     double lo = 0.0, hi = kInf, s_lo = 0.0;  // lo = 0: no private point yet
     for (int it = 0; it < 400; ++it) {
-        if (!(d > 1e-304 && d < 1e304)) return {0.0, kNoFiniteScale};  // beyond e^{+-700}, as max_shift
         const double s = sensitivity / d;
-        if (!(s > 0.0 && s <= std::numeric_limits<double>::max())) return {0.0, kNoFiniteScale};
+        if (!(s <= std::numeric_limits<double>::max())) return {0.0, kScaleOverflow};
+        if (!(d > 1e-304 && d < 1e304) || !(s > 0.0)) return {0.0, kNoConvergence};  // the solver's range
         const GaussianPoint p = gaussian_point<false>(eps, shift_up(sensitivity, s));
         const double g = p.log_delta - log_target;
         const bool slope_ok = p.slope > 0.0 && p.slope <= std::numeric_limits<double>::max();
@@ -418,45 +458,57 @@ inline MinimalScale minimal_scale(const Family& f, double eps, double delta, dou
         double s = sensitivity / eps;  // t = inf: (eps, 0)-DP iff D / s <= eps, i.e. s * eps >= D exactly.
         // fma gives the sign of s * eps - D exactly; the rounded quotient D / s can hide D / s > eps.
         while (std::fma(s, eps, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
+        if (!std::isfinite(s)) return {0.0, kScaleOverflow};
         return {s, kOk};
     }
     const double log_target = std::log(delta);
-    constexpr double margin = 1e-12;  // relative safety margin on delta against rounding in log delta
+    const double margin = log_delta_margin(log_target);
     if (f.kind() == Kind::Gaussian && !f.truncated()) return gaussian_minimal_scale(eps, log_target - margin, sensitivity);
     const MaxShift r = max_shift(f, eps, log_target - margin);
     if (r.status != kOk) return {0.0, r.status};
-    if (!(r.shift > 0.0) || !std::isfinite(r.shift)) return {0.0, kNoFiniteScale};
+    if (!(r.shift > 0.0)) return {0.0, kScaleOverflow};  // the shift underflowed: s = D / d is beyond the doubles
+    if (!std::isfinite(r.shift)) return {0.0, kNoFiniteScale};
     double s = sensitivity / r.shift;
-    // The exact shift D / s must not exceed the verified shift: s * shift >= D exactly (fma sign).
+    if (!std::isfinite(s)) return {0.0, kScaleOverflow};
+    // The exact shift D / s must not exceed the verified shift r.shift: s * r.shift >= D exactly (fma sign).
     while (std::fma(s, r.shift, -sensitivity) < 0.0) s = std::nextafter(s, kInf);
-    // Verify, nudging up by ulps if the division rounded the wrong way.
+    // Verify, with the rounding bound of the evaluation, nudging up by ulps if the division rounded the
+    // wrong way or the condition is steep (the same evaluation as log_privacy_profile).
     for (int i = 0; i < 64; ++i) {
-        if (log_privacy_profile(f, eps, s, sensitivity) <= log_target - 0.5 * margin) return {s, kOk};
+        const double d = shift_up(sensitivity, s);
+        const ProfilePoint p = profile_std(f, eps, d);
+        if (p.log_delta + profile_rounding(f, eps, d, p) <= log_target - 0.5 * margin) return {s, kOk};
         s = std::nextafter(s, kInf) * (1.0 + 1e-15 * i);
+        if (!std::isfinite(s)) return {0.0, kScaleOverflow};
     }
     return {s, kVerifyFailed};
 }
 
-// The smallest eps >= 0 with delta(eps) <= delta at this scale (eps rounded up: conservative).
+// The smallest eps >= 0 with delta(eps) <= delta at this scale, rounded up: the exact delta at the
+// returned eps does not exceed delta. The solver accepts an eps only where the library's own log delta
+// is below log delta by log_delta_margin (which covers its rounding); so just below the total
+// variation delta(0), where eps -> 0 and the equation is ill-conditioned, the answer may exceed the exact
+// eps by the margin divided by |d log delta / d eps|, but it is never below it.
 // Returns +inf when no finite eps reaches delta (bounded support with mass beyond it).
 inline double epsilon_for_delta(const Family& f, double delta, double scale, double sensitivity) noexcept {
     const double d = shift_up(sensitivity, scale);
     if (!(d > 0.0)) return 0.0;
     if (delta >= 1.0) return 0.0;
     if (!f.truncated() && f.kind() == Kind::Laplace) {
-        const double e = d + 2.0 * std::log1p(-delta);  // invert Theorem 3
-        if (e <= 0.0) return 0.0;
-        double eps = e;
-        while (profile_std(f, eps, d).log_delta > std::log(delta)) eps = std::nextafter(eps, kInf);
-        return eps;
+        // Theorem 3 inverted, eps = d + 2 log(1 - delta) (exactly d at delta = 0), plus a bound on its
+        // rounding: log1p within 1 ulp and one addition, covered by 2^-50 |2 log(1 - delta)| + 2^-51 |eps|.
+        if (delta == 0.0) return d;
+        const double l2 = 2.0 * std::log1p(-delta), e0 = d + l2;
+        const double e = e0 + (0x1p-50 * -l2 + 0x1p-51 * std::fabs(e0));
+        return e > 0.0 ? std::nextafter(e, kInf) : 0.0;
     }
-    const double log_target = delta > 0.0 ? std::log(delta) : -kInf;
+    const double log_target = delta > 0.0 ? std::log(delta) - log_delta_margin(std::log(delta)) : -kInf;
     auto g = [&](double eps, double* slope) {
         const ProfilePoint p = profile_std(f, eps, d);
         if (slope) {  // d log delta / d eps = -e^x / (-expm1(x))
             *slope = (p.log_delta == -kInf || p.x == -kInf) ? 0.0 : -std::exp(p.x) / (-std::expm1(p.x));
         }
-        return p.log_delta - log_target;
+        return p.log_delta + profile_rounding(f, eps, d, p) - log_target;
     };
     double slope;
     if (g(0.0, nullptr) <= 0.0) return 0.0;

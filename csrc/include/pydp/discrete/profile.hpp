@@ -88,15 +88,24 @@ inline double dgauss_log_normaliser(double s2) {
     return std::log(z);
 }
 
+// The largest y worth summing: terms above y = sqrt(1400 s2) have a Gaussian factor below e^-700, against
+// a y = 0 term of at least 1 - e^{-k / s2} (L(0) - eps >= k / s2 when m >= 1): dropping them changes
+// nothing in double precision, bounds the work, and the sum starts where its first factor is still a
+// normal double.
+inline double dgauss_top(double s2) noexcept { return std::floor(std::sqrt(1400.0 * s2)); }
+
 // log sum_{y <= m} exp(-y^2/(2 s2)) * w(y), where w(y) = -expm1(eps - (k^2 - 2 k y)/(2 s2)) if k > 0
 // (the hockey-stick weight, in (0, 1]) and w = 1 if k == 0. Terms are scaled by exp(-y0^2/(2 s2)),
-// y0 = min(m, 0), the largest Gaussian factor on y <= m, and summed from y = m downwards. The Gaussian
-// factor and exp(eps - L(y)) follow exact two-term recurrences, re-anchored with exp() every 32 steps
-// (so their relative error stays below 1e-14); w is formed as 1 - exp(eps - L) only where that
-// exponential is below 1/2, and by expm1 elsewhere (no cancellation). The loop stops once y <= 0 and a
-// geometric bound on the rest is below e^-46 of the sum (checked every 32 terms).
+// y0 = min(m, 0), the largest Gaussian factor on y <= m, and summed from y = m downwards; the caller
+// keeps m <= sqrt(1400 s2), so the first factor is at least e^-700 (no underflow before the bulk of the
+// sum). The Gaussian factor and exp(eps - L(y)) follow exact two-term recurrences, re-anchored with exp()
+// every 32 steps (so their relative error stays below 1e-14); w is formed as 1 - exp(eps - L) only where
+// that exponential is below 1/2, and by expm1 elsewhere (no cancellation). The loop stops once y <= 0 and
+// a geometric bound on the rest is below e^-46 of the sum (checked every 32 terms), or once the Gaussian
+// factor has underflowed on y <= 0 (every later term is smaller).
 inline double dgauss_log_weighted_sum(double s2, double m, double eps, double k) {
     const double neg_inf = -std::numeric_limits<double>::infinity();
+    m = std::fmin(m, dgauss_top(s2));
     const double inv2s2 = 0.5 / s2;
     const double y0 = m < 0 ? m : 0.0;
     const double ref = -y0 * y0 * inv2s2;
@@ -105,10 +114,10 @@ inline double dgauss_log_weighted_sum(double s2, double m, double eps, double k)
     double g = 0, ratio = 0, v = 0, v_step = 0;
     const double ratio_step = std::exp(-2.0 * inv2s2);
     const double y_stop = -9.0e15;
-    int since = 0;
+    std::int64_t since = 0;
     for (double y = m; y > y_stop; y -= 1.0, ++since) {
-        if (since % 32 == 0) {  // re-anchor the recurrences exactly
-            g = std::exp(-y * y * inv2s2 - ref);
+        if (since % 32 == 0) {  // re-anchor the recurrences exactly: g = exp(-(y^2 - y0^2) / (2 s2))
+            g = std::exp(-(y - y0) * (y + y0) * inv2s2);
             ratio = std::exp((2.0 * y - 1.0) * inv2s2);  // g(y - 1) / g(y)
             if (k > 0) {
                 v = std::exp(eps - (k * k - 2.0 * k * y) * inv2s2);
@@ -122,6 +131,7 @@ inline double dgauss_log_weighted_sum(double s2, double m, double eps, double k)
             v *= v_step;
         }
         acc += term;
+        if (y <= 0 && g == 0) break;
         if (since % 32 == 31 && y <= 0 && acc > 0) {
             // rest <= g(y) r / (1 - r) with r = exp(-(2|y| + 1)/(2 s2)) the decreasing ratio of successive terms
             const double lr = -(2.0 * std::fabs(y) + 1.0) * inv2s2;
@@ -153,7 +163,7 @@ inline double dgauss_log_weighted_sum_em(double s2, double m, double eps, double
         const double lb = special::log_ndtr((b - k) / s);
         const double x = eps + lb - la;
         if (!(x < 0)) return std::numeric_limits<double>::quiet_NaN();
-        log_int = la + std::log(-std::expm1(x));
+        log_int = la + special::log1mexp(x);
     } else {
         log_int = la;
     }
@@ -181,12 +191,9 @@ inline double dgauss_log_weighted_sum_em(double s2, double m, double eps, double
 
 // Chooses between the two: Euler-Maclaurin for s2 >= 2^20 and |m + 1/2| <= s2/1024, else the direct
 // sum, whose length is then at most about 50 sqrt(s2) <= 5e4 (s2 < 2^20), 46 s2/|m| <= 5e4 (m < 0) or
-// 50 sqrt(s2) <= 2e6 (0 < s2/1024 < m <= 40 sqrt(s2) + 1, only for s2 < 1.7e9).
+// 50 sqrt(s2) <= 2e6 (0 < s2/1024 < m <= dgauss_top(s2) ~ 37.4 sqrt(s2), only for s2 < 1.5e9).
 inline double dgauss_log_sum(double s2, double m, double eps, double k) {
-    // Terms above y = 40 sigma + 1 are below e^-800 of the y = 0 term (weight ~1 there when m is that
-    // large, since then k > 80 sigma): dropping them changes nothing in double precision and bounds the work.
-    const double top = std::ceil(40.0 * std::sqrt(s2)) + 1.0;
-    if (m > top) m = top;
+    m = std::fmin(m, dgauss_top(s2));
     if (s2 >= 1048576.0 && std::fabs(m + 0.5) <= s2 / 1024.0) {
         const double v = dgauss_log_weighted_sum_em(s2, m, eps, k);
         if (!std::isnan(v)) return v;

@@ -67,6 +67,8 @@ public:
     // mode: the maximiser of logf on [0, tmax]; scale: a length over which logf drops by O(1).
     RadialSampler(const RadialDensity& f, double mode, double scale) : f_(f) {
         if (!(f.sigma > 0.0) || !(scale > 0.0) || !(mode >= 0.0)) throw std::invalid_argument("bad radial density");
+        // k >= 0 keeps the log-density concave, which the envelope relies on
+        if (!(f.k >= 0.0 && std::isfinite(f.k)) || !(f.tmax > 0.0)) throw std::invalid_argument("bad radial density: needs k >= 0, tmax > 0");
         if (std::isfinite(f.tmax)) scale = std::min(scale, f.tmax / 8.0);  // keep tangent points inside
         build_tangents(mode, scale);
         gref_ = f.logf(mode);
@@ -237,8 +239,29 @@ private:
     double gref_ = 0.0, total_ = 0.0;
 };
 
+// The codes and shapes sample_point relies on, checked once per batch by its callers (std::invalid_argument
+// otherwise; sample_point itself stays check-free in the inner loop): a known geometry and radial kind, and
+// a footpoint of n coordinates with a tangent basis of d columns, 1 <= d <= n (the circle: n = 1).
+// With d = 0 the direction loop would never find a nonzero vector.
+inline Geometry geometry_from_code(int code) {
+    if (code < 0 || code > 3) throw std::invalid_argument("geometry code must be 0 (sphere), 1 (hyperbolic), 2 (Euclidean) or 3 (circle)");
+    return static_cast<Geometry>(code);
+}
+inline RadialKind radial_kind_from_code(int code) {
+    if (code < 0 || code > 3) throw std::invalid_argument("radial kind code must be 0 (sin), 1 (sinh), 2 (linear) or 3 (none)");
+    return static_cast<RadialKind>(code);
+}
+inline void check_sample_dims(Geometry geo, std::size_t n, std::size_t d) {
+    if (geo == Geometry::Circle) {
+        if (n != 1) throw std::invalid_argument("the circle's footpoint is one angle");
+        return;
+    }
+    if (!(d >= 1 && d <= n)) throw std::invalid_argument("the tangent basis needs between 1 and n columns for a footpoint of n coordinates");
+}
+
 // One point of exp_p(t u): p the footpoint (n coordinates), basis an n x d row-major matrix whose columns
-// are an orthonormal basis of T_p M (for the circle n = d = 1 and the "basis" is unused).
+// are an orthonormal basis of T_p M (for the circle n = d = 1 and the "basis" is unused); see
+// check_sample_dims for the preconditions.
 template <class Rng>
 void sample_point(Geometry geo, const RadialSampler& radial, const double* p, const double* basis, std::size_t n,
                   std::size_t d, Rng& rng, double* out, double* scratch) {

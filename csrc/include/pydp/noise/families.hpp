@@ -71,7 +71,7 @@ public:
         // all of a log value of size S_T(-x) (it even turned positive next to -bound).
         if (x < 0.0) return std::log1p(-std::exp(logsf(-x)));
         const double ls = base_logsf(x), la = base_logsf(bound_);
-        return ls + std::log(-std::expm1(la - ls)) - log_mass_;
+        return ls + special::log1mexp(la - ls) - log_mass_;
     }
     double logcdf(double x) const noexcept { return logsf(-x); }
     double sf(double x) const noexcept {
@@ -139,7 +139,7 @@ public:
                 {
                     const double h = 0.5 * (eps + d);
                     const double log_num = h > 1.0 ? h + std::log1p(-std::exp(-h)) : std::log(std::expm1(h));
-                    return log_num - std::log(-std::expm1(0.5 * (eps - d)));
+                    return log_num - special::log1mexp(0.5 * (eps - d));
                 }
             default: return subbotin_threshold(d, eps);
         }
@@ -256,7 +256,7 @@ private:
             default: {
                 const double z = special::incgamma_q_inv_log(a_, log_q + special::kLn2);
                 if (z < 1e-250) {  // x^r / r underflows near the median for large r: P = x r^-a / Gamma(1 + a)
-                    const double log_p = std::log(-std::expm1(log_q + special::kLn2));
+                    const double log_p = special::log1mexp(log_q + special::kLn2);
                     return std::exp(log_p + special::lgamma1p(a_) + a_ * log_r_);
                 }
                 return std::pow(r_ * z, a_);

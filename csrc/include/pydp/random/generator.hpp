@@ -17,6 +17,14 @@
 //   block of (key, the reserved stream kDeriveStream), so child keys are pseudorandom functions of
 //   (key, stream id, i); different i give unrelated keys.
 //
+// * Fork safety: a generator keyed from OS entropy (`secure = true`) records the process id that owns
+//   its key. `ensure_owner()` in another process (a fork copied it) takes a fresh key from the OS
+//   (getentropy), restarts the stream and drops the buffered words, so parent and children never draw
+//   the same words. It runs at the start of every bulk call (reserve_chunks) and of fill_u64, once per
+//   call rather than per block (getpid is a system call); the Python layer also calls it for every
+//   secure generator right after os.fork. Keyed generators (seeded streams, and streams spawned from
+//   them) keep their determinism: a forked copy continues the same stream. Copies inherit the setting.
+//
 // Not thread-safe: one generator per thread (chunk/spawn copies are cheap). No global mutable state.
 #pragma once
 #include <cmath>
@@ -24,6 +32,13 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+
+#if !defined(_WIN32)
+#include <unistd.h>
+#if defined(__APPLE__)
+#include <sys/random.h>
+#endif
+#endif
 
 #include "pydp/random/chacha.hpp"
 #include "pydp/random/ziggurat.hpp"
@@ -41,12 +56,27 @@ public:
 
     // key: 32 bytes; stream: any value except kDeriveStream. `impl` forces a ChaCha implementation
     // (tests); every implementation produces the same keystream.
-    Generator(const unsigned char key[32], std::uint64_t stream, ChaChaImpl impl = ChaChaImpl::Auto)
+    // `secure`: the key came from OS entropy and is re-drawn in a forked child (see the file header).
+    Generator(const unsigned char key[32], std::uint64_t stream, ChaChaImpl impl = ChaChaImpl::Auto, bool secure = false)
         : stream_(stream), impl_(impl) {
         if (!chacha_impl_available(impl)) throw std::invalid_argument("ChaCha implementation not available on this CPU");
         if (stream == kDeriveStream) throw std::invalid_argument("stream id 2^64 - 1 is reserved");
         key_from_bytes(key, key_);
+        if (secure) owner_ = current_pid();
     }
+
+    // A secure generator copied into another process (fork) takes a fresh OS key there; no-op otherwise.
+    void ensure_owner() {
+        if (owner_ == 0 || owner_ == current_pid()) return;
+        unsigned char key[32];
+        os_entropy(key);
+        key_from_bytes(key, key_);
+        std::memset(key, 0, sizeof key);
+        counter_ = limit_ == 0 ? 0 : counter_;  // a confined chunk keeps its range under the new key
+        pos_ = kBufferWords;
+        owner_ = current_pid();
+    }
+    bool secure() const noexcept { return owner_ != 0; }
 
     // ---- raw output -------------------------------------------------------------------------------
     std::uint64_t next_u64() {
@@ -59,6 +89,7 @@ public:
 
     // Fill dst[0..n) with consecutive 64-bit words of the stream.
     void fill_u64(std::uint64_t* dst, std::size_t n) {
+        ensure_owner();
         for (std::size_t i = 0; i < n; ++i) dst[i] = next_u64();
     }
 
@@ -109,6 +140,7 @@ public:
 
     // Reserve k fresh chunks for parallel work; returns the first index and moves this generator past them.
     std::uint64_t reserve_chunks(std::uint64_t k) {
+        ensure_owner();
         const std::uint64_t first = (counter_ + kChunkBlocks - 1) >> kChunkShift;  // first chunk not yet touched
         if (counter_ > ~std::uint64_t{0} - kChunkBlocks || k > kMaxChunks - first - 1)
             throw std::length_error("random stream exhausted (2^40 chunks)");
@@ -152,9 +184,19 @@ public:
 
 private:
     struct Raw {};
-    Generator(const Generator& other, Raw) : stream_(other.stream_), impl_(other.impl_) {
+    Generator(const Generator& other, Raw) : stream_(other.stream_), impl_(other.impl_), owner_(other.owner_) {
         std::memcpy(key_, other.key_, sizeof key_);
     }
+
+#if defined(_WIN32)
+    static long current_pid() noexcept { return 1; }  // no fork: a secure generator never re-keys
+    static void os_entropy(unsigned char*) {}
+#else
+    static long current_pid() noexcept { return static_cast<long>(::getpid()); }
+    static void os_entropy(unsigned char out[32]) {
+        if (::getentropy(out, 32) != 0) throw std::runtime_error("cannot re-key the generator: no OS entropy");
+    }
+#endif
 
     void check_room(std::size_t nblocks) const {
         if (limit_ != 0 && (counter_ >= limit_ || limit_ - counter_ < nblocks))
@@ -175,6 +217,7 @@ private:
     std::uint64_t counter_ = 0;
     std::uint64_t limit_ = 0;  // 0: unconfined; else one past the last usable block
     std::size_t pos_ = kBufferWords;
+    long owner_ = 0;  // process owning an OS-entropy key; 0 for a keyed (reproducible) stream
     alignas(64) std::uint32_t buf_[kBufferBlocks * kBlockWords];  // keystream words; next_u64 pairs them
 };
 

@@ -32,6 +32,10 @@ inline double erfcx_nonneg(double t) noexcept {
     return std::exp(hi) * (1.0 + lo) * std::erfc(t);  // exp(lo) = 1 + lo to double precision
 }
 
+// log(1 - e^x) for x <= 0 (Maechler 2012): log(-expm1(x)) near 0, log1p(-exp(x)) below -log 2, so the
+// result keeps its relative accuracy at both ends (1 - e^x close to 1 included).
+inline double log1mexp(double x) noexcept { return x > -kLn2 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
+
 inline double ndtr(double x) noexcept;
 
 // log Phi(x).
@@ -68,12 +72,14 @@ inline double log_mills_normal(double y) noexcept {
 // The x <= 0 with log Phi(x) = log_q, log_q <= log(1/2); log_q may lie far below the double range of q.
 inline double ndtri_lower_log(double log_q) noexcept {
     // Abramowitz & Stegun 26.2.23 (absolute error < 4.5e-4) as the starting point, then Newton.
-    const double t = std::sqrt(-2.0 * log_q);
+    const double t = std::sqrt(2.0) * std::sqrt(-log_q);
     double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) /
                          (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
     for (int i = 0; i < 30; ++i) {
         const double lp = log_ndtr(x);
-        const double slope = std::exp(log_npdf(x) - lp);  // d log Phi / dx
+        // d log Phi / dx = phi / Phi: 1 / R(-x) by the Mills ratio for x < -1, where log phi - log Phi
+        // would cancel two values of size x^2 / 2
+        const double slope = x < -1.0 ? std::exp(-log_mills_normal(-x)) : std::exp(log_npdf(x) - lp);
         const double step = (lp - log_q) / slope;
         x -= step;
         if (x > 0.0) x = 0.0;
