@@ -62,6 +62,12 @@ REPORT_KEY = "pydp_core.aggregate"
 
 
 # -- the table front end -----------------------------------------------------------------------------------
+def _FLOAT_TYPES() -> tuple:
+    import pyarrow as pa
+
+    return (pa.float16(), pa.float32(), pa.float64())
+
+
 class _Frame:
     """Column access for a pyarrow Table or a pandas DataFrame."""
 
@@ -81,23 +87,34 @@ class _Frame:
     def column(self, name: str) -> Any:
         return self.table.column(name) if self.kind == "arrow" else self.table[name]
 
+    def check_complete(self, name: str) -> None:
+        """A counted column must have no missing values (null or NaN)."""
+        col = self.column(name)
+        if self.kind == "arrow":
+            import pyarrow.compute as pc
+
+            missing = col.null_count > 0 or (col.type in _FLOAT_TYPES() and pc.any(pc.is_nan(col)).as_py())
+        else:
+            missing = bool(col.isna().any())
+        if missing:
+            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
+
     def values(self, name: str, bounds: tuple[float, float]) -> np.ndarray:
         """A value column as float64 clamped to ``bounds``; nulls, NaN and non-numeric columns raise."""
         col = self.column(name)
         if self.kind == "arrow":
             import pyarrow as pa
 
-            if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-                raise TypeError(f"aggregations: column {name!r} must be numeric (got {col.type})")
-            missing = col.null_count > 0
-            arr = None if missing else col.to_numpy()
+            numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
         else:
-            if col.dtype.kind not in "iuf" and str(col.dtype) not in ("Int64", "Float64", "Int32", "Float32"):
-                raise TypeError(f"aggregations: column {name!r} must be numeric (got dtype {col.dtype})")
-            missing = bool(col.isna().any())
-            arr = None if missing else col.to_numpy(dtype=np.float64 if col.dtype.kind not in "iuf" else None)
-        if missing:
-            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
+            numeric = col.dtype.kind in "iuf" or str(col.dtype) in ("Int64", "Int32", "Float64", "Float32")
+        if not numeric:
+            raise TypeError(f"aggregations: column {name!r} must be numeric (got {getattr(col, 'type', None) or col.dtype})")
+        self.check_complete(name)
+        if self.kind == "arrow":
+            arr = col.to_numpy()
+        else:
+            arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
         return prepared_values(arr, bounds, name)
 
     def build(self, columns: dict, group_types: dict, report: dict) -> Any:
@@ -356,6 +373,8 @@ def aggregate(
 
     # Values (clamped), the rows to use, and bounding.
     values = {c: frame.values(c, b) for c, b in col_bounds.items()}
+    for c in {c for c, _ in requests} - set(values) - {pu}:
+        frame.check_complete(c)
     use = np.flatnonzero(gid >= 0) if public_partitions is not None else np.arange(frame.num_rows)
     content = content_hash([v[use] for v in values.values()], use.size, subkey(key, "content"))
     kept = bound_contributions(

@@ -150,6 +150,7 @@ def bound_contributions(
     pair_id = np.cumsum(new_pair) - 1
     first_pair = np.maximum.accumulate(np.where(new_person, pair_id, 0))
     keep = (pair_id - first_pair) < max_partitions
+    pair_groups = g[new_pair & keep]  # before the row choice: a pair's first row need not be kept
     # Rows of a pair, by row priority; identical rows (equal r0) get their duplicate index mixed in.
     sizes = np.bincount(pair_id)
     over = keep & (sizes[pair_id] > max_contributions)
@@ -167,7 +168,6 @@ def bound_contributions(
         chosen[sub] = (spos - sstart) < max_contributions
         keep[idx] = chosen
     rows = order[keep]
-    pair_groups = g[new_pair & keep]
     return Bounded(rows, pair_groups)
 
 
