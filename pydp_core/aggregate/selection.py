@@ -29,9 +29,8 @@ def _log_tail(m, t: Fraction):
     log_q = -1.0 / float(t)
     log_norm = math.log1p(math.exp(log_q))
     upper = m * log_q - log_norm  # m >= 1
-    # m <= 0: P(Y >= m) = 1 - P(Y >= 1 - m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lower = np.log(-np.expm1((1.0 - m) * log_q - log_norm))
+    # m <= 0: P(Y >= m) = 1 - P(Y >= 1 - m) (evaluated at min(m, 0), where 1 - m >= 1)
+    lower = np.log(-np.expm1((1.0 - np.minimum(m, 0.0)) * log_q - log_norm))
     return np.where(m >= 1, upper, lower)
 
 
