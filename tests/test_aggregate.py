@@ -224,3 +224,38 @@ def test_not_a_table_and_bad_public_partitions():
         aggregate(people(rows=50), **{**ARGS, "public_partitions": 3})
     with pytest.raises(ValueError, match="public_partitions"):
         aggregate(people(rows=50), **{**ARGS, "public_partitions": [1, 1]})
+
+
+# -- exact sums ---------------------------------------------------------------------------------------------
+def test_group_sums_are_exact_integers():
+    from pydp_core.aggregate.aggregations import exact_group_sums
+
+    rng = np.random.default_rng(9)
+    q = rng.integers(-(1 << 52), (1 << 52) + 1, 5000)
+    q[:4] = [1 << 52, -(1 << 52), 1 << 52, -(1 << 52)]
+    groups = rng.integers(0, 7, 5000)
+    groups[:4] = 0
+    got = exact_group_sums(groups, q, 8)
+    assert got == [sum(int(v) for v, g in zip(q, groups) if g == j) for j in range(8)]
+
+
+@pytest.mark.parametrize("total, e_gamma, e_grid", [(5, -3, -2), (6, -3, -2), (7, -3, -2), (-5, -3, -2), (-7, -3, -2),
+                                                    (3, 0, 2), (2, 0, 2), (6, 0, 2), (10, 0, 2), (-2, 0, 2),
+                                                    (7, 4, -1), (2**70 + 2**26, -60, -33), (2**70 + 3 * 2**26, -60, -33)])
+def test_exact_sums_round_to_the_grid_with_ties_to_even(total, e_gamma, e_grid):
+    from pydp_core.aggregate.aggregations import on_grid
+
+    exact = Fraction(total) * Fraction(2) ** e_gamma / Fraction(2) ** e_grid
+    assert on_grid([total], e_gamma, e_grid)[0] == math.ldexp(round(exact), e_grid)  # round(): ties to even
+
+
+def test_float_summation_order_cannot_change_a_release():
+    """Values whose float sum depends on the order (1 + 2**-53 + 2**-53 ...) give one release per key."""
+    x = np.array([1.0] + [2.0**-53] * 64 + [3.0, -3.0] * 8)
+    df = pd.DataFrame({"pid": np.arange(x.size), "g": 0, "x": x})
+    args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (-4.0, 4.0)}, max_partitions=1,
+                max_contributions=1, epsilon=1.0, key=KEY, public_partitions=[0])
+    assert math.fsum(x) != sum(x.tolist()) or math.fsum(x[::-1]) != sum(x[::-1].tolist())
+    outs = {aggregate(df.iloc[rng_perm], **args)["x_sum"].iloc[0] for rng_perm in
+            (np.arange(x.size), np.arange(x.size)[::-1], np.random.default_rng(1).permutation(x.size))}
+    assert len(outs) == 1

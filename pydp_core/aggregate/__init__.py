@@ -29,9 +29,12 @@ from ..io.keyed import check_bounds, prepared_values
 from ..io.keys import check_key, generate_key
 from .aggregations import (
     AGGREGATES,
+    COMPONENTS,
     VALUE_AGGREGATES,
     AggregatePlan,
-    component_values,
+    exact_group_sums,
+    on_grid,
+    quantized_terms,
     estimate,
     plan_aggregate,
     split_epsilon,
@@ -386,10 +389,10 @@ def aggregate(
         "rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64),
         "units": np.bincount(kept.pair_groups, minlength=n_groups).astype(np.int64),
     }
-    for c, v in values.items():
-        for comp in ("sum", "centred_sum", "centred_squares"):
-            w = component_values(comp, v[rows], col_bounds[c])
-            partials[(c, comp)] = np.bincount(row_groups, weights=w, minlength=n_groups)
+    wanted = {(c, comp) for c, a in requests if a in VALUE_AGGREGATES for comp in COMPONENTS[a] if comp != "rows"}
+    for c, comp in sorted(wanted):
+        q, e_gamma = quantized_terms(comp, values[c][rows], col_bounds[c])
+        partials[(c, comp)] = (np.array(exact_group_sums(row_groups, q, n_groups), dtype=object), e_gamma)
 
     # Selection, then noise per released group, keyed by (key, aggregate, group).
     stream_ids = g_hash >> np.uint64(1)
@@ -400,7 +403,7 @@ def aggregate(
         idx = np.flatnonzero(released)
         group_cols = [c[idx] for c in group_cols]
         stream_ids = stream_ids[idx]
-        partials = {k: v[idx] for k, v in partials.items()}
+        partials = {k: (v[0][idx], v[1]) if isinstance(v, tuple) else v[idx] for k, v in partials.items()}
     if np.unique(stream_ids).size != stream_ids.size:
         raise RuntimeError("two groups have the same 64-bit keyed hash; run again with another key")
 
@@ -411,7 +414,7 @@ def aggregate(
             agg, epsilon=share, max_partitions=kp, max_contributions=kc, bounds=col_bounds.get(col)
         )
         noisy = {
-            comp: noise.draw(partials[comp] if comp in ("rows", "units") else partials[(col, comp)], stream_ids,
+            comp: noise.draw(_exact_input(partials, col, comp, noise), stream_ids,
                              subkey(key, f"noise\x00{col}\x00{agg}\x00{comp}"))
             for comp, noise in plan.components.items()
         }
@@ -430,6 +433,14 @@ def aggregate(
         if frame.kind == "pandas":
             out.attrs[REPORT_KEY] = report
     return out
+
+
+def _exact_input(partials: dict, col: str, comp: str, noise: Any) -> np.ndarray:
+    """The true value of a component per group: integer counts, or the exact sum rounded to the grid."""
+    if comp in ("rows", "units"):
+        return partials[comp]
+    totals, e_gamma = partials[(col, comp)]
+    return on_grid(totals.tolist(), e_gamma, noise.plan.grid_exponent)
 
 
 def _combine_groups(codes: list[np.ndarray], uniques: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:

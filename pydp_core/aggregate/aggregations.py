@@ -199,6 +199,13 @@ class AggregatePlan:
         return out
 
 
+def component_bound(name: str, bounds: tuple[float, float]) -> float:
+    """The largest |term| of one row for a grid component: M, h or h^2 / 2."""
+    lo, hi = bounds
+    h = (hi - lo) / 2.0
+    return {"sum": max(abs(lo), abs(hi)), "centred_sum": h, "centred_squares": h * h / 2.0}[name]
+
+
 def plan_aggregate(
     aggregate: str, *, epsilon: float, max_partitions: int, max_contributions: int, bounds: tuple[float, float] | None
 ) -> AggregatePlan:
@@ -214,24 +221,57 @@ def plan_aggregate(
             comps[name] = integer_noise(eps, 1, kp)
         else:
             assert bounds is not None
-            lo, hi = bounds
-            h = (hi - lo) / 2.0
-            per_row = {"sum": max(abs(lo), abs(hi)), "centred_sum": h, "centred_squares": h * h / 2.0}[name]
-            comps[name] = grid_noise(eps, kc * per_row, kp)
+            comps[name] = grid_noise(eps, kc * component_bound(name, bounds), kp)
     return AggregatePlan(aggregate, epsilon, bounds, comps)
 
 
-def component_values(name: str, values: np.ndarray | None, bounds: tuple[float, float] | None) -> np.ndarray | None:
-    """The per-row quantity a grid component sums: x, x - m, or (x - m)^2 - h^2 / 2 (x clamped)."""
-    if name == "sum":
-        return values
-    assert values is not None and bounds is not None
+# -- exact sums ---------------------------------------------------------------------------------------------
+# A floating-point sum is not a sum of per-row contributions (its rounding depends on every other row and
+# on the order), so its sensitivity is not the per-row bound (Casacuberta et al. 2022). Each row's term is
+# therefore computed, clipped to [-b, b] and rounded to an integer multiple q of gamma = 2**(e - 52),
+# b < 2**e (a function of that row alone, |q gamma| <= b), and the group sums of q are exact integers.
+_LIMB = 18  # q + 2**52 < 2**54 in three 18-bit limbs; float64 sums of limbs are exact below 2**35 rows
+
+
+def quantized_terms(name: str, values: np.ndarray, bounds: tuple[float, float]) -> tuple[np.ndarray, int]:
+    """(q, e_gamma): the per-row terms x, x - m or (x - m)^2 - h^2/2 of clamped values, clipped to their
+    bound b and rounded to integers in units of gamma = 2**e_gamma."""
     lo, hi = bounds
+    b = component_bound(name, bounds)
     d = values - (lo + hi) / 2.0
-    if name == "centred_sum":
-        return d
-    h = (hi - lo) / 2.0
-    return d * d - h * h / 2.0
+    t = values if name == "sum" else d if name == "centred_sum" else d * d - b
+    e_gamma = math.frexp(b)[1] - 52
+    q = np.rint(np.ldexp(np.clip(t, -b, b), -e_gamma)).astype(np.int64)
+    return q, e_gamma
+
+
+def exact_group_sums(groups: np.ndarray, q: np.ndarray, n_groups: int) -> list[int]:
+    """The exact sum of the integers ``q`` (|q| <= 2**52) per group, as Python ints (order-independent)."""
+    u = (q + (1 << 52)).astype(np.uint64)
+    mask = np.uint64((1 << _LIMB) - 1)
+    limbs = [np.bincount(groups, weights=((u >> np.uint64(_LIMB * k)) & mask).astype(np.float64), minlength=n_groups)
+             for k in range(3)]
+    counts = np.bincount(groups, minlength=n_groups)
+    return [int(a) + (int(b) << _LIMB) + (int(c) << (2 * _LIMB)) - (int(n) << 52)
+            for a, b, c, n in zip(limbs[0].tolist(), limbs[1].tolist(), limbs[2].tolist(), counts.tolist())]
+
+
+def on_grid(totals: Sequence[int], e_gamma: int, e_grid: int) -> np.ndarray:
+    """The exact sums ``total * 2**e_gamma`` rounded to the grid 2**e_grid (ties to even), as floats."""
+    shift = e_grid - e_gamma
+    out = np.empty(len(totals), dtype=np.float64)
+    for j, s in enumerate(totals):
+        if shift <= 0:
+            idx = s << -shift
+        else:
+            idx, rem = divmod(s, 1 << shift)
+            half = 1 << (shift - 1)
+            if rem > half or (rem == half and idx & 1):
+                idx += 1
+        if abs(idx) > 1 << 52:
+            raise ValueError("a group's sum exceeds 2**52 steps of its release grid: use narrower bounds or fewer rows")
+        out[j] = math.ldexp(float(idx), e_grid)
+    return out
 
 
 def _ratio_range(s_lo, s_hi, c_lo, c_hi):
