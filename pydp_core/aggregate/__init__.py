@@ -387,7 +387,7 @@ def aggregate(
     row_groups = gid[rows]
     partials: dict = {
         "rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64),
-        "units": np.bincount(kept.pair_groups, minlength=n_groups).astype(np.int64),
+        "units": kept.units,
     }
     wanted = {(c, comp) for c, a in requests if a in VALUE_AGGREGATES for comp in COMPONENTS[a] if comp != "rows"}
     for c, comp in sorted(wanted):

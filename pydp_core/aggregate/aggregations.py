@@ -25,15 +25,16 @@ noisy row count and a noisy centred sum, ``variance`` in thirds with the centred
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
 
+from .. import _core
 from ..random import Random
-from ..release import GridRelease, calibrate_laplace_release, sample_discrete_laplace
+from ..release import GridRelease, calibrate_laplace_release
 from ..release.samplers import MAX_LAPLACE_T
 
 #: The aggregates ``aggregations`` may ask for, per column.
@@ -92,29 +93,25 @@ def _dlaplace_std(t: Fraction) -> float:
     return math.sqrt(2.0 * q) / -math.expm1(-1.0 / float(t))
 
 
-class _Noise:
-    """Keyed per-group draws: group j's noise comes from ``Random(key).stream(stream_ids[j])``."""
-
-    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
-        base = Random(key, threads=1)
-        out = np.empty(values.shape[0], dtype=self.dtype)
-        for j, sid in enumerate(stream_ids.tolist()):
-            out[j] = self._one(values[j], base.stream(sid))
-        return out
+def _base_generator(key: bytes) -> Any:
+    """The C++ generator of ``Random(key)``, whose ``spawn(i)`` is ``Random(key).stream(i)``."""
+    return Random(key, threads=1)._gen
 
 
 @dataclass(frozen=True)
-class IntegerNoise(_Noise):
+class IntegerNoise:
     """Discrete Laplace noise ``P(y) ~ exp(-|y| / t)`` added to an integer quantity (pure DP)."""
 
     epsilon: float
     sensitivity: int  # per group
     l1_sensitivity: int  # over the Kp groups of one unit
     t: Fraction
-    dtype: Any = field(default=np.int64, repr=False)
 
-    def _one(self, value: Any, rng: Random) -> int:
-        return int(value) + int(sample_discrete_laplace(self.t, rng=rng))
+    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """``values[j]`` plus the noise of ``Random(key).stream(stream_ids[j])`` (one draw per group)."""
+        x = np.ascontiguousarray(values, dtype=np.int64)
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        return _core.aggregate.keyed_laplace_integers(_base_generator(key), ids, x, self.t.numerator, self.t.denominator, 0)
 
     def half_width(self, alpha: float) -> float:
         return float(_half_width_steps(self.t, alpha))
@@ -128,17 +125,22 @@ class IntegerNoise(_Noise):
 
 
 @dataclass(frozen=True)
-class GridNoise(_Noise):
+class GridNoise:
     """A real quantity released on the grid of ``plan`` (exact discrete Laplace noise in grid steps)."""
 
     epsilon: float
     sensitivity: float  # per group
     l1_sensitivity: float
     plan: GridRelease
-    dtype: Any = field(default=np.float64, repr=False)
 
-    def _one(self, value: Any, rng: Random) -> float:
-        return float(self.plan.release(float(value), rng=rng))
+    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """The grid release of ``values[j]`` with the noise of ``Random(key).stream(stream_ids[j])``."""
+        x = np.ascontiguousarray(values, dtype=np.float64)
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        p = self.plan.parameter
+        return _core.aggregate.keyed_laplace_release(
+            _base_generator(key), ids, x, p.numerator, p.denominator, self.plan.grid_exponent, 0
+        )
 
     def half_width(self, alpha: float) -> float:
         # |Y| <= m steps with probability >= 1 - alpha, plus half a step of rounding of the true value.

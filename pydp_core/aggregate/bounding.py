@@ -109,10 +109,19 @@ def content_hash(values: Sequence[np.ndarray], n: int, key: bytes) -> np.ndarray
 
 @dataclass(frozen=True)
 class Bounded:
-    """The kept rows (indices into the input, in a canonical order) and the group of each kept pair."""
+    """The kept rows (indices into the input, increasing) and the kept (person, group) pairs per group."""
 
     rows: np.ndarray
-    pair_groups: np.ndarray
+    units: np.ndarray
+
+
+def bounding_keys(key: bytes) -> np.ndarray:
+    """The seven 64-bit words of the bounding kernel: the group salt, then the pair, row and duplicate keys."""
+    words = [_word(key, 3)]
+    for label in ("pair", "row", "duplicate"):
+        k = subkey(key, label)
+        words += [_word(k, 0), _word(k, 1)]
+    return np.array(words, dtype=np.uint64)
 
 
 def bound_contributions(
@@ -129,46 +138,21 @@ def bound_contributions(
     """Keep at most ``max_partitions`` groups per person and ``max_contributions`` rows per (person, group).
 
     ``person`` and ``group`` are per-row codes into ``person_hash`` and ``group_hash`` (keyed identity
-    hashes); ``content`` is the per-row :func:`content_hash`. The kept rows come in a canonical order
-    (person hash, pair priority, row priority), so that sums over them do not depend on the row order.
+    hashes); ``content`` is the per-row :func:`content_hash`. The C++ kernel
+    (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per person, the groups with the smallest
+    pair priority ``keyed_mix(person_hash ^ fmix(group_hash ^ salt), pair key)`` and, per kept pair,
+    the rows with the smallest ``fmix(row ^ keyed_mix(duplicate index, duplicate key))``, where
+    ``row = keyed_mix(pair ^ content, row key)``; multi-threaded, the same for any thread count.
     """
-    n = person.shape[0]
-    if n == 0:
-        return Bounded(np.empty(0, np.int64), np.empty(0, np.int64))
-    hp = person_hash[person]
-    pair = keyed_mix(hp ^ fmix(group_hash[group] ^ _word(key, 3)), subkey(key, "pair"))
-    row0 = keyed_mix(pair ^ content, subkey(key, "row"))
-    # Canonical order: person hash, then pair priority, then row priority; the codes only break ties
-    # between different identities with equal 64-bit hashes.
-    order = np.lexsort((row0, group, pair, person, hp))
-    p, g, r0 = person[order], group[order], row0[order]
-    new_person = np.empty(n, dtype=bool)
-    new_person[0] = True
-    np.not_equal(p[1:], p[:-1], out=new_person[1:])
-    new_pair = new_person.copy()
-    new_pair[1:] |= g[1:] != g[:-1]
-    pair_id = np.cumsum(new_pair) - 1
-    first_pair = np.maximum.accumulate(np.where(new_person, pair_id, 0))
-    keep = (pair_id - first_pair) < max_partitions
-    pair_groups = g[new_pair & keep]  # before the row choice: a pair's first row need not be kept
-    # Rows of a pair, by row priority; identical rows (equal r0) get their duplicate index mixed in.
-    sizes = np.bincount(pair_id)
-    over = keep & (sizes[pair_id] > max_contributions)
-    if over.any():
-        idx = np.flatnonzero(over)
-        run_new = new_pair[idx] | np.concatenate(([True], r0[idx][1:] != r0[idx][:-1]))
-        pos = np.arange(idx.size)
-        dup = pos - np.maximum.accumulate(np.where(run_new, pos, 0))
-        prio = fmix(r0[idx] ^ keyed_mix(dup.astype(np.uint64), subkey(key, "duplicate")))
-        sub = np.lexsort((prio, pair_id[idx]))
-        sp = pair_id[idx][sub]
-        spos = np.arange(idx.size)
-        sstart = np.maximum.accumulate(np.where(np.concatenate(([True], sp[1:] != sp[:-1])), spos, 0))
-        chosen = np.zeros(idx.size, dtype=bool)
-        chosen[sub] = (spos - sstart) < max_contributions
-        keep[idx] = chosen
-    rows = order[keep]
-    return Bounded(rows, pair_groups)
+    from .. import _core
+
+    keep, units = _core.aggregate.bound_contributions(
+        np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
+        np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
+        np.ascontiguousarray(content, dtype=np.uint64), int(max_partitions), int(max_contributions),
+        bounding_keys(key), 0,
+    )
+    return Bounded(np.flatnonzero(keep), units)
 
 
 def factorize(column: Any, name: str) -> tuple[np.ndarray, Any]:

@@ -1,0 +1,134 @@
+// Per-person contribution bounding for differentially private group-by aggregation (docs/aggregate.md,
+// section 2). Each person keeps the max_partitions groups with the smallest keyed pair priority and, in
+// each kept (person, group) pair, the max_contributions rows with the smallest keyed row priority; the
+// priorities are keyed 64-bit mixes of identity hashes and row content, so the kept rows depend on the
+// key and the identifiers only, never on the row order. The choice is a function of one person's rows,
+// which is all the privacy proof needs (Lemma 1); the mixing makes it a uniform random choice.
+//
+// Algorithm: a counting sort of the rows by person (O(n + persons)), then per person a sort of its
+// rows by (pair priority, group, row priority, row index) and a second small sort of the rows of the
+// pairs that overflow max_contributions. Persons are processed in fixed chunks; the output (a keep flag
+// per row and the kept pairs' groups) does not depend on the thread count. Checked against the numpy
+// reference implementation in tests/test_aggregate_kernel.py.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "pydp/parallel.hpp"
+
+namespace pydp::aggregate {
+
+// The MurmurHash3 64-bit finaliser (a bijection of uint64).
+constexpr std::uint64_t fmix(std::uint64_t h) noexcept {
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+// fmix(fmix(x ^ k0) + k1): a keyed bijection.
+constexpr std::uint64_t keyed_mix(std::uint64_t x, std::uint64_t k0, std::uint64_t k1) noexcept {
+    return fmix(fmix(x ^ k0) + k1);
+}
+
+struct BoundingKeys {
+    std::uint64_t group_salt;
+    std::uint64_t pair0, pair1;  // pair priority
+    std::uint64_t row0, row1;    // row priority from the content
+    std::uint64_t dup0, dup1;    // duplicate index of identical rows
+};
+
+struct BoundingInput {
+    std::size_t n;                    // rows
+    const std::int64_t* person;       // [n] codes in [0, persons)
+    const std::uint64_t* person_hash; // [persons]
+    std::size_t persons;
+    const std::int64_t* group;        // [n] codes in [0, groups)
+    const std::uint64_t* group_hash;  // [groups]
+    std::size_t groups;
+    const std::uint64_t* content;     // [n] row content hashes
+};
+
+namespace detail {
+struct Entry {
+    std::uint64_t pair;
+    std::int64_t group;
+    std::uint64_t row;
+    std::int64_t index;
+    bool operator<(const Entry& o) const noexcept {
+        return std::tie(pair, group, row, index) < std::tie(o.pair, o.group, o.row, o.index);
+    }
+};
+}  // namespace detail
+
+// Sets keep[i] = 1 for the kept rows (0 otherwise) and adds one to units[g] per kept (person, group) pair.
+inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
+                                const BoundingKeys& k, unsigned threads, std::uint8_t* keep, std::int64_t* units) {
+    if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
+    const std::size_t n = in.n;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons ||
+            in.group[i] < 0 || static_cast<std::size_t>(in.group[i]) >= in.groups)
+            throw std::invalid_argument("person or group code out of range");
+    }
+    // Counting sort of the row indices by person.
+    std::vector<std::size_t> start(in.persons + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) ++start[static_cast<std::size_t>(in.person[i]) + 1];
+    for (std::size_t p = 0; p < in.persons; ++p) start[p + 1] += start[p];
+    std::vector<std::int64_t> rows(n);
+    {
+        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+        for (std::size_t i = 0; i < n; ++i) rows[fill[static_cast<std::size_t>(in.person[i])]++] = static_cast<std::int64_t>(i);
+    }
+    constexpr std::size_t kPersonChunk = 1024;
+    const std::size_t nchunks = (in.persons + kPersonChunk - 1) / kPersonChunk;
+    std::vector<std::vector<std::int64_t>> kept_groups(nchunks);
+    pydp::parallel_chunks(in.persons, kPersonChunk, threads, [&](std::size_t c, std::size_t p0, std::size_t p1) {
+        std::vector<detail::Entry> e;
+        std::vector<std::pair<std::uint64_t, std::size_t>> prio;
+        auto& out_groups = kept_groups[c];
+        for (std::size_t p = p0; p < p1; ++p) {
+            const std::size_t b = start[p], m = start[p + 1] - b;
+            if (m == 0) continue;
+            const std::uint64_t hp = in.person_hash[p];
+            e.resize(m);
+            for (std::size_t j = 0; j < m; ++j) {
+                const std::int64_t i = rows[b + j];
+                const std::int64_t g = in.group[i];
+                const std::uint64_t pair = keyed_mix(hp ^ fmix(in.group_hash[g] ^ k.group_salt), k.pair0, k.pair1);
+                e[j] = detail::Entry{pair, g, keyed_mix(pair ^ in.content[i], k.row0, k.row1), i};
+            }
+            std::sort(e.begin(), e.end());
+            std::size_t rank = 0;
+            for (std::size_t s = 0; s < m && rank < max_partitions; ++rank) {
+                std::size_t t = s + 1;
+                while (t < m && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
+                out_groups.push_back(e[s].group);
+                if (t - s <= max_contributions) {
+                    for (std::size_t j = s; j < t; ++j) keep[e[j].index] = 1;
+                } else {
+                    prio.clear();
+                    std::size_t run = s;
+                    for (std::size_t j = s; j < t; ++j) {
+                        if (e[j].row != e[run].row) run = j;
+                        const std::uint64_t dup = static_cast<std::uint64_t>(j - run);
+                        prio.emplace_back(fmix(e[j].row ^ keyed_mix(dup, k.dup0, k.dup1)), j);
+                    }
+                    std::partial_sort(prio.begin(), prio.begin() + static_cast<std::ptrdiff_t>(max_contributions), prio.end());
+                    for (std::size_t j = 0; j < max_contributions; ++j) keep[e[prio[j].second].index] = 1;
+                }
+                s = t;
+            }
+        }
+    });
+    for (const auto& v : kept_groups)
+        for (std::int64_t g : v) ++units[g];
+}
+
+}  // namespace pydp::aggregate
