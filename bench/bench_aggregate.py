@@ -26,7 +26,7 @@ N = int(os.environ.get("PYDP_BENCH_AGG_N", 200_000))
 PDP_N = int(os.environ.get("PYDP_BENCH_AGG_PDP_N", 20_000))
 KEY = bytes(range(32))
 ARGS = dict(privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean"]}, bounds={"x": (0.0, 100.0)},
-            max_partitions=3, max_contributions=2, epsilon=1.0, delta=1e-6, key=KEY)
+            max_partitions=3, max_contributions=2, epsilon=10.0, delta=1e-6, key=KEY)
 
 
 def make_table(n: int):
@@ -37,7 +37,7 @@ def make_table(n: int):
 
 def check(out, n: int) -> None:
     rep = aggregate_report(out)
-    assert rep["budget"]["epsilon"] <= 1.0 and rep["budget"]["delta"] <= 1e-6
+    assert rep["budget"]["epsilon"] <= 10.0 and rep["budget"]["delta"] <= 1e-6
     assert 0 < out.num_rows <= max(1, n // 1000)
     # every person keeps at most 3 groups and 2 rows each: a group's count is at most 6 per person
     assert np.all(out.column("x_mean").to_numpy() >= 0) and np.all(out.column("x_mean").to_numpy() <= 100)
@@ -45,8 +45,7 @@ def check(out, n: int) -> None:
 
 def test_aggregate_vs_pyarrow(speed):
     table = make_table(N)
-    out = aggregate(table, **ARGS)
-    check(out, N)
+    check(speed.benchmark.pedantic(lambda: aggregate(table, **ARGS), rounds=1, iterations=1), N)
     ours = speed.time(lambda: aggregate(table, **ARGS), repeat=3, min_time=0.0)
     base = speed.time(lambda: table.group_by("g").aggregate([("x", "count"), ("x", "sum"), ("x", "mean")]),
                       repeat=3, min_time=0.0)
@@ -60,7 +59,7 @@ def test_aggregate_vs_pipeline_dp(speed):
     rows = list(zip(*(table.column(c).to_pylist() for c in ("pid", "g", "x"))))
 
     def peer():
-        acc = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1.0, total_delta=1e-6)
+        acc = pipeline_dp.NaiveBudgetAccountant(total_epsilon=10.0, total_delta=1e-6)
         engine = pipeline_dp.DPEngine(acc, pipeline_dp.LocalBackend())
         params = pipeline_dp.AggregateParams(
             noise_kind=pipeline_dp.NoiseKind.LAPLACE,
@@ -72,7 +71,7 @@ def test_aggregate_vs_pipeline_dp(speed):
         acc.compute_budgets()
         return list(result)
 
-    check(aggregate(table, **ARGS), PDP_N)
+    check(speed.benchmark.pedantic(lambda: aggregate(table, **ARGS), rounds=1, iterations=1), PDP_N)
     assert len(peer()) <= max(1, PDP_N // 1000)
     ours = speed.time(lambda: aggregate(table, **ARGS), repeat=3, min_time=0.0)
     base = speed.time(peer, repeat=1, min_time=0.0)

@@ -61,6 +61,8 @@ def data(seed, n, persons, groups, distinct_values):
     (3, 4000, 3, 4, 2, 10, 100),
     (4, 2000, 2000, 2000, 5, 3, 2),
     (5, 6000, 7, 1, 4, 1, 5),
+    (8, 20000, 50, 100, 10, 20, 3),  # more than 16 partitions: the full-sort path
+    (9, 3000, 1000, 50, 2, 4, 4),  # most persons keep everything (the fast path), some do not
 ])
 def test_kernel_matches_the_numpy_reference(seed, n, persons, groups, values, kp, kc):
     args = data(seed, n, persons, groups, values)

@@ -5,9 +5,11 @@
 // key and the identifiers only, never on the row order. The choice is a function of one person's rows,
 // which is all the privacy proof needs (Lemma 1); the mixing makes it a uniform random choice.
 //
-// Algorithm: a counting sort of the rows by person (O(n + persons)), then per person a sort of its
-// rows by (pair priority, group, row priority, row index) and a second small sort of the rows of the
-// pairs that overflow max_contributions. Persons are processed in fixed chunks; the output (a keep flag
+// Algorithm: a counting sort of the rows by person (O(n + persons)); per person, the max_partitions
+// smallest (pair priority, group) keys by insertion (limits up to 16; a full sort otherwise), a sort of
+// the rows of those pairs by (pair priority, group, row priority, row index), and a partial sort of the
+// rows of the pairs that overflow max_contributions. A person with at most min(max_partitions,
+// max_contributions) rows keeps everything. Persons are processed in fixed chunks; the output (a keep flag
 // per row and the kept pairs' groups) does not depend on the thread count. Checked against the numpy
 // reference implementation in tests/test_aggregate_kernel.py.
 #pragma once
@@ -56,6 +58,11 @@ struct BoundingInput {
 };
 
 namespace detail {
+struct Row {
+    std::int64_t index;
+    std::int64_t group;
+    std::uint64_t content;
+};
 struct Entry {
     std::uint64_t pair;
     std::int64_t group;
@@ -72,43 +79,76 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
                                 const BoundingKeys& k, unsigned threads, std::uint8_t* keep, std::int64_t* units) {
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
     const std::size_t n = in.n;
+    // Counting sort of the rows by person, carrying each row's group and content so that the per-person
+    // pass below reads memory sequentially.
+    std::vector<std::size_t> start(in.persons + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
         if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons ||
             in.group[i] < 0 || static_cast<std::size_t>(in.group[i]) >= in.groups)
             throw std::invalid_argument("person or group code out of range");
+        ++start[static_cast<std::size_t>(in.person[i]) + 1];
     }
-    // Counting sort of the row indices by person.
-    std::vector<std::size_t> start(in.persons + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++start[static_cast<std::size_t>(in.person[i]) + 1];
     for (std::size_t p = 0; p < in.persons; ++p) start[p + 1] += start[p];
-    std::vector<std::int64_t> rows(n);
+    std::vector<detail::Row> rows(n);
     {
         std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-        for (std::size_t i = 0; i < n; ++i) rows[fill[static_cast<std::size_t>(in.person[i])]++] = static_cast<std::int64_t>(i);
+        for (std::size_t i = 0; i < n; ++i)
+            rows[fill[static_cast<std::size_t>(in.person[i])]++] =
+                detail::Row{static_cast<std::int64_t>(i), in.group[i], in.content[i]};
     }
     constexpr std::size_t kPersonChunk = 1024;
     const std::size_t nchunks = (in.persons + kPersonChunk - 1) / kPersonChunk;
     std::vector<std::vector<std::int64_t>> kept_groups(nchunks);
     pydp::parallel_chunks(in.persons, kPersonChunk, threads, [&](std::size_t c, std::size_t p0, std::size_t p1) {
         std::vector<detail::Entry> e;
+        std::vector<std::pair<std::uint64_t, std::int64_t>> top;  // the smallest (pair, group) keys
+        std::vector<std::int64_t> gs;
         std::vector<std::pair<std::uint64_t, std::size_t>> prio;
         auto& out_groups = kept_groups[c];
         for (std::size_t p = p0; p < p1; ++p) {
             const std::size_t b = start[p], m = start[p + 1] - b;
             if (m == 0) continue;
+            if (m <= max_partitions && m <= max_contributions) {  // nothing to drop: every row, every group
+                gs.clear();
+                for (std::size_t j = 0; j < m; ++j) {
+                    keep[rows[b + j].index] = 1;
+                    gs.push_back(rows[b + j].group);
+                }
+                std::sort(gs.begin(), gs.end());
+                out_groups.insert(out_groups.end(), gs.begin(), std::unique(gs.begin(), gs.end()));
+                continue;
+            }
             const std::uint64_t hp = in.person_hash[p];
-            e.resize(m);
+            auto pair_of = [&](std::int64_t g) {
+                return keyed_mix(hp ^ fmix(in.group_hash[g] ^ k.group_salt), k.pair0, k.pair1);
+            };
+            // The max_partitions smallest distinct (pair priority, group) keys, by insertion (small limits).
+            const bool select = max_partitions < m && max_partitions <= 16;
+            top.clear();
+            if (select) {
+                for (std::size_t j = 0; j < m; ++j) {
+                    const std::int64_t g = rows[b + j].group;
+                    const std::pair<std::uint64_t, std::int64_t> key{pair_of(g), g};
+                    if (top.size() == max_partitions && !(key < top.back())) continue;
+                    auto pos = std::lower_bound(top.begin(), top.end(), key);
+                    if (pos != top.end() && *pos == key) continue;
+                    top.insert(pos, key);
+                    if (top.size() > max_partitions) top.pop_back();
+                }
+            }
+            e.clear();
             for (std::size_t j = 0; j < m; ++j) {
-                const std::int64_t i = rows[b + j];
-                const std::int64_t g = in.group[i];
-                const std::uint64_t pair = keyed_mix(hp ^ fmix(in.group_hash[g] ^ k.group_salt), k.pair0, k.pair1);
-                e[j] = detail::Entry{pair, g, keyed_mix(pair ^ in.content[i], k.row0, k.row1), i};
+                const detail::Row& r = rows[b + j];
+                const std::uint64_t pair = pair_of(r.group);
+                if (select && !std::binary_search(top.begin(), top.end(), std::make_pair(pair, r.group))) continue;
+                e.push_back(detail::Entry{pair, r.group, keyed_mix(pair ^ r.content, k.row0, k.row1), r.index});
             }
             std::sort(e.begin(), e.end());
+            const std::size_t me = e.size();
             std::size_t rank = 0;
-            for (std::size_t s = 0; s < m && rank < max_partitions; ++rank) {
+            for (std::size_t s = 0; s < me && rank < max_partitions; ++rank) {
                 std::size_t t = s + 1;
-                while (t < m && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
+                while (t < me && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
                 out_groups.push_back(e[s].group);
                 if (t - s <= max_contributions) {
                     for (std::size_t j = s; j < t; ++j) keep[e[j].index] = 1;
