@@ -2,6 +2,9 @@
 // bounding and keyed per-group discrete Laplace noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
+
+#include <pybind11/stl.h>
 
 #include "bind_util.hpp"
 #include "pydp/aggregate/bounding.hpp"
@@ -19,17 +22,23 @@ void register_aggregate(py::module_ m) {
     m.def(
         "bound_contributions",
         [](const i64array& person, const u64array& person_hash, const i64array& group, const u64array& group_hash,
-           const u64array& content, std::size_t max_partitions, std::size_t max_contributions, const u64array& keys,
-           long threads) {
+           const std::vector<darray>& values, std::uint64_t content_seed, std::size_t max_partitions,
+           std::size_t max_contributions, const u64array& keys, long threads) {
             const py::ssize_t n = person.size();
-            if (person.ndim() != 1 || group.ndim() != 1 || content.ndim() != 1 || group.size() != n || content.size() != n)
-                throw std::invalid_argument("person, group and content must be 1-d arrays of one length");
+            if (person.ndim() != 1 || group.ndim() != 1 || group.size() != n)
+                throw std::invalid_argument("person and group must be 1-d arrays of one length");
+            std::vector<const double*> columns;
+            for (const darray& v : values) {
+                if (v.ndim() != 1 || v.size() != n) throw std::invalid_argument("values: 1-d arrays of the rows' length");
+                columns.push_back(v.data());
+            }
             if (keys.size() != 7) throw std::invalid_argument("keys must hold 7 words");
             const std::uint64_t* w = keys.data();
             const agg::BoundingKeys k{w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
             const agg::BoundingInput in{static_cast<std::size_t>(n), person.data(), person_hash.data(),
                                         static_cast<std::size_t>(person_hash.size()), group.data(), group_hash.data(),
-                                        static_cast<std::size_t>(group_hash.size()), content.data()};
+                                        static_cast<std::size_t>(group_hash.size()), columns.data(), columns.size(),
+                                        content_seed};
             py::array_t<std::uint8_t> keep(n);
             i64array units(group_hash.size());
             std::fill(keep.mutable_data(), keep.mutable_data() + n, std::uint8_t{0});
@@ -43,7 +52,8 @@ void register_aggregate(py::module_ m) {
             }
             return py::make_tuple(keep, units);
         },
-        py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("content"),
+        py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
+        py::arg("content_seed"),
         py::arg("max_partitions"), py::arg("max_contributions"), py::arg("keys"), py::arg("threads"),
         "(keep flags per row, kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
 

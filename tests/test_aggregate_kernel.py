@@ -9,6 +9,7 @@ from pydp_core import _core
 from pydp_core.aggregate.bounding import (
     bound_contributions,
     bounding_keys,
+    content_seed,
     fmix,
     keyed_mix,
     subkey,
@@ -17,10 +18,20 @@ from pydp_core.aggregate.bounding import (
 KEY = subkey(bytes(range(32)), "bounding")
 
 
-def reference(person, person_hash, group, group_hash, content, kp, kc, key):
-    """Kept row indices and kept pairs per group by sorting every row (numpy, O(n log n))."""
+def reference(person, person_hash, group, group_hash, values, kp, kc, key):
+    """Kept row indices and kept pairs per group by sorting every row (numpy, O(n log n)); group -1 rows
+    are dropped."""
+    use = np.flatnonzero(group >= 0)
+    rows, units = _reference(person[use], person_hash, group[use], group_hash, [v[use] for v in values], kp, kc, key)
+    return use[rows], units
+
+
+def _reference(person, person_hash, group, group_hash, values, kp, kc, key):
     n = person.shape[0]
     w = bounding_keys(key)
+    content = np.full(n, content_seed(key), dtype=np.uint64)
+    for v in values:
+        content = fmix(content ^ (np.asarray(v, dtype=np.float64) + 0.0).view(np.uint64))
     pair = keyed_mix(person_hash[person] ^ fmix(group_hash[group] ^ w[0]), subkey(key, "pair"))
     row0 = keyed_mix(pair ^ content, subkey(key, "row"))
     order = np.lexsort((np.arange(n), row0, group, pair, person))
@@ -45,14 +56,15 @@ def reference(person, person_hash, group, group_hash, content, kp, kc, key):
     return np.sort(order[keep]), units
 
 
-def data(seed, n, persons, groups, distinct_values):
+def data(seed, n, persons, groups, distinct_values, dropped=0.0):
     rng = np.random.default_rng(seed)
     person = rng.integers(0, persons, n)
-    group = rng.integers(0, groups, n)
-    content = fmix(rng.integers(0, distinct_values, n).astype(np.uint64))  # many identical rows
+    group = np.where(rng.uniform(size=n) < dropped, -1, rng.integers(0, groups, n))
+    x = rng.integers(0, distinct_values, n).astype(np.float64)  # many identical rows
+    values = [x, -x * 0.5] if seed % 2 else [x]
     ph = fmix(np.arange(persons, dtype=np.uint64) + np.uint64(7))
     gh = fmix(np.arange(groups, dtype=np.uint64) + np.uint64(99))
-    return person, ph, group, gh, content
+    return person, ph, group, gh, values
 
 
 @pytest.mark.parametrize("seed, n, persons, groups, values, kp, kc", [
@@ -63,9 +75,10 @@ def data(seed, n, persons, groups, distinct_values):
     (5, 6000, 7, 1, 4, 1, 5),
     (8, 20000, 50, 100, 10, 20, 3),  # more than 16 partitions: the full-sort path
     (9, 3000, 1000, 50, 2, 4, 4),  # most persons keep everything (the fast path), some do not
+    (10, 5000, 100, 30, 5, 2, 2),
 ])
 def test_kernel_matches_the_numpy_reference(seed, n, persons, groups, values, kp, kc):
-    args = data(seed, n, persons, groups, values)
+    args = data(seed, n, persons, groups, values, dropped=0.3 if seed >= 9 else 0.0)
     got = bound_contributions(*args, max_partitions=kp, max_contributions=kc, key=KEY)
     rows, units = reference(*args, kp, kc, KEY)
     assert np.array_equal(got.rows, rows)
@@ -73,20 +86,23 @@ def test_kernel_matches_the_numpy_reference(seed, n, persons, groups, values, kp
 
 
 def test_thread_count_does_not_change_the_kept_rows():
-    person, ph, group, gh, content = data(6, 200_000, 5000, 300, 50)
-    outs = [_core.aggregate.bound_contributions(person, ph, group, gh, content, 2, 3, bounding_keys(KEY), t)
+    person, ph, group, gh, values = data(6, 200_000, 5000, 300, 50)
+    outs = [_core.aggregate.bound_contributions(person, ph, group, gh, values, 1, 2, 3, bounding_keys(KEY), t)
             for t in (1, 2, 3)]
     for keep, units in outs[1:]:
         assert np.array_equal(keep, outs[0][0]) and np.array_equal(units, outs[0][1])
 
 
 def test_kernel_rejects_bad_codes():
-    person, ph, group, gh, content = data(7, 100, 10, 5, 3)
-    group[3] = 5
-    with pytest.raises(ValueError, match="out of range"):
-        _core.aggregate.bound_contributions(person, ph, group, gh, content, 1, 1, bounding_keys(KEY), 1)
+    person, ph, group, gh, values = data(7, 100, 10, 5, 3)
+    for bad in (5, -2):
+        group[3] = bad
+        with pytest.raises(ValueError, match="out of range"):
+            _core.aggregate.bound_contributions(person, ph, group, gh, values, 1, 1, 1, bounding_keys(KEY), 1)
     with pytest.raises(ValueError, match="limits"):
-        _core.aggregate.bound_contributions(*data(7, 100, 10, 5, 3), 0, 1, bounding_keys(KEY), 1)
+        _core.aggregate.bound_contributions(*data(7, 100, 10, 5, 3), 1, 0, 1, bounding_keys(KEY), 1)
+    with pytest.raises(ValueError, match="values"):
+        _core.aggregate.bound_contributions(person, ph, group, gh, [values[0][:5]], 1, 1, 1, bounding_keys(KEY), 1)
 
 
 def test_keyed_group_noise_is_the_stream_of_each_group():

@@ -194,9 +194,9 @@ def test_tester_catches_half_the_noise(monkeypatch):
 
 
 def test_tester_catches_bounding_switched_off(monkeypatch):
-    def no_bounding(person, person_hash, group, group_hash, content, **kw):
-        pairs = np.unique(np.stack([person, group]), axis=1)
-        return Bounded(np.arange(person.shape[0]), np.bincount(pairs[1], minlength=group_hash.shape[0]))
+    def no_bounding(person, person_hash, group, group_hash, values, **kw):
+        pairs = np.unique(np.stack([person, group])[:, group >= 0], axis=1)
+        return Bounded(np.flatnonzero(group >= 0), np.bincount(pairs[1], minlength=group_hash.shape[0]))
 
     monkeypatch.setattr(agg_mod, "bound_contributions", no_bounding)
     loss = _losses(500)

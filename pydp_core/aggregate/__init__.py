@@ -42,7 +42,6 @@ from .aggregations import (
 from .bounding import (
     bound_contributions,
     combine_hashes,
-    content_hash,
     factorize,
     identity_hashes,
     subkey,
@@ -378,12 +377,11 @@ def aggregate(
     values = {c: frame.values(c, b) for c, b in col_bounds.items()}
     for c in {c for c, _ in requests} - set(values) - {pu}:
         frame.check_complete(c)
-    use = np.flatnonzero(gid >= 0) if public_partitions is not None else np.arange(frame.num_rows)
-    content = content_hash([v[use] for v in values.values()], use.size, subkey(key, "content"))
     kept = bound_contributions(
-        p_codes[use], p_hash, gid[use], g_hash, content, max_partitions=kp, max_contributions=kc, key=subkey(key, "bounding")
+        p_codes, p_hash, gid, g_hash, list(values.values()), max_partitions=kp, max_contributions=kc,
+        key=subkey(key, "bounding"),
     )
-    rows = use[kept.rows]
+    rows = kept.rows
     row_groups = gid[rows]
     partials: dict = {
         "rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64),

@@ -296,7 +296,8 @@ def estimate(plan: AggregatePlan, noisy: dict, alpha: float) -> tuple[np.ndarray
     if agg in ("count", "privacy_id_count", "sum"):
         (name,) = comps
         v = noisy[name]
-        return v, v - w[name], v + w[name]
+        half = np.int64(w[name]) if v.dtype.kind == "i" else w[name]  # integer intervals for counts
+        return v, v - half, v + half
     lo, hi = plan.bounds  # type: ignore[misc]
     mid, h = (lo + hi) / 2.0, (hi - lo) / 2.0
     c = noisy["rows"].astype(np.float64)

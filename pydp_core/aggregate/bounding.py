@@ -99,14 +99,6 @@ def combine_hashes(columns: Sequence[np.ndarray], key: bytes) -> np.ndarray:
     return h
 
 
-def content_hash(values: Sequence[np.ndarray], n: int, key: bytes) -> np.ndarray:
-    """A keyed hash of each row's float64 values (the content that identifies a row within its pair)."""
-    h = np.full(n, _word(key, 0), dtype=np.uint64)
-    for v in values:
-        h = fmix(h ^ (np.asarray(v, dtype=np.float64) + 0.0).view(np.uint64))
-    return h
-
-
 @dataclass(frozen=True)
 class Bounded:
     """The kept rows (indices into the input, increasing) and the kept (person, group) pairs per group."""
@@ -129,7 +121,7 @@ def bound_contributions(
     person_hash: np.ndarray,
     group: np.ndarray,
     group_hash: np.ndarray,
-    content: np.ndarray,
+    values: Sequence[np.ndarray],
     *,
     max_partitions: int,
     max_contributions: int,
@@ -138,21 +130,28 @@ def bound_contributions(
     """Keep at most ``max_partitions`` groups per person and ``max_contributions`` rows per (person, group).
 
     ``person`` and ``group`` are per-row codes into ``person_hash`` and ``group_hash`` (keyed identity
-    hashes); ``content`` is the per-row :func:`content_hash`. The C++ kernel
-    (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per person, the groups with the smallest
-    pair priority ``keyed_mix(person_hash ^ fmix(group_hash ^ salt), pair key)`` and, per kept pair,
-    the rows with the smallest ``fmix(row ^ keyed_mix(duplicate index, duplicate key))``, where
-    ``row = keyed_mix(pair ^ content, row key)``; multi-threaded, the same for any thread count.
+    hashes; group -1 drops the row); ``values`` are the clamped aggregated columns, whose float64 bits
+    are the row content. The C++ kernel (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per
+    person, the groups with the smallest pair priority ``keyed_mix(person_hash ^ fmix(group_hash ^
+    salt), pair key)`` and, per kept pair, the rows with the smallest ``fmix(row ^ keyed_mix(duplicate
+    index, duplicate key))``, where ``row = keyed_mix(pair ^ content, row key)`` and the content hash
+    is ``h = seed; h = fmix(h ^ bits(v))`` over the row's values; multi-threaded, the same for any
+    thread count.
     """
     from .. import _core
 
     keep, units = _core.aggregate.bound_contributions(
         np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
         np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
-        np.ascontiguousarray(content, dtype=np.uint64), int(max_partitions), int(max_contributions),
-        bounding_keys(key), 0,
+        [np.ascontiguousarray(v, dtype=np.float64) for v in values], int(content_seed(key)), int(max_partitions),
+        int(max_contributions), bounding_keys(key), 0,
     )
     return Bounded(np.flatnonzero(keep), units)
+
+
+def content_seed(key: bytes) -> np.uint64:
+    """The first word of the row content hash."""
+    return _word(subkey(key, "content"), 0)
 
 
 def factorize(column: Any, name: str) -> tuple[np.ndarray, Any]:

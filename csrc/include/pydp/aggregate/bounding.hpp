@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -54,8 +55,22 @@ struct BoundingInput {
     const std::int64_t* group;        // [n] codes in [0, groups)
     const std::uint64_t* group_hash;  // [groups]
     std::size_t groups;
-    const std::uint64_t* content;     // [n] row content hashes
+    const double* const* values;      // [columns][n] clamped values: the row content
+    std::size_t columns;
+    std::uint64_t content_seed;
 };
+
+// The row content hash: h = seed, then h = fmix(h ^ bits(v + 0.0)) for each value v of the row.
+inline std::uint64_t content_hash(const BoundingInput& in, std::size_t i) noexcept {
+    std::uint64_t h = in.content_seed;
+    for (std::size_t c = 0; c < in.columns; ++c) {
+        const double v = in.values[c][i] + 0.0;  // -0.0 -> 0.0
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        h = fmix(h ^ bits);
+    }
+    return h;
+}
 
 namespace detail {
 struct Row {
@@ -74,7 +89,8 @@ struct Entry {
 };
 }  // namespace detail
 
-// Sets keep[i] = 1 for the kept rows (0 otherwise) and adds one to units[g] per kept (person, group) pair.
+// Sets keep[i] = 1 for the kept rows (0 otherwise; rows of group -1 are dropped) and adds one to units[g]
+// per kept (person, group) pair.
 inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
                                 const BoundingKeys& k, unsigned threads, std::uint8_t* keep, std::int64_t* units) {
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
@@ -83,18 +99,19 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
     // pass below reads memory sequentially.
     std::vector<std::size_t> start(in.persons + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons ||
-            in.group[i] < 0 || static_cast<std::size_t>(in.group[i]) >= in.groups)
+        if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons || in.group[i] < -1 ||
+            in.group[i] >= static_cast<std::int64_t>(in.groups))
             throw std::invalid_argument("person or group code out of range");
-        ++start[static_cast<std::size_t>(in.person[i]) + 1];
+        if (in.group[i] >= 0) ++start[static_cast<std::size_t>(in.person[i]) + 1];  // group -1: row dropped
     }
     for (std::size_t p = 0; p < in.persons; ++p) start[p + 1] += start[p];
-    std::vector<detail::Row> rows(n);
+    std::vector<detail::Row> rows(start[in.persons]);
     {
         std::vector<std::size_t> fill(start.begin(), start.end() - 1);
         for (std::size_t i = 0; i < n; ++i)
-            rows[fill[static_cast<std::size_t>(in.person[i])]++] =
-                detail::Row{static_cast<std::int64_t>(i), in.group[i], in.content[i]};
+            if (in.group[i] >= 0)
+                rows[fill[static_cast<std::size_t>(in.person[i])]++] =
+                    detail::Row{static_cast<std::int64_t>(i), in.group[i], content_hash(in, i)};
     }
     constexpr std::size_t kPersonChunk = 1024;
     const std::size_t nchunks = (in.persons + kPersonChunk - 1) / kPersonChunk;
