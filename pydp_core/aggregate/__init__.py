@@ -32,11 +32,11 @@ from .aggregations import (
     COMPONENTS,
     VALUE_AGGREGATES,
     AggregatePlan,
+    estimate,
     exact_group_sums,
     on_grid,
-    quantized_terms,
-    estimate,
     plan_aggregate,
+    quantized_terms,
     split_epsilon,
 )
 from .bounding import (
@@ -155,6 +155,15 @@ def aggregate_report(table: Any) -> dict:
     ------
     ValueError
         If the table carries no report.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"pid": [1, 2, 3], "city": ["a", "a", "b"]})
+    >>> out = aggregate(df, privacy_unit="pid", by="city", aggregations={"pid": ["privacy_id_count"]},
+    ...                 bounds=None, max_partitions=1, max_contributions=1, epsilon=1.0, public_partitions=["a"])
+    >>> aggregate_report(out)["budget"]["epsilon"]
+    1.0
     """
     if hasattr(table, "schema") and table.schema.metadata and REPORT_KEY.encode() in table.schema.metadata:
         return json.loads(table.schema.metadata[REPORT_KEY.encode()])
@@ -206,7 +215,8 @@ def _mapping_for(given: Any, needed: list[str], name: str, what: str) -> Mapping
 def _bounds(bounds: Any, requests: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
     """One (low, high) per column with a sum, mean or variance."""
     needed = sorted({c for c, a in requests if a in VALUE_AGGREGATES})
-    given = _mapping_for({} if bounds is None else bounds, needed, "bounds", "column to (low, high) (the columns with sum, mean or variance)")
+    what = "column to (low, high) (the columns with sum, mean or variance)"
+    given = _mapping_for({} if bounds is None else bounds, needed, "bounds", what)
     return {c: check_bounds(given[c], f"bounds[{c!r}]") for c in needed}  # type: ignore[misc]
 
 
@@ -483,6 +493,7 @@ def _report(frame, pu, by, kp, kc, bounds, shares, selection, aggs, confidence, 
     if selection is not None:
         parts.append(ApproxDP(selection.epsilon, selection.delta_achieved))
     total = compose(parts)
+    assert isinstance(total, ApproxDP)
     return {
         "mechanism": "pydp_core.aggregate",
         "library_version": __version__,

@@ -35,13 +35,66 @@ def _log_tail(m, t: Fraction):
 
 
 def selection_delta(*, threshold: int, t: Fraction, max_partitions: int) -> float:
-    """The delta of Laplace thresholding: ``1 - (1 - p)^Kp`` with ``p = P(1 + Y >= threshold)``."""
+    """The delta of Laplace thresholding (Korolova et al. 2009; Wilson et al. 2020).
+
+    Parameters
+    ----------
+    threshold : int
+        The release threshold tau (>= 2) on the noisy number of privacy units.
+    t : Fraction
+        The discrete Laplace parameter, ``P(y) ~ exp(-|y| / t)``.
+    max_partitions : int
+        The most groups one privacy unit contributes to.
+
+    Returns
+    -------
+    float
+        ``1 - (1 - p)^max_partitions`` with ``p = P(1 + Y >= threshold) = q^(threshold - 1) / (1 + q)``,
+        ``q = exp(-1/t)``, computed in log space.
+
+    Raises
+    ------
+    ValueError
+        Never for valid arguments; the arguments are not re-checked (see :func:`calibrate_selection`).
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> round(selection_delta(threshold=15, t=Fraction(1), max_partitions=1), 12)
+    6.07896e-07
+    """
     log_p = float(_log_tail(threshold - 1, t))
     return -math.expm1(max_partitions * math.log1p(-math.exp(log_p)))
 
 
 def selection_probability(units, *, threshold: int, t: Fraction) -> np.ndarray:
-    """P(a group with ``units`` privacy units is released) = P(units + Y >= threshold)."""
+    """The probability that a group with ``units`` privacy units is released.
+
+    Parameters
+    ----------
+    units : int or array of int
+        The number of privacy units in the group (after contribution bounding).
+    threshold : int
+        The release threshold tau.
+    t : Fraction
+        The discrete Laplace parameter of the selection noise.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``P(units + Y >= threshold)`` for ``Y`` discrete Laplace(t), exact up to rounding.
+
+    Raises
+    ------
+    ValueError
+        Never for valid arguments; the arguments are not re-checked.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> float(selection_probability(15, threshold=15, t=Fraction(1)))  # P(Y >= 0) = 1 / (1 + e^-1)
+    0.7310585786300049
+    """
     return np.exp(_log_tail(threshold - np.asarray(units, dtype=np.float64), t))
 
 
@@ -69,7 +122,35 @@ class ThresholdSelection:
 
 
 def calibrate_selection(*, epsilon: float, delta: float, max_partitions: int) -> ThresholdSelection:
-    """The smallest threshold meeting (epsilon, delta) with ``t`` from :func:`integer_laplace_t`."""
+    """Laplace thresholding calibrated to (epsilon, delta): the smallest threshold that meets delta.
+
+    Parameters
+    ----------
+    epsilon : float
+        The selection's epsilon (> 0); the noise parameter is the smallest multiple t of 2**-20 with
+        ``max_partitions / t <= epsilon`` (exact rational check).
+    delta : float
+        The selection's delta, in (0, 1).
+    max_partitions : int
+        The most groups one privacy unit contributes to.
+
+    Returns
+    -------
+    ThresholdSelection
+        The noise, the threshold (the smallest integer >= 2 whose :func:`selection_delta` is at most
+        ``delta (1 - 1e-12)``) and the achieved delta.
+
+    Raises
+    ------
+    ValueError
+        If delta is not in (0, 1) or epsilon is too small for a finite t below 2**40.
+
+    Examples
+    --------
+    >>> sel = calibrate_selection(epsilon=1.0, delta=1e-6, max_partitions=1)
+    >>> sel.threshold, sel.delta_achieved <= 1e-6
+    (15, True)
+    """
     if not 0.0 < delta < 1.0:
         raise ValueError(
             "delta must lie in (0, 1) for partition selection (give public_partitions to release known groups "
