@@ -368,7 +368,8 @@ def aggregate(
     # Identities: codes and keyed hashes of persons and groups.
     p_codes, p_uniques = factorize(frame.column(pu), pu)
     p_hash = identity_hashes(unique_values(p_uniques), subkey(key, "person"))
-    g_codes, g_uniques = zip(*(factorize(frame.column(c), c) for c in by_list))
+    dense = public_partitions is None and len(by_list) == 1  # range codes: groups without rows are dropped below
+    g_codes, g_uniques = zip(*(factorize(frame.column(c), c, dense=dense) for c in by_list))
     g_values = [unique_values(u) for u in g_uniques]
     gid, group_cols = _combine_groups(list(g_codes), g_values)
     if public_partitions is not None:
@@ -407,8 +408,9 @@ def aggregate(
     selection: ThresholdSelection | None = None
     if public_partitions is None:
         selection = calibrate_selection(epsilon=shares[-1], delta=dl, max_partitions=kp)
-        released = selection.select(partials["units"], stream_ids, subkey(key, "selection"))
-        idx = np.flatnonzero(released)
+        candidates = np.flatnonzero(np.bincount(gid, minlength=n_groups))  # the groups with rows in the data
+        released = selection.select(partials["units"][candidates], stream_ids[candidates], subkey(key, "selection"))
+        idx = candidates[released]
         group_cols = [c[idx] for c in group_cols]
         stream_ids = stream_ids[idx]
         partials = {k: (v[0][idx], v[1]) if isinstance(v, tuple) else v[idx] for k, v in partials.items()}

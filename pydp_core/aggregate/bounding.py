@@ -154,18 +154,40 @@ def content_seed(key: bytes) -> np.uint64:
     return _word(subkey(key, "content"), 0)
 
 
-def factorize(column: Any, name: str) -> tuple[np.ndarray, Any]:
-    """(int64 codes, uniques) of a pandas Series or pyarrow (Chunked)Array; nulls are a ValueError."""
-    if hasattr(column, "null_count") and hasattr(column, "type"):  # pyarrow
-        if column.null_count:
-            raise ValueError(f"column {name!r} has nulls (missing identifiers are not supported)")
+#: Integer identifiers spanning at most DENSE_SLACK * rows + 1024 values are coded by offset (no hashing).
+DENSE_SLACK = 2
+
+
+def _integer_kind(column: Any, arrow: bool) -> bool:
+    """A signed or unsigned integer column of at most 63 value bits (int8 ... int64, uint8 ... uint32)."""
+    if arrow:
+        import pyarrow as pa
+
+        return bool(pa.types.is_integer(column.type) and column.type != pa.uint64())
+    dtype = getattr(column.dtype, "numpy_dtype", column.dtype)
+    return isinstance(dtype, np.dtype) and dtype.kind in "iu" and dtype != np.uint64
+
+
+def factorize(column: Any, name: str, *, dense: bool = True) -> tuple[np.ndarray, Any]:
+    """(int64 codes, uniques) of a pandas Series or pyarrow (Chunked)Array; nulls are a ValueError.
+
+    With ``dense``, an integer column whose values span a short range is coded as ``value - min`` and its
+    uniques are the whole range (values without rows included): one pass instead of a hash table.
+    """
+    arrow = hasattr(column, "null_count") and hasattr(column, "type")
+    if (column.null_count if arrow else column.isna().any()):
+        raise ValueError(f"column {name!r} has nulls (missing identifiers are not supported)")
+    if dense and _integer_kind(column, arrow) and len(column):
+        values = np.asarray(column.to_numpy(), dtype=np.int64)
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < DENSE_SLACK * values.shape[0] + 1024:
+            return values - lo, np.arange(lo, hi + 1, dtype=np.int64)
+    if arrow:
         arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
         enc = arr.dictionary_encode()
         return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), enc.dictionary
     import pandas as pd
 
-    if column.isna().any():
-        raise ValueError(f"column {name!r} has nulls (missing identifiers are not supported)")
     codes, uniques = pd.factorize(column, sort=False)
     return codes.astype(np.int64, copy=False), uniques
 
