@@ -7,8 +7,8 @@
 //
 // Algorithm: a counting sort of the rows by person (O(n + persons)); per person, the max_partitions
 // smallest (pair priority, group) keys by insertion (limits up to 16; a full sort otherwise), a sort of
-// the rows of those pairs by (pair priority, group, row priority, row index), and a partial sort of the
-// rows of the pairs that overflow max_contributions. A person with at most min(max_partitions,
+// the rows of those pairs by (pair priority, group, row index), and for the pairs that overflow
+// max_contributions only, the row priorities (from the row content) and a partial sort. A person with at most min(max_partitions,
 // max_contributions) rows keeps everything. Persons are processed in fixed chunks; the output (a keep flag
 // per row and the kept pairs' groups) does not depend on the thread count. Checked against the numpy
 // reference implementation in tests/test_aggregate_kernel.py.
@@ -76,7 +76,6 @@ namespace detail {
 struct Row {
     std::int64_t index;
     std::int64_t group;
-    std::uint64_t content;
 };
 struct Entry {
     std::uint64_t pair;
@@ -95,8 +94,8 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
                                 const BoundingKeys& k, unsigned threads, std::uint8_t* keep, std::int64_t* units) {
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
     const std::size_t n = in.n;
-    // Counting sort of the rows by person, carrying each row's group and content so that the per-person
-    // pass below reads memory sequentially.
+    // Counting sort of the rows by person, carrying each row's group so that the per-person pass below
+    // reads memory sequentially.
     std::vector<std::size_t> start(in.persons + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
         if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons || in.group[i] < -1 ||
@@ -110,9 +109,10 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
         std::vector<std::size_t> fill(start.begin(), start.end() - 1);
         for (std::size_t i = 0; i < n; ++i)
             if (in.group[i] >= 0)
-                rows[fill[static_cast<std::size_t>(in.person[i])]++] =
-                    detail::Row{static_cast<std::int64_t>(i), in.group[i], content_hash(in, i)};
+                rows[fill[static_cast<std::size_t>(in.person[i])]++] = detail::Row{static_cast<std::int64_t>(i), in.group[i]};
     }
+    std::vector<std::uint64_t> group_mix(in.groups);
+    for (std::size_t g = 0; g < in.groups; ++g) group_mix[g] = fmix(in.group_hash[g] ^ k.group_salt);
     constexpr std::size_t kPersonChunk = 1024;
     const std::size_t nchunks = (in.persons + kPersonChunk - 1) / kPersonChunk;
     std::vector<std::vector<std::int64_t>> kept_groups(nchunks);
@@ -136,9 +136,7 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
                 continue;
             }
             const std::uint64_t hp = in.person_hash[p];
-            auto pair_of = [&](std::int64_t g) {
-                return keyed_mix(hp ^ fmix(in.group_hash[g] ^ k.group_salt), k.pair0, k.pair1);
-            };
+            auto pair_of = [&](std::int64_t g) { return keyed_mix(hp ^ group_mix[static_cast<std::size_t>(g)], k.pair0, k.pair1); };
             // The max_partitions smallest distinct (pair priority, group) keys, by insertion (small limits).
             const bool select = max_partitions < m && max_partitions <= 16;
             top.clear();
@@ -153,12 +151,14 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
                     if (top.size() > max_partitions) top.pop_back();
                 }
             }
+            // The rows of the chosen pairs, by (pair priority, group, row index); row priorities (and the
+            // row content) are computed below for the pairs that overflow only.
             e.clear();
             for (std::size_t j = 0; j < m; ++j) {
                 const detail::Row& r = rows[b + j];
-                const std::uint64_t pair = pair_of(r.group);
-                if (select && !std::binary_search(top.begin(), top.end(), std::make_pair(pair, r.group))) continue;
-                e.push_back(detail::Entry{pair, r.group, keyed_mix(pair ^ r.content, k.row0, k.row1), r.index});
+                if (select && std::none_of(top.begin(), top.end(), [&](const auto& t) { return t.second == r.group; }))
+                    continue;
+                e.push_back(detail::Entry{pair_of(r.group), r.group, 0, r.index});
             }
             std::sort(e.begin(), e.end());
             const std::size_t me = e.size();
@@ -170,6 +170,9 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
                 if (t - s <= max_contributions) {
                     for (std::size_t j = s; j < t; ++j) keep[e[j].index] = 1;
                 } else {
+                    for (std::size_t j = s; j < t; ++j)
+                        e[j].row = keyed_mix(e[j].pair ^ content_hash(in, static_cast<std::size_t>(e[j].index)), k.row0, k.row1);
+                    std::sort(e.begin() + static_cast<std::ptrdiff_t>(s), e.begin() + static_cast<std::ptrdiff_t>(t));
                     prio.clear();
                     std::size_t run = s;
                     for (std::size_t j = s; j < t; ++j) {
