@@ -13,6 +13,7 @@ in ``docs/aggregate.md``.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -32,8 +33,10 @@ from .aggregations import (
     COMPONENTS,
     VALUE_AGGREGATES,
     AggregatePlan,
+    component_exponent,
     estimate,
-    exact_group_sums,
+    limb_sums,
+    limbs_to_totals,
     on_grid,
     plan_aggregate,
     quantized_terms,
@@ -119,22 +122,21 @@ class _Frame:
             arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
         return prepared_values(arr, bounds, name)
 
-    def build(self, columns: dict, group_types: dict, report: dict) -> Any:
-        text = json.dumps(report, sort_keys=True)
-        if self.kind == "arrow":
-            import pyarrow as pa
 
-            arrays = {
-                c: (pa.array(v, type=group_types[c]) if c in group_types else pa.array(v)) for c, v in columns.items()
-            }
-            out = pa.table(arrays)
-            return out.replace_schema_metadata({REPORT_KEY: text})
-        import pandas as pd
+def _build(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
+    """The result table of ``kind`` ("arrow" or "pandas") with the report attached."""
+    text = json.dumps(report, sort_keys=True)
+    if kind == "arrow":
+        import pyarrow as pa
 
-        data = {c: (pd.Series(v, dtype=group_types[c]) if c in group_types else v) for c, v in columns.items()}
-        out = pd.DataFrame(data)
-        out.attrs[REPORT_KEY] = json.loads(text)
-        return out
+        arrays = {c: (pa.array(v, type=group_types[c]) if c in group_types else pa.array(v)) for c, v in columns.items()}
+        return pa.table(arrays).replace_schema_metadata({REPORT_KEY: text})
+    import pandas as pd
+
+    data = {c: (pd.Series(v, dtype=group_types[c]) if c in group_types else v) for c, v in columns.items()}
+    out = pd.DataFrame(data)
+    out.attrs[REPORT_KEY] = json.loads(text)
+    return out
 
 
 def aggregate_report(table: Any) -> dict:
@@ -174,7 +176,7 @@ def aggregate_report(table: Any) -> dict:
 
 
 # -- arguments ----------------------------------------------------------------------------------------------
-def _column_name(value: Any, name: str, frame: _Frame) -> str:
+def _column_name(value: Any, name: str, frame: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a column name (str), not {type(value).__name__}")
     if value not in frame.names:
@@ -182,7 +184,7 @@ def _column_name(value: Any, name: str, frame: _Frame) -> str:
     return value
 
 
-def _requests(aggregations: Any, privacy_unit: str, frame: _Frame) -> list[tuple[str, str]]:
+def _requests(aggregations: Any, privacy_unit: str, frame: Any) -> list[tuple[str, str]]:
     if not isinstance(aggregations, Mapping) or not aggregations:
         raise TypeError("aggregations must be a non-empty mapping from column to a list of aggregates")
     out: list[tuple[str, str]] = []
@@ -343,6 +345,43 @@ def aggregate(
     ['city', 'x_count', 'x_count_ci_low']
     """
     frame = _Frame(table)
+    spec = _spec(frame.names, privacy_unit, by, aggregations, bounds, max_partitions, max_contributions, epsilon,
+                 delta, key, public_partitions, budget_split, confidence)
+    group_cols, partials = partial_aggregates(frame, spec)
+    return release_partials(spec, frame, group_cols, partials)
+
+
+@dataclass(frozen=True)
+class AggregateSpec:
+    """The checked arguments of one :func:`aggregate` call (shared by the local path and the engines)."""
+
+    privacy_unit: str
+    by: list
+    requests: list
+    bounds: dict
+    max_partitions: int
+    max_contributions: int
+    shares: list
+    delta: float
+    confidence: float | None
+    key: bytes
+    public: Any  # the raw public_partitions argument, or None
+
+    @property
+    def components(self) -> list[tuple[str, str]]:
+        """The (column, grid component) pairs whose exact sums the aggregates need."""
+        wanted = {(c, comp) for c, a in self.requests if a in VALUE_AGGREGATES for comp in COMPONENTS[a] if comp != "rows"}
+        return sorted(wanted)
+
+    def partial_names(self) -> list[str]:
+        """The partial-aggregate columns: rows, units, then three limb sums per component."""
+        return ["rows", "units"] + [f"{c}\x00{comp}\x00{k}" for c, comp in self.components for k in range(3)]
+
+
+def _spec(names, privacy_unit, by, aggregations, bounds, max_partitions, max_contributions, epsilon, delta, key,
+          public_partitions, budget_split, confidence) -> AggregateSpec:
+    """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument)."""
+    frame = _Names(names)
     pu = _column_name(privacy_unit, "privacy_unit", frame)
     by_list = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else None
     if not by_list:
@@ -358,73 +397,98 @@ def aggregate(
     dl = float(check_delta(delta, "delta"))
     if public_partitions is None and dl == 0.0:
         raise ValueError("delta must be > 0 for partition selection, or give public_partitions")
-    alpha = None if confidence is None else 1.0 - check_confidence(confidence, "confidence")
+    level = None if confidence is None else check_confidence(confidence, "confidence")
     key = generate_key() if key is None else check_key(key)
-    names = [f"{c}_{a}" for c, a in requests] + ([] if public_partitions is not None else ["selection"])
-    if len(set(names)) != len(names):
+    agg_names = [f"{c}_{a}" for c, a in requests] + ([] if public_partitions is not None else ["selection"])
+    if len(set(agg_names)) != len(agg_names):
         raise ValueError("aggregations ask for the same aggregate twice")
-    shares = split_epsilon(eps, _weights(budget_split, names))
+    shares = split_epsilon(eps, _weights(budget_split, agg_names))
+    return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, shares, dl, level, key, public_partitions)
 
-    # Identities: codes and keyed hashes of persons and groups.
+
+class _Names:
+    """The column names of a table (for the argument checks)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+
+
+def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """Bounding and exact partial sums of one table (or one engine partition holding whole persons).
+
+    Returns the group values (one array per ``by`` column; the groups with rows, within the public
+    partitions if given) and int64 partials per group (:meth:`AggregateSpec.partial_names`). Partials of
+    partitions that split the persons disjointly add up to the partials of the whole table exactly.
+    """
+    frame = frame if isinstance(frame, _Frame) else _Frame(frame)
+    key, pu, by_list = spec.key, spec.privacy_unit, spec.by
     p_codes, p_uniques = factorize(frame.column(pu), pu)
     p_hash = identity_hashes(unique_values(p_uniques), subkey(key, "person"))
-    dense = public_partitions is None and len(by_list) == 1  # range codes: groups without rows are dropped below
+    dense = spec.public is None and len(by_list) == 1  # range codes: groups without rows are dropped below
     g_codes, g_uniques = zip(*(factorize(frame.column(c), c, dense=dense) for c in by_list))
     g_values = [unique_values(u) for u in g_uniques]
     gid, group_cols = _combine_groups(list(g_codes), g_values)
-    if public_partitions is not None:
-        out_groups = _public_groups(public_partitions, by_list, g_values)
-        lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in out_groups]))}
-        data_keys = list(zip(*[c.tolist() for c in group_cols]))
-        remap = np.array([lookup.get(k, -1) for k in data_keys], dtype=np.int64)
+    if spec.public is not None:
+        public = _public_groups(spec.public, by_list, g_values)
+        lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in public]))}
+        remap = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in group_cols])], dtype=np.int64)
         gid = remap[gid] if remap.size else gid
-        group_cols = out_groups
+        group_cols = public
     n_groups = group_cols[0].shape[0]
-    g_hash = combine_hashes(
+    g_hash = group_hashes(group_cols, key)
+    values = {c: frame.values(c, b) for c, b in spec.bounds.items()}
+    for c in {c for c, _ in spec.requests} - set(values) - {pu}:
+        frame.check_complete(c)
+    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(values.values()), max_partitions=spec.max_partitions,
+                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"))
+    row_groups = gid[kept.rows]
+    partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
+    for c, comp in spec.components:
+        q = quantized_terms(comp, values[c][kept.rows], spec.bounds[c])
+        for k, limb in enumerate(limb_sums(row_groups, q, n_groups)):
+            partials[f"{c}\x00{comp}\x00{k}"] = limb
+    present = np.flatnonzero(np.bincount(gid[gid >= 0], minlength=n_groups))  # the groups with rows
+    return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
+
+
+def group_hashes(group_cols: Sequence[np.ndarray], key: bytes) -> np.ndarray:
+    """The keyed 64-bit identity hash of each group (a function of the group's values only)."""
+    return combine_hashes(
         [identity_hashes(c, subkey(key, f"group\x00{j}")) for j, c in enumerate(group_cols)], subkey(key, "groups")
     )
 
-    # Values (clamped), the rows to use, and bounding.
-    values = {c: frame.values(c, b) for c, b in col_bounds.items()}
-    for c in {c for c, _ in requests} - set(values) - {pu}:
-        frame.check_complete(c)
-    kept = bound_contributions(
-        p_codes, p_hash, gid, g_hash, list(values.values()), max_partitions=kp, max_contributions=kc,
-        key=subkey(key, "bounding"),
-    )
-    rows = kept.rows
-    row_groups = gid[rows]
-    partials: dict = {
-        "rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64),
-        "units": kept.units,
-    }
-    wanted = {(c, comp) for c, a in requests if a in VALUE_AGGREGATES for comp in COMPONENTS[a] if comp != "rows"}
-    for c, comp in sorted(wanted):
-        q, e_gamma = quantized_terms(comp, values[c][rows], col_bounds[c])
-        partials[(c, comp)] = (np.array(exact_group_sums(row_groups, q, n_groups), dtype=object), e_gamma)
 
-    # Selection, then noise per released group, keyed by (key, aggregate, group).
-    stream_ids = g_hash >> np.uint64(1)
+def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarray], partials: dict) -> Any:
+    """Selection (or the public partitions), keyed noise and estimates from combined partial aggregates.
+
+    ``frame`` gives the output kind and the group columns' types (a :class:`_Frame`, or the pair
+    (kind, types) of an engine); the result is the table :func:`aggregate` returns.
+    """
+    key, kp, by_list = spec.key, spec.max_partitions, spec.by
+    if spec.public is not None:
+        public = _public_groups(spec.public, by_list, [np.asarray(c) for c in group_cols])
+        lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in group_cols]))}
+        where = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in public])], dtype=np.int64)
+        partials = {k: np.where(where >= 0, v[np.maximum(where, 0)] if v.size else 0, 0) for k, v in partials.items()}
+        group_cols = public
+    stream_ids = group_hashes(group_cols, key) >> np.uint64(1)
     selection: ThresholdSelection | None = None
-    if public_partitions is None:
-        selection = calibrate_selection(epsilon=shares[-1], delta=dl, max_partitions=kp)
-        candidates = np.flatnonzero(np.bincount(gid, minlength=n_groups))  # the groups with rows in the data
-        released = selection.select(partials["units"][candidates], stream_ids[candidates], subkey(key, "selection"))
-        idx = candidates[released]
+    if spec.public is None:
+        selection = calibrate_selection(epsilon=spec.shares[-1], delta=spec.delta, max_partitions=kp)
+        idx = np.flatnonzero(selection.select(partials["units"], stream_ids, subkey(key, "selection")))
         group_cols = [c[idx] for c in group_cols]
         stream_ids = stream_ids[idx]
-        partials = {k: (v[0][idx], v[1]) if isinstance(v, tuple) else v[idx] for k, v in partials.items()}
+        partials = {k: v[idx] for k, v in partials.items()}
     if np.unique(stream_ids).size != stream_ids.size:
         raise RuntimeError("two groups have the same 64-bit keyed hash; run again with another key")
-
+    alpha = None if spec.confidence is None else 1.0 - spec.confidence
     columns: dict = {c: v for c, v in zip(by_list, group_cols)}
     report_aggs: dict = {}
-    for (col, agg), share in zip(requests, shares):
-        plan = plan_aggregate(
-            agg, epsilon=share, max_partitions=kp, max_contributions=kc, bounds=col_bounds.get(col)
-        )
+    for (col, agg), share in zip(spec.requests, spec.shares):
+        plan = plan_aggregate(agg, epsilon=share, max_partitions=kp, max_contributions=spec.max_contributions,
+                              bounds=spec.bounds.get(col))
         noisy = {
-            comp: noise.draw(_exact_input(partials, col, comp, noise), stream_ids,
+            comp: noise.draw(_exact_input(partials, col, comp, noise, spec.bounds.get(col)), stream_ids,
                              subkey(key, f"noise\x00{col}\x00{agg}\x00{comp}"))
             for comp, noise in plan.components.items()
         }
@@ -434,23 +498,23 @@ def aggregate(
         if alpha is not None:
             columns[f"{name}_ci_low"], columns[f"{name}_ci_high"] = lo, hi
         report_aggs[name] = _describe(plan, alpha)
-    report = _report(frame, pu, by_list, kp, kc, col_bounds, shares, selection, report_aggs, confidence, public_partitions)
-    types = {c: _group_type(frame, c) for c in by_list}
-    out = frame.build(columns, types, report)
-    if public_partitions is None and n_groups:
-        out = out.sort_by([(c, "ascending") for c in by_list]) if frame.kind == "arrow" else \
+    report = _report(spec, selection, report_aggs)
+    kind, types = (frame.kind, {c: _group_type(frame, c) for c in by_list}) if isinstance(frame, _Frame) else frame
+    out = _build(kind, columns, types, report)
+    if spec.public is None and len(group_cols[0]):
+        out = out.sort_by([(c, "ascending") for c in by_list]) if kind == "arrow" else \
             out.sort_values(by_list, kind="stable").reset_index(drop=True)
-        if frame.kind == "pandas":
+        if kind == "pandas":
             out.attrs[REPORT_KEY] = report
     return out
 
 
-def _exact_input(partials: dict, col: str, comp: str, noise: Any) -> np.ndarray:
+def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -> np.ndarray:
     """The true value of a component per group: integer counts, or the exact sum rounded to the grid."""
     if comp in ("rows", "units"):
         return partials[comp]
-    totals, e_gamma = partials[(col, comp)]
-    return on_grid(totals.tolist(), e_gamma, noise.plan.grid_exponent)
+    totals = limbs_to_totals([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"])
+    return on_grid(totals, component_exponent(comp, bounds), noise.plan.grid_exponent)
 
 
 def _combine_groups(codes: list[np.ndarray], uniques: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -488,7 +552,7 @@ def _describe(plan: AggregatePlan, alpha: float | None) -> dict:
     return out
 
 
-def _report(frame, pu, by, kp, kc, bounds, shares, selection, aggs, confidence, public) -> dict:
+def _report(spec: AggregateSpec, selection: ThresholdSelection | None, aggs: dict) -> dict:
     from .. import __version__
 
     parts = [ApproxDP(a["epsilon"], 0.0) for a in aggs.values()]
@@ -500,15 +564,15 @@ def _report(frame, pu, by, kp, kc, bounds, shares, selection, aggs, confidence, 
         "mechanism": "pydp_core.aggregate",
         "library_version": __version__,
         "neighbouring": "add or remove all rows of one privacy unit",
-        "privacy_unit": pu,
-        "by": by,
-        "max_partitions": kp,
-        "max_contributions": kc,
-        "bounds": {c: list(b) for c, b in bounds.items()},
+        "privacy_unit": spec.privacy_unit,
+        "by": spec.by,
+        "max_partitions": spec.max_partitions,
+        "max_contributions": spec.max_contributions,
+        "bounds": {c: list(b) for c, b in spec.bounds.items()},
         "budget": {"definition": "approximate DP (sequential composition)", "epsilon": total.epsilon,
                    "delta": total.delta},
         "partition_selection": {"method": "public_partitions", "epsilon": 0.0, "delta": 0.0}
         if selection is None else selection.describe(),
         "aggregates": aggs,
-        "confidence": confidence,
+        "confidence": spec.confidence,
     }

@@ -235,25 +235,35 @@ def plan_aggregate(
 _LIMB = 18  # q + 2**52 < 2**54 in three 18-bit limbs; float64 sums of limbs are exact below 2**35 rows
 
 
-def quantized_terms(name: str, values: np.ndarray, bounds: tuple[float, float]) -> tuple[np.ndarray, int]:
-    """(q, e_gamma): the per-row terms x, x - m or (x - m)^2 - h^2/2 of clamped values, clipped to their
-    bound b and rounded to integers in units of gamma = 2**e_gamma."""
+def component_exponent(name: str, bounds: tuple[float, float]) -> int:
+    """e_gamma with gamma = 2**e_gamma = 2**(e - 52), b < 2**e: the unit of a component's integer terms."""
+    return math.frexp(component_bound(name, bounds))[1] - 52
+
+
+def quantized_terms(name: str, values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """The per-row terms x, x - m or (x - m)^2 - h^2/2 of clamped values, clipped to their bound b and
+    rounded to integers in units of gamma = 2**component_exponent(name, bounds)."""
     lo, hi = bounds
     b = component_bound(name, bounds)
     d = values - (lo + hi) / 2.0
     t = values if name == "sum" else d if name == "centred_sum" else d * d - b
-    e_gamma = math.frexp(b)[1] - 52
-    q = np.rint(np.ldexp(np.clip(t, -b, b), -e_gamma)).astype(np.int64)
-    return q, e_gamma
+    return np.rint(np.ldexp(np.clip(t, -b, b), -component_exponent(name, bounds))).astype(np.int64)
 
 
-def exact_group_sums(groups: np.ndarray, q: np.ndarray, n_groups: int) -> list[int]:
-    """The exact sum of the integers ``q`` (|q| <= 2**52) per group, as Python ints (order-independent)."""
+def limb_sums(groups: np.ndarray, q: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """Per group, the sums of the three 18-bit limbs of ``q + 2**52`` (|q| <= 2**52) as int64 arrays.
+
+    Every limb sum is exact (float64 below 2**53 for fewer than 2**35 rows), and limb sums of several
+    partitions add up exactly in int64: the engines combine partial aggregates this way.
+    """
     u = (q + (1 << 52)).astype(np.uint64)
     mask = np.uint64((1 << _LIMB) - 1)
-    limbs = [np.bincount(groups, weights=((u >> np.uint64(_LIMB * k)) & mask).astype(np.float64), minlength=n_groups)
-             for k in range(3)]
-    counts = np.bincount(groups, minlength=n_groups)
+    return [np.bincount(groups, weights=((u >> np.uint64(_LIMB * k)) & mask).astype(np.float64),
+                        minlength=n_groups).astype(np.int64) for k in range(3)]
+
+
+def limbs_to_totals(limbs: Sequence[np.ndarray], counts: np.ndarray) -> list[int]:
+    """The exact sums of q per group (Python ints) from :func:`limb_sums` and the row counts."""
     return [int(a) + (int(b) << _LIMB) + (int(c) << (2 * _LIMB)) - (int(n) << 52)
             for a, b, c, n in zip(limbs[0].tolist(), limbs[1].tolist(), limbs[2].tolist(), counts.tolist())]
 
