@@ -345,8 +345,9 @@ def aggregate(
     ['city', 'x_count', 'x_count_ci_low']
     """
     frame = _Frame(table)
-    spec = _spec(frame.names, privacy_unit, by, aggregations, bounds, max_partitions, max_contributions, epsilon,
-                 delta, key, public_partitions, budget_split, confidence)
+    spec = _spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
+                 max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
+                 key=key, public_partitions=public_partitions, budget_split=budget_split, confidence=confidence)
     group_cols, partials = partial_aggregates(frame, spec)
     return release_partials(spec, frame, group_cols, partials)
 
@@ -378,8 +379,9 @@ class AggregateSpec:
         return ["rows", "units"] + [f"{c}\x00{comp}\x00{k}" for c, comp in self.components for k in range(3)]
 
 
-def _spec(names, privacy_unit, by, aggregations, bounds, max_partitions, max_contributions, epsilon, delta, key,
-          public_partitions, budget_split, confidence) -> AggregateSpec:
+def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any, bounds: Any, max_partitions: Any,
+          max_contributions: Any, epsilon: Any, delta: Any = 0.0, key: Any = None, public_partitions: Any = None,
+          budget_split: Any = None, confidence: Any = 0.95) -> AggregateSpec:
     """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument)."""
     frame = _Names(names)
     pu = _column_name(privacy_unit, "privacy_unit", frame)
