@@ -77,3 +77,38 @@ def test_aggregate_vs_pipeline_dp(speed):
     base = speed.time(peer, repeat=1, min_time=0.0)
     speed.benchmark.extra_info["rows"] = PDP_N
     speed.ratio("aggregate_vs_pipeline_dp_local", ours, base, goal=100.0)
+
+
+SPARK_N = int(os.environ.get("PYDP_BENCH_AGG_SPARK_N", 100_000))
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+def test_aggregate_spark_vs_group_by(speed):
+    """Spark local[2]: aggregate_spark against a plain groupBy().agg() of the same DataFrame (goal: 2x).
+    N = PYDP_BENCH_AGG_SPARK_N (default 10^5)."""
+    pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
+    import sys
+
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    import pydp_core
+    from pydp_core.aggregate.engines import aggregate_spark
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__))) + os.pathsep + \
+        os.environ.get("PYTHONPATH", "")
+    session = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    try:
+        table = make_table(SPARK_N)
+        sdf = session.createDataFrame(table).cache()
+        sdf.count()
+        out = speed.benchmark.pedantic(lambda: aggregate_spark(sdf, **ARGS), rounds=1, iterations=1)
+        assert out.to_pandas().equals(aggregate(table, **ARGS).to_pandas())
+        ours = speed.time(lambda: aggregate_spark(sdf, **ARGS), repeat=2, min_time=0.0)
+        base = speed.time(lambda: sdf.groupBy("g").agg(F.count("x"), F.sum("x"), F.avg("x")).collect(),
+                          repeat=2, min_time=0.0)
+        speed.benchmark.extra_info["rows"] = SPARK_N
+        speed.ratio("aggregate_spark_vs_group_by", ours, base, goal=0.5)
+    finally:
+        session.stop()
