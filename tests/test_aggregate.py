@@ -235,7 +235,7 @@ def test_group_sums_are_exact_integers():
     q[:4] = [1 << 52, -(1 << 52), 1 << 52, -(1 << 52)]
     groups = rng.integers(0, 7, 5000)
     groups[:4] = 0
-    got = limbs_to_totals(limb_sums(groups, q, 8), np.bincount(groups, minlength=8))
+    got = list(limbs_to_totals(limb_sums(groups, q, 8), np.bincount(groups, minlength=8)))
     assert got == [sum(int(v) for v, g in zip(q, groups) if g == j) for j in range(8)]
 
 

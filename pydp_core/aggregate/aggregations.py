@@ -262,28 +262,28 @@ def limb_sums(groups: np.ndarray, q: np.ndarray, n_groups: int) -> list[np.ndarr
                         minlength=n_groups).astype(np.int64) for k in range(3)]
 
 
-def limbs_to_totals(limbs: Sequence[np.ndarray], counts: np.ndarray) -> list[int]:
-    """The exact sums of q per group (Python ints) from :func:`limb_sums` and the row counts."""
-    return [int(a) + (int(b) << _LIMB) + (int(c) << (2 * _LIMB)) - (int(n) << 52)
-            for a, b, c, n in zip(limbs[0].tolist(), limbs[1].tolist(), limbs[2].tolist(), counts.tolist())]
+def limbs_to_totals(limbs: Sequence[np.ndarray], counts: np.ndarray) -> np.ndarray:
+    """The exact sums of q per group (an object array of Python ints) from :func:`limb_sums` and the row
+    counts."""
+    obj = [np.asarray(v, dtype=np.int64).astype(object) for v in (*limbs, counts)]
+    return obj[0] + (obj[1] << _LIMB) + (obj[2] << (2 * _LIMB)) - (obj[3] << 52)
 
 
-def on_grid(totals: Sequence[int], e_gamma: int, e_grid: int) -> np.ndarray:
-    """The exact sums ``total * 2**e_gamma`` rounded to the grid 2**e_grid (ties to even), as floats."""
+def on_grid(totals: np.ndarray, e_gamma: int, e_grid: int) -> np.ndarray:
+    """The exact sums ``total * 2**e_gamma`` (Python ints) rounded to the grid 2**e_grid (ties to even),
+    as floats."""
+    totals = np.asarray(totals, dtype=object)
     shift = e_grid - e_gamma
-    out = np.empty(len(totals), dtype=np.float64)
-    for j, s in enumerate(totals):
-        if shift <= 0:
-            idx = s << -shift
-        else:
-            idx, rem = divmod(s, 1 << shift)
-            half = 1 << (shift - 1)
-            if rem > half or (rem == half and idx & 1):
-                idx += 1
-        if abs(idx) > 1 << 52:
-            raise ValueError("a group's sum exceeds 2**52 steps of its release grid: use narrower bounds or fewer rows")
-        out[j] = math.ldexp(float(idx), e_grid)
-    return out
+    if shift <= 0:
+        idx = totals << -shift
+    else:
+        idx = totals // (1 << shift)  # floor division of Python ints: 0 <= rem < 2**shift
+        rem = totals - idx * (1 << shift)
+        half = 1 << (shift - 1)
+        idx = idx + ((rem > half) | ((rem == half) & (idx & 1 == 1))).astype(object)
+    if idx.size and (np.abs(idx) > 1 << 52).any():
+        raise ValueError("a group's sum exceeds 2**52 steps of its release grid: use narrower bounds or fewer rows")
+    return np.ldexp(idx.astype(np.float64), e_grid)
 
 
 def _ratio_range(s_lo, s_hi, c_lo, c_hi):
