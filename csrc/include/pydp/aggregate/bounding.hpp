@@ -5,7 +5,7 @@
 // key and the identifiers only, never on the row order. The choice is a function of one person's rows,
 // which is all the privacy proof needs (Lemma 1); the mixing makes it a uniform random choice.
 //
-// Algorithm: a counting sort of the rows by person (O(n + persons)); per person, the max_partitions
+// Algorithm: a counting sort of the rows by person (O(n + persons), parallel over row ranges); per person, the max_partitions
 // smallest (pair priority, group) keys by insertion (limits up to 16; a full sort otherwise), a sort of
 // the rows of those pairs by (pair priority, group, row index), and for the pairs that overflow
 // max_contributions only, the row priorities (from the row content) and a partial sort. A person with at most min(max_partitions,
@@ -95,22 +95,39 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
     const std::size_t n = in.n;
     // Counting sort of the rows by person, carrying each row's group so that the per-person pass below
-    // reads memory sequentially.
+    // reads memory sequentially. Parallel over contiguous row ranges: range c writes its rows of person p
+    // after those of ranges < c, so every bucket lists its rows in increasing index order whatever the
+    // number of ranges.
+    const unsigned nt = std::max(1u, std::min(threads, 64u));
+    const std::size_t span = std::max<std::size_t>(1, (n + nt - 1) / nt);
+    const std::size_t nranges = n == 0 ? 0 : (n + span - 1) / span;
+    std::vector<std::vector<std::size_t>> fill(nranges, std::vector<std::size_t>(in.persons, 0));
+    pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+        std::vector<std::size_t>& h = fill[c];
+        for (std::size_t i = i0; i < i1; ++i) {
+            if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons || in.group[i] < -1 ||
+                in.group[i] >= static_cast<std::int64_t>(in.groups))
+                throw std::invalid_argument("person or group code out of range");
+            if (in.group[i] >= 0) ++h[static_cast<std::size_t>(in.person[i])];  // group -1: row dropped
+        }
+    });
     std::vector<std::size_t> start(in.persons + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons || in.group[i] < -1 ||
-            in.group[i] >= static_cast<std::int64_t>(in.groups))
-            throw std::invalid_argument("person or group code out of range");
-        if (in.group[i] >= 0) ++start[static_cast<std::size_t>(in.person[i]) + 1];  // group -1: row dropped
+    for (std::size_t p = 0; p < in.persons; ++p) {
+        std::size_t at = start[p];
+        for (std::size_t c = 0; c < nranges; ++c) {
+            const std::size_t count = fill[c][p];
+            fill[c][p] = at;
+            at += count;
+        }
+        start[p + 1] = at;
     }
-    for (std::size_t p = 0; p < in.persons; ++p) start[p + 1] += start[p];
     std::vector<detail::Row> rows(start[in.persons]);
-    {
-        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-        for (std::size_t i = 0; i < n; ++i)
-            if (in.group[i] >= 0)
-                rows[fill[static_cast<std::size_t>(in.person[i])]++] = detail::Row{static_cast<std::int64_t>(i), in.group[i]};
-    }
+    pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+        std::vector<std::size_t>& f = fill[c];
+        for (std::size_t i = i0; i < i1; ++i)
+            if (in.group[i] >= 0) rows[f[static_cast<std::size_t>(in.person[i])]++] = detail::Row{static_cast<std::int64_t>(i), in.group[i]};
+    });
+    fill.clear();
     std::vector<std::uint64_t> group_mix(in.groups);
     for (std::size_t g = 0; g < in.groups; ++g) group_mix[g] = fmix(in.group_hash[g] ^ k.group_salt);
     constexpr std::size_t kPersonChunk = 1024;
