@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
@@ -121,7 +122,8 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
         }
         start[p + 1] = at;
     }
-    std::vector<detail::Row> rows(start[in.persons]);
+    // Every slot is written below: no zero-fill of this (large) buffer.
+    const std::unique_ptr<detail::Row[]> rows(new detail::Row[start[in.persons]]);
     pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
         std::vector<std::size_t>& f = fill[c];
         for (std::size_t i = i0; i < i1; ++i)
