@@ -10,4 +10,5 @@ void register_random(pybind11::module_ m);
 void register_accounting(pybind11::module_ m);
 void register_manifolds(pybind11::module_ m);
 void register_discrete(pybind11::module_ m);
+void register_aggregate(pybind11::module_ m);
 }  // namespace pydp_bind

@@ -97,6 +97,7 @@ _MODULES: dict[str, str] = {
     "accounting": "pydp_core.accounting",
     "manifolds": "pydp_core.manifolds",
     "io": "pydp_core.io",
+    "aggregate": "pydp_core.aggregate",
     "special": "pydp_core.special",
     "cli": "pydp_core.cli",
     "gaussian": "pydp_core.accounting.gaussian",
@@ -169,6 +170,7 @@ __all__ = [
     "accounting",
     "manifolds",
     "io",
+    "aggregate",
     "special",
     "gaussian",
     "rao",
@@ -197,6 +199,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from . import (
         accounting,
+        aggregate,
         calibration,
         io,
         manifolds,

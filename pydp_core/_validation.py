@@ -927,3 +927,29 @@ def check_rate(value: Any, name: str = "rate") -> float:
     if not 0 < x <= 1:
         raise ValueError(f"{name} must lie in (0, 1], got {x!r}")
     return x
+
+
+# aggregate
+def check_aggregate_names(value: Any, name: str, allowed: tuple[str, ...]) -> list[str]:
+    """A list of distinct aggregate names from ``allowed`` (a single str is one name)."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not items:
+        raise TypeError(f"{name} must be an aggregate name or a non-empty list of them ({', '.join(allowed)})")
+    out = []
+    for v in items:
+        if not isinstance(v, str):
+            raise TypeError(f"{name}: aggregate names are strings, not {type(v).__name__}")
+        if v not in allowed:
+            raise ValueError(f"{name}: unknown aggregate {v!r} (allowed: {', '.join(allowed)})")
+        if v in out:
+            raise ValueError(f"{name}: aggregate {v!r} is listed twice")
+        out.append(v)
+    return out
+
+
+def check_confidence(value: Any, name: str = "confidence") -> float:
+    """A confidence level in the open interval (0, 1)."""
+    level = as_scalar(check_probability(value, name), name)
+    if level in (0.0, 1.0):
+        raise ValueError(f"{name} must lie in (0, 1), got {level!r}")
+    return level

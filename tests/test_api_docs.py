@@ -28,6 +28,8 @@ SUBPACKAGES = [
     "pydp_core.io.spark",
     "pydp_core.io.dask",
     "pydp_core.special",
+    "pydp_core.aggregate",
+    "pydp_core.aggregate.engines",
 ]
 
 

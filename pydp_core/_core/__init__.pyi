@@ -9,5 +9,6 @@ from . import random
 from . import accounting
 from . import manifolds
 from . import discrete
-__all__: list[str] = ['accounting', 'calibration', 'discrete', 'manifolds', 'noise', 'random', 'special']
+from . import aggregate
+__all__: list[str] = ['accounting', 'aggregate', 'calibration', 'discrete', 'manifolds', 'noise', 'random', 'special']
 __version__: str = '0.1.0'

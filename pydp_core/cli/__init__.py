@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "mu": "mu",
     "keygen": "keygen",
     "gaussian-epsilon": "gaussian_epsilon",
+    "aggregate": "aggregate",
 }
 
 __all__ = ["main", "build_parser", "COMMANDS"]

@@ -1,0 +1,102 @@
+// Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
+// bounding and keyed per-group discrete Laplace noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bind_util.hpp"
+#include "pydp/aggregate/bounding.hpp"
+#include "pydp/aggregate/keyed_noise.hpp"
+#include "pydp/random/generator.hpp"
+#include "register.hpp"
+
+namespace pydp_bind {
+namespace agg = pydp::aggregate;
+using i64array = py::array_t<std::int64_t, py::array::c_style>;
+using u64array = py::array_t<std::uint64_t, py::array::c_style>;
+
+void register_aggregate(py::module_ m) {
+    m.doc() = "aggregate kernels: per-person contribution bounding, keyed per-group noise";
+    m.def(
+        "bound_contributions",
+        [](const i64array& person, const u64array& person_hash, const i64array& group, const u64array& group_hash,
+           const std::vector<darray>& values, std::uint64_t content_seed, std::size_t max_partitions,
+           std::size_t max_contributions, const u64array& keys, long threads) {
+            const py::ssize_t n = person.size();
+            if (person.ndim() != 1 || group.ndim() != 1 || group.size() != n)
+                throw std::invalid_argument("person and group must be 1-d arrays of one length");
+            std::vector<const double*> columns;
+            for (const darray& v : values) {
+                if (v.ndim() != 1 || v.size() != n) throw std::invalid_argument("values: 1-d arrays of the rows' length");
+                columns.push_back(v.data());
+            }
+            if (keys.size() != 7) throw std::invalid_argument("keys must hold 7 words");
+            const std::uint64_t* w = keys.data();
+            const agg::BoundingKeys k{w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
+            const agg::BoundingInput in{static_cast<std::size_t>(n), person.data(), person_hash.data(),
+                                        static_cast<std::size_t>(person_hash.size()), group.data(), group_hash.data(),
+                                        static_cast<std::size_t>(group_hash.size()), columns.data(), columns.size(),
+                                        content_seed};
+            py::array_t<std::uint8_t> keep(n);
+            i64array units(group_hash.size());
+            std::fill(keep.mutable_data(), keep.mutable_data() + n, std::uint8_t{0});
+            std::fill(units.mutable_data(), units.mutable_data() + units.size(), std::int64_t{0});
+            std::uint8_t* kp = keep.mutable_data();
+            std::int64_t* up = units.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kp, up);
+            }
+            return py::make_tuple(keep, units);
+        },
+        py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
+        py::arg("content_seed"),
+        py::arg("max_partitions"), py::arg("max_contributions"), py::arg("keys"), py::arg("threads"),
+        "(keep flags per row, kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
+
+    m.def(
+        "keyed_laplace_integers",
+        [](const pydp::random::Generator& base, const u64array& streams, const i64array& x, std::uint64_t s,
+           std::uint64_t d, long threads) {
+            if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
+                throw std::invalid_argument("streams and x must be 1-d arrays of one length");
+            const pydp::discrete::DiscreteLaplace sampler(s, d);
+            i64array out(x.size());
+            const std::uint64_t* st = streams.data();
+            const std::int64_t* in = x.data();
+            std::int64_t* o = out.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::keyed_integer_noise(sampler, base, st, in, o, static_cast<std::size_t>(x.size()), nt);
+            }
+            return out;
+        },
+        py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("threads"),
+        "x[j] + discrete Laplace(t = s/d) noise from gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)");
+    m.def(
+        "keyed_laplace_release",
+        [](const pydp::random::Generator& base, const u64array& streams, const darray& x, std::uint64_t s,
+           std::uint64_t d, int grid_exponent, long threads) {
+            if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
+                throw std::invalid_argument("streams and x must be 1-d arrays of one length");
+            const pydp::discrete::DiscreteLaplace sampler(s, d);
+            darray out(x.size());
+            const std::uint64_t* st = streams.data();
+            const double* in = x.data();
+            double* o = out.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::keyed_grid_release(sampler, base, st, in, o, static_cast<std::size_t>(x.size()), grid_exponent, nt);
+            }
+            return out;
+        },
+        py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"),
+        py::arg("threads"), "the grid release of x[j] with the noise of gen.spawn(streams[j])");
+}
+
+}  // namespace pydp_bind

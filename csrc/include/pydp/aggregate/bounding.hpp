@@ -1,0 +1,213 @@
+// Per-person contribution bounding for differentially private group-by aggregation (docs/aggregate.md,
+// section 2). Each person keeps the max_partitions groups with the smallest keyed pair priority and, in
+// each kept (person, group) pair, the max_contributions rows with the smallest keyed row priority; the
+// priorities are keyed 64-bit mixes of identity hashes and row content, so the kept rows depend on the
+// key and the identifiers only, never on the row order. The choice is a function of one person's rows,
+// which is all the privacy proof needs (Lemma 1); the mixing makes it a uniform random choice.
+//
+// Algorithm: a counting sort of the rows by person (O(n + persons), parallel over row ranges); per person, the max_partitions
+// smallest (pair priority, group) keys by insertion (limits up to 16; a full sort otherwise), a sort of
+// the rows of those pairs by (pair priority, group, row index), and for the pairs that overflow
+// max_contributions only, the row priorities (from the row content) and a partial sort. A person with at most min(max_partitions,
+// max_contributions) rows keeps everything. Persons are processed in fixed chunks; the output (a keep flag
+// per row and the kept pairs' groups) does not depend on the thread count. Checked against the numpy
+// reference implementation in tests/test_aggregate_kernel.py.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "pydp/parallel.hpp"
+
+namespace pydp::aggregate {
+
+// The MurmurHash3 64-bit finaliser (a bijection of uint64).
+constexpr std::uint64_t fmix(std::uint64_t h) noexcept {
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+// fmix(fmix(x ^ k0) + k1): a keyed bijection.
+constexpr std::uint64_t keyed_mix(std::uint64_t x, std::uint64_t k0, std::uint64_t k1) noexcept {
+    return fmix(fmix(x ^ k0) + k1);
+}
+
+struct BoundingKeys {
+    std::uint64_t group_salt;
+    std::uint64_t pair0, pair1;  // pair priority
+    std::uint64_t row0, row1;    // row priority from the content
+    std::uint64_t dup0, dup1;    // duplicate index of identical rows
+};
+
+struct BoundingInput {
+    std::size_t n;                    // rows
+    const std::int64_t* person;       // [n] codes in [0, persons)
+    const std::uint64_t* person_hash; // [persons]
+    std::size_t persons;
+    const std::int64_t* group;        // [n] codes in [0, groups)
+    const std::uint64_t* group_hash;  // [groups]
+    std::size_t groups;
+    const double* const* values;      // [columns][n] clamped values: the row content
+    std::size_t columns;
+    std::uint64_t content_seed;
+};
+
+// The row content hash: h = seed, then h = fmix(h ^ bits(v + 0.0)) for each value v of the row.
+inline std::uint64_t content_hash(const BoundingInput& in, std::size_t i) noexcept {
+    std::uint64_t h = in.content_seed;
+    for (std::size_t c = 0; c < in.columns; ++c) {
+        const double v = in.values[c][i] + 0.0;  // -0.0 -> 0.0
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        h = fmix(h ^ bits);
+    }
+    return h;
+}
+
+namespace detail {
+struct Row {
+    std::int64_t index;
+    std::int64_t group;
+};
+struct Entry {
+    std::uint64_t pair;
+    std::int64_t group;
+    std::uint64_t row;
+    std::int64_t index;
+    bool operator<(const Entry& o) const noexcept {
+        return std::tie(pair, group, row, index) < std::tie(o.pair, o.group, o.row, o.index);
+    }
+};
+}  // namespace detail
+
+// Sets keep[i] = 1 for the kept rows (0 otherwise; rows of group -1 are dropped) and adds one to units[g]
+// per kept (person, group) pair.
+inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
+                                const BoundingKeys& k, unsigned threads, std::uint8_t* keep, std::int64_t* units) {
+    if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
+    const std::size_t n = in.n;
+    // Counting sort of the rows by person, carrying each row's group so that the per-person pass below
+    // reads memory sequentially. Parallel over contiguous row ranges: range c writes its rows of person p
+    // after those of ranges < c, so every bucket lists its rows in increasing index order whatever the
+    // number of ranges.
+    const unsigned nt = std::max(1u, std::min(threads, 64u));
+    const std::size_t span = std::max<std::size_t>(1, (n + nt - 1) / nt);
+    const std::size_t nranges = n == 0 ? 0 : (n + span - 1) / span;
+    std::vector<std::vector<std::size_t>> fill(nranges, std::vector<std::size_t>(in.persons, 0));
+    pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+        std::vector<std::size_t>& h = fill[c];
+        for (std::size_t i = i0; i < i1; ++i) {
+            if (in.person[i] < 0 || static_cast<std::size_t>(in.person[i]) >= in.persons || in.group[i] < -1 ||
+                in.group[i] >= static_cast<std::int64_t>(in.groups))
+                throw std::invalid_argument("person or group code out of range");
+            if (in.group[i] >= 0) ++h[static_cast<std::size_t>(in.person[i])];  // group -1: row dropped
+        }
+    });
+    std::vector<std::size_t> start(in.persons + 1, 0);
+    for (std::size_t p = 0; p < in.persons; ++p) {
+        std::size_t at = start[p];
+        for (std::size_t c = 0; c < nranges; ++c) {
+            const std::size_t count = fill[c][p];
+            fill[c][p] = at;
+            at += count;
+        }
+        start[p + 1] = at;
+    }
+    // Every slot is written below: no zero-fill of this (large) buffer.
+    const std::unique_ptr<detail::Row[]> rows(new detail::Row[start[in.persons]]);
+    pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+        std::vector<std::size_t>& f = fill[c];
+        for (std::size_t i = i0; i < i1; ++i)
+            if (in.group[i] >= 0) rows[f[static_cast<std::size_t>(in.person[i])]++] = detail::Row{static_cast<std::int64_t>(i), in.group[i]};
+    });
+    fill.clear();
+    std::vector<std::uint64_t> group_mix(in.groups);
+    for (std::size_t g = 0; g < in.groups; ++g) group_mix[g] = fmix(in.group_hash[g] ^ k.group_salt);
+    constexpr std::size_t kPersonChunk = 1024;
+    const std::size_t nchunks = (in.persons + kPersonChunk - 1) / kPersonChunk;
+    std::vector<std::vector<std::int64_t>> kept_groups(nchunks);
+    pydp::parallel_chunks(in.persons, kPersonChunk, threads, [&](std::size_t c, std::size_t p0, std::size_t p1) {
+        std::vector<detail::Entry> e;
+        std::vector<std::pair<std::uint64_t, std::int64_t>> top;  // the smallest (pair, group) keys
+        std::vector<std::int64_t> gs;
+        std::vector<std::pair<std::uint64_t, std::size_t>> prio;
+        auto& out_groups = kept_groups[c];
+        for (std::size_t p = p0; p < p1; ++p) {
+            const std::size_t b = start[p], m = start[p + 1] - b;
+            if (m == 0) continue;
+            if (m <= max_partitions && m <= max_contributions) {  // nothing to drop: every row, every group
+                gs.clear();
+                for (std::size_t j = 0; j < m; ++j) {
+                    keep[rows[b + j].index] = 1;
+                    gs.push_back(rows[b + j].group);
+                }
+                std::sort(gs.begin(), gs.end());
+                out_groups.insert(out_groups.end(), gs.begin(), std::unique(gs.begin(), gs.end()));
+                continue;
+            }
+            const std::uint64_t hp = in.person_hash[p];
+            auto pair_of = [&](std::int64_t g) { return keyed_mix(hp ^ group_mix[static_cast<std::size_t>(g)], k.pair0, k.pair1); };
+            // The max_partitions smallest distinct (pair priority, group) keys, by insertion (small limits).
+            const bool select = max_partitions < m && max_partitions <= 16;
+            top.clear();
+            if (select) {
+                for (std::size_t j = 0; j < m; ++j) {
+                    const std::int64_t g = rows[b + j].group;
+                    const std::pair<std::uint64_t, std::int64_t> key{pair_of(g), g};
+                    if (top.size() == max_partitions && !(key < top.back())) continue;
+                    auto pos = std::lower_bound(top.begin(), top.end(), key);
+                    if (pos != top.end() && *pos == key) continue;
+                    top.insert(pos, key);
+                    if (top.size() > max_partitions) top.pop_back();
+                }
+            }
+            // The rows of the chosen pairs, by (pair priority, group, row index); row priorities (and the
+            // row content) are computed below for the pairs that overflow only.
+            e.clear();
+            for (std::size_t j = 0; j < m; ++j) {
+                const detail::Row& r = rows[b + j];
+                if (select && std::none_of(top.begin(), top.end(), [&](const auto& t) { return t.second == r.group; }))
+                    continue;
+                e.push_back(detail::Entry{pair_of(r.group), r.group, 0, r.index});
+            }
+            std::sort(e.begin(), e.end());
+            const std::size_t me = e.size();
+            std::size_t rank = 0;
+            for (std::size_t s = 0; s < me && rank < max_partitions; ++rank) {
+                std::size_t t = s + 1;
+                while (t < me && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
+                out_groups.push_back(e[s].group);
+                if (t - s <= max_contributions) {
+                    for (std::size_t j = s; j < t; ++j) keep[e[j].index] = 1;
+                } else {
+                    for (std::size_t j = s; j < t; ++j)
+                        e[j].row = keyed_mix(e[j].pair ^ content_hash(in, static_cast<std::size_t>(e[j].index)), k.row0, k.row1);
+                    std::sort(e.begin() + static_cast<std::ptrdiff_t>(s), e.begin() + static_cast<std::ptrdiff_t>(t));
+                    prio.clear();
+                    std::size_t run = s;
+                    for (std::size_t j = s; j < t; ++j) {
+                        if (e[j].row != e[run].row) run = j;
+                        const std::uint64_t dup = static_cast<std::uint64_t>(j - run);
+                        prio.emplace_back(fmix(e[j].row ^ keyed_mix(dup, k.dup0, k.dup1)), j);
+                    }
+                    std::partial_sort(prio.begin(), prio.begin() + static_cast<std::ptrdiff_t>(max_contributions), prio.end());
+                    for (std::size_t j = 0; j < max_contributions; ++j) keep[e[prio[j].second].index] = 1;
+                }
+                s = t;
+            }
+        }
+    });
+    for (const auto& v : kept_groups)
+        for (std::int64_t g : v) ++units[g];
+}
+
+}  // namespace pydp::aggregate

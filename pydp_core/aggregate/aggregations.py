@@ -1,0 +1,327 @@
+"""The noisy aggregates: sensitivities, exact discrete noise, estimators and confidence intervals.
+
+Neighbouring data sets differ by all the rows of one privacy unit (add/remove). After bounding
+(:mod:`~pydp_core.aggregate.bounding`) one unit touches at most ``Kp = max_partitions`` groups and
+at most ``Kc = max_contributions`` rows in each, with values clamped to ``[L, U]``; write
+``M = max(|L|, |U|)``, ``m = (L + U) / 2`` and ``h = (U - L) / 2``. The per-group sensitivities are
+
+============================  =========================================  =====================
+quantity per group            what one unit changes it by                noise
+============================  =========================================  =====================
+rows (``count``)              ``Kc``                                     integer
+units (``privacy_id_count``)  ``1``                                      integer
+``sum`` of clamped values     ``Kc M``                                   grid
+centred sum ``sum(x - m)``    ``Kc h``                                   grid
+``sum((x - m)^2 - h^2 / 2)``  ``Kc h^2 / 2``                             grid
+============================  =========================================  =====================
+
+and over the ``Kp`` groups the l1 sensitivity is ``Kp`` times as large. Every noisy quantity is pure
+epsilon-DP (docs/aggregate.md, section 3): integer quantities get discrete Laplace noise with ``Kp s / t
+<= epsilon`` checked in exact rational arithmetic; real quantities are released on a power-of-two grid
+by :func:`pydp_core.release.calibrate_laplace_release` at ``epsilon / Kp`` per group with the
+rounding charged, and the Kp groups compose to epsilon. ``mean`` splits its share evenly between a
+noisy row count and a noisy centred sum, ``variance`` in thirds with the centred sum of squares.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import _core
+from ..random import Random
+from ..release import GridRelease, calibrate_laplace_release
+from ..release.samplers import MAX_LAPLACE_T
+
+#: The aggregates ``aggregations`` may ask for, per column.
+AGGREGATES = ("count", "privacy_id_count", "sum", "mean", "variance")
+#: The aggregates that need numeric values and ``bounds``.
+VALUE_AGGREGATES = ("sum", "mean", "variance")
+#: Each aggregate's noisy components and the share of the aggregate's epsilon each receives.
+COMPONENTS = {
+    "count": ("rows",),
+    "privacy_id_count": ("units",),
+    "sum": ("sum",),
+    "mean": ("rows", "centred_sum"),
+    "variance": ("rows", "centred_sum", "centred_squares"),
+}
+_T_DENOMINATOR = 1 << 20  # the integer noise parameter t is a multiple of 2**-20, rounded up
+
+
+def split_epsilon(epsilon: float, weights: Sequence[float]) -> list[float]:
+    """``epsilon * w_i / sum(w)`` as floats whose exact sum is at most ``epsilon`` (rounded down).
+
+    Floating-point shares can add up to one ulp more than ``epsilon``; each share is lowered by one ulp
+    until the exact rational sum fits, so the composed budget never exceeds the total.
+    """
+    total = math.fsum(weights)
+    shares = [epsilon * w / total for w in weights]
+    limit = Fraction(epsilon)
+    while sum(Fraction(s) for s in shares) > limit:
+        shares = [math.nextafter(s, 0.0) for s in shares]
+    return shares
+
+
+def _half_width_steps(t: Fraction, alpha: float) -> int:
+    """The smallest m >= 0 with P(|Y| > m) <= alpha for Y ~ discrete Laplace(t).
+
+    P(|Y| > m) = 2 q^(m+1) / (1 + q) with q = exp(-1/t), compared in log space.
+    """
+    tf = float(t)
+    log_q = -1.0 / tf
+    log_c = math.log(2.0) - math.log1p(math.exp(log_q))
+    log_alpha = math.log(alpha)
+
+    def ok(m: int) -> bool:
+        return log_c + (m + 1) * log_q <= log_alpha
+
+    m = max(0, math.ceil((log_alpha - log_c) / log_q) - 1)
+    while not ok(m):
+        m += 1
+    while m > 0 and ok(m - 1):
+        m -= 1
+    return m
+
+
+def _dlaplace_std(t: Fraction) -> float:
+    """The standard deviation of the discrete Laplace law: sqrt(2 q) / (1 - q), q = exp(-1/t)."""
+    q = math.exp(-1.0 / float(t))
+    return math.sqrt(2.0 * q) / -math.expm1(-1.0 / float(t))
+
+
+def _base_generator(key: bytes) -> Any:
+    """The C++ generator of ``Random(key)``, whose ``spawn(i)`` is ``Random(key).stream(i)``."""
+    return Random(key, threads=1)._gen
+
+
+@dataclass(frozen=True)
+class IntegerNoise:
+    """Discrete Laplace noise ``P(y) ~ exp(-|y| / t)`` added to an integer quantity (pure DP)."""
+
+    epsilon: float
+    sensitivity: int  # per group
+    l1_sensitivity: int  # over the Kp groups of one unit
+    t: Fraction
+
+    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """``values[j]`` plus the noise of ``Random(key).stream(stream_ids[j])`` (one draw per group)."""
+        x = np.ascontiguousarray(values, dtype=np.int64)
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        return _core.aggregate.keyed_laplace_integers(_base_generator(key), ids, x, self.t.numerator, self.t.denominator, 0)
+
+    def half_width(self, alpha: float) -> float:
+        return float(_half_width_steps(self.t, alpha))
+
+    def describe(self) -> dict:
+        return {
+            "noise": "discrete_laplace", "epsilon": self.epsilon, "delta": 0.0,
+            "sensitivity_per_partition": self.sensitivity, "l1_sensitivity": self.l1_sensitivity,
+            "t": str(self.t), "scale": float(self.t), "std": _dlaplace_std(self.t), "grid": 1.0,
+        }
+
+
+@dataclass(frozen=True)
+class GridNoise:
+    """A real quantity released on the grid of ``plan`` (exact discrete Laplace noise in grid steps)."""
+
+    epsilon: float
+    sensitivity: float  # per group
+    l1_sensitivity: float
+    plan: GridRelease
+
+    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """The grid release of ``values[j]`` with the noise of ``Random(key).stream(stream_ids[j])``."""
+        x = np.ascontiguousarray(values, dtype=np.float64)
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        p = self.plan.parameter
+        return _core.aggregate.keyed_laplace_release(
+            _base_generator(key), ids, x, p.numerator, p.denominator, self.plan.grid_exponent, 0
+        )
+
+    def half_width(self, alpha: float) -> float:
+        # |Y| <= m steps with probability >= 1 - alpha, plus half a step of rounding of the true value.
+        return (_half_width_steps(self.plan.parameter, alpha) + 0.5) * self.plan.grid
+
+    def describe(self) -> dict:
+        t = self.plan.parameter
+        return {
+            "noise": "discrete_laplace_on_grid", "epsilon": self.epsilon, "delta": 0.0,
+            "sensitivity_per_partition": self.sensitivity, "l1_sensitivity": self.l1_sensitivity,
+            "t": str(t), "scale": self.plan.scale, "std": _dlaplace_std(t) * self.plan.grid,
+            "grid": self.plan.grid,
+        }
+
+
+def integer_laplace_t(epsilon: float, shift: int) -> Fraction:
+    """The smallest multiple t of 2**-20 with ``shift / t <= epsilon`` (exact rational check)."""
+    eps = Fraction(epsilon)
+    if eps <= 0:
+        raise ValueError("epsilon must be > 0 for a noisy count")
+    t = Fraction(-((-shift * _T_DENOMINATOR * eps.denominator) // eps.numerator), _T_DENOMINATOR)
+    if not Fraction(shift) / t <= eps:
+        raise ArithmeticError("discrete Laplace calibration could not be verified")
+    if t >= MAX_LAPLACE_T:
+        raise ValueError(f"epsilon = {epsilon!r} is too small for a noisy count (t would exceed 2**40)")
+    return t
+
+
+@lru_cache(maxsize=256)
+def integer_noise(epsilon: float, sensitivity: int, max_partitions: int) -> IntegerNoise:
+    """Discrete Laplace noise for an integer quantity changed by ``sensitivity`` in ``max_partitions`` groups."""
+    l1 = sensitivity * max_partitions
+    return IntegerNoise(epsilon, sensitivity, l1, integer_laplace_t(epsilon, l1))
+
+
+@lru_cache(maxsize=256)
+def grid_noise(epsilon: float, sensitivity: float, max_partitions: int) -> GridNoise:
+    """Grid noise at ``epsilon / max_partitions`` per group (composed over the groups, at most epsilon)."""
+    per_group = split_epsilon(epsilon, [1.0] * max_partitions)[0]
+    plan = calibrate_laplace_release(epsilon=per_group, sensitivity=sensitivity)
+    return GridNoise(epsilon, sensitivity, sensitivity * max_partitions, plan)
+
+
+@dataclass(frozen=True)
+class AggregatePlan:
+    """The calibrated noise of one aggregate: its components and their noise."""
+
+    aggregate: str
+    epsilon: float
+    bounds: tuple[float, float] | None
+    components: dict
+
+    def describe(self) -> dict:
+        out: dict = {"aggregate": self.aggregate, "epsilon": self.epsilon, "delta": 0.0}
+        if self.bounds is not None:
+            out["bounds"] = list(self.bounds)
+        out["components"] = {name: noise.describe() for name, noise in self.components.items()}
+        return out
+
+
+def component_bound(name: str, bounds: tuple[float, float]) -> float:
+    """The largest |term| of one row for a grid component: M, h or h^2 / 2."""
+    lo, hi = bounds
+    h = (hi - lo) / 2.0
+    return {"sum": max(abs(lo), abs(hi)), "centred_sum": h, "centred_squares": h * h / 2.0}[name]
+
+
+def plan_aggregate(
+    aggregate: str, *, epsilon: float, max_partitions: int, max_contributions: int, bounds: tuple[float, float] | None
+) -> AggregatePlan:
+    """Calibrate the components of ``aggregate`` for its share ``epsilon`` (see the module docstring)."""
+    names = COMPONENTS[aggregate]
+    shares = split_epsilon(epsilon, [1.0] * len(names))
+    kp, kc = max_partitions, max_contributions
+    comps: dict = {}
+    for name, eps in zip(names, shares):
+        if name == "rows":
+            comps[name] = integer_noise(eps, kc, kp)
+        elif name == "units":
+            comps[name] = integer_noise(eps, 1, kp)
+        else:
+            assert bounds is not None
+            comps[name] = grid_noise(eps, kc * component_bound(name, bounds), kp)
+    return AggregatePlan(aggregate, epsilon, bounds, comps)
+
+
+# -- exact sums ---------------------------------------------------------------------------------------------
+# A floating-point sum is not a sum of per-row contributions (its rounding depends on every other row and
+# on the order), so its sensitivity is not the per-row bound (Casacuberta et al. 2022). Each row's term is
+# therefore computed, clipped to [-b, b] and rounded to an integer multiple q of gamma = 2**(e - 52),
+# b < 2**e (a function of that row alone, |q gamma| <= b), and the group sums of q are exact integers.
+_LIMB = 18  # q + 2**52 < 2**54 in three 18-bit limbs; float64 sums of limbs are exact below 2**35 rows
+
+
+def component_exponent(name: str, bounds: tuple[float, float]) -> int:
+    """e_gamma with gamma = 2**e_gamma = 2**(e - 52), b < 2**e: the unit of a component's integer terms."""
+    return math.frexp(component_bound(name, bounds))[1] - 52
+
+
+def quantized_terms(name: str, values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """The per-row terms x, x - m or (x - m)^2 - h^2/2 of clamped values, clipped to their bound b and
+    rounded to integers in units of gamma = 2**component_exponent(name, bounds)."""
+    lo, hi = bounds
+    b = component_bound(name, bounds)
+    d = values - (lo + hi) / 2.0
+    t = values if name == "sum" else d if name == "centred_sum" else d * d - b
+    return np.rint(np.ldexp(np.clip(t, -b, b), -component_exponent(name, bounds))).astype(np.int64)
+
+
+def limb_sums(groups: np.ndarray, q: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """Per group, the sums of the three 18-bit limbs of ``q + 2**52`` (|q| <= 2**52) as int64 arrays.
+
+    Every limb sum is exact (float64 below 2**53 for fewer than 2**35 rows), and limb sums of several
+    partitions add up exactly in int64: the engines combine partial aggregates this way.
+    """
+    u = (q + (1 << 52)).astype(np.uint64)
+    mask = np.uint64((1 << _LIMB) - 1)
+    return [np.bincount(groups, weights=((u >> np.uint64(_LIMB * k)) & mask).astype(np.float64),
+                        minlength=n_groups).astype(np.int64) for k in range(3)]
+
+
+def limbs_to_totals(limbs: Sequence[np.ndarray], counts: np.ndarray) -> np.ndarray:
+    """The exact sums of q per group (an object array of Python ints) from :func:`limb_sums` and the row
+    counts."""
+    obj = [np.asarray(v, dtype=np.int64).astype(object) for v in (*limbs, counts)]
+    return obj[0] + (obj[1] << _LIMB) + (obj[2] << (2 * _LIMB)) - (obj[3] << 52)
+
+
+def on_grid(totals: np.ndarray, e_gamma: int, e_grid: int) -> np.ndarray:
+    """The exact sums ``total * 2**e_gamma`` (Python ints) rounded to the grid 2**e_grid (ties to even),
+    as floats."""
+    totals = np.asarray(totals, dtype=object)
+    shift = e_grid - e_gamma
+    if shift <= 0:
+        idx = totals << -shift
+    else:
+        idx = totals // (1 << shift)  # floor division of Python ints: 0 <= rem < 2**shift
+        rem = totals - idx * (1 << shift)
+        half = 1 << (shift - 1)
+        idx = idx + ((rem > half) | ((rem == half) & (idx & 1 == 1))).astype(object)
+    if idx.size and (np.abs(idx) > 1 << 52).any():
+        raise ValueError("a group's sum exceeds 2**52 steps of its release grid: use narrower bounds or fewer rows")
+    return np.ldexp(idx.astype(np.float64), e_grid)
+
+
+def _ratio_range(s_lo, s_hi, c_lo, c_hi):
+    corners = np.stack([s_lo / c_lo, s_lo / c_hi, s_hi / c_lo, s_hi / c_hi])
+    return corners.min(axis=0), corners.max(axis=0)
+
+
+def estimate(plan: AggregatePlan, noisy: dict, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(estimate, ci_low, ci_high) per group from the noisy components.
+
+    Each interval holds the aggregate of the bounded (clamped, contribution-limited) data with
+    probability at least ``1 - alpha``: the components' intervals have level ``1 - alpha / k`` each
+    (k components, union bound) and are combined by interval arithmetic; means and variances of a group
+    with no rows are reported over ``[L, U]`` (the mean) and ``[0, h^2]`` (the variance).
+    """
+    comps = plan.components
+    a = alpha / len(comps)
+    w = {name: noise.half_width(a) for name, noise in comps.items()}
+    agg = plan.aggregate
+    if agg in ("count", "privacy_id_count", "sum"):
+        (name,) = comps
+        v = noisy[name]
+        half = np.int64(w[name]) if v.dtype.kind == "i" else w[name]  # integer intervals for counts
+        return v, v - half, v + half
+    lo, hi = plan.bounds  # type: ignore[misc]
+    mid, h = (lo + hi) / 2.0, (hi - lo) / 2.0
+    c = noisy["rows"].astype(np.float64)
+    c_pos = np.maximum(c, 1.0)
+    c_lo, c_hi = np.maximum(c - w["rows"], 1.0), np.maximum(c + w["rows"], 1.0)
+    s = noisy["centred_sum"]
+    r_lo, r_hi = _ratio_range(s - w["centred_sum"], s + w["centred_sum"], c_lo, c_hi)
+    if agg == "mean":
+        est = np.clip(mid + s / c_pos, lo, hi)
+        return est, np.clip(mid + r_lo, lo, hi), np.clip(mid + r_hi, lo, hi)
+    q = noisy["centred_squares"]
+    top = h * h
+    est = np.clip(q / c_pos + top / 2.0 - (s / c_pos) ** 2, 0.0, top)
+    m_lo, m_hi = _ratio_range(q - w["centred_squares"], q + w["centred_squares"], c_lo, c_hi)
+    sq_hi = np.maximum(r_lo * r_lo, r_hi * r_hi)
+    sq_lo = np.where((r_lo <= 0) & (r_hi >= 0), 0.0, np.minimum(r_lo * r_lo, r_hi * r_hi))
+    return est, np.clip(m_lo + top / 2.0 - sq_hi, 0.0, top), np.clip(m_hi + top / 2.0 - sq_lo, 0.0, top)

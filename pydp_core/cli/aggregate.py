@@ -1,0 +1,124 @@
+"""``pydp-core aggregate``: differentially private group-by aggregation of a Parquet or CSV file."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._args import finite_float, positive_int
+
+HELP = "differentially private group-by counts, sums, means and variances with per-person bounding (atomic)"
+
+_EPILOG = """\
+The budget: --epsilon and --delta are the TOTAL for one privacy unit (all its rows), split evenly over
+the aggregates and partition selection unless --budget-split says otherwise; the report (written into
+the Parquet key-value metadata under 'pydp_core.aggregate' and into OUT.json) lists the share, noise
+scale and interval half-width of every aggregate and the composed total. delta is spent on partition
+selection (Laplace thresholding); with --public-partitions every listed group is released and delta may
+be 0. The key file is never written anywhere.
+
+example:
+  pydp-core aggregate visits.parquet out.parquet --privacy-unit user --group-by city \\
+      --count --sum spend --mean spend --bounds spend 0 500 --privacy-id-count \\
+      --max-partitions 3 --max-contributions 5 --epsilon 1 --delta 1e-7 -k release.key
+"""
+
+
+def _bounds(text: list[str]) -> tuple[str, float, float]:
+    return text[0], finite_float(text[1]), finite_float(text[2])
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _EPILOG
+    p.add_argument("input", metavar="IN", help="input Parquet file or folder (partitioned, Spark output), or CSV file")
+    p.add_argument("output", metavar="OUT", help="output file, written atomically; the report goes to OUT.json too")
+    p.add_argument("--privacy-unit", required=True, metavar="C", help="the column identifying a person")
+    p.add_argument("--group-by", action="append", required=True, metavar="C", help="group-by column (repeat for more)")
+    p.add_argument("--count", action="append", nargs="?", const="", metavar="C",
+                   help="noisy row count per group (named after C, default the privacy-unit column)")
+    for agg in ("sum", "mean", "variance"):
+        p.add_argument(f"--{agg}", action="append", default=[], metavar="C", help=f"noisy {agg} of column C (needs --bounds C)")
+    p.add_argument("--privacy-id-count", action="store_true", help="noisy number of distinct privacy units per group")
+    p.add_argument("--bounds", action="append", nargs=3, default=[], metavar=("C", "LOW", "HIGH"),
+                   help="clamp column C to [LOW, HIGH] (one per summed/averaged column)")
+    p.add_argument("--max-partitions", type=positive_int, required=True, metavar="K", help="groups kept per person")
+    p.add_argument("--max-contributions", type=positive_int, required=True, metavar="K", help="rows kept per person and group")
+    p.add_argument("--epsilon", type=finite_float, required=True, help="total epsilon of the release")
+    p.add_argument("--delta", type=finite_float, default=0.0, help="total delta (partition selection; default 0)")
+    p.add_argument("--public-partitions", metavar="FILE",
+                   help="Parquet/CSV file with the group-by columns: release exactly these groups (no selection)")
+    p.add_argument("--budget-split", action="append", default=[], metavar="NAME=W",
+                   help="weight of one aggregate ('<column>_<aggregate>' or 'selection'); give all or none")
+    p.add_argument("--confidence", type=finite_float, default=0.95, help="level of the interval columns (default 0.95)")
+    p.add_argument("--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh key)")
+    p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the name; folders are Parquet)")
+    p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else Parquet)")
+    p.add_argument("--delimiter", default=",", help="CSV field delimiter for input and output (default ',')")
+    p.add_argument("--force", "-f", action="store_true", help="replace OUT (and OUT.json) if they exist (never the input)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+
+
+def _aggregations(args: argparse.Namespace) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for col in args.count or []:
+        out.setdefault(col or args.privacy_unit, []).append("count")
+    for agg in ("sum", "mean", "variance"):
+        for col in getattr(args, agg):
+            out.setdefault(col, []).append(agg)
+    if args.privacy_id_count:
+        out.setdefault(args.privacy_unit, []).append("privacy_id_count")
+    if not out:
+        raise ValueError("ask for at least one aggregate: --count, --sum C, --mean C, --variance C or --privacy-id-count")
+    return out
+
+
+def _split(items: list[str]) -> dict[str, float] | None:
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        name, sep, weight = item.partition("=")
+        if not sep:
+            raise ValueError(f"--budget-split takes NAME=WEIGHT, got {item!r}")
+        out[name] = finite_float(weight)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..aggregate import aggregate
+    from ..aggregate.files import input_format, read_columns, write_result
+    from ..io import load_key
+    from ..io.files import file_format
+
+    aggs = _aggregations(args)
+    bounds = {c: (lo, hi) for c, lo, hi in (_bounds(b) for b in args.bounds)}
+    columns = list(dict.fromkeys([args.privacy_unit, *args.group_by, *aggs]))
+    fmt_in = input_format(args.input, args.format)
+    table = read_columns(args.input, columns, format=fmt_in, delimiter=args.delimiter)
+    public: Any = None
+    if args.public_partitions:
+        public = read_columns(args.public_partitions, args.group_by, delimiter=args.delimiter)
+    key = load_key(args.key_file) if args.key_file else None
+    result = aggregate(
+        table, privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
+        max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
+        delta=args.delta, key=key, public_partitions=public, budget_split=_split(args.budget_split),
+        confidence=args.confidence,
+    )
+    if args.output_format is not None:
+        fmt_out = args.output_format
+    else:
+        try:
+            fmt_out = file_format(args.output)
+        except ValueError:
+            fmt_out = "parquet"
+    sidecar = write_result(result, args.output, format=fmt_out, delimiter=args.delimiter, overwrite=args.force,
+                           protect=(args.input,))
+    if not args.quiet:
+        from ..aggregate import aggregate_report
+
+        b = aggregate_report(result)["budget"]
+        print(f"wrote {args.output} ({result.num_rows} groups) and {sidecar}: "
+              f"(epsilon={b['epsilon']:.6g}, delta={b['delta']:.3g})-DP per privacy unit in total", file=sys.stderr)
+    return 0
