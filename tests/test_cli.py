@@ -486,3 +486,59 @@ def test_mu_circle_reference(capsys):
     assert code == 0 and float(out) == pytest.approx(0.9831692148, abs=1e-8)
     code, out, _ = run(capsys, "mu", "euclidean", "--dim", "3", "--sigma", "4", "--sensitivity", "2")
     assert code == 0 and float(out) == pytest.approx(0.5, rel=1e-12)
+
+
+def _privatize_argv(src, dst, *extra):
+    return [sys.executable, "-m", "pydp_core", "privatize", str(src), str(dst), "-c", "x", "-m", "gaussian",
+            "--epsilon", "1", "--delta", "1e-6", "--sensitivity", "bounds", "--bounds", "0", "100",
+            "--batch-rows", "131072", "--no-progress", *extra]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, sig):
+    # The signal only sets a flag that the run checks at safe points: at every moment of the run (imports,
+    # reading, noise, writing, the rename) it ends within 3 s, non-zero, with no output and no temporary file.
+    import time
+
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": np.random.default_rng(3).uniform(0, 100, 12_000_000)}), src)
+    whole = float("inf")
+    for _ in range(2):  # the faster of two runs (the first reads a cold file)
+        t0 = time.monotonic()
+        done = subprocess.run(_privatize_argv(src, dst), env=subprocess_env(), capture_output=True, text=True, timeout=300)
+        whole = min(whole, time.monotonic() - t0)
+        assert done.returncode == 0, done.stderr
+        dst.unlink()
+    tries, interrupted = 10, 0
+    for i in range(tries):
+        delay = whole * (0.02 + 0.78 * i / (tries - 1))
+        with subprocess.Popen(_privatize_argv(src, dst), env=subprocess_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                time.sleep(delay)
+                if proc.poll() is not None:  # finished before the signal (a much faster machine): not a try
+                    proc.communicate()
+                    dst.unlink(missing_ok=True)
+                    continue
+                proc.send_signal(sig)
+                sent = time.monotonic()
+                try:
+                    _, err = proc.communicate(timeout=3)
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"still running 3 s after {sig.name} sent at {delay:.2f} s")
+                took = time.monotonic() - sent
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+        if err.startswith("wrote "):  # the run had finished; the signal came during the interpreter's exit
+            dst.unlink()
+            continue
+        interrupted += 1
+        # 128 + signal from the command; -signal if it came before Python had started the command at all.
+        assert proc.returncode in (128 + sig, -sig), (delay, proc.returncode, err)
+        if proc.returncode > 0:
+            assert "Traceback" not in err and "interrupted" in err, err
+        assert took < 3
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"], (delay, whole, proc.returncode, err)
+    assert interrupted >= tries - 2

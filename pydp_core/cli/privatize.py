@@ -42,7 +42,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument(
-        "--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)"
+        "--output-format", choices=("parquet", "csv"),
+        help="output format (default: from OUT's name; a name that does not tell it is refused)",
     )
     p.add_argument(
         "--compression", choices=("snappy", "zstd", "lz4", "gzip", "brotli", "none"), default="snappy",
@@ -65,6 +66,36 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show a progress bar")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--clean-stale", action="store_true",
+        help="remove the temporary files that killed runs (kill -9, power loss) left next to OUT: only files named "
+        ".OUT.<pid>.<random>.tmp whose process no longer exists (without it they are only reported)",
+    )
+
+
+#: Python argument spellings in library messages -> the flags of this command.
+_FLAGS = (
+    ("release=False", "--simulate"),
+    ("simulation=True", "--simulate"),
+    ("sensitivity_holds=True", "--sensitivity-holds"),
+    ("sensitivity='bounds'", "--sensitivity bounds"),
+    ("bounds=(lower, upper)", "--bounds LOWER UPPER"),
+    ("bounds=(low, high)", "--bounds LOWER UPPER"),
+    ("bounds=", "--bounds"),
+    ("--force / overwrite=True", "--force"),
+    ("output_format='parquet' or 'csv'", "--output-format parquet or csv"),
+    ("format='parquet' or 'csv'", "--format parquet or csv"),
+    ("confirm_delta=True", "--confirm-delta"),
+    ("batch_rows", "--batch-rows"),
+    ("block_rows", "--block-rows"),
+)
+
+
+def cli_message(text: str) -> str:
+    """A library message with its Python argument spellings replaced by this command's flags."""
+    for python, flag in _FLAGS:
+        text = text.replace(python, flag)
+    return text
 
 
 def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) -> Any:
@@ -82,9 +113,41 @@ def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Privatise the file."""
+    """Privatise the file.
+
+    SIGINT and SIGTERM only set a flag from here on (:func:`pydp_core.io.atomic.cancellation`); the run
+    stops at its next safe point, removes its temporary file and exits 130 (SIGINT) or 143 (SIGTERM).
+    """
+    from ..io.atomic import cancellation
+
+    with cancellation() as cancel:
+        try:
+            code = _run(args)
+        except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
+            if cancel.is_set():
+                raise cancel.error() from None
+            raise type(exc)(cli_message(str(exc))) from None
+        cancel.check()
+        return code
+
+
+def _stale(args: argparse.Namespace) -> None:
+    from ..io.atomic import stale_temporaries
+
+    stale = stale_temporaries(args.output)
+    for path in stale:
+        if args.clean_stale:
+            os.unlink(path)
+            print(f"pydp-core privatize: removed {path}, left by a killed run", file=sys.stderr)
+        else:
+            print(f"pydp-core privatize: warning: {path} was left by a killed run; --clean-stale removes it",
+                  file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     from .. import io as etl
 
+    _stale(args)
     bounds = etl.check_bounds(args.bounds, "--bounds")
     mech = etl.mechanism(
         args.mechanism, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from .._validation import check_int
+from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
 from .keyed import KeyedNoise
 from .keys import BLOCK_ROWS, check_key, generate_key
@@ -156,17 +157,44 @@ def privatize_file(
     >>> io.privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.csv"), mech, key=key, columns="age")
     2
     """
-    from .atomic import Pipeline, atomic_output, same_file
-
-    source, target = os.fspath(source), os.fspath(target)
-    fmt_in = file_format(source, format)
-    if output_format is not None:
-        fmt_out = file_format(target, output_format)
-    else:
+    with cancellation() as cancel:
         try:
-            fmt_out = file_format(target)
-        except ValueError:
-            fmt_out = fmt_in
+            return _privatize_file(
+                os.fspath(source), os.fspath(target), mechanism, key=key, columns=columns, bounds=bounds, format=format,
+                output_format=output_format, batch_rows=batch_rows, block_rows=block_rows, overwrite=overwrite,
+                progress=progress, compression=compression, ledger=ledger, accountant=accountant,
+                sensitivity_holds=sensitivity_holds, simulation=simulation, cancel=cancel, privatize_kwargs=privatize_kwargs,
+            )
+        except BaseException:
+            if cancel.is_set():  # the interruption wins over the errors it caused (a writer stopped mid-batch)
+                raise cancel.error() from None
+            raise
+
+
+def output_format_of(target: str, output_format: str | None) -> str:
+    """The output format: ``output_format`` if given, else from ``target``'s name (an unknown name is refused).
+
+    Raises
+    ------
+    ValueError
+        If neither tells the format (e.g. ``out.txt``): a file whose name says nothing would be Parquet
+        for some readers and text for others.
+    """
+    try:
+        return file_format(target, output_format)
+    except ValueError:
+        raise ValueError(
+            f"cannot tell the output format from the name {target!r} (.parquet, .pq, .parq, .csv, .csv.gz, .csv.bz2, "
+            ".tsv): give output_format='parquet' or 'csv'"
+        ) from None
+
+
+def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, columns: Any, bounds: Any, format: Any,
+                    output_format: Any, batch_rows: int, block_rows: int, overwrite: bool, progress: Any,
+                    compression: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
+                    cancel: Cancellation, privatize_kwargs: dict[str, Any]) -> int:
+    fmt_in = file_format(source, format)
+    fmt_out = output_format_of(target, output_format)
     names = [columns] if isinstance(columns, str) else list(columns)
     if not os.path.exists(source):
         raise FileNotFoundError(f"input file {source!r} does not exist")
@@ -178,9 +206,12 @@ def privatize_file(
         raise FileExistsError(f"output {target!r} exists (use --force / overwrite=True to replace it)")
     if os.path.isdir(target):
         raise IsADirectoryError(f"output {target!r} is a directory")
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"output folder {folder!r} does not exist")
     key_ledger = False if key is None else resolve_ledger(check_key(key), ledger)
     key = generate_key() if key is None else check_key(key)
-    batch_rows = check_int(batch_rows, "block_rows", 1, 1 << 26)
+    batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
                               "release": privatize_kwargs.get("release", True) is not False}
@@ -193,12 +224,15 @@ def privatize_file(
         )
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
     report_text = json.dumps(report, sort_keys=True)
+    cancel.check()
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
+        cancel.check()  # between columns of a batch
         return noisers[col].apply(values, start)
 
     rows = 0
     state: dict[str, Any] = {"writer": None}
+    _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
 
     def write(out: Any) -> None:  # runs in the writer thread
         if state["writer"] is None:
@@ -207,10 +241,10 @@ def privatize_file(
         if progress is not None:
             progress(out.num_rows)
 
-    with atomic_output(target) as tmp:
+    with atomic_output(target, before_rename=cancel.check) as tmp:
         # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
         # and the samplers release the GIL). The output is renamed into place only after the writer is done.
-        pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write)
+        pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write, cancel=cancel)
         try:
             for batch in pipe.items():
                 start = rows
@@ -225,7 +259,7 @@ def privatize_file(
             schema = _empty_schema(source, fmt_in, list(noisers))
             _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
     if fmt_out == "csv":
-        with atomic_output(target + ".release.json") as side:
+        with atomic_output(target + ".release.json", before_rename=cancel.check) as side:
             with open(side, "w", encoding="utf-8") as fh:
                 fh.write(report_text + "\n")
     return rows
@@ -264,19 +298,25 @@ def _csv_reader(source: str, columns: list[str], block_bytes: int):
     )
 
 
-def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int):
+def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int) -> Iterator[Any]:
+    """The batches of ``source``; opened (and imported) in the calling thread, iterated in the reader's."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         # pre_buffer=False: the default pre-buffering keeps every column chunk read so far in memory
         # (the whole file by the end); a buffered stream keeps memory at about one batch.
         pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
-        yield from pf.iter_batches(batch_size=batch_rows)
-        return
+        return iter(pf.iter_batches(batch_size=batch_rows))
     # About 16 bytes a value for a float column: aim for batch_rows rows per block.
-    reader = _csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16)))
-    for batch in reader:
-        yield batch
+    return iter(_csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16))))
+
+
+def _import_writer(fmt: str) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet  # noqa: F401
+    else:
+        import pyarrow.compute  # noqa: F401
+        import pyarrow.csv  # noqa: F401
 
 
 def _empty_schema(source: str, fmt: str, columns: list[str]):
