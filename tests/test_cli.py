@@ -542,3 +542,46 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
         assert took < 3
         assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"], (delay, whole, proc.returncode, err)
     assert interrupted >= tries - 2
+
+
+def _dead_pid():
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          timeout=60)
+    return int(proc.stdout)
+
+
+def test_privatize_reports_and_cleans_the_temporary_files_of_killed_runs(capsys, tmp_path):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(100), src)
+    stale = tmp_path / f".out.parquet.{_dead_pid()}.0123456789abcdef.tmp"
+    running = tmp_path / f".out.parquet.{os.getppid()}.0123456789abcdef.tmp"  # a live process: not stale
+    other = tmp_path / f".other.parquet.{_dead_pid()}.0123456789abcdef.tmp"  # another output's
+    for p in (stale, running, other):
+        p.write_bytes(b"partial")
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV, "-q")
+    assert code == 0 and str(stale) in err and "--clean-stale" in err and str(running) not in err
+    assert stale.exists()
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV, "-q", "-f", "--clean-stale")
+    assert code == 0 and f"removed {stale}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.parquet", "out.parquet", running.name, other.name])
+
+
+def test_an_interruption_wins_over_the_errors_it_causes(capsys, tmp_path, monkeypatch):
+    # A writer stopped mid-batch can fail with an unrelated message (pyarrow: "Column 2 had 1048576 while
+    # previous column had 131264"); the command reports the interruption, not that error.
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(5000), src)
+    real = etl.mechanism
+
+    class Torn:
+        def __init__(self, inner):
+            self.inner, self.sensitivity = inner, inner.sensitivity
+
+        def privatize(self, values, rng=None):
+            os.kill(os.getpid(), signal.SIGTERM)
+            raise ValueError("Column 2 had 1048576 while previous column had 131264")
+
+    monkeypatch.setattr(etl, "mechanism", lambda *a, **k: Torn(real(*a, **k)))
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV)
+    assert code == 143 and "interrupted (SIGTERM)" in err and "Column 2" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
