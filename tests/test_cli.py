@@ -275,7 +275,7 @@ def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
     sim = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
     assert np.mean(sim / grid != np.round(sim / grid)) > 0.99
     code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "l.parquet"), "-c", "x", PRIV[0], "logistic", *PRIV[2:])
-    assert code == 1 and "release=True is not available" in err
+    assert code == 1 and "a release (without --simulate) is not available" in err
 
 
 def test_privatize_refuses_to_overwrite_its_input(capsys, tmp_path):
@@ -585,3 +585,54 @@ def test_an_interruption_wins_over_the_errors_it_causes(capsys, tmp_path, monkey
     code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV)
     assert code == 143 and "interrupted (SIGTERM)" in err and "Column 2" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_privatize_says_that_the_output_folder_is_missing(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "nope" / "out.parquet"), "-c", "x", *PRIV)
+    assert code == 1 and f"output folder {str(tmp_path / 'nope')!r} does not exist" in err and ".tmp" not in err
+
+
+def test_privatize_refuses_an_output_name_that_does_not_tell_the_format(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "e.txt"), "-c", "x", *PRIV)
+    assert code == 1 and "--output-format parquet or csv" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "e.txt"), "-c", "x", *PRIV, "--output-format", "csv")
+    assert code == 0 and "id" in (tmp_path / "e.txt").read_text().splitlines()[0]
+
+
+def test_privatize_nan_message_is_consistent_with_bounds(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": [0.5, float("nan")]}), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "out.parquet"), "-c", "x", *PRIV)
+    assert code == 1 and "NaN values: store missing values as nulls" in err and "--bounds to clamp" not in err
+
+
+@pytest.mark.parametrize("extra, flags", [
+    ([], ["--bounds LOWER UPPER", "--sensitivity-holds"]),  # no bounds: the two ways out, as flags
+    (["--simulate", "--key-file", "KEY"], ["--simulate", "--key-file"]),  # floating-point noise under a key
+    (["--mechanism", "logistic"], ["--simulate"]),  # no exact release for logistic noise
+])
+def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra, flags):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    key = tmp_path / "k.key"
+    assert run(capsys, "keygen", str(key))[0] == 0
+    base = ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1"]
+    if extra:
+        base += ["--bounds", "0", "1"]
+    argv = ["privatize", str(src), str(tmp_path / "out.parquet"), "-c", "x", *base,
+            *[str(key) if a == "KEY" else a for a in extra]]
+    if "--simulate" in extra:
+        with pytest.warns(pydp_core.PrivacyWarning) as caught:
+            _, _, err = run(capsys, *argv)
+        err += "".join(str(w.message) for w in caught)
+    else:
+        _, _, err = run(capsys, *argv)
+    for flag in flags:
+        assert flag in err, err
+    for python in ("release=", "simulation=", "sensitivity_holds=", "bounds=", "overwrite=", "format="):
+        assert python not in err, err

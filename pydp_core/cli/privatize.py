@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Any
 
 from ._args import FAMILIES, finite_float, positive_int, sensitivity_arg
@@ -75,6 +76,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 #: Python argument spellings in library messages -> the flags of this command.
 _FLAGS = (
+    ("release=True is not available", "a release (without --simulate) is not available"),
+    ("Pass simulation=True if this is a simulation", "Leave out --key-file if this is a simulation"),
     ("release=False", "--simulate"),
     ("simulation=True", "--simulate"),
     ("sensitivity_holds=True", "--sensitivity-holds"),
@@ -120,15 +123,31 @@ def run(args: argparse.Namespace) -> int:
     """
     from ..io.atomic import cancellation
 
-    with cancellation() as cancel:
+    with cancellation() as cancel, warnings.catch_warnings():
+        _warn_in_flags()
         try:
             code = _run(args)
         except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
             if cancel.is_set():
                 raise cancel.error() from None
-            raise type(exc)(cli_message(str(exc))) from None
+            exc.args = (cli_message(str(exc)),)
+            raise
         cancel.check()
         return code
+
+
+def _warn_in_flags() -> None:
+    """Within a ``catch_warnings`` block: warnings go on as before, their text in this command's flags."""
+    previous = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        warnings.showwarning = previous
+        try:
+            warnings.warn_explicit(cli_message(str(message)), category, filename, lineno)
+        finally:
+            warnings.showwarning = show
+
+    warnings.showwarning = show
 
 
 def _stale(args: argparse.Namespace) -> None:

@@ -95,8 +95,8 @@ def privatize_file(
     bounds : (real, real) or mapping, optional
         Clamping bounds, as in :func:`privatize`.
     format, output_format : {"parquet", "csv"}, optional
-        The input and output formats (default: from the file names; the output falls back to the
-        input's).
+        The input and output formats (default: from the file names; an output name that does not tell
+        the format, such as ``out.txt``, is refused rather than given the input's format).
     batch_rows : int, optional
         Rows read at a time, in [1, 2**26].
     block_rows : int, optional
@@ -128,7 +128,8 @@ def privatize_file(
     Raises
     ------
     FileNotFoundError, IsADirectoryError
-        If ``source`` is missing or not a regular file, or ``target`` is a directory.
+        If ``source`` is missing or not a regular file, ``target``'s folder is missing, or ``target`` is a
+        directory.
     FileExistsError
         If ``target`` exists and ``overwrite`` is false.
     ValueError
@@ -137,7 +138,8 @@ def privatize_file(
     KeyReuseError
         If the key's ledger holds other values for rows of this release (nothing is written).
     KeyboardInterrupt
-        On Ctrl-C or SIGTERM (no output is left).
+        :class:`pydp_core.io.atomic.Interrupted` on Ctrl-C or SIGTERM (in the main thread the signals only
+        set a flag, checked between batches; no output and no temporary file are left).
 
     Notes
     -----
