@@ -636,3 +636,39 @@ def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra,
         assert flag in err, err
     for python in ("release=", "simulation=", "sensitivity_holds=", "bounds=", "overwrite=", "format="):
         assert python not in err, err
+
+
+def test_csv_output_keeps_the_types_readers_infer(capsys, tmp_path):
+    # Text passed through is quoted only where CSV needs it, so numbers stay numbers; a noised column on a
+    # coarse grid (whole numbers) is still written as floats, so that readers infer float64, not int64.
+    pd = pytest.importorskip("pandas")
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text('name,id,score,age\n"a,b",1,1.5,30\n"say ""hi""",2,2.25,\nplain,3,-4e-3,50\n')
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "age", "--mechanism", "laplace", "--epsilon",
+                       "0.01", "--sensitivity", "bounds", "--bounds", "0", "1000000", "-q")
+    assert code == 0, err
+    lines = dst.read_text().splitlines()
+    assert lines[0] == "name,id,score,age"
+    assert [ln.split(",")[-3:-1] for ln in lines[2:]] == [["2", "2.25"], ["3", "-4e-3"]]
+    assert lines[1].startswith('"a,b",1,1.5,') and lines[2].startswith('"say ""hi""",2,2.25,')
+    noisy = pcsv.read_csv(dst).column("age").to_pylist()
+    assert all(v is None or float(v).is_integer() for v in noisy)  # a grid of whole numbers: the hard case
+    for read in (lambda p: pd.read_csv(p).dtypes.map(str).to_dict(),
+                 lambda p: {f.name: str(f.type) for f in pcsv.read_csv(p).schema}):
+        types = read(dst)
+        assert types["id"] == "int64" and types["score"] in ("float64", "double") and types["age"] in ("float64", "double")
+        assert types["name"] in ("object", "str", "string")
+    assert pd.read_csv(dst)["name"].tolist() == ["a,b", 'say "hi"', "plain"]
+
+
+def test_csv_output_from_parquet_writes_floats_as_floats(capsys, tmp_path):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.csv"
+    pq.write_table(pa.table({"n": pa.array([1, 2, None]), "f": [2.0, -3.0, 0.5], "x": [1.0, 2.0, 3.0],
+                             "s": ["1", "x\ny", None]}), src)
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", "--mechanism", "laplace", "--epsilon",
+                       "0.01", "--sensitivity", "bounds", "--bounds", "0", "1000000", "-q")
+    assert code == 0, err
+    back = pcsv.read_csv(dst)
+    assert [str(f.type) for f in back.schema] == ["int64", "double", "double", "string"]
+    assert back.column("f").to_pylist() == [2.0, -3.0, 0.5] and back.column("n").to_pylist() == [1, 2, None]
+    assert back.column("s").to_pylist()[:2] == ["1", "x\ny"]

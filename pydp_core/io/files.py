@@ -143,8 +143,9 @@ def privatize_file(
 
     Notes
     -----
-    CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged
-    (quoted on output).
+    CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged.
+    CSV output quotes a value only when it holds a comma, a quote or a line break, and writes floats with
+    a decimal point or an exponent, so that readers infer the column types back.
 
     Examples
     --------
@@ -334,27 +335,82 @@ def _empty_schema(source: str, fmt: str, columns: list[str]):
 
 
 class _Writer:
-    def __init__(self, inner: Any, kind: str) -> None:
-        self.inner, self.kind = inner, kind
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
 
     def write(self, batch: Any) -> None:
-        if self.kind == "parquet":
-            self.inner.write_batch(batch)
-        else:
-            self.inner.write(batch)
+        self.inner.write_batch(batch)
 
     def close(self) -> None:
         self.inner.close()
 
 
-def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, noisy: list[str]) -> _Writer:
+class _CsvWriter:
+    """CSV (RFC 4180) in which a value is quoted only when it must be (it holds a comma, a quote or a line
+    break), numbers are written as numbers, and floats always with a decimal point or an exponent: readers
+    then infer the types back (a noised column on an integer grid stays float64, ids stay integers).
+
+    pyarrow's own CSV writer quotes every string value (the text columns passed through) and prints 2.0 as
+    ``2``. Each batch is formatted by pyarrow compute kernels into one large string per line.
+    """
+
+    def __init__(self, path: str, schema: Any) -> None:
+        self._fh = open(path, "wb")
+        self._fh.write((",".join(_quoted(n) for n in schema.names) + "\n").encode("utf-8"))
+
+    def write(self, batch: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if batch.num_rows == 0:
+            return
+        cols = [_csv_text(batch.column(i), batch.schema.field(i)) for i in range(batch.num_columns)]
+        comma, newline, empty = (pa.scalar(c, pa.large_string()) for c in (",", "\n", ""))
+        lines = pc.binary_join_element_wise(*cols, comma) if len(cols) > 1 else cols[0]
+        lines = pc.binary_join_element_wise(lines, empty, newline)
+        offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
+        self._fh.write(memoryview(lines.buffers()[2])[offsets[0] : offsets[-1]])
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\r\n') else text
+
+
+def _csv_text(col: Any, field: Any) -> Any:
+    """The CSV text of one column, as a large_string array without nulls (a null is an empty field)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = col.type
+    try:
+        text = pc.cast(col, pa.large_string())
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        raise TypeError(f"column {field.name!r} of type {t} cannot be written to CSV: write Parquet instead") from None
+    empty = pa.scalar("", pa.large_string())
+    if pa.types.is_floating(t):  # 2.0 is cast to "2": add ".0" so that readers see a float
+        whole = pc.match_substring_regex(text, r"^-?[0-9]+$")
+        if pc.any(whole).as_py():
+            text = pc.if_else(whole, pc.binary_join_element_wise(text, pa.scalar(".0", pa.large_string()), empty), text)
+    elif not (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_decimal(t)):
+        needs = pc.match_substring_regex(text, '[,"\r\n]')
+        if not pc.any(needs).as_py():  # the common case: nothing to quote
+            return pc.fill_null(text, empty)
+        quoted = pc.binary_join_element_wise(
+            pa.scalar('"', pa.large_string()), pc.replace_substring(text, '"', '""'), pa.scalar('"', pa.large_string()), empty
+        )
+        text = pc.if_else(needs, quoted, text)
+    return pc.fill_null(text, empty)
+
+
+def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, noisy: list[str]) -> Any:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         # Noisy floats are (almost) all distinct: a dictionary would only cost time.
         plain = [n for n in schema.names if n not in noisy]
         writer = pq.ParquetWriter(path, schema, compression=compression or "none", use_dictionary=plain or False)
-        return _Writer(writer, "parquet")
-    import pyarrow.csv as pcsv
-
-    return _Writer(pcsv.CSVWriter(path, schema), "csv")
+        return _Writer(writer)
+    return _CsvWriter(path, schema)
