@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -494,14 +495,18 @@ def _privatize_argv(src, dst, *extra):
             "--batch-rows", "131072", "--no-progress", *extra]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, sig):
+@pytest.mark.parametrize("sig, fmt", [(signal.SIGTERM, "parquet"), (signal.SIGINT, "parquet"), (signal.SIGTERM, "csv")])
+def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, sig, fmt):
     # The signal only sets a flag that the run checks at safe points: at every moment of the run (imports,
     # reading, noise, writing, the rename) it ends within 3 s, non-zero, with no output and no temporary file.
     import time
 
-    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
-    pq.write_table(pa.table({"x": np.random.default_rng(3).uniform(0, 100, 12_000_000)}), src)
+    src, dst = tmp_path / f"in.{fmt}", tmp_path / f"out.{fmt}"
+    data = pa.table({"x": np.random.default_rng(3).uniform(0, 100, 12_000_000 if fmt == "parquet" else 3_000_000)})
+    if fmt == "parquet":
+        pq.write_table(data, src)
+    else:
+        pcsv.write_csv(data, src)
     whole = float("inf")
     for _ in range(2):  # the faster of two runs (the first reads a cold file)
         t0 = time.monotonic()
@@ -509,6 +514,7 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
         whole = min(whole, time.monotonic() - t0)
         assert done.returncode == 0, done.stderr
         dst.unlink()
+        Path(str(dst) + ".release.json").unlink(missing_ok=True)
     tries, interrupted = 10, 0
     for i in range(tries):
         delay = whole * (0.02 + 0.78 * i / (tries - 1))
@@ -519,6 +525,7 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
                 if proc.poll() is not None:  # finished before the signal (a much faster machine): not a try
                     proc.communicate()
                     dst.unlink(missing_ok=True)
+                    Path(str(dst) + ".release.json").unlink(missing_ok=True)
                     continue
                 proc.send_signal(sig)
                 sent = time.monotonic()
@@ -531,8 +538,10 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
                 if proc.poll() is None:
                     proc.kill()
                     proc.communicate()
-        if err.startswith("wrote "):  # the run had finished; the signal came during the interpreter's exit
+        if proc.returncode == 0:  # the output was renamed into place before the signal: a completed run
+            assert err.startswith("wrote ")
             dst.unlink()
+            Path(str(dst) + ".release.json").unlink(missing_ok=True)
             continue
         interrupted += 1
         # 128 + signal from the command; -signal if it came before Python had started the command at all.
@@ -540,7 +549,7 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
         if proc.returncode > 0:
             assert "Traceback" not in err and "interrupted" in err, err
         assert took < 3
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"], (delay, whole, proc.returncode, err)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [src.name], (delay, whole, proc.returncode, err)
     assert interrupted >= tries - 2
 
 

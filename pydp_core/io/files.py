@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any, Iterator, Sequence
@@ -244,27 +245,34 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
         if progress is not None:
             progress(out.num_rows)
 
-    with atomic_output(target, before_rename=cancel.check) as tmp:
-        # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
-        # and the samplers release the GIL). The output is renamed into place only after the writer is done.
-        pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write, cancel=cancel)
-        try:
-            for batch in pipe.items():
-                start = rows
-                pipe.put(privatize_pyarrow(batch, list(noisers), noiser))
-                rows += batch.num_rows
-            pipe.finish()
-        finally:
-            pipe.close()
-            if state["writer"] is not None:
-                state["writer"].close()
-        if state["writer"] is None:  # empty input: write the (privatised) schema
-            schema = _empty_schema(source, fmt_in, list(noisers))
-            _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
-    if fmt_out == "csv":
-        with atomic_output(target + ".release.json", before_rename=cancel.check) as side:
-            with open(side, "w", encoding="utf-8") as fh:
-                fh.write(report_text + "\n")
+    side = target + ".release.json" if fmt_out == "csv" else None  # the CSV output's release report
+    try:
+        with atomic_output(target, before_rename=cancel.check) as tmp:
+            # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
+            # and the samplers release the GIL). The output is renamed into place only after the writer is done.
+            pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write, cancel=cancel)
+            try:
+                for batch in pipe.items():
+                    start = rows
+                    pipe.put(privatize_pyarrow(batch, list(noisers), noiser))
+                    rows += batch.num_rows
+                pipe.finish()
+            finally:
+                pipe.close()
+                if state["writer"] is not None:
+                    state["writer"].close()
+            if state["writer"] is None:  # empty input: write the (privatised) schema
+                schema = _empty_schema(source, fmt_in, list(noisers))
+                _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
+            if side is not None:  # published just before the output, never after it
+                with atomic_output(side, before_rename=cancel.check) as side_tmp:
+                    with open(side_tmp, "w", encoding="utf-8") as fh:
+                        fh.write(report_text + "\n")
+    except BaseException:
+        if side is not None and not os.path.exists(target):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(side)
+        raise
     return rows
 
 
