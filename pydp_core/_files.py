@@ -1,7 +1,19 @@
-"""Durable file operations shared by the atomic output, the key ledger and the accountant's journal."""
+"""Durable file operations shared by the atomic output, the key ledger and the accountant's journal.
+
+Atomic output writes to a temporary file in the target's folder, named
+``.<target name>.<pid>.<random>.tmp`` (:func:`temporary_name`), and renames it over the target only when
+complete. A hard kill (SIGKILL, power loss) can leave such a file; the process id in its name lets
+:func:`stale_temporaries` tell a leftover of a dead process from the file of a run in progress.
+"""
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import secrets
+from typing import Callable, Iterator, Optional
+
+__all__ = ["fsync_dir", "append_durably", "atomic_output", "same_file", "stale_temporaries", "temporary_name"]
 
 
 def fsync_dir(directory: str) -> None:
@@ -33,3 +45,106 @@ def append_durably(path: str, line: str, *, create: bool | None = None) -> None:
         os.close(fd)
     if not existed:
         fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """True if paths ``a`` and ``b`` name the same file (following links), when ``b`` exists."""
+    try:
+        return os.path.samefile(a, b)
+    except FileNotFoundError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def temporary_name(target: str) -> str:
+    """The temporary file name for ``target``: ``.<name>.<pid>.<16 hex digits>.tmp`` in its folder."""
+    directory, name = os.path.split(os.path.abspath(target))
+    return os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+
+
+def _pattern(target: str) -> "re.Pattern[str]":
+    return re.compile(re.escape(f".{os.path.basename(target)}.") + r"(\d+)\.[0-9a-f]{16}\.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process, or not a pid: not ours to judge
+        return True
+    return True
+
+
+def stale_temporaries(target: str | os.PathLike[str]) -> list[str]:
+    """The temporary files of atomic outputs to ``target`` whose writing process no longer exists.
+
+    Only files named by :func:`temporary_name` for ``target`` are considered, and only those whose
+    process id names no running process (on this host), so a run in progress is never touched.
+
+    Parameters
+    ----------
+    target : str or os.PathLike
+        The output file.
+
+    Returns
+    -------
+    list of str
+        Their paths, sorted.
+    """
+    target = os.fspath(target)
+    directory = os.path.dirname(os.path.abspath(target))
+    pattern = _pattern(target)
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m is not None and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+            found.append(os.path.join(directory, name))
+    return sorted(found)
+
+
+@contextlib.contextmanager
+def atomic_output(
+    path: str | os.PathLike[str], *, mode: int | None = None, before_rename: Optional[Callable[[], None]] = None
+) -> Iterator[str]:
+    """Yield a temporary path next to ``path``; on success fsync it, rename it to ``path``, fsync the folder.
+
+    ``mode`` sets the final permissions (default: 0666 minus the umask, as ``open`` would).
+    ``before_rename`` is called last before the rename (a cancellation check that may raise). On any
+    exception (KeyboardInterrupt included) the temporary file is removed and the exception propagates.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder of ``path`` does not exist (said in those words, not through the temporary name).
+    """
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"output folder {directory!r} does not exist")
+    name = temporary_name(target)
+    os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    tmp: Optional[str] = name
+    try:
+        yield name
+        os.chmod(name, (0o666 & ~_umask()) if mode is None else mode)
+        with open(name, "rb+") as fh:
+            os.fsync(fh.fileno())
+        if before_rename is not None:
+            before_rename()
+        os.replace(name, target)
+        tmp = None
+        fsync_dir(directory)
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)

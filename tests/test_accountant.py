@@ -176,3 +176,31 @@ def test_repeated_spends_are_one_record_with_a_count():
     assert a2.total(pc.RaoDP).theta == pytest.approx(math.sqrt(3) * pc.rao.theta(pc.Subbotin(3.0), scale=5.0).theta, rel=1e-14)
     back = pc.Accountant.from_json(a2.to_json())
     assert back.total().epsilon == a2.total().epsilon and len(back) == 3
+
+
+def test_save_leaves_no_temporary_file_when_it_fails(tmp_path, monkeypatch):
+    import os
+
+    acc = pc.Accountant(pc.ApproxDP(8.0, 1e-6))
+    acc.spend_laplace(scale=5.0)
+    path = tmp_path / "budget.json"
+    acc.save(path)
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    acc.spend_laplace(scale=5.0)
+    with pytest.raises(OSError, match="No space"):
+        acc.save(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["budget.json"]
+    assert len(pc.Accountant.load(path)) == 1  # the previous state is intact
+
+
+def test_save_syncs_the_folder_after_the_rename(tmp_path, monkeypatch):
+    from pydp_core import _files
+
+    synced = []
+    monkeypatch.setattr(_files, "fsync_dir", synced.append)
+    pc.Accountant(pc.ApproxDP(8.0, 1e-6)).save(tmp_path / "budget.json")
+    assert synced == [str(tmp_path)]

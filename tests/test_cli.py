@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -275,7 +276,7 @@ def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
     sim = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
     assert np.mean(sim / grid != np.round(sim / grid)) > 0.99
     code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "l.parquet"), "-c", "x", PRIV[0], "logistic", *PRIV[2:])
-    assert code == 1 and "release=True is not available" in err
+    assert code == 1 and "a release (without --simulate) is not available" in err
 
 
 def test_privatize_refuses_to_overwrite_its_input(capsys, tmp_path):
@@ -486,3 +487,197 @@ def test_mu_circle_reference(capsys):
     assert code == 0 and float(out) == pytest.approx(0.9831692148, abs=1e-8)
     code, out, _ = run(capsys, "mu", "euclidean", "--dim", "3", "--sigma", "4", "--sensitivity", "2")
     assert code == 0 and float(out) == pytest.approx(0.5, rel=1e-12)
+
+
+def _privatize_argv(src, dst, *extra):
+    return [sys.executable, "-m", "pydp_core", "privatize", str(src), str(dst), "-c", "x", "-m", "gaussian",
+            "--epsilon", "1", "--delta", "1e-6", "--sensitivity", "bounds", "--bounds", "0", "100",
+            "--batch-rows", "131072", "--no-progress", *extra]
+
+
+@pytest.mark.parametrize("sig, fmt", [(signal.SIGTERM, "parquet"), (signal.SIGINT, "parquet"), (signal.SIGTERM, "csv")])
+def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, sig, fmt):
+    # The signal only sets a flag that the run checks at safe points: at every moment of the run (imports,
+    # reading, noise, writing, the rename) it ends within 3 s, non-zero, with no output and no temporary file.
+    import time
+
+    src, dst = tmp_path / f"in.{fmt}", tmp_path / f"out.{fmt}"
+    data = pa.table({"x": np.random.default_rng(3).uniform(0, 100, 12_000_000 if fmt == "parquet" else 3_000_000)})
+    if fmt == "parquet":
+        pq.write_table(data, src)
+    else:
+        pcsv.write_csv(data, src)
+    whole = float("inf")
+    for _ in range(2):  # the faster of two runs (the first reads a cold file)
+        t0 = time.monotonic()
+        done = subprocess.run(_privatize_argv(src, dst), env=subprocess_env(), capture_output=True, text=True, timeout=300)
+        whole = min(whole, time.monotonic() - t0)
+        assert done.returncode == 0, done.stderr
+        dst.unlink()
+        Path(str(dst) + ".release.json").unlink(missing_ok=True)
+    tries, interrupted = 10, 0
+    for i in range(tries):
+        delay = whole * (0.02 + 0.78 * i / (tries - 1))
+        with subprocess.Popen(_privatize_argv(src, dst), env=subprocess_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                time.sleep(delay)
+                if proc.poll() is not None:  # finished before the signal (a much faster machine): not a try
+                    proc.communicate()
+                    dst.unlink(missing_ok=True)
+                    Path(str(dst) + ".release.json").unlink(missing_ok=True)
+                    continue
+                proc.send_signal(sig)
+                sent = time.monotonic()
+                try:
+                    _, err = proc.communicate(timeout=3)
+                except subprocess.TimeoutExpired:
+                    pytest.fail(f"still running 3 s after {sig.name} sent at {delay:.2f} s")
+                took = time.monotonic() - sent
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+        if proc.returncode == 0:  # the output was renamed into place before the signal: a completed run
+            assert err.startswith("wrote ")
+            dst.unlink()
+            Path(str(dst) + ".release.json").unlink(missing_ok=True)
+            continue
+        interrupted += 1
+        # 128 + signal from the command; -signal if it came before Python had started the command at all.
+        assert proc.returncode in (128 + sig, -sig), (delay, proc.returncode, err)
+        if proc.returncode > 0:
+            assert "Traceback" not in err and "interrupted" in err, err
+        assert took < 3
+        assert sorted(p.name for p in tmp_path.iterdir()) == [src.name], (delay, whole, proc.returncode, err)
+    assert interrupted >= tries - 2
+
+
+def _dead_pid():
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          timeout=60)
+    return int(proc.stdout)
+
+
+def test_privatize_reports_and_cleans_the_temporary_files_of_killed_runs(capsys, tmp_path):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(100), src)
+    stale = tmp_path / f".out.parquet.{_dead_pid()}.0123456789abcdef.tmp"
+    running = tmp_path / f".out.parquet.{os.getppid()}.0123456789abcdef.tmp"  # a live process: not stale
+    other = tmp_path / f".other.parquet.{_dead_pid()}.0123456789abcdef.tmp"  # another output's
+    for p in (stale, running, other):
+        p.write_bytes(b"partial")
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV, "-q")
+    assert code == 0 and str(stale) in err and "--clean-stale" in err and str(running) not in err
+    assert stale.exists()
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV, "-q", "-f", "--clean-stale")
+    assert code == 0 and f"removed {stale}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.parquet", "out.parquet", running.name, other.name])
+
+
+def test_an_interruption_wins_over_the_errors_it_causes(capsys, tmp_path, monkeypatch):
+    # A writer stopped mid-batch can fail with an unrelated message (pyarrow: "Column 2 had 1048576 while
+    # previous column had 131264"); the command reports the interruption, not that error.
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(_table(5000), src)
+    real = etl.mechanism
+
+    class Torn:
+        def __init__(self, inner):
+            self.inner, self.sensitivity = inner, inner.sensitivity
+
+        def privatize(self, values, rng=None):
+            os.kill(os.getpid(), signal.SIGTERM)
+            raise ValueError("Column 2 had 1048576 while previous column had 131264")
+
+    monkeypatch.setattr(etl, "mechanism", lambda *a, **k: Torn(real(*a, **k)))
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", *PRIV)
+    assert code == 143 and "interrupted (SIGTERM)" in err and "Column 2" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_privatize_says_that_the_output_folder_is_missing(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "nope" / "out.parquet"), "-c", "x", *PRIV)
+    assert code == 1 and f"output folder {str(tmp_path / 'nope')!r} does not exist" in err and ".tmp" not in err
+
+
+def test_privatize_refuses_an_output_name_that_does_not_tell_the_format(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "e.txt"), "-c", "x", *PRIV)
+    assert code == 1 and "--output-format parquet or csv" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "e.txt"), "-c", "x", *PRIV, "--output-format", "csv")
+    assert code == 0 and "id" in (tmp_path / "e.txt").read_text().splitlines()[0]
+
+
+def test_privatize_nan_message_is_consistent_with_bounds(capsys, tmp_path):
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": [0.5, float("nan")]}), src)
+    code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "out.parquet"), "-c", "x", *PRIV)
+    assert code == 1 and "NaN values: store missing values as nulls" in err and "--bounds to clamp" not in err
+
+
+@pytest.mark.parametrize("extra, flags", [
+    ([], ["--bounds LOWER UPPER", "--sensitivity-holds"]),  # no bounds: the two ways out, as flags
+    (["--simulate", "--key-file", "KEY"], ["--simulate", "--key-file"]),  # floating-point noise under a key
+    (["--mechanism", "logistic"], ["--simulate"]),  # no exact release for logistic noise
+])
+def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra, flags):
+    src = tmp_path / "in.parquet"
+    pq.write_table(_table(100), src)
+    key = tmp_path / "k.key"
+    assert run(capsys, "keygen", str(key))[0] == 0
+    base = ["--mechanism", "laplace", "--epsilon", "1", "--sensitivity", "1"]
+    if extra:
+        base += ["--bounds", "0", "1"]
+    argv = ["privatize", str(src), str(tmp_path / "out.parquet"), "-c", "x", *base,
+            *[str(key) if a == "KEY" else a for a in extra]]
+    if "--simulate" in extra:
+        with pytest.warns(pydp_core.PrivacyWarning) as caught:
+            _, _, err = run(capsys, *argv)
+        err += "".join(str(w.message) for w in caught)
+    else:
+        _, _, err = run(capsys, *argv)
+    for flag in flags:
+        assert flag in err, err
+    for python in ("release=", "simulation=", "sensitivity_holds=", "bounds=", "overwrite=", "format="):
+        assert python not in err, err
+
+
+def test_csv_output_keeps_the_types_readers_infer(capsys, tmp_path):
+    # Text passed through is quoted only where CSV needs it, so numbers stay numbers; a noised column on a
+    # coarse grid (whole numbers) is still written as floats, so that readers infer float64, not int64.
+    pd = pytest.importorskip("pandas")
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text('name,id,score,age\n"a,b",1,1.5,30\n"say ""hi""",2,2.25,\nplain,3,-4e-3,50\n')
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "age", "--mechanism", "laplace", "--epsilon",
+                       "0.01", "--sensitivity", "bounds", "--bounds", "0", "1000000", "-q")
+    assert code == 0, err
+    lines = dst.read_text().splitlines()
+    assert lines[0] == "name,id,score,age"
+    assert [ln.split(",")[-3:-1] for ln in lines[2:]] == [["2", "2.25"], ["3", "-4e-3"]]
+    assert lines[1].startswith('"a,b",1,1.5,') and lines[2].startswith('"say ""hi""",2,2.25,')
+    noisy = pcsv.read_csv(dst).column("age").to_pylist()
+    assert all(v is None or float(v).is_integer() for v in noisy)  # a grid of whole numbers: the hard case
+    for read in (lambda p: pd.read_csv(p).dtypes.map(str).to_dict(),
+                 lambda p: {f.name: str(f.type) for f in pcsv.read_csv(p).schema}):
+        types = read(dst)
+        assert types["id"] == "int64" and types["score"] in ("float64", "double") and types["age"] in ("float64", "double")
+        assert types["name"] in ("object", "str", "string")
+    assert pd.read_csv(dst)["name"].tolist() == ["a,b", 'say "hi"', "plain"]
+
+
+def test_csv_output_from_parquet_writes_floats_as_floats(capsys, tmp_path):
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.csv"
+    pq.write_table(pa.table({"n": pa.array([1, 2, None]), "f": [2.0, -3.0, 0.5], "x": [1.0, 2.0, 3.0],
+                             "s": ["1", "x\ny", None]}), src)
+    code, _, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", "--mechanism", "laplace", "--epsilon",
+                       "0.01", "--sensitivity", "bounds", "--bounds", "0", "1000000", "-q")
+    assert code == 0, err
+    back = pcsv.read_csv(dst)
+    assert [str(f.type) for f in back.schema] == ["int64", "double", "double", "string"]
+    assert back.column("f").to_pylist() == [2.0, -3.0, 0.5] and back.column("n").to_pylist() == [1, 2, None]
+    assert back.column("s").to_pylist()[:2] == ["1", "x\ny"]

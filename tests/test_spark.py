@@ -181,3 +181,58 @@ def test_a_second_release_under_the_key_is_refused_unless_resumed(spark):
         pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B)
     again = _collect(pspark.privatize(df, mech, columns="x", key=key, index="id", block_rows=B, resume=True), "x")
     np.testing.assert_array_equal(first["x"], again["x"])
+
+
+def test_workers_find_pydp_core_without_pyspark_python(tmp_path):
+    # A driver in a virtual environment, no PYSPARK_PYTHON: the local workers must run this interpreter
+    # (the default "python3" does not see the environment's packages: ModuleNotFoundError in the worker).
+    import subprocess
+
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("the tests do not run in a virtual environment")
+    script = (
+        "import pydp_core as dp\n"
+        "from pyspark.sql import SparkSession\n"
+        "from pydp_core import spark as ps\n"
+        "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
+        "df = s.range(0, 100).selectExpr('cast(id as double) as x')\n"
+        "out = ps.privatize(df, dp.LaplaceMechanism(epsilon=1.0), key=bytes(32), columns='x', ledger=False,\n"
+        "                   sensitivity_holds=True).collect()\n"
+        "print('rows', len(out))\n"
+        "s.stop()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
+    if "JAVA_HOME is not set" in proc.stderr or "Java gateway process exited" in proc.stderr:
+        pytest.skip("no Java for a local Spark session")
+    assert proc.returncode == 0 and "rows 100" in proc.stdout, proc.stderr[-3000:]
+
+
+def test_the_spark_extra_pins_the_pandas_and_pyarrow_that_pyspark_supports():
+    # pyspark declares its pandas and pyarrow minimums and warns at import time of pandas >= 3 (a warning
+    # that filterwarnings = error turns into a failure): the extra must stay inside that range.
+    import re
+    from importlib.metadata import requires
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        extra = {Requirement(r).name: Requirement(r).specifier for r in tomllib.load(fh)["project"]["optional-dependencies"]["spark"]}
+    declared = {}
+    for line in requires("pyspark") or []:
+        m = re.match(r"(pandas|pyarrow)\s*>=\s*([0-9.]+)", line)
+        if m:
+            declared[m.group(1)] = Version(m.group(2))
+    assert set(declared) == {"pandas", "pyarrow"}
+    for name, minimum in declared.items():
+        assert name in extra, f"the spark extra does not name {name}"
+        lowest = [Version(spec.version) for spec in extra[name] if spec.operator == ">="]
+        assert lowest and max(lowest) >= minimum, (name, str(extra[name]), minimum)
+    assert not extra["pandas"].contains(Version("3.0.0"))

@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overlo
 
 import numpy as np
 
-from .._files import fsync_dir
+from .._files import atomic_output
 from .._validation import (
     check_alpha,
     check_int,
@@ -660,13 +660,9 @@ class Accountant(Generic[B]):
         tampering, use ``journal=``.
         """
         text = self.to_json()
-        tmp = f"{os.fspath(path)}.tmp{os.getpid()}.{threading.get_ident()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        fsync_dir(os.path.dirname(os.path.abspath(os.fspath(path))))
+        with atomic_output(path) as tmp:  # removed again on any error; only a hard kill can leave it
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Accountant[Any]":

@@ -19,12 +19,15 @@ exit status 2), and sub-commands register through one decorator without a framew
 
 Exit codes: 0 success; 1 runtime failure (bad value, missing or existing file, calibration failure),
 with one ``pydp-core COMMAND: error: ...`` line on stderr and nothing on stdout; 2 usage error
-(argparse's convention); 130 interrupted (Ctrl-C or SIGTERM during ``privatize``, which leaves no output).
+(argparse's convention); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the signal's number, as
+shells report it). ``privatize`` stops at its next safe point within about a second, leaving no output
+and no temporary file.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from typing import Sequence
 
@@ -69,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 1 on a runtime failure (one ``pydp-core COMMAND: error: ...`` line on stderr),
-        2 on a usage error, 130 when interrupted.
+        2 on a usage error, 130 when interrupted by SIGINT (Ctrl-C), 143 by SIGTERM.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -79,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
         print(f"pydp-core {args.command}: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"pydp-core {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = int(getattr(exc, "signum", signal.SIGINT))
+        print(f"pydp-core {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum

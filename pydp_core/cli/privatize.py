@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from typing import Any
 
 from ._args import FAMILIES, finite_float, positive_int, sensitivity_arg
@@ -42,7 +43,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument(
-        "--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else the input's)"
+        "--output-format", choices=("parquet", "csv"),
+        help="output format (default: from OUT's name; a name that does not tell it is refused)",
     )
     p.add_argument(
         "--compression", choices=("snappy", "zstd", "lz4", "gzip", "brotli", "none"), default="snappy",
@@ -65,6 +67,38 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--progress", dest="progress", action="store_true", default=None, help="always show a progress bar")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--clean-stale", action="store_true",
+        help="remove the temporary files that killed runs (kill -9, power loss) left next to OUT: only files named "
+        ".OUT.<pid>.<random>.tmp whose process no longer exists (without it they are only reported)",
+    )
+
+
+#: Python argument spellings in library messages -> the flags of this command.
+_FLAGS = (
+    ("release=True is not available", "a release (without --simulate) is not available"),
+    ("Pass simulation=True if this is a simulation", "Leave out --key-file if this is a simulation"),
+    ("release=False", "--simulate"),
+    ("simulation=True", "--simulate"),
+    ("sensitivity_holds=True", "--sensitivity-holds"),
+    ("sensitivity='bounds'", "--sensitivity bounds"),
+    ("bounds=(lower, upper)", "--bounds LOWER UPPER"),
+    ("bounds=(low, high)", "--bounds LOWER UPPER"),
+    ("bounds=", "--bounds"),
+    ("--force / overwrite=True", "--force"),
+    ("output_format='parquet' or 'csv'", "--output-format parquet or csv"),
+    ("format='parquet' or 'csv'", "--format parquet or csv"),
+    ("confirm_delta=True", "--confirm-delta"),
+    ("batch_rows", "--batch-rows"),
+    ("block_rows", "--block-rows"),
+)
+
+
+def cli_message(text: str) -> str:
+    """A library message with its Python argument spellings replaced by this command's flags."""
+    for python, flag in _FLAGS:
+        text = text.replace(python, flag)
+    return text
 
 
 def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) -> Any:
@@ -82,9 +116,58 @@ def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Privatise the file."""
+    """Privatise the file.
+
+    SIGINT and SIGTERM only set a flag from here on (:func:`pydp_core.io.atomic.cancellation`); the run
+    stops at its next safe point, removes its temporary file and exits 130 (SIGINT) or 143 (SIGTERM).
+    The last check is just before the output is renamed into place; a signal after that finds the
+    release complete, and the command exits 0.
+    """
+    from ..io.atomic import cancellation
+
+    with cancellation() as cancel, warnings.catch_warnings():
+        _warn_in_flags()
+        try:
+            code = _run(args)
+        except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
+            if cancel.is_set():
+                raise cancel.error() from None
+            exc.args = (cli_message(str(exc)),)
+            raise
+        return code  # a signal after the rename finds the work done: it is reported as done
+
+
+def _warn_in_flags() -> None:
+    """Within a ``catch_warnings`` block: warnings go on as before, their text in this command's flags."""
+    previous = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        warnings.showwarning = previous
+        try:
+            warnings.warn_explicit(cli_message(str(message)), category, filename, lineno)
+        finally:
+            warnings.showwarning = show
+
+    warnings.showwarning = show
+
+
+def _stale(args: argparse.Namespace) -> None:
+    from ..io.atomic import stale_temporaries
+
+    stale = stale_temporaries(args.output)
+    for path in stale:
+        if args.clean_stale:
+            os.unlink(path)
+            print(f"pydp-core privatize: removed {path}, left by a killed run", file=sys.stderr)
+        else:
+            print(f"pydp-core privatize: warning: {path} was left by a killed run; --clean-stale removes it",
+                  file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     from .. import io as etl
 
+    _stale(args)
     bounds = etl.check_bounds(args.bounds, "--bounds")
     mech = etl.mechanism(
         args.mechanism, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,

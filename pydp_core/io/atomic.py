@@ -1,82 +1,97 @@
-"""Atomic file output: write to a temporary file in the target's directory, then rename over the target.
+"""Atomic file output, cancellation by signal at safe points, and the read/transform/write pipeline.
 
-A crash, Ctrl-C or SIGTERM while writing leaves the target as it was (absent or the previous version);
-only the temporary file may remain after a hard kill (SIGKILL, power loss), under a name starting with
-``.<target>.`` and ending in ``.tmp``.
+Atomic output (:func:`atomic_output`, from ``pydp_core._files``): a crash, Ctrl-C or SIGTERM while
+writing leaves the target as it was (absent or the previous version); only a hard kill (SIGKILL, power
+loss) can leave the temporary file ``.<target>.<pid>.<random>.tmp``, which :func:`stale_temporaries`
+finds once its process is gone.
+
+Cancellation (:func:`cancellation`): in the main thread, SIGINT and SIGTERM only set a flag
+(a :class:`threading.Event`); the work checks it at safe points (between batches, between columns, in
+the reader and writer threads, before the rename) and raises :class:`Interrupted` there. A Python signal
+handler that raised instead would raise at an arbitrary bytecode of the main thread: inside the import
+machinery (a half-imported module), while a lock is held, or after the output was renamed.
 """
 from __future__ import annotations
 
 import contextlib
-import os
+import queue
 import signal
-import tempfile
+import threading
 from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from .._files import fsync_dir
+from .._files import atomic_output, same_file, stale_temporaries
 
-__all__ = ["atomic_output", "same_file", "Pipeline"]
+__all__ = ["atomic_output", "same_file", "stale_temporaries", "Pipeline", "Interrupted", "Cancellation", "cancellation"]
 
-
-def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """True if paths ``a`` and ``b`` name the same file (following links), when ``b`` exists."""
-    try:
-        return os.path.samefile(a, b)
-    except FileNotFoundError:
-        return os.path.realpath(a) == os.path.realpath(b)
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_POLL = 0.05  # seconds between checks of the flag while a thread waits on a queue
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; raised at a safe point. ``signum`` is the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
 
 
-class _Terminated(BaseException):
-    """SIGTERM raised as an exception so that ``finally`` blocks run (exits like Ctrl-C)."""
+class Cancellation:
+    """A cancellation flag: :meth:`check` raises :class:`Interrupted` once :meth:`cancel` was called."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.signum: int = signal.SIGINT
+
+    def cancel(self, signum: int = signal.SIGINT) -> None:
+        """Set the flag (what the signal handler does; safe from any thread)."""
+        if not self._event.is_set():
+            self.signum = signum
+        self._event.set()
+
+    def _handler(self, signum: int, frame: Optional[FrameType]) -> None:
+        self.cancel(signum)
+
+    def is_set(self) -> bool:
+        """True once cancelled."""
+        return self._event.is_set()
+
+    def error(self) -> Interrupted:
+        """The exception that reports the cancellation."""
+        return Interrupted(self.signum)
+
+    def check(self) -> None:
+        """Raise :class:`Interrupted` if cancelled."""
+        if self._event.is_set():
+            raise self.error()
+
+
+_active: list[Cancellation] = []
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike[str], *, mode: int | None = None) -> Iterator[str]:
-    """Yield a temporary path next to ``path``; on success fsync it and rename it to ``path``.
+def cancellation() -> Iterator[Cancellation]:
+    """A :class:`Cancellation` set by SIGINT and SIGTERM for the duration of the block.
 
-    ``mode`` sets the final permissions (default: 0666 minus the umask, as ``open`` would). On any
-    exception, KeyboardInterrupt or SIGTERM (main thread only) the temporary file is removed and the
-    exception propagates.
+    In the main thread the two signals' handlers are replaced by one that only sets the flag, and
+    restored afterwards; nested blocks share the outer flag. In other threads signals cannot be handled:
+    the flag is then only set by :meth:`Cancellation.cancel`.
     """
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, name = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-    os.close(fd)
-    tmp: Optional[str] = name
-    previous = None
+    if _active:
+        yield _active[-1]
+        return
+    cancel = Cancellation()
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+    previous = {s: signal.signal(s, cancel._handler) for s in _SIGNALS}
+    _active.append(cancel)
     try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread: leave signals alone
-        previous = None
-    try:
-        yield name
-        os.chmod(name, (0o666 & ~_umask()) if mode is None else mode)
-        with open(name, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(name, target)
-        tmp = None
-        _fsync_dir(directory)
-    except _Terminated:
-        raise KeyboardInterrupt("terminated (SIGTERM)") from None
+        yield cancel
     finally:
-        if tmp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_terminated(signum: int, frame: Optional[FrameType]) -> None:  # pragma: no cover - exercised through a subprocess test
-    raise _Terminated()
-
-
-_fsync_dir = fsync_dir
+        _active.pop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 class Pipeline:
@@ -84,18 +99,20 @@ class Pipeline:
     caller, with at most ``depth`` items waiting on each side: read, transform and write overlap.
 
     ``for item in pipe.items(): pipe.put(transform(item))``; ``pipe.finish()`` waits for the consumer.
-    The first error of any side is raised in the caller; ``close()`` (always call it, e.g. in
-    ``finally``) stops both threads and waits for them, so nothing touches the output afterwards.
+    The first error of any side is raised in the caller, and :class:`Interrupted` once ``cancel`` is set
+    (every wait is a bounded poll of the flag). ``close()`` (always call it, e.g. in ``finally``) stops
+    both threads and waits for them, so nothing touches the output afterwards. Whatever the threads
+    import must be imported before (an import in a thread can wait on the import lock of the main one).
     """
 
-    def __init__(self, produce: Iterable[Any], consume: Callable[[Any], None], depth: int = 2) -> None:
-        import queue
-        import threading
-
-        self._queue_mod = queue
-        self._in: Any = queue.Queue(depth)
-        self._out: Any = queue.Queue(depth)
+    def __init__(
+        self, produce: Iterable[Any], consume: Callable[[Any], None], depth: int = 2,
+        cancel: Optional[Cancellation] = None,
+    ) -> None:
+        self._in: queue.Queue[Any] = queue.Queue(depth)
+        self._out: queue.Queue[Any] = queue.Queue(depth)
         self._stop = threading.Event()
+        self._cancel = Cancellation() if cancel is None else cancel
         self._error: list[BaseException] = []
         self._threads = [
             threading.Thread(target=self._producer, args=(produce,), daemon=True),
@@ -104,20 +121,23 @@ class Pipeline:
         for t in self._threads:
             t.start()
 
-    def _offer(self, q: Any, item: Any) -> bool:
-        while not self._stop.is_set():
+    def _halted(self) -> bool:
+        return self._stop.is_set() or self._cancel.is_set()
+
+    def _offer(self, q: "queue.Queue[Any]", item: Any) -> bool:
+        while not self._halted():
             try:
-                q.put(item, timeout=0.05)
+                q.put(item, timeout=_POLL)
                 return True
-            except self._queue_mod.Full:
+            except queue.Full:
                 continue
         return False
 
-    def _take(self, q: Any) -> Any:
-        while not self._stop.is_set():
+    def _take(self, q: "queue.Queue[Any]") -> Any:
+        while not self._halted():
             try:
-                return q.get(timeout=0.05)
-            except self._queue_mod.Empty:
+                return q.get(timeout=_POLL)
+            except queue.Empty:
                 continue
         return _END
 
@@ -144,11 +164,12 @@ class Pipeline:
             self._stop.set()
 
     def _check(self) -> None:
+        self._cancel.check()
         if self._error:
             raise self._error[0]
 
     def items(self) -> Iterator[Any]:
-        """The produced items, in order; raises the first error of either thread."""
+        """The produced items, in order; raises the first error of either thread, or :class:`Interrupted`."""
         while True:
             item = self._take(self._in)
             self._check()
@@ -164,7 +185,10 @@ class Pipeline:
     def finish(self) -> None:
         """Wait for the consumer to take every item; raises the first error of either thread."""
         self._offer(self._out, _END)
-        self._threads[1].join()
+        writer = self._threads[1]
+        while writer.is_alive():
+            writer.join(_POLL)
+            self._cancel.check()
         self._check()
 
     def close(self) -> None:

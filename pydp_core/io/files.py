@@ -2,13 +2,15 @@
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from .._validation import check_int
+from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
 from .keyed import KeyedNoise
 from .keys import BLOCK_ROWS, check_key, generate_key
@@ -94,8 +96,8 @@ def privatize_file(
     bounds : (real, real) or mapping, optional
         Clamping bounds, as in :func:`privatize`.
     format, output_format : {"parquet", "csv"}, optional
-        The input and output formats (default: from the file names; the output falls back to the
-        input's).
+        The input and output formats (default: from the file names; an output name that does not tell
+        the format, such as ``out.txt``, is refused rather than given the input's format).
     batch_rows : int, optional
         Rows read at a time, in [1, 2**26].
     block_rows : int, optional
@@ -127,7 +129,8 @@ def privatize_file(
     Raises
     ------
     FileNotFoundError, IsADirectoryError
-        If ``source`` is missing or not a regular file, or ``target`` is a directory.
+        If ``source`` is missing or not a regular file, ``target``'s folder is missing, or ``target`` is a
+        directory.
     FileExistsError
         If ``target`` exists and ``overwrite`` is false.
     ValueError
@@ -136,12 +139,14 @@ def privatize_file(
     KeyReuseError
         If the key's ledger holds other values for rows of this release (nothing is written).
     KeyboardInterrupt
-        On Ctrl-C or SIGTERM (no output is left).
+        :class:`pydp_core.io.atomic.Interrupted` on Ctrl-C or SIGTERM (in the main thread the signals only
+        set a flag, checked between batches; no output and no temporary file are left).
 
     Notes
     -----
-    CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged
-    (quoted on output).
+    CSV: the privatised columns are read as float64 and the others as text, which is copied unchanged.
+    CSV output quotes a value only when it holds a comma, a quote or a line break, and writes floats with
+    a decimal point or an exponent, so that readers infer the column types back.
 
     Examples
     --------
@@ -156,17 +161,44 @@ def privatize_file(
     >>> io.privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.csv"), mech, key=key, columns="age")
     2
     """
-    from .atomic import Pipeline, atomic_output, same_file
-
-    source, target = os.fspath(source), os.fspath(target)
-    fmt_in = file_format(source, format)
-    if output_format is not None:
-        fmt_out = file_format(target, output_format)
-    else:
+    with cancellation() as cancel:
         try:
-            fmt_out = file_format(target)
-        except ValueError:
-            fmt_out = fmt_in
+            return _privatize_file(
+                os.fspath(source), os.fspath(target), mechanism, key=key, columns=columns, bounds=bounds, format=format,
+                output_format=output_format, batch_rows=batch_rows, block_rows=block_rows, overwrite=overwrite,
+                progress=progress, compression=compression, ledger=ledger, accountant=accountant,
+                sensitivity_holds=sensitivity_holds, simulation=simulation, cancel=cancel, privatize_kwargs=privatize_kwargs,
+            )
+        except BaseException:
+            if cancel.is_set():  # the interruption wins over the errors it caused (a writer stopped mid-batch)
+                raise cancel.error() from None
+            raise
+
+
+def output_format_of(target: str, output_format: str | None) -> str:
+    """The output format: ``output_format`` if given, else from ``target``'s name (an unknown name is refused).
+
+    Raises
+    ------
+    ValueError
+        If neither tells the format (e.g. ``out.txt``): a file whose name says nothing would be Parquet
+        for some readers and text for others.
+    """
+    try:
+        return file_format(target, output_format)
+    except ValueError:
+        raise ValueError(
+            f"cannot tell the output format from the name {target!r} (.parquet, .pq, .parq, .csv, .csv.gz, .csv.bz2, "
+            ".tsv): give output_format='parquet' or 'csv'"
+        ) from None
+
+
+def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, columns: Any, bounds: Any, format: Any,
+                    output_format: Any, batch_rows: int, block_rows: int, overwrite: bool, progress: Any,
+                    compression: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
+                    cancel: Cancellation, privatize_kwargs: dict[str, Any]) -> int:
+    fmt_in = file_format(source, format)
+    fmt_out = output_format_of(target, output_format)
     names = [columns] if isinstance(columns, str) else list(columns)
     if not os.path.exists(source):
         raise FileNotFoundError(f"input file {source!r} does not exist")
@@ -178,9 +210,12 @@ def privatize_file(
         raise FileExistsError(f"output {target!r} exists (use --force / overwrite=True to replace it)")
     if os.path.isdir(target):
         raise IsADirectoryError(f"output {target!r} is a directory")
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"output folder {folder!r} does not exist")
     key_ledger = False if key is None else resolve_ledger(check_key(key), ledger)
     key = generate_key() if key is None else check_key(key)
-    batch_rows = check_int(batch_rows, "block_rows", 1, 1 << 26)
+    batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
                               "release": privatize_kwargs.get("release", True) is not False}
@@ -193,12 +228,15 @@ def privatize_file(
         )
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
     report_text = json.dumps(report, sort_keys=True)
+    cancel.check()
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
+        cancel.check()  # between columns of a batch
         return noisers[col].apply(values, start)
 
     rows = 0
     state: dict[str, Any] = {"writer": None}
+    _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
 
     def write(out: Any) -> None:  # runs in the writer thread
         if state["writer"] is None:
@@ -207,27 +245,34 @@ def privatize_file(
         if progress is not None:
             progress(out.num_rows)
 
-    with atomic_output(target) as tmp:
-        # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
-        # and the samplers release the GIL). The output is renamed into place only after the writer is done.
-        pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write)
-        try:
-            for batch in pipe.items():
-                start = rows
-                pipe.put(privatize_pyarrow(batch, list(noisers), noiser))
-                rows += batch.num_rows
-            pipe.finish()
-        finally:
-            pipe.close()
-            if state["writer"] is not None:
-                state["writer"].close()
-        if state["writer"] is None:  # empty input: write the (privatised) schema
-            schema = _empty_schema(source, fmt_in, list(noisers))
-            _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
-    if fmt_out == "csv":
-        with atomic_output(target + ".release.json") as side:
-            with open(side, "w", encoding="utf-8") as fh:
-                fh.write(report_text + "\n")
+    side = target + ".release.json" if fmt_out == "csv" else None  # the CSV output's release report
+    try:
+        with atomic_output(target, before_rename=cancel.check) as tmp:
+            # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
+            # and the samplers release the GIL). The output is renamed into place only after the writer is done.
+            pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write, cancel=cancel)
+            try:
+                for batch in pipe.items():
+                    start = rows
+                    pipe.put(privatize_pyarrow(batch, list(noisers), noiser))
+                    rows += batch.num_rows
+                pipe.finish()
+            finally:
+                pipe.close()
+                if state["writer"] is not None:
+                    state["writer"].close()
+            if state["writer"] is None:  # empty input: write the (privatised) schema
+                schema = _empty_schema(source, fmt_in, list(noisers))
+                _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
+            if side is not None:  # published just before the output, never after it
+                with atomic_output(side, before_rename=cancel.check) as side_tmp:
+                    with open(side_tmp, "w", encoding="utf-8") as fh:
+                        fh.write(report_text + "\n")
+    except BaseException:
+        if side is not None and not os.path.exists(target):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(side)
+        raise
     return rows
 
 
@@ -264,19 +309,25 @@ def _csv_reader(source: str, columns: list[str], block_bytes: int):
     )
 
 
-def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int):
+def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int) -> Iterator[Any]:
+    """The batches of ``source``; opened (and imported) in the calling thread, iterated in the reader's."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         # pre_buffer=False: the default pre-buffering keeps every column chunk read so far in memory
         # (the whole file by the end); a buffered stream keeps memory at about one batch.
         pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
-        yield from pf.iter_batches(batch_size=batch_rows)
-        return
+        return iter(pf.iter_batches(batch_size=batch_rows))
     # About 16 bytes a value for a float column: aim for batch_rows rows per block.
-    reader = _csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16)))
-    for batch in reader:
-        yield batch
+    return iter(_csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16))))
+
+
+def _import_writer(fmt: str) -> None:
+    if fmt == "parquet":
+        import pyarrow.parquet  # noqa: F401
+    else:
+        import pyarrow.compute  # noqa: F401
+        import pyarrow.csv  # noqa: F401
 
 
 def _empty_schema(source: str, fmt: str, columns: list[str]):
@@ -292,27 +343,82 @@ def _empty_schema(source: str, fmt: str, columns: list[str]):
 
 
 class _Writer:
-    def __init__(self, inner: Any, kind: str) -> None:
-        self.inner, self.kind = inner, kind
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
 
     def write(self, batch: Any) -> None:
-        if self.kind == "parquet":
-            self.inner.write_batch(batch)
-        else:
-            self.inner.write(batch)
+        self.inner.write_batch(batch)
 
     def close(self) -> None:
         self.inner.close()
 
 
-def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, noisy: list[str]) -> _Writer:
+class _CsvWriter:
+    """CSV (RFC 4180) in which a value is quoted only when it must be (it holds a comma, a quote or a line
+    break), numbers are written as numbers, and floats always with a decimal point or an exponent: readers
+    then infer the types back (a noised column on an integer grid stays float64, ids stay integers).
+
+    pyarrow's own CSV writer quotes every string value (the text columns passed through) and prints 2.0 as
+    ``2``. Each batch is formatted by pyarrow compute kernels into one large string per line.
+    """
+
+    def __init__(self, path: str, schema: Any) -> None:
+        self._fh = open(path, "wb")
+        self._fh.write((",".join(_quoted(n) for n in schema.names) + "\n").encode("utf-8"))
+
+    def write(self, batch: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if batch.num_rows == 0:
+            return
+        cols = [_csv_text(batch.column(i), batch.schema.field(i)) for i in range(batch.num_columns)]
+        comma, newline, empty = (pa.scalar(c, pa.large_string()) for c in (",", "\n", ""))
+        lines = pc.binary_join_element_wise(*cols, comma) if len(cols) > 1 else cols[0]
+        lines = pc.binary_join_element_wise(lines, empty, newline)
+        offsets = np.frombuffer(lines.buffers()[1], np.int64)[lines.offset : lines.offset + len(lines) + 1]
+        self._fh.write(memoryview(lines.buffers()[2])[offsets[0] : offsets[-1]])
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\r\n') else text
+
+
+def _csv_text(col: Any, field: Any) -> Any:
+    """The CSV text of one column, as a large_string array without nulls (a null is an empty field)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = col.type
+    try:
+        text = pc.cast(col, pa.large_string())
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        raise TypeError(f"column {field.name!r} of type {t} cannot be written to CSV: write Parquet instead") from None
+    empty = pa.scalar("", pa.large_string())
+    if pa.types.is_floating(t):  # 2.0 is cast to "2": add ".0" so that readers see a float
+        whole = pc.match_substring_regex(text, r"^-?[0-9]+$")
+        if pc.any(whole).as_py():
+            text = pc.if_else(whole, pc.binary_join_element_wise(text, pa.scalar(".0", pa.large_string()), empty), text)
+    elif not (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_decimal(t)):
+        needs = pc.match_substring_regex(text, '[,"\r\n]')
+        if not pc.any(needs).as_py():  # the common case: nothing to quote
+            return pc.fill_null(text, empty)
+        quoted = pc.binary_join_element_wise(
+            pa.scalar('"', pa.large_string()), pc.replace_substring(text, '"', '""'), pa.scalar('"', pa.large_string()), empty
+        )
+        text = pc.if_else(needs, quoted, text)
+    return pc.fill_null(text, empty)
+
+
+def _open_writer(path: str, fmt: str, schema: Any, compression: str | None, noisy: list[str]) -> Any:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         # Noisy floats are (almost) all distinct: a dictionary would only cost time.
         plain = [n for n in schema.names if n not in noisy]
         writer = pq.ParquetWriter(path, schema, compression=compression or "none", use_dictionary=plain or False)
-        return _Writer(writer, "parquet")
-    import pyarrow.csv as pcsv
-
-    return _Writer(pcsv.CSVWriter(path, schema), "csv")
+        return _Writer(writer)
+    return _CsvWriter(path, schema)

@@ -557,7 +557,7 @@ class KeyedNoise:
 
 
 def prepared_values(values: np.ndarray, bounds: tuple[float, float] | None, column: str) -> np.ndarray:
-    """float64 values, clamped to ``bounds`` when given; NaN (and inf without bounds) is an error."""
+    """float64 values, clamped to ``bounds`` when given; NaN (always) and inf without bounds are errors."""
     arr = np.asarray(values)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         raise TypeError(f"column {column!r} must be numeric (got dtype {arr.dtype})")
@@ -570,12 +570,14 @@ def prepared_values(values: np.ndarray, bounds: tuple[float, float] | None, colu
         arr = f
     else:
         arr = arr.astype(np.float64, copy=False)
+    # NaN is refused with or without bounds (clamping cannot give it a value); infinities are clamped to bounds.
+    if np.isnan(arr).any():
+        raise ValueError(
+            f"column {column!r} has NaN values: store missing values as nulls (NaN is refused even with bounds, "
+            "since clamping cannot give it a value)"
+        )
     if bounds is None:
         if not np.isfinite(arr).all():
-            raise ValueError(
-                f"column {column!r} has NaN or infinite values (use nulls for missing values, or bounds= to clamp)"
-            )
+            raise ValueError(f"column {column!r} has infinite values: give bounds=(lower, upper) to clamp them")
         return arr
-    if np.isnan(arr).any():
-        raise ValueError(f"column {column!r} has NaN values (use nulls for missing values)")
     return np.clip(arr, bounds[0], bounds[1])

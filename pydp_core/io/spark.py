@@ -39,6 +39,42 @@ def _spark():
     return require_extra("spark", "pyarrow", "pyspark", "pyspark.sql.types")[2]
 
 
+def _worker_python(session: Any) -> str | None:
+    """Run a local session's Python workers with this interpreter when the driver runs in a virtual environment.
+
+    PySpark starts its workers with ``PYSPARK_PYTHON`` (default ``python3``, the system's Python), which
+    does not see the packages of a virtual environment: the workers fail with ``ModuleNotFoundError:
+    pydp_core``. When neither ``PYSPARK_PYTHON`` nor ``spark.pyspark.python`` is set, the master is local
+    (``local``, ``local[N]``, ``local-cluster[...]``: the workers run on this machine) and this interpreter
+    belongs to a virtual environment, the workers of the functions created from now on run
+    ``sys.executable``. On a cluster the executors need their own Python with pydp_core installed: set
+    ``PYSPARK_PYTHON`` (or ``spark.pyspark.python``) to it; nothing is changed there.
+
+    Parameters
+    ----------
+    session : pyspark.sql.SparkSession
+        The session (Spark Connect sessions have no local workers and are left alone).
+
+    Returns
+    -------
+    str or None
+        The interpreter set for the workers, or None if nothing was changed.
+    """
+    import os
+    import sys
+
+    sc = getattr(session, "_sc", None)
+    if sc is None or os.environ.get("PYSPARK_PYTHON") or sys.prefix == sys.base_prefix:
+        return None
+    conf = sc.getConf()
+    if conf.get("spark.pyspark.python") or not str(sc.master).startswith("local"):
+        return None
+    if sc.pythonExec != sys.executable:
+        sc.pythonExec = sys.executable
+        return sys.executable
+    return None
+
+
 def _output_schema(schema: Any, columns: Sequence[str], T: Any) -> Any:
     fields = []
     for f in schema.fields:
@@ -160,6 +196,7 @@ def privatize(
 
     if not isinstance(df, DataFrame):
         raise TypeError(f"df must be a pyspark.sql.DataFrame, not {type(df).__name__}")
+    _worker_python(df.sparkSession)
     key = check_key(key)
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
     names = _check_columns(df.schema, columns, index, T)
