@@ -1,0 +1,504 @@
+// Certified privacy-loss distributions (PLDs): a pessimistic and an optimistic discretisation of the
+// loss L = log(dP/dQ) under P on the grid l_i = i h, composed by FFT, queried as intervals.
+//
+// delta(eps) = E_P[(1 - e^{eps - L})_+] + P(L = +inf). With Z = e^{-L} this is E_P[phi(e^eps Z)] with
+// phi(z) = (1 - z)_+ convex and decreasing, and under composition Z is a product of independent factors.
+// Hence (proofs in docs/pld.md):
+//   * raising a loss (rounding up, moving mass to +inf) raises delta; lowering or dropping mass lowers it;
+//   * a mean-preserving spread of one factor Z_i (same P-mass, same Q-mass = E_P[Z]) raises delta and a
+//     mean-preserving contraction lowers it (Jensen, conditioning on the other factors).
+// Per grid cell (g_i, g_{i+1}] we take the exact P- and Q-masses of the mechanism (from log-space tails).
+//   pessimistic: each cell's mass is split between g_i and g_{i+1} preserving both masses (the
+//     connect-the-dots of Doroshenko et al. 2022, which equals spreading every point of the cell);
+//     P(L <= g_0) goes up to g_0 and P(L > g_n) to +inf.
+//   optimistic: each cell is first contracted to its conditional atom (Jensen), then neighbouring atoms
+//     are merged onto the grid point between them (merges are contractions); the last remainder rounds
+//     down; P(L <= g_0) is dropped and P(L > g_n) rounds down to g_n.
+// Both errors are second order in h per factor. Composition: one FFT per distinct mechanism (pessimistic
+// in the real part, optimistic in the imaginary part), pointwise powers, one inverse FFT. The mass the
+// circular convolution folds into the window is bounded by Chernoff with the exact discrete MGF and
+// accounted on each side (added for the upper bound, subtracted for the lower).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "pydp/accounting/fft.hpp"
+#include "pydp/noise/families.hpp"
+
+namespace pydp::accounting::pld {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr long kMaxPoints = 1L << 25;  // grid points of one discretisation or window
+
+// One discretised side: P-mass p[i] at loss (offset + i) h, and P-mass at +inf.
+struct Side {
+    long offset = 0;
+    std::vector<double> p;
+    double inf = 0.0;
+};
+
+struct TwoSided {
+    Side pess, opt;
+};
+
+// ----- from cell masses ---------------------------------------------------------------------------------
+// pm[i], qm[i]: P- and Q-mass of the loss cell (g_i, g_{i+1}], g_i = (i0 + i) h, i < n. below: P(L <= g_0);
+// above_p: P(g_n < L < inf); inf_p: P(L = +inf).
+inline TwoSided from_cells(long i0, double h, const std::vector<double>& pm, const std::vector<double>& qm,
+                           double below, double above_p, double inf_p) {
+    const std::size_t n = pm.size();
+    TwoSided out;
+    out.pess.offset = out.opt.offset = i0;
+    out.pess.p.assign(n + 1, 0.0);
+    out.opt.p.assign(n + 1, 0.0);
+    out.pess.p[0] = below;
+    out.pess.inf = above_p + inf_p;
+    out.opt.p[n] = above_p;
+    out.opt.inf = inf_p;
+    const double denom = -std::expm1(-h);
+    // Optimistic merge state: carry of P-mass pc whose Q-mass times e^{g_T} is rc (position <= g_T).
+    bool have = false;
+    std::size_t T = 0;
+    double pc = 0.0, rc = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double pa = pm[i];
+        if (!(pa > 0.0)) continue;
+        const double g = static_cast<double>(i0 + static_cast<long>(i)) * h;
+        // Offset of the cell's conditional atom above g_i, clamped to the cell against rounding.
+        double off = qm[i] > 0.0 ? std::log(pa / qm[i]) - g : h;
+        off = std::min(std::max(off, 0.0), h);
+        const double b = pa * (-std::expm1(-off)) / denom;  // pessimistic share at g_{i+1}
+        out.pess.p[i + 1] += b;
+        out.pess.p[i] += pa - b;
+        if (!have) {
+            have = true;
+            T = i + 1;
+            pc = pa;
+            rc = pa * std::exp(h - off);
+            continue;
+        }
+        // Excess q e^{g_T} - p of the atom relative to the target g_T (<= 0: the atom lies at or above it).
+        const double shift = static_cast<double>(static_cast<long>(T) - static_cast<long>(i)) * h - off;  // g_T - pos
+        const double ra = pa * std::exp(shift);
+        const double ea = ra - pa, ec = rc - pc;
+        if (ec + ea <= 0.0) {
+            const double f = ea < 0.0 ? std::min(std::max(ec / -ea, 0.0), 1.0) : 0.0;
+            out.opt.p[T] += pc + f * pa;
+            T = i + 1;
+            pc = (1.0 - f) * pa;
+            rc = pc * std::exp(h - off);
+        } else {
+            pc += pa;
+            rc += ra;
+        }
+    }
+    if (have && pc > 0.0) {
+        // The last carry lies in [g_{T-1}, g_T] with nothing above it to merge with. Merge it instead with
+        // mass already emitted below g_{T-1} so that the merge lands on g_{T-1} (a contraction again; for
+        // a large top atom, as the Laplace's at L = d, plain rounding down would be a first-order loss).
+        const std::size_t t = T - 1;
+        double deficit = pc - rc * std::exp(-h);  // p - Q e^{g_{T-1}} of the carry, >= 0
+        for (std::size_t j = t; j-- > 0 && deficit > 0.0;) {
+            const double gain = std::expm1(static_cast<double>(t - j) * h);  // excess per unit mass at g_j
+            const double take = std::min(out.opt.p[j], deficit / gain);
+            out.opt.p[j] -= take;
+            out.opt.p[t] += take;
+            deficit -= take * gain;
+        }
+        // Whatever could not be balanced rounds down with the carry (always allowed: it lowers losses).
+        out.opt.p[t] += pc;
+    }
+    return out;
+}
+
+// Atoms (loss l_j, P-mass p_j, Q-mass q_j) grouped into the cells l in (g_i, g_{i+1}]. Finite losses only;
+// P-mass at +inf goes in inf_p. Exact for mechanisms with finitely many outcomes.
+inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<double>& p, const std::vector<double>& q,
+                           double inf_p, double h) {
+    if (loss.empty()) {
+        TwoSided t;
+        t.pess.p.assign(1, 0.0);
+        t.opt.p.assign(1, 0.0);
+        t.pess.inf = t.opt.inf = inf_p;
+        return t;
+    }
+    long lo = std::numeric_limits<long>::max(), hi = std::numeric_limits<long>::min();
+    std::vector<long> cell(loss.size());
+    for (std::size_t j = 0; j < loss.size(); ++j) {
+        cell[j] = static_cast<long>(std::ceil(loss[j] / h)) - 1;  // l in (g_c, g_{c+1}]
+        lo = std::min(lo, cell[j]);
+        hi = std::max(hi, cell[j]);
+    }
+    if (hi - lo + 2 > kMaxPoints) throw std::domain_error("value_step is too small for the range of the losses");
+    std::vector<double> pm(static_cast<std::size_t>(hi - lo + 1), 0.0), qm(pm.size(), 0.0);
+    for (std::size_t j = 0; j < loss.size(); ++j) {
+        pm[static_cast<std::size_t>(cell[j] - lo)] += p[j];
+        qm[static_cast<std::size_t>(cell[j] - lo)] += q[j];
+    }
+    return from_cells(lo, h, pm, qm, 0.0, 0.0, inf_p);
+}
+
+// ----- noise mechanisms -------------------------------------------------------------------------------
+// Output X = f(x) in standardised units (x / scale), shift d = sensitivity / scale, Poisson sampling
+// rate q. With g(x) = log f(x - d) / f(x) nondecreasing (log-concavity):
+//   remove: P = (1-q) f + q f(. - d), Q = f, L = log(1 - q + q e^{g(x)}), nondecreasing in x;
+//   add:    P = f, Q = (1-q) f + q f(. - d), L = -log(1 - q + q e^{g(x)}), nonincreasing in x.
+struct Tails {
+    double p_le, p_gt, q_le, q_gt;  // P(L <= l), P(L > l), Q(L <= l), Q(L > l)
+};
+
+class NoiseLoss {
+public:
+    NoiseLoss(const noise::Family& fam, double d, double q, bool remove) : fam_(fam), d_(d), q_(q), remove_(remove) {
+        if (!(d > 0.0) || !std::isfinite(d)) throw std::invalid_argument("sensitivity / scale must be finite and > 0");
+        if (!(q > 0.0 && q <= 1.0)) throw std::invalid_argument("sampling_rate must lie in (0, 1]");
+        if (fam.truncated()) throw std::invalid_argument("truncated families are not supported by the PLD engine");
+    }
+
+    Tails tails(double l) const noexcept {
+        if (remove_) {
+            const double xs = sup_le(rho(l));
+            const double f0 = cdf(xs), s0 = sf(xs);
+            if (q_ == 1.0) return {cdf(xs - d_), sf(xs - d_), f0, s0};
+            return {(1.0 - q_) * f0 + q_ * cdf(xs - d_), (1.0 - q_) * s0 + q_ * sf(xs - d_), f0, s0};
+        }
+        const double xi = inf_ge(rho(-l));
+        const double f0 = cdf(xi), s0 = sf(xi);
+        if (q_ == 1.0) return {s0, f0, sf(xi - d_), cdf(xi - d_)};
+        return {s0, f0, (1.0 - q_) * s0 + q_ * sf(xi - d_), (1.0 - q_) * f0 + q_ * cdf(xi - d_)};
+    }
+
+    // Grid window [ilo, ihi] with P(L <= g_ilo) <= tail and P(L > g_ihi) <= tail, then the cells.
+    TwoSided discretise(double h, double tail) const {
+        const double l_hi = search([&](double l) { return tails(l).p_gt <= tail; }, true);
+        const double l_lo = search([&](double l) { return tails(l).p_le <= tail; }, false);
+        long ilo = static_cast<long>(std::floor(l_lo / h)), ihi = static_cast<long>(std::ceil(l_hi / h));
+        if (ihi <= ilo) ihi = ilo + 1;
+        if (ihi - ilo + 1 > kMaxPoints) throw std::domain_error("value_step is too small for this mechanism's loss range");
+        const std::size_t n = static_cast<std::size_t>(ihi - ilo);
+        std::vector<Tails> t(n + 1);
+        for (std::size_t i = 0; i <= n; ++i) t[i] = tails(static_cast<double>(ilo + static_cast<long>(i)) * h);
+        std::vector<double> pm(n), qm(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            // Difference the smaller tail, so that tiny cell masses keep their relative precision.
+            pm[i] = std::max(0.0, t[i + 1].p_le <= 0.5 ? t[i + 1].p_le - t[i].p_le : t[i].p_gt - t[i + 1].p_gt);
+            qm[i] = std::max(0.0, t[i + 1].q_le <= 0.5 ? t[i + 1].q_le - t[i].q_le : t[i].q_gt - t[i + 1].q_gt);
+        }
+        return from_cells(ilo, h, pm, qm, t[0].p_le, t[n].p_gt, 0.0);
+    }
+
+private:
+    double cdf(double x) const noexcept {
+        if (x == -kInf) return 0.0;
+        if (x == kInf) return 1.0;
+        return std::exp(fam_.logcdf(x));
+    }
+    double sf(double x) const noexcept { return cdf(-x); }
+    // g(x) <= rho  <=>  L <= l (remove) with rho = log((e^l - 1 + q) / q); -inf when e^l <= 1 - q.
+    double rho(double l) const noexcept {
+        if (q_ == 1.0) return l;
+        if (l > 30.0) return l + std::log1p(-(1.0 - q_) * std::exp(-l)) - std::log(q_);
+        const double v = std::expm1(l) + q_;
+        return v > 0.0 ? std::log(v) - std::log(q_) : -kInf;
+    }
+    double ginv(double r) const noexcept {  // g strictly increasing (all families but the Laplace)
+        return r >= 0.0 ? fam_.threshold(d_, r) : d_ - fam_.threshold(d_, -r);
+    }
+    double sup_le(double r) const noexcept {  // sup{x : g(x) <= r}
+        if (r == -kInf) return -kInf;
+        if (fam_.kind() == noise::Kind::Laplace) return r < -d_ ? -kInf : r >= d_ ? kInf : 0.5 * (r + d_);
+        return ginv(r);
+    }
+    double inf_ge(double r) const noexcept {  // inf{x : g(x) >= r}
+        if (r == -kInf) return -kInf;
+        if (fam_.kind() == noise::Kind::Laplace) return r <= -d_ ? -kInf : r > d_ ? kInf : 0.5 * (r + d_);
+        return ginv(r);
+    }
+    // Loss where ok() switches: upper = true finds a small l with ok(l) (ok monotone true above),
+    // upper = false a large l with ok(l) (ok monotone true below).
+    template <class Ok>
+    static double search(Ok ok, bool upper) {
+        double good = upper ? 1.0 : -1.0, bad = 0.0;
+        int grow = 0;
+        while (!ok(good)) {
+            bad = good;
+            good *= 2.0;
+            if (++grow > 60) throw std::domain_error("the loss distribution's tails could not be bracketed");
+        }
+        if (ok(bad)) return bad;
+        for (int it = 0; it < 200 && std::fabs(good - bad) > 1e-9 * (1.0 + std::fabs(good)); ++it) {
+            const double mid = 0.5 * (good + bad);
+            (ok(mid) ? good : bad) = mid;
+        }
+        return good;
+    }
+
+    noise::Family fam_;
+    double d_, q_;
+    bool remove_;
+};
+
+// ----- composition --------------------------------------------------------------------------------------
+struct Component {
+    const TwoSided* pld;
+    long count;
+};
+
+// log sum_i p_i e^{t l_i} of one side's finite part (-inf if it has no mass).
+inline double log_mgf(const Side& s, double h, double t) {
+    const std::size_t n = s.p.size();
+    if (n == 0) return -kInf;
+    // Relative to the end where e^{t l} is largest, so no term overflows; blocked powers of e^{-|t| h}.
+    const bool up = t >= 0.0;
+    const double top = static_cast<double>(s.offset + (up ? static_cast<long>(n) - 1 : 0)) * h;
+    constexpr std::size_t B = 64;
+    double pw[B];
+    const double step = -std::fabs(t) * h;
+    for (std::size_t j = 0; j < B; ++j) pw[j] = std::exp(step * static_cast<double>(j));
+    double acc = 0.0;
+    for (std::size_t b0 = 0; b0 < n; b0 += B) {
+        const double base = std::exp(step * static_cast<double>(b0));
+        if (base == 0.0) break;
+        const std::size_t e = std::min(n - b0, B);
+        double part = 0.0;
+        if (up) {
+            for (std::size_t j = 0; j < e; ++j) part += s.p[n - 1 - b0 - j] * pw[j];
+        } else {
+            for (std::size_t j = 0; j < e; ++j) part += s.p[b0 + j] * pw[j];
+        }
+        acc += base * part;
+    }
+    return acc > 0.0 ? t * top + std::log(acc) : -kInf;
+}
+
+// K(t) = sum_j k_j log M_j(t) for one side (pess or opt) of the composition.
+inline double cgf(const std::vector<Component>& comps, bool pess, double h, double t) {
+    double k = 0.0;
+    for (const Component& c : comps) k += static_cast<double>(c.count) * log_mgf(pess ? c.pld->pess : c.pld->opt, h, t);
+    return k;
+}
+
+// Golden-section minimum of a unimodal function of u on [a, b].
+template <class F>
+double golden_min(F f, double a, double b, int iters = 48) {
+    const double r = 0.5 * (std::sqrt(5.0) - 1.0);
+    double x1 = b - r * (b - a), x2 = a + r * (b - a), f1 = f(x1), f2 = f(x2);
+    double best = std::min(f1, f2);
+    for (int it = 0; it < iters; ++it) {
+        if (f1 <= f2) {
+            b = x2; x2 = x1; f2 = f1; x1 = b - r * (b - a); f1 = f(x1);
+        } else {
+            a = x1; x1 = x2; f1 = f2; x2 = a + r * (b - a); f2 = f(x2);
+        }
+        best = std::min(best, std::min(f1, f2));
+    }
+    return best;
+}
+
+// Chernoff: log P(S >= a) <= min_{t>0} K(t) - t a (upper) and log P(S <= a) <= min_{t<0} K(t) - t a.
+// Any t gives a valid bound; the search only makes it tight.
+inline double log_tail_bound(const std::vector<Component>& comps, bool pess, double h, double a, bool upper) {
+    const double sgn = upper ? 1.0 : -1.0;
+    return golden_min([&](double u) {
+        const double t = sgn * std::exp(u);
+        return cgf(comps, pess, h, t) - t * a;
+    }, std::log(1e-6), std::log(1e4));
+}
+
+// Loss beyond which the Chernoff bound of the tail is <= e^{log_tau}: min over t of (K(t) - log tau) / t.
+inline double tail_edge(const std::vector<Component>& comps, bool pess, double h, double log_tau, bool upper) {
+    const double sgn = upper ? 1.0 : -1.0;
+    const double v = golden_min([&](double u) {
+        const double t = sgn * std::exp(u);
+        return sgn * (cgf(comps, pess, h, t) - log_tau) / t;
+    }, std::log(1e-6), std::log(1e4));
+    return sgn * v;
+}
+
+// Losses [lo, hi] outside which either side of the composition has Chernoff-bounded mass <= e^{log_tau}.
+inline std::pair<double, double> window(const std::vector<Component>& comps, double h, double log_tau) {
+    double lo = kInf, hi = -kInf;
+    for (bool side : {true, false}) {
+        lo = std::min(lo, tail_edge(comps, side, h, log_tau, false));
+        hi = std::max(hi, tail_edge(comps, side, h, log_tau, true));
+    }
+    return {lo, hi};
+}
+
+struct Composed {
+    Side pess, opt;
+    double tau_low = 0.0, tau_up = 0.0;  // pessimistic side: mass below / above the window
+    double tau_opt = 0.0;                // optimistic side: mass outside the window
+    double fp = 0.0;                     // allowance for the FFT's rounding
+};
+
+inline std::complex<double> ipow(std::complex<double> z, long k) {
+    if (k == 1) return z;
+    const double r2 = std::norm(z);
+    if (r2 == 0.0) return 0.0;
+    const double lr = 0.5 * static_cast<double>(k) * std::log(r2);
+    if (lr < -745.0) return 0.0;
+    return std::polar(std::exp(lr), static_cast<double>(k) * std::arg(z));
+}
+
+inline Composed compose(const std::vector<Component>& comps, double h, double tail) {
+    if (comps.empty()) throw std::invalid_argument("nothing to compose");
+    long total = 0;
+    for (const Component& c : comps) {
+        if (c.count < 1) throw std::invalid_argument("counts must be >= 1");
+        total += c.count;
+    }
+    Composed out;
+    double inf_keep_pess = 1.0, inf_keep_opt = 1.0;
+    for (const Component& c : comps) {
+        inf_keep_pess *= std::pow(1.0 - c.pld->pess.inf, static_cast<double>(c.count));
+        inf_keep_opt *= std::pow(1.0 - c.pld->opt.inf, static_cast<double>(c.count));
+    }
+    out.pess.inf = 1.0 - inf_keep_pess;
+    out.opt.inf = 1.0 - inf_keep_opt;
+    if (total == 1) {
+        const TwoSided& s = *comps[0].pld;
+        out.pess = s.pess;
+        out.opt = s.opt;
+        return out;
+    }
+    // Window from the Chernoff bounds of both sides, then a power-of-two length.
+    const auto [lo, hi] = window(comps, h, std::log(tail));
+    long width = 1;
+    for (const Component& c : comps) width = std::max(width, static_cast<long>(c.pld->pess.p.size() + c.pld->opt.p.size()));
+    long w0 = static_cast<long>(std::floor(lo / h));
+    const long need = std::max(static_cast<long>(std::ceil(hi / h)) - w0 + 1, width);
+    if (need > kMaxPoints) throw std::domain_error("value_step is too small for the composed loss range");
+    std::size_t N = 2;
+    while (static_cast<long>(N) < need) N <<= 1;
+    const fft::Plan plan(N);
+    std::vector<fft::cplx> buf(N), px(N, 1.0), py(N, 1.0);
+    long A = 0;  // grid index of position 0 of the circular result
+    for (const Component& c : comps) {
+        const Side& sp = c.pld->pess;
+        const Side& so = c.pld->opt;
+        const long a = std::min(sp.offset, so.offset);
+        A += c.count * a;
+        std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
+        for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
+        for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
+        plan.forward(buf.data());
+        for (std::size_t k = 0; k < N; ++k) {
+            const fft::cplx z = buf[k], zc = std::conj(buf[(N - k) & (N - 1)]);
+            const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
+            px[k] *= ipow(x, c.count);
+            py[k] *= ipow(y, c.count);
+        }
+    }
+    for (std::size_t k = 0; k < N; ++k) buf[k] = px[k] + fft::cplx(0.0, 1.0) * py[k];
+    plan.inverse(buf.data());
+    const double inv_n = 1.0 / static_cast<double>(N);
+    out.pess.offset = out.opt.offset = w0;
+    out.pess.p.assign(N, 0.0);
+    out.opt.p.assign(N, 0.0);
+    double vmax = 0.0, vneg = 0.0;
+    const long nl = static_cast<long>(N);
+    for (long I = 0; I < nl; ++I) {
+        const long pos = (((w0 + I - A) % nl) + nl) % nl;
+        const fft::cplx v = buf[static_cast<std::size_t>(pos)] * inv_n;
+        vmax = std::max(vmax, std::max(v.real(), v.imag()));
+        vneg = std::max(vneg, std::max(-v.real(), -v.imag()));
+        out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
+        out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
+    }
+    // Rounding allowance: the FFT's error per entry is ~ eps log2 N max|entry| (and at least what shows
+    // as negative entries); summed over the window.
+    const double lg = std::log2(static_cast<double>(N));
+    out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
+    // Mass of the linear convolution outside the window [w0, w0 + N - 1].
+    const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
+    out.tau_low = std::exp(log_tail_bound(comps, true, h, below, false));
+    out.tau_up = std::exp(log_tail_bound(comps, true, h, above, true));
+    out.tau_opt = std::exp(log_tail_bound(comps, false, h, below, false)) + std::exp(log_tail_bound(comps, false, h, above, true));
+    return out;
+}
+
+// ----- queries ------------------------------------------------------------------------------------------
+// delta(eps) = sum_i p_i (1 - e^{eps - l_i})_+ + inf, in O(1) per query from suffix sums; p may hold one
+// negative atom (the optimistic side's aliasing allowance), so the search for epsilon uses the running
+// minimum of delta over the grid, which gives inf{eps : delta(eps) <= target} either way.
+class Profile {
+public:
+    // sign = +1 for an upper bound, -1 for a lower bound: the rounding of A_j - e^{eps - l_j} C_j (a few
+    // ulps of its terms) is added or subtracted.
+    Profile(const Side& s, double h, double extra_low, double extra_inf, double neg_top, double sign)
+        : h_(h), decay_(std::exp(-h)), offset_(s.offset), inf_(s.inf + extra_inf) {
+        const std::size_t n = s.p.size();
+        A_.assign(n + 1, 0.0);
+        C_.assign(n + 1, 0.0);
+        std::vector<double> p = s.p;
+        if (n > 0) {
+            p[0] += extra_low;
+            p[n - 1] -= neg_top;
+        }
+        for (std::size_t j = n; j-- > 0;) {
+            A_[j] = A_[j + 1] + p[j];
+            C_[j] = p[j] + decay_ * C_[j + 1];
+        }
+        constexpr double kRound = 64.0 * std::numeric_limits<double>::epsilon();
+        for (std::size_t j = 0; j < n; ++j) A_[j] += sign * kRound * (std::fabs(A_[j]) + std::fabs(C_[j]) + std::fabs(inf_));
+        run_min_.assign(n, 0.0);
+        double m = kInf;
+        for (std::size_t j = 0; j < n; ++j) {
+            m = std::min(m, at_grid(j));
+            run_min_[j] = m;
+        }
+    }
+
+    double delta(double eps) const noexcept {
+        const std::size_t n = run_min_.size();
+        const double x = eps / h_ - static_cast<double>(offset_);  // eps in grid units from l_0
+        double j;
+        if (x <= 0.0) j = 0.0;
+        else j = std::ceil(x);
+        if (j >= static_cast<double>(n)) return std::max(inf_, 0.0);
+        const std::size_t k = static_cast<std::size_t>(j);
+        const double v = A_[k] + inf_ - std::exp(eps - l(k)) * C_[k];
+        return std::max(v, 0.0);
+    }
+
+    // inf{eps >= 0 : delta(eps) <= target}.
+    double epsilon(double target) const noexcept {
+        const std::size_t n = run_min_.size();
+        if (n == 0 || run_min_[n - 1] > target) return inf_ <= target ? (n ? l(n - 1) : 0.0) : kInf;
+        const std::size_t j = static_cast<std::size_t>(std::lower_bound(run_min_.begin(), run_min_.end(), target, std::greater<double>()) - run_min_.begin());
+        // First crossing lies in (l_{j-1}, l_j]: A_j + inf - e^{eps - l_j} C_j = target.
+        double eps = l(j);
+        const double num = A_[j] + inf_ - target;
+        if (C_[j] > 0.0 && num > 0.0) eps = l(j) + std::log(num / C_[j]);
+        if (j > 0) eps = std::max(eps, l(j - 1));
+        eps = std::min(eps, l(j));
+        return std::max(eps, 0.0);
+    }
+
+private:
+    double l(std::size_t j) const noexcept { return static_cast<double>(offset_ + static_cast<long>(j)) * h_; }
+    double at_grid(std::size_t j) const noexcept {  // delta(l_j)
+        return A_[j + 1] + inf_ - decay_ * C_[j + 1];
+    }
+
+    double h_, decay_;
+    long offset_;
+    double inf_;
+    std::vector<double> A_, C_, run_min_;
+};
+
+// Upper and lower profiles of one composed direction.
+struct Bounds {
+    Profile upper, lower;
+    Bounds(const Composed& c, double h)
+        : upper(c.pess, h, c.tau_low, c.tau_up + c.fp, 0.0, 1.0), lower(c.opt, h, 0.0, -c.fp, c.tau_opt, -1.0) {}
+};
+
+}  // namespace pydp::accounting::pld

@@ -1,0 +1,306 @@
+"""Certified privacy-loss distributions: every interval must contain an independent reference.
+
+References: 50-digit mpmath privacy profiles (tests/_mpref.py) for one mechanism, the exact GDP profile
+for k-fold Gaussian compositions, mpmath convolution integrals for k = 2, and dp-accounting /
+prv_accountant for the subsampled Gaussian.
+"""
+from __future__ import annotations
+
+import math
+import pathlib
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pydp_core
+from pydp_core.accounting.pld import PLD, Interval
+from pydp_core.noise import Gaussian, Laplace, Logistic, Subbotin, Truncated
+
+_mpref = __import__("importlib.util").util
+_spec = _mpref.spec_from_file_location("_pld_mpref", pathlib.Path(__file__).with_name("_mpref.py"))
+REF = _mpref.module_from_spec(_spec)
+_spec.loader.exec_module(REF)
+
+FAMILIES = [Gaussian(), Laplace(), Logistic(), Subbotin(1.5), Subbotin(3.0)]
+
+
+def _contains(iv: Interval, truth: float) -> bool:
+    return iv.lower <= truth <= iv.upper
+
+
+# ----- one mechanism against the 50-digit privacy profile ---------------------------------------------------
+@pytest.mark.parametrize("noise", FAMILIES, ids=repr)
+@pytest.mark.parametrize("scale", [0.3, 1.0, 4.0])
+def test_single_mechanism_delta_contains_mpmath(noise, scale):
+    pld = PLD.from_noise(noise, scale=scale)
+    key = REF.family_key(noise)
+    eps = np.array([1e-3, 0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0])
+    iv = pld.delta(eps)
+    for e, lo, up in zip(eps, iv.lower, iv.upper):
+        truth = REF.privacy_profile(key, float(e), scale)
+        if truth < mp.mpf("1e-290"):
+            # Below the double range the upper bound must still be a bound.
+            assert up >= 0.0 and lo <= float(truth) + 1e-300
+            continue
+        assert lo <= truth <= up, (noise, scale, e, lo, float(truth), up)
+        # The automatic step for one mechanism is 0.005: relative width <~1e-2 (second order in the step).
+        assert up - lo <= 1e-2 * float(truth) + 1e-12
+    fine = pld.with_discretization(value_step=5e-4).delta(eps)
+    assert np.all(fine.upper - fine.lower <= 2e-4 * iv.upper + 1e-12)
+
+
+@pytest.mark.parametrize("noise", FAMILIES, ids=repr)
+def test_single_mechanism_epsilon_contains_mpmath(noise):
+    pld = PLD.from_noise(noise, scale=1.0)
+    key = REF.family_key(noise)
+    for d in [1e-1, 1e-3, 1e-6, 1e-10]:
+        iv = pld.epsilon(d)
+        if iv.upper == 0.0:
+            assert REF.privacy_profile(key, 0.0, 1.0) <= d
+            continue
+        if math.isfinite(iv.upper):
+            assert REF.privacy_profile(key, iv.upper, 1.0) <= d * (1 + 1e-12)
+        if iv.lower > 0:
+            assert REF.privacy_profile(key, iv.lower, 1.0) >= d * (1 - 1e-12)
+
+
+def test_tiny_delta_single_gaussian():
+    # delta down to 1e-300: the single mechanism has no FFT, so its masses keep their relative precision.
+    pld = PLD.from_noise(Gaussian(), scale=0.05)  # mu = 20
+    for e in [200.0, 230.0]:
+        truth = REF.privacy_profile(("Gaussian",), e, 0.05)
+        iv = pld.delta(e)
+        assert truth > mp.mpf("1e-300")
+        assert iv.lower <= truth <= iv.upper
+
+
+# ----- k-fold Gaussian against exact GDP ---------------------------------------------------------------------
+@pytest.mark.parametrize("k,scale", [(2, 1.0), (10, 3.0), (1000, 30.0), (10**5, 300.0), (10**6, 1000.0), (10**6, 1.0)])
+def test_k_fold_gaussian_contains_gdp(k, scale):
+    pld = PLD.from_noise(Gaussian(), scale=scale).self_compose(k)
+    mu = math.sqrt(k) / scale
+    for d in [1e-3, 1e-5, 1e-8]:
+        iv = pld.epsilon(d)
+        truth = pydp_core.gaussian.epsilon(mu, d)
+        assert _contains(iv, truth), (k, scale, d, iv, truth)
+    eps = np.array([0.0, 0.5 * mu * mu, mu * mu])
+    ivd = pld.delta(eps)
+    truth = pydp_core.gaussian.delta(mu, eps)
+    assert np.all(ivd.lower <= truth) and np.all(truth <= ivd.upper)
+
+
+def test_gdp_constructor_matches_noise():
+    a = PLD.from_gdp(1.5).self_compose(4).epsilon(1e-6)
+    truth = pydp_core.gaussian.epsilon(3.0, 1e-6)
+    assert _contains(a, truth)
+    assert a.upper - a.lower < 1e-3
+
+
+# ----- k = 2 against a high-precision convolution -----------------------------------------------------------
+def _delta1(f, e, d):
+    """delta of one mechanism (P = f(. - d), Q = f) at any real e (mpmath); the PLD is its own reverse."""
+    if e < 0:
+        # delta_{P,Q}(e) = e^e delta_{Q,P}(-e) + 1 - e^e, and (Q, P) has the PLD of (P, Q) by symmetry.
+        return mp.exp(e) * _delta1(f, -e, d) + 1 - mp.exp(e)
+    ld = REF._log_profile(f, e, d)
+    return mp.exp(ld)
+
+
+def _delta2(f, eps, d):
+    """delta of the 2-fold composition: int f(x - d) delta1(eps - L(x)) dx, L(x) = psi(x) - psi(x - d)."""
+
+    def integrand(x):
+        lx = f.logpdf(x - d)
+        return mp.exp(lx) * _delta1(f, eps - (f.logpdf(x - d) - f.logpdf(x)), d)
+
+    pts = [-mp.inf, d / 2 - 8, 0, d / 2, d, d / 2 + 8, mp.inf]
+    return mp.quad(integrand, pts)
+
+
+@pytest.mark.parametrize("noise", [Laplace(), Logistic(), Subbotin(1.5), Subbotin(3.0)], ids=repr)
+def test_two_fold_contains_convolution(noise):
+    f = REF.family(REF.family_key(noise))
+    pld = PLD.from_noise(noise, scale=1.0).self_compose(2)
+    with mp.workdps(25):
+        for eps in [0.3, 1.0]:
+            truth = _delta2(f, mp.mpf(eps), mp.mpf(1))
+            iv = pld.delta(eps)
+            assert iv.lower <= truth <= iv.upper, (noise, eps, iv, truth)
+            assert iv.upper - iv.lower < 1e-4
+
+
+# ----- subsampled Gaussian against the peers --------------------------------------------------------------------
+def test_dpsgd_against_dp_accounting_and_prv():
+    dpa = pytest.importorskip("dp_accounting")
+    prv = pytest.importorskip("prv_accountant")
+    q, sigma, k, delta = 0.01, 1.0, 1000, 1e-5
+    iv = PLD.from_noise(Gaussian(), scale=sigma, sampling_rate=q).self_compose(k).epsilon(delta)
+    acc = dpa.pld.PLDAccountant()
+    acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), k)
+    theirs = acc.get_epsilon(delta)  # a pessimistic estimate (connect-the-dots, 1e-4 grid)
+    assert iv.lower <= theirs + 1e-9
+    assert abs(theirs - iv.upper) < 2e-3
+    acc2 = prv.PRVAccountant(prvs=prv.PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q),
+                             max_self_compositions=k, eps_error=0.01, delta_error=1e-10)
+    lo, est, up = acc2.compute_epsilon(delta=delta, num_self_compositions=[k])
+    assert lo <= iv.upper and iv.lower <= up  # their bracket and ours overlap
+    assert lo - 1e-9 <= est + 0.01 and iv.lower <= est + 0.01 and iv.upper >= est - 0.01
+
+
+def test_dpsgd_truth_in_interval():
+    # The digits both peers converge to (issue 14).
+    iv = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(10_000).epsilon(1e-5)
+    assert iv.lower <= 6.18771 <= iv.upper or abs(iv.lower - 6.18771) < 1e-5 or abs(iv.upper - 6.18771) < 1e-5
+    assert abs(iv.lower - 6.18771) < 1e-4 and abs(iv.upper - 6.18771) < 1e-4
+
+
+def test_interval_narrows_with_finer_grid():
+    base = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.02).self_compose(500)
+    widths = []
+    for h in [4e-3, 2e-3, 1e-3, 5e-4]:
+        iv = base.with_discretization(value_step=h).epsilon(1e-5)
+        widths.append(iv.upper - iv.lower)
+    assert all(b < a for a, b in zip(widths, widths[1:])), widths
+    # Second order: halving the step cuts the width by about four.
+    assert widths[-1] < widths[0] / 20
+
+
+def test_heterogeneous_composition_contains_gdp():
+    a = PLD.from_noise(Gaussian(), scale=2.0)
+    b = PLD.from_noise(Gaussian(), scale=1.0, sensitivity=0.5)
+    c = a.self_compose(3).compose(b.self_compose(5))
+    mu = math.sqrt(3 * 0.25 + 5 * 0.25)
+    assert _contains(c.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, 1e-6))
+    d = PLD.composition([a, a, a, b, b, b, b, b])
+    assert _contains(d.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, 1e-6))
+
+
+def test_approx_dp_worst_case():
+    # One (eps, delta)-DP step: delta(eps) is delta exactly, and k = 1 gives eps back.
+    p = PLD.from_approx_dp(epsilon=1.0, delta=1e-4)
+    iv = p.delta(1.0)
+    assert iv.lower <= 1e-4 <= iv.upper
+    ive = p.epsilon(1e-4)
+    assert ive.lower <= 1.0 <= ive.upper
+    # Pure eps-DP composed k times: delta(eps) of the k-fold worst case is a binomial sum (Kairouz et al.).
+    e, k = 0.5, 20
+    pk = PLD.from_randomized_response(epsilon=e).self_compose(k)
+    for t in [2.0, 5.0]:
+        with mp.workdps(50):
+            pe = mp.exp(e) / (1 + mp.exp(e))
+            truth = mp.fsum(mp.binomial(k, i) * pe ** (k - i) * (1 - pe) ** i * max(0, 1 - mp.exp(t - (k - 2 * i) * e))
+                            for i in range(k + 1))
+        iv = pk.delta(t)
+        assert iv.lower <= truth <= iv.upper, (t, iv, truth)
+
+
+# ----- properties --------------------------------------------------------------------------------------------
+@settings(max_examples=25, deadline=None)
+@given(q=st.floats(0.001, 1.0), sigma=st.floats(0.5, 5.0), k=st.integers(1, 300), d=st.sampled_from([1e-3, 1e-6]))
+def test_upper_not_below_lower_and_monotone_in_k(q, sigma, k, d):
+    step = PLD.from_noise(Gaussian(), scale=sigma, sampling_rate=q).with_discretization(value_step=2e-3)
+    a = step.self_compose(k).epsilon(d)
+    b = step.self_compose(k + 7).epsilon(d)
+    assert a.lower <= a.upper and b.lower <= b.upper
+    assert a.lower <= b.upper + 1e-12
+    assert a.upper <= b.upper + 1e-9  # the pessimistic side is monotone in k on a fixed grid
+
+
+@settings(max_examples=20, deadline=None)
+@given(q=st.floats(0.01, 0.5), sigma=st.floats(0.6, 3.0), k=st.integers(1, 100),
+       noise=st.sampled_from([Gaussian(), Laplace(), Logistic()]))
+def test_monotone_in_noise_and_sampling_rate(q, sigma, k, noise):
+    def iv(qq, ss):
+        return PLD.from_noise(noise, scale=ss, sampling_rate=qq).self_compose(k).epsilon(1e-6)
+
+    base = iv(q, sigma)
+    more_noise = iv(q, sigma * 1.3)
+    more_sampling = iv(min(1.0, q * 1.5), sigma)
+    assert more_noise.lower <= base.upper + 1e-12
+    assert base.lower <= more_sampling.upper + 1e-12
+
+
+@settings(max_examples=15, deadline=None)
+@given(mu=st.floats(0.2, 3.0), k=st.integers(1, 50))
+def test_upper_never_below_proven_lower_bound(mu, k):
+    # The exact GDP profile is both a lower and an upper bound for the Gaussian mechanism.
+    iv = PLD.from_gdp(mu).self_compose(k).epsilon(1e-5)
+    truth = pydp_core.gaussian.epsilon(mu * math.sqrt(k), 1e-5)
+    assert iv.upper >= truth >= iv.lower
+
+
+# ----- arrays -------------------------------------------------------------------------------------------------
+def test_arrays_in_arrays_out():
+    p = PLD.from_noise(Laplace(), scale=1.0)
+    iv = p.delta(np.array([[0.1, 0.2], [0.3, 0.4]]))
+    assert iv.lower.shape == (2, 2) and iv.upper.shape == (2, 2)
+    e = p.epsilon([1e-3, 1e-5])
+    assert e.lower.shape == (2,)
+    s = p.epsilon(1e-3)
+    assert isinstance(s.lower, float) and isinstance(s.upper, float)
+    # Laplace at scale 1 is exactly 1-DP: delta(1) = 0 and epsilon(0) = 1.
+    assert p.delta(1.0).lower == 0.0 and p.delta(1.0).upper < 1e-12
+    assert p.epsilon(0.0).lower <= 1.0 <= p.epsilon(0.0).upper
+
+
+# ----- bad input ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs,exc,word", [
+    (dict(scale=float("nan")), ValueError, "scale"),
+    (dict(scale=-1.0), ValueError, "scale"),
+    (dict(scale=float("inf")), ValueError, "scale"),
+    (dict(scale=1.0, sensitivity=0.0), ValueError, "sensitivity"),
+    (dict(scale=1.0, sensitivity=float("nan")), ValueError, "sensitivity"),
+    (dict(scale=1.0, sampling_rate=1.5), ValueError, "sampling_rate"),
+    (dict(scale=1.0, sampling_rate=-0.1), ValueError, "sampling_rate"),
+    (dict(scale=1.0, sampling_rate=float("nan")), ValueError, "sampling_rate"),
+    (dict(scale="1"), TypeError, "scale"),
+    (dict(scale=[1.0, 2.0]), TypeError, "scale"),
+])
+def test_bad_noise_arguments(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        PLD.from_noise(Gaussian(), **kwargs)
+
+
+def test_bad_family():
+    with pytest.raises(TypeError, match="noise"):
+        PLD.from_noise(Truncated(Gaussian(), 3.0), scale=1.0)
+    with pytest.raises(TypeError, match="noise"):
+        PLD.from_noise("gaussian", scale=1.0)
+
+
+@pytest.mark.parametrize("k,exc", [(0, ValueError), (-3, ValueError), (2.5, TypeError), (2.0, TypeError),
+                                   (True, TypeError), ("3", TypeError)])
+def test_bad_k(k, exc):
+    with pytest.raises(exc, match="k"):
+        PLD.from_gdp(1.0).self_compose(k)
+
+
+def test_bad_compose_and_queries():
+    p = PLD.from_gdp(1.0)
+    with pytest.raises(TypeError, match="other"):
+        p.compose(3)
+    with pytest.raises(ValueError, match="plds"):
+        PLD.composition([])
+    with pytest.raises(ValueError, match="epsilon"):
+        p.delta(-1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        p.delta(float("nan"))
+    with pytest.raises(ValueError, match="delta"):
+        p.epsilon(1.5)
+    with pytest.raises(ValueError, match="delta"):
+        p.epsilon(float("nan"))
+    with pytest.raises(ValueError, match="value_step"):
+        p.with_discretization(value_step=2.0)
+    with pytest.raises(ValueError, match="value_step"):
+        p.with_discretization(value_step=float("nan"))
+    with pytest.raises(ValueError, match="value_step"):
+        p.with_discretization(value_step=1e-9).self_compose(10**6).epsilon(1e-5)
+    with pytest.raises(ValueError, match="tail_mass"):
+        p.with_discretization(tail_mass=0.5)
+    with pytest.raises(ValueError, match="mu"):
+        PLD.from_gdp(-1.0)
+    with pytest.raises(ValueError, match="delta"):
+        PLD.from_approx_dp(epsilon=1.0, delta=1.0)
