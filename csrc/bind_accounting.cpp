@@ -112,7 +112,7 @@ void register_pld(py::module_ m) {
         std::vector<pld::Component> comps;
         for (std::size_t i = 0; i < parts.size(); ++i) comps.push_back({parts[i], counts[i]});
         py::gil_scoped_release release;
-        return pld::window(comps, h, std::log(tail));
+        return pld::window(pld::Cgf(comps, h), std::log(tail));
     }, py::arg("parts"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"));
 
     m.def("pld_compose", [](const std::vector<const pld::TwoSided*>& parts, const std::vector<long>& counts, double h, double tail) {

@@ -304,3 +304,23 @@ def test_bad_compose_and_queries():
         PLD.from_gdp(-1.0)
     with pytest.raises(ValueError, match="delta"):
         PLD.from_approx_dp(epsilon=1.0, delta=1.0)
+
+
+# ----- calibration ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("noise,q,k", [(Gaussian(), 0.05, 100), (Laplace(), 1.0, 10), (Subbotin(1.5), 0.2, 20)], ids=repr)
+def test_calibrate_meets_target_and_is_nearly_smallest(noise, q, k):
+    s = PLD.calibrate(noise, epsilon=2.0, delta=1e-6, steps=k, sampling_rate=q)
+    at = PLD.from_noise(noise, scale=s, sampling_rate=q).self_compose(k)
+    assert at.epsilon(1e-6).upper <= 2.0
+    # 3% less noise is certainly not enough (its lower bound exceeds the target).
+    below = PLD.from_noise(noise, scale=s * 0.97, sampling_rate=q).self_compose(k)
+    assert below.epsilon(1e-6).lower > 2.0
+
+
+def test_calibrate_bad_input():
+    with pytest.raises(ValueError, match="epsilon"):
+        PLD.calibrate(Gaussian(), epsilon=-1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        PLD.calibrate(Gaussian(), epsilon=1.0, delta=0.0)
+    with pytest.raises(TypeError, match="steps"):
+        PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-5, steps=1.5)

@@ -220,6 +220,77 @@ class PLD:
             raise TypeError("plds must contain PLD objects")
         return out
 
+    @classmethod
+    def calibrate(cls, noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any = 1.0, steps: Any = 1,
+                  sampling_rate: Any = 1.0, rtol: float = 1e-3) -> float:
+        """The smallest noise scale (to relative ``rtol``) whose composed upper bound meets (epsilon, delta).
+
+        The search brackets the scale on a grid four times coarser than the automatic one (its upper
+        bounds are valid, only looser), then bisects on the automatic grid. The returned scale is checked:
+        ``from_noise(noise, scale=s, ...).self_compose(steps).epsilon(delta).upper <= epsilon``.
+
+        Parameters
+        ----------
+        noise : Gaussian, Laplace, Logistic or Subbotin
+        epsilon : float
+            Target epsilon > 0.
+        delta : float
+            Target delta in (0, 1).
+        sensitivity : float, optional
+        steps : int, optional
+            Number of compositions (each with Poisson sampling at ``sampling_rate``).
+        sampling_rate : float, optional
+        rtol : float, optional
+            Relative width of the final bracket; the result is its upper end.
+
+        Returns
+        -------
+        float
+            The scale; never one whose certified epsilon exceeds the target.
+
+        Raises
+        ------
+        ValueError
+            On out-of-range arguments, or if no scale below 1e12 * sensitivity meets the target.
+        """
+        e = _scalar(epsilon, "epsilon", check_positive)
+        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False))
+        k = _count(steps, "steps")
+        sens = _scalar(sensitivity, "sensitivity", check_positive)
+        if not (0.0 < rtol < 0.5):
+            raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+
+        def build(s: float, h: float | None) -> PLD:
+            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=sampling_rate).self_compose(k) \
+                .with_discretization(value_step=h)
+
+        fine = build(sens, None).value_step
+
+        def ok(s: float, h: float) -> bool:
+            return build(s, h).epsilon(dl).upper <= e
+
+        coarse = 4.0 * fine
+        lo, hi = sens, sens
+        if ok(hi, coarse):
+            while ok(lo, coarse):
+                hi, lo = lo, lo / 2.0
+                if lo < 1e-12 * sens:
+                    return hi
+        else:
+            while not ok(hi, coarse):
+                lo, hi = hi, hi * 2.0
+                if hi > 1e12 * sens:
+                    raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
+        while hi / lo > 1.0 + 4.0 * rtol:
+            mid = math.sqrt(lo * hi)
+            lo, hi = (lo, mid) if ok(mid, coarse) else (mid, hi)
+        # hi meets the target on the coarse grid; the fine grid's bound is tighter, so bisect below it.
+        lo = hi / (1.0 + 4.0 * rtol)
+        while hi / lo > 1.0 + rtol:
+            mid = math.sqrt(lo * hi)
+            lo, hi = (lo, mid) if ok(mid, fine) else (mid, hi)
+        return hi
+
     # ----- composition ----------------------------------------------------------------------------------
     def self_compose(self, k: Any) -> "PLD":
         """The k-fold composition of this PLD with itself (k an integer >= 1)."""

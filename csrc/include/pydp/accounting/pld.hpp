@@ -277,56 +277,57 @@ inline double log_mgf(const Side& s, double h, double t) {
     return acc > 0.0 ? t * top + std::log(acc) : -kInf;
 }
 
-// K(t) = sum_j k_j log M_j(t) for one side (pess or opt) of the composition.
-inline double cgf(const std::vector<Component>& comps, bool pess, double h, double t) {
-    double k = 0.0;
-    for (const Component& c : comps) k += static_cast<double>(c.count) * log_mgf(pess ? c.pld->pess : c.pld->opt, h, t);
-    return k;
-}
-
-// Golden-section minimum of a unimodal function of u on [a, b].
-template <class F>
-double golden_min(F f, double a, double b, int iters = 48) {
-    const double r = 0.5 * (std::sqrt(5.0) - 1.0);
-    double x1 = b - r * (b - a), x2 = a + r * (b - a), f1 = f(x1), f2 = f(x2);
-    double best = std::min(f1, f2);
-    for (int it = 0; it < iters; ++it) {
-        if (f1 <= f2) {
-            b = x2; x2 = x1; f2 = f1; x1 = b - r * (b - a); f1 = f(x1);
-        } else {
-            a = x1; x1 = x2; f1 = f2; x2 = a + r * (b - a); f2 = f(x2);
+// The cumulant generating function K(t) = sum_j k_j log M_j(t) of each side of a composition, tabulated
+// once on a fixed set of t (log-spaced in |t| from 1e-4 to 1e3, both signs). Chernoff bounds
+// log P(S >= a) <= K(t) - t a (t > 0) and log P(S <= a) <= K(t) - t a (t < 0) hold for every t, so the
+// best tabulated t gives a valid bound; the table only costs one pass per t over each pmf.
+class Cgf {
+public:
+    static constexpr int kT = 29;
+    Cgf(const std::vector<Component>& comps, double h) {
+        for (int i = 0; i < kT; ++i) t_[i] = std::pow(10.0, -4.0 + 7.0 * i / (kT - 1));
+        for (int side = 0; side < 2; ++side) {
+            for (int sg = 0; sg < 2; ++sg) {
+                for (int i = 0; i < kT; ++i) {
+                    const double t = sg ? -t_[i] : t_[i];
+                    double k = 0.0;
+                    for (const Component& c : comps) k += static_cast<double>(c.count) * log_mgf(side ? c.pld->opt : c.pld->pess, h, t);
+                    k_[side][sg][i] = k;
+                }
+            }
         }
-        best = std::min(best, std::min(f1, f2));
     }
-    return best;
-}
+    // log of the Chernoff bound of P(S >= a) (upper) or P(S <= a) (lower) for the pessimistic or optimistic side.
+    double log_tail(bool pess, double a, bool upper) const noexcept {
+        double best = 0.0;
+        for (int i = 0; i < kT; ++i) {
+            const double t = upper ? t_[i] : -t_[i];
+            best = std::min(best, k_[pess ? 0 : 1][upper ? 0 : 1][i] - t * a);
+        }
+        return best;
+    }
+    // Loss beyond which that bound is <= e^{log_tau}: the best over t of (K(t) - log_tau) / t.
+    double edge(bool pess, double log_tau, bool upper) const noexcept {
+        double best = upper ? kInf : -kInf;
+        for (int i = 0; i < kT; ++i) {
+            const double k = k_[pess ? 0 : 1][upper ? 0 : 1][i];
+            if (upper) best = std::min(best, (k - log_tau) / t_[i]);
+            else best = std::max(best, -(k - log_tau) / t_[i]);
+        }
+        return best;
+    }
 
-// Chernoff: log P(S >= a) <= min_{t>0} K(t) - t a (upper) and log P(S <= a) <= min_{t<0} K(t) - t a.
-// Any t gives a valid bound; the search only makes it tight.
-inline double log_tail_bound(const std::vector<Component>& comps, bool pess, double h, double a, bool upper) {
-    const double sgn = upper ? 1.0 : -1.0;
-    return golden_min([&](double u) {
-        const double t = sgn * std::exp(u);
-        return cgf(comps, pess, h, t) - t * a;
-    }, std::log(1e-6), std::log(1e4));
-}
-
-// Loss beyond which the Chernoff bound of the tail is <= e^{log_tau}: min over t of (K(t) - log tau) / t.
-inline double tail_edge(const std::vector<Component>& comps, bool pess, double h, double log_tau, bool upper) {
-    const double sgn = upper ? 1.0 : -1.0;
-    const double v = golden_min([&](double u) {
-        const double t = sgn * std::exp(u);
-        return sgn * (cgf(comps, pess, h, t) - log_tau) / t;
-    }, std::log(1e-6), std::log(1e4));
-    return sgn * v;
-}
+private:
+    double t_[kT];
+    double k_[2][2][kT];
+};
 
 // Losses [lo, hi] outside which either side of the composition has Chernoff-bounded mass <= e^{log_tau}.
-inline std::pair<double, double> window(const std::vector<Component>& comps, double h, double log_tau) {
+inline std::pair<double, double> window(const Cgf& cgf, double log_tau) {
     double lo = kInf, hi = -kInf;
     for (bool side : {true, false}) {
-        lo = std::min(lo, tail_edge(comps, side, h, log_tau, false));
-        hi = std::max(hi, tail_edge(comps, side, h, log_tau, true));
+        lo = std::min(lo, cgf.edge(side, log_tau, false));
+        hi = std::max(hi, cgf.edge(side, log_tau, true));
     }
     return {lo, hi};
 }
@@ -369,7 +370,8 @@ inline Composed compose(const std::vector<Component>& comps, double h, double ta
         return out;
     }
     // Window from the Chernoff bounds of both sides, then a power-of-two length.
-    const auto [lo, hi] = window(comps, h, std::log(tail));
+    const Cgf cgf(comps, h);
+    const auto [lo, hi] = window(cgf, std::log(tail));
     long width = 1;
     for (const Component& c : comps) width = std::max(width, static_cast<long>(c.pld->pess.p.size() + c.pld->opt.p.size()));
     long w0 = static_cast<long>(std::floor(lo / h));
@@ -418,9 +420,9 @@ inline Composed compose(const std::vector<Component>& comps, double h, double ta
     out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
     // Mass of the linear convolution outside the window [w0, w0 + N - 1].
     const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
-    out.tau_low = std::exp(log_tail_bound(comps, true, h, below, false));
-    out.tau_up = std::exp(log_tail_bound(comps, true, h, above, true));
-    out.tau_opt = std::exp(log_tail_bound(comps, false, h, below, false)) + std::exp(log_tail_bound(comps, false, h, above, true));
+    out.tau_low = std::exp(cgf.log_tail(true, below, false));
+    out.tau_up = std::exp(cgf.log_tail(true, above, true));
+    out.tau_opt = std::exp(cgf.log_tail(false, below, false)) + std::exp(cgf.log_tail(false, above, true));
     return out;
 }
 
