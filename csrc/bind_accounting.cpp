@@ -85,13 +85,15 @@ void register_pld(py::module_ m) {
             return interval(delta, [&b](double d) { return b.lower.epsilon(d); }, [&b](double d) { return b.upper.epsilon(d); });
         }, py::arg("delta"));
 
-    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail) {
+    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin) {
         check_step(h);
         if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");
+        if (!(thin >= 0.0 && thin < 1.0)) throw std::invalid_argument("thin must lie in [0, 1)");
         const pld::NoiseLoss loss(fam, d, q, remove);
         py::gil_scoped_release release;
-        return loss.discretise(h, tail);
-    }, py::arg("family"), py::arg("shift"), py::arg("sampling_rate"), py::arg("remove"), py::arg("value_step"), py::arg("tail_mass"));
+        return loss.discretise(h, tail, thin);
+    }, py::arg("family"), py::arg("shift"), py::arg("sampling_rate"), py::arg("remove"), py::arg("value_step"), py::arg("tail_mass"),
+       py::arg("thin") = 0.0);
 
     m.def("pld_atoms", [](const darray& loss, const darray& p, const darray& q, double inf_p, double h) {
         check_step(h);

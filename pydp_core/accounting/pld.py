@@ -78,8 +78,10 @@ class _Noise:
     def key(self) -> tuple:
         return ("noise", self.family._key(), self.shift, self.q)
 
-    def discretise(self, remove: bool, h: float, tail: float):
-        return _acc.pld_noise(self.family._family, self.shift, self.q, remove, h, tail)
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+        # In a composition, loss blocks of P-mass <= 1e-9 stay one cell (far below the FFT's resolution);
+        # a single mechanism keeps every cell, so its deep tail keeps relative precision.
+        return _acc.pld_noise(self.family._family, self.shift, self.q, remove, h, tail, 1e-9 if composed else 0.0)
 
 
 class _Atoms:
@@ -95,7 +97,7 @@ class _Atoms:
 
         return ("atoms", self.name, freeze(self.remove), None if self.add is None else freeze(self.add))
 
-    def discretise(self, remove: bool, h: float, tail: float):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
         loss, p, q, inf_p = self.remove if (remove or self.add is None) else self.add
         return _acc.pld_atoms(loss, p, q, inf_p, h)
 
@@ -349,7 +351,7 @@ class PLD:
             per_mech_tail = tail / max(1, self.steps)
             out = []
             for remove in (True,) if symmetric else (True, False):
-                parts = [m.discretise(remove, h, per_mech_tail) for m, _ in self._terms]
+                parts = [m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
                 out.append(_acc.pld_compose(parts, counts, h, tail))
             self._bounds = out
         return self._bounds

@@ -9,6 +9,7 @@
 // forward() computes X[k] = sum_j x[j] w_n^{jk}; inverse() the unnormalised conjugate transform
 // (divide by n for the inverse DFT). Tested through the compositions of tests/test_pld.py (exact GDP).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -58,26 +59,35 @@ private:
         for (std::size_t i = 0; i < n_; ++i) {
             if (i < rev_[i]) std::swap(x[i], x[rev_[i]]);
         }
-        // Stage m = 1 has the trivial twiddle: plain sums and differences.
-        for (std::size_t i = 0; i < n_; i += 2) {
-            const cplx a = x[i], b = x[i + 1];
-            x[i] = a + b;
-            x[i + 1] = a - b;
+        // Stages whose butterfly groups fit in a cache-sized block run block by block (one pass over
+        // memory for all of them); the remaining stages sweep the whole array.
+        const std::size_t block = std::min<std::size_t>(n_, 2048);
+        for (std::size_t b = 0; b < n_; b += block) {
+            cplx* xb = x + b;
+            for (std::size_t i = 0; i < block; i += 2) {  // stage m = 1: trivial twiddle
+                const cplx a = xb[i], c = xb[i + 1];
+                xb[i] = a + c;
+                xb[i + 1] = a - c;
+            }
+            for (std::size_t m = 2; m < block; m *= 2) stage(xb, block, m);
         }
-        for (std::size_t m = 2; m < n_; m *= 2) {
-            const cplx* w = tw_.data() + m;
-            for (std::size_t s = 0; s < n_; s += 2 * m) {
-                cplx* lo = x + s;
-                cplx* hi = lo + m;
-                for (std::size_t j = 0; j < m; ++j) {
-                    // Written out: std::complex operator* checks for inf/NaN and is several times slower.
-                    const double wr = w[j].real(), wi = w[j].imag();
-                    const double hr = hi[j].real(), hi_ = hi[j].imag();
-                    const double tr = wr * hr - wi * hi_, ti = wr * hi_ + wi * hr;
-                    const double lr = lo[j].real(), li = lo[j].imag();
-                    lo[j] = cplx(lr + tr, li + ti);
-                    hi[j] = cplx(lr - tr, li - ti);
-                }
+        for (std::size_t m = block; m < n_; m *= 2) stage(x, n_, m);
+    }
+
+    // All butterflies of half-length m over x[0, len).
+    void stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
+        const cplx* w = tw_.data() + m;
+        for (std::size_t s = 0; s < len; s += 2 * m) {
+            cplx* lo = x + s;
+            cplx* hi = lo + m;
+            for (std::size_t j = 0; j < m; ++j) {
+                // Written out: std::complex operator* checks for inf/NaN and is several times slower.
+                const double wr = w[j].real(), wi = w[j].imag();
+                const double hr = hi[j].real(), hi_ = hi[j].imag();
+                const double tr = wr * hr - wi * hi_, ti = wr * hi_ + wi * hr;
+                const double lr = lo[j].real(), li = lo[j].imag();
+                lo[j] = cplx(lr + tr, li + ti);
+                hi[j] = cplx(lr - tr, li - ti);
             }
         }
     }

@@ -48,71 +48,87 @@ struct TwoSided {
 };
 
 // ----- from cell masses ---------------------------------------------------------------------------------
-// pm[i], qm[i]: P- and Q-mass of the loss cell (g_i, g_{i+1}], g_i = (i0 + i) h, i < n. below: P(L <= g_0);
-// above_p: P(g_n < L < inf); inf_p: P(L = +inf).
-inline TwoSided from_cells(long i0, double h, const std::vector<double>& pm, const std::vector<double>& qm,
-                           double below, double above_p, double inf_p) {
-    const std::size_t n = pm.size();
+// A loss cell (g_start, g_{start+width}] with P-mass p whose conditional atom (the loss l* with
+// Q-mass = p e^{-l*}) lies `off` above g_start, 0 <= off <= width h.
+struct Cell {
+    long start, width;
+    double p, off;
+};
+
+// The offset of a cell's conditional atom from its P- and Q-mass, with Q given relative to the cell's
+// start (qrel = Q e^{g_start}), clamped to the cell against rounding; no Q-mass: the top of the cell.
+inline double atom_offset(double p, double qrel, double width_h) noexcept {
+    if (!(qrel > 0.0)) return width_h;
+    return std::min(std::max(std::log(p / qrel), 0.0), width_h);
+}
+
+// The grid spans indices [i0, i0 + n]; cells are sorted, disjoint and inside it. below: P(L <= g_i0);
+// above_p: P(g_{i0+n} < L < inf); inf_p: P(L = +inf).
+inline TwoSided from_cells(long i0, long n, double h, const std::vector<Cell>& cells, double below, double above_p,
+                           double inf_p) {
     TwoSided out;
     out.pess.offset = out.opt.offset = i0;
-    out.pess.p.assign(n + 1, 0.0);
-    out.opt.p.assign(n + 1, 0.0);
+    out.pess.p.assign(static_cast<std::size_t>(n + 1), 0.0);
+    out.opt.p.assign(static_cast<std::size_t>(n + 1), 0.0);
     out.pess.p[0] = below;
     out.pess.inf = above_p + inf_p;
-    out.opt.p[n] = above_p;
+    out.opt.p[static_cast<std::size_t>(n)] = above_p;
     out.opt.inf = inf_p;
-    const double denom = -std::expm1(-h);
-    // Optimistic merge state: carry of P-mass pc whose Q-mass times e^{g_T} is rc (position <= g_T).
+    std::vector<double>& pp = out.pess.p;
+    std::vector<double>& op = out.opt.p;
+    // Optimistic merge state: a carry of P-mass pc with Q-mass times e^{g_T} equal to rc (position <= g_T),
+    // T the grid index (relative to i0) the carry is waiting to be merged onto.
     bool have = false;
-    std::size_t T = 0;
+    long T = 0;
     double pc = 0.0, rc = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const double pa = pm[i];
+    for (const Cell& c : cells) {
+        const double pa = c.p;
         if (!(pa > 0.0)) continue;
-        const double g = static_cast<double>(i0 + static_cast<long>(i)) * h;
-        // Offset of the cell's conditional atom above g_i, clamped to the cell against rounding.
-        double off = qm[i] > 0.0 ? std::log(pa / qm[i]) - g : h;
-        off = std::min(std::max(off, 0.0), h);
-        const double b = pa * (-std::expm1(-off)) / denom;  // pessimistic share at g_{i+1}
-        out.pess.p[i + 1] += b;
-        out.pess.p[i] += pa - b;
+        const long i = c.start - i0, e = i + c.width;
+        const double wh = static_cast<double>(c.width) * h;
+        const double off = c.off;
+        // Pessimistic: split between the cell's ends keeping P- and Q-mass (connect-the-dots).
+        const double b = pa * (-std::expm1(-off)) / (-std::expm1(-wh));
+        pp[static_cast<std::size_t>(e)] += b;
+        pp[static_cast<std::size_t>(i)] += pa - b;
+        // Optimistic: merge onto the grid point the carry waits for.
         if (!have) {
             have = true;
-            T = i + 1;
+            T = e;
             pc = pa;
-            rc = pa * std::exp(h - off);
+            rc = pa * std::exp(wh - off);
             continue;
         }
-        // Excess q e^{g_T} - p of the atom relative to the target g_T (<= 0: the atom lies at or above it).
-        const double shift = static_cast<double>(static_cast<long>(T) - static_cast<long>(i)) * h - off;  // g_T - pos
+        const double shift = static_cast<double>(T - i) * h - off;  // g_T - position of the atom (<= 0)
         const double ra = pa * std::exp(shift);
-        const double ea = ra - pa, ec = rc - pc;
+        const double ea = ra - pa, ec = rc - pc;  // excesses q e^{g_T} - p: carry >= 0, atom <= 0
         if (ec + ea <= 0.0) {
             const double f = ea < 0.0 ? std::min(std::max(ec / -ea, 0.0), 1.0) : 0.0;
-            out.opt.p[T] += pc + f * pa;
-            T = i + 1;
+            op[static_cast<std::size_t>(T)] += pc + f * pa;
+            T = e;
             pc = (1.0 - f) * pa;
-            rc = pc * std::exp(h - off);
+            rc = pc * std::exp(wh - off);
         } else {
             pc += pa;
             rc += ra;
         }
     }
     if (have && pc > 0.0) {
-        // The last carry lies in [g_{T-1}, g_T] with nothing above it to merge with. Merge it instead with
-        // mass already emitted below g_{T-1} so that the merge lands on g_{T-1} (a contraction again; for
-        // a large top atom, as the Laplace's at L = d, plain rounding down would be a first-order loss).
-        const std::size_t t = T - 1;
-        double deficit = pc - rc * std::exp(-h);  // p - Q e^{g_{T-1}} of the carry, >= 0
-        for (std::size_t j = t; j-- > 0 && deficit > 0.0;) {
+        // The last carry has nothing above it to merge with. Its position is g_T + log(pc / rc); t is the
+        // grid point at or below it. Merge it with mass already emitted below t so that the merge lands on
+        // t (a contraction again; for a large top atom, as the Laplace's at L = d, plain rounding down
+        // would be a first-order loss).
+        const long t = std::max(0L, T + static_cast<long>(std::floor(std::log(pc / rc) / h + 1e-9)));
+        double deficit = pc - rc * std::exp(static_cast<double>(t - T) * h);  // p - Q e^{g_t} of the carry
+        for (long j = t - 1; j >= 0 && deficit > 0.0; --j) {
             const double gain = std::expm1(static_cast<double>(t - j) * h);  // excess per unit mass at g_j
-            const double take = std::min(out.opt.p[j], deficit / gain);
-            out.opt.p[j] -= take;
-            out.opt.p[t] += take;
+            const double take = std::min(op[static_cast<std::size_t>(j)], deficit / gain);
+            op[static_cast<std::size_t>(j)] -= take;
+            op[static_cast<std::size_t>(t)] += take;
             deficit -= take * gain;
         }
         // Whatever could not be balanced rounds down with the carry (always allowed: it lowers losses).
-        out.opt.p[t] += pc;
+        op[static_cast<std::size_t>(t)] += pc;
     }
     return out;
 }
@@ -136,12 +152,18 @@ inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<do
         hi = std::max(hi, cell[j]);
     }
     if (hi - lo + 2 > kMaxPoints) throw std::domain_error("value_step is too small for the range of the losses");
-    std::vector<double> pm(static_cast<std::size_t>(hi - lo + 1), 0.0), qm(pm.size(), 0.0);
+    // P-mass and Q-mass relative to the cell start, Q e^{g_c} = sum q_j e^{g_c} = sum p_j e^{-(l_j - g_c)}.
+    std::vector<double> pm(static_cast<std::size_t>(hi - lo + 1), 0.0), qrel(pm.size(), 0.0);
     for (std::size_t j = 0; j < loss.size(); ++j) {
-        pm[static_cast<std::size_t>(cell[j] - lo)] += p[j];
-        qm[static_cast<std::size_t>(cell[j] - lo)] += q[j];
+        const std::size_t c = static_cast<std::size_t>(cell[j] - lo);
+        pm[c] += p[j];
+        qrel[c] += q[j] * std::exp(static_cast<double>(cell[j]) * h);
     }
-    return from_cells(lo, h, pm, qm, 0.0, 0.0, inf_p);
+    std::vector<Cell> cells;
+    for (std::size_t c = 0; c < pm.size(); ++c) {
+        if (pm[c] > 0.0) cells.push_back({lo + static_cast<long>(c), 1, pm[c], atom_offset(pm[c], qrel[c], h)});
+    }
+    return from_cells(lo, hi - lo + 1, h, cells, 0.0, 0.0, inf_p);
 }
 
 // ----- noise mechanisms -------------------------------------------------------------------------------
@@ -174,26 +196,56 @@ public:
         return {s0, f0, (1.0 - q_) * s0 + q_ * sf(xi - d_), (1.0 - q_) * f0 + q_ * cdf(xi - d_)};
     }
 
-    // Grid window [ilo, ihi] with P(L <= g_ilo) <= tail and P(L > g_ihi) <= tail, then the cells.
-    TwoSided discretise(double h, double tail) const {
+    // Grid window [ilo, ihi] with P(L <= g_ilo) <= tail and P(L > g_ihi) <= tail, then the cells. Blocks
+    // of kBlock grid steps whose P-mass is at most `thin` stay one cell: their (spread or contraction)
+    // error is second order in the block width but weighted by that tiny mass, so the tails cost a
+    // fraction of the tail evaluations (thin = 0: every cell one grid step, for deep-tail queries).
+    TwoSided discretise(double h, double tail, double thin) const {
         const double l_hi = search([&](double l) { return tails(l).p_gt <= tail; }, true);
         const double l_lo = search([&](double l) { return tails(l).p_le <= tail; }, false);
         long ilo = static_cast<long>(std::floor(l_lo / h)), ihi = static_cast<long>(std::ceil(l_hi / h));
         if (ihi <= ilo) ihi = ilo + 1;
         if (ihi - ilo + 1 > kMaxPoints) throw std::domain_error("value_step is too small for this mechanism's loss range");
-        const std::size_t n = static_cast<std::size_t>(ihi - ilo);
-        std::vector<Tails> t(n + 1);
-        for (std::size_t i = 0; i <= n; ++i) t[i] = tails(static_cast<double>(ilo + static_cast<long>(i)) * h);
-        std::vector<double> pm(n), qm(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            // Difference the smaller tail, so that tiny cell masses keep their relative precision.
-            pm[i] = std::max(0.0, t[i + 1].p_le <= 0.5 ? t[i + 1].p_le - t[i].p_le : t[i].p_gt - t[i + 1].p_gt);
-            qm[i] = std::max(0.0, t[i + 1].q_le <= 0.5 ? t[i + 1].q_le - t[i].q_le : t[i].q_gt - t[i + 1].q_gt);
+        constexpr long kBlock = 64;
+        const auto at = [&](long i) { return tails(static_cast<double>(i) * h); };
+        std::vector<Cell> cells;
+        Tails left = at(ilo);
+        const Tails first = left;
+        for (long b0 = ilo; b0 < ihi; b0 += kBlock) {
+            const long b1 = std::min(b0 + kBlock, ihi);
+            const Tails right = at(b1);
+            const double pmass = mass_between(left, right, true);
+            if (pmass <= thin || b1 - b0 == 1) {
+                add_cell(cells, b0, b1 - b0, h, left, right);
+            } else {
+                Tails a = left;
+                for (long i = b0; i < b1; ++i) {
+                    const Tails c = i + 1 == b1 ? right : at(i + 1);
+                    add_cell(cells, i, 1, h, a, c);
+                    a = c;
+                }
+            }
+            left = right;
         }
-        return from_cells(ilo, h, pm, qm, t[0].p_le, t[n].p_gt, 0.0);
+        return from_cells(ilo, ihi - ilo, h, cells, first.p_le, left.p_gt, 0.0);
     }
 
 private:
+    // P- (or Q-) mass of (l_a, l_b]: the difference of the smaller tail, so that tiny cell masses keep
+    // their relative precision.
+    static double mass_between(const Tails& a, const Tails& b, bool p) noexcept {
+        const double v = p ? (b.p_le <= 0.5 ? b.p_le - a.p_le : a.p_gt - b.p_gt) : (b.q_le <= 0.5 ? b.q_le - a.q_le : a.q_gt - b.q_gt);
+        return std::max(v, 0.0);
+    }
+    static void add_cell(std::vector<Cell>& cells, long start, long width, double h, const Tails& a, const Tails& b) {
+        const double pm = mass_between(a, b, true);
+        if (!(pm > 0.0)) return;
+        const double qm = mass_between(a, b, false);
+        const double g = static_cast<double>(start) * h, wh = static_cast<double>(width) * h;
+        // off = log(pm / qm) - g, formed without e^{g} (losses can exceed the double range of e^l).
+        const double off = qm > 0.0 ? std::min(std::max(std::log(pm / qm) - g, 0.0), wh) : wh;
+        cells.push_back({start, width, pm, off});
+    }
     double cdf(double x) const noexcept {
         if (x == -kInf) return 0.0;
         if (x == kInf) return 1.0;
@@ -339,12 +391,12 @@ struct Composed {
     double fp = 0.0;                     // allowance for the FFT's rounding
 };
 
-inline std::complex<double> ipow(std::complex<double> z, long k) {
+// z^k for |z| <= 1; r2_min = e^{-1490 / k}: below it |z|^k underflows, so no logarithm is taken.
+inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) {
     if (k == 1) return z;
     const double r2 = std::norm(z);
-    if (r2 == 0.0) return 0.0;
+    if (r2 < r2_min) return 0.0;
     const double lr = 0.5 * static_cast<double>(k) * std::log(r2);
-    if (lr < -745.0) return 0.0;
     return std::polar(std::exp(lr), static_cast<double>(k) * std::arg(z));
 }
 
@@ -391,11 +443,13 @@ inline Composed compose(const std::vector<Component>& comps, double h, double ta
         for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
         for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
         plan.forward(buf.data());
+        const double r2_min = std::exp(-1490.0 / static_cast<double>(c.count));
         for (std::size_t k = 0; k < N; ++k) {
+            if (px[k] == 0.0 && py[k] == 0.0) continue;  // underflowed already: nothing to multiply
             const fft::cplx z = buf[k], zc = std::conj(buf[(N - k) & (N - 1)]);
             const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
-            px[k] *= ipow(x, c.count);
-            py[k] *= ipow(y, c.count);
+            px[k] *= ipow(x, c.count, r2_min);
+            py[k] *= ipow(y, c.count, r2_min);
         }
     }
     for (std::size_t k = 0; k < N; ++k) buf[k] = px[k] + fft::cplx(0.0, 1.0) * py[k];
