@@ -111,26 +111,35 @@ void register_pld(py::module_ m) {
     m.def("pld_window", [](const std::vector<const pld::TwoSided*>& parts, const std::vector<long>& counts, double h, double tail) {
         check_step(h);
         if (parts.empty() || parts.size() != counts.size()) throw std::invalid_argument("parts and counts must be non-empty and of one length");
-        std::vector<pld::Component> comps;
-        for (std::size_t i = 0; i < parts.size(); ++i) comps.push_back({parts[i], counts[i]});
         py::gil_scoped_release release;
-        return pld::window(pld::Cgf(comps, h), std::log(tail));
+        std::vector<pld::MgfTable> tables;
+        std::vector<const pld::MgfTable*> tp;
+        for (const pld::TwoSided* p : parts) tables.push_back(pld::mgf_table(*p, h));
+        for (const pld::MgfTable& t : tables) tp.push_back(&t);
+        return pld::window(pld::Cgf(tp, counts), std::log(tail));
     }, py::arg("parts"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"));
 
-    m.def("pld_compose", [](const std::vector<const pld::TwoSided*>& parts, const std::vector<long>& counts, double h, double tail) {
+    m.def("pld_compose", [](const std::vector<std::vector<const pld::TwoSided*>>& directions, const std::vector<long>& counts,
+                            double h, double tail) {
         check_step(h);
-        if (parts.empty()) throw std::invalid_argument("nothing to compose");
-        if (parts.size() != counts.size()) throw std::invalid_argument("parts and counts differ in length");
         if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");
-        std::vector<pld::Component> comps;
-        for (std::size_t i = 0; i < parts.size(); ++i) {
-            if (parts[i] == nullptr) throw std::invalid_argument("parts must not be None");
-            comps.push_back({parts[i], counts[i]});
+        std::vector<std::vector<pld::Component>> comps;
+        for (const auto& parts : directions) {
+            if (parts.empty()) throw std::invalid_argument("nothing to compose");
+            if (parts.size() != counts.size()) throw std::invalid_argument("parts and counts differ in length");
+            comps.emplace_back();
+            for (std::size_t i = 0; i < parts.size(); ++i) {
+                if (parts[i] == nullptr) throw std::invalid_argument("parts must not be None");
+                comps.back().push_back({parts[i], counts[i]});
+            }
         }
         py::gil_scoped_release release;
-        const pld::Composed c = pld::compose(comps, h, tail);
-        return pld::Bounds(c, h);
-    }, py::arg("parts"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"));
+        pld::Plans plans;  // shared by the directions (same lengths)
+        std::vector<pld::Bounds> out;
+        for (const auto& c : comps) out.emplace_back(pld::compose(c, h, tail, plans));
+        return out;
+    }, py::arg("directions"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"),
+       "one composition per neighbour order (each a list of discretised mechanisms, with shared counts)");
 }
 }  // namespace
 

@@ -92,6 +92,25 @@ def test_k_fold_gaussian_contains_gdp(k, scale):
     assert np.all(ivd.lower <= truth) and np.all(truth <= ivd.upper)
 
 
+@pytest.mark.parametrize("k", [20_011, 65_536, 100_000])
+def test_two_level_composition_contains_gdp(k):
+    # Large counts are composed in blocks on a fine grid, regridded, then composed on a coarse grid;
+    # a prime k exercises the two block sizes, 65536 the exact split.
+    scale = math.sqrt(k) / 1.5
+    iv = PLD.from_noise(Gaussian(), scale=scale).self_compose(k).epsilon(np.array([1e-3, 1e-6]))
+    truth = pydp_core.gaussian.epsilon(1.5, np.array([1e-3, 1e-6]))
+    assert np.all(iv.lower <= truth) and np.all(truth <= iv.upper), (iv, truth)
+    assert np.all(iv.upper - iv.lower < 1e-3)
+
+
+def test_two_level_with_small_companion_contains_gdp():
+    big = PLD.from_noise(Gaussian(), scale=100.0).self_compose(30_000)
+    small = PLD.from_noise(Gaussian(), scale=2.0).self_compose(3)
+    mu = math.sqrt(30_000 / 100.0**2 + 3 / 4.0)
+    iv = big.compose(small).epsilon(1e-5)
+    assert _contains(iv, pydp_core.gaussian.epsilon(mu, 1e-5)), iv
+
+
 def test_gdp_constructor_matches_noise():
     a = PLD.from_gdp(1.5).self_compose(4).epsilon(1e-6)
     truth = pydp_core.gaussian.epsilon(3.0, 1e-6)

@@ -349,11 +349,9 @@ class PLD:
             symmetric = all(m.symmetric for m, _ in self._terms)
             counts = [c for _, c in self._terms]
             per_mech_tail = tail / max(1, self.steps)
-            out = []
-            for remove in (True,) if symmetric else (True, False):
-                parts = [m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
-                out.append(_acc.pld_compose(parts, counts, h, tail))
-            self._bounds = out
+            directions = [[m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
+                          for remove in ((True,) if symmetric else (True, False))]
+            self._bounds = _acc.pld_compose(directions, counts, h, tail)
         return self._bounds
 
     def delta(self, epsilon: Any) -> Interval:

@@ -71,7 +71,38 @@ private:
             }
             for (std::size_t m = 2; m < block; m *= 2) stage(xb, block, m);
         }
-        for (std::size_t m = block; m < n_; m *= 2) stage(x, n_, m);
+        std::size_t m = block;
+        for (; 4 * m <= n_; m *= 4) stage_pair(x, m);
+        if (m < n_) stage(x, n_, m);
+    }
+
+    static void butterfly(cplx* lo, cplx* hi, cplx w) noexcept {
+        // Written out: std::complex operator* checks for inf/NaN and is several times slower.
+        const double wr = w.real(), wi = w.imag();
+        const double hr = hi->real(), him = hi->imag();
+        const double tr = wr * hr - wi * him, ti = wr * him + wi * hr;
+        const double lr = lo->real(), li = lo->imag();
+        *lo = cplx(lr + tr, li + ti);
+        *hi = cplx(lr - tr, li - ti);
+    }
+
+    // Stages of half-length m and 2m together (one sweep over memory instead of two): within each group
+    // of 4m values, the two length-2m butterflies of stage m, then the length-4m butterflies of stage 2m.
+    void stage_pair(cplx* x, std::size_t m) const noexcept {
+        const cplx* w1 = tw_.data() + m;
+        const cplx* w2 = tw_.data() + 2 * m;
+        for (std::size_t s = 0; s < n_; s += 4 * m) {
+            cplx* a = x + s;
+            cplx* b = a + m;
+            cplx* c = b + m;
+            cplx* d = c + m;
+            for (std::size_t j = 0; j < m; ++j) {
+                butterfly(a + j, b + j, w1[j]);
+                butterfly(c + j, d + j, w1[j]);
+                butterfly(a + j, c + j, w2[j]);
+                butterfly(b + j, d + j, w2[j + m]);
+            }
+        }
     }
 
     // All butterflies of half-length m over x[0, len).
@@ -80,15 +111,7 @@ private:
         for (std::size_t s = 0; s < len; s += 2 * m) {
             cplx* lo = x + s;
             cplx* hi = lo + m;
-            for (std::size_t j = 0; j < m; ++j) {
-                // Written out: std::complex operator* checks for inf/NaN and is several times slower.
-                const double wr = w[j].real(), wi = w[j].imag();
-                const double hr = hi[j].real(), hi_ = hi[j].imag();
-                const double tr = wr * hr - wi * hi_, ti = wr * hi_ + wi * hr;
-                const double lr = lo[j].real(), li = lo[j].imag();
-                lo[j] = cplx(lr + tr, li + ti);
-                hi[j] = cplx(lr - tr, li - ti);
-            }
+            for (std::size_t j = 0; j < m; ++j) butterfly(lo + j, hi + j, w[j]);
         }
     }
 

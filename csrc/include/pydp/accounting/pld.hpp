@@ -23,6 +23,7 @@
 #include <cmath>
 #include <complex>
 #include <cstddef>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -330,20 +331,37 @@ inline double log_mgf(const Side& s, double h, double t) {
 }
 
 // The cumulant generating function K(t) = sum_j k_j log M_j(t) of each side of a composition, tabulated
-// once on a fixed set of t (log-spaced in |t| from 1e-4 to 1e3, both signs). Chernoff bounds
+// on a fixed set of t (log-spaced in |t| from 1e-4 to 1e3, both signs). Chernoff bounds
 // log P(S >= a) <= K(t) - t a (t > 0) and log P(S <= a) <= K(t) - t a (t < 0) hold for every t, so the
-// best tabulated t gives a valid bound; the table only costs one pass per t over each pmf.
+// best tabulated t gives a valid bound; each mechanism's table costs one pass per t over its pmf.
+inline constexpr int kT = 29;
+inline double t_value(int i) noexcept { return std::pow(10.0, -4.0 + 7.0 * i / (kT - 1)); }
+
+struct MgfTable {
+    double lm[2][2][kT];  // [pessimistic, optimistic][t > 0, t < 0][i]: log M(+-t_i)
+};
+
+inline MgfTable mgf_table(const TwoSided& s, double h) {
+    MgfTable m;
+    for (int side = 0; side < 2; ++side) {
+        for (int sg = 0; sg < 2; ++sg) {
+            for (int i = 0; i < kT; ++i) m.lm[side][sg][i] = log_mgf(side ? s.opt : s.pess, h, sg ? -t_value(i) : t_value(i));
+        }
+    }
+    return m;
+}
+
 class Cgf {
 public:
-    static constexpr int kT = 29;
-    Cgf(const std::vector<Component>& comps, double h) {
-        for (int i = 0; i < kT; ++i) t_[i] = std::pow(10.0, -4.0 + 7.0 * i / (kT - 1));
+    Cgf(const std::vector<const MgfTable*>& tables, const std::vector<long>& counts) {
+        for (int i = 0; i < kT; ++i) t_[i] = t_value(i);
         for (int side = 0; side < 2; ++side) {
             for (int sg = 0; sg < 2; ++sg) {
                 for (int i = 0; i < kT; ++i) {
-                    const double t = sg ? -t_[i] : t_[i];
                     double k = 0.0;
-                    for (const Component& c : comps) k += static_cast<double>(c.count) * log_mgf(side ? c.pld->opt : c.pld->pess, h, t);
+                    for (std::size_t j = 0; j < tables.size(); ++j) {
+                        if (counts[j] > 0) k += static_cast<double>(counts[j]) * tables[j]->lm[side][sg][i];
+                    }
                     k_[side][sg][i] = k;
                 }
             }
@@ -386,98 +404,287 @@ inline std::pair<double, double> window(const Cgf& cgf, double log_tau) {
 
 struct Composed {
     Side pess, opt;
+    double h = 0.0;                      // grid step of the result
     double tau_low = 0.0, tau_up = 0.0;  // pessimistic side: mass below / above the window
     double tau_opt = 0.0;                // optimistic side: mass outside the window
     double fp = 0.0;                     // allowance for the FFT's rounding
 };
 
-// z^k for |z| <= 1; r2_min = e^{-1490 / k}: below it |z|^k underflows, so no logarithm is taken.
-inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) {
+// z^k for |z| <= 1 by binary exponentiation (relative error ~ 2 log2(k) ulps, no transcendental calls);
+// r2_min = e^{-1490 / k}: below it |z|^k underflows and 0 is returned at once.
+inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) noexcept {
     if (k == 1) return z;
-    const double r2 = std::norm(z);
-    if (r2 < r2_min) return 0.0;
-    const double lr = 0.5 * static_cast<double>(k) * std::log(r2);
-    return std::polar(std::exp(lr), static_cast<double>(k) * std::arg(z));
+    if (std::norm(z) < r2_min) return 0.0;
+    double br = z.real(), bi = z.imag(), rr = 1.0, ri = 0.0;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1u) {
+            const double t = rr * br - ri * bi;
+            ri = rr * bi + ri * br;
+            rr = t;
+        }
+        const double t = br * br - bi * bi;
+        bi = 2.0 * br * bi;
+        br = t;
+    }
+    return {rr, ri};
 }
 
-inline Composed compose(const std::vector<Component>& comps, double h, double tail) {
-    if (comps.empty()) throw std::invalid_argument("nothing to compose");
-    long total = 0;
-    for (const Component& c : comps) {
-        if (c.count < 1) throw std::invalid_argument("counts must be >= 1");
-        total += c.count;
+// Several compositions of the same parts on one grid: output o composes counts[o][j] copies of part j
+// (0 allowed). Each part is transformed once; each output has its own products and inverse transform.
+// All outputs share the window, which covers each output's Chernoff window.
+// FFT plans by length, owned by one composition (the two levels often share a length).
+class Plans {
+public:
+    const fft::Plan& get(std::size_t n) {
+        for (const fft::Plan& p : plans_) {
+            if (p.size() == n) return p;
+        }
+        plans_.emplace_back(n);
+        return plans_.back();
     }
-    Composed out;
-    double inf_keep_pess = 1.0, inf_keep_opt = 1.0;
-    for (const Component& c : comps) {
-        inf_keep_pess *= std::pow(1.0 - c.pld->pess.inf, static_cast<double>(c.count));
-        inf_keep_opt *= std::pow(1.0 - c.pld->opt.inf, static_cast<double>(c.count));
+
+private:
+    std::deque<fft::Plan> plans_;
+};
+
+inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>& parts,
+                                             const std::vector<std::vector<long>>& counts, double h, double tail,
+                                             Plans& plans) {
+    const std::size_t n_out = counts.size();
+    std::vector<MgfTable> tables;
+    tables.reserve(parts.size());
+    for (const TwoSided* p : parts) tables.push_back(mgf_table(*p, h));
+    std::vector<const MgfTable*> tp;
+    for (const MgfTable& t : tables) tp.push_back(&t);
+    std::vector<Cgf> cgfs;
+    double lo = kInf, hi = -kInf;
+    for (std::size_t o = 0; o < n_out; ++o) {
+        cgfs.emplace_back(tp, counts[o]);
+        const auto [l, u] = window(cgfs.back(), std::log(tail));
+        lo = std::min(lo, l);
+        hi = std::max(hi, u);
     }
-    out.pess.inf = 1.0 - inf_keep_pess;
-    out.opt.inf = 1.0 - inf_keep_opt;
-    if (total == 1) {
-        const TwoSided& s = *comps[0].pld;
-        out.pess = s.pess;
-        out.opt = s.opt;
-        return out;
+    long width = 1;  // each part's pmfs must fit in the transform without wrapping
+    for (const TwoSided* p : parts) {
+        const long a = std::min(p->pess.offset, p->opt.offset);
+        const long e = std::max(p->pess.offset + static_cast<long>(p->pess.p.size()), p->opt.offset + static_cast<long>(p->opt.p.size()));
+        width = std::max(width, e - a);
     }
-    // Window from the Chernoff bounds of both sides, then a power-of-two length.
-    const Cgf cgf(comps, h);
-    const auto [lo, hi] = window(cgf, std::log(tail));
-    long width = 1;
-    for (const Component& c : comps) width = std::max(width, static_cast<long>(c.pld->pess.p.size() + c.pld->opt.p.size()));
-    long w0 = static_cast<long>(std::floor(lo / h));
+    const long w0 = static_cast<long>(std::floor(lo / h));
     const long need = std::max(static_cast<long>(std::ceil(hi / h)) - w0 + 1, width);
     if (need > kMaxPoints) throw std::domain_error("value_step is too small for the composed loss range");
     std::size_t N = 2;
     while (static_cast<long>(N) < need) N <<= 1;
-    const fft::Plan plan(N);
-    std::vector<fft::cplx> buf(N), px(N, 1.0), py(N, 1.0);
-    long A = 0;  // grid index of position 0 of the circular result
-    for (const Component& c : comps) {
-        const Side& sp = c.pld->pess;
-        const Side& so = c.pld->opt;
+    const fft::Plan& plan = plans.get(N);
+    std::vector<fft::cplx> buf(N);
+    std::vector<std::vector<fft::cplx>> px(n_out, std::vector<fft::cplx>(N, 1.0)), py = px;
+    std::vector<long> A(n_out, 0);  // grid index of position 0 of each circular result
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        const Side& sp = parts[j]->pess;
+        const Side& so = parts[j]->opt;
         const long a = std::min(sp.offset, so.offset);
-        A += c.count * a;
         std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
         for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
         for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
         plan.forward(buf.data());
-        const double r2_min = std::exp(-1490.0 / static_cast<double>(c.count));
-        for (std::size_t k = 0; k < N; ++k) {
-            if (px[k] == 0.0 && py[k] == 0.0) continue;  // underflowed already: nothing to multiply
-            const fft::cplx z = buf[k], zc = std::conj(buf[(N - k) & (N - 1)]);
+        for (std::size_t o = 0; o < n_out; ++o) A[o] += counts[o][j] * a;
+        // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
+        // count (an output whose count is the previous one's plus one takes one more multiplication).
+        for (std::size_t f = 0; f < N; ++f) {
+            const fft::cplx z = buf[f], zc = std::conj(buf[(N - f) & (N - 1)]);
             const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
-            px[k] *= ipow(x, c.count, r2_min);
-            py[k] *= ipow(y, c.count, r2_min);
+            long k_prev = 0;
+            fft::cplx xk, yk;
+            for (std::size_t o = 0; o < n_out; ++o) {
+                const long k = counts[o][j];
+                if (k == 0 || (px[o][f] == 0.0 && py[o][f] == 0.0)) continue;  // nothing left to multiply
+                if (k_prev > 0 && k == k_prev + 1) {
+                    xk *= x;
+                    yk *= y;
+                } else {
+                    const double r2_min = std::exp(-1490.0 / static_cast<double>(k));
+                    xk = ipow(x, k, r2_min);
+                    yk = ipow(y, k, r2_min);
+                }
+                k_prev = k;
+                px[o][f] *= xk;
+                py[o][f] *= yk;
+            }
         }
     }
-    for (std::size_t k = 0; k < N; ++k) buf[k] = px[k] + fft::cplx(0.0, 1.0) * py[k];
-    plan.inverse(buf.data());
+    std::vector<Composed> outs(n_out);
     const double inv_n = 1.0 / static_cast<double>(N);
-    out.pess.offset = out.opt.offset = w0;
-    out.pess.p.assign(N, 0.0);
-    out.opt.p.assign(N, 0.0);
-    double vmax = 0.0, vneg = 0.0;
     const long nl = static_cast<long>(N);
-    for (long I = 0; I < nl; ++I) {
-        const long pos = (((w0 + I - A) % nl) + nl) % nl;
-        const fft::cplx v = buf[static_cast<std::size_t>(pos)] * inv_n;
-        vmax = std::max(vmax, std::max(v.real(), v.imag()));
-        vneg = std::max(vneg, std::max(-v.real(), -v.imag()));
-        out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
-        out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
+    for (std::size_t o = 0; o < n_out; ++o) {
+        Composed& out = outs[o];
+        out.h = h;
+        double keep_pess = 1.0, keep_opt = 1.0;
+        for (std::size_t j = 0; j < parts.size(); ++j) {
+            keep_pess *= std::pow(1.0 - parts[j]->pess.inf, static_cast<double>(counts[o][j]));
+            keep_opt *= std::pow(1.0 - parts[j]->opt.inf, static_cast<double>(counts[o][j]));
+        }
+        for (std::size_t f = 0; f < N; ++f) buf[f] = px[o][f] + fft::cplx(0.0, 1.0) * py[o][f];
+        plan.inverse(buf.data());
+        out.pess.offset = out.opt.offset = w0;
+        out.pess.p.assign(N, 0.0);
+        out.opt.p.assign(N, 0.0);
+        out.pess.inf = 1.0 - keep_pess;
+        out.opt.inf = 1.0 - keep_opt;
+        double vmax = 0.0, vneg = 0.0;
+        long pos = (((w0 - A[o]) % nl) + nl) % nl;
+        for (long I = 0; I < nl; ++I, pos = (pos + 1) & (nl - 1)) {
+            const fft::cplx v = buf[static_cast<std::size_t>(pos)] * inv_n;
+            vmax = std::max(vmax, std::max(v.real(), v.imag()));
+            vneg = std::max(vneg, std::max(-v.real(), -v.imag()));
+            out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
+            out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
+        }
+        // Rounding allowance: the FFT's error per entry is ~ eps log2 N max|entry| (and at least what
+        // shows as negative entries); summed over the window.
+        const double lg = std::log2(static_cast<double>(N));
+        out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
+        // Mass of the linear convolution outside the window [w0, w0 + N - 1].
+        const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
+        const Cgf& cgf = cgfs[o];
+        out.tau_low = std::exp(cgf.log_tail(true, below, false));
+        out.tau_up = std::exp(cgf.log_tail(true, above, true));
+        out.tau_opt = std::exp(cgf.log_tail(false, below, false)) + std::exp(cgf.log_tail(false, above, true));
     }
-    // Rounding allowance: the FFT's error per entry is ~ eps log2 N max|entry| (and at least what shows
-    // as negative entries); summed over the window.
-    const double lg = std::log2(static_cast<double>(N));
-    out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
-    // Mass of the linear convolution outside the window [w0, w0 + N - 1].
-    const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
-    out.tau_low = std::exp(cgf.log_tail(true, below, false));
-    out.tau_up = std::exp(cgf.log_tail(true, above, true));
-    out.tau_opt = std::exp(cgf.log_tail(false, below, false)) + std::exp(cgf.log_tail(false, above, true));
+    return outs;
+}
+
+// One composition on one grid; a single mechanism taken once needs no transform.
+inline Composed compose_on_grid(const std::vector<Component>& comps, double h, double tail, Plans& plans) {
+    if (comps.size() == 1 && comps[0].count == 1) {
+        Composed out;
+        out.h = h;
+        out.pess = comps[0].pld->pess;
+        out.opt = comps[0].pld->opt;
+        return out;
+    }
+    std::vector<const TwoSided*> parts;
+    std::vector<long> counts;
+    for (const Component& c : comps) {
+        parts.push_back(c.pld);
+        counts.push_back(c.count);
+    }
+    return compose_on_grid(parts, {counts}, h, tail, plans)[0];
+}
+
+// ----- two-level composition ------------------------------------------------------------------------------
+inline long floor_div(long a, long b) noexcept { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// One side regridded to the step R h: each fine atom l_i goes to the coarse cell (G_C, G_{C+1}] holding
+// it, and from_cells spreads (pessimistic) or merges (optimistic) the cells onto the coarse grid.
+inline TwoSided regrid_side(const Side& s, const std::vector<double>& p, double h, long R) {
+    const double H = static_cast<double>(R) * h;
+    std::vector<double> decay(static_cast<std::size_t>(R) + 1);  // e^{-u h} for u = 0..R
+    for (long u = 0; u <= R; ++u) decay[static_cast<std::size_t>(u)] = std::exp(-static_cast<double>(u) * h);
+    std::vector<Cell> cells;
+    long lo = std::numeric_limits<long>::max(), hi = std::numeric_limits<long>::min();
+    for (std::size_t i = 0; i < p.size();) {
+        const long I = s.offset + static_cast<long>(i);
+        const long C = floor_div(I - 1, R);  // I h in (C H, (C + 1) H]
+        double pm = 0.0, qrel = 0.0;
+        for (; i < p.size() && floor_div(s.offset + static_cast<long>(i) - 1, R) == C; ++i) {
+            if (!(p[i] > 0.0)) continue;
+            pm += p[i];
+            qrel += p[i] * decay[static_cast<std::size_t>(s.offset + static_cast<long>(i) - C * R)];
+        }
+        if (pm > 0.0) {
+            cells.push_back({C, 1, pm, atom_offset(pm, qrel, H)});
+            lo = std::min(lo, C);
+            hi = std::max(hi, C + 1);
+        }
+    }
+    if (cells.empty()) {
+        lo = floor_div(s.offset, R);
+        hi = lo + 1;
+    }
+    return from_cells(lo, hi - lo, H, cells, 0.0, 0.0, s.inf);
+}
+
+// Both sides of a composed (or single) PLD on the step R h. Pessimistic: the Chernoff-bounded mass below
+// the window joins its lowest atom, the mass above and the rounding allowance go to +inf. Optimistic: that
+// much mass is removed from the top (c_circ minus its top tau has no more mass above any x than the
+// true pmf, so the result is dominated by it).
+inline TwoSided regrid(const Side& pess, double low_extra, double inf_extra, const Side& opt, double drop, double h, long R) {
+    std::vector<double> pp = pess.p, op = opt.p;
+    if (!pp.empty()) pp[0] += low_extra;
+    for (std::size_t j = op.size(); j-- > 0 && drop > 0.0;) {
+        const double take = std::min(op[j], drop);
+        op[j] -= take;
+        drop -= take;
+    }
+    Side ps = pess;
+    ps.inf = pess.inf + inf_extra;
+    TwoSided out;
+    out.pess = regrid_side(ps, pp, h, R).pess;
+    out.opt = regrid_side(opt, op, h, R).opt;
     return out;
+}
+
+inline TwoSided regrid(const Composed& c, long R) {
+    return regrid(c.pess, c.tau_low, c.tau_up + c.fp, c.opt, c.tau_opt + c.fp, c.h, R);
+}
+
+// Mechanisms composed at least kTwoLevel times are composed in two levels: k1 ~ kBlockSteps copies on the
+// fine grid (whose step sets the per-mechanism discretisation error, ~ k h^2), the result regridded to
+// R h with R = sqrt(k1) / 2 (one more spread or contraction per block: error ~ k2 (R h)^2 = k h^2 / 4),
+// and the blocks composed on the coarse grid, whose window needs R times fewer points.
+inline constexpr long kTwoLevel = 16384;
+inline constexpr long kBlockSteps = 256;
+
+// k = k1 k2 with k1 <= kBlockSteps and k2 within 25% of its least value, if k has such a divisor k2
+// (then one block size suffices); 0 otherwise.
+inline long exact_blocks(long k) noexcept {
+    const long least = (k + kBlockSteps - 1) / kBlockSteps;
+    for (long k2 = least; k2 <= least + least / 4; ++k2) {
+        if (k % k2 == 0) return k2;
+    }
+    return 0;
+}
+
+inline Composed compose(const std::vector<Component>& comps, double h, double tail, Plans& plans) {
+    if (comps.empty()) throw std::invalid_argument("nothing to compose");
+    long kmax = 0;
+    for (const Component& c : comps) {
+        if (c.count < 1) throw std::invalid_argument("counts must be >= 1");
+        kmax = std::max(kmax, c.count);
+    }
+    if (kmax < kTwoLevel) return compose_on_grid(comps, h, tail, plans);
+    const long R = std::max(1L, static_cast<long>(std::sqrt(static_cast<double>(kBlockSteps)) / 2.0));
+    std::vector<TwoSided> coarse;
+    std::vector<long> counts;
+    coarse.reserve(2 * comps.size());
+    for (const Component& c : comps) {
+        if (c.count < kTwoLevel) {
+            coarse.push_back(regrid(c.pld->pess, 0.0, 0.0, c.pld->opt, 0.0, h, R));
+            counts.push_back(c.count);
+            continue;
+        }
+        // k = r (k1 + 1) + (k2 - r) k1 with k2 blocks: both block sizes from one forward transform.
+        const long exact = exact_blocks(c.count);
+        const long k2 = exact ? exact : (c.count + kBlockSteps - 1) / kBlockSteps, k1 = c.count / k2, r = c.count - k1 * k2;
+        const double t = tail / static_cast<double>(k2 + 1);  // the blocks' tails compose k2 times
+        std::vector<std::vector<long>> powers{{k1}};
+        if (r > 0) powers.push_back({k1 + 1});
+        const std::vector<Composed> blocks = compose_on_grid({c.pld}, powers, h, t, plans);
+        coarse.push_back(regrid(blocks[0], R));
+        counts.push_back(k2 - r);
+        if (r > 0) {
+            coarse.push_back(regrid(blocks[1], R));
+            counts.push_back(r);
+        }
+    }
+    std::vector<Component> next;
+    for (std::size_t i = 0; i < coarse.size(); ++i) next.push_back({&coarse[i], counts[i]});
+    return compose_on_grid(next, static_cast<double>(R) * h, tail, plans);
+}
+
+inline Composed compose(const std::vector<Component>& comps, double h, double tail) {
+    Plans plans;
+    return compose(comps, h, tail, plans);
 }
 
 // ----- queries ------------------------------------------------------------------------------------------
@@ -488,19 +695,20 @@ class Profile {
 public:
     // sign = +1 for an upper bound, -1 for a lower bound: the rounding of A_j - e^{eps - l_j} C_j (a few
     // ulps of its terms) is added or subtracted.
+    // Queries have eps >= 0, where losses <= 0 weigh nothing: only the grid points l_j > 0 are kept (and
+    // the mass below the window, extra_low, counts only if the window starts above 0).
     Profile(const Side& s, double h, double extra_low, double extra_inf, double neg_top, double sign)
-        : h_(h), decay_(std::exp(-h)), offset_(s.offset), inf_(s.inf + extra_inf) {
-        const std::size_t n = s.p.size();
+        : h_(h), decay_(std::exp(-h)), offset_(std::max(s.offset, 1L)), inf_(s.inf + extra_inf) {
+        const std::size_t skip = static_cast<std::size_t>(std::min<long>(offset_ - s.offset, static_cast<long>(s.p.size())));
+        const std::size_t n = s.p.size() - skip;
         A_.assign(n + 1, 0.0);
         C_.assign(n + 1, 0.0);
-        std::vector<double> p = s.p;
-        if (n > 0) {
-            p[0] += extra_low;
-            p[n - 1] -= neg_top;
-        }
         for (std::size_t j = n; j-- > 0;) {
-            A_[j] = A_[j + 1] + p[j];
-            C_[j] = p[j] + decay_ * C_[j + 1];
+            double pj = s.p[skip + j];
+            if (j == 0 && skip == 0) pj += extra_low;
+            if (j + 1 == n) pj -= neg_top;
+            A_[j] = A_[j + 1] + pj;
+            C_[j] = pj + decay_ * C_[j + 1];
         }
         constexpr double kRound = 64.0 * std::numeric_limits<double>::epsilon();
         for (std::size_t j = 0; j < n; ++j) A_[j] += sign * kRound * (std::fabs(A_[j]) + std::fabs(C_[j]) + std::fabs(inf_));
@@ -553,8 +761,8 @@ private:
 // Upper and lower profiles of one composed direction.
 struct Bounds {
     Profile upper, lower;
-    Bounds(const Composed& c, double h)
-        : upper(c.pess, h, c.tau_low, c.tau_up + c.fp, 0.0, 1.0), lower(c.opt, h, 0.0, -c.fp, c.tau_opt, -1.0) {}
+    explicit Bounds(const Composed& c)
+        : upper(c.pess, c.h, c.tau_low, c.tau_up + c.fp, 0.0, 1.0), lower(c.opt, c.h, 0.0, -c.fp, c.tau_opt, -1.0) {}
 };
 
 }  // namespace pydp::accounting::pld
