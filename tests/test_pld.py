@@ -343,3 +343,57 @@ def test_calibrate_bad_input():
         PLD.calibrate(Gaussian(), epsilon=1.0, delta=0.0)
     with pytest.raises(TypeError, match="steps"):
         PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-5, steps=1.5)
+
+
+# ----- discrete Laplace: exact atoms, exact composition ------------------------------------------------------
+def _exact_atoms_dlap(scale, D, q, remove):
+    """(loss, P-mass) atoms of the discrete Laplace pair in mpmath, from the pmf summed directly."""
+    a = mp.exp(-1 / mp.mpf(scale))
+    c = (1 - a) / (1 + a)
+    out = {}
+    for x in range(-400, 400 + D):
+        pq = c * a ** abs(x)
+        pp = c * a ** abs(x - D)
+        mix = (1 - q) * pq + q * pp
+        P, Q = (mix, pq) if remove else (pq, mix)
+        key = mp.nstr(mp.log(P / Q), 30)
+        l0, m0 = out.get(key, (mp.log(P / Q), 0))
+        out[key] = (l0, m0 + P)
+    return list(out.values())
+
+
+def _exact_delta(atoms, k, eps):
+    comp = {mp.mpf(0): mp.mpf(1)}
+    for _ in range(k):
+        nxt = {}
+        for l1, m1 in comp.items():
+            for l2, m2 in atoms:
+                key = l1 + l2
+                nxt[key] = nxt.get(key, 0) + m1 * m2
+        # merge numerically equal losses
+        merged = {}
+        for l, m in nxt.items():
+            kk = mp.nstr(l, 25)
+            lm = merged.get(kk, (l, 0))
+            merged[kk] = (lm[0], lm[1] + m)
+        comp = {l: m for l, m in merged.values()}
+    return mp.fsum(m * max(0, 1 - mp.exp(eps - l)) for l, m in comp.items())
+
+
+@pytest.mark.parametrize("scale,D,q,k", [(1.0, 1, 1.0, 3), (2.0, 3, 1.0, 2), (1.5, 2, 0.3, 3)])
+def test_discrete_laplace_contains_exact_composition(scale, D, q, k):
+    pld = PLD.from_discrete_laplace(scale=scale, sensitivity=D, sampling_rate=q).self_compose(k)
+    with mp.workdps(30):
+        for eps in [0.1, 0.5, 1.0]:
+            truth = max(_exact_delta(_exact_atoms_dlap(scale, D, mp.mpf(q), rem), k, mp.mpf(eps)) for rem in (True, False))
+            iv = pld.delta(eps)
+            assert iv.lower - 1e-15 <= truth <= iv.upper + 1e-15, (eps, iv, truth)
+
+
+def test_discrete_laplace_bad_input():
+    with pytest.raises(TypeError, match="sensitivity"):
+        PLD.from_discrete_laplace(scale=1.0, sensitivity=1.5)
+    with pytest.raises(ValueError, match="sensitivity"):
+        PLD.from_discrete_laplace(scale=1.0, sensitivity=0)
+    with pytest.raises(ValueError, match="scale"):
+        PLD.from_discrete_laplace(scale=0.0)

@@ -200,6 +200,37 @@ class PLD:
         return cls([(_Atoms("approx_dp", atoms), 1)])
 
     @classmethod
+    def from_discrete_laplace(cls, *, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0) -> "PLD":
+        """The PLD of the discrete Laplace (two-sided geometric) mechanism on the integers, exactly.
+
+        The noise has pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}, on an integer query of integer
+        ``sensitivity`` D. The likelihood ratio p(x - D) / p(x) takes D + 1 values (x <= 0, x = 1..D-1,
+        x >= D), so the PLD has D + 1 atoms whose masses are closed-form geometric sums. With Poisson
+        sampling at ``sampling_rate`` q both add/remove orders are kept.
+        """
+        t = _scalar(scale, "scale", check_positive)
+        if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Integral):
+            raise TypeError(f"sensitivity must be an integer, not {type(sensitivity).__name__}")
+        D = int(sensitivity)
+        if not 1 <= D <= 10**6:
+            raise ValueError(f"sensitivity must lie in [1, 1e6], got {D}")
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        if q == 0.0:
+            return cls.identity()
+        la = -1.0 / t  # log a
+        log1pa = math.log1p(math.exp(la))
+        lc = math.log(-math.expm1(la)) - log1pa  # log((1 - a) / (1 + a))
+        x = np.arange(1, D, dtype=float)
+        # log masses of the classes x <= 0, x = 1..D-1, x >= D under Q = p and under the shifted P.
+        log_q = np.concatenate(([-log1pa], lc + la * x, [D * la - log1pa]))
+        log_p = np.concatenate(([D * la - log1pa], lc + la * (D - x), [-log1pa]))
+        pq, pp = np.exp(log_q), np.exp(log_p)
+        mix = (1.0 - q) * pq + q * pp
+        remove = (np.log(mix) - log_q, mix, pq, 0.0)
+        add = (log_q - np.log(mix), pq, mix, 0.0)
+        return cls([(_Atoms("discrete_laplace", remove, None if q == 1.0 else add), 1)])
+
+    @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
         """Binary randomized response with P(truth) = e^eps / (1 + e^eps): the PLD of pure eps-DP."""
         return cls.from_approx_dp(epsilon=epsilon, delta=0.0)
