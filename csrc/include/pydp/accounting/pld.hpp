@@ -307,7 +307,8 @@ struct Component {
 inline double log_mgf(const Side& s, double h, double t) {
     const std::size_t n = s.p.size();
     if (n == 0) return -kInf;
-    // Relative to the end where e^{t l} is largest, so no term overflows; blocked powers of e^{-|t| h}.
+    // Relative to the end where e^{t l} is largest, so no term overflows: the weight of the atom m
+    // steps from that end is e^{-|t| h m}, formed as a block factor times a table of B powers.
     const bool up = t >= 0.0;
     const double top = static_cast<double>(s.offset + (up ? static_cast<long>(n) - 1 : 0)) * h;
     constexpr std::size_t B = 64;
@@ -632,7 +633,7 @@ inline TwoSided regrid(const Composed& c, long R) {
 // fine grid (whose step sets the per-mechanism discretisation error, ~ k h^2), the result regridded to
 // R h with R = sqrt(k1) / 2 (one more spread or contraction per block: error ~ k2 (R h)^2 = k h^2 / 4),
 // and the blocks composed on the coarse grid, whose window needs R times fewer points.
-inline constexpr long kTwoLevel = 16384;
+inline constexpr long kTwoLevel = 2048;
 inline constexpr long kBlockSteps = 256;
 
 // k = k1 k2 with k1 <= kBlockSteps and k2 within 25% of its least value, if k has such a divisor k2
