@@ -187,14 +187,16 @@ public:
     Tails tails(double l) const noexcept {
         if (remove_) {
             const double xs = sup_le(rho(l));
-            const double f0 = cdf(xs), s0 = sf(xs);
-            if (q_ == 1.0) return {cdf(xs - d_), sf(xs - d_), f0, s0};
-            return {(1.0 - q_) * f0 + q_ * cdf(xs - d_), (1.0 - q_) * s0 + q_ * sf(xs - d_), f0, s0};
+            const auto [f0, s0] = cdf_sf(xs);
+            const auto [f1, s1] = cdf_sf(xs - d_);
+            if (q_ == 1.0) return {f1, s1, f0, s0};
+            return {(1.0 - q_) * f0 + q_ * f1, (1.0 - q_) * s0 + q_ * s1, f0, s0};
         }
         const double xi = inf_ge(rho(-l));
-        const double f0 = cdf(xi), s0 = sf(xi);
-        if (q_ == 1.0) return {s0, f0, sf(xi - d_), cdf(xi - d_)};
-        return {s0, f0, (1.0 - q_) * s0 + q_ * sf(xi - d_), (1.0 - q_) * f0 + q_ * cdf(xi - d_)};
+        const auto [f0, s0] = cdf_sf(xi);
+        const auto [f1, s1] = cdf_sf(xi - d_);
+        if (q_ == 1.0) return {s0, f0, s1, f1};
+        return {s0, f0, (1.0 - q_) * s0 + q_ * s1, (1.0 - q_) * f0 + q_ * f1};
     }
 
     // Grid window [ilo, ihi] with P(L <= g_ilo) <= tail and P(L > g_ihi) <= tail, then the cells. Blocks
@@ -247,12 +249,17 @@ private:
         const double off = qm > 0.0 ? std::min(std::max(std::log(pm / qm) - g, 0.0), wh) : wh;
         cells.push_back({start, width, pm, off});
     }
-    double cdf(double x) const noexcept {
-        if (x == -kInf) return 0.0;
-        if (x == kInf) return 1.0;
-        return std::exp(fam_.logcdf(x));
+    // (P(X <= x), P(X > x)) from one log-space tail: the smaller one, the other as its complement.
+    std::pair<double, double> cdf_sf(double x) const noexcept {
+        if (x == -kInf) return {0.0, 1.0};
+        if (x == kInf) return {1.0, 0.0};
+        if (x >= 0.0) {
+            const double ls = fam_.logsf(x);
+            return {-std::expm1(ls), std::exp(ls)};
+        }
+        const double lc = fam_.logcdf(x);
+        return {std::exp(lc), -std::expm1(lc)};
     }
-    double sf(double x) const noexcept { return cdf(-x); }
     // g(x) <= rho  <=>  L <= l (remove) with rho = log((e^l - 1 + q) / q); -inf when e^l <= 1 - q.
     double rho(double l) const noexcept {
         if (q_ == 1.0) return l;
