@@ -85,6 +85,13 @@ void register_pld(py::module_ m) {
             return interval(delta, [&b](double d) { return b.lower.epsilon(d); }, [&b](double d) { return b.upper.epsilon(d); });
         }, py::arg("delta"));
 
+    m.def("pld_tradeoff", [](const pld::Bounds& pq, const pld::Bounds& qp, const darray& alpha) {
+        require_all(alpha, delta_closed_ok, "alpha must lie in [0, 1]");
+        // Lower bound on beta from the upper profiles, upper bound from the lower profiles.
+        return interval(alpha, [&](double a) { return pld::tradeoff(pq.upper, qp.upper, a); },
+                        [&](double a) { return pld::tradeoff(pq.lower, qp.lower, a); });
+    }, py::arg("pq"), py::arg("qp"), py::arg("alpha"));
+
     m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin) {
         check_step(h);
         if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");

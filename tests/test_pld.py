@@ -397,3 +397,32 @@ def test_discrete_laplace_bad_input():
         PLD.from_discrete_laplace(scale=1.0, sensitivity=0)
     with pytest.raises(ValueError, match="scale"):
         PLD.from_discrete_laplace(scale=0.0)
+
+
+# ----- trade-off function -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("mu,k", [(1.0, 1), (0.5, 16), (0.02, 2500), (3.0, 2)])
+def test_tradeoff_contains_gdp(mu, k):
+    alpha = np.array([0.0, 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0])
+    iv = PLD.from_gdp(mu).self_compose(k).tradeoff(alpha)
+    truth = pydp_core.gaussian.tradeoff(alpha, mu * math.sqrt(k))
+    assert np.all(iv.lower <= truth + 1e-15) and np.all(truth <= iv.upper + 1e-15), (iv, truth)
+    assert np.all(iv.upper - iv.lower < 1e-4)
+
+
+def test_tradeoff_subsampled_is_a_tradeoff_function():
+    alpha = np.linspace(0.0, 1.0, 41)
+    iv = PLD.from_noise(Laplace(), scale=1.0, sampling_rate=0.1).self_compose(50).tradeoff(alpha)
+    assert np.all(iv.lower <= iv.upper)
+    assert np.all(np.diff(iv.lower) <= 1e-12) and np.all(np.diff(iv.upper) <= 1e-12)  # non-increasing
+    assert np.all(iv.upper <= 1.0 - alpha + 1e-12)  # beta <= 1 - alpha
+    # Pure DP: the composed trade-off is above the (eps, 0)-DP one for the composed eps = 50 * log(1 + q(e - 1)).
+    e = 50 * math.log1p(0.1 * math.expm1(1.0))
+    floor = np.maximum.reduce([np.zeros_like(alpha), 1 - math.exp(e) * alpha, math.exp(-e) * (1 - alpha)])
+    assert np.all(iv.upper >= floor - 1e-12)
+
+
+def test_tradeoff_bad_alpha():
+    with pytest.raises(ValueError, match="alpha"):
+        PLD.from_gdp(1.0).tradeoff(1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        PLD.from_gdp(1.0).tradeoff(float("nan"))

@@ -422,6 +422,31 @@ class PLD:
         lo, up = self._combine(lambda b: b.epsilon(flat))
         return self._shape(lo, up, dl, delta)
 
+    def tradeoff(self, alpha: Any) -> Interval:
+        """Certified bounds on the trade-off function beta(alpha) (Dong, Roth and Su 2022).
+
+        beta(alpha) is the smallest type II error of a test between neighbouring outputs at type I error
+        ``alpha``, over both neighbour orders; the mechanism is f-DP with f = beta. Computed by
+        Neyman-Pearson duality from the certified privacy profiles of both orders of the pair.
+
+        Parameters
+        ----------
+        alpha : float or array_like
+            Type I error in [0, 1].
+
+        Returns
+        -------
+        Interval
+            ``lower <= beta(alpha) <= upper``.
+        """
+        a = check_probability(alpha, "alpha")
+        flat = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+        b = self._compute()
+        pq, qp = b[0], b[-1]
+        lo1, up1 = _acc.pld_tradeoff(pq, qp, flat)
+        lo2, up2 = _acc.pld_tradeoff(qp, pq, flat)
+        return self._shape(np.minimum(lo1, lo2), np.minimum(up1, up2), a, alpha)
+
     def _combine(self, query) -> tuple:
         lo = up = None
         for b in self._compute():

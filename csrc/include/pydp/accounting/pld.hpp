@@ -754,6 +754,25 @@ public:
         return std::max(eps, 0.0);
     }
 
+    // Calls visit(eps, delta(eps)) at every eps >= 0 where a function of the form a - b delta(eps) - c e^eps
+    // or e^{-eps} (a - delta(eps)) can attain its supremum: in each cell (l_{j-1}, l_j] delta is
+    // max(0, A_j + inf - C_j e^{eps - l_j}), so such a function is monotone there except where the clamp
+    // at 0 starts; the candidates are 0, the grid points, the zero of each cell, and +inf's limit l_top.
+    template <class Visit>
+    void sup_candidates(Visit visit) const {
+        visit(0.0, delta(0.0));
+        const std::size_t n = run_min_.size();
+        for (std::size_t j = 0; j < n; ++j) {
+            const double lj = l(j), lo = j ? l(j - 1) : 0.0;
+            visit(lj, std::max(at_grid(j), 0.0));
+            const double num = A_[j] + inf_;
+            if (C_[j] > 0.0 && num > 0.0) {
+                const double z = lj + std::log(num / C_[j]);  // A_j + inf - C_j e^{z - l_j} = 0
+                if (z > lo && z < lj && z > 0.0) visit(z, 0.0);
+            }
+        }
+    }
+
 private:
     double l(std::size_t j) const noexcept { return static_cast<double>(offset_ + static_cast<long>(j)) * h_; }
     double at_grid(std::size_t j) const noexcept {  // delta(l_j)
@@ -765,6 +784,19 @@ private:
     double inf_;
     std::vector<double> A_, C_, run_min_;
 };
+
+// The trade-off function (Dong, Roth and Su 2022) of the pair whose profile is pq, with qp the profile of
+// the reversed pair: beta(alpha) = sup_{eps >= 0} max(0, 1 - delta_pq(eps) - e^eps alpha,
+// e^{-eps} (1 - delta_qp(eps) - alpha)), by Neyman-Pearson duality (the second term is the first one at
+// -eps, rewritten with delta_pq(-eps) = 1 - e^{-eps} + e^{-eps} delta_qp(eps)). It decreases in delta, so
+// upper profiles give a lower bound on beta and lower profiles an upper bound; the supremum over the
+// candidate points is exact for each piecewise profile.
+inline double tradeoff(const Profile& pq, const Profile& qp, double alpha) {
+    double best = 0.0;
+    pq.sup_candidates([&](double e, double d) { best = std::max(best, 1.0 - d - std::exp(e) * alpha); });
+    qp.sup_candidates([&](double e, double d) { best = std::max(best, std::exp(-e) * (1.0 - d - alpha)); });
+    return std::min(best, 1.0 - alpha);
+}
 
 // Upper and lower profiles of one composed direction.
 struct Bounds {
