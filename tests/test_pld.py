@@ -426,3 +426,15 @@ def test_tradeoff_bad_alpha():
         PLD.from_gdp(1.0).tradeoff(1.5)
     with pytest.raises(ValueError, match="alpha"):
         PLD.from_gdp(1.0).tradeoff(float("nan"))
+
+
+def test_too_coarse_for_tolerance_names_value_step():
+    p = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(1000)
+    with pytest.raises(ValueError, match="value_step"):
+        p.with_discretization(value_step=0.05).epsilon(1e-5, tolerance=1e-4)
+    with pytest.raises(ValueError, match="value_step"):
+        p.with_discretization(value_step=0.05).delta([1.0, 2.0], tolerance=1e-9)
+    iv = p.epsilon(1e-5, tolerance=1e-3)
+    assert iv.upper - iv.lower <= 1e-3
+    with pytest.raises(ValueError, match="tolerance"):
+        p.epsilon(1e-5, tolerance=-1.0)

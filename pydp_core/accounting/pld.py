@@ -385,42 +385,75 @@ class PLD:
             self._bounds = _acc.pld_compose(directions, counts, h, tail)
         return self._bounds
 
-    def delta(self, epsilon: Any) -> Interval:
+    def _check_width(self, iv: Interval, tolerance: Any) -> Interval:
+        if tolerance is None:
+            return iv
+        tol = _scalar(tolerance, "tolerance", check_positive)
+        width = np.max(np.subtract(iv.upper, iv.lower))
+        if not width <= tol:
+            raise ValueError(f"value_step {self.value_step:.3g} is too coarse for tolerance {tol:g}: the interval "
+                             f"is {width:.3g} wide; pass a smaller value_step to with_discretization()")
+        return iv
+
+    def delta(self, epsilon: Any, *, tolerance: Any = None) -> Interval:
         """Certified bounds on delta(epsilon) = sup over neighbours of E_P[(1 - e^{eps - L})_+] + P(L = inf).
 
         Parameters
         ----------
         epsilon : float or array_like
             epsilon >= 0.
+        tolerance : float, optional
+            Largest acceptable width of the interval.
 
         Returns
         -------
         Interval
             ``lower <= delta(epsilon) <= upper`` (floats for a scalar input, arrays otherwise).
+
+        Raises
+        ------
+        ValueError
+            If epsilon is negative or NaN, or if the interval is wider than ``tolerance`` (the
+            discretisation is too coarse: the message names ``value_step``).
         """
         eps = check_epsilon(epsilon, "epsilon")
         flat = np.ascontiguousarray(eps, dtype=np.float64).reshape(-1)
         lo, up = self._combine(lambda b: b.delta(flat))
-        return self._shape(lo, up, eps, epsilon)
+        return self._check_width(self._shape(lo, up, eps, epsilon), tolerance)
 
-    def epsilon(self, delta: Any) -> Interval:
+    def epsilon(self, delta: Any, *, tolerance: Any = None) -> Interval:
         """Certified bounds on the smallest epsilon >= 0 with delta(epsilon) <= ``delta``.
 
         Parameters
         ----------
         delta : float or array_like
             delta in [0, 1].
+        tolerance : float, optional
+            Largest acceptable width of the interval.
 
         Returns
         -------
         Interval
             ``lower <= epsilon(delta) <= upper``; ``upper`` is inf where the pessimistic bound cannot reach
             ``delta`` (delta below the truncated mass, or 0 for mechanisms without pure DP).
+
+        Raises
+        ------
+        ValueError
+            If delta is outside [0, 1] or NaN, or if the interval is wider than ``tolerance`` (the
+            discretisation is too coarse: the message names ``value_step``).
+
+        Examples
+        --------
+        >>> from pydp_core.accounting.pld import PLD
+        >>> iv = PLD.from_gdp(1.0).self_compose(4).epsilon(1e-5)
+        >>> round(iv.lower, 3), round(iv.upper, 3)
+        (9.997, 9.997)
         """
         dl = check_delta(delta, "delta", allow_one=True)
         flat = np.ascontiguousarray(dl, dtype=np.float64).reshape(-1)
         lo, up = self._combine(lambda b: b.epsilon(flat))
-        return self._shape(lo, up, dl, delta)
+        return self._check_width(self._shape(lo, up, dl, delta), tolerance)
 
     def tradeoff(self, alpha: Any) -> Interval:
         """Certified bounds on the trade-off function beta(alpha) (Dong, Roth and Su 2022).
