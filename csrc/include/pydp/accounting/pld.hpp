@@ -310,32 +310,33 @@ struct Component {
     long count;
 };
 
-// log sum_i p_i e^{t l_i} of one side's finite part (-inf if it has no mass).
-inline double log_mgf(const Side& s, double h, double t) {
+// log sum_i p_i e^{t l_i} of one side's finite part at t = +-t_value(i) for all i (-inf where it has no mass).
+// Relative to the end where e^{t l} is largest, so no term overflows: the atom m steps from that end
+// weighs e^{-|t| h m}, a block factor times a table of B powers; all t are summed in one pass over the
+// pmf, the inner loop running over t (independent sums, which vectorise).
+template <int NT>
+void log_mgfs(const Side& s, double h, bool up, const double (&t)[NT], double (&out)[NT]) {
     const std::size_t n = s.p.size();
-    if (n == 0) return -kInf;
-    // Relative to the end where e^{t l} is largest, so no term overflows: the weight of the atom m
-    // steps from that end is e^{-|t| h m}, formed as a block factor times a table of B powers.
-    const bool up = t >= 0.0;
-    const double top = static_cast<double>(s.offset + (up ? static_cast<long>(n) - 1 : 0)) * h;
     constexpr std::size_t B = 64;
-    double pw[B];
-    const double step = -std::fabs(t) * h;
-    for (std::size_t j = 0; j < B; ++j) pw[j] = std::exp(step * static_cast<double>(j));
-    double acc = 0.0;
-    for (std::size_t b0 = 0; b0 < n; b0 += B) {
-        const double base = std::exp(step * static_cast<double>(b0));
-        if (base == 0.0) break;
-        const std::size_t e = std::min(n - b0, B);
-        double part = 0.0;
-        if (up) {
-            for (std::size_t j = 0; j < e; ++j) part += s.p[n - 1 - b0 - j] * pw[j];
-        } else {
-            for (std::size_t j = 0; j < e; ++j) part += s.p[b0 + j] * pw[j];
-        }
-        acc += base * part;
+    double pw[B][NT], acc[NT], part[NT];
+    for (std::size_t j = 0; j < B; ++j) {
+        for (int i = 0; i < NT; ++i) pw[j][i] = std::exp(-t[i] * h * static_cast<double>(j));
     }
-    return acc > 0.0 ? t * top + std::log(acc) : -kInf;
+    for (int i = 0; i < NT; ++i) acc[i] = 0.0;
+    for (std::size_t b0 = 0; b0 < n; b0 += B) {
+        const double lead = std::exp(-t[0] * h * static_cast<double>(b0));  // the smallest t decays slowest
+        if (lead == 0.0) break;
+        const std::size_t e = std::min(n - b0, B);
+        for (int i = 0; i < NT; ++i) part[i] = 0.0;
+        for (std::size_t j = 0; j < e; ++j) {
+            const double v = up ? s.p[n - 1 - b0 - j] : s.p[b0 + j];
+            if (v == 0.0) continue;
+            for (int i = 0; i < NT; ++i) part[i] += v * pw[j][i];
+        }
+        for (int i = 0; i < NT; ++i) acc[i] += std::exp(-t[i] * h * static_cast<double>(b0)) * part[i];
+    }
+    const double end = n ? static_cast<double>(s.offset + (up ? static_cast<long>(n) - 1 : 0)) * h : 0.0;
+    for (int i = 0; i < NT; ++i) out[i] = acc[i] > 0.0 ? (up ? t[i] : -t[i]) * end + std::log(acc[i]) : -kInf;
 }
 
 // The cumulant generating function K(t) = sum_j k_j log M_j(t) of each side of a composition, tabulated
@@ -351,10 +352,10 @@ struct MgfTable {
 
 inline MgfTable mgf_table(const TwoSided& s, double h) {
     MgfTable m;
+    double t[kT];
+    for (int i = 0; i < kT; ++i) t[i] = t_value(i);
     for (int side = 0; side < 2; ++side) {
-        for (int sg = 0; sg < 2; ++sg) {
-            for (int i = 0; i < kT; ++i) m.lm[side][sg][i] = log_mgf(side ? s.opt : s.pess, h, sg ? -t_value(i) : t_value(i));
-        }
+        for (int sg = 0; sg < 2; ++sg) log_mgfs(side ? s.opt : s.pess, h, sg == 0, t, m.lm[side][sg]);
     }
     return m;
 }
