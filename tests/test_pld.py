@@ -438,3 +438,51 @@ def test_too_coarse_for_tolerance_names_value_step():
     assert iv.upper - iv.lower <= 1e-3
     with pytest.raises(ValueError, match="tolerance"):
         p.epsilon(1e-5, tolerance=-1.0)
+
+
+# ----- Poisson sampling for the other families, one step, against mpmath ---------------------------------------
+def _sampled_delta(f, q, d, eps):
+    """max over both orders of int (P - e^eps Q)_+ for P = (1-q) f + q f(. - d), Q = f (and reversed)."""
+
+    def dens(x, shift):
+        return mp.exp(f.logpdf(x - shift))
+
+    def one(remove):
+        def P(x):
+            mix = (1 - q) * dens(x, 0) + q * dens(x, d)
+            return mix if remove else dens(x, 0)
+
+        def Q(x):
+            mix = (1 - q) * dens(x, 0) + q * dens(x, d)
+            return dens(x, 0) if remove else mix
+
+        g = lambda x: mp.log(P(x)) - eps - mp.log(Q(x))  # monotone in x (log-concave f)
+        lo, hi = mp.mpf(-60), mp.mpf(60)
+        if g(hi) <= 0 and g(lo) <= 0:
+            return mp.mpf(0)
+        increasing = g(hi) > g(lo)
+        for _ in range(200):  # bisection for the crossing
+            mid = (lo + hi) / 2
+            if (g(mid) > 0) == increasing:
+                hi = mid
+            else:
+                lo = mid
+        x0 = (lo + hi) / 2
+        # Split also at the kinks of |x|^r and |x - d|^r, where the integrand is not smooth.
+        inner = sorted(set(p for p in (mp.mpf(0), d) if (p > x0) == increasing))
+        piece = [x0, *inner, x0 + 10 + d, mp.inf] if increasing else [-mp.inf, x0 - 10 - d, *inner, x0]
+        return mp.quad(lambda x: max(P(x) - mp.exp(eps) * Q(x), 0), piece)
+
+    return max(one(True), one(False))
+
+
+@pytest.mark.parametrize("noise", [Laplace(), Logistic(), Subbotin(1.5), Subbotin(3.0)], ids=repr)
+def test_sampled_single_step_contains_mpmath(noise):
+    f = REF.family(REF.family_key(noise))
+    q = 0.3
+    pld = PLD.from_noise(noise, scale=1.0, sampling_rate=q)
+    with mp.workdps(30):
+        for eps in [0.05, 0.2, 0.5]:
+            truth = _sampled_delta(f, mp.mpf(q), mp.mpf(1), mp.mpf(eps))
+            iv = pld.delta(eps)
+            assert iv.lower <= truth <= iv.upper, (noise, eps, iv, truth)
