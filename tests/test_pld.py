@@ -486,3 +486,20 @@ def test_sampled_single_step_contains_mpmath(noise):
             truth = _sampled_delta(f, mp.mpf(q), mp.mpf(1), mp.mpf(eps))
             iv = pld.delta(eps)
             assert iv.lower <= truth <= iv.upper, (noise, eps, iv, truth)
+
+
+# ----- extreme scales (regressions) ----------------------------------------------------------------------------
+@pytest.mark.parametrize("scale,k", [(1e3, 1), (1e3, 100), (1e-3, 1), (1e-3, 100), (3e-2, 1)])
+def test_extreme_scales_contain_gdp(scale, k):
+    # A loss narrower than the grid step once gave a lower end above the truth (the epsilon search took the
+    # top of the first cell); losses beyond e^{-700} once placed the optimistic atoms at the top of their
+    # cells (an underflowed Q-mass); both must stay certified.
+    pld = PLD.from_noise(Gaussian(), scale=scale).self_compose(k)
+    mu = math.sqrt(k) / scale
+    for d in [1e-2, 1e-5]:
+        iv = pld.epsilon(d)
+        assert _contains(iv, pydp_core.gaussian.epsilon(mu, d)), (scale, k, d, iv)
+    eps = np.array([0.0, 0.25 * mu * mu, 0.5 * mu * mu + mu])
+    ivd = pld.delta(eps)
+    truth = pydp_core.gaussian.delta(mu, eps)
+    assert np.all(ivd.lower <= truth * (1 + 1e-12) + 1e-300) and np.all(truth <= ivd.upper * (1 + 1e-12) + 1e-300)

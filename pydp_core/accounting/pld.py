@@ -361,8 +361,9 @@ class PLD:
         """Grid step of the loss discretisation used for this composition.
 
         Automatic: 0.006 steps^-0.45 (at most 0.005), which keeps the interval of DP-SGD-like
-        compositions within ~1e-4 in epsilon, widened where the composed loss range would need more than
-        2^21 grid points (a wide composed loss needs no finer absolute step).
+        compositions within ~1e-4 in epsilon; refined to give at least 2^8 points across a narrow
+        composed loss range, and widened where the range would need more than 2^21 points (a wide
+        composed loss needs no finer absolute step).
         """
         if self._value_step is not None:
             return self._value_step
@@ -370,7 +371,8 @@ class PLD:
         coarse = 1e-2
         parts = [m.discretise(True, coarse, self._tail_mass / self.steps) for m, _ in self._terms]
         lo, hi = _acc.pld_window(parts, [c for _, c in self._terms], coarse, self._tail_mass)
-        return max(h, (hi - lo) / 2**21)
+        # At least 2^8 points across a narrow composed loss, at most 2^21 across a wide one.
+        return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
 
     # ----- evaluation -----------------------------------------------------------------------------------
     def _compute(self) -> list:

@@ -52,17 +52,23 @@ struct TwoSided {
 
 // ----- from cell masses ---------------------------------------------------------------------------------
 // A loss cell (g_start, g_{start+width}] with P-mass p whose conditional atom (the loss l* with
-// Q-mass = p e^{-l*}) lies `off` above g_start, 0 <= off <= width h.
+// Q-mass = p e^{-l*}) lies between off_lo and off_hi above g_start (equal when it is known; when a mass
+// has underflowed, the pessimistic side takes the top of the cell and the optimistic side its bottom).
 struct Cell {
     long start, width;
-    double p, off;
+    double p, off_lo, off_hi;
 };
 
-// The offset of a cell's conditional atom from its P- and Q-mass, with Q given relative to the cell's
-// start (qrel = Q e^{g_start}), clamped to the cell against rounding; no Q-mass: the top of the cell.
-inline double atom_offset(double p, double qrel, double width_h) noexcept {
-    if (!(qrel > 0.0)) return width_h;
-    return std::min(std::max(std::log(p / qrel), 0.0), width_h);
+// Masses below this are too close to the subnormal range for their ratio to place the atom.
+inline constexpr double kTinyMass = 1e-290;
+
+// The cell from its P-mass and its Q-mass relative to the cell's start (qrel = Q e^{g_start}); the offset
+// log(p / qrel) is clamped to the cell against rounding.
+inline Cell make_cell(long start, long width, double h, double p, double qrel) noexcept {
+    const double wh = static_cast<double>(width) * h;
+    if (!(qrel > kTinyMass && p > kTinyMass && qrel < kInf)) return {start, width, p, 0.0, wh};
+    const double off = std::min(std::max(std::log(p / qrel), 0.0), wh);
+    return {start, width, p, off, off};
 }
 
 // The grid spans indices [i0, i0 + n]; cells are sorted, disjoint and inside it. below: P(L <= g_i0);
@@ -89,9 +95,9 @@ inline TwoSided from_cells(long i0, long n, double h, const std::vector<Cell>& c
         if (!(pa > 0.0)) continue;
         const long i = c.start - i0, e = i + c.width;
         const double wh = static_cast<double>(c.width) * h;
-        const double off = c.off;
+        const double off = c.off_lo;  // the optimistic side places the atom as low as it may lie
         // Pessimistic: split between the cell's ends keeping P- and Q-mass (connect-the-dots).
-        const double b = pa * (-std::expm1(-off)) / (-std::expm1(-wh));
+        const double b = pa * (-std::expm1(-c.off_hi)) / (-std::expm1(-wh));
         pp[static_cast<std::size_t>(e)] += b;
         pp[static_cast<std::size_t>(i)] += pa - b;
         // Optimistic: merge onto the grid point the carry waits for.
@@ -164,7 +170,7 @@ inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<do
     }
     std::vector<Cell> cells;
     for (std::size_t c = 0; c < pm.size(); ++c) {
-        if (pm[c] > 0.0) cells.push_back({lo + static_cast<long>(c), 1, pm[c], atom_offset(pm[c], qrel[c], h)});
+        if (pm[c] > 0.0) cells.push_back(make_cell(lo + static_cast<long>(c), 1, h, pm[c], qrel[c]));
     }
     return from_cells(lo, hi - lo + 1, h, cells, 0.0, 0.0, inf_p);
 }
@@ -247,9 +253,13 @@ private:
         if (!(pm > 0.0)) return;
         const double qm = mass_between(a, b, false);
         const double g = static_cast<double>(start) * h, wh = static_cast<double>(width) * h;
+        if (!(qm > kTinyMass && pm > kTinyMass)) {
+            cells.push_back({start, width, pm, 0.0, wh});
+            return;
+        }
         // off = log(pm / qm) - g, formed without e^{g} (losses can exceed the double range of e^l).
-        const double off = qm > 0.0 ? std::min(std::max(std::log(pm / qm) - g, 0.0), wh) : wh;
-        cells.push_back({start, width, pm, off});
+        const double off = std::min(std::max(std::log(pm / qm) - g, 0.0), wh);
+        cells.push_back({start, width, pm, off, off});
     }
     // (P(X <= x), P(X > x)) from one log-space tail: the smaller one, the other as its complement.
     std::pair<double, double> cdf_sf(double x) const noexcept {
@@ -283,17 +293,34 @@ private:
         return ginv(r);
     }
     // Loss where ok() switches: upper = true finds a small l with ok(l) (ok monotone true above),
-    // upper = false a large l with ok(l) (ok monotone true below).
+    // upper = false a large l with ok(l) (ok monotone true below). The bracket grows from 0 by doubling
+    // steps in the direction of the switch, so distributions far from 0 are found too.
     template <class Ok>
     static double search(Ok ok, bool upper) {
-        double good = upper ? 1.0 : -1.0, bad = 0.0;
+        const double toward_ok = upper ? 1.0 : -1.0;
+        double good, bad, step;
         int grow = 0;
-        while (!ok(good)) {
-            bad = good;
-            good *= 2.0;
-            if (++grow > 60) throw std::domain_error("the loss distribution's tails could not be bracketed");
+        if (ok(0.0)) {  // the switch lies on the failing side of 0
+            good = 0.0;
+            step = -toward_ok;
+            bad = step;
+            while (ok(bad)) {
+                good = bad;
+                step *= 2.0;
+                bad = good + step;
+                if (++grow > 1100) throw std::domain_error("the loss distribution's tails could not be bracketed");
+            }
+        } else {
+            bad = 0.0;
+            step = toward_ok;
+            good = step;
+            while (!ok(good)) {
+                bad = good;
+                step *= 2.0;
+                good = bad + step;
+                if (++grow > 1100) throw std::domain_error("the loss distribution's tails could not be bracketed");
+            }
         }
-        if (ok(bad)) return bad;
         for (int it = 0; it < 200 && std::fabs(good - bad) > 1e-9 * (1.0 + std::fabs(good)); ++it) {
             const double mid = 0.5 * (good + bad);
             (ok(mid) ? good : bad) = mid;
@@ -603,7 +630,7 @@ inline TwoSided regrid_side(const Side& s, const std::vector<double>& p, double 
             qrel += p[i] * decay[static_cast<std::size_t>(s.offset + static_cast<long>(i) - C * R)];
         }
         if (pm > 0.0) {
-            cells.push_back({C, 1, pm, atom_offset(pm, qrel, H)});
+            cells.push_back(make_cell(C, 1, H, pm, qrel));
             lo = std::min(lo, C);
             hi = std::max(hi, C + 1);
         }
@@ -748,12 +775,13 @@ public:
         const std::size_t n = run_min_.size();
         if (n == 0 || run_min_[n - 1] > target) return inf_ <= target ? (n ? l(n - 1) : 0.0) : kInf;
         const std::size_t j = static_cast<std::size_t>(std::lower_bound(run_min_.begin(), run_min_.end(), target, std::greater<double>()) - run_min_.begin());
-        // First crossing lies in (l_{j-1}, l_j]: A_j + inf - e^{eps - l_j} C_j = target.
-        double eps = l(j);
+        // First crossing lies in (l_{j-1}, l_j] (j = 0: at or below l_0): A_j + inf - e^{eps - l_j} C_j = target.
+        // If the left side is already <= target at the cell's lower end (num <= 0), that end is it.
+        const double lower_end = j > 0 ? l(j - 1) : 0.0;
         const double num = A_[j] + inf_ - target;
-        if (C_[j] > 0.0 && num > 0.0) eps = l(j) + std::log(num / C_[j]);
-        if (j > 0) eps = std::max(eps, l(j - 1));
-        eps = std::min(eps, l(j));
+        double eps = lower_end;
+        if (num > 0.0) eps = C_[j] > 0.0 ? l(j) + std::log(num / C_[j]) : l(j);
+        eps = std::min(std::max(eps, lower_end), l(j));
         return std::max(eps, 0.0);
     }
 
