@@ -1,6 +1,12 @@
-// Bindings for the accounting area (kernels in csrc/include/pydp/accounting/conversions.hpp).
+// Bindings for the accounting area (kernels in csrc/include/pydp/accounting/conversions.hpp and pld.hpp).
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <vector>
+
 #include "bind_util.hpp"
 #include "pydp/accounting/conversions.hpp"
+#include "pydp/accounting/pld.hpp"
 #include "register.hpp"
 
 namespace pydp_bind {
@@ -24,6 +30,120 @@ bool delta_open_ok(double d) { return d > 0.0 && d < 1.0; }
 bool alpha_ok(double a) { return a > 1.0; }
 bool rho_ok(double r) { return r >= 0.0; }
 
+}  // namespace
+
+// ----- privacy-loss distributions (kernels in csrc/include/pydp/accounting/pld.hpp) ----------------------
+namespace {
+namespace pld = pydp::accounting::pld;
+
+py::array_t<double> to_numpy(const std::vector<double>& v) {
+    py::array_t<double> out(static_cast<py::ssize_t>(v.size()));
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+}
+
+// (lower(x), max(upper(x), lower(x))) elementwise, GIL released.
+template <class Lo, class Up>
+py::tuple interval(const darray& x, Lo lower, Up upper) {
+    darray lo(shape_of(x)), up(shape_of(x));
+    const double* in = x.data();
+    double *pl = lo.mutable_data(), *pu = up.mutable_data();
+    {
+        py::gil_scoped_release release;
+        for (py::ssize_t i = 0; i < x.size(); ++i) {
+            pl[i] = lower(in[i]);
+            pu[i] = std::max(upper(in[i]), pl[i]);
+        }
+    }
+    return py::make_tuple(lo, up);
+}
+
+void check_step(double h) {
+    if (!(h > 0.0) || !std::isfinite(h)) throw std::invalid_argument("value_step must be finite and > 0");
+}
+
+void register_pld(py::module_ m) {
+    py::class_<pld::TwoSided>(m, "PldDiscrete", "a pessimistic and an optimistic discretisation of one PLD")
+        .def_property_readonly("pess_offset", [](const pld::TwoSided& t) { return t.pess.offset; })
+        .def_property_readonly("opt_offset", [](const pld::TwoSided& t) { return t.opt.offset; })
+        .def_property_readonly("pess_pmf", [](const pld::TwoSided& t) { return to_numpy(t.pess.p); })
+        .def_property_readonly("opt_pmf", [](const pld::TwoSided& t) { return to_numpy(t.opt.p); })
+        .def_property_readonly("pess_inf", [](const pld::TwoSided& t) { return t.pess.inf; })
+        .def_property_readonly("opt_inf", [](const pld::TwoSided& t) { return t.opt.inf; });
+
+    py::class_<pld::Bounds>(m, "PldBounds", "upper and lower privacy profiles of one composed direction")
+        .def("delta", [](const pld::Bounds& b, const darray& eps) {
+            require_all(eps, rho_ok, "epsilon must be >= 0 and not NaN");
+            return interval(eps, [&b](double e) { return b.lower.delta(e); }, [&b](double e) { return b.upper.delta(e); });
+        }, py::arg("epsilon"))
+        .def("epsilon", [](const pld::Bounds& b, const darray& delta) {
+            require_all(delta, delta_closed_ok, "delta must lie in [0, 1]");
+            return interval(delta, [&b](double d) { return b.lower.epsilon(d); }, [&b](double d) { return b.upper.epsilon(d); });
+        }, py::arg("delta"));
+
+    m.def("pld_tradeoff", [](const pld::Bounds& pq, const pld::Bounds& qp, const darray& alpha) {
+        require_all(alpha, delta_closed_ok, "alpha must lie in [0, 1]");
+        // Lower bound on beta from the upper profiles, upper bound from the lower profiles.
+        return interval(alpha, [&](double a) { return pld::tradeoff(pq.upper, qp.upper, a); },
+                        [&](double a) { return pld::tradeoff(pq.lower, qp.lower, a); });
+    }, py::arg("pq"), py::arg("qp"), py::arg("alpha"));
+
+    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin) {
+        check_step(h);
+        if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");
+        if (!(thin >= 0.0 && thin < 1.0)) throw std::invalid_argument("thin must lie in [0, 1)");
+        const pld::NoiseLoss loss(fam, d, q, remove);
+        py::gil_scoped_release release;
+        return loss.discretise(h, tail, thin);
+    }, py::arg("family"), py::arg("shift"), py::arg("sampling_rate"), py::arg("remove"), py::arg("value_step"), py::arg("tail_mass"),
+       py::arg("thin") = 0.0);
+
+    m.def("pld_atoms", [](const darray& loss, const darray& p, const darray& q, double inf_p, double h) {
+        check_step(h);
+        require_same_shape(loss, p, "p");
+        require_same_shape(loss, q, "q");
+        require_all(loss, [](double v) { return std::isfinite(v); }, "losses must be finite");
+        require_all(p, [](double v) { return v >= 0.0 && v <= 1.0; }, "P-masses must lie in [0, 1]");
+        require_all(q, [](double v) { return v >= 0.0 && v <= 1.0; }, "Q-masses must lie in [0, 1]");
+        if (!(inf_p >= 0.0 && inf_p <= 1.0)) throw std::invalid_argument("the mass at +inf must lie in [0, 1]");
+        const std::vector<double> l(loss.data(), loss.data() + loss.size()), pv(p.data(), p.data() + p.size()),
+            qv(q.data(), q.data() + q.size());
+        return pld::from_atoms(l, pv, qv, inf_p, h);
+    }, py::arg("loss"), py::arg("p"), py::arg("q"), py::arg("inf_mass"), py::arg("value_step"));
+
+    m.def("pld_window", [](const std::vector<const pld::TwoSided*>& parts, const std::vector<long>& counts, double h, double tail) {
+        check_step(h);
+        if (parts.empty() || parts.size() != counts.size()) throw std::invalid_argument("parts and counts must be non-empty and of one length");
+        py::gil_scoped_release release;
+        std::vector<pld::MgfTable> tables;
+        std::vector<const pld::MgfTable*> tp;
+        for (const pld::TwoSided* p : parts) tables.push_back(pld::mgf_table(*p, h));
+        for (const pld::MgfTable& t : tables) tp.push_back(&t);
+        return pld::window(pld::Cgf(tp, counts), std::log(tail));
+    }, py::arg("parts"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"));
+
+    m.def("pld_compose", [](const std::vector<std::vector<const pld::TwoSided*>>& directions, const std::vector<long>& counts,
+                            double h, double tail) {
+        check_step(h);
+        if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");
+        std::vector<std::vector<pld::Component>> comps;
+        for (const auto& parts : directions) {
+            if (parts.empty()) throw std::invalid_argument("nothing to compose");
+            if (parts.size() != counts.size()) throw std::invalid_argument("parts and counts differ in length");
+            comps.emplace_back();
+            for (std::size_t i = 0; i < parts.size(); ++i) {
+                if (parts[i] == nullptr) throw std::invalid_argument("parts must not be None");
+                comps.back().push_back({parts[i], counts[i]});
+            }
+        }
+        py::gil_scoped_release release;
+        pld::Plans plans;  // shared by the directions (same lengths)
+        std::vector<pld::Bounds> out;
+        for (const auto& c : comps) out.emplace_back(pld::compose(c, h, tail, plans));
+        return out;
+    }, py::arg("directions"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"),
+       "one composition per neighbour order (each a list of discretised mechanisms, with shared counts)");
+}
 }  // namespace
 
 void register_accounting(py::module_ m) {
@@ -68,5 +188,7 @@ void register_accounting(py::module_ m) {
         if (!delta_open_ok(delta)) throw std::invalid_argument("delta must lie in (0, 1)");
         return acc::rdp_to_epsilon(alpha, rho, delta, method);
     }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"));
+
+    register_pld(m);
 }
 }  // namespace pydp_bind

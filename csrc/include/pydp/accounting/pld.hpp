@@ -1,0 +1,839 @@
+// Certified privacy-loss distributions (PLDs): a pessimistic and an optimistic discretisation of the
+// loss L = log(dP/dQ) under P on the grid l_i = i h, composed by FFT, queried as intervals.
+//
+// delta(eps) = E_P[(1 - e^{eps - L})_+] + P(L = +inf). With Z = e^{-L} this is E_P[phi(e^eps Z)] with
+// phi(z) = (1 - z)_+ convex and decreasing, and under composition Z is a product of independent factors.
+// Hence (proofs in docs/pld.md):
+//   * raising a loss (rounding up, moving mass to +inf) raises delta; lowering or dropping mass lowers it;
+//   * a mean-preserving spread of one factor Z_i (same P-mass, same Q-mass = E_P[Z]) raises delta and a
+//     mean-preserving contraction lowers it (Jensen, conditioning on the other factors).
+// Per grid cell (g_i, g_{i+1}] we take the exact P- and Q-masses of the mechanism (from log-space tails).
+//   pessimistic: each cell's mass is split between g_i and g_{i+1} preserving both masses (the
+//     connect-the-dots of Doroshenko et al. 2022, which equals spreading every point of the cell);
+//     P(L <= g_0) goes up to g_0 and P(L > g_n) to +inf.
+//   optimistic: each cell is first contracted to its conditional atom (Jensen), then neighbouring atoms
+//     are merged onto the grid point between them (merges are contractions); the last remainder is
+//     merged with mass below it; P(L <= g_0) is dropped and P(L > g_n) rounds down to g_n.
+// Both errors are second order in h per factor. Composition: one FFT per distinct mechanism (pessimistic
+// in the real part, optimistic in the imaginary part), pointwise powers, one inverse FFT. The mass the
+// circular convolution folds into the window is bounded by Chernoff with the exact discrete MGF and
+// accounted on each side (added for the upper bound, subtracted for the lower). Long compositions run in
+// two levels: blocks of ~256 copies on the fine grid, regridded (spread / merge again) to a coarser grid
+// and composed there. Checked in tests/test_pld.py against mpmath, exact GDP and the peers.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "pydp/accounting/fft.hpp"
+#include "pydp/noise/families.hpp"
+
+namespace pydp::accounting::pld {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr long kMaxPoints = 1L << 25;  // grid points of one discretisation or window
+
+// One discretised side: P-mass p[i] at loss (offset + i) h, and P-mass at +inf.
+struct Side {
+    long offset = 0;
+    std::vector<double> p;
+    double inf = 0.0;
+};
+
+struct TwoSided {
+    Side pess, opt;
+};
+
+// ----- from cell masses ---------------------------------------------------------------------------------
+// A loss cell (g_start, g_{start+width}] with P-mass p whose conditional atom (the loss l* with
+// Q-mass = p e^{-l*}) lies between off_lo and off_hi above g_start (equal when it is known; when a mass
+// has underflowed, the pessimistic side takes the top of the cell and the optimistic side its bottom).
+struct Cell {
+    long start, width;
+    double p, off_lo, off_hi;
+};
+
+// Masses below this are too close to the subnormal range for their ratio to place the atom.
+inline constexpr double kTinyMass = 1e-290;
+
+// The cell from its P-mass and its Q-mass relative to the cell's start (qrel = Q e^{g_start}); the offset
+// log(p / qrel) is clamped to the cell against rounding.
+inline Cell make_cell(long start, long width, double h, double p, double qrel) noexcept {
+    const double wh = static_cast<double>(width) * h;
+    if (!(qrel > kTinyMass && p > kTinyMass && qrel < kInf)) return {start, width, p, 0.0, wh};
+    const double off = std::min(std::max(std::log(p / qrel), 0.0), wh);
+    return {start, width, p, off, off};
+}
+
+// The grid spans indices [i0, i0 + n]; cells are sorted, disjoint and inside it. below: P(L <= g_i0);
+// above_p: P(g_{i0+n} < L < inf); inf_p: P(L = +inf).
+inline TwoSided from_cells(long i0, long n, double h, const std::vector<Cell>& cells, double below, double above_p,
+                           double inf_p) {
+    TwoSided out;
+    out.pess.offset = out.opt.offset = i0;
+    out.pess.p.assign(static_cast<std::size_t>(n + 1), 0.0);
+    out.opt.p.assign(static_cast<std::size_t>(n + 1), 0.0);
+    out.pess.p[0] = below;
+    out.pess.inf = above_p + inf_p;
+    out.opt.p[static_cast<std::size_t>(n)] = above_p;
+    out.opt.inf = inf_p;
+    std::vector<double>& pp = out.pess.p;
+    std::vector<double>& op = out.opt.p;
+    // Optimistic merge state: a carry of P-mass pc with Q-mass times e^{g_T} equal to rc (position <= g_T),
+    // T the grid index (relative to i0) the carry is waiting to be merged onto.
+    bool have = false;
+    long T = 0;
+    double pc = 0.0, rc = 0.0;
+    for (const Cell& c : cells) {
+        const double pa = c.p;
+        if (!(pa > 0.0)) continue;
+        const long i = c.start - i0, e = i + c.width;
+        const double wh = static_cast<double>(c.width) * h;
+        const double off = c.off_lo;  // the optimistic side places the atom as low as it may lie
+        // Pessimistic: split between the cell's ends keeping P- and Q-mass (connect-the-dots).
+        const double b = pa * (-std::expm1(-c.off_hi)) / (-std::expm1(-wh));
+        pp[static_cast<std::size_t>(e)] += b;
+        pp[static_cast<std::size_t>(i)] += pa - b;
+        // Optimistic: merge onto the grid point the carry waits for.
+        if (!have) {
+            have = true;
+            T = e;
+            pc = pa;
+            rc = pa * std::exp(wh - off);
+            continue;
+        }
+        const double shift = static_cast<double>(T - i) * h - off;  // g_T - position of the atom (<= 0)
+        const double ra = pa * std::exp(shift);
+        const double ea = ra - pa, ec = rc - pc;  // excesses q e^{g_T} - p: carry >= 0, atom <= 0
+        if (ec + ea <= 0.0) {
+            const double f = ea < 0.0 ? std::min(std::max(ec / -ea, 0.0), 1.0) : 0.0;
+            op[static_cast<std::size_t>(T)] += pc + f * pa;
+            T = e;
+            pc = (1.0 - f) * pa;
+            rc = pc * std::exp(wh - off);
+        } else {
+            pc += pa;
+            rc += ra;
+        }
+    }
+    if (have && pc > 0.0) {
+        // The last carry has nothing above it to merge with. Its position is g_T + log(pc / rc); t is the
+        // grid point at or below it. Merge it with mass already emitted below t so that the merge lands on
+        // t (a contraction again; for a large top atom, as the Laplace's at L = d, plain rounding down
+        // would be a first-order loss).
+        const long t = std::max(0L, T + static_cast<long>(std::floor(std::log(pc / rc) / h + 1e-9)));
+        double deficit = pc - rc * std::exp(static_cast<double>(t - T) * h);  // p - Q e^{g_t} of the carry
+        for (long j = t - 1; j >= 0 && deficit > 0.0; --j) {
+            const double gain = std::expm1(static_cast<double>(t - j) * h);  // excess per unit mass at g_j
+            const double take = std::min(op[static_cast<std::size_t>(j)], deficit / gain);
+            op[static_cast<std::size_t>(j)] -= take;
+            op[static_cast<std::size_t>(t)] += take;
+            deficit -= take * gain;
+        }
+        // Whatever could not be balanced rounds down with the carry (always allowed: it lowers losses).
+        op[static_cast<std::size_t>(t)] += pc;
+    }
+    return out;
+}
+
+// Atoms (loss l_j, P-mass p_j, Q-mass q_j) grouped into the cells l in (g_i, g_{i+1}]. Finite losses only;
+// P-mass at +inf goes in inf_p. Exact for mechanisms with finitely many outcomes.
+inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<double>& p, const std::vector<double>& q,
+                           double inf_p, double h) {
+    if (loss.empty()) {
+        TwoSided t;
+        t.pess.p.assign(1, 0.0);
+        t.opt.p.assign(1, 0.0);
+        t.pess.inf = t.opt.inf = inf_p;
+        return t;
+    }
+    long lo = std::numeric_limits<long>::max(), hi = std::numeric_limits<long>::min();
+    std::vector<long> cell(loss.size());
+    for (std::size_t j = 0; j < loss.size(); ++j) {
+        cell[j] = static_cast<long>(std::ceil(loss[j] / h)) - 1;  // l in (g_c, g_{c+1}]
+        lo = std::min(lo, cell[j]);
+        hi = std::max(hi, cell[j]);
+    }
+    if (hi - lo + 2 > kMaxPoints) throw std::domain_error("value_step is too small for the range of the losses");
+    // P-mass and Q-mass relative to the cell start, Q e^{g_c} = sum q_j e^{g_c} = sum p_j e^{-(l_j - g_c)}.
+    std::vector<double> pm(static_cast<std::size_t>(hi - lo + 1), 0.0), qrel(pm.size(), 0.0);
+    for (std::size_t j = 0; j < loss.size(); ++j) {
+        const std::size_t c = static_cast<std::size_t>(cell[j] - lo);
+        pm[c] += p[j];
+        qrel[c] += q[j] * std::exp(static_cast<double>(cell[j]) * h);
+    }
+    std::vector<Cell> cells;
+    for (std::size_t c = 0; c < pm.size(); ++c) {
+        if (pm[c] > 0.0) cells.push_back(make_cell(lo + static_cast<long>(c), 1, h, pm[c], qrel[c]));
+    }
+    return from_cells(lo, hi - lo + 1, h, cells, 0.0, 0.0, inf_p);
+}
+
+// ----- noise mechanisms -------------------------------------------------------------------------------
+// Output X = f(x) in standardised units (x / scale), shift d = sensitivity / scale, Poisson sampling
+// rate q. With g(x) = log f(x - d) / f(x) nondecreasing (log-concavity):
+//   remove: P = (1-q) f + q f(. - d), Q = f, L = log(1 - q + q e^{g(x)}), nondecreasing in x;
+//   add:    P = f, Q = (1-q) f + q f(. - d), L = -log(1 - q + q e^{g(x)}), nonincreasing in x.
+struct Tails {
+    double p_le, p_gt, q_le, q_gt;  // P(L <= l), P(L > l), Q(L <= l), Q(L > l)
+};
+
+class NoiseLoss {
+public:
+    NoiseLoss(const noise::Family& fam, double d, double q, bool remove) : fam_(fam), d_(d), q_(q), remove_(remove) {
+        if (!(d > 0.0) || !std::isfinite(d)) throw std::invalid_argument("sensitivity / scale must be finite and > 0");
+        if (!(q > 0.0 && q <= 1.0)) throw std::invalid_argument("sampling_rate must lie in (0, 1]");
+        if (fam.truncated()) throw std::invalid_argument("truncated families are not supported by the PLD engine");
+    }
+
+    Tails tails(double l) const noexcept {
+        if (remove_) {
+            const double xs = sup_le(rho(l));
+            const auto [f0, s0] = cdf_sf(xs);
+            const auto [f1, s1] = cdf_sf(xs - d_);
+            if (q_ == 1.0) return {f1, s1, f0, s0};
+            return {(1.0 - q_) * f0 + q_ * f1, (1.0 - q_) * s0 + q_ * s1, f0, s0};
+        }
+        const double xi = inf_ge(rho(-l));
+        const auto [f0, s0] = cdf_sf(xi);
+        const auto [f1, s1] = cdf_sf(xi - d_);
+        if (q_ == 1.0) return {s0, f0, s1, f1};
+        return {s0, f0, (1.0 - q_) * s0 + q_ * s1, (1.0 - q_) * f0 + q_ * f1};
+    }
+
+    // Grid window [ilo, ihi] with P(L <= g_ilo) <= tail and P(L > g_ihi) <= tail, then the cells. Blocks
+    // of kBlock grid steps whose P-mass is at most `thin` stay one cell: their (spread or contraction)
+    // error is second order in the block width but weighted by that tiny mass, so the tails cost a
+    // fraction of the tail evaluations (thin = 0: every cell one grid step, for deep-tail queries).
+    TwoSided discretise(double h, double tail, double thin) const {
+        const double l_hi = search([&](double l) { return tails(l).p_gt <= tail; }, true);
+        const double l_lo = search([&](double l) { return tails(l).p_le <= tail; }, false);
+        long ilo = static_cast<long>(std::floor(l_lo / h)), ihi = static_cast<long>(std::ceil(l_hi / h));
+        if (ihi <= ilo) ihi = ilo + 1;
+        if (ihi - ilo + 1 > kMaxPoints) throw std::domain_error("value_step is too small for this mechanism's loss range");
+        constexpr long kBlock = 64;
+        const auto at = [&](long i) { return tails(static_cast<double>(i) * h); };
+        std::vector<Cell> cells;
+        Tails left = at(ilo);
+        const Tails first = left;
+        for (long b0 = ilo; b0 < ihi; b0 += kBlock) {
+            const long b1 = std::min(b0 + kBlock, ihi);
+            const Tails right = at(b1);
+            const double pmass = mass_between(left, right, true);
+            if (pmass <= thin || b1 - b0 == 1) {
+                add_cell(cells, b0, b1 - b0, h, left, right);
+            } else {
+                Tails a = left;
+                for (long i = b0; i < b1; ++i) {
+                    const Tails c = i + 1 == b1 ? right : at(i + 1);
+                    add_cell(cells, i, 1, h, a, c);
+                    a = c;
+                }
+            }
+            left = right;
+        }
+        return from_cells(ilo, ihi - ilo, h, cells, first.p_le, left.p_gt, 0.0);
+    }
+
+private:
+    // P- (or Q-) mass of (l_a, l_b]: the difference of the smaller tail, so that tiny cell masses keep
+    // their relative precision.
+    static double mass_between(const Tails& a, const Tails& b, bool p) noexcept {
+        const double v = p ? (b.p_le <= 0.5 ? b.p_le - a.p_le : a.p_gt - b.p_gt) : (b.q_le <= 0.5 ? b.q_le - a.q_le : a.q_gt - b.q_gt);
+        return std::max(v, 0.0);
+    }
+    static void add_cell(std::vector<Cell>& cells, long start, long width, double h, const Tails& a, const Tails& b) {
+        const double pm = mass_between(a, b, true);
+        if (!(pm > 0.0)) return;
+        const double qm = mass_between(a, b, false);
+        const double g = static_cast<double>(start) * h, wh = static_cast<double>(width) * h;
+        if (!(qm > kTinyMass && pm > kTinyMass)) {
+            cells.push_back({start, width, pm, 0.0, wh});
+            return;
+        }
+        // off = log(pm / qm) - g, formed without e^{g} (losses can exceed the double range of e^l).
+        const double off = std::min(std::max(std::log(pm / qm) - g, 0.0), wh);
+        cells.push_back({start, width, pm, off, off});
+    }
+    // (P(X <= x), P(X > x)) from one log-space tail: the smaller one, the other as its complement.
+    std::pair<double, double> cdf_sf(double x) const noexcept {
+        if (x == -kInf) return {0.0, 1.0};
+        if (x == kInf) return {1.0, 0.0};
+        if (x >= 0.0) {
+            const double ls = fam_.logsf(x);
+            return {-std::expm1(ls), std::exp(ls)};
+        }
+        const double lc = fam_.logcdf(x);
+        return {std::exp(lc), -std::expm1(lc)};
+    }
+    // g(x) <= rho  <=>  L <= l (remove) with rho = log((e^l - 1 + q) / q); -inf when e^l <= 1 - q.
+    double rho(double l) const noexcept {
+        if (q_ == 1.0) return l;
+        if (l > 30.0) return l + std::log1p(-(1.0 - q_) * std::exp(-l)) - std::log(q_);
+        const double v = std::expm1(l) + q_;
+        return v > 0.0 ? std::log(v) - std::log(q_) : -kInf;
+    }
+    double ginv(double r) const noexcept {  // g strictly increasing (all families but the Laplace)
+        return r >= 0.0 ? fam_.threshold(d_, r) : d_ - fam_.threshold(d_, -r);
+    }
+    double sup_le(double r) const noexcept {  // sup{x : g(x) <= r}
+        if (r == -kInf) return -kInf;
+        if (fam_.kind() == noise::Kind::Laplace) return r < -d_ ? -kInf : r >= d_ ? kInf : 0.5 * (r + d_);
+        return ginv(r);
+    }
+    double inf_ge(double r) const noexcept {  // inf{x : g(x) >= r}
+        if (r == -kInf) return -kInf;
+        if (fam_.kind() == noise::Kind::Laplace) return r <= -d_ ? -kInf : r > d_ ? kInf : 0.5 * (r + d_);
+        return ginv(r);
+    }
+    // Loss where ok() switches: upper = true finds a small l with ok(l) (ok monotone true above),
+    // upper = false a large l with ok(l) (ok monotone true below). The bracket grows from 0 by doubling
+    // steps in the direction of the switch, so distributions far from 0 are found too.
+    template <class Ok>
+    static double search(Ok ok, bool upper) {
+        const double toward_ok = upper ? 1.0 : -1.0;
+        double good, bad, step;
+        int grow = 0;
+        if (ok(0.0)) {  // the switch lies on the failing side of 0
+            good = 0.0;
+            step = -toward_ok;
+            bad = step;
+            while (ok(bad)) {
+                good = bad;
+                step *= 2.0;
+                bad = good + step;
+                if (++grow > 1100) throw std::domain_error("the loss distribution's tails could not be bracketed");
+            }
+        } else {
+            bad = 0.0;
+            step = toward_ok;
+            good = step;
+            while (!ok(good)) {
+                bad = good;
+                step *= 2.0;
+                good = bad + step;
+                if (++grow > 1100) throw std::domain_error("the loss distribution's tails could not be bracketed");
+            }
+        }
+        for (int it = 0; it < 200 && std::fabs(good - bad) > 1e-9 * (1.0 + std::fabs(good)); ++it) {
+            const double mid = 0.5 * (good + bad);
+            (ok(mid) ? good : bad) = mid;
+        }
+        return good;
+    }
+
+    noise::Family fam_;
+    double d_, q_;
+    bool remove_;
+};
+
+// ----- composition --------------------------------------------------------------------------------------
+struct Component {
+    const TwoSided* pld;
+    long count;
+};
+
+// log sum_i p_i e^{t l_i} of one side's finite part at t = +-t_value(i) for all i (-inf where it has no mass).
+// Relative to the end where e^{t l} is largest, so no term overflows: the atom m steps from that end
+// weighs e^{-|t| h m}, a block factor times a table of B powers; all t are summed in one pass over the
+// pmf, the inner loop running over t (independent sums, which vectorise).
+template <int NT>
+void log_mgfs(const Side& s, double h, bool up, const double (&t)[NT], double (&out)[NT]) {
+    const std::size_t n = s.p.size();
+    constexpr std::size_t B = 64;
+    double pw[B][NT], acc[NT], part[NT];
+    for (std::size_t j = 0; j < B; ++j) {
+        for (int i = 0; i < NT; ++i) pw[j][i] = std::exp(-t[i] * h * static_cast<double>(j));
+    }
+    for (int i = 0; i < NT; ++i) acc[i] = 0.0;
+    for (std::size_t b0 = 0; b0 < n; b0 += B) {
+        const double lead = std::exp(-t[0] * h * static_cast<double>(b0));  // the smallest t decays slowest
+        if (lead == 0.0) break;
+        const std::size_t e = std::min(n - b0, B);
+        for (int i = 0; i < NT; ++i) part[i] = 0.0;
+        for (std::size_t j = 0; j < e; ++j) {
+            const double v = up ? s.p[n - 1 - b0 - j] : s.p[b0 + j];
+            if (v == 0.0) continue;
+            for (int i = 0; i < NT; ++i) part[i] += v * pw[j][i];
+        }
+        for (int i = 0; i < NT; ++i) acc[i] += std::exp(-t[i] * h * static_cast<double>(b0)) * part[i];
+    }
+    const double end = n ? static_cast<double>(s.offset + (up ? static_cast<long>(n) - 1 : 0)) * h : 0.0;
+    for (int i = 0; i < NT; ++i) out[i] = acc[i] > 0.0 ? (up ? t[i] : -t[i]) * end + std::log(acc[i]) : -kInf;
+}
+
+// The cumulant generating function K(t) = sum_j k_j log M_j(t) of each side of a composition, tabulated
+// on a fixed set of t (log-spaced in |t| from 1e-4 to 1e3, both signs). Chernoff bounds
+// log P(S >= a) <= K(t) - t a (t > 0) and log P(S <= a) <= K(t) - t a (t < 0) hold for every t, so the
+// best tabulated t gives a valid bound; each mechanism's table costs one pass per t over its pmf.
+inline constexpr int kT = 29;
+inline double t_value(int i) noexcept { return std::pow(10.0, -4.0 + 7.0 * i / (kT - 1)); }
+
+struct MgfTable {
+    double lm[2][2][kT];  // [pessimistic, optimistic][t > 0, t < 0][i]: log M(+-t_i)
+};
+
+inline MgfTable mgf_table(const TwoSided& s, double h) {
+    MgfTable m;
+    double t[kT];
+    for (int i = 0; i < kT; ++i) t[i] = t_value(i);
+    for (int side = 0; side < 2; ++side) {
+        for (int sg = 0; sg < 2; ++sg) log_mgfs(side ? s.opt : s.pess, h, sg == 0, t, m.lm[side][sg]);
+    }
+    return m;
+}
+
+class Cgf {
+public:
+    Cgf(const std::vector<const MgfTable*>& tables, const std::vector<long>& counts) {
+        for (int i = 0; i < kT; ++i) t_[i] = t_value(i);
+        for (int side = 0; side < 2; ++side) {
+            for (int sg = 0; sg < 2; ++sg) {
+                for (int i = 0; i < kT; ++i) {
+                    double k = 0.0;
+                    for (std::size_t j = 0; j < tables.size(); ++j) {
+                        if (counts[j] > 0) k += static_cast<double>(counts[j]) * tables[j]->lm[side][sg][i];
+                    }
+                    k_[side][sg][i] = k;
+                }
+            }
+        }
+    }
+    // log of the Chernoff bound of P(S >= a) (upper) or P(S <= a) (lower) for the pessimistic or optimistic side.
+    double log_tail(bool pess, double a, bool upper) const noexcept {
+        double best = 0.0;
+        for (int i = 0; i < kT; ++i) {
+            const double t = upper ? t_[i] : -t_[i];
+            best = std::min(best, k_[pess ? 0 : 1][upper ? 0 : 1][i] - t * a);
+        }
+        return best;
+    }
+    // Loss beyond which that bound is <= e^{log_tau}: the best over t of (K(t) - log_tau) / t.
+    double edge(bool pess, double log_tau, bool upper) const noexcept {
+        double best = upper ? kInf : -kInf;
+        for (int i = 0; i < kT; ++i) {
+            const double k = k_[pess ? 0 : 1][upper ? 0 : 1][i];
+            if (upper) best = std::min(best, (k - log_tau) / t_[i]);
+            else best = std::max(best, -(k - log_tau) / t_[i]);
+        }
+        return best;
+    }
+
+private:
+    double t_[kT];
+    double k_[2][2][kT];
+};
+
+// Losses [lo, hi] outside which either side of the composition has Chernoff-bounded mass <= e^{log_tau}.
+inline std::pair<double, double> window(const Cgf& cgf, double log_tau) {
+    double lo = kInf, hi = -kInf;
+    for (bool side : {true, false}) {
+        lo = std::min(lo, cgf.edge(side, log_tau, false));
+        hi = std::max(hi, cgf.edge(side, log_tau, true));
+    }
+    return {lo, hi};
+}
+
+struct Composed {
+    Side pess, opt;
+    double h = 0.0;                      // grid step of the result
+    double tau_low = 0.0, tau_up = 0.0;  // pessimistic side: mass below / above the window
+    double tau_opt = 0.0;                // optimistic side: mass outside the window
+    double fp = 0.0;                     // allowance for the FFT's rounding
+};
+
+// z^k for |z| <= 1 by binary exponentiation (relative error ~ 2 log2(k) ulps, no transcendental calls);
+// r2_min = e^{-1490 / k}: below it |z|^k underflows and 0 is returned at once.
+inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) noexcept {
+    if (k == 1) return z;
+    if (std::norm(z) < r2_min) return 0.0;
+    double br = z.real(), bi = z.imag(), rr = 1.0, ri = 0.0;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1u) {
+            const double t = rr * br - ri * bi;
+            ri = rr * bi + ri * br;
+            rr = t;
+        }
+        const double t = br * br - bi * bi;
+        bi = 2.0 * br * bi;
+        br = t;
+    }
+    return {rr, ri};
+}
+
+// Several compositions of the same parts on one grid: output o composes counts[o][j] copies of part j
+// (0 allowed). Each part is transformed once; each output has its own products and inverse transform.
+// All outputs share the window, which covers each output's Chernoff window.
+// FFT plans by length, owned by one composition (the two levels often share a length).
+class Plans {
+public:
+    const fft::Plan& get(std::size_t n) {
+        for (const fft::Plan& p : plans_) {
+            if (p.size() == n) return p;
+        }
+        plans_.emplace_back(n);
+        return plans_.back();
+    }
+
+private:
+    std::deque<fft::Plan> plans_;
+};
+
+inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>& parts,
+                                             const std::vector<std::vector<long>>& counts, double h, double tail,
+                                             Plans& plans) {
+    const std::size_t n_out = counts.size();
+    std::vector<MgfTable> tables;
+    tables.reserve(parts.size());
+    for (const TwoSided* p : parts) tables.push_back(mgf_table(*p, h));
+    std::vector<const MgfTable*> tp;
+    for (const MgfTable& t : tables) tp.push_back(&t);
+    std::vector<Cgf> cgfs;
+    double lo = kInf, hi = -kInf;
+    for (std::size_t o = 0; o < n_out; ++o) {
+        cgfs.emplace_back(tp, counts[o]);
+        const auto [l, u] = window(cgfs.back(), std::log(tail));
+        lo = std::min(lo, l);
+        hi = std::max(hi, u);
+    }
+    long width = 1;  // each part's pmfs must fit in the transform without wrapping
+    for (const TwoSided* p : parts) {
+        const long a = std::min(p->pess.offset, p->opt.offset);
+        const long e = std::max(p->pess.offset + static_cast<long>(p->pess.p.size()), p->opt.offset + static_cast<long>(p->opt.p.size()));
+        width = std::max(width, e - a);
+    }
+    const long w0 = static_cast<long>(std::floor(lo / h));
+    const long need = std::max(static_cast<long>(std::ceil(hi / h)) - w0 + 1, width);
+    if (need > kMaxPoints) throw std::domain_error("value_step is too small for the composed loss range");
+    std::size_t N = 2;
+    while (static_cast<long>(N) < need) N <<= 1;
+    const fft::Plan& plan = plans.get(N);
+    std::vector<fft::cplx> buf(N);
+    std::vector<std::vector<fft::cplx>> px(n_out, std::vector<fft::cplx>(N, 1.0)), py = px;
+    std::vector<long> A(n_out, 0);  // grid index of position 0 of each circular result
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        const Side& sp = parts[j]->pess;
+        const Side& so = parts[j]->opt;
+        const long a = std::min(sp.offset, so.offset);
+        std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
+        for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
+        for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
+        plan.forward(buf.data());
+        for (std::size_t o = 0; o < n_out; ++o) A[o] += counts[o][j] * a;
+        // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
+        // count (an output whose count is the previous one's plus one takes one more multiplication).
+        for (std::size_t f = 0; f < N; ++f) {
+            const fft::cplx z = buf[f], zc = std::conj(buf[(N - f) & (N - 1)]);
+            const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
+            long k_prev = 0;
+            fft::cplx xk, yk;
+            for (std::size_t o = 0; o < n_out; ++o) {
+                const long k = counts[o][j];
+                if (k == 0 || (px[o][f] == 0.0 && py[o][f] == 0.0)) continue;  // nothing left to multiply
+                if (k_prev > 0 && k == k_prev + 1) {
+                    xk *= x;
+                    yk *= y;
+                } else {
+                    const double r2_min = std::exp(-1490.0 / static_cast<double>(k));
+                    xk = ipow(x, k, r2_min);
+                    yk = ipow(y, k, r2_min);
+                }
+                k_prev = k;
+                px[o][f] *= xk;
+                py[o][f] *= yk;
+            }
+        }
+    }
+    std::vector<Composed> outs(n_out);
+    const double inv_n = 1.0 / static_cast<double>(N);
+    const long nl = static_cast<long>(N);
+    for (std::size_t o = 0; o < n_out; ++o) {
+        Composed& out = outs[o];
+        out.h = h;
+        double keep_pess = 1.0, keep_opt = 1.0;
+        for (std::size_t j = 0; j < parts.size(); ++j) {
+            keep_pess *= std::pow(1.0 - parts[j]->pess.inf, static_cast<double>(counts[o][j]));
+            keep_opt *= std::pow(1.0 - parts[j]->opt.inf, static_cast<double>(counts[o][j]));
+        }
+        for (std::size_t f = 0; f < N; ++f) buf[f] = px[o][f] + fft::cplx(0.0, 1.0) * py[o][f];
+        plan.inverse(buf.data());
+        out.pess.offset = out.opt.offset = w0;
+        out.pess.p.assign(N, 0.0);
+        out.opt.p.assign(N, 0.0);
+        out.pess.inf = 1.0 - keep_pess;
+        out.opt.inf = 1.0 - keep_opt;
+        double vmax = 0.0, vneg = 0.0;
+        long pos = (((w0 - A[o]) % nl) + nl) % nl;
+        for (long I = 0; I < nl; ++I, pos = (pos + 1) & (nl - 1)) {
+            const fft::cplx v = buf[static_cast<std::size_t>(pos)] * inv_n;
+            vmax = std::max(vmax, std::max(v.real(), v.imag()));
+            vneg = std::max(vneg, std::max(-v.real(), -v.imag()));
+            out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
+            out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
+        }
+        // Rounding allowance: the FFT's error per entry is ~ eps log2 N max|entry| (and at least what
+        // shows as negative entries); summed over the window.
+        const double lg = std::log2(static_cast<double>(N));
+        out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
+        // Mass of the linear convolution outside the window [w0, w0 + N - 1].
+        const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
+        const Cgf& cgf = cgfs[o];
+        out.tau_low = std::exp(cgf.log_tail(true, below, false));
+        out.tau_up = std::exp(cgf.log_tail(true, above, true));
+        out.tau_opt = std::exp(cgf.log_tail(false, below, false)) + std::exp(cgf.log_tail(false, above, true));
+    }
+    return outs;
+}
+
+// One composition on one grid; a single mechanism taken once needs no transform.
+inline Composed compose_on_grid(const std::vector<Component>& comps, double h, double tail, Plans& plans) {
+    if (comps.size() == 1 && comps[0].count == 1) {
+        Composed out;
+        out.h = h;
+        out.pess = comps[0].pld->pess;
+        out.opt = comps[0].pld->opt;
+        return out;
+    }
+    std::vector<const TwoSided*> parts;
+    std::vector<long> counts;
+    for (const Component& c : comps) {
+        parts.push_back(c.pld);
+        counts.push_back(c.count);
+    }
+    return compose_on_grid(parts, {counts}, h, tail, plans)[0];
+}
+
+// ----- two-level composition ------------------------------------------------------------------------------
+inline long floor_div(long a, long b) noexcept { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// One side regridded to the step R h: each fine atom l_i goes to the coarse cell (G_C, G_{C+1}] holding
+// it, and from_cells spreads (pessimistic) or merges (optimistic) the cells onto the coarse grid.
+inline TwoSided regrid_side(const Side& s, const std::vector<double>& p, double h, long R) {
+    const double H = static_cast<double>(R) * h;
+    std::vector<double> decay(static_cast<std::size_t>(R) + 1);  // e^{-u h} for u = 0..R
+    for (long u = 0; u <= R; ++u) decay[static_cast<std::size_t>(u)] = std::exp(-static_cast<double>(u) * h);
+    std::vector<Cell> cells;
+    long lo = std::numeric_limits<long>::max(), hi = std::numeric_limits<long>::min();
+    for (std::size_t i = 0; i < p.size();) {
+        const long I = s.offset + static_cast<long>(i);
+        const long C = floor_div(I - 1, R);  // I h in (C H, (C + 1) H]
+        double pm = 0.0, qrel = 0.0;
+        for (; i < p.size() && floor_div(s.offset + static_cast<long>(i) - 1, R) == C; ++i) {
+            if (!(p[i] > 0.0)) continue;
+            pm += p[i];
+            qrel += p[i] * decay[static_cast<std::size_t>(s.offset + static_cast<long>(i) - C * R)];
+        }
+        if (pm > 0.0) {
+            cells.push_back(make_cell(C, 1, H, pm, qrel));
+            lo = std::min(lo, C);
+            hi = std::max(hi, C + 1);
+        }
+    }
+    if (cells.empty()) {
+        lo = floor_div(s.offset, R);
+        hi = lo + 1;
+    }
+    return from_cells(lo, hi - lo, H, cells, 0.0, 0.0, s.inf);
+}
+
+// Both sides of a composed (or single) PLD on the step R h. Pessimistic: the Chernoff-bounded mass below
+// the window joins its lowest atom, the mass above and the rounding allowance go to +inf. Optimistic: that
+// much mass is removed from the top (c_circ minus its top tau has no more mass above any x than the
+// true pmf, so the result is dominated by it).
+inline TwoSided regrid(const Side& pess, double low_extra, double inf_extra, const Side& opt, double drop, double h, long R) {
+    std::vector<double> pp = pess.p, op = opt.p;
+    if (!pp.empty()) pp[0] += low_extra;
+    for (std::size_t j = op.size(); j-- > 0 && drop > 0.0;) {
+        const double take = std::min(op[j], drop);
+        op[j] -= take;
+        drop -= take;
+    }
+    Side ps = pess;
+    ps.inf = pess.inf + inf_extra;
+    TwoSided out;
+    out.pess = regrid_side(ps, pp, h, R).pess;
+    out.opt = regrid_side(opt, op, h, R).opt;
+    return out;
+}
+
+inline TwoSided regrid(const Composed& c, long R) {
+    return regrid(c.pess, c.tau_low, c.tau_up + c.fp, c.opt, c.tau_opt + c.fp, c.h, R);
+}
+
+// Mechanisms composed at least kTwoLevel times are composed in two levels: k1 ~ kBlockSteps copies on the
+// fine grid (whose step sets the per-mechanism discretisation error, ~ k h^2), the result regridded to
+// R h with R = sqrt(k1) / 2 (one more spread or contraction per block: error ~ k2 (R h)^2 = k h^2 / 4),
+// and the blocks composed on the coarse grid, whose window needs R times fewer points.
+inline constexpr long kTwoLevel = 2048;
+inline constexpr long kBlockSteps = 256;
+
+// k = k1 k2 with k1 <= kBlockSteps and k2 within 25% of its least value, if k has such a divisor k2
+// (then one block size suffices); 0 otherwise.
+inline long exact_blocks(long k) noexcept {
+    const long least = (k + kBlockSteps - 1) / kBlockSteps;
+    for (long k2 = least; k2 <= least + least / 4; ++k2) {
+        if (k % k2 == 0) return k2;
+    }
+    return 0;
+}
+
+inline Composed compose(const std::vector<Component>& comps, double h, double tail, Plans& plans) {
+    if (comps.empty()) throw std::invalid_argument("nothing to compose");
+    long kmax = 0;
+    for (const Component& c : comps) {
+        if (c.count < 1) throw std::invalid_argument("counts must be >= 1");
+        kmax = std::max(kmax, c.count);
+    }
+    if (kmax < kTwoLevel) return compose_on_grid(comps, h, tail, plans);
+    const long R = std::max(1L, static_cast<long>(std::sqrt(static_cast<double>(kBlockSteps)) / 2.0));
+    std::vector<TwoSided> coarse;
+    std::vector<long> counts;
+    coarse.reserve(2 * comps.size());
+    for (const Component& c : comps) {
+        if (c.count < kTwoLevel) {
+            coarse.push_back(regrid(c.pld->pess, 0.0, 0.0, c.pld->opt, 0.0, h, R));
+            counts.push_back(c.count);
+            continue;
+        }
+        // k = r (k1 + 1) + (k2 - r) k1 with k2 blocks: both block sizes from one forward transform.
+        const long exact = exact_blocks(c.count);
+        const long k2 = exact ? exact : (c.count + kBlockSteps - 1) / kBlockSteps, k1 = c.count / k2, r = c.count - k1 * k2;
+        const double t = tail / static_cast<double>(k2 + 1);  // the blocks' tails compose k2 times
+        std::vector<std::vector<long>> powers{{k1}};
+        if (r > 0) powers.push_back({k1 + 1});
+        const std::vector<Composed> blocks = compose_on_grid({c.pld}, powers, h, t, plans);
+        coarse.push_back(regrid(blocks[0], R));
+        counts.push_back(k2 - r);
+        if (r > 0) {
+            coarse.push_back(regrid(blocks[1], R));
+            counts.push_back(r);
+        }
+    }
+    std::vector<Component> next;
+    for (std::size_t i = 0; i < coarse.size(); ++i) next.push_back({&coarse[i], counts[i]});
+    return compose_on_grid(next, static_cast<double>(R) * h, tail, plans);
+}
+
+inline Composed compose(const std::vector<Component>& comps, double h, double tail) {
+    Plans plans;
+    return compose(comps, h, tail, plans);
+}
+
+// ----- queries ------------------------------------------------------------------------------------------
+// delta(eps) = sum_i p_i (1 - e^{eps - l_i})_+ + inf, in O(1) per query from suffix sums; p may hold one
+// negative atom (the optimistic side's aliasing allowance), so the search for epsilon uses the running
+// minimum of delta over the grid, which gives inf{eps : delta(eps) <= target} either way.
+class Profile {
+public:
+    // sign = +1 for an upper bound, -1 for a lower bound: the rounding of A_j - e^{eps - l_j} C_j (a few
+    // ulps of its terms) is added or subtracted.
+    // Queries have eps >= 0, where losses <= 0 weigh nothing: only the grid points l_j > 0 are kept (and
+    // the mass below the window, extra_low, counts only if the window starts above 0).
+    Profile(const Side& s, double h, double extra_low, double extra_inf, double neg_top, double sign)
+        : h_(h), decay_(std::exp(-h)), offset_(std::max(s.offset, 1L)), inf_(s.inf + extra_inf) {
+        const std::size_t skip = static_cast<std::size_t>(std::min<long>(offset_ - s.offset, static_cast<long>(s.p.size())));
+        const std::size_t n = s.p.size() - skip;
+        A_.assign(n + 1, 0.0);
+        C_.assign(n + 1, 0.0);
+        for (std::size_t j = n; j-- > 0;) {
+            double pj = s.p[skip + j];
+            if (j == 0 && skip == 0) pj += extra_low;
+            if (j + 1 == n) pj -= neg_top;
+            A_[j] = A_[j + 1] + pj;
+            C_[j] = pj + decay_ * C_[j + 1];
+        }
+        constexpr double kRound = 64.0 * std::numeric_limits<double>::epsilon();
+        for (std::size_t j = 0; j < n; ++j) A_[j] += sign * kRound * (std::fabs(A_[j]) + std::fabs(C_[j]) + std::fabs(inf_));
+        run_min_.assign(n, 0.0);
+        double m = kInf;
+        for (std::size_t j = 0; j < n; ++j) {
+            m = std::min(m, at_grid(j));
+            run_min_[j] = m;
+        }
+    }
+
+    double delta(double eps) const noexcept {
+        const std::size_t n = run_min_.size();
+        const double x = eps / h_ - static_cast<double>(offset_);  // eps in grid units from l_0
+        double j;
+        if (x <= 0.0) j = 0.0;
+        else j = std::ceil(x);
+        if (j >= static_cast<double>(n)) return std::max(inf_, 0.0);
+        const std::size_t k = static_cast<std::size_t>(j);
+        const double v = A_[k] + inf_ - std::exp(eps - l(k)) * C_[k];
+        return std::max(v, 0.0);
+    }
+
+    // inf{eps >= 0 : delta(eps) <= target}.
+    double epsilon(double target) const noexcept {
+        const std::size_t n = run_min_.size();
+        if (n == 0 || run_min_[n - 1] > target) return inf_ <= target ? (n ? l(n - 1) : 0.0) : kInf;
+        const std::size_t j = static_cast<std::size_t>(std::lower_bound(run_min_.begin(), run_min_.end(), target, std::greater<double>()) - run_min_.begin());
+        // First crossing lies in (l_{j-1}, l_j] (j = 0: at or below l_0): A_j + inf - e^{eps - l_j} C_j = target.
+        // If the left side is already <= target at the cell's lower end (num <= 0), that end is it.
+        const double lower_end = j > 0 ? l(j - 1) : 0.0;
+        const double num = A_[j] + inf_ - target;
+        double eps = lower_end;
+        if (num > 0.0) eps = C_[j] > 0.0 ? l(j) + std::log(num / C_[j]) : l(j);
+        eps = std::min(std::max(eps, lower_end), l(j));
+        return std::max(eps, 0.0);
+    }
+
+    // Calls visit(eps, delta(eps)) at every eps >= 0 where a function of the form a - b delta(eps) - c e^eps
+    // or e^{-eps} (a - delta(eps)) can attain its supremum: in each cell (l_{j-1}, l_j] delta is
+    // max(0, A_j + inf - C_j e^{eps - l_j}), so such a function is monotone there except where the clamp
+    // at 0 starts; the candidates are 0, the grid points, the zero of each cell, and +inf's limit l_top.
+    template <class Visit>
+    void sup_candidates(Visit visit) const {
+        visit(0.0, delta(0.0));
+        const std::size_t n = run_min_.size();
+        for (std::size_t j = 0; j < n; ++j) {
+            const double lj = l(j), lo = j ? l(j - 1) : 0.0;
+            visit(lj, std::max(at_grid(j), 0.0));
+            const double num = A_[j] + inf_;
+            if (C_[j] > 0.0 && num > 0.0) {
+                const double z = lj + std::log(num / C_[j]);  // A_j + inf - C_j e^{z - l_j} = 0
+                if (z > lo && z < lj && z > 0.0) visit(z, 0.0);
+            }
+        }
+    }
+
+private:
+    double l(std::size_t j) const noexcept { return static_cast<double>(offset_ + static_cast<long>(j)) * h_; }
+    double at_grid(std::size_t j) const noexcept {  // delta(l_j)
+        return A_[j + 1] + inf_ - decay_ * C_[j + 1];
+    }
+
+    double h_, decay_;
+    long offset_;
+    double inf_;
+    std::vector<double> A_, C_, run_min_;
+};
+
+// The trade-off function (Dong, Roth and Su 2022) of the pair whose profile is pq, with qp the profile of
+// the reversed pair: beta(alpha) = sup_{eps >= 0} max(0, 1 - delta_pq(eps) - e^eps alpha,
+// e^{-eps} (1 - delta_qp(eps) - alpha)), by Neyman-Pearson duality (the second term is the first one at
+// -eps, rewritten with delta_pq(-eps) = 1 - e^{-eps} + e^{-eps} delta_qp(eps)). It decreases in delta, so
+// upper profiles give a lower bound on beta and lower profiles an upper bound; the supremum over the
+// candidate points is exact for each piecewise profile.
+inline double tradeoff(const Profile& pq, const Profile& qp, double alpha) {
+    double best = 0.0;
+    pq.sup_candidates([&](double e, double d) { best = std::max(best, 1.0 - d - std::exp(e) * alpha); });
+    qp.sup_candidates([&](double e, double d) { best = std::max(best, std::exp(-e) * (1.0 - d - alpha)); });
+    return std::min(best, 1.0 - alpha);
+}
+
+// Upper and lower profiles of one composed direction.
+struct Bounds {
+    Profile upper, lower;
+    explicit Bounds(const Composed& c)
+        : upper(c.pess, c.h, c.tau_low, c.tau_up + c.fp, 0.0, 1.0), lower(c.opt, c.h, 0.0, -c.fp, c.tau_opt, -1.0) {}
+};
+
+}  // namespace pydp::accounting::pld
