@@ -456,7 +456,7 @@ def _sampled_delta(f, q, d, eps):
             mix = (1 - q) * dens(x, 0) + q * dens(x, d)
             return dens(x, 0) if remove else mix
 
-        g = lambda x: mp.log(P(x)) - eps - mp.log(Q(x))  # monotone in x (log-concave f)
+        g = lambda x: mp.log(P(x)) - eps - mp.log(Q(x))  # monotone in x (log-concave f)  # noqa: E731
         lo, hi = mp.mpf(-60), mp.mpf(60)
         if g(hi) <= 0 and g(lo) <= 0:
             return mp.mpf(0)
@@ -541,7 +541,7 @@ def _nested_delta(noise, k, eps, d=1.0):
     last = [d]  # warm start: consecutive quadrature nodes ask for nearby thresholds
 
     def threshold(e):
-        g = lambda z: loss(z) - e
+        g = lambda z: loss(z) - e  # noqa: E731
         z, h = last[0], 1e-7
         for _ in range(30):  # secant-free Newton with a numerical slope, kept inside (d/2, 40)
             slope = (g(z + h) - g(z - h)) / (2 * h)
@@ -570,7 +570,7 @@ def _nested_delta(noise, k, eps, d=1.0):
     def delta_k(j, e):
         if j == 1:
             return delta1(e)
-        f = lambda x: math.exp(logpdf(x - d)) * delta_k(j - 1, e - loss(x))
+        f = lambda x: math.exp(logpdf(x - d)) * delta_k(j - 1, e - loss(x))  # noqa: E731
         return integrate.quad(f, -20.0, 21.0, points=[0.0, d / 2, d], epsabs=1e-11, epsrel=1e-9, limit=100)[0]
 
     return delta_k(k, eps)

@@ -2,10 +2,13 @@
 accounting kernels: exact GDP profile and RDP -> (eps, delta) conversions
 """
 from __future__ import annotations
+
+from .noise import Family
+import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
+__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_atoms', 'pld_compose', 'pld_noise', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
 class RdpMethod:
     """
     the RDP -> (epsilon, delta) conversions (Mironov 2017; Asoodeh et al. 2021; Balle et al. 2020)
@@ -56,11 +59,53 @@ class RdpMethod:
     @property
     def value(self) -> int:
         ...
+class PldDiscrete:
+    """
+    a pessimistic and an optimistic discretisation of one PLD
+    """
+    @property
+    def opt_inf(self) -> float:
+        ...
+    @property
+    def opt_offset(self) -> int:
+        ...
+    @property
+    def opt_pmf(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    @property
+    def pess_inf(self) -> float:
+        ...
+    @property
+    def pess_offset(self) -> int:
+        ...
+    @property
+    def pess_pmf(self) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+class PldBounds:
+    """
+    upper and lower privacy profiles of one composed direction
+    """
+    def delta(self, epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+        ...
+    def epsilon(self, delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+        ...
 def gdp_epsilon(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
 def gdp_epsilon_scalar(mu: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex) -> float:
     ...
 def gdp_log_delta(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+    ...
+def pld_atoms(loss: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], inf_mass: typing.SupportsFloat | typing.SupportsIndex, value_step: typing.SupportsFloat | typing.SupportsIndex) -> PldDiscrete:
+    ...
+def pld_compose(directions: collections.abc.Sequence[collections.abc.Sequence[PldDiscrete]], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex) -> list[PldBounds]:
+    """
+    one composition per neighbour order (each a list of discretised mechanisms, with shared counts)
+    """
+def pld_noise(family: Family, shift: typing.SupportsFloat | typing.SupportsIndex, sampling_rate: typing.SupportsFloat | typing.SupportsIndex, remove: bool, value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex, thin: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> PldDiscrete:
+    ...
+def pld_tradeoff(pq: PldBounds, qp: PldBounds, alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+    ...
+def pld_window(parts: collections.abc.Sequence[PldDiscrete], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
     ...
 def pure_dp_mu(epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     """

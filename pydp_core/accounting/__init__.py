@@ -8,6 +8,8 @@ sensitivity index, Rao DP and a thread-safe accountant.
 - :mod:`~pydp_core.accounting.gaussian`: the Gaussian mechanism through its sensitivity index
   psi = D / sigma (Kaissis et al. 2023) and the calibration of sigma to any budget;
 - :mod:`~pydp_core.accounting.rao`: Rao (Fisher-Rao) differential privacy (Anonymous 2022);
+- :mod:`~pydp_core.accounting.pld`: certified privacy-loss distributions (:class:`PLD`): tight composition of
+  many mechanisms with two-sided intervals (docs/pld.md);
 - :mod:`~pydp_core.accounting.accountant`: :class:`Accountant`, a thread-safe, resumable running total.
 
 The proofs and the conversion formulas are in ``docs/accounting.md``.
@@ -35,6 +37,7 @@ from .budgets import (
 from .composition import advanced_composition, compose
 from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
 from .journal import Journal, JournalError
+from .pld import PLD, Interval
 from .subsampling import subsample
 
 __all__ = [
@@ -64,4 +67,6 @@ __all__ = [
     "BudgetExceededError",
     "Journal",
     "JournalError",
+    "PLD",
+    "Interval",
 ]

@@ -27,7 +27,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .. import _core
-from .._validation import as_float_array, check_delta, check_epsilon, check_positive, check_probability
+from .._validation import check_delta, check_epsilon, check_positive, check_probability
 from ..noise import Gaussian, Laplace, Logistic, Subbotin
 
 __all__ = ["PLD", "Interval"]
@@ -385,6 +385,7 @@ class PLD:
             directions = [[m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
                           for remove in ((True,) if symmetric else (True, False))]
             self._bounds = _acc.pld_compose(directions, counts, h, tail)
+        assert self._bounds is not None
         return self._bounds
 
     def _check_width(self, iv: Interval, tolerance: Any) -> Interval:

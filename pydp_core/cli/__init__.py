@@ -41,6 +41,7 @@ COMMANDS: dict[str, str] = {
     "keygen": "keygen",
     "gaussian-epsilon": "gaussian_epsilon",
     "aggregate": "aggregate",
+    "compose": "compose",
 }
 
 __all__ = ["main", "build_parser", "COMMANDS"]
