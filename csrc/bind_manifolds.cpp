@@ -22,9 +22,11 @@ namespace {
 
 enum class Geo : int { Sphere = 0, Hyperbolic = 1 };
 
-Geo geo_from_code(int geo) {
-    if (geo != 0 && geo != 1) throw std::invalid_argument("geometry code must be 0 (sphere) or 1 (hyperbolic)");
-    return static_cast<Geo>(geo);
+// The embedded geometries of dist / exp / log: the sphere and the hyperboloid.
+Geo embedded(mf::Geometry geo) {
+    if (geo == mf::Geometry::Sphere) return Geo::Sphere;
+    if (geo == mf::Geometry::Hyperbolic) return Geo::Hyperbolic;
+    throw std::invalid_argument("dist, exp and log of embedded points need the sphere or the hyperboloid");
 }
 
 struct Rows {
@@ -71,8 +73,8 @@ void check_points(Geo g, const darray& a, const char* name, double atol, long th
         if (pb[i]) bad_row(name, i, g);
 }
 
-darray dist(int geo, const darray& x, const darray& y, double atol, long threads) {
-    const Geo g = geo_from_code(geo);
+darray dist(mf::Geometry geo, const darray& x, const darray& y, double atol, long threads) {
+    const Geo g = embedded(geo);
     const Rows r = rows_of(x, "x");
     require_same_shape(x, y, "x and y");
     const double *px = x.data(), *py_ = y.data();
@@ -109,8 +111,8 @@ darray dist(int geo, const darray& x, const darray& y, double atol, long threads
 }
 
 // which = 0: exp(p, v); which = 1: log(p, q).
-darray exp_log(int geo, int which, const darray& p, const darray& v, double atol, long threads) {
-    const Geo g = geo_from_code(geo);
+darray exp_log(mf::Geometry geo, int which, const darray& p, const darray& v, double atol, long threads) {
+    const Geo g = embedded(geo);
     if (which != 0 && which != 1) throw std::invalid_argument("which must be 0 (exp) or 1 (log)");
     const Rows r = rows_of(p, "p");
     require_same_shape(p, v, "p and v");
@@ -159,18 +161,18 @@ darray exp_log(int geo, int which, const darray& p, const darray& v, double atol
 }
 
 // size points of the Riemannian Gaussian/Laplace around p (n coordinates; n = 1 on the circle).
-darray sample(int geo, int kind, double k, double sigma, bool laplace, double tmax, double mode, double scale,
+darray sample(mf::Geometry geo, mf::RadialKind kind, double k, double sigma, bool laplace, double tmax, double mode, double scale,
               const darray& p, const darray& basis, py::ssize_t size, pydp::random::Generator& gen, long threads) {
     if (p.ndim() != 1 || basis.ndim() != 2 || basis.shape(0) != p.shape(0))
         throw std::invalid_argument("footpoint and tangent basis do not match");
     mf::RadialDensity f;
-    f.kind = mf::radial_kind_from_code(kind);
+    f.kind = mf::radial_kind_from_code(static_cast<int>(kind));
     f.k = k;
     f.sigma = sigma;
     f.laplace = laplace;
     f.tmax = tmax;
     const mf::RadialSampler radial(f, mode, scale);
-    const mf::Geometry g = mf::geometry_from_code(geo);
+    const mf::Geometry g = mf::geometry_from_code(static_cast<int>(geo));
     const std::size_t n = static_cast<std::size_t>(p.shape(0)), d = static_cast<std::size_t>(basis.shape(1));
     mf::check_sample_dims(g, n, d);
     checked_elements(size, g == mf::Geometry::Circle ? 1 : static_cast<long long>(n), sizeof(double), "size");
@@ -213,6 +215,16 @@ darray mc_fractions(const darray& losses, const darray& thresholds, long threads
 
 void register_manifolds(py::module_ m) {
     m.doc() = "manifolds kernels: geodesics, radial samplers, Monte Carlo counts";
+    py::enum_<mf::Geometry>(m, "Geometry", "the model spaces")
+        .value("sphere", mf::Geometry::Sphere)
+        .value("hyperbolic", mf::Geometry::Hyperbolic)
+        .value("euclidean", mf::Geometry::Euclidean)
+        .value("circle", mf::Geometry::Circle);
+    py::enum_<mf::RadialKind>(m, "RadialKind", "the factor S(t)^(d-1) of a radial law: sin, sinh, t, or none (circle)")
+        .value("sin", mf::RadialKind::Sin)
+        .value("sinh", mf::RadialKind::Sinh)
+        .value("linear", mf::RadialKind::Linear)
+        .value("none", mf::RadialKind::None);
     m.def("dist", &dist, py::arg("geo"), py::arg("x"), py::arg("y"), py::arg("atol"), py::arg("threads") = 0);
     m.def("exp_log", &exp_log, py::arg("geo"), py::arg("which"), py::arg("p"), py::arg("v"), py::arg("atol"),
           py::arg("threads") = 0);

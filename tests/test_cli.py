@@ -681,3 +681,48 @@ def test_csv_output_from_parquet_writes_floats_as_floats(capsys, tmp_path):
     assert [str(f.type) for f in back.schema] == ["int64", "double", "double", "string"]
     assert back.column("f").to_pylist() == [2.0, -3.0, 0.5] and back.column("n").to_pylist() == [1, 2, None]
     assert back.column("s").to_pylist()[:2] == ["1", "x\ny"]
+
+
+def test_profile_labels_epsilon_exactly(capsys):
+    # A pure-DP mechanism must never seem to have delta > 0 at its own epsilon: every row printed with
+    # delta > 0 has an epsilon below the Laplace's pure epsilon D / b = 1.
+    assert cli.main(["profile", "laplace", "--epsilon", "1"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if not line.startswith("#")][1:]
+    assert rows
+    for eps_text, delta_text in rows:
+        if float(delta_text) > 0:
+            assert float(eps_text) < 1.0, (eps_text, delta_text)
+
+
+@pytest.mark.parametrize("blocked, args, extra", [
+    ("pyarrow", ["privatize", "in.parquet", "out.parquet", "-c", "x", "-m", "laplace", "--epsilon", "1",
+                 "--sensitivity", "1", "--sensitivity-holds"], "etl"),
+])
+def test_missing_optional_dependency_is_one_line_naming_the_extra(tmp_path, blocked, args, extra):
+    code = textwrap.dedent(f"""
+        import sys
+        sys.modules[{blocked!r}] = None  # as on a base install without the extra
+        from pydp_core.cli import main
+        sys.exit(main({args!r}))
+    """)
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env=subprocess_env())
+    assert res.returncode == 1, res.stderr
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"'{extra}'" in lines[0] and "Traceback" not in res.stderr, res.stderr
+
+
+def test_progress_without_tqdm_says_why(tmp_path):
+    src = tmp_path / "in.csv"
+    src.write_text("x\n1.0\n2.0\n")
+    code = textwrap.dedent(f"""
+        import sys
+        sys.modules["tqdm"] = None
+        from pydp_core.cli import main
+        sys.exit(main(["privatize", {str(src)!r}, {str(tmp_path / 'out.csv')!r}, "-c", "x", "-m", "laplace",
+                       "--epsilon", "1", "--sensitivity", "1", "--sensitivity-holds", "--progress"]))
+    """)
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env=subprocess_env())
+    assert res.returncode == 0, res.stderr
+    assert "--progress needs tqdm" in res.stderr and "progress" in res.stderr

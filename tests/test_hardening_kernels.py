@@ -1,7 +1,8 @@
 """Kernels check their own preconditions (issue 12, item 10).
 
 The manifold sampler looped forever (and wrote out of bounds) for a tangent basis of 0 columns; unknown
-geometry or radial-kind codes were cast to enums unchecked. The public API never passes such arguments,
+geometry or radial-kind codes were cast to enums unchecked (the bindings now take the enums themselves,
+``_core.manifolds.Geometry`` and ``RadialKind``, so a raw integer is a TypeError). The public API never passes such arguments,
 but the kernels must answer with an exception (ValueError through the binding), never undefined
 behaviour. The same class was swept in the other bindings (the incomplete gamma's ``which`` code). Each call runs in a subprocess with a time limit, so the old endless loop fails the test.
 """
@@ -13,15 +14,17 @@ import pytest
 
 _GEN = "_core.random.Generator(b'k' * 32)"
 _P3 = "np.array([0.0, 0.0, 1.0])"
+_G = "_core.manifolds.Geometry"
+_K = "_core.manifolds.RadialKind"
 CALLS = {
-    "basis with 0 columns": f"_core.manifolds.sample(0, 0, 1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.zeros((3, 0)), 10, {_GEN}, 1)",
-    "basis wider than the footpoint": f"_core.manifolds.sample(2, 2, 3.0, 0.5, False, np.inf, 1.0, 0.5, {_P3}, np.zeros((3, 4)), 10, {_GEN}, 1)",
-    "circle with 3 coordinates": f"_core.manifolds.sample(3, 3, 0.0, 0.5, False, np.pi, 0.0, 0.5, {_P3}, np.zeros((3, 1)), 10, {_GEN}, 1)",
-    "unknown geometry code": f"_core.manifolds.sample(7, 0, 1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.eye(3)[:, :2], 10, {_GEN}, 1)",
-    "unknown radial kind": f"_core.manifolds.sample(0, 9, 1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.eye(3)[:, :2], 10, {_GEN}, 1)",
-    "negative k": f"_core.manifolds.sample(0, 0, -1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.eye(3)[:, :2], 10, {_GEN}, 1)",
-    "dist geometry code": "_core.manifolds.dist(5, np.array([[1.0, 0.0, 0.0]]), np.array([[1.0, 0.0, 0.0]]), 1e-9, 1)",
-    "exp_log which": f"_core.manifolds.exp_log(0, 3, np.array([{_P3}]), np.array([{_P3}]), 1e-9, 1)",
+    "basis with 0 columns": f"_core.manifolds.sample({_G}.sphere, {_K}.sin, 1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.zeros((3, 0)), 10, {_GEN}, 1)",
+    "basis wider than the footpoint": f"_core.manifolds.sample({_G}.euclidean, {_K}.linear, 3.0, 0.5, False, np.inf, 1.0, 0.5, {_P3}, np.zeros((3, 4)), 10, {_GEN}, 1)",
+    "circle with 3 coordinates": f"_core.manifolds.sample({_G}.circle, {_K}.none, 0.0, 0.5, False, np.pi, 0.0, 0.5, {_P3}, np.zeros((3, 1)), 10, {_GEN}, 1)",
+    "unknown geometry code": f"_core.manifolds.sample(7, {_K}.sin, 1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.eye(3)[:, :2], 10, {_GEN}, 1)",
+    "unknown radial kind": f"_core.manifolds.sample({_G}.sphere, 9, 1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.eye(3)[:, :2], 10, {_GEN}, 1)",
+    "negative k": f"_core.manifolds.sample({_G}.sphere, {_K}.sin, -1.0, 0.5, False, np.pi, 0.5, 0.5, {_P3}, np.eye(3)[:, :2], 10, {_GEN}, 1)",
+    "dist geometry code": f"_core.manifolds.dist({_G}.euclidean, np.array([[1.0, 0.0, 0.0]]), np.array([[1.0, 0.0, 0.0]]), 1e-9, 1)",
+    "exp_log which": f"_core.manifolds.exp_log({_G}.sphere, 3, np.array([{_P3}]), np.array([{_P3}]), 1e-9, 1)",
     "incgamma which": "_core.special.incgamma(0.5, np.array([1.0]), 7, 1)",
 }
 
@@ -31,8 +34,8 @@ _SCRIPT = textwrap.dedent("""
     from pydp_core import _core
     try:
         eval(sys.argv[1])
-    except ValueError as exc:
-        print("ValueError", exc)
+    except (ValueError, TypeError) as exc:
+        print(type(exc).__name__, exc)
     else:
         print("NO ERROR")
 """)
@@ -45,7 +48,7 @@ def test_kernel_preconditions_raise(call):
     except subprocess.TimeoutExpired:
         pytest.fail("the kernel did not return within 60 s (endless loop)")
     assert res.returncode == 0, (res.returncode, res.stderr[-2000:])
-    assert res.stdout.startswith("ValueError"), res.stdout + res.stderr[-2000:]
+    assert res.stdout.startswith(("ValueError", "TypeError")), res.stdout + res.stderr[-2000:]
 
 
 def test_valid_sample_still_works():
@@ -53,6 +56,7 @@ def test_valid_sample_still_works():
 
     from pydp_core import _core
 
-    out = _core.manifolds.sample(0, 0, 1.0, 0.5, False, np.pi, 0.5, 0.5, np.array([0.0, 0.0, 1.0]), np.eye(3)[:, :2], 10,
+    G, K = _core.manifolds.Geometry, _core.manifolds.RadialKind
+    out = _core.manifolds.sample(G.sphere, K.sin, 1.0, 0.5, False, np.pi, 0.5, 0.5, np.array([0.0, 0.0, 1.0]), np.eye(3)[:, :2], 10,
                                  _core.random.Generator(b"k" * 32), 1)
     assert out.shape == (10, 3) and np.allclose(np.sum(out * out, axis=1), 1.0)

@@ -22,7 +22,7 @@ CALLS = {
     "discrete_gaussian 2**62": "_core.discrete.discrete_gaussian(_core.random.Generator(b'k' * 32), 1, 1, 2**62)",
     "sample_discrete_laplace 1e12": "dp.discrete.sample_discrete_laplace(3, size=10**12, rng=dp.Random(1))",
     "manifold sample 1e12 x 3": (
-        "_core.manifolds.sample(1, 0, 1.0, 1.0, False, 3.0, 1.0, 1.0, np.array([0.0, 0.0, 1.0]), "
+        "_core.manifolds.sample(_core.manifolds.Geometry.hyperbolic, _core.manifolds.RadialKind.sin, 1.0, 1.0, False, 3.0, 1.0, 1.0, np.array([0.0, 0.0, 1.0]), "
         "np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), 10**12 // 3 + 1, _core.random.Generator(b'k' * 32), 1)"),
 }
 

@@ -1,28 +1,23 @@
 """Certified privacy-loss distributions: every interval must contain an independent reference.
 
-References: 50-digit mpmath privacy profiles (tests/_mpref.py) for one mechanism, the exact GDP profile
+References: 50-digit mpmath privacy profiles (tests/support/mpref.py) for one mechanism, the exact GDP profile
 for k-fold Gaussian compositions, mpmath convolution integrals for k = 2, and dp-accounting /
 prv_accountant for the subsampled Gaussian.
 """
 from __future__ import annotations
 
 import math
-import pathlib
 
 import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import mpref as REF
 
 import pydp_core
 from pydp_core.accounting.pld import PLD, Interval
 from pydp_core.noise import Gaussian, Laplace, Logistic, Subbotin, Truncated
-
-_mpref = __import__("importlib.util").util
-_spec = _mpref.spec_from_file_location("_pld_mpref", pathlib.Path(__file__).with_name("_mpref.py"))
-REF = _mpref.module_from_spec(_spec)
-_spec.loader.exec_module(REF)
 
 FAMILIES = [Gaussian(), Laplace(), Logistic(), Subbotin(1.5), Subbotin(3.0)]
 
@@ -84,11 +79,11 @@ def test_k_fold_gaussian_contains_gdp(k, scale):
     mu = math.sqrt(k) / scale
     for d in [1e-3, 1e-5, 1e-8]:
         iv = pld.epsilon(d)
-        truth = pydp_core.gaussian.epsilon(mu, d)
+        truth = pydp_core.gaussian.epsilon(mu, delta=d)
         assert _contains(iv, truth), (k, scale, d, iv, truth)
     eps = np.array([0.0, 0.5 * mu * mu, mu * mu])
     ivd = pld.delta(eps)
-    truth = pydp_core.gaussian.delta(mu, eps)
+    truth = pydp_core.gaussian.delta(mu, epsilon=eps)
     assert np.all(ivd.lower <= truth) and np.all(truth <= ivd.upper)
 
 
@@ -98,7 +93,7 @@ def test_two_level_composition_contains_gdp(k):
     # a prime k exercises the two block sizes, 65536 the exact split.
     scale = math.sqrt(k) / 1.5
     iv = PLD.from_noise(Gaussian(), scale=scale).self_compose(k).epsilon(np.array([1e-3, 1e-6]))
-    truth = pydp_core.gaussian.epsilon(1.5, np.array([1e-3, 1e-6]))
+    truth = pydp_core.gaussian.epsilon(1.5, delta=np.array([1e-3, 1e-6]))
     assert np.all(iv.lower <= truth) and np.all(truth <= iv.upper), (iv, truth)
     assert np.all(iv.upper - iv.lower < 1e-3)
 
@@ -108,12 +103,12 @@ def test_two_level_with_small_companion_contains_gdp():
     small = PLD.from_noise(Gaussian(), scale=2.0).self_compose(3)
     mu = math.sqrt(30_000 / 100.0**2 + 3 / 4.0)
     iv = big.compose(small).epsilon(1e-5)
-    assert _contains(iv, pydp_core.gaussian.epsilon(mu, 1e-5)), iv
+    assert _contains(iv, pydp_core.gaussian.epsilon(mu, delta=1e-5)), iv
 
 
 def test_gdp_constructor_matches_noise():
     a = PLD.from_gdp(1.5).self_compose(4).epsilon(1e-6)
-    truth = pydp_core.gaussian.epsilon(3.0, 1e-6)
+    truth = pydp_core.gaussian.epsilon(3.0, delta=1e-6)
     assert _contains(a, truth)
     assert a.upper - a.lower < 1e-3
 
@@ -192,9 +187,9 @@ def test_heterogeneous_composition_contains_gdp():
     b = PLD.from_noise(Gaussian(), scale=1.0, sensitivity=0.5)
     c = a.self_compose(3).compose(b.self_compose(5))
     mu = math.sqrt(3 * 0.25 + 5 * 0.25)
-    assert _contains(c.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, 1e-6))
+    assert _contains(c.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, delta=1e-6))
     d = PLD.composition([a, a, a, b, b, b, b, b])
-    assert _contains(d.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, 1e-6))
+    assert _contains(d.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, delta=1e-6))
 
 
 def test_approx_dp_worst_case():
@@ -247,7 +242,7 @@ def test_monotone_in_noise_and_sampling_rate(q, sigma, k, noise):
 def test_upper_never_below_proven_lower_bound(mu, k):
     # The exact GDP profile is both a lower and an upper bound for the Gaussian mechanism.
     iv = PLD.from_gdp(mu).self_compose(k).epsilon(1e-5)
-    truth = pydp_core.gaussian.epsilon(mu * math.sqrt(k), 1e-5)
+    truth = pydp_core.gaussian.epsilon(mu * math.sqrt(k), delta=1e-5)
     assert iv.upper >= truth >= iv.lower
 
 
@@ -498,10 +493,10 @@ def test_extreme_scales_contain_gdp(scale, k):
     mu = math.sqrt(k) / scale
     for d in [1e-2, 1e-5]:
         iv = pld.epsilon(d)
-        assert _contains(iv, pydp_core.gaussian.epsilon(mu, d)), (scale, k, d, iv)
+        assert _contains(iv, pydp_core.gaussian.epsilon(mu, delta=d)), (scale, k, d, iv)
     eps = np.array([0.0, 0.25 * mu * mu, 0.5 * mu * mu + mu])
     ivd = pld.delta(eps)
-    truth = pydp_core.gaussian.delta(mu, eps)
+    truth = pydp_core.gaussian.delta(mu, epsilon=eps)
     assert np.all(ivd.lower <= truth * (1 + 1e-12) + 1e-300) and np.all(truth <= ivd.upper * (1 + 1e-12) + 1e-300)
 
 

@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}").run
     try:
         return int(run(args))
-    except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
+    except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError, ImportError) as exc:
         print(f"pydp-core {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:

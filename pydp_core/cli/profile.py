@@ -57,9 +57,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.png}")
         return 0
     print(f"# {fam!r}, scale {fmt(scale)}, sensitivity {fmt(sens)}")
-    print(f"{'epsilon':>14s} {'delta':>24s}")
+    print(f"{'epsilon':>24s} {'delta':>24s}")
     for e, d, ld in zip(eps, delta, log_delta):
         # below the double range the exact log delta is printed as a power of ten
         text = f"{d:.6e}" if d > 0 else (f"1e{ld / np.log(10.0):.2f}" if np.isfinite(ld) else "0")
-        print(f"{e:14.6g} {text:>24s}")
+        # the epsilon is printed exactly (shortest round-trip form): a rounded label could show a pure-DP
+        # mechanism with delta > 0 at its own epsilon
+        print(f"{float(e)!r:>24s} {text:>24s}")
     return 0

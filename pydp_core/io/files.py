@@ -9,7 +9,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
 from .keyed import KeyedNoise
@@ -161,6 +161,7 @@ def privatize_file(
     >>> io.privatize_file(os.path.join(d, "in.csv"), os.path.join(d, "out.csv"), mech, key=key, columns="age")
     2
     """
+    require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv", "pyarrow.compute")
     with cancellation() as cancel:
         try:
             return _privatize_file(

@@ -56,7 +56,7 @@ class RadialLaw:
         self.manifold = manifold
         self.sigma = sigma
         self.laplace = laplace
-        self.kind = manifold._radial_kind
+        self.kind = int(manifold._radial_kind)  # 0 sin, 1 sinh, 2 t, 3 none: the codes of _core.manifolds.RadialKind
         self.k = manifold.dim - 1
         if self.laplace and self.kind == 1 and self.k > 0 and not (1.0 / sigma > self.k):
             raise ValueError(

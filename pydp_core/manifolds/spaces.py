@@ -21,7 +21,6 @@ from .._validation import (
 )
 
 _mf = _core.manifolds
-_SPHERE, _HYPERBOLIC = 0, 1
 _ATOL = 1e-8
 
 
@@ -85,8 +84,8 @@ class Manifold:
         raise NotImplementedError
 
     # -- internals used by the distributions --------------------------------------------------------
-    _geo: int = -1  # kernel code for the samplers: 0 sphere, 1 hyperbolic, 2 euclidean, 3 circle
-    _radial_kind: int = 0  # 0: sin, 1: sinh, 2: t (Euclidean), 3: none (circle)
+    _geo: Any = None  # the model space, for the kernels (_core.manifolds.Geometry)
+    _radial_kind: Any = _mf.RadialKind.sin  # the factor S(t) of the radial law
     _radial_max: float = math.inf
 
     def _tangent_basis(self, p: np.ndarray) -> np.ndarray:
@@ -129,8 +128,8 @@ class Euclidean(Manifold):
 
     curvature = 0.0
     injectivity_radius = math.inf
-    _geo = 2
-    _radial_kind = 2
+    _geo = _mf.Geometry.euclidean
+    _radial_kind = _mf.RadialKind.linear
 
     def __init__(self, d: int = 1) -> None:
         self.dim = check_int(d, "d", 1)
@@ -182,8 +181,8 @@ class Circle(Manifold):
     curvature = 0.0  # a one-dimensional manifold is flat
     injectivity_radius = math.pi
     point_size = 0
-    _geo = 3
-    _radial_kind = 3
+    _geo = _mf.Geometry.circle
+    _radial_kind = _mf.RadialKind.none
     _radial_max = math.pi
 
     def __repr__(self) -> str:
@@ -212,7 +211,6 @@ class Circle(Manifold):
 
 
 class _Embedded(Manifold):
-    _kernel: int
     _trig: tuple[Callable[[float], float], Callable[[float], float]]
 
     def __init__(self, d: int = 2, atol: float = _ATOL) -> None:
@@ -227,12 +225,12 @@ class _Embedded(Manifold):
         """Geodesic distance, batched; accurate for nearly equal and nearly antipodal points."""
         a, b, batch = self._pair(x, y, "x", "y")
         k = self.point_size
-        return _scalar_out(_mf.dist(self._kernel, a.reshape(-1, k), b.reshape(-1, k), self.atol), batch)
+        return _scalar_out(_mf.dist(self._geo, a.reshape(-1, k), b.reshape(-1, k), self.atol), batch)
 
     def _explog(self, which: int, p: ArrayLike, v: ArrayLike, names: tuple[str, str]) -> np.ndarray:
         a, b, batch = self._pair(p, v, *names)
         k = self.point_size
-        out = _mf.exp_log(self._kernel, which, a.reshape(-1, k), b.reshape(-1, k), self.atol)
+        out = _mf.exp_log(self._geo, which, a.reshape(-1, k), b.reshape(-1, k), self.atol)
         return np.asarray(out).reshape(batch + (k,))
 
     def _reference_pair(self, sensitivity: float) -> tuple[np.ndarray, np.ndarray]:
@@ -274,9 +272,8 @@ class Sphere(_Embedded):
 
     curvature = 1.0
     injectivity_radius = math.pi
-    _kernel = _SPHERE
-    _geo = 0
-    _radial_kind = 0
+    _geo = _mf.Geometry.sphere
+    _radial_kind = _mf.RadialKind.sin
     _radial_max = math.pi
     _trig = (math.cos, math.sin)
 
@@ -311,9 +308,8 @@ class Hyperbolic(_Embedded):
 
     curvature = -1.0
     injectivity_radius = math.inf
-    _kernel = _HYPERBOLIC
-    _geo = 1
-    _radial_kind = 1
+    _geo = _mf.Geometry.hyperbolic
+    _radial_kind = _mf.RadialKind.sinh
     _trig = (math.cosh, math.sinh)
 
     def _tangent_basis(self, p: np.ndarray) -> np.ndarray:
