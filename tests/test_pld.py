@@ -578,3 +578,25 @@ def test_three_fold_contains_nested_integral(noise):
     # The reference is accurate to ~1e-9 (double precision, nested quadrature); the interval is ~1e-5 wide.
     assert iv.lower - 1e-8 <= truth <= iv.upper + 1e-8, (noise, iv, truth)
     assert iv.upper - iv.lower < 1e-3
+
+
+def test_compose_command_prints_a_certified_interval(tmp_path, capsys):
+    import json
+
+    from pydp_core import cli
+
+    spec = tmp_path / "mechs.json"
+    spec.write_text(json.dumps({"mechanisms": [
+        {"noise": "gaussian", "scale": 2.0, "count": 4},
+        {"gdp": 0.5},
+    ]}))
+    assert cli.main(["compose", str(spec), "--delta", "1e-5", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    # four GDP(0.5) steps and one GDP(0.5): GDP(sqrt(5) / 2) exactly
+    truth = pydp_core.gaussian.epsilon(math.sqrt(5.0) / 2.0, delta=1e-5)
+    assert got["epsilon"]["lower"] <= truth <= got["epsilon"]["upper"]
+    assert got["epsilon"]["upper"] - got["epsilon"]["lower"] < 1e-3
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"noise": "cauchy", "scale": 1.0}]))
+    assert cli.main(["compose", str(bad), "--delta", "1e-5"]) == 1
+    assert "noise must be one of" in capsys.readouterr().err

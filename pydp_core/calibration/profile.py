@@ -204,10 +204,10 @@ def epsilon_for_delta(noise: NoiseFamily, *, delta: ArrayLike, sensitivity: Arra
 
 
 _STATUS = {
-    1: "no finite scale exists",
-    2: "the computed scale failed its own verification",
-    3: "the root finder did not converge",
-    4: "the minimal scale overflows the double range",
+    _cal.Status.no_finite_scale: "no finite scale exists",
+    _cal.Status.verify_failed: "the computed scale failed its own verification",
+    _cal.Status.no_convergence: "the root finder did not converge",
+    _cal.Status.scale_overflow: "the minimal scale overflows the double range",
 }
 
 
@@ -287,7 +287,7 @@ def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, s
         if bad.any():
             idx = np.argwhere(bad)[0]
             flat = int(np.ravel_multi_index(tuple(idx), out.shape)) if out.ndim else 0
-            code = int(-np.asarray(out).reshape(-1)[flat])
+            code = _cal.Status(int(-np.asarray(out).reshape(-1)[flat]))
             raise CalibrationError(
                 f"minimal_scale({noise!r}): {_STATUS.get(code, 'failure')} at epsilon="
                 f"{e_b.reshape(-1)[flat]!r}, delta={dl_b.reshape(-1)[flat]!r}, "
