@@ -19,9 +19,15 @@ _HOW_TO = (
 )
 
 
-def load_core(package_dir: str, version: str):
+def load_core(package_dir: str, version: str) -> Any:
     try:
         from . import _core  # type: ignore[attr-defined]
+
+        # Without a compiled module here, the folder of its type stubs (_core/*.pyi) would import as an
+        # empty namespace package: that is not the extension.
+        if getattr(_core, "__file__", None) is None:
+            sys.modules.pop(__package__ + "._core", None)
+            raise ImportError("only the type stubs of pydp_core._core are here")
     except ImportError as first_error:
         core = _load_installed(package_dir)
         if core is None:

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pydp_core
@@ -15,9 +16,13 @@ PKG_PARENT = str(Path(pydp_core.__file__).resolve().parents[1])
 
 
 def _env() -> dict[str, str]:
+    """Point mypy at the pydp_core under test: a source checkout through MYPYPATH; an installed copy is
+    found in site-packages by itself (mypy refuses site-packages in MYPYPATH)."""
     env = dict(os.environ)
-    env["MYPYPATH"] = PKG_PARENT
-    env["PYTHONPATH"] = PKG_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    installed = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    if not any(os.path.samefile(PKG_PARENT, p) for p in installed if os.path.isdir(p)):
+        env["MYPYPATH"] = PKG_PARENT
+        env["PYTHONPATH"] = PKG_PARENT + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 

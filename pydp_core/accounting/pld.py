@@ -39,13 +39,26 @@ _TAIL_MASS = 1e-15
 
 
 class Interval(NamedTuple):
-    """A certified interval: the true value lies in [lower, upper] (floats or arrays)."""
+    """A certified interval: the true value lies in [lower, upper] (floats or arrays).
+
+    Parameters
+    ----------
+    lower, upper : float or ndarray
+        The two ends; ``lower <= truth <= upper`` element by element.
+
+    Examples
+    --------
+    >>> iv = Interval(1.0, 1.5)
+    >>> iv.lower, iv.upper, float(iv.width)
+    (1.0, 1.5, 0.5)
+    """
 
     lower: Any
     upper: Any
 
     @property
     def width(self) -> Any:
+        """``upper - lower``."""
         return np.subtract(self.upper, self.lower)
 
 
@@ -108,6 +121,15 @@ class PLD:
     Build one with :meth:`from_noise`, :meth:`from_gdp`, :meth:`from_approx_dp` or
     :meth:`from_randomized_response`; combine with :meth:`compose` and :meth:`self_compose`; query with
     :meth:`delta` and :meth:`epsilon`, which return an :class:`Interval` containing the truth.
+
+    Parameters
+    ----------
+    terms : sequence of (mechanism, count)
+        The discretisable mechanisms and how often each is composed (use the constructors, not this).
+    value_step : float, optional
+        The grid step of the privacy loss (default: chosen from the number of steps).
+    tail_mass : float, optional
+        The probability mass the loss window may leave out on each side (accounted for in the bounds).
 
     Examples
     --------
