@@ -223,7 +223,7 @@ def test_the_spark_extra_pins_the_pandas_and_pyarrow_that_pyspark_supports():
     from packaging.requirements import Requirement
     from packaging.version import Version
 
-    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml"), "rb") as fh:
         extra = {Requirement(r).name: Requirement(r).specifier for r in tomllib.load(fh)["project"]["optional-dependencies"]["spark"]}
     declared = {}
     for line in requires("pyspark") or []:

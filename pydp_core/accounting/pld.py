@@ -124,8 +124,9 @@ class PLD:
 
     Parameters
     ----------
-    terms : sequence of (mechanism, count)
-        The discretisable mechanisms and how often each is composed (use the constructors, not this).
+    terms : sequence of tuple
+        Pairs (mechanism, count): the discretisable mechanisms and how often each is composed (use the
+        constructors, not this).
     value_step : float, optional
         The grid step of the privacy loss (default: chosen from the number of steps).
     tail_mass : float, optional
