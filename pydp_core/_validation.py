@@ -731,7 +731,7 @@ def check_allocation(count: int, itemsize: int, name: str = "size") -> int:
     if count * itemsize > physical:
         raise ValueError(
             f"{name} asks for {count} values ({count * itemsize / 2**30:.3g} GiB), more than this machine's "
-            f"memory ({physical / 2**30:.3g} GiB); draw in pieces"
+            f"memory ({physical / 2**30:.3g} GiB); ask for less, or work in pieces"
         )
     return count
 

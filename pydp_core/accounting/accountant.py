@@ -639,7 +639,10 @@ class Accountant(Generic[B]):
     @classmethod
     def from_json(cls, text: str) -> "Accountant[Any]":
         """An accountant restored from :meth:`to_json`; its spends are re-validated against its limit."""
-        doc = json.loads(text)
+        try:
+            doc = json.loads(text)
+        except RecursionError:
+            raise ValueError("the accountant JSON is nested too deeply to be an accountant") from None
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
             raise ValueError(f"not a {_FORMAT} document")
         try:

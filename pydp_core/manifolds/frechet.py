@@ -77,6 +77,7 @@ def frechet_mean(manifold: Manifold, points: ArrayLike, *, tol: float = 1e-12, m
     else:
         return x.mean(axis=0)
     spread = max(float(np.max(np.asarray(manifold.dist(x[0], x), float))), 1e-300)
+    max_iter = check_int(max_iter, "max_iter", 1)
     for _ in range(max_iter):
         g = np.asarray(manifold.log(cur, x), float).mean(axis=0)
         gn = float(np.sqrt(np.sum(g * g))) if isinstance(manifold, (Sphere, Circle)) else float(

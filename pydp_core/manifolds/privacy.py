@@ -16,6 +16,7 @@ from scipy import special as sps
 
 from .. import _core
 from .._validation import (
+    check_allocation,
     check_epsilon,
     check_int,
     check_open_unit,
@@ -576,6 +577,7 @@ def gdp_mu(
         n = check_int(n, "n", 2)
         m = check_int(m, "m", 2)
         n_eps = check_int(n_eps, "n_eps", 1)
+        check_allocation(m * (n_eps + 1) + 2 * n * m, 8, "n_eps")  # the loss samples and the per-eps counts
         c = check_open_unit(confidence, "confidence")
         from .montecarlo import monte_carlo_mu  # montecarlo builds on this module
 

@@ -19,6 +19,9 @@ from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manif
 
 _mf = _core.manifolds
 
+#: The largest total number of Metropolis-Hastings steps (size * steps) one call accepts (minutes of work).
+MAX_MH_STEPS = 10**9
+
 #: numpy-style output size: None (one point), an int or a tuple of ints.
 Size = Union[int, tuple[int, ...], None]
 
@@ -96,6 +99,10 @@ class _RiemannianRadial:
         """
         n = 1 if size is None else check_int(size, "size", 0)
         steps = check_int(steps, "steps", 1)
+        if n * steps > MAX_MH_STEPS:
+            raise ValueError(
+                f"size * steps = {n * steps} exceeds {MAX_MH_STEPS:g} Metropolis-Hastings steps; use sample() (exact)"
+            )
         tau = self.sigma if proposal_scale is None else check_positive_scalar(proposal_scale, "proposal_scale")
         m = self.manifold
         if isinstance(m, (Sphere, Circle)):

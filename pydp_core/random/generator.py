@@ -71,6 +71,10 @@ def _threads(threads: Any) -> int:
 # its next keystream block, but words already buffered must not be served twice).
 _SECURE: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
+#: The largest scale a sampler accepts: every unit-scale draw is below 1e8 in magnitude, so scaled draws
+#: stay finite (a larger scale would return +-inf).
+MAX_SCALE = 1e300
+
 
 def _rekey_after_fork() -> None:
     for gen in list(_SECURE):
@@ -210,6 +214,9 @@ class Random:
                     raise ValueError(f"size {shape} is not compatible with the parameter shape {bshape}") from None
         elif shape is None and isinstance(out, np.ndarray):
             shape = tuple(out.shape)
+        scale_p = params.get("scale")
+        if scale_p is not None and np.size(scale_p) and float(np.max(scale_p)) > MAX_SCALE:
+            raise ValueError(f"scale must be at most {MAX_SCALE:g}: larger scales overflow the double range")
         res = check_out(out, shape, dt, size_given=size is not None)
         kernel(res, bool(arrays))
         if arrays:
