@@ -125,6 +125,12 @@ def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: Op
     return out
 
 
+def classic_gaussian_mu(epsilon: float, delta: float) -> float:
+    """D / sigma of the classically calibrated Gaussian mechanism, sigma = D sqrt(2 log(1.25 / delta)) / eps
+    (Dwork and Roth 2014, Theorem A.1; proven for eps < 1 only, which the callers warn about)."""
+    return epsilon / math.sqrt(2.0 * math.log(1.25 / delta))
+
+
 def _half_square(x: float, name: str) -> float:
     """x^2 / 2 for a zCDP or RDP parameter; a ValueError naming ``name`` where it overflows a double."""
     v = 0.5 * x * x
@@ -326,7 +332,7 @@ class ApproxDP(Budget):
                     PrivacyWarning,
                     stacklevel=2,
                 )
-            return RaoDP(self.epsilon / math.sqrt(2.0 * math.log(1.25 / d)))
+            return RaoDP(classic_gaussian_mu(self.epsilon, d))
         raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
 
     @classmethod

@@ -13,6 +13,7 @@ from .budgets import (
     GDP,
     ApproxDP,
     Budget,
+    classic_gaussian_mu,
 )
 
 B = TypeVar("B", bound=Budget)
@@ -129,7 +130,7 @@ def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] 
         if not 0 < eps < 1:
             raise ValueError("the moments form needs 0 < epsilon < 1 (the classic Gaussian calibration)")
         claimed = 4.0 * eps * math.sqrt(2.0 * n * math.log(1.0 / d))
-        mu_total = math.sqrt(n) * eps / math.sqrt(2.0 * math.log(1.25 / d))
+        mu_total = math.sqrt(n) * classic_gaussian_mu(eps, d)
         exact = GDP(mu_total).to_approx_dp(d).epsilon
         if claimed < exact:
             raise ValueError(

@@ -51,6 +51,7 @@ from .budgets import (
     Budget,
     PrivacyWarning,
     RaoDP,
+    classic_gaussian_mu,
 )
 
 __all__ = [
@@ -642,7 +643,7 @@ def _(budget: ApproxDP, d: float, method: Optional[str]) -> float:
                 PrivacyWarning,
                 stacklevel=3,
             )
-        return d * math.sqrt(2.0 * math.log(1.25 / budget.delta)) / budget.epsilon
+        return d / classic_gaussian_mu(budget.epsilon, budget.delta)
     raise ValueError(f"method must be 'analytic' or 'classic' for ApproxDP, got {method!r}")
 
 

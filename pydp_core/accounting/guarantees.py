@@ -77,7 +77,8 @@ def guarantees(noise: NoiseFamily, *, sensitivity: float = 1.0, scale: float) ->
     Returns
     -------
     dict
-        ``"pure DP epsilon"``; ``"(epsilon, delta)-DP"``, a dict from delta to the exact epsilon; GDP mu,
+        ``"variance"`` and ``"std"`` of the noise ``scale * noise``; ``"pure DP epsilon"``;
+        ``"(epsilon, delta)-DP"``, a dict from delta to the exact epsilon; GDP mu,
         zCDP rho and RDP epsilon(alpha) (exact for the Gaussian and, for RDP, the Laplace; otherwise the
         bounds implied by pure DP, labelled so); ``"Rao-DP theta"`` (NaN where the Fisher information of the
         family is not implemented).
@@ -99,7 +100,8 @@ def guarantees(noise: NoiseFamily, *, sensitivity: float = 1.0, scale: float) ->
     kind = type(noise).__name__
     if isinstance(noise, Subbotin) and noise.r in (1.0, 2.0):
         kind = "Laplace" if noise.r == 1.0 else "Gaussian"
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"variance": s * s * noise.variance}
+    out["std"] = math.sqrt(out["variance"])
     eps0 = float(epsilon_for_delta(noise, delta=0.0, sensitivity=d, scale=s))
     out["pure DP epsilon"] = eps0
     out["(epsilon, delta)-DP"] = {

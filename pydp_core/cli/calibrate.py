@@ -22,9 +22,9 @@ def run(args: argparse.Namespace) -> int:
 
     fam, sens, scale = analysed(args)
     g = guarantees(fam, sensitivity=sens, scale=scale)
-    variance = scale * scale * fam.variance
+    variance, std = g.pop("variance"), g.pop("std")
     if args.json:
-        doc = {"noise": repr(fam), "sensitivity": sens, "scale": scale, "std": variance**0.5, "variance": variance}
+        doc = {"noise": repr(fam), "sensitivity": sens, "scale": scale, "std": std, "variance": variance}
         for k, v in g.items():
             doc[k] = {str(kk): vv for kk, vv in v.items()} if isinstance(v, dict) else v
         print(json.dumps(doc, indent=2, default=lambda x: None if x != x else x).replace("Infinity", '"inf"'))
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         got = float(privacy_profile(fam, epsilon=args.epsilon, sensitivity=sens, scale=scale))
         print(f"target           ({fmt(args.epsilon)}, {fmt(args.delta)})-DP; exact delta at this scale {got:.6g}")
     print(f"scale            {fmt(scale)}")
-    print(f"std              {fmt(variance ** 0.5)}")
+    print(f"std              {fmt(std)}")
     print(f"variance         {fmt(variance)}")
     print("guarantees (exact unless noted)")
     for k, v in g.items():
