@@ -7,7 +7,8 @@ a function that turns a numpy result back into the kind that came in, without a 
 library can wrap numpy memory:
 
 - torch: ``torch.from_numpy`` (shares memory);
-- jax: ``jax.dlpack.from_dlpack`` (no copy on the CPU when the buffer is suitably aligned);
+- jax: ``jax.dlpack.from_dlpack`` (no copy on the CPU when the buffer is suitably aligned; without
+  ``jax_enable_x64`` jax holds float32 only, and rounds a float64 result to float32 itself);
 - pyarrow: ``pyarrow.array`` (one-dimensional; wraps a numeric buffer without nulls);
 - any other kind: the numpy array (there is no general way to build an object of an unknown kind).
 

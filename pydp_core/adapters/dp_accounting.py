@@ -329,7 +329,7 @@ class PLDAccountant(dpa.PrivacyAccountant):  # type: ignore[misc,name-defined]
         except _NonPrivate:
             pld = None
         except ValueError as exc:
-            return dpa.privacy_accountant.CompositionErrorDetails(invalid_event=event, error_message=str(exc))
+            return self.CompositionErrorDetails(invalid_event=event, error_message=str(exc))
         if do_compose:
             if pld is None:
                 self._non_private = True
