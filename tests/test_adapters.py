@@ -23,7 +23,10 @@ DELTA = 1e-5
 def gdp_epsilon(mu, delta):
     """The exact epsilon(delta) of mu-GDP (Dong, Roth and Su 2022), 50 digits."""
     mu = mpmath.mpf(mu)
-    f = lambda e: mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2) - delta
+
+    def f(e):
+        return mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2) - delta
+
     return float(mpmath.findroot(f, (mpmath.mpf(0), 20 * mu + 20), solver="bisect", tol=1e-30, maxsteps=200))
 
 
