@@ -133,7 +133,7 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
             without noise.
         """
         dl = float(check_delta(delta, "delta", allow_one=True))
-        key = (tuple(self.history), dl, tolerance)
+        key = (tuple(tuple(entry) for entry in self.history), dl, tolerance)
         if key not in self._cache:
             if not any(int(s) > 0 and q > 0 for _, q, s in self.history):
                 iv = Interval(0.0, 0.0)
