@@ -24,6 +24,9 @@ creating a :class:`SecureNoise` replaces that function (in the optimizer modules
 draws from pydp_core when the optimizer's generator is a :class:`SecureNoise` and calls Opacus's own
 function otherwise, so other optimizers are unaffected.
 
+Opacus refuses a ``noise_generator`` together with ``PrivacyEngine(secure_mode=True)`` (its secure mode
+needs torchcsprng and draws with it); use :class:`SecureNoise` with ``secure_mode=False``.
+
 Scope: the noise is floating-point Gaussian noise, like Opacus's. Its source is secure; its floating-point
 representation is not hardened against least-significant-bit attacks (Mironov 2012), which Opacus's
 ``secure_mode`` addresses by summing several draws. The Poisson sampling of Opacus's data loader still uses
