@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 from pathlib import Path
 
 import pydp_core as dp
@@ -47,7 +46,7 @@ PNG_PATH = RESULTS / "subbotin_composition.png"
 
 FIELDS = ["epsilon", "delta", "m", "k", "N", "r", "scale", "scale_lower", "rmse", "rmse_lower", "value_step",
           "delta_lower", "delta_upper", "ratio_vs_gaussian", "ratio_vs_laplace", "best", "best_certified",
-          "theorem9_scale", "theorem9_delta_lower", "theorem9_delta_upper"]
+          "theorem9_scale", "theorem9_delta_lower", "theorem9_delta_upper", "theorem9_verdict"]
 PAPER_FIELDS = ["epsilon", "delta", "m", "r_paper", "scale_paper", "true_delta_lower", "true_delta_upper",
                 "exact_scale_same_r", "exact_scale_gaussian", "paper_mse_vs_exact_gaussian_mse"]
 
@@ -56,6 +55,15 @@ def theorem9(r: float, eps: float, delta: float, m: int) -> tuple[float, object]
     """The paper's Theorem 9 scale (l_r sensitivity m^(1/r) w) and the certified true delta(eps) there."""
     s9 = float(dp.minimal_scale(Subbotin(r), epsilon=eps, delta=delta, sensitivity=m ** (1.0 / r) * SENSITIVITY))
     return s9, box_pld(Subbotin(r), scale=s9, shifts=[SENSITIVITY], releases=m).delta(eps)
+
+
+def verdict(iv, target: float) -> str:
+    """'unsafe' if the certified lower delta exceeds the target, 'safe' if the upper meets it, else 'open'.
+
+    'open' covers the exact cases (r = 2, and m = 1, where Theorem 9 is Lemma 1: the true delta equals the
+    target) and those the discretisation cannot decide.
+    """
+    return "unsafe" if iv.lower > target else ("safe" if iv.upper <= target else "open")
 
 
 def study() -> list[dict]:
@@ -83,10 +91,12 @@ def study() -> list[dict]:
                            "delta_upper": c.delta_bounds.upper, "ratio_vs_gaussian": c.rmse / rmse[2.0],
                            "ratio_vs_laplace": c.rmse / rmse[1.0], "best": int(r == best),
                            "best_certified": int(r == best and certified),
-                           "theorem9_scale": "", "theorem9_delta_lower": "", "theorem9_delta_upper": ""}
+                           "theorem9_scale": "", "theorem9_delta_lower": "", "theorem9_delta_upper": "",
+                           "theorem9_verdict": ""}
                     if k == 1:
                         s9, iv = theorem9(r, eps, DELTA, m)
-                        row.update(theorem9_scale=s9, theorem9_delta_lower=iv.lower, theorem9_delta_upper=iv.upper)
+                        row.update(theorem9_scale=s9, theorem9_delta_lower=iv.lower, theorem9_delta_upper=iv.upper,
+                                   theorem9_verdict=verdict(iv, DELTA))
                     rows.append(row)
     return rows
 
@@ -119,11 +129,12 @@ def write(rows: list[dict], fields: list[str], path: Path) -> None:
 
 
 def read(path: Path) -> list[dict]:
-    """The rows of a results CSV, numbers parsed (empty cells stay '')."""
+    """The rows of a results CSV, numbers parsed (words and empty cells stay strings)."""
     def parse(v: str):
-        if v == "":
+        try:
+            f = float(v)
+        except ValueError:
             return v
-        f = float(v)
         return int(f) if f.is_integer() and "." not in v and "e" not in v else f
 
     with open(path, newline="") as fh:
@@ -170,18 +181,18 @@ def plot(rows: list[dict], paper: list[dict], path: Path) -> None:
     axes[0].legend(fontsize=8, ncol=2, loc="upper right")
     ax = axes[2]
     for i, r in enumerate((1.5, 3.0, 4.0, 8.0)):
-        pts = sorted({(row["m"], row["theorem9_delta_upper"]) for row in rows
+        pts = sorted({(row["m"], row["theorem9_delta_lower"]) for row in rows
                       if row["epsilon"] == 1.0 and row["r"] == r and row["k"] == 1})
         ax.plot([p[0] for p in pts], [p[1] / DELTA for p in pts], marker="o", color=cmap(i / 3), label=f"r = {r:g}, eps = 1, delta {DELTA:g}")
     for eps in PAPER_EPSILONS:
-        pts = [(row["m"], row["true_delta_upper"] / PAPER_DELTA) for row in paper if row["epsilon"] == eps]
+        pts = [(row["m"], row["true_delta_lower"] / PAPER_DELTA) for row in paper if row["epsilon"] == eps]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", ls="--",
                 label=f"paper's chosen r, eps = {eps:g}, delta {PAPER_DELTA:g}")
     ax.axhline(1.0, color="black", lw=1)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("m (one release)")
-    ax.set_ylabel("true delta / target at Theorem 9's scale")
+    ax.set_ylabel("certified lower bound of the true delta / target")
     ax.set_title("true delta at Theorem 9's scale (exact PLD)", fontsize=11)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)

@@ -196,7 +196,7 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
     >>> from pydp_core.noise import Subbotin
     >>> c = calibrate_box(Subbotin(4), epsilon=1.0, delta=1e-6, sensitivity=1 / 500, dimension=10)
     >>> round(c.scale, 4), bool(c.delta_bounds.upper <= 1e-6)
-    (0.0211, True)
+    (0.0501, True)
 
     References
     ----------
