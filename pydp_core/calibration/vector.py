@@ -23,6 +23,9 @@ from .._validation import check_delta, check_finite, check_int, check_positive_s
 
 __all__ = ["box_pld", "calibrate_box", "BoxCalibration"]
 
+# At most 4^4 = 256 times finer than the automatic loss grid.
+_REFINEMENTS = 4
+
 
 def box_pld(noise: Any, *, scale: Any, shifts: Any, releases: int = 1) -> Any:
     """The privacy-loss distribution of iid noise on a vector query, for one shift vector.
@@ -157,9 +160,10 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
     The worst neighbouring pair shifts every coordinate by ``sensitivity`` (the corner of the box), so
     the mechanism is (epsilon, delta)-DP exactly when the PLD of the one-dimensional mechanism,
     self-composed N = ``dimension * releases`` times, has delta(epsilon) <= ``delta``. The scale is
-    bracketed by doubling, then bisected (on log scale, to relative width ``rtol``) on a fixed loss grid,
-    with the certified upper bound of delta(epsilon) as the criterion: the returned scale is never one
-    whose certified delta exceeds the target.
+    bracketed by doubling, then bisected (on log scale, to relative width ``rtol``) on a fixed loss grid
+    (the automatic one, refined up to 256 times while the delta interval is wider than 1% of the
+    target), with the certified upper bound of delta(epsilon) as the criterion: the returned scale is
+    never one whose certified delta exceeds the target.
 
     Parameters
     ----------
@@ -227,8 +231,17 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
             if hi > 1e12 * w:
                 raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
     # Fix the grid of the scale that meets the target, so that the criterion is one function of the scale.
+    # The automatic step can be coarse against a narrow composed loss (small shifts, small epsilon):
+    # refine it while the interval is wider than 1% of the target and each refinement halves it.
     step = box_pld(noise, scale=hi, shifts=[w], releases=steps).value_step
     iv = bound(hi, step)
+    for _ in range(_REFINEMENTS):
+        if iv.upper - iv.lower <= 0.01 * target:
+            break
+        finer = bound(hi, step / 4.0)
+        if not finer.upper - finer.lower < 0.5 * (iv.upper - iv.lower):
+            break
+        step, iv = step / 4.0, finer
     while not iv.upper <= target:  # the fixed grid is coarser than the one that met the target
         lo, hi = hi, hi * 1.01
         iv = bound(hi, step)
