@@ -245,6 +245,11 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
     while not iv.upper <= target:  # the fixed grid is coarser than the one that met the target
         lo, hi = hi, hi * 1.01
         iv = bound(hi, step)
+    while bound(lo, step).upper <= target:  # the refined grid lets smaller scales pass: extend downwards
+        hi, lo = lo, lo / 2.0
+        if lo < 1e-12 * w:
+            break
+    iv = bound(hi, step)
     while hi / lo > 1.0 + rtol:
         mid = math.sqrt(lo * hi)
         got = bound(mid, step)
