@@ -32,23 +32,24 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def _entry(item: Any, i: int) -> Any:
+def entry(item: Any, where: str) -> Any:
+    """The PLD of one mechanism entry (a dict in the format above); errors name the entry as ``where``."""
     from .. import noise
     from ..accounting.pld import PLD
 
     if not isinstance(item, dict):
-        raise ValueError(f"mechanisms[{i}] must be a JSON object, not {type(item).__name__}")
+        raise ValueError(f"{where} must be a JSON object, not {type(item).__name__}")
     known = {"noise", "scale", "sensitivity", "sampling_rate", "r", "gdp", "approx_dp", "randomized_response", "count"}
     extra = set(item) - known
     if extra:
-        raise ValueError(f"mechanisms[{i}] has unknown fields {sorted(extra)}")
+        raise ValueError(f"{where} has unknown fields {sorted(extra)}")
     if "noise" in item:
         name = item["noise"]
         if name not in _FAMILIES:
-            raise ValueError(f"mechanisms[{i}].noise must be one of {_FAMILIES}, got {name!r}")
+            raise ValueError(f"{where}.noise must be one of {_FAMILIES}, got {name!r}")
         fam = noise.Subbotin(item["r"]) if name == "subbotin" else getattr(noise, name.capitalize())()
         if "scale" not in item:
-            raise ValueError(f"mechanisms[{i}] needs a scale")
+            raise ValueError(f"{where} needs a scale")
         pld = PLD.from_noise(fam, scale=item["scale"], sensitivity=item.get("sensitivity", 1.0),
                              sampling_rate=item.get("sampling_rate", 1.0))
     elif "gdp" in item:
@@ -58,7 +59,7 @@ def _entry(item: Any, i: int) -> Any:
     elif "randomized_response" in item:
         pld = PLD.from_randomized_response(**dict(item["randomized_response"]))
     else:
-        raise ValueError(f"mechanisms[{i}] names no mechanism (noise, gdp, approx_dp or randomized_response)")
+        raise ValueError(f"{where} names no mechanism (noise, gdp, approx_dp or randomized_response)")
     count = item.get("count", 1)
     return pld if count == 1 else pld.self_compose(count)
 
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     items = doc.get("mechanisms") if isinstance(doc, dict) else doc
     if not isinstance(items, list) or not items:
         raise ValueError(f"{args.file}: expected a non-empty list of mechanisms")
-    total = PLD.composition([_entry(item, i) for i, item in enumerate(items)])
+    total = PLD.composition([entry(item, f"mechanisms[{i}]") for i, item in enumerate(items)])
     if args.delta is not None:
         iv = total.epsilon(args.delta)
         what, at = "epsilon", {"delta": args.delta}
