@@ -27,7 +27,7 @@ from typing import Any, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .. import _core
-from .._validation import check_delta, check_epsilon, check_positive, check_probability
+from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
 from ..noise import Gaussian, Laplace, Logistic, Subbotin
 
 __all__ = ["PLD", "Interval"]
@@ -252,6 +252,125 @@ class PLD:
         remove = (np.log(mix) - log_q, mix, pq, 0.0)
         add = (log_q - np.log(mix), pq, mix, 0.0)
         return cls([(_Atoms("discrete_laplace", remove, None if q == 1.0 else add), 1)])
+
+    @classmethod
+    def from_discrete_gaussian(cls, *, sigma2: Any = None, scale: Any = None, sensitivity: int = 1,
+                               sampling_rate: Any = 1.0) -> "PLD":
+        """The PLD of the discrete Gaussian mechanism of the release path on the integers, from its exact pmf.
+
+        The noise has pmf N(y) = exp(-y^2 / (2 sigma2)) / Z on the integers (Canonne, Kamath and Steinke
+        2020), as sampled by :func:`pydp_core.release.sample_discrete_gaussian`; the query is an integer
+        with integer ``sensitivity`` D. Each integer output y is an atom with loss
+        L(y) = D (2 y - D) / (2 sigma2) (the normaliser cancels). The masses need Z: it is bracketed, so the
+        pessimistic side over-states and the optimistic side under-states every mass, and the P-mass
+        beyond the summed range (bounded by a geometric series) goes to +inf on the pessimistic side only.
+        With Poisson sampling at ``sampling_rate`` q both add/remove orders are kept.
+
+        Parameters
+        ----------
+        sigma2 : int, Fraction or float, optional
+            The variance parameter sigma^2 of the release path (grid steps squared); give this or ``scale``.
+        scale : float, optional
+            sigma itself (sigma2 = scale**2).
+        sensitivity : int, optional
+            The integer sensitivity D in [1, 1e6].
+        sampling_rate : float, optional
+            Poisson sampling rate q in [0, 1].
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours; the worse order is reported.
+
+        Raises
+        ------
+        TypeError
+            If neither or both of ``sigma2`` and ``scale`` are given, or ``sensitivity`` is not an integer.
+        ValueError
+            If a parameter is out of range, or sigma2 is so large that the support would span more than
+            2^28 integers (about sigma > 3e6).
+
+        Examples
+        --------
+        >>> from pydp_core import release
+        >>> iv = PLD.from_discrete_gaussian(sigma2=4).delta(1.0)
+        >>> iv.lower <= release.discrete_gaussian_delta(epsilon=1.0, sigma2=4) <= iv.upper
+        True
+        """
+        from ..release.samplers import rational_parameter
+        from . import _pld_sided
+
+        if (sigma2 is None) == (scale is None):
+            raise TypeError("give exactly one of sigma2 and scale")
+        if sigma2 is not None:
+            s2 = float(rational_parameter(sigma2, "sigma2"))
+        else:
+            s2 = _scalar(scale, "scale", check_positive) ** 2
+            if not (math.isfinite(s2) and s2 > 0.0):
+                raise ValueError("scale**2 must be finite and > 0")
+        D = check_int(sensitivity, "sensitivity", 1, 10**6)
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        if q == 0.0:
+            return cls.identity()
+        return cls([(_pld_sided.discrete_gaussian(s2, D, q), 1)])
+
+    @classmethod
+    def from_density(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> "PLD":
+        """The PLD of additive noise of any symmetric log-concave family, from its density and tails.
+
+        The slower path for :class:`~pydp_core.noise.Truncated` and
+        :class:`~pydp_core.noise.LogConcaveFamily` (it accepts the built-in families too). The loss
+        L(x) = log f(x - d) - log f(x) (d = sensitivity / scale, with Poisson sampling
+        log(1 - q + q e^{L})) is monotone in the output x, so the output axis is cut where L crosses the
+        loss grid points (bisection). A piece whose loss stays inside one grid cell enters with its exact
+        P- and Q-masses (differences of the family's log-space tails); a piece that straddles a grid
+        point is rounded up (pessimistic side) or down (optimistic side). For a bounded support the
+        P-mass where Q has none is carried at +inf on both sides.
+
+        Parameters
+        ----------
+        noise : NoiseFamily
+            A unit-scale symmetric log-concave family with ``logpdf``, ``logcdf``, ``logsf`` and
+            ``support_bound`` (:mod:`pydp_core.noise`).
+        scale : float
+            Noise scale (> 0).
+        sensitivity : float, optional
+            Sensitivity of the query (> 0).
+        sampling_rate : float, optional
+            Poisson sampling rate q in [0, 1]; add/remove neighbours, the worse order is reported.
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        TypeError
+            If ``noise`` is not a noise family.
+        ValueError
+            If ``scale`` or ``sensitivity`` is not finite and > 0, or ``sampling_rate`` is outside [0, 1].
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Laplace, Truncated
+        >>> iv = PLD.from_density(Truncated(Laplace(), 5.0), scale=1.0).epsilon(1e-3)
+        >>> 1.0 < iv.lower <= iv.upper < 1.1
+        True
+        """
+        from ..noise import NoiseFamily
+        from . import _pld_sided
+
+        if not isinstance(noise, NoiseFamily):
+            raise TypeError(f"noise must be a noise family from pydp_core.noise, not {type(noise).__name__}")
+        s = _scalar(scale, "scale", check_positive)
+        d = _scalar(sensitivity, "sensitivity", check_positive)
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        shift = d / s
+        if not (math.isfinite(shift) and shift > 0.0):
+            raise ValueError("sensitivity / scale must be finite and > 0")
+        if q == 0.0:
+            return cls.identity()
+        return cls([(_pld_sided.density(noise, shift, q), 1)])
 
     @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
