@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from .. import _core
 from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
 from ..noise import Gaussian, Laplace, Logistic, Subbotin
+
+if TYPE_CHECKING:
+    from .budgets import GDP, ApproxDP
 
 __all__ = ["PLD", "Interval"]
 
@@ -624,6 +627,219 @@ class PLD:
         lo1, up1 = _acc.pld_tradeoff(pq, qp, flat)
         lo2, up2 = _acc.pld_tradeoff(qp, pq, flat)
         return self._shape(np.minimum(lo1, lo2), np.minimum(up1, up2), a, alpha)
+
+    def roc(self, fpr: Any) -> Interval:
+        """Certified bounds on the ROC curve of the most powerful membership test: power = 1 - beta(fpr).
+
+        The true-positive rate a test between neighbouring outputs can reach at false-positive rate
+        ``fpr`` (the complement of :meth:`tradeoff`; for mu-GDP it is Phi(mu + Phi^-1(fpr)), as in
+        :func:`pydp_core.accounting.gaussian.roc`).
+
+        Parameters
+        ----------
+        fpr : float or array_like
+            False-positive rates in [0, 1].
+
+        Returns
+        -------
+        Interval
+            ``lower <= power(fpr) <= upper`` (floats for a scalar input, arrays otherwise).
+
+        Raises
+        ------
+        ValueError
+            If ``fpr`` is outside [0, 1] or NaN.
+
+        Examples
+        --------
+        >>> from pydp_core.accounting import gaussian
+        >>> iv = PLD.from_gdp(1.0).roc(0.05)
+        >>> iv.lower <= gaussian.roc(0.05, 1.0) <= iv.upper
+        True
+        """
+        check_probability(fpr, "fpr")
+        b = self.tradeoff(fpr)
+        return Interval(1.0 - b.upper, 1.0 - b.lower)
+
+    def mu(self, *, delta_floor: Any = 1e-10) -> Interval:
+        """A certified bracket of the smallest mu such that the mechanism is mu-GDP above ``delta_floor``.
+
+        The quantity bracketed is mu* = inf{mu : delta(eps) <= max(delta_mu(eps), delta_floor) for every
+        eps >= 0}, delta_mu the mu-GDP privacy profile (Dong, Roth and Su 2022) and delta the worse
+        neighbour order of this PLD. (Every discretised PLD keeps a tiny mass at +inf, its truncated
+        tails, which no GDP profile covers as eps grows; the floor states where the comparison stops. For
+        a Gaussian mechanism of parameter mu, mu* = mu for every floor.) On a grid
+        0 = e_0 < ... < e_n, with upper delta(e_n) <= delta_floor:
+
+        - upper: the smallest mu with upper delta(e_j) <= max(delta_mu(e_{j+1}), delta_floor) for all j
+          (both profiles decrease, so this covers each [e_j, e_{j+1}]; beyond e_n delta <= delta_floor);
+        - lower: the largest mu for which some e_j has lower delta(e_j) > max(delta_mu(e_j), delta_floor)
+          (a witness that mu fails).
+
+        Parameters
+        ----------
+        delta_floor : float, optional
+            delta below which the GDP profile is not required to dominate, in (0, 0.01).
+
+        Returns
+        -------
+        Interval
+            ``lower <= mu* <= upper``; ``upper`` is inf if the pessimistic profile never falls to
+            ``delta_floor``.
+
+        Raises
+        ------
+        ValueError
+            If ``delta_floor`` is outside (0, 0.01).
+
+        Examples
+        --------
+        >>> iv = PLD.from_gdp(1.5).self_compose(4).mu()
+        >>> iv.lower <= 3.0 <= iv.upper and iv.upper - iv.lower < 1e-2
+        True
+        """
+        from . import gaussian as _gaussian
+
+        floor = _scalar(delta_floor, "delta_floor", lambda v, n: check_delta(v, n, allow_zero=False))
+        if not floor < 0.01:
+            raise ValueError(f"delta_floor must lie in (0, 0.01), got {floor}")
+        top = self.epsilon(floor)
+        finite = math.isfinite(top.upper)
+        # A little beyond epsilon(floor).upper, so that the upper profile is below the floor at the end.
+        end = top.upper * (1.0 + 1e-9) + 1e-12 if finite else max(4.0 * top.lower, 1.0)
+        grid = np.linspace(0.0, end, 8193)
+        prof = self.delta(grid)
+        up, lo = np.asarray(prof.upper), np.asarray(prof.lower)
+
+        def gdp(m: float) -> np.ndarray:
+            return np.asarray(_gaussian.delta(m, epsilon=grid), dtype=float)
+
+        def dominated(m: float) -> bool:
+            g = gdp(m)
+            return bool(up[-1] <= floor and np.all(up[:-1] <= np.maximum(g[1:] * (1.0 - 1e-12), floor)))
+
+        def witnessed(m: float) -> bool:
+            g = gdp(m)
+            return bool(np.any(lo > np.maximum(g * (1.0 + 1e-12), floor)))
+
+        def boundary(holds, a: float, b: float) -> float:  # holds(a) != holds(b): bisect to ~1e-10
+            while b - a > 1e-10 * b + 1e-300:
+                mid = 0.5 * (a + b)
+                if holds(mid) == holds(a):
+                    a = mid
+                else:
+                    b = mid
+            return b if holds(b) else a
+
+        upper = math.inf
+        if finite:
+            b = 1.0
+            while not dominated(b) and b < 1e6:
+                b *= 2.0
+            if dominated(b):
+                upper = boundary(dominated, 0.0, b) if not dominated(0.0) else 0.0
+        lower = 0.0
+        if witnessed(0.0):
+            b = upper if math.isfinite(upper) else 1.0
+            while witnessed(b) and b < 1e6:
+                b *= 2.0
+            lower = boundary(witnessed, 0.0, b) if not witnessed(b) else b
+        return Interval(lower, max(upper, lower))
+
+    # ----- conversions to budgets ---------------------------------------------------------------------------
+    def to_approx_dp(self, delta: Any) -> "ApproxDP":
+        """The certified (epsilon, delta)-DP guarantee: epsilon the upper end of :meth:`epsilon`.
+
+        Parameters
+        ----------
+        delta : float
+            delta in (0, 1).
+
+        Returns
+        -------
+        ApproxDP
+            ``ApproxDP(epsilon(delta).upper, delta)``.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is outside (0, 1), or no finite epsilon is certified at it (delta below the
+            truncated mass of the discretisation).
+
+        Examples
+        --------
+        >>> PLD.from_gdp(1.0).to_approx_dp(1e-5)
+        ApproxDP(epsilon=4.4...
+        """
+        from .budgets import ApproxDP
+
+        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False))
+        eps = self.epsilon(dl).upper
+        if not math.isfinite(eps):
+            raise ValueError(f"no finite epsilon is certified at delta = {dl:g}: delta is below the discretisation's "
+                             "truncated mass")
+        return ApproxDP(eps, dl)
+
+    def approx_dp_profile(self, delta: Any) -> list:
+        """The certified (epsilon, delta)-DP guarantees at several deltas (a privacy profile as budgets).
+
+        Parameters
+        ----------
+        delta : array_like
+            deltas in (0, 1).
+
+        Returns
+        -------
+        list of ApproxDP
+            One :meth:`to_approx_dp` per delta, in order; deltas with no finite certified epsilon are
+            left out.
+
+        Raises
+        ------
+        ValueError
+            If a delta is outside (0, 1).
+
+        Examples
+        --------
+        >>> [round(b.epsilon, 2) for b in PLD.from_gdp(1.0).approx_dp_profile([1e-3, 1e-6])]
+        [3.0, 5.4]
+        """
+        from .budgets import ApproxDP
+
+        dl = np.asarray(check_delta(delta, "delta", allow_zero=False), dtype=float).reshape(-1)
+        eps = np.asarray(self.epsilon(dl).upper).reshape(-1)
+        return [ApproxDP(float(e), float(d)) for e, d in zip(eps, dl) if math.isfinite(e)]
+
+    def to_gdp(self, *, delta_floor: Any = 1e-10) -> "GDP":
+        """The certified GDP guarantee: mu the upper end of :meth:`mu` (see there for ``delta_floor``).
+
+        Parameters
+        ----------
+        delta_floor : float, optional
+            delta below which GDP(mu) is not required to dominate, in (0, 0.01).
+
+        Returns
+        -------
+        GDP
+            ``GDP(mu(delta_floor=...).upper)``: the mechanism's privacy profile lies below that of GDP(mu)
+            wherever the latter is at least ``delta_floor``.
+
+        Raises
+        ------
+        ValueError
+            If no finite mu is certified.
+
+        Examples
+        --------
+        >>> round(PLD.from_gdp(0.5).self_compose(4).to_gdp().mu, 3)
+        1.0
+        """
+        from .budgets import GDP
+
+        m = self.mu(delta_floor=delta_floor).upper
+        if not math.isfinite(m):
+            raise ValueError("no finite GDP mu is certified: the pessimistic profile stays above delta_floor")
+        return GDP(m)
 
     def _combine(self, query) -> tuple:
         lo = up = None
