@@ -376,6 +376,94 @@ class PLD:
         return cls([(_pld_sided.density(noise, shift, q), 1)])
 
     @classmethod
+    def from_spec(cls, spec: Any) -> "PLD":
+        """A PLD from a JSON-style description (the schema of ``pydp-core compose`` and the accountant).
+
+        ``spec`` is a dict with an optional ``"count"`` (k-fold self-composition) and one of:
+
+        - ``"noise"``: ``"gaussian"``, ``"laplace"``, ``"logistic"`` or ``"subbotin"`` (with ``"r"``), and
+          ``"scale"``, optional ``"sensitivity"`` (1), ``"sampling_rate"`` (1) and ``"bound"`` (the
+          support half-width of a :class:`~pydp_core.noise.Truncated` family, through :meth:`from_density`);
+        - ``"gdp"``: mu; ``"approx_dp"``: ``{"epsilon", "delta"}``; ``"randomized_response"``:
+          ``{"epsilon"}``;
+        - ``"discrete_laplace"``: ``{"scale", "sensitivity", "sampling_rate"}``; ``"discrete_gaussian"``:
+          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``.
+
+        Parameters
+        ----------
+        spec : dict
+            The description.
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        ValueError
+            If the description is malformed (unknown fields, no mechanism, a bad value).
+        TypeError
+            If a value has the wrong type.
+
+        Examples
+        --------
+        >>> p = PLD.from_spec({"noise": "gaussian", "scale": 2.0, "count": 4})
+        >>> iv, g = p.epsilon(1e-5), PLD.from_gdp(1.0).epsilon(1e-5)
+        >>> abs(iv.upper - g.upper) < 1e-3
+        True
+        """
+        from .. import noise as _noise
+
+        if not isinstance(spec, dict):
+            raise ValueError(f"spec must be a JSON object (dict), not {type(spec).__name__}")
+        kinds = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian")
+        known = {*kinds, "scale", "sensitivity", "sampling_rate", "r", "bound", "count"}
+        extra = set(spec) - known
+        if extra:
+            raise ValueError(f"spec has unknown fields {sorted(extra)}")
+        named = [k for k in kinds if k in spec]
+        if len(named) != 1:
+            raise ValueError(f"spec must name exactly one mechanism ({', '.join(kinds)}), got {named}")
+        kind = named[0]
+        if kind != "noise" and set(spec) & {"scale", "sensitivity", "sampling_rate", "r", "bound"}:
+            raise ValueError(f"the fields scale, sensitivity, sampling_rate, r and bound belong to noise entries, not {kind}")
+
+        def fields(value: Any) -> dict:
+            if not isinstance(value, dict):
+                raise ValueError(f"spec[{kind!r}] must be a JSON object of keyword arguments")
+            return dict(value)
+
+        pld: PLD
+        if kind == "noise":
+            families = ("gaussian", "laplace", "logistic", "subbotin")
+            name = spec["noise"]
+            if name not in families:
+                raise ValueError(f"noise must be one of {families}, got {name!r}")
+            if "scale" not in spec:
+                raise ValueError("a noise entry needs a scale")
+            if ("r" in spec) != (name == "subbotin"):
+                raise ValueError("r is required for subbotin noise and allowed only there")
+            fam = _noise.Subbotin(spec["r"]) if name == "subbotin" else getattr(_noise, name.capitalize())()
+            args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
+                        sampling_rate=spec.get("sampling_rate", 1.0))
+            if "bound" in spec:
+                pld = cls.from_density(_noise.Truncated(fam, spec["bound"]), **args)
+            else:
+                pld = cls.from_noise(fam, **args)
+        elif kind == "gdp":
+            pld = cls.from_gdp(spec["gdp"])
+        elif kind == "approx_dp":
+            pld = cls.from_approx_dp(**fields(spec["approx_dp"]))
+        elif kind == "randomized_response":
+            pld = cls.from_randomized_response(**fields(spec["randomized_response"]))
+        elif kind == "discrete_laplace":
+            pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
+        else:
+            pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
+        count = spec.get("count", 1)
+        return pld if count == 1 else pld.self_compose(count)
+
+    @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
         """Binary randomized response with P(truth) = e^eps / (1 + e^eps): the PLD of pure eps-DP."""
         return cls.from_approx_dp(epsilon=epsilon, delta=0.0)
