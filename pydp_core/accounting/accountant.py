@@ -122,11 +122,12 @@ class _Spend:
             eps = _ratio_up(record["sensitivity"], record["scale"])
             track(PureDP(eps), self)
             self.rao = eps
-            self.pld = PLD.from_spec({"noise": "laplace", "scale": record["scale"], "sensitivity": record["sensitivity"]})
+            self.pld = _maybe_pld(lambda: PLD.from_spec({"noise": "laplace", "scale": record["scale"],
+                                                          "sensitivity": record["sensitivity"]}))
         elif kind == "subbotin":
             self._subbotin(check_subbotin_order(record["r"]), record["scale"], record["sensitivity"])
-            self.pld = PLD.from_spec({"noise": "subbotin", "r": record["r"], "scale": record["scale"],
-                                      "sensitivity": record["sensitivity"]})
+            self.pld = _maybe_pld(lambda: PLD.from_spec({"noise": "subbotin", "r": record["r"], "scale": record["scale"],
+                                                          "sensitivity": record["sensitivity"]}))
         elif kind == "mechanism":
             spec = record["mechanism"]
             if isinstance(spec, dict) and "count" in spec:
@@ -194,14 +195,17 @@ def track(budget: Budget, spend: _Spend) -> None:
     raise TypeError(f"the accountant cannot track {type(budget).__name__} budgets")
 
 
-def _pld_or_identity(positive: bool, make: Callable[[], PLD]) -> Optional[PLD]:
-    """``make()``, the identity PLD for a zero parameter, None where the budget has no PLD (inf)."""
-    if not positive:
-        return PLD.identity()
+def _maybe_pld(make: Callable[[], PLD]) -> Optional[PLD]:
+    """``make()``, or None where the parameters are beyond the PLD engine (an infinite or overflowing loss)."""
     try:
         return make()
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
+
+
+def _pld_or_identity(positive: bool, make: Callable[[], PLD]) -> Optional[PLD]:
+    """``make()``, or the identity PLD for a zero parameter (None where the budget has no PLD)."""
+    return _maybe_pld(make) if positive else PLD.identity()
 
 
 @track.register

@@ -221,7 +221,7 @@ class PLD:
         e = _scalar(epsilon, "epsilon", check_epsilon)
         dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_one=False))
         hi = (1.0 - dl) / (1.0 + math.exp(-e))
-        lo = (1.0 - dl) / (1.0 + math.exp(e))
+        lo = hi * math.exp(-e)  # (1 - delta) / (1 + e^eps), without overflow for a huge eps
         atoms = (np.array([e, -e]), np.array([hi, lo]), np.array([lo, hi]), dl)
         return cls([(_Atoms("approx_dp", atoms), 1)])
 
