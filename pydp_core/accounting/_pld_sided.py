@@ -45,8 +45,21 @@ class _Sided:
             pess, opt = self._build(remove or self.symmetric, h, tail)
             if len(self._cache) >= 8:
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[k] = _acc.pld_sides(_acc.pld_atoms(*pess[:3], pess[3], h), _acc.pld_atoms(*opt[:3], opt[3], h))
+            self._cache[k] = _acc.pld_sides(_acc.pld_atoms(*_drop_tiny(pess, True), h),
+                                            _acc.pld_atoms(*_drop_tiny(opt, False), h))
         return self._cache[k]
+
+
+def _drop_tiny(atoms: Atoms, pessimistic: bool) -> Atoms:
+    """Atoms with P-mass below 1e-300 (near the subnormals, where the kernels lose relative precision)
+    are dropped: moved to +inf on the pessimistic side, left out on the optimistic side."""
+    loss, p, q, inf = atoms
+    tiny = p < 1e-300
+    if not tiny.any():
+        return atoms
+    extra = float(np.sum(p[tiny])) * (1.0 + 1e-12) if pessimistic else 0.0
+    keep = ~tiny
+    return loss[keep], p[keep], q[keep], min(inf + extra, 1.0)
 
 
 def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, h: float, acc: Dict[int, np.ndarray]) -> None:
@@ -129,10 +142,17 @@ def _cdf_sf(fam: Any, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return cdf, sf
 
 
-def _between(cs_a: Tuple[np.ndarray, np.ndarray], cs_b: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Mass of (a, b]: the difference of the smaller tail, so tiny masses keep their relative precision."""
+# Relative accuracy assumed of a family's tail values (the built-ins are accurate to a few ulps).
+_TAIL_RTOL = 1e-14
+
+
+def _between(cs_a: Tuple[np.ndarray, np.ndarray], cs_b: Tuple[np.ndarray, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    """Mass of (a, b] and a bound on its error: the difference of the smaller tail, so tiny masses keep
+    their relative precision; the error is _TAIL_RTOL of the two tail values differenced."""
     (ca, sa), (cb, sb) = cs_a, cs_b
-    return np.maximum(np.where(cb <= 0.5, cb - ca, sa - sb), 0.0)
+    low = cb <= 0.5
+    mass = np.maximum(np.where(low, cb - ca, sa - sb), 0.0)
+    return mass, _TAIL_RTOL * np.where(low, cb + ca, sa + sb)
 
 
 def _quantile_reach(fam: Any, tail: float) -> float:
@@ -178,21 +198,22 @@ def density(fam: Any, d: float, q: float) -> _Sided:
         inf_pess = inf_opt = 0.0
         # Region A (finite support only): remove: P = (1 - q) f, L = log(1 - q); add: L = -log(1 - q).
         if math.isfinite(a):
+            up, down = 1.0 + _TAIL_RTOL, 1.0 - _TAIL_RTOL
             fa = float(_cdf_sf(fam, np.array([a_end]))[0][0])
             if fa > 0.0:
                 pa = fa * (1.0 - q) if remove else fa
                 if q < 1.0:
-                    atom = (np.array([sign * log_1mq]), np.array([pa]), np.array([fa if remove else fa * (1.0 - q)]))
-                    pess.append(atom)
-                    opt.append(atom)
+                    loss_a, qa = np.array([sign * log_1mq]), (fa if remove else fa * (1.0 - q))
+                    pess.append((loss_a, np.array([pa * up]), np.array([qa * up])))
+                    opt.append((loss_a, np.array([pa * down]), np.array([qa * down])))
                 elif not remove:  # q = 1, add: P has mass where Q has none
-                    inf_pess += pa
-                    inf_opt += pa
+                    inf_pess += pa * up
+                    inf_opt += pa * down
             # Region C: remove only (P = q f(. - d) > 0 = Q there): L = +inf.
             if remove:
                 pc = q * float(_cdf_sf(fam, np.array([max(a, -a + d) - d]))[1][0])
-                inf_pess += pc
-                inf_opt += pc
+                inf_pess += pc * up
+                inf_opt += pc * down
         if bl < br:
             def loss(x: np.ndarray) -> np.ndarray:
                 with np.errstate(invalid="ignore", over="ignore"):
@@ -200,12 +221,14 @@ def density(fam: Any, d: float, q: float) -> _Sided:
                 return sign * phi(g)
 
             def inside(x: float, toward: float) -> float:
-                # The first double from an end of B, toward its inside, where the loss is finite (x - d
-                # rounds onto the support's end for the first few).
+                # A point just inside an end of B where the loss is finite (x - d rounds onto the
+                # support's end for the first few doubles): steps of 1, 2, 4, ... ulps of the support.
+                step = float(np.spacing(max(abs(x), abs(a), d)))
                 for _ in range(64):
-                    x = float(np.nextafter(x, toward))
-                    if np.isfinite(loss(np.array([x]))[0]):
-                        return x
+                    y = x + math.copysign(step, toward)
+                    if np.isfinite(loss(np.array([y]))[0]):
+                        return y
+                    step *= 2.0
                 raise ValueError("the family's log-density is not finite inside its support")
 
             reach = _quantile_reach(fam, tail)
@@ -215,14 +238,14 @@ def density(fam: Any, d: float, q: float) -> _Sided:
             if not x_lo < x_hi:
                 x_lo, x_hi = inside(bl, math.inf), inside(br, -math.inf)
 
-            def p_q_between(xa: np.ndarray, xb: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-                f = _between(_cdf_sf(fam, xa), _cdf_sf(fam, xb))
+            def p_q_between(xa: np.ndarray, xb: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                # (P-mass, Q-mass, error bound of the P-mass) of the pieces (xa, xb].
+                f, ef = _between(_cdf_sf(fam, xa), _cdf_sf(fam, xb))
+                fs, efs = _between(_cdf_sf(fam, xa - d), _cdf_sf(fam, xb - d))
                 if q == 1.0:
-                    fs = _between(_cdf_sf(fam, xa - d), _cdf_sf(fam, xb - d))
-                    return (fs, f) if remove else (f, fs)
-                fs = _between(_cdf_sf(fam, xa - d), _cdf_sf(fam, xb - d))
+                    return (fs, f, efs) if remove else (f, fs, ef)
                 mix = (1.0 - q) * f + q * fs
-                return (mix, f) if remove else (f, mix)
+                return (mix, f, (1.0 - q) * ef + q * efs) if remove else (f, mix, ef)
 
             l_ends = loss(np.array([x_lo, x_hi]))
             if not np.all(np.isfinite(l_ends)):
@@ -252,7 +275,11 @@ def density(fam: Any, d: float, q: float) -> _Sided:
             # its own piece, an atom on the grid point.
             xs = np.unique(np.concatenate(([x_lo, x_hi], *bisect(False), *bisect(True))))
             ls = loss(xs)
-            pm, qm = p_q_between(xs[:-1], xs[1:])
+            pm0, qm0, err = p_q_between(xs[:-1], xs[1:])
+            # The pessimistic side takes each piece's mass plus its error bound, the optimistic side
+            # minus it (both with the same Q / P ratio: the atom's place is unchanged).
+            ratio = np.divide(qm0, pm0, out=np.zeros_like(pm0), where=pm0 > 0.0)
+            pm_up, pm_down = pm0 + err, np.maximum(pm0 - err, 0.0)
             # Cells are decided by the same comparisons with the cuts as the bisection (no division by
             # h): a piece with losses in [l_min, l_max] lies in one closed cell [g_c, g_{c+1}] iff no cut
             # lies strictly between them, c = i0 - 1 + #{cuts <= l_min}.
@@ -262,36 +289,38 @@ def density(fam: Any, d: float, q: float) -> _Sided:
             same = k_below_max <= k_le
             # A piece inside one cell: an exact atom (P, Q), placed in the cell by pld_atoms.
             mid_l = (i0 - 0.5 + k_le) * h
-            pess.append((mid_l[same], pm[same], qm[same]))
-            opt.append((mid_l[same], pm[same], qm[same]))
+            pess.append((mid_l[same], pm_up[same], np.minimum(pm_up[same] * ratio[same], 1.0)))
+            opt.append((mid_l[same], pm_down[same], pm_down[same] * ratio[same]))
             # A piece across a grid point (a sliver around a cut): raised to the top of the cell holding
             # its largest loss (pessimistic), lowered to the bottom of the cell holding its smallest.
             x = ~same
             top = (i0 + k_below_max[x]) * h
             bottom = (i0 - 1 + np.searchsorted(cuts, l_min[x], side="left")) * h
             with np.errstate(over="ignore"):
-                pess.append((top - 0.5 * h, pm[x], np.minimum(pm[x] * np.exp(-top), 1.0)))
-                qo = pm[x] * np.exp(-bottom)
+                pess.append((top - 0.5 * h, pm_up[x], np.minimum(pm_up[x] * np.exp(-top), 1.0)))
+                qo = pm_down[x] * np.exp(-bottom)
             ok = qo <= 1.0  # an atom too low for its Q-mass to be a probability is dropped (a lowering)
-            opt.append((bottom[ok] + 0.5 * h, pm[x][ok], qo[ok]))
+            opt.append((bottom[ok] + 0.5 * h, pm_down[x][ok], qo[ok]))
             # The tails of B beyond the window: mass on the far side of x_lo / x_hi whose loss lies beyond
             # L(x_lo) / L(x_hi). Beyond a larger loss: pessimistic +inf, optimistic that loss; beyond a
             # smaller loss: pessimistic that loss, optimistic dropped.
             lb = np.array([bl if math.isfinite(bl) else -math.inf])
             rb = np.array([br if math.isfinite(br) else math.inf])
-            m_low, _ = p_q_between(lb, np.array([x_lo]))
-            m_high, _ = p_q_between(np.array([x_hi]), rb)
-            for m, end, beyond_up in ((float(m_low[0]), float(l_ends[0]), not remove),
-                                      (float(m_high[0]), float(l_ends[1]), remove)):
-                if not m > 0.0:
+            m_low, _, e_low = p_q_between(lb, np.array([x_lo]))
+            m_high, _, e_high = p_q_between(np.array([x_hi]), rb)
+            for m, e, end, beyond_up in ((float(m_low[0]), float(e_low[0]), float(l_ends[0]), not remove),
+                                         (float(m_high[0]), float(e_high[0]), float(l_ends[1]), remove)):
+                if not m + e > 0.0:
                     continue
-                atom = (np.array([end]), np.array([m]), np.array([min(m * math.exp(-end), 1.0)]))
                 if beyond_up:
-                    inf_pess += m
-                    if atom[2][0] < 1.0:
-                        opt.append(atom)
+                    inf_pess += m + e
+                    mo = max(m - e, 0.0)
+                    qo_end = mo * math.exp(-end) if end > -700.0 else math.inf
+                    if mo > 0.0 and qo_end < 1.0:
+                        opt.append((np.array([end]), np.array([mo]), np.array([qo_end])))
                 else:
-                    pess.append(atom)
+                    qp_end = min((m + e) * math.exp(-end), 1.0) if end > -700.0 else 1.0
+                    pess.append((np.array([end]), np.array([m + e]), np.array([qp_end])))
 
         def join(parts: list, inf: float) -> Atoms:
             if not parts:

@@ -604,6 +604,8 @@ class PLD:
         coarse = 1e-2
         parts = [m.discretise(True, coarse, self._tail_mass / self.steps) for m, _ in self._terms]
         lo, hi = _acc.pld_window(parts, [c for _, c in self._terms], coarse, self._tail_mass)
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):  # no finite loss mass (all at +inf)
+            return h
         # At least 2^8 points across a narrow composed loss, at most 2^21 across a wide one.
         return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
 
@@ -794,7 +796,10 @@ class PLD:
         top = self.epsilon(floor)
         finite = math.isfinite(top.upper)
         # A little beyond epsilon(floor).upper, so that the upper profile is below the floor at the end.
-        end = top.upper * (1.0 + 1e-9) + 1e-12 if finite else max(4.0 * top.lower, 1.0)
+        if finite:
+            end = top.upper * (1.0 + 1e-9) + 1e-12
+        else:  # no upper bound; the grid only looks for witnesses
+            end = max(4.0 * top.lower, 1.0) if math.isfinite(top.lower) else 100.0
         grid = np.linspace(0.0, end, 8193)
         prof = self.delta(grid)
         up, lo = np.asarray(prof.upper), np.asarray(prof.lower)
