@@ -121,9 +121,12 @@ class _Atoms:
 class PLD:
     """A privacy-loss distribution with certified two-sided bounds.
 
-    Build one with :meth:`from_noise`, :meth:`from_gdp`, :meth:`from_approx_dp` or
-    :meth:`from_randomized_response`; combine with :meth:`compose` and :meth:`self_compose`; query with
-    :meth:`delta` and :meth:`epsilon`, which return an :class:`Interval` containing the truth.
+    Build one with :meth:`from_noise`, :meth:`from_density` (truncated and user-defined families),
+    :meth:`from_discrete_laplace`, :meth:`from_discrete_gaussian`, :meth:`from_gdp`,
+    :meth:`from_approx_dp`, :meth:`from_randomized_response` or :meth:`from_spec`; combine with
+    :meth:`compose` and :meth:`self_compose`; query with :meth:`delta`, :meth:`epsilon`, :meth:`tradeoff`,
+    :meth:`roc` and :meth:`mu`, which return an :class:`Interval` containing the truth; convert with
+    :meth:`to_approx_dp`, :meth:`approx_dp_profile` and :meth:`to_gdp`.
 
     Parameters
     ----------
