@@ -18,7 +18,7 @@ import pydp_core as pc
 from pydp_core import release
 from pydp_core.accounting import gaussian as G
 from pydp_core.accounting.pld import PLD, Interval
-from pydp_core.noise import Gaussian, Laplace, Logistic, LogConcaveFamily, Subbotin, Truncated
+from pydp_core.noise import Gaussian, Laplace, LogConcaveFamily, Logistic, Subbotin, Truncated
 
 
 def _inside(iv: Interval, truth, slack: float = 0.0) -> bool:
