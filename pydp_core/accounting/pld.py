@@ -769,7 +769,9 @@ class PLD:
         0 = e_0 < ... < e_n, with upper delta(e_n) <= delta_floor:
 
         - upper: the smallest mu with upper delta(e_j) <= max(delta_mu(e_{j+1}), delta_floor) for all j
-          (both profiles decrease, so this covers each [e_j, e_{j+1}]; beyond e_n delta <= delta_floor);
+          (both profiles decrease, so this covers each [e_j, e_{j+1}]; beyond e_n delta <= delta_floor),
+          or, second order in the step, the upper profile's chord in x = e^eps below the tangent of
+          delta_mu at e_{j+1} (both profiles are convex in x);
         - lower: the largest mu for which some e_j has lower delta(e_j) > max(delta_mu(e_j), delta_floor)
           (a witness that mu fails).
 
@@ -795,6 +797,8 @@ class PLD:
         >>> iv.lower <= 3.0 <= iv.upper and iv.upper - iv.lower < 1e-2
         True
         """
+        from scipy import special as _special
+
         from . import gaussian as _gaussian
 
         floor = _scalar(delta_floor, "delta_floor", lambda v, n: check_delta(v, n, allow_zero=False))
@@ -814,9 +818,26 @@ class PLD:
         def gdp(m: float) -> np.ndarray:
             return np.asarray(_gaussian.delta(m, epsilon=grid), dtype=float)
 
+        x = np.exp(np.minimum(grid, 700.0))  # x = e^eps: both profiles are convex in x
+
         def dominated(m: float) -> bool:
-            g = gdp(m)
-            return bool(up[-1] <= floor and np.all(up[:-1] <= np.maximum(g[1:] * (1.0 - 1e-12), floor)))
+            g = gdp(m) * (1.0 - 1e-12)
+            if not up[-1] <= floor:
+                return False
+            # On [e_j, e_{j+1}] any of these suffices: (a) upper delta(e_j) <= max(delta_mu(e_{j+1}), floor)
+            # (both decrease); (b) the chord of the upper profile in x lies below the tangent of delta_mu at
+            # x_{j+1}, checked at both ends (the profile is below its chord, delta_mu above its tangent;
+            # d delta_mu / dx = -Phi(-eps / mu - mu / 2)), which is second order in the grid step.
+            first = up[:-1] <= np.maximum(g[1:], floor)
+            if m > 0.0:
+                slope = _special.ndtr(-grid[1:] / m - m / 2.0) * (1.0 - 1e-12)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    tangent = g[1:] + slope * (x[1:] - x[:-1])
+                # The profile's rounding allowance (64 ulps of its suffix sums, <= 5e-14 in all) steps
+                # down between grid cells and so may lift it above its chord by that much.
+                second = (up[:-1] + 5e-14 <= tangent) & (up[1:] + 5e-14 <= g[1:]) & (grid[1:] < 700.0)
+                first = first | second
+            return bool(np.all(first))
 
         def witnessed(m: float) -> bool:
             g = gdp(m)
