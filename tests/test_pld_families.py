@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
@@ -95,6 +96,7 @@ def test_discrete_gaussian_scale_and_sampling():
     a = PLD.from_discrete_gaussian(scale=2.0).delta(0.5)
     b = PLD.from_discrete_gaussian(sigma2=4).delta(0.5)
     assert a == b
+    assert PLD.from_discrete_gaussian(sigma2=Fraction(9, 4)).delta(0.5) == PLD.from_discrete_gaussian(sigma2=2.25).delta(0.5)
     assert PLD.from_discrete_gaussian(sigma2=4, sampling_rate=0.0).delta(0.0).upper < 1e-12
     # Sampling makes it more private; the large-sigma discrete Gaussian is nearly the continuous one.
     assert PLD.from_discrete_gaussian(sigma2=4, sampling_rate=0.2).delta(0.5).upper < b.lower
@@ -146,8 +148,12 @@ def test_truncated_single_contains_mpmath(noise, scale):
 
 def test_truncated_disjoint_supports_are_not_private():
     # A shift of twice the bound or more: every output identifies the neighbour (delta = 1).
-    iv = PLD.from_density(Truncated(Gaussian(), 1.0), scale=1.0, sensitivity=2.5).delta([0.0, 10.0])
-    assert np.all(iv.lower <= 1.0) and np.all(iv.upper >= 1.0) and np.all(iv.lower > 1 - 1e-12)
+    for d, k in [(2.5, 1), (2.0, 1), (2.0, 3)]:
+        iv = PLD.from_density(Truncated(Gaussian(), 1.0), scale=1.0, sensitivity=d).self_compose(k).delta([0.0, 10.0])
+        assert np.all(iv.lower <= 1.0) and np.all(iv.upper >= 1.0) and np.all(iv.lower > 1 - 1e-12), (d, k, iv)
+    # With sampling at rate q only the sampled record is identified: delta = q at every eps (remove order).
+    iv = PLD.from_density(Truncated(Gaussian(), 1.0), scale=1.0, sensitivity=2.0, sampling_rate=0.2).delta([0.0, 10.0])
+    assert np.all(iv.lower <= 0.2 + 1e-15) and np.all(iv.upper >= 0.2 - 1e-15) and np.all(iv.upper - iv.lower < 1e-12)
 
 
 def _truncated_delta2(f, eps, d):
@@ -258,6 +264,18 @@ def test_density_bad_input(kwargs, exc, word):
     noise = kwargs.pop("noise")
     with pytest.raises(exc, match=word):
         PLD.from_density(noise, **kwargs)
+
+
+@settings(max_examples=8, deadline=None)
+@given(bound=st.floats(1.0, 6.0), scale=st.floats(0.5, 3.0), k=st.integers(1, 40), q=st.sampled_from([1.0, 0.2]))
+def test_truncated_properties(bound, scale, k, q):
+    step = PLD.from_density(Truncated(Laplace(), bound), scale=scale, sampling_rate=q)
+    eps = np.array([0.1, 1.0, 3.0])
+    a, b = step.self_compose(k).delta(eps), step.self_compose(k + 4).delta(eps)
+    assert np.all(a.lower <= a.upper) and np.all(b.lower <= b.upper)
+    assert np.all(a.lower <= b.upper + 1e-12)  # more compositions are never more private
+    wider = PLD.from_density(Truncated(Laplace(), bound), scale=2.0 * scale, sampling_rate=q).self_compose(k).delta(eps)
+    assert np.all(wider.lower <= a.upper + 1e-12)
 
 
 # ----- GDP bracket, ROC, conversions ---------------------------------------------------------------------------

@@ -52,14 +52,21 @@ class _Sided:
 
 def _drop_tiny(atoms: Atoms, pessimistic: bool) -> Atoms:
     """Atoms with P-mass below 1e-300 (near the subnormals, where the kernels lose relative precision)
-    are dropped: moved to +inf on the pessimistic side, left out on the optimistic side."""
+    are dropped: moved to +inf on the pessimistic side, left out on the optimistic side.
+
+    A side left without finite atoms (all its mass at +inf: disjoint supports) gets a 1e-300 atom at
+    loss 0, so that compositions have a loss window: added mass on the pessimistic side, mass moved down
+    from +inf on the optimistic side (both keep their order)."""
     loss, p, q, inf = atoms
     tiny = p < 1e-300
-    if not tiny.any():
-        return atoms
-    extra = float(np.sum(p[tiny])) * (1.0 + 1e-12) if pessimistic else 0.0
-    keep = ~tiny
-    return loss[keep], p[keep], q[keep], min(inf + extra, 1.0)
+    if tiny.any():
+        extra = float(np.sum(p[tiny])) * (1.0 + 1e-12) if pessimistic else 0.0
+        keep = ~tiny
+        loss, p, q, inf = loss[keep], p[keep], q[keep], min(inf + extra, 1.0)
+    if p.size == 0 and (pessimistic or inf > 1e-300):
+        return np.zeros(1), np.full(1, 1e-300), np.full(1, 1e-300), inf if pessimistic else inf - 1e-300
+    # A Q-mass over-stated past 1 (pessimistic side only) is clipped: that raises the atom's loss.
+    return loss, p, np.minimum(q, 1.0) if pessimistic else q, inf
 
 
 def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, h: float, acc: Dict[int, np.ndarray]) -> None:
