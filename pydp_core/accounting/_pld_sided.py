@@ -69,8 +69,12 @@ def _drop_tiny(atoms: Atoms, pessimistic: bool) -> Atoms:
     return loss, p, np.minimum(q, 1.0) if pessimistic else q, inf
 
 
-def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, h: float, acc: Dict[int, np.ndarray]) -> None:
-    """Add the atoms' P- and Q-masses to their loss cells (g_c, g_{c+1}], c = ceil(l / h) - 1."""
+_U = 2.0 ** -53  # unit roundoff
+
+
+def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, err: np.ndarray, h: float, acc: Dict[int, np.ndarray]) -> None:
+    """Add the atoms' P-masses, Q-masses, P-mass error bounds and counts to their loss cells
+    (g_c, g_{c+1}], c = ceil(l / h) - 1."""
     keep = p > 0.0
     if not keep.any():
         return
@@ -78,24 +82,30 @@ def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, h: float, acc: Dict[int
     c0 = int(cell.min())
     idx = cell - c0
     n = int(idx.max()) + 1
-    pm = np.bincount(idx, weights=p[keep], minlength=n)
-    qm = np.bincount(idx, weights=q[keep], minlength=n)
-    for c in np.flatnonzero(pm):
+    cols = [np.bincount(idx, weights=w[keep], minlength=n) for w in (p, q, err)]
+    cols.append(np.bincount(idx, minlength=n).astype(float))
+    sums = np.stack(cols, axis=1)
+    for c in np.flatnonzero(sums[:, 0]):
         key = c0 + int(c)
         if key in acc:
-            acc[key] += (pm[c], qm[c])
+            acc[key] += sums[c]
         else:
-            acc[key] = np.array([pm[c], qm[c]])
+            acc[key] = sums[c].copy()
 
 
-def _cells_to_atoms(acc: Dict[int, np.ndarray], h: float, inf_p: float) -> Atoms:
+def _cells_to_atoms(acc: Dict[int, np.ndarray], h: float, inf_p: float, pessimistic: bool) -> Atoms:
     """One atom per cell at the cell's midpoint: ``pld_atoms`` places it by its Q-mass (the exact
-    conditional loss log(P / Q) inside the cell), so the midpoint only names the cell."""
+    conditional loss log(P / Q) inside the cell), so the midpoint only names the cell. The P-mass is the
+    cell's sum plus (pessimistic) or minus (optimistic) the atoms' error bounds and the summation's
+    (n u of the sum for n positive terms), with the Q-mass scaled alike (the atom keeps its place)."""
     if not acc:
         return np.zeros(0), np.zeros(0), np.zeros(0), inf_p
     cells = np.array(sorted(acc), dtype=np.int64)
-    masses = np.array([acc[int(c)] for c in cells])
-    return (cells + 0.5) * h, np.minimum(masses[:, 0], 1.0), np.minimum(masses[:, 1], 1.0), min(inf_p, 1.0)
+    s = np.array([acc[int(c)] for c in cells])
+    err = s[:, 2] * (1.0 + 1e-10) + 1.01 * (s[:, 3] + 2.0) * _U * s[:, 0]
+    p = s[:, 0] + err if pessimistic else np.maximum(s[:, 0] - err, 0.0)
+    q = s[:, 1] * (p / s[:, 0])
+    return (cells + 0.5) * h, np.minimum(p, 1.0), np.minimum(q, 1.0), min(inf_p, 1.0)
 
 
 # ----- discrete Gaussian ---------------------------------------------------------------------------------
@@ -103,7 +113,7 @@ def discrete_gaussian(sigma2: float, shift: int, q: float) -> _Sided:
     """The discrete Gaussian N_Z(0, sigma2) on an integer query with integer sensitivity ``shift``,
     Poisson-sampled at rate ``q`` (add/remove neighbours)."""
     lz = float(_core.discrete.dgauss_log_normaliser(sigma2))
-    # The normaliser to ~1e-15 (Poisson summation or the direct sum, docs/release.md); bracketed wider.
+    # log Z to ~1e-15 (Poisson summation or the direct sum, docs/release.md); taken as +-1e-13.
     lz_lo, lz_hi = lz - 1e-13, lz + 1e-13
     # Atoms within `reach` of the centres 0 and shift have log-mass >= -705 (normal doubles).
     reach = math.floor(math.sqrt(2.0 * sigma2 * max(705.0 - lz_hi, 1.0)))
@@ -119,8 +129,7 @@ def discrete_gaussian(sigma2: float, shift: int, q: float) -> _Sided:
     log_q = math.log(q)
 
     def build(remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
-        pess: Dict[int, np.ndarray] = {}
-        opt: Dict[int, np.ndarray] = {}
+        cells: Dict[int, np.ndarray] = {}
         for start in range(y_lo, y_hi + 1, _CHUNK):
             y = np.arange(start, min(start + _CHUNK, y_hi + 1), dtype=np.float64)
             l0 = -y * y / (2.0 * sigma2)  # log N(y) + log Z
@@ -129,9 +138,12 @@ def discrete_gaussian(sigma2: float, shift: int, q: float) -> _Sided:
             # remove: P = mix, Q = N, L = ratio; add: P = N, Q = mix, L = -ratio.
             lp, lq = (l0 + ratio, l0) if remove else (l0, l0 + ratio)
             loss = ratio if remove else -ratio
-            for side, z in ((pess, lz_lo), (opt, lz_hi)):
-                _bin(loss, np.exp(lp - z), np.exp(lq - z), h, side)
-        return _cells_to_atoms(pess, h, tail), _cells_to_atoms(opt, h, 0.0)
+            p = np.exp(lp - lz)
+            # Relative error of p: the rounding of the exponent's terms (absolute, ~ulps of their sizes),
+            # the exponential's, and log Z's +-1e-13.
+            rel = 8.0 * _U * (np.abs(l0) + np.abs(ratio) + abs(lz) + 2.0) + 1.01e-13
+            _bin(loss, p, np.exp(lq - lz), p * rel, h, cells)
+        return _cells_to_atoms(cells, h, tail, True), _cells_to_atoms(cells, h, 0.0, False)
 
     return _Sided(("discrete_gaussian", sigma2, shift, q), build, q == 1.0)
 

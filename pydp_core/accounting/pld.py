@@ -267,9 +267,10 @@ class PLD:
         The noise has pmf N(y) = exp(-y^2 / (2 sigma2)) / Z on the integers (Canonne, Kamath and Steinke
         2020), as sampled by :func:`pydp_core.release.sample_discrete_gaussian`; the query is an integer
         with integer ``sensitivity`` D. Each integer output y is an atom with loss
-        L(y) = D (2 y - D) / (2 sigma2) (the normaliser cancels). The masses need Z: it is bracketed, so the
-        pessimistic side over-states and the optimistic side under-states every mass, and the P-mass
-        beyond the summed range (bounded by a geometric series) goes to +inf on the pessimistic side only.
+        L(y) = D (2 y - D) / (2 sigma2) (the normaliser cancels). The masses need Z: with error bounds for
+        Z and the rounding, the pessimistic side over-states and the optimistic side under-states every
+        mass, and the P-mass beyond the summed range (bounded by a geometric series) goes to +inf on the
+        pessimistic side only.
         With Poisson sampling at ``sampling_rate`` q both add/remove orders are kept.
 
         Parameters
