@@ -672,7 +672,9 @@ class Accountant(Generic[B]):
         Gaussian, Laplace, Logistic or Subbotin noise (optionally truncated, optionally Poisson-subsampled
         with ``sampling_rate``), the discrete Laplace and discrete Gaussian, randomized response, GDP or an
         (eps, delta) guarantee. Its (eps, delta) totals come from the certified PLD composition (and, with
-        spends that have no PLD, from its privacy profile with a share of delta).
+        spends that have no PLD, from its privacy profile with a share of delta). Limit checks compose
+        PLDs only when the cheaper routes are past the limit; a loop near the limit therefore pays one
+        composition per spend: record repeated runs with ``count=`` where possible.
 
         Parameters
         ----------
