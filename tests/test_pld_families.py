@@ -409,6 +409,23 @@ def test_accountant_mixes_pld_and_rdp_only_spends():
     assert tot.epsilon >= comp.epsilon(1e-6).lower  # never below the PLD part alone
 
 
+@settings(max_examples=10, deadline=None)
+@given(sigmas=st.lists(st.floats(0.5, 5.0), min_size=1, max_size=3), scales=st.lists(st.floats(1.0, 10.0), max_size=2),
+       k=st.integers(1, 50))
+def test_accountant_total_is_the_tightest_and_never_below_the_truth(sigmas, scales, k):
+    acc = pc.Accountant(pc.ApproxDP(1e6, 1e-6))
+    plds = []
+    for s in sigmas:
+        acc.spend_gaussian(sigma=s, count=k)
+        plds.append(PLD.from_noise(Gaussian(), scale=s).self_compose(k))
+    for b in scales:
+        acc.spend_laplace(scale=b, count=k)
+        plds.append(PLD.from_noise(Laplace(), scale=b).self_compose(k))
+    tight = acc.total().epsilon
+    assert tight <= acc._rule.quick_total(acc._spends, delta=1e-6).epsilon
+    assert tight >= PLD.composition(plds).epsilon(1e-6).lower  # the composition's certified lower end
+
+
 def test_accountant_mechanism_bad_input():
     acc = pc.Accountant(pc.ApproxDP(1.0, 1e-6))
     with pytest.raises(ValueError, match="count"):
