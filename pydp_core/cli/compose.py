@@ -33,13 +33,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def _entry(item: Any, i: int) -> Any:
+def entry(item: Any, where: str) -> Any:
+    """The PLD of one mechanism entry (:meth:`PLD.from_spec <pydp_core.accounting.pld.PLD.from_spec>`);
+    errors name the entry as ``where``."""
     from ..accounting.pld import PLD
 
     try:
         return PLD.from_spec(item)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"mechanisms[{i}]: {exc}") from None
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     items = doc.get("mechanisms") if isinstance(doc, dict) else doc
     if not isinstance(items, list) or not items:
         raise ValueError(f"{args.file}: expected a non-empty list of mechanisms")
-    total = PLD.composition([_entry(item, i) for i, item in enumerate(items)])
+    total = PLD.composition([entry(item, f"mechanisms[{i}]") for i, item in enumerate(items)])
     if args.delta is not None:
         iv = total.epsilon(args.delta)
         what, at = "epsilon", {"delta": args.delta}
