@@ -200,6 +200,25 @@ def test_user_family_matches_builtin_and_mpmath():
         assert _inside(one.delta(e), REF.privacy_profile(("Logistic",), e, 0.7))
 
 
+def test_user_family_with_bounded_support():
+    # A user-defined truncated Laplace on (-3, 3): the +inf mass beyond the support is carried.
+    a = 3.0
+    z = -math.expm1(-a)
+
+    def cdf(x):
+        x = np.clip(np.asarray(x, dtype=float), -a, a)
+        return np.where(x < 0, (0.5 * np.exp(x) - 0.5 * math.exp(-a)) / z, 1 - (0.5 * np.exp(-x) - 0.5 * math.exp(-a)) / z)
+
+    fam = LogConcaveFamily(lambda x: -np.abs(x) - math.log(2 * z), cdf, bound=a, mlr_bounded=True)
+    one = PLD.from_density(fam, scale=1.0)
+    for e in [1e-3, 0.3, 0.9, 2.0]:
+        assert _inside(one.delta(e), REF.privacy_profile(("Truncated", ("Laplace",), a), e, 1.0), 1e-14)
+    eps = np.array([0.2, 1.0, 2.5])
+    mine = PLD.from_density(fam, scale=1.0, sampling_rate=0.3).self_compose(2).delta(eps)
+    builtin = PLD.from_density(Truncated(Laplace(), a), scale=1.0, sampling_rate=0.3).self_compose(2).delta(eps)
+    assert np.all(mine.lower <= builtin.upper + 1e-14) and np.all(builtin.lower <= mine.upper + 1e-14)
+
+
 @pytest.mark.parametrize("noise", [Gaussian(), Subbotin(1.5)], ids=repr)
 def test_density_path_agrees_with_builtin_path(noise):
     # The slow path on a built-in family: an independent discretisation of the same PLD.
