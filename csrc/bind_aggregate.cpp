@@ -1,7 +1,8 @@
 // Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
-// bounding and keyed per-group discrete Laplace noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
+// bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -16,6 +17,54 @@ namespace pydp_bind {
 namespace agg = pydp::aggregate;
 using i64array = py::array_t<std::int64_t, py::array::c_style>;
 using u64array = py::array_t<std::uint64_t, py::array::c_style>;
+
+namespace {
+// x[j] + noise of gen.spawn(streams[j]) for integers, and the grid release of x[j] with that noise, for
+// one exact sampler family parameterised by the rational s/d (pydp/aggregate/keyed_noise.hpp).
+template <class Sampler>
+void bind_keyed_noise(py::module_& m, const char* integers, const char* release, const char* law) {
+    m.def(
+        integers,
+        [](const pydp::random::Generator& base, const u64array& streams, const i64array& x, std::uint64_t s,
+           std::uint64_t d, long threads) {
+            if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
+                throw std::invalid_argument("streams and x must be 1-d arrays of one length");
+            const Sampler sampler(s, d);
+            i64array out(x.size());
+            const std::uint64_t* st = streams.data();
+            const std::int64_t* in = x.data();
+            std::int64_t* o = out.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::keyed_integer_noise(sampler, base, st, in, o, static_cast<std::size_t>(x.size()), nt);
+            }
+            return out;
+        },
+        py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("threads"),
+        (std::string("x[j] + ") + law + " noise from gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)").c_str());
+    m.def(
+        release,
+        [](const pydp::random::Generator& base, const u64array& streams, const darray& x, std::uint64_t s,
+           std::uint64_t d, int grid_exponent, long threads) {
+            if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
+                throw std::invalid_argument("streams and x must be 1-d arrays of one length");
+            const Sampler sampler(s, d);
+            darray out(x.size());
+            const std::uint64_t* st = streams.data();
+            const double* in = x.data();
+            double* o = out.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::keyed_grid_release(sampler, base, st, in, o, static_cast<std::size_t>(x.size()), grid_exponent, nt);
+            }
+            return out;
+        },
+        py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"),
+        py::arg("threads"), (std::string("the grid release of x[j] with ") + law + " noise of gen.spawn(streams[j])").c_str());
+}
+}  // namespace
 
 void register_aggregate(py::module_ m) {
     m.doc() = "aggregate kernels: per-person contribution bounding, keyed per-group noise";
@@ -57,46 +106,10 @@ void register_aggregate(py::module_ m) {
         py::arg("max_partitions"), py::arg("max_contributions"), py::arg("keys"), py::arg("threads"),
         "(keep flags per row, kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
 
-    m.def(
-        "keyed_laplace_integers",
-        [](const pydp::random::Generator& base, const u64array& streams, const i64array& x, std::uint64_t s,
-           std::uint64_t d, long threads) {
-            if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
-                throw std::invalid_argument("streams and x must be 1-d arrays of one length");
-            const pydp::discrete::DiscreteLaplace sampler(s, d);
-            i64array out(x.size());
-            const std::uint64_t* st = streams.data();
-            const std::int64_t* in = x.data();
-            std::int64_t* o = out.mutable_data();
-            const unsigned nt = resolve_threads(threads);
-            {
-                py::gil_scoped_release release;
-                agg::keyed_integer_noise(sampler, base, st, in, o, static_cast<std::size_t>(x.size()), nt);
-            }
-            return out;
-        },
-        py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("threads"),
-        "x[j] + discrete Laplace(t = s/d) noise from gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)");
-    m.def(
-        "keyed_laplace_release",
-        [](const pydp::random::Generator& base, const u64array& streams, const darray& x, std::uint64_t s,
-           std::uint64_t d, int grid_exponent, long threads) {
-            if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
-                throw std::invalid_argument("streams and x must be 1-d arrays of one length");
-            const pydp::discrete::DiscreteLaplace sampler(s, d);
-            darray out(x.size());
-            const std::uint64_t* st = streams.data();
-            const double* in = x.data();
-            double* o = out.mutable_data();
-            const unsigned nt = resolve_threads(threads);
-            {
-                py::gil_scoped_release release;
-                agg::keyed_grid_release(sampler, base, st, in, o, static_cast<std::size_t>(x.size()), grid_exponent, nt);
-            }
-            return out;
-        },
-        py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"),
-        py::arg("threads"), "the grid release of x[j] with the noise of gen.spawn(streams[j])");
+    bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
+                                                     "discrete Laplace(t = s/d)");
+    bind_keyed_noise<pydp::discrete::DiscreteGaussian>(m, "keyed_gaussian_integers", "keyed_gaussian_release",
+                                                      "discrete Gaussian(sigma^2 = s/d)");
 }
 
 }  // namespace pydp_bind
