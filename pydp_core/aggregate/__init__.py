@@ -279,7 +279,7 @@ def aggregate(
     Each privacy unit (person) keeps at most ``max_partitions`` groups and, in each, at most
     ``max_contributions`` rows, chosen uniformly at random by keyed hashes; values are clamped to
     ``bounds``. Every aggregate is released with exact discrete Laplace or discrete Gaussian noise
-    (Canonne et al. 2020) calibrated to its sensitivity under these limits (``docs/aggregate.md``); groups
+    (Canonne, Kamath and Steinke 2020) calibrated to its sensitivity under these limits (``docs/aggregate.md``); groups
     are released by Laplace thresholding on their number of units (Korolova et al. 2009; Wilson et al.
     2020), or all of ``public_partitions`` (empty ones too) when the groups are public. The result is
     (epsilon, delta)-DP, or rho-zCDP (delta-approximate with selection), for adding or removing all the

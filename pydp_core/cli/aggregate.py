@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     result = aggregate(
         table, privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
         max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
-        delta=args.delta, rho=args.rho, noise=args.noise, key=key, public_partitions=public, budget_split=_split(args.budget_split),
-        confidence=args.confidence,
+        delta=args.delta, rho=args.rho, noise=args.noise, key=key, public_partitions=public,
+        budget_split=_split(args.budget_split), confidence=args.confidence,
     )
     if args.output_format is not None:
         fmt_out = args.output_format
