@@ -71,8 +71,8 @@ void register_aggregate(py::module_ m) {
     m.def(
         "bound_contributions",
         [](const i64array& person, const u64array& person_hash, const i64array& group, const u64array& group_hash,
-           const std::vector<darray>& values, std::uint64_t content_seed, std::size_t max_partitions,
-           std::size_t max_contributions, const u64array& keys, long threads) {
+           const std::vector<darray>& values, const darray& bounds, std::uint64_t content_seed,
+           std::size_t max_partitions, std::size_t max_contributions, const u64array& keys, long threads) {
             const py::ssize_t n = person.size();
             if (person.ndim() != 1 || group.ndim() != 1 || group.size() != n)
                 throw std::invalid_argument("person and group must be 1-d arrays of one length");
@@ -81,30 +81,34 @@ void register_aggregate(py::module_ m) {
                 if (v.ndim() != 1 || v.size() != n) throw std::invalid_argument("values: 1-d arrays of the rows' length");
                 columns.push_back(v.data());
             }
+            if (bounds.size() != 0 && bounds.size() != static_cast<py::ssize_t>(2 * columns.size()))
+                throw std::invalid_argument("bounds: empty, or (low, high) per values column");
+            for (py::ssize_t j = 0; j + 1 < bounds.size(); j += 2)
+                if (!(bounds.data()[j] <= bounds.data()[j + 1])) throw std::invalid_argument("bounds: low <= high");
             if (keys.size() != 7) throw std::invalid_argument("keys must hold 7 words");
             const std::uint64_t* w = keys.data();
             const agg::BoundingKeys k{w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
             const agg::BoundingInput in{static_cast<std::size_t>(n), person.data(), person_hash.data(),
                                         static_cast<std::size_t>(person_hash.size()), group.data(), group_hash.data(),
                                         static_cast<std::size_t>(group_hash.size()), columns.data(), columns.size(),
-                                        content_seed};
-            py::array_t<std::uint8_t> keep(n);
+                                        content_seed, bounds.size() ? bounds.data() : nullptr};
             i64array units(group_hash.size());
-            std::fill(keep.mutable_data(), keep.mutable_data() + n, std::uint8_t{0});
             std::fill(units.mutable_data(), units.mutable_data() + units.size(), std::int64_t{0});
-            std::uint8_t* kp = keep.mutable_data();
             std::int64_t* up = units.mutable_data();
+            std::vector<std::int64_t> kept;
             const unsigned nt = resolve_threads(threads);
             {
                 py::gil_scoped_release release;
-                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kp, up);
+                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kept, up);
             }
-            return py::make_tuple(keep, units);
+            i64array rows(static_cast<py::ssize_t>(kept.size()));
+            std::copy(kept.begin(), kept.end(), rows.mutable_data());
+            return py::make_tuple(rows, units);
         },
         py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
-        py::arg("content_seed"),
-        py::arg("max_partitions"), py::arg("max_contributions"), py::arg("keys"), py::arg("threads"),
-        "(keep flags per row, kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
+        py::arg("bounds"), py::arg("content_seed"), py::arg("max_partitions"), py::arg("max_contributions"),
+        py::arg("keys"), py::arg("threads"),
+        "(kept row indices, increasing; kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
 
     bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
                                                      "discrete Laplace(t = s/d)");

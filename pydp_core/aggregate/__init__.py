@@ -101,8 +101,9 @@ class _Frame:
         if missing:
             raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
 
-    def values(self, name: str, bounds: tuple[float, float]) -> np.ndarray:
-        """A value column as float64 clamped to ``bounds``; nulls, NaN and non-numeric columns raise."""
+    def raw_values(self, name: str) -> np.ndarray:
+        """A value column as float64, not clamped (no copy for float64 data); nulls, NaN and non-numeric
+        columns raise. The bounding kernel clamps for its content hash; the kept rows are clamped after."""
         col = self.column(name)
         if self.kind == "arrow":
             import pyarrow as pa
@@ -112,12 +113,18 @@ class _Frame:
             numeric = col.dtype.kind in "iuf" or str(col.dtype) in ("Int64", "Int32", "Float64", "Float32")
         if not numeric:
             raise TypeError(f"aggregations: column {name!r} must be numeric (got {getattr(col, 'type', None) or col.dtype})")
-        self.check_complete(name)
+        if (col.null_count if self.kind == "arrow" else col.isna().any()):
+            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
         if self.kind == "arrow":
             arr = col.to_numpy()
         else:
             arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
-        return prepared_values(arr, bounds, name)
+        if arr.dtype.kind != "f":
+            return prepared_values(arr, None, name)  # integers: exact conversion checked
+        arr = arr.astype(np.float64, copy=False)
+        if arr.size and np.isnan(arr.min()):  # min propagates NaN: one pass, no temporary
+            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
+        return arr
 
 
 def _build(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
@@ -452,15 +459,17 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         group_cols = public
     n_groups = group_cols[0].shape[0]
     g_hash = group_hashes(group_cols, key)
-    values = {c: frame.values(c, b) for c, b in spec.bounds.items()}
-    for c in {c for c, _ in spec.requests} - set(values) - {pu}:
+    raw = {c: frame.raw_values(c) for c in spec.bounds}
+    for c in {c for c, _ in spec.requests} - set(raw) - {pu}:
         frame.check_complete(c)
-    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(values.values()), max_partitions=spec.max_partitions,
-                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"))
+    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()), max_partitions=spec.max_partitions,
+                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
+                               bounds=list(spec.bounds.values()))
     row_groups = gid[kept.rows]
+    values = {c: np.clip(v[kept.rows], *spec.bounds[c]) for c, v in raw.items()}
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
     for c, comp in spec.components:
-        q = quantized_terms(comp, values[c][kept.rows], spec.bounds[c])
+        q = quantized_terms(comp, values[c], spec.bounds[c])
         for k, limb in enumerate(limb_sums(row_groups, q, n_groups)):
             partials[f"{c}\x00{comp}\x00{k}"] = limb
     present = np.flatnonzero(np.bincount(gid if spec.public is None else gid[gid >= 0], minlength=n_groups))

@@ -126,27 +126,30 @@ def bound_contributions(
     max_partitions: int,
     max_contributions: int,
     key: bytes,
+    bounds: Sequence[tuple[float, float]] | None = None,
 ) -> Bounded:
     """Keep at most ``max_partitions`` groups per person and ``max_contributions`` rows per (person, group).
 
     ``person`` and ``group`` are per-row codes into ``person_hash`` and ``group_hash`` (keyed identity
-    hashes; group -1 drops the row); ``values`` are the clamped aggregated columns, whose float64 bits
-    are the row content. The C++ kernel (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per
+    hashes; group -1 drops the row); ``values`` are the aggregated columns, whose float64 bits after
+    clamping are the row content: already clamped, or raw with ``bounds`` (one (low, high) per column),
+    clamped by the kernel as ``numpy.clip`` would. The C++ kernel (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per
     person, the groups with the smallest pair priority ``keyed_mix(person_hash ^ fmix(group_hash ^
     salt), pair key)`` and, per kept pair, the rows with the smallest ``fmix(row ^ keyed_mix(duplicate
     index, duplicate key))``, where ``row = keyed_mix(pair ^ content, row key)`` and the content hash
     is ``h = seed; h = fmix(h ^ bits(v))`` over the row's values; multi-threaded, the same for any
-    thread count.
+    thread count. ``rows`` of the result are increasing.
     """
     from .. import _core
 
-    keep, units = _core.aggregate.bound_contributions(
+    limits = np.asarray([b for pair in bounds for b in pair] if bounds is not None else [], dtype=np.float64)
+    rows, units = _core.aggregate.bound_contributions(
         np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
         np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
-        [np.ascontiguousarray(v, dtype=np.float64) for v in values], int(content_seed(key)), int(max_partitions),
-        int(max_contributions), bounding_keys(key), 0,
+        [np.ascontiguousarray(v, dtype=np.float64) for v in values], limits, int(content_seed(key)),
+        int(max_partitions), int(max_contributions), bounding_keys(key), 0,
     )
-    return Bounded(np.flatnonzero(keep), units)
+    return Bounded(rows, units)
 
 
 def content_seed(key: bytes) -> np.uint64:
