@@ -95,20 +95,23 @@ void register_aggregate(py::module_ m) {
             i64array units(group_hash.size());
             std::fill(units.mutable_data(), units.mutable_data() + units.size(), std::int64_t{0});
             std::int64_t* up = units.mutable_data();
+            py::array_t<std::uint8_t> seen(group_hash.size());
+            std::fill(seen.mutable_data(), seen.mutable_data() + seen.size(), std::uint8_t{0});
+            std::uint8_t* sp = seen.mutable_data();
             std::vector<std::int64_t> kept;
             const unsigned nt = resolve_threads(threads);
             {
                 py::gil_scoped_release release;
-                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kept, up);
+                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kept, up, sp);
             }
             i64array rows(static_cast<py::ssize_t>(kept.size()));
             std::copy(kept.begin(), kept.end(), rows.mutable_data());
-            return py::make_tuple(rows, units);
+            return py::make_tuple(rows, units, seen);
         },
         py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
         py::arg("bounds"), py::arg("content_seed"), py::arg("max_partitions"), py::arg("max_contributions"),
         py::arg("keys"), py::arg("threads"),
-        "(kept row indices, increasing; kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
+        "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
 
     bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
                                                      "discrete Laplace(t = s/d)");

@@ -83,6 +83,8 @@ def test_kernel_matches_the_numpy_reference(seed, n, persons, groups, values, kp
     rows, units = reference(*args, kp, kc, KEY)
     assert np.array_equal(got.rows, rows)
     assert np.array_equal(got.units, units)
+    group = args[2]
+    assert np.array_equal(got.seen, np.bincount(group[group >= 0], minlength=args[3].shape[0]) > 0)
 
 
 NO_BOUNDS = np.zeros(0)
@@ -94,10 +96,11 @@ def test_thread_count_does_not_change_the_kept_rows(kp):
     seed = int(content_seed(KEY))
     outs = [_core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, kp, 3, bounding_keys(KEY), t)
             for t in (1, 2, 3)]
-    for rows, units in outs[1:]:
-        assert np.array_equal(rows, outs[0][0]) and np.array_equal(units, outs[0][1])
+    for rows, units, seen in outs[1:]:
+        assert np.array_equal(rows, outs[0][0]) and np.array_equal(units, outs[0][1]) and np.array_equal(seen, outs[0][2])
     rows, units = reference(person, ph, group, gh, values, kp, 3, KEY)
     assert np.array_equal(outs[0][0], rows) and np.array_equal(outs[0][1], units)
+    assert np.array_equal(outs[0][2].view(bool), np.bincount(group[group >= 0], minlength=gh.shape[0]) > 0)
 
 
 @pytest.mark.parametrize("kp", [2, 20])

@@ -472,7 +472,8 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         q = quantized_terms(comp, values[c], spec.bounds[c])
         for k, limb in enumerate(limb_sums(row_groups, q, n_groups)):
             partials[f"{c}\x00{comp}\x00{k}"] = limb
-    present = np.flatnonzero(np.bincount(gid if spec.public is None else gid[gid >= 0], minlength=n_groups))
+    present = np.flatnonzero(kept.seen if kept.seen is not None else
+                             np.bincount(gid[gid >= 0], minlength=n_groups))
     return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
 
 

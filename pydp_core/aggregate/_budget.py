@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Sequence
 
 from .._validation import check_delta, check_positive_scalar
@@ -77,6 +78,7 @@ class BudgetPlan:
         return out
 
 
+@lru_cache(maxsize=256)
 def _largest_rho(epsilon: float, delta: float) -> float:
     """The largest rho (to 1e-9 relative) whose zCDP -> (epsilon, delta) conversion meets ``delta``."""
     log_target = math.log(delta) + math.log1p(-_MARGIN)

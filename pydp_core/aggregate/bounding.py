@@ -101,10 +101,12 @@ def combine_hashes(columns: Sequence[np.ndarray], key: bytes) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Bounded:
-    """The kept rows (indices into the input, increasing) and the kept (person, group) pairs per group."""
+    """The kept rows (indices into the input, increasing), the kept (person, group) pairs per group and
+    whether each group has rows (before bounding)."""
 
     rows: np.ndarray
     units: np.ndarray
+    seen: np.ndarray | None = None
 
 
 def bounding_keys(key: bytes) -> np.ndarray:
@@ -143,13 +145,13 @@ def bound_contributions(
     from .. import _core
 
     limits = np.asarray([b for pair in bounds for b in pair] if bounds is not None else [], dtype=np.float64)
-    rows, units = _core.aggregate.bound_contributions(
+    rows, units, seen = _core.aggregate.bound_contributions(
         np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
         np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
         [np.ascontiguousarray(v, dtype=np.float64) for v in values], limits, int(content_seed(key)),
         int(max_partitions), int(max_contributions), bounding_keys(key), 0,
     )
-    return Bounded(rows, units)
+    return Bounded(rows, units, seen.view(bool))
 
 
 def content_seed(key: bytes) -> np.uint64:
@@ -184,7 +186,7 @@ def factorize(column: Any, name: str, *, dense: bool = True) -> tuple[np.ndarray
         values = np.asarray(column.to_numpy(), dtype=np.int64)
         lo, hi = int(values.min()), int(values.max())
         if hi - lo < DENSE_SLACK * values.shape[0] + 1024:
-            return values - lo, np.arange(lo, hi + 1, dtype=np.int64)
+            return (values if lo == 0 else values - lo), np.arange(lo, hi + 1, dtype=np.int64)
     if arrow:
         arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
         enc = arr.dictionary_encode()

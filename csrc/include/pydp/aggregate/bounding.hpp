@@ -215,6 +215,17 @@ inline void bound_contributions_sorted(const BoundingInput& in, std::size_t max_
 }
 
 namespace detail {
+// A hint to load the cache line of p (the streaming passes read one random line per row: the loads of
+// rows i + kPrefetch are started while row i is processed).
+inline void prefetch_line(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+inline constexpr std::size_t kPrefetch = 16;
+
 // Per person, the smallest (pair priority, group) keys seen so far, at most k of them, in increasing order:
 // words [filled][pair 0 .. k-1][group 0 .. k-1] (one 64-byte line for k = 3).
 class TopKeys {
@@ -223,6 +234,7 @@ public:
     std::uint64_t* at(std::size_t p) noexcept { return w_.data() + p * stride_; }
     const std::uint64_t* at(std::size_t p) const noexcept { return w_.data() + p * stride_; }
     std::size_t k() const noexcept { return k_; }
+    void prefetch(std::size_t p) const noexcept { prefetch_line(w_.data() + p * stride_); }
 
     // Insert (pair, group) unless it is there already or not among the k smallest.
     void insert(std::size_t p, std::uint64_t pair, std::uint64_t group) noexcept {
@@ -266,7 +278,7 @@ inline constexpr std::size_t kMaxStreamingPartitions = 16;
 
 inline void bound_contributions_streaming(const BoundingInput& in, std::size_t max_partitions,
                                           std::size_t max_contributions, const BoundingKeys& k, unsigned threads,
-                                          std::vector<std::int64_t>& kept, std::int64_t* units) {
+                                          std::vector<std::int64_t>& kept, std::int64_t* units, std::uint8_t* seen) {
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
     if (max_partitions > kMaxStreamingPartitions) throw std::invalid_argument("max_partitions too large for streaming");
     const std::size_t n = in.n, kp = max_partitions;
@@ -282,16 +294,28 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     std::vector<detail::TopKeys> tables;
     tables.reserve(std::max<std::size_t>(1, nranges));
     for (std::size_t c = 0; c < std::max<std::size_t>(1, nranges); ++c) tables.emplace_back(in.persons, kp);
+    std::vector<std::vector<std::uint8_t>> seen_in(std::max<std::size_t>(1, nranges), std::vector<std::uint8_t>(in.groups, 0));
     pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
         detail::TopKeys& t = tables[c];
+        std::uint8_t* const saw = seen_in[c].data();
         for (std::size_t i = i0; i < i1; ++i) {
+            if (i + detail::kPrefetch < i1) {
+                const std::int64_t q = in.person[i + detail::kPrefetch];
+                if (q >= 0 && static_cast<std::size_t>(q) < in.persons) {
+                    t.prefetch(static_cast<std::size_t>(q));
+                    detail::prefetch_line(in.person_hash + q);
+                }
+            }
             const std::int64_t p = in.person[i], g = in.group[i];
             if (p < 0 || static_cast<std::size_t>(p) >= in.persons || g < -1 || g >= static_cast<std::int64_t>(in.groups))
                 throw std::invalid_argument("person or group code out of range");
             if (g < 0) continue;
+            saw[g] = 1;
             t.insert(static_cast<std::size_t>(p), pair_of(static_cast<std::size_t>(p), g), static_cast<std::uint64_t>(g));
         }
     });
+    for (const auto& v : seen_in)
+        for (std::size_t g = 0; g < in.groups; ++g) seen[g] |= v[g];
     detail::TopKeys& top = tables[0];
     if (tables.size() > 1) {
         pydp::parallel_chunks(in.persons, 1 << 14, nt, [&](std::size_t, std::size_t p0, std::size_t p1) {
@@ -308,6 +332,7 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
         std::vector<detail::Candidate>& out = found[c];
         for (std::size_t i = i0; i < i1; ++i) {
+            if (i + detail::kPrefetch < i1) top.prefetch(static_cast<std::size_t>(in.person[i + detail::kPrefetch]));
             const std::int64_t g = in.group[i];
             if (g < 0) continue;
             const std::size_t p = static_cast<std::size_t>(in.person[i]);
@@ -372,19 +397,22 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     }
 }
 
-// The kept row indices (increasing) and, per group, the number of kept (person, group) pairs.
+// The kept row indices (increasing), per group the number of kept (person, group) pairs, and seen[g] = 1
+// for the groups with at least one row (before bounding; seen must hold zeros on entry).
 inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
                                 const BoundingKeys& k, unsigned threads, std::vector<std::int64_t>& kept,
-                                std::int64_t* units) {
+                                std::int64_t* units, std::uint8_t* seen) {
     if (max_partitions <= kMaxStreamingPartitions) {
-        bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units);
+        bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units, seen);
         return;
     }
     std::vector<std::uint8_t> keep(in.n, 0);
     bound_contributions_sorted(in, max_partitions, max_contributions, k, threads, keep.data(), units);
     kept.clear();
-    for (std::size_t i = 0; i < in.n; ++i)
+    for (std::size_t i = 0; i < in.n; ++i) {
         if (keep[i]) kept.push_back(static_cast<std::int64_t>(i));
+        if (in.group[i] >= 0) seen[in.group[i]] = 1;
+    }
 }
 
 }  // namespace pydp::aggregate
