@@ -16,13 +16,19 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
 
 #include "pydp/parallel.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace pydp::aggregate {
 
@@ -226,22 +232,54 @@ inline void prefetch_line(const void* p) noexcept {
 }
 inline constexpr std::size_t kPrefetch = 16;
 
-// Per person, the smallest (pair priority, group) keys seen so far, at most k of them, in increasing order:
-// words [filled][pair 0 .. k-1][group 0 .. k-1] (one 64-byte line for k = 3).
+// Zeroed 64-byte-aligned words for a table read at random, one line per row: on Linux the kernel is asked
+// for transparent huge pages (madvise), so that random reads of a large table do not miss the TLB.
+class LineBuffer {
+public:
+    explicit LineBuffer(std::size_t words) {
+        const std::size_t bytes = std::max<std::size_t>(words, 1) * sizeof(std::uint64_t);
+        const std::size_t align = bytes >= (std::size_t{1} << 22) ? (std::size_t{1} << 21) : 64;
+        size_ = (bytes + align - 1) / align * align;
+        p_ = static_cast<std::uint64_t*>(std::aligned_alloc(align, size_));
+        if (p_ == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (align > 64) madvise(p_, size_, MADV_HUGEPAGE);  // a hint: failure leaves normal pages
+#endif
+        std::memset(p_, 0, size_);
+    }
+    LineBuffer(const LineBuffer&) = delete;
+    LineBuffer& operator=(const LineBuffer&) = delete;
+    LineBuffer(LineBuffer&& o) noexcept : p_(o.p_), size_(o.size_) { o.p_ = nullptr; }
+    ~LineBuffer() { std::free(p_); }
+    std::uint64_t* data() const noexcept { return p_; }
+
+private:
+    std::uint64_t* p_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// Per person, its hash and the smallest (pair priority, group) keys seen so far, at most k of them, in
+// increasing order: words [person hash][filled][pair 0 .. k-1][group 0 .. k-1], padded to a power of two
+// up to 8 words (one 64-byte line for k <= 3), so each row touches one line.
 class TopKeys {
 public:
-    TopKeys(std::size_t persons, std::size_t k) : k_(k), stride_(1 + 2 * k), w_(persons * (1 + 2 * k), 0) {}
+    TopKeys(std::size_t persons, std::size_t k, const std::uint64_t* person_hash)
+        : k_(k), stride_(stride_for(k)), w_(persons * stride_for(k)) {
+        for (std::size_t p = 0; p < persons; ++p) w_.data()[p * stride_] = person_hash[p];
+    }
     std::uint64_t* at(std::size_t p) noexcept { return w_.data() + p * stride_; }
     const std::uint64_t* at(std::size_t p) const noexcept { return w_.data() + p * stride_; }
-    std::size_t k() const noexcept { return k_; }
     void prefetch(std::size_t p) const noexcept { prefetch_line(w_.data() + p * stride_); }
+    static std::uint64_t hash(const std::uint64_t* r) noexcept { return r[0]; }
+    static std::size_t filled(const std::uint64_t* r) noexcept { return static_cast<std::size_t>(r[1]); }
+    const std::uint64_t* pairs(const std::uint64_t* r) const noexcept { return r + 2; }
+    const std::uint64_t* groups(const std::uint64_t* r) const noexcept { return r + 2 + k_; }
 
-    // Insert (pair, group) unless it is there already or not among the k smallest.
-    void insert(std::size_t p, std::uint64_t pair, std::uint64_t group) noexcept {
-        std::uint64_t* r = at(p);
-        const std::size_t f = static_cast<std::size_t>(r[0]);
-        std::uint64_t* pairs = r + 1;
-        std::uint64_t* groups = r + 1 + k_;
+    // Insert (pair, group) in record r unless it is there already or not among the k smallest.
+    void insert(std::uint64_t* r, std::uint64_t pair, std::uint64_t group) const noexcept {
+        const std::size_t f = static_cast<std::size_t>(r[1]);
+        std::uint64_t* pairs = r + 2;
+        std::uint64_t* groups = r + 2 + k_;
         if (f == k_ && (pair > pairs[f - 1] || (pair == pairs[f - 1] && group >= groups[f - 1]))) return;
         std::size_t pos = 0;
         while (pos < f && (pairs[pos] < pair || (pairs[pos] == pair && groups[pos] < group))) ++pos;
@@ -252,12 +290,19 @@ public:
         }
         pairs[pos] = pair;
         groups[pos] = group;
-        if (f < k_) r[0] = f + 1;
+        if (f < k_) r[1] = f + 1;
     }
 
 private:
+    static std::size_t stride_for(std::size_t k) noexcept {
+        const std::size_t w = 2 + 2 * k;
+        if (w > 8) return (w + 7) / 8 * 8;
+        std::size_t s = 1;
+        while (s < w) s *= 2;
+        return s;
+    }
     std::size_t k_, stride_;
-    std::vector<std::uint64_t> w_;
+    LineBuffer w_;
 };
 
 struct Candidate {
@@ -287,13 +332,13 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     const std::size_t nranges = n == 0 ? 0 : (n + span - 1) / span;
     std::vector<std::uint64_t> group_mix(in.groups);
     for (std::size_t g = 0; g < in.groups; ++g) group_mix[g] = fmix(in.group_hash[g] ^ k.group_salt);
-    auto pair_of = [&](std::size_t p, std::int64_t g) {
-        return keyed_mix(in.person_hash[p] ^ group_mix[static_cast<std::size_t>(g)], k.pair0, k.pair1);
+    auto pair_of = [&](std::uint64_t person_hash, std::int64_t g) {
+        return keyed_mix(person_hash ^ group_mix[static_cast<std::size_t>(g)], k.pair0, k.pair1);
     };
     // (1) the kept pairs of every person
     std::vector<detail::TopKeys> tables;
     tables.reserve(std::max<std::size_t>(1, nranges));
-    for (std::size_t c = 0; c < std::max<std::size_t>(1, nranges); ++c) tables.emplace_back(in.persons, kp);
+    for (std::size_t c = 0; c < std::max<std::size_t>(1, nranges); ++c) tables.emplace_back(in.persons, kp, in.person_hash);
     std::vector<std::vector<std::uint8_t>> seen_in(std::max<std::size_t>(1, nranges), std::vector<std::uint8_t>(in.groups, 0));
     pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
         detail::TopKeys& t = tables[c];
@@ -301,17 +346,15 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
         for (std::size_t i = i0; i < i1; ++i) {
             if (i + detail::kPrefetch < i1) {
                 const std::int64_t q = in.person[i + detail::kPrefetch];
-                if (q >= 0 && static_cast<std::size_t>(q) < in.persons) {
-                    t.prefetch(static_cast<std::size_t>(q));
-                    detail::prefetch_line(in.person_hash + q);
-                }
+                if (q >= 0 && static_cast<std::size_t>(q) < in.persons) t.prefetch(static_cast<std::size_t>(q));
             }
             const std::int64_t p = in.person[i], g = in.group[i];
             if (p < 0 || static_cast<std::size_t>(p) >= in.persons || g < -1 || g >= static_cast<std::int64_t>(in.groups))
                 throw std::invalid_argument("person or group code out of range");
             if (g < 0) continue;
             saw[g] = 1;
-            t.insert(static_cast<std::size_t>(p), pair_of(static_cast<std::size_t>(p), g), static_cast<std::uint64_t>(g));
+            std::uint64_t* r = t.at(static_cast<std::size_t>(p));
+            t.insert(r, pair_of(detail::TopKeys::hash(r), g), static_cast<std::uint64_t>(g));
         }
     });
     for (const auto& v : seen_in)
@@ -322,10 +365,11 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
             for (std::size_t c = 1; c < tables.size(); ++c)
                 for (std::size_t p = p0; p < p1; ++p) {
                     const std::uint64_t* r = tables[c].at(p);
-                    for (std::size_t j = 0; j < r[0]; ++j) top.insert(p, r[1 + j], r[1 + kp + j]);
+                    for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j)
+                        top.insert(top.at(p), tables[c].pairs(r)[j], tables[c].groups(r)[j]);
                 }
         });
-        tables.erase(tables.begin() + 1, tables.end());
+        while (tables.size() > 1) tables.pop_back();
     }
     // (2) the rows of the kept pairs, in row order
     std::vector<std::vector<detail::Candidate>> found(std::max<std::size_t>(1, nranges));
@@ -337,8 +381,8 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
             if (g < 0) continue;
             const std::size_t p = static_cast<std::size_t>(in.person[i]);
             const std::uint64_t* r = top.at(p);
-            const std::uint64_t* groups = r + 1 + kp;
-            for (std::size_t j = 0; j < r[0]; ++j)
+            const std::uint64_t* groups = top.groups(r);
+            for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j)
                 if (groups[j] == static_cast<std::uint64_t>(g)) {
                     out.push_back(detail::Candidate{static_cast<std::int64_t>(i), p * kp + j});
                     break;
@@ -366,10 +410,10 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
         const std::size_t slot = cands[j].slot;
         if (count[slot] <= max_contributions) continue;
         const std::uint64_t* r = top.at(slot / kp);
-        const std::uint64_t pair = r[1 + slot % kp];
+        const std::uint64_t pair = top.pairs(r)[slot % kp];
         const std::uint64_t row = keyed_mix(pair ^ content_hash(in, static_cast<std::size_t>(cands[j].index)), k.row0, k.row1);
         // the candidate's position orders like its row index (candidates are in row order)
-        e.push_back(detail::Entry{pair, static_cast<std::int64_t>(r[1 + kp + slot % kp]), row, static_cast<std::int64_t>(j)});
+        e.push_back(detail::Entry{pair, static_cast<std::int64_t>(top.groups(r)[slot % kp]), row, static_cast<std::int64_t>(j)});
         keep[j] = 0;
     }
     std::sort(e.begin(), e.end());
@@ -393,7 +437,7 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
         if (keep[j]) kept.push_back(cands[j].index);
     for (std::size_t p = 0; p < in.persons; ++p) {
         const std::uint64_t* r = top.at(p);
-        for (std::size_t j = 0; j < r[0]; ++j) ++units[r[1 + kp + j]];
+        for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j) ++units[top.groups(r)[j]];
     }
 }
 
