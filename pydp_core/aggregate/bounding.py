@@ -184,7 +184,13 @@ def factorize(column: Any, name: str, *, dense: bool = True) -> tuple[np.ndarray
         raise ValueError(f"column {name!r} has nulls (missing identifiers are not supported)")
     if dense and _integer_kind(column, arrow) and len(column):
         values = np.asarray(column.to_numpy(), dtype=np.int64)
-        lo, hi = int(values.min()), int(values.max())
+        if arrow:  # one multi-threaded pass for both
+            import pyarrow.compute as pc
+
+            mm = pc.min_max(column)
+            lo, hi = int(mm["min"].as_py()), int(mm["max"].as_py())
+        else:
+            lo, hi = int(values.min()), int(values.max())
         if hi - lo < DENSE_SLACK * values.shape[0] + 1024:
             return (values if lo == 0 else values - lo), np.arange(lo, hi + 1, dtype=np.int64)
     if arrow:
