@@ -275,15 +275,16 @@ public:
     const std::uint64_t* pairs(const std::uint64_t* r) const noexcept { return r + 2; }
     const std::uint64_t* groups(const std::uint64_t* r) const noexcept { return r + 2 + k_; }
 
-    // Insert (pair, group) in record r unless it is there already or not among the k smallest.
-    void insert(std::uint64_t* r, std::uint64_t pair, std::uint64_t group) const noexcept {
+    // Insert (pair, group) in record r unless it is there already or not among the k smallest; true if it
+    // is in the record afterwards.
+    bool insert(std::uint64_t* r, std::uint64_t pair, std::uint64_t group) const noexcept {
         const std::size_t f = static_cast<std::size_t>(r[1]);
         std::uint64_t* pairs = r + 2;
         std::uint64_t* groups = r + 2 + k_;
-        if (f == k_ && (pair > pairs[f - 1] || (pair == pairs[f - 1] && group >= groups[f - 1]))) return;
+        if (f == k_ && (pair > pairs[f - 1] || (pair == pairs[f - 1] && group > groups[f - 1]))) return false;
         std::size_t pos = 0;
         while (pos < f && (pairs[pos] < pair || (pairs[pos] == pair && groups[pos] < group))) ++pos;
-        if (pos < f && pairs[pos] == pair && groups[pos] == group) return;
+        if (pos < f && pairs[pos] == pair && groups[pos] == group) return true;
         for (std::size_t j = (f < k_ ? f : k_ - 1); j > pos; --j) {
             pairs[j] = pairs[j - 1];
             groups[j] = groups[j - 1];
@@ -291,6 +292,7 @@ public:
         pairs[pos] = pair;
         groups[pos] = group;
         if (f < k_) r[1] = f + 1;
+        return true;
     }
 
 private:
@@ -309,23 +311,28 @@ struct Candidate {
     std::int64_t index;  // row
     std::size_t slot;    // person * k + rank of the pair among the person's kept pairs
 };
+struct Seen {  // a row whose pair was among its range's smallest keys when the row was read
+    std::int64_t index;
+    std::uint32_t person, group;
+};
 }  // namespace detail
 
-// The same kept rows and pairs as bound_contributions_sorted, for max_partitions <= kMaxStreamingPartitions,
-// without sorting the rows by person: (1) one pass over the rows keeps per person the max_partitions
-// smallest (pair priority, group) keys (one table per row range, merged per person: the smallest keys of
-// a union do not depend on how it was split); (2) a second pass collects, in row order, the rows of the
-// kept pairs; (3) pairs with at most max_contributions rows keep them all, the others keep the rows with
-// the smallest row priorities exactly as the sorted path does. Two random accesses per row to one
-// cache line per person, against three for the counting sort, and no copy of the rows. Returns the kept
-// row indices in increasing order.
+// The same kept rows and pairs as bound_contributions_sorted, for max_partitions <= kMaxStreamingPartitions
+// (and fewer than 2^32 persons and groups), without sorting the rows by person: (1) one pass over the rows
+// keeps per person the max_partitions smallest (pair priority, group) keys (one table per row range, merged
+// per person: the smallest keys of a union do not depend on how it was split) and records the rows whose
+// key was among them when read; (2) of those, the rows of the finally kept pairs are collected in row
+// order; (3) pairs with at most max_contributions rows keep them all, the others keep the rows with the
+// smallest row priorities exactly as the sorted path does. One random access per row, to one cache line
+// per person (prefetched ahead), and no copy of the rows. Returns the kept row indices in increasing order.
 inline constexpr std::size_t kMaxStreamingPartitions = 16;
 
 inline void bound_contributions_streaming(const BoundingInput& in, std::size_t max_partitions,
                                           std::size_t max_contributions, const BoundingKeys& k, unsigned threads,
                                           std::vector<std::int64_t>& kept, std::int64_t* units, std::uint8_t* seen) {
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
-    if (max_partitions > kMaxStreamingPartitions) throw std::invalid_argument("max_partitions too large for streaming");
+    if (max_partitions > kMaxStreamingPartitions || in.persons >= (std::size_t{1} << 32) || in.groups >= (std::size_t{1} << 32))
+        throw std::invalid_argument("streaming bounding needs max_partitions <= 16 and fewer than 2^32 persons and groups");
     const std::size_t n = in.n, kp = max_partitions;
     const unsigned nt = std::max(1u, std::min(threads, 64u));
     const std::size_t span = std::max<std::size_t>(1 << 16, (n + nt - 1) / nt);
@@ -340,9 +347,11 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     tables.reserve(std::max<std::size_t>(1, nranges));
     for (std::size_t c = 0; c < std::max<std::size_t>(1, nranges); ++c) tables.emplace_back(in.persons, kp, in.person_hash);
     std::vector<std::vector<std::uint8_t>> seen_in(std::max<std::size_t>(1, nranges), std::vector<std::uint8_t>(in.groups, 0));
+    std::vector<std::vector<detail::Seen>> early(std::max<std::size_t>(1, nranges));
     pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
         detail::TopKeys& t = tables[c];
         std::uint8_t* const saw = seen_in[c].data();
+        std::vector<detail::Seen>& maybe = early[c];
         for (std::size_t i = i0; i < i1; ++i) {
             if (i + detail::kPrefetch < i1) {
                 const std::int64_t q = in.person[i + detail::kPrefetch];
@@ -354,7 +363,9 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
             if (g < 0) continue;
             saw[g] = 1;
             std::uint64_t* r = t.at(static_cast<std::size_t>(p));
-            t.insert(r, pair_of(detail::TopKeys::hash(r), g), static_cast<std::uint64_t>(g));
+            if (t.insert(r, pair_of(detail::TopKeys::hash(r), g), static_cast<std::uint64_t>(g)))
+                maybe.push_back(detail::Seen{static_cast<std::int64_t>(i), static_cast<std::uint32_t>(p),
+                                             static_cast<std::uint32_t>(g)});
         }
     });
     for (const auto& v : seen_in)
@@ -371,23 +382,24 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
         });
         while (tables.size() > 1) tables.pop_back();
     }
-    // (2) the rows of the kept pairs, in row order
-    std::vector<std::vector<detail::Candidate>> found(std::max<std::size_t>(1, nranges));
-    pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+    // (2) the rows of the kept pairs, in row order. A row of a finally kept pair was among its range's
+    // smallest keys when it was read (a key among the smallest of all is among the smallest of any subset
+    // that holds it), so only the rows recorded in (1) need to be checked against the final keys.
+    std::vector<std::vector<detail::Candidate>> found(early.size());
+    pydp::parallel_chunks(early.size(), 1, nt, [&](std::size_t c, std::size_t, std::size_t) {
+        const std::vector<detail::Seen>& maybe = early[c];
         std::vector<detail::Candidate>& out = found[c];
-        for (std::size_t i = i0; i < i1; ++i) {
-            if (i + detail::kPrefetch < i1) top.prefetch(static_cast<std::size_t>(in.person[i + detail::kPrefetch]));
-            const std::int64_t g = in.group[i];
-            if (g < 0) continue;
-            const std::size_t p = static_cast<std::size_t>(in.person[i]);
-            const std::uint64_t* r = top.at(p);
+        for (std::size_t j = 0; j < maybe.size(); ++j) {
+            if (j + detail::kPrefetch < maybe.size()) top.prefetch(maybe[j + detail::kPrefetch].person);
+            const std::uint64_t* r = top.at(maybe[j].person);
             const std::uint64_t* groups = top.groups(r);
-            for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j)
-                if (groups[j] == static_cast<std::uint64_t>(g)) {
-                    out.push_back(detail::Candidate{static_cast<std::int64_t>(i), p * kp + j});
+            for (std::size_t q = 0; q < detail::TopKeys::filled(r); ++q)
+                if (groups[q] == maybe[j].group) {
+                    out.push_back(detail::Candidate{maybe[j].index, static_cast<std::size_t>(maybe[j].person) * kp + q});
                     break;
                 }
         }
+        std::vector<detail::Seen>().swap(early[c]);
     });
     std::vector<detail::Candidate> cands;
     if (found.size() == 1) {
@@ -446,7 +458,8 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
 inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
                                 const BoundingKeys& k, unsigned threads, std::vector<std::int64_t>& kept,
                                 std::int64_t* units, std::uint8_t* seen) {
-    if (max_partitions <= kMaxStreamingPartitions) {
+    if (max_partitions <= kMaxStreamingPartitions && in.persons < (std::size_t{1} << 32) &&
+        in.groups < (std::size_t{1} << 32)) {
         bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units, seen);
         return;
     }
