@@ -161,8 +161,13 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
         sel = _selection(shares[-1], dl, kp) if selection else None
         laplace = BudgetPlan("pure" if dl == 0.0 else "approx", "laplace",
                              _plans(requests, "epsilon", shares[:n], kp, kc, bounds, "epsilon"), sel, eps, dl, None)
-    if kind in (None, "gaussian"):
+    if kind == "gaussian":
         gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds)
+    elif kind is None:
+        try:  # the default falls back to Laplace when the Gaussian split cannot be calibrated
+            gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds)
+        except ValueError:
+            gaussian = None
     if laplace is None or gaussian is None:
         out = laplace if gaussian is None else gaussian
         assert out is not None
