@@ -260,9 +260,10 @@ def test_gaussian_tester_catches_half_the_noise(monkeypatch):
 
 
 def test_default_noise_falls_back_to_laplace_when_gaussian_cannot_be_calibrated():
-    """epsilon = 1e-8 at delta = 1e-6 leaves a zCDP block too small for a discrete Gaussian below 2**42 steps
-    squared; Laplace works: the default takes it, and an explicit noise='gaussian' names the budget."""
-    kw = dict(epsilon=1e-8, delta=1e-6, aggregations={"x": ["count"]}, bounds=None, public_partitions=list(range(9)))
+    """epsilon = 1e-8 at delta = 1e-12 leaves a zCDP block too small for the exact discrete Gaussian sampler
+    (sigma^2 = n / 2**20 needs n <= 2**62); Laplace works: the default takes it, and an explicit
+    noise='gaussian' names the budget."""
+    kw = dict(epsilon=1e-8, delta=1e-12, aggregations={"x": ["count"]}, bounds=None, public_partitions=list(range(9)))
     assert aggregate_report(_run(DF, **kw))["budget"]["noise"] == "laplace"
     with pytest.raises(ValueError, match="epsilon"):
         _run(DF, noise="gaussian", **kw)

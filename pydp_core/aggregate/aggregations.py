@@ -205,7 +205,8 @@ def _sigma2_for(l2_squared: int, rho: float, what: str) -> Fraction:
     if not Fraction(l2_squared) / (2 * sigma2) <= r:
         raise ArithmeticError("discrete Gaussian calibration could not be verified")
     if sigma2.numerator > MAX_PARAM or sigma2.denominator > MAX_PARAM:
-        raise ValueError(f"the budget of {what} is too small for Gaussian noise (sigma^2 would exceed 2**42 steps)")
+        raise ValueError(f"the budget of {what} is too small for Gaussian noise (sigma^2 beyond the exact sampler's "
+                         "range: n / d with n, d <= 2**62)")
     return sigma2
 
 
