@@ -1,7 +1,8 @@
 // Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
-// bounding and keyed per-group discrete Laplace noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
+// bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -17,53 +18,18 @@ namespace agg = pydp::aggregate;
 using i64array = py::array_t<std::int64_t, py::array::c_style>;
 using u64array = py::array_t<std::uint64_t, py::array::c_style>;
 
-void register_aggregate(py::module_ m) {
-    m.doc() = "aggregate kernels: per-person contribution bounding, keyed per-group noise";
+namespace {
+// x[j] + noise of gen.spawn(streams[j]) for integers, and the grid release of x[j] with that noise, for
+// one exact sampler family parameterised by the rational s/d (pydp/aggregate/keyed_noise.hpp).
+template <class Sampler>
+void bind_keyed_noise(py::module_& m, const char* integers, const char* release, const char* law) {
     m.def(
-        "bound_contributions",
-        [](const i64array& person, const u64array& person_hash, const i64array& group, const u64array& group_hash,
-           const std::vector<darray>& values, std::uint64_t content_seed, std::size_t max_partitions,
-           std::size_t max_contributions, const u64array& keys, long threads) {
-            const py::ssize_t n = person.size();
-            if (person.ndim() != 1 || group.ndim() != 1 || group.size() != n)
-                throw std::invalid_argument("person and group must be 1-d arrays of one length");
-            std::vector<const double*> columns;
-            for (const darray& v : values) {
-                if (v.ndim() != 1 || v.size() != n) throw std::invalid_argument("values: 1-d arrays of the rows' length");
-                columns.push_back(v.data());
-            }
-            if (keys.size() != 7) throw std::invalid_argument("keys must hold 7 words");
-            const std::uint64_t* w = keys.data();
-            const agg::BoundingKeys k{w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
-            const agg::BoundingInput in{static_cast<std::size_t>(n), person.data(), person_hash.data(),
-                                        static_cast<std::size_t>(person_hash.size()), group.data(), group_hash.data(),
-                                        static_cast<std::size_t>(group_hash.size()), columns.data(), columns.size(),
-                                        content_seed};
-            py::array_t<std::uint8_t> keep(n);
-            i64array units(group_hash.size());
-            std::fill(keep.mutable_data(), keep.mutable_data() + n, std::uint8_t{0});
-            std::fill(units.mutable_data(), units.mutable_data() + units.size(), std::int64_t{0});
-            std::uint8_t* kp = keep.mutable_data();
-            std::int64_t* up = units.mutable_data();
-            const unsigned nt = resolve_threads(threads);
-            {
-                py::gil_scoped_release release;
-                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kp, up);
-            }
-            return py::make_tuple(keep, units);
-        },
-        py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
-        py::arg("content_seed"),
-        py::arg("max_partitions"), py::arg("max_contributions"), py::arg("keys"), py::arg("threads"),
-        "(keep flags per row, kept (person, group) pairs per group); see pydp/aggregate/bounding.hpp");
-
-    m.def(
-        "keyed_laplace_integers",
+        integers,
         [](const pydp::random::Generator& base, const u64array& streams, const i64array& x, std::uint64_t s,
            std::uint64_t d, long threads) {
             if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
                 throw std::invalid_argument("streams and x must be 1-d arrays of one length");
-            const pydp::discrete::DiscreteLaplace sampler(s, d);
+            const Sampler sampler(s, d);
             i64array out(x.size());
             const std::uint64_t* st = streams.data();
             const std::int64_t* in = x.data();
@@ -76,14 +42,14 @@ void register_aggregate(py::module_ m) {
             return out;
         },
         py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("threads"),
-        "x[j] + discrete Laplace(t = s/d) noise from gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)");
+        (std::string("x[j] + ") + law + " noise from gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)").c_str());
     m.def(
-        "keyed_laplace_release",
+        release,
         [](const pydp::random::Generator& base, const u64array& streams, const darray& x, std::uint64_t s,
            std::uint64_t d, int grid_exponent, long threads) {
             if (streams.ndim() != 1 || x.ndim() != 1 || streams.size() != x.size())
                 throw std::invalid_argument("streams and x must be 1-d arrays of one length");
-            const pydp::discrete::DiscreteLaplace sampler(s, d);
+            const Sampler sampler(s, d);
             darray out(x.size());
             const std::uint64_t* st = streams.data();
             const double* in = x.data();
@@ -96,7 +62,61 @@ void register_aggregate(py::module_ m) {
             return out;
         },
         py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"),
-        py::arg("threads"), "the grid release of x[j] with the noise of gen.spawn(streams[j])");
+        py::arg("threads"), (std::string("the grid release of x[j] with ") + law + " noise of gen.spawn(streams[j])").c_str());
+}
+}  // namespace
+
+void register_aggregate(py::module_ m) {
+    m.doc() = "aggregate kernels: per-person contribution bounding, keyed per-group noise";
+    m.def(
+        "bound_contributions",
+        [](const i64array& person, const u64array& person_hash, const i64array& group, const u64array& group_hash,
+           const std::vector<darray>& values, const darray& bounds, std::uint64_t content_seed,
+           std::size_t max_partitions, std::size_t max_contributions, const u64array& keys, long threads) {
+            const py::ssize_t n = person.size();
+            if (person.ndim() != 1 || group.ndim() != 1 || group.size() != n)
+                throw std::invalid_argument("person and group must be 1-d arrays of one length");
+            std::vector<const double*> columns;
+            for (const darray& v : values) {
+                if (v.ndim() != 1 || v.size() != n) throw std::invalid_argument("values: 1-d arrays of the rows' length");
+                columns.push_back(v.data());
+            }
+            if (bounds.size() != 0 && bounds.size() != static_cast<py::ssize_t>(2 * columns.size()))
+                throw std::invalid_argument("bounds: empty, or (low, high) per values column");
+            for (py::ssize_t j = 0; j + 1 < bounds.size(); j += 2)
+                if (!(bounds.data()[j] <= bounds.data()[j + 1])) throw std::invalid_argument("bounds: low <= high");
+            if (keys.size() != 7) throw std::invalid_argument("keys must hold 7 words");
+            const std::uint64_t* w = keys.data();
+            const agg::BoundingKeys k{w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
+            const agg::BoundingInput in{static_cast<std::size_t>(n), person.data(), person_hash.data(),
+                                        static_cast<std::size_t>(person_hash.size()), group.data(), group_hash.data(),
+                                        static_cast<std::size_t>(group_hash.size()), columns.data(), columns.size(),
+                                        content_seed, bounds.size() ? bounds.data() : nullptr};
+            i64array units(group_hash.size());
+            std::fill(units.mutable_data(), units.mutable_data() + units.size(), std::int64_t{0});
+            std::int64_t* up = units.mutable_data();
+            py::array_t<std::uint8_t> seen(group_hash.size());
+            std::fill(seen.mutable_data(), seen.mutable_data() + seen.size(), std::uint8_t{0});
+            std::uint8_t* sp = seen.mutable_data();
+            std::vector<std::int64_t> kept;
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kept, up, sp);
+            }
+            i64array rows(static_cast<py::ssize_t>(kept.size()));
+            std::copy(kept.begin(), kept.end(), rows.mutable_data());
+            return py::make_tuple(rows, units, seen);
+        },
+        py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
+        py::arg("bounds"), py::arg("content_seed"), py::arg("max_partitions"), py::arg("max_contributions"),
+        py::arg("keys"), py::arg("threads"),
+        "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
+
+    bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
+                                                     "discrete Laplace(t = s/d)");
+    bind_keyed_noise<pydp::discrete::DiscreteGaussian>(m, "keyed_gaussian_integers", "keyed_gaussian_release",
+                                                      "discrete Gaussian(sigma^2 = s/d)");
 }
 
 }  // namespace pydp_bind

@@ -29,7 +29,7 @@ def people(n_people=5000, n_groups=20, rows=20000, seed=1):
 
 ARGS = dict(
     privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean", "variance"], "pid": ["privacy_id_count"]},
-    bounds={"x": (0.0, 10.0)}, max_partitions=3, max_contributions=2, epsilon=2.0, delta=1e-6,
+    bounds={"x": (0.0, 10.0)}, max_partitions=3, max_contributions=2, epsilon=2.0, delta=1e-6, noise="laplace",
 )
 
 

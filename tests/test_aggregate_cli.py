@@ -113,3 +113,39 @@ def test_output_is_atomic_and_never_the_input(tmp_path, data):
         run(str(src), str(tmp_path / "y.parquet"), "--privacy-unit", "user", "--group-by", "city",
             "--max-partitions", "1", "--max-contributions", "1", "--epsilon", "1")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet", "release.key"]
+
+
+@pytest.mark.parametrize("budget, kw", [
+    (["--rho", "0.7", "--delta", "1e-7"], dict(rho=0.7, delta=1e-7)),
+    (["--epsilon", "2", "--delta", "1e-7", "--noise", "gaussian"], dict(epsilon=2.0, delta=1e-7, noise="gaussian")),
+])
+def test_gaussian_budgets_on_the_command_line(tmp_path, data, budget, kw):
+    """--rho and --noise gaussian give the library's release; the metadata and sidecar record the definition,
+    the noise and every aggregate's sigma2."""
+    table, key = data
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    common = COMMON[:-5] + ["--quiet"]  # without --epsilon 2 --delta 1e-7
+    assert run(str(src), str(dst), *common, *budget, "-k", key) == 0
+    out = pq.read_table(dst)
+    ref = aggregate(table, privacy_unit="user", by="city", aggregations={"user": ["count", "privacy_id_count"],
+                    "spend": ["sum", "mean"]}, bounds={"spend": (0.0, 500.0)}, max_partitions=2, max_contributions=3,
+                    key=KEY, **kw)
+    assert out.equals(ref.replace_schema_metadata(out.schema.metadata))
+    meta = json.loads(pq.read_metadata(dst).metadata[REPORT_KEY.encode()])
+    assert meta == json.loads((tmp_path / "out.parquet.json").read_text())
+    assert meta["budget"]["noise"] == "gaussian"
+    if "rho" in kw:
+        assert meta["budget"]["definition"] == "approximate zCDP" and meta["budget"]["rho"] <= 0.7
+    else:
+        assert meta["budget"]["epsilon"] <= 2.0 and meta["budget"]["delta"] <= 1e-7
+    assert all("sigma2" in c for a in meta["aggregates"].values() for c in a["components"].values())
+
+
+def test_epsilon_and_rho_are_exclusive(tmp_path, data, capsys):
+    table, key = data
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    with pytest.raises(SystemExit):
+        run(str(src), str(tmp_path / "o.parquet"), *COMMON, "--rho", "1")
+    assert "--rho" in capsys.readouterr().err

@@ -34,7 +34,11 @@ PUBLIC = dict(ARGS, by=["city", "g"], aggregations={"x": ["sum"]}, delta=0.0,
               public_partitions=[("a", 1), ("b", 2), ("zz", 99)])
 
 
-@pytest.mark.parametrize("args", [ARGS, PUBLIC], ids=["selection", "public"])
+ZCDP = {k: v for k, v in ARGS.items() if k != "epsilon"} | dict(rho=0.8)
+GAUSS = dict(ARGS, noise="gaussian")
+
+
+@pytest.mark.parametrize("args", [ARGS, PUBLIC, ZCDP, GAUSS], ids=["selection", "public", "zcdp", "gaussian"])
 def test_dask_equals_local_for_any_partitioning(args):
     df = table()
     local = aggregate(df, **args)

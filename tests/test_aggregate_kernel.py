@@ -83,14 +83,39 @@ def test_kernel_matches_the_numpy_reference(seed, n, persons, groups, values, kp
     rows, units = reference(*args, kp, kc, KEY)
     assert np.array_equal(got.rows, rows)
     assert np.array_equal(got.units, units)
+    group = args[2]
+    assert np.array_equal(got.seen, np.bincount(group[group >= 0], minlength=args[3].shape[0]) > 0)
 
 
-def test_thread_count_does_not_change_the_kept_rows():
+NO_BOUNDS = np.zeros(0)
+
+
+@pytest.mark.parametrize("kp", [3, 17])  # the streaming path (row ranges merged) and the sorted path
+def test_thread_count_does_not_change_the_kept_rows(kp):
     person, ph, group, gh, values = data(6, 200_000, 5000, 300, 50)
-    outs = [_core.aggregate.bound_contributions(person, ph, group, gh, values, 1, 2, 3, bounding_keys(KEY), t)
+    seed = int(content_seed(KEY))
+    outs = [_core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, kp, 3, bounding_keys(KEY), t)
             for t in (1, 2, 3)]
-    for keep, units in outs[1:]:
-        assert np.array_equal(keep, outs[0][0]) and np.array_equal(units, outs[0][1])
+    for rows, units, seen in outs[1:]:
+        assert np.array_equal(rows, outs[0][0]) and np.array_equal(units, outs[0][1]) and np.array_equal(seen, outs[0][2])
+    rows, units = reference(person, ph, group, gh, values, kp, 3, KEY)
+    assert np.array_equal(outs[0][0], rows) and np.array_equal(outs[0][1], units)
+    assert np.array_equal(outs[0][2].view(bool), np.bincount(group[group >= 0], minlength=gh.shape[0]) > 0)
+
+
+@pytest.mark.parametrize("kp", [2, 20])
+def test_kernel_clamps_raw_values_like_numpy_clip(kp):
+    """Raw values with bounds give the kept rows of the values clamped by numpy (the content hash is of the
+    clamped bits; -0.0 and 0.0 are one content)."""
+    person, ph, group, gh, values = data(11, 5000, 40, 30, 7)
+    raw = [values[0] * 3.0 - 9.0, np.where(values[0] == 0, -0.0, -values[0])]
+    bounds = [(-4.0, 5.5), (-2.0, 0.0)]
+    got = bound_contributions(person, ph, group, gh, raw, max_partitions=kp, max_contributions=2, key=KEY, bounds=bounds)
+    ref = bound_contributions(person, ph, group, gh, [np.clip(v, *b) for v, b in zip(raw, bounds)], max_partitions=kp,
+                              max_contributions=2, key=KEY)
+    assert np.array_equal(got.rows, ref.rows) and np.array_equal(got.units, ref.units)
+    assert np.array_equal(ref.rows, reference(person, ph, group, gh, [np.clip(v, *b) for v, b in zip(raw, bounds)], kp, 2,
+                                              KEY)[0])
 
 
 def test_kernel_rejects_bad_codes():
@@ -98,11 +123,14 @@ def test_kernel_rejects_bad_codes():
     for bad in (5, -2):
         group[3] = bad
         with pytest.raises(ValueError, match="out of range"):
-            _core.aggregate.bound_contributions(person, ph, group, gh, values, 1, 1, 1, bounding_keys(KEY), 1)
+            _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
     with pytest.raises(ValueError, match="limits"):
-        _core.aggregate.bound_contributions(*data(7, 100, 10, 5, 3), 1, 0, 1, bounding_keys(KEY), 1)
+        _core.aggregate.bound_contributions(*data(7, 100, 10, 5, 3), NO_BOUNDS, 1, 0, 1, bounding_keys(KEY), 1)
     with pytest.raises(ValueError, match="values"):
-        _core.aggregate.bound_contributions(person, ph, group, gh, [values[0][:5]], 1, 1, 1, bounding_keys(KEY), 1)
+        _core.aggregate.bound_contributions(person, ph, group, gh, [values[0][:5]], NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
+    with pytest.raises(ValueError, match="bounds"):
+        _core.aggregate.bound_contributions(person, ph, group, gh, values, np.array([1.0, 0.0]), 1, 1, 1,
+                                            bounding_keys(KEY), 1)
 
 
 def test_keyed_group_noise_is_the_stream_of_each_group():

@@ -187,7 +187,7 @@ def test_privatize_parquet_streams_and_matches_in_memory(capsys, tmp_path, batch
     assert code == 0, err
     assert "10000 rows" in err
     got = pq.read_table(dst)
-    want = _expected(table, etl.mechanism("laplace", epsilon=1.0, sensitivity=2.0))
+    want = _expected(table, etl.mechanism("laplace", epsilon=0.5, sensitivity=2.0))  # --epsilon 1 over two columns
     assert got.equals(want)
     assert got.column("x").null_count == table.column("x").null_count
     assert src.read_bytes() == before
@@ -219,7 +219,7 @@ def test_privatize_csv_to_csv_and_parquet(capsys, tmp_path):
         code, _, err = run(capsys, "privatize", str(src), str(tmp_path / name), "-c", "x", "-c", "y", *PRIV,
                            "--key-file", key, "--batch-rows", "700", "--no-progress")
         assert code == 0, err
-    mech = etl.mechanism("laplace", epsilon=1.0, sensitivity=2.0)
+    mech = etl.mechanism("laplace", epsilon=0.5, sensitivity=2.0)  # --epsilon 1 is the total over x and y
     want = _expected(table, mech)
     back = pcsv.read_csv(tmp_path / "out.csv", convert_options=pcsv.ConvertOptions(column_types={"name": pa.string()}))
     np.testing.assert_array_equal(back.column("x").to_numpy(zero_copy_only=False), want.column("x").to_numpy(zero_copy_only=False))
@@ -230,6 +230,44 @@ def test_privatize_csv_to_csv_and_parquet(capsys, tmp_path):
     pqt = pq.read_table(tmp_path / "out.parquet")
     np.testing.assert_array_equal(pqt.column("y").to_numpy(), want.column("y").to_numpy())
     assert pqt.column("name").to_pylist() == table.column("name").to_pylist()
+
+
+@pytest.mark.parametrize("per_column", [False, True])
+def test_privatize_epsilon_is_the_total_per_record_unless_per_column(capsys, tmp_path, per_column):
+    """--epsilon/--delta are the total per record, split evenly over the columns; --budget-per-column gives
+    each column the whole budget. The Parquet metadata and the CSV sidecar record each column's share and
+    the composed budget per record; --help says which."""
+    table = _table(3000)
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    gauss = ["--mechanism", "gaussian", "--epsilon", "1.5", "--delta", "3e-6", "--sensitivity", "bounds", "--bounds",
+             "-1", "1", "--block-rows", "1024"]
+    flags = ["--budget-per-column"] if per_column else []
+    key = _write_key(tmp_path)
+    for name in ("out.parquet", "out.csv"):
+        code, _, err = run(capsys, "privatize", str(src), str(tmp_path / name), "-c", "x", "-c", "y", "-c", "id",
+                           *gauss, *flags, "--key-file", key, "--no-progress")
+        assert code == 0, err
+        total = "epsilon=4.5, delta=9e-06" if per_column else "epsilon=1.5, delta=3e-06"
+        assert f"({total}) per record in total" in err
+    eps, dl = (1.5, 3e-6) if per_column else (0.5, 1e-6)
+    mech = etl.mechanism("gaussian", epsilon=eps, delta=dl, sensitivity=2.0)
+    want = pydp_core.privatize(table, mech, columns=["x", "y", "id"], key=KEY, bounds=(-1.0, 1.0), block_rows=1024)
+    got = pq.read_table(tmp_path / "out.parquet")
+    assert got.select(["x", "y", "id"]).equals(want.select(["x", "y", "id"]))
+    import json
+
+    for rep in (json.loads(got.schema.metadata[b"pydp_core.release"]),
+                json.loads((tmp_path / "out.csv.release.json").read_text())):
+        assert {c: (v["epsilon"], v["delta"]) for c, v in rep["columns"].items()} == {c: (eps, dl) for c in "xy"} | {"id": (eps, dl)}
+        per_record = rep["budget_per_record"]
+        assert per_record["columns"] == 3
+        assert per_record["epsilon"] == pytest.approx(3 * eps) and per_record["delta"] == pytest.approx(3 * dl)
+        if not per_column:
+            assert per_record["epsilon"] <= 1.5 and per_record["delta"] <= 3e-6
+    with pytest.raises(SystemExit):
+        cli.main(["privatize", "--help"])
+    assert "TOTAL epsilon per record" in " ".join(capsys.readouterr().out.split())
 
 
 def test_memory_stays_at_a_few_batches_not_the_file(tmp_path):

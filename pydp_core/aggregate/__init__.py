@@ -21,13 +21,12 @@ import numpy as np
 from .._validation import (
     check_aggregate_names,
     check_confidence,
-    check_delta,
     check_int,
     check_positive_scalar,
 )
-from ..accounting import ApproxDP, compose
 from ..io.keyed import check_bounds, prepared_values
 from ..io.keys import check_key, generate_key
+from ._budget import BudgetPlan, plan_budget
 from .aggregations import (
     AGGREGATES,
     COMPONENTS,
@@ -38,9 +37,7 @@ from .aggregations import (
     limb_sums,
     limbs_to_totals,
     on_grid,
-    plan_aggregate,
     quantized_terms,
-    split_epsilon,
 )
 from .bounding import (
     bound_contributions,
@@ -104,8 +101,9 @@ class _Frame:
         if missing:
             raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
 
-    def values(self, name: str, bounds: tuple[float, float]) -> np.ndarray:
-        """A value column as float64 clamped to ``bounds``; nulls, NaN and non-numeric columns raise."""
+    def raw_values(self, name: str) -> np.ndarray:
+        """A value column as float64, not clamped (no copy for float64 data); nulls, NaN and non-numeric
+        columns raise. The bounding kernel clamps for its content hash; the kept rows are clamped after."""
         col = self.column(name)
         if self.kind == "arrow":
             import pyarrow as pa
@@ -115,12 +113,18 @@ class _Frame:
             numeric = col.dtype.kind in "iuf" or str(col.dtype) in ("Int64", "Int32", "Float64", "Float32")
         if not numeric:
             raise TypeError(f"aggregations: column {name!r} must be numeric (got {getattr(col, 'type', None) or col.dtype})")
-        self.check_complete(name)
+        if (col.null_count if self.kind == "arrow" else col.isna().any()):
+            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
         if self.kind == "arrow":
             arr = col.to_numpy()
         else:
             arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
-        return prepared_values(arr, bounds, name)
+        if arr.dtype.kind != "f":
+            return prepared_values(arr, None, name)  # integers: exact conversion checked
+        arr = arr.astype(np.float64, copy=False)
+        if arr.size and np.isnan(arr.min()):  # min propagates NaN: one pass, no temporary
+            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
+        return arr
 
 
 def _build(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
@@ -268,8 +272,10 @@ def aggregate(
     bounds: Mapping[str, tuple[float, float]] | None,
     max_partitions: int,
     max_contributions: int,
-    epsilon: float,
+    epsilon: float | None = None,
     delta: float = 0.0,
+    rho: float | None = None,
+    noise: str | None = None,
     key: bytes | None = None,
     public_partitions: Any = None,
     budget_split: Mapping[str, float] | None = None,
@@ -279,11 +285,19 @@ def aggregate(
 
     Each privacy unit (person) keeps at most ``max_partitions`` groups and, in each, at most
     ``max_contributions`` rows, chosen uniformly at random by keyed hashes; values are clamped to
-    ``bounds``. Every aggregate is released with exact discrete Laplace noise calibrated to its
-    sensitivity under these limits (``docs/aggregate.md``); groups are released by Laplace thresholding
-    on their number of units (Korolova et al. 2009; Wilson et al. 2020), or all of ``public_partitions``
-    (empty ones too) when the groups are public. The result is (epsilon, delta)-DP for adding or removing
-    all the rows of one privacy unit.
+    ``bounds``. Every aggregate is released with exact discrete Laplace or discrete Gaussian noise
+    (Canonne, Kamath and Steinke 2020) calibrated to its sensitivity under these limits (``docs/aggregate.md``); groups
+    are released by Laplace thresholding on their number of units (Korolova et al. 2009; Wilson et al.
+    2020), or all of ``public_partitions`` (empty ones too) when the groups are public. The result is
+    (epsilon, delta)-DP, or rho-zCDP (delta-approximate with selection), for adding or removing all the
+    rows of one privacy unit.
+
+    The total budget is ``epsilon`` (with ``delta``) or ``rho``, never both. Pure DP (``delta = 0``):
+    discrete Laplace. zCDP (``rho``): discrete Gaussian; partition selection then needs ``delta`` and
+    takes ``epsilon_s = sqrt(2 rho_s)``. Approximate DP (``delta > 0``): ``noise="laplace"`` spends delta
+    on selection only; ``noise="gaussian"`` gives selection its weight's share of epsilon and delta, and
+    the Gaussian aggregates the largest zCDP budget whose (epsilon, delta) conversion fits the rest; the
+    default picks the family whose noise standard deviations have the smaller geometric mean.
 
     Parameters
     ----------
@@ -302,10 +316,17 @@ def aggregate(
         The most groups one unit contributes to (>= 1).
     max_contributions : int
         The most rows one unit contributes to one group (>= 1).
-    epsilon : float
-        The total epsilon (> 0), split over the aggregates and the selection (``budget_split``).
+    epsilon : float, optional
+        The total epsilon (> 0), split over the aggregates and the selection (``budget_split``); required
+        unless ``rho`` is given.
     delta : float, optional
-        The total delta, spent on partition selection (needs > 0 unless ``public_partitions``).
+        The total delta (default 0): partition selection needs delta > 0 unless ``public_partitions``;
+        Gaussian noise under approximate DP needs it too.
+    rho : float, optional
+        The total zCDP budget (> 0) instead of ``epsilon``: discrete Gaussian noise for every aggregate.
+    noise : {"laplace", "gaussian"}, optional
+        The noise of the aggregates (see above); default: Laplace for pure DP, Gaussian for zCDP, the
+        smaller noise for approximate DP.
     key : bytes, optional
         A 32-byte release key (:func:`pydp_core.io.generate_key`). With a key the output is a function of
         (key, data) only: row order does not matter, and the same call reproduces it. Default: a fresh key.
@@ -331,8 +352,9 @@ def aggregate(
     TypeError
         For a table of another kind, non-numeric value columns, or arguments of the wrong type.
     ValueError
-        For missing columns, nulls or NaN, bounds with low >= high, limits below 1, epsilon <= 0, delta = 0
-        without public partitions, or a ``budget_split`` that does not cover the aggregates.
+        For missing columns, nulls or NaN, bounds with low >= high, limits below 1, epsilon <= 0, rho <= 0,
+        both or neither of epsilon and rho, delta = 0 without public partitions or with Gaussian noise under
+        epsilon, an unknown ``noise``, or a ``budget_split`` that does not cover the aggregates.
 
     Examples
     --------
@@ -347,7 +369,8 @@ def aggregate(
     frame = _Frame(table)
     spec = _spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
-                 key=key, public_partitions=public_partitions, budget_split=budget_split, confidence=confidence)
+                 rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
+                 confidence=confidence)
     group_cols, partials = partial_aggregates(frame, spec)
     return release_partials(spec, frame, group_cols, partials)
 
@@ -362,8 +385,7 @@ class AggregateSpec:
     bounds: dict
     max_partitions: int
     max_contributions: int
-    shares: list
-    delta: float
+    budget: BudgetPlan
     confidence: float | None
     key: bytes
     public: Any  # the raw public_partitions argument, or None
@@ -380,8 +402,9 @@ class AggregateSpec:
 
 
 def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any, bounds: Any, max_partitions: Any,
-          max_contributions: Any, epsilon: Any, delta: Any = 0.0, key: Any = None, public_partitions: Any = None,
-          budget_split: Any = None, confidence: Any = 0.95) -> AggregateSpec:
+          max_contributions: Any, epsilon: Any = None, delta: Any = 0.0, rho: Any = None, noise: Any = None,
+          key: Any = None, public_partitions: Any = None, budget_split: Any = None,
+          confidence: Any = 0.95) -> AggregateSpec:
     """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument)."""
     frame = _Names(names)
     pu = _column_name(privacy_unit, "privacy_unit", frame)
@@ -395,17 +418,15 @@ def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any
     col_bounds = _bounds(bounds, requests)
     kp = check_int(max_partitions, "max_partitions", 1, 1 << 30)
     kc = check_int(max_contributions, "max_contributions", 1, 1 << 30)
-    eps = check_positive_scalar(epsilon, "epsilon")
-    dl = float(check_delta(delta, "delta"))
-    if public_partitions is None and dl == 0.0:
-        raise ValueError("delta must be > 0 for partition selection, or give public_partitions")
     level = None if confidence is None else check_confidence(confidence, "confidence")
     key = generate_key() if key is None else check_key(key)
     agg_names = [f"{c}_{a}" for c, a in requests] + ([] if public_partitions is not None else ["selection"])
     if len(set(agg_names)) != len(agg_names):
         raise ValueError("aggregations ask for the same aggregate twice")
-    shares = split_epsilon(eps, _weights(budget_split, agg_names))
-    return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, shares, dl, level, key, public_partitions)
+    budget = plan_budget(epsilon=epsilon, delta=delta, rho=rho, noise=noise,
+                         weights=_weights(budget_split, agg_names), selection=public_partitions is None,
+                         requests=requests, max_partitions=kp, max_contributions=kc, bounds=col_bounds)
+    return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, key, public_partitions)
 
 
 class _Names:
@@ -438,18 +459,21 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         group_cols = public
     n_groups = group_cols[0].shape[0]
     g_hash = group_hashes(group_cols, key)
-    values = {c: frame.values(c, b) for c, b in spec.bounds.items()}
-    for c in {c for c, _ in spec.requests} - set(values) - {pu}:
+    raw = {c: frame.raw_values(c) for c in spec.bounds}
+    for c in {c for c, _ in spec.requests} - set(raw) - {pu}:
         frame.check_complete(c)
-    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(values.values()), max_partitions=spec.max_partitions,
-                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"))
+    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()), max_partitions=spec.max_partitions,
+                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
+                               bounds=list(spec.bounds.values()))
     row_groups = gid[kept.rows]
+    values = {c: np.clip(v[kept.rows], *spec.bounds[c]) for c, v in raw.items()}
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
     for c, comp in spec.components:
-        q = quantized_terms(comp, values[c][kept.rows], spec.bounds[c])
+        q = quantized_terms(comp, values[c], spec.bounds[c])
         for k, limb in enumerate(limb_sums(row_groups, q, n_groups)):
             partials[f"{c}\x00{comp}\x00{k}"] = limb
-    present = np.flatnonzero(np.bincount(gid if spec.public is None else gid[gid >= 0], minlength=n_groups))
+    present = np.flatnonzero(kept.seen if kept.seen is not None else
+                             np.bincount(gid[gid >= 0], minlength=n_groups))
     return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
 
 
@@ -466,7 +490,7 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     ``frame`` gives the output kind and the group columns' types (a :class:`_Frame`, or the pair
     (kind, types) of an engine); the result is the table :func:`aggregate` returns.
     """
-    key, kp, by_list = spec.key, spec.max_partitions, spec.by
+    key, by_list = spec.key, spec.by
     if spec.public is not None:
         public = _public_groups(spec.public, by_list, [np.asarray(c) for c in group_cols])
         lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in group_cols]))}
@@ -474,9 +498,8 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
         partials = {k: np.where(where >= 0, v[np.maximum(where, 0)] if v.size else 0, 0) for k, v in partials.items()}
         group_cols = public
     stream_ids = group_hashes(group_cols, key) >> np.uint64(1)
-    selection: ThresholdSelection | None = None
-    if spec.public is None:
-        selection = calibrate_selection(epsilon=spec.shares[-1], delta=spec.delta, max_partitions=kp)
+    selection = spec.budget.selection
+    if selection is not None:
         idx = np.flatnonzero(selection.select(partials["units"], stream_ids, subkey(key, "selection")))
         group_cols = [c[idx] for c in group_cols]
         stream_ids = stream_ids[idx]
@@ -486,9 +509,7 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     alpha = None if spec.confidence is None else 1.0 - spec.confidence
     columns: dict = {c: v for c, v in zip(by_list, group_cols)}
     report_aggs: dict = {}
-    for (col, agg), share in zip(spec.requests, spec.shares):
-        plan = plan_aggregate(agg, epsilon=share, max_partitions=kp, max_contributions=spec.max_contributions,
-                              bounds=spec.bounds.get(col))
+    for (col, agg), plan in zip(spec.requests, spec.budget.plans):
         noisy = {
             comp: noise.draw(_exact_input(partials, col, comp, noise, spec.bounds.get(col)), stream_ids,
                              subkey(key, f"noise\x00{col}\x00{agg}\x00{comp}"))
@@ -516,7 +537,7 @@ def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -
     if comp in ("rows", "units"):
         return partials[comp]
     totals = limbs_to_totals([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"])
-    return on_grid(totals, component_exponent(comp, bounds), noise.plan.grid_exponent)
+    return on_grid(totals, component_exponent(comp, bounds), noise.grid_exponent)
 
 
 def _combine_groups(codes: list[np.ndarray], uniques: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -557,11 +578,6 @@ def _describe(plan: AggregatePlan, alpha: float | None) -> dict:
 def _report(spec: AggregateSpec, selection: ThresholdSelection | None, aggs: dict) -> dict:
     from .. import __version__
 
-    parts = [ApproxDP(a["epsilon"], 0.0) for a in aggs.values()]
-    if selection is not None:
-        parts.append(ApproxDP(selection.epsilon, selection.delta_achieved))
-    total = compose(parts)
-    assert isinstance(total, ApproxDP)
     return {
         "mechanism": "pydp_core.aggregate",
         "library_version": __version__,
@@ -571,8 +587,7 @@ def _report(spec: AggregateSpec, selection: ThresholdSelection | None, aggs: dic
         "max_partitions": spec.max_partitions,
         "max_contributions": spec.max_contributions,
         "bounds": {c: list(b) for c, b in spec.bounds.items()},
-        "budget": {"definition": "approximate DP (sequential composition)", "epsilon": total.epsilon,
-                   "delta": total.delta},
+        "budget": spec.budget.total(),
         "partition_selection": {"method": "public_partitions", "epsilon": 0.0, "delta": 0.0}
         if selection is None else selection.describe(),
         "aggregates": aggs,

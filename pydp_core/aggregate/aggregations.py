@@ -34,8 +34,9 @@ import numpy as np
 
 from .. import _core
 from ..random import Random
-from ..release import GridRelease, calibrate_laplace_release
-from ..release.samplers import MAX_LAPLACE_T
+from ..release import GridRelease, calibrate_laplace_release, discrete_gaussian_log_cdf
+from ..release.plans import _GAUSS_MAX_BITS, DEFAULT_GRID_BITS, _grid_exponent, _grid_shift
+from ..release.samplers import MAX_LAPLACE_T, MAX_PARAM
 
 #: The aggregates ``aggregations`` may ask for, per column.
 AGGREGATES = ("count", "privacy_id_count", "sum", "mean", "variance")
@@ -133,6 +134,10 @@ class GridNoise:
     l1_sensitivity: float
     plan: GridRelease
 
+    @property
+    def grid_exponent(self) -> int:
+        return self.plan.grid_exponent
+
     def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
         """The grid release of ``values[j]`` with the noise of ``Random(key).stream(stream_ids[j])``."""
         x = np.ascontiguousarray(values, dtype=np.float64)
@@ -184,17 +189,178 @@ def grid_noise(epsilon: float, sensitivity: float, max_partitions: int) -> GridN
     return GridNoise(epsilon, sensitivity, sensitivity * max_partitions, plan)
 
 
+# -- Gaussian noise (zCDP) ---------------------------------------------------------------------------------
+# One unit changes at most Kp groups, each by an integer shift of at most k grid steps (counts: k = the
+# per-group sensitivity; grid sums: k = floor(s / g) + 1 with the rounding charged), so the integer shift
+# vector over all groups has squared l2 norm at most Kp k^2. Independent discrete Gaussians of variance
+# parameter sigma2 (grid steps squared) per group are then (Kp k^2 / (2 sigma2))-zCDP (Canonne, Kamath and
+# Steinke 2020; docs/aggregate.md, section 4).
+def _sigma2_for(l2_squared: int, rho: float, what: str) -> Fraction:
+    """The smallest multiple sigma2 of 2**-20 with ``l2_squared / (2 sigma2) <= rho`` (exact check)."""
+    r = Fraction(rho)
+    if r <= 0:
+        raise ValueError("rho must be > 0 for Gaussian noise")
+    exact = Fraction(l2_squared) / (2 * r)
+    sigma2 = Fraction(-((-exact.numerator * _T_DENOMINATOR) // exact.denominator), _T_DENOMINATOR)
+    if not Fraction(l2_squared) / (2 * sigma2) <= r:
+        raise ArithmeticError("discrete Gaussian calibration could not be verified")
+    if sigma2.numerator > MAX_PARAM or sigma2.denominator > MAX_PARAM:
+        raise ValueError(f"the budget of {what} is too small for Gaussian noise (sigma^2 beyond the exact sampler's "
+                         "range: n / d with n, d <= 2**62)")
+    return sigma2
+
+
+def _dgauss_std(sigma2: Fraction) -> float:
+    """The standard deviation of the discrete Gaussian N_Z(0, sigma2): summed exactly enough below sigma = 1000,
+    sigma above (the difference is below exp(-2 pi^2 sigma^2) relative, Canonne et al. 2020)."""
+    s2 = float(sigma2)
+    if s2 >= 1e6:
+        return math.sqrt(s2)
+    y = np.arange(0, math.ceil(40.0 * math.sqrt(s2)) + 2, dtype=np.float64)
+    w = np.exp(-y * y / (2.0 * s2))
+    w[1:] *= 2.0
+    return math.sqrt(float(np.sum(w * y * y) / np.sum(w)))
+
+
+def _dgauss_half_width_steps(sigma2: Fraction, alpha: float) -> int:
+    """The smallest m >= 0 with P(|Y| > m) = 2 P(Y <= -m - 1) <= alpha for Y ~ N_Z(0, sigma2) (exact log cdf)."""
+    from scipy.special import ndtri
+
+    log_alpha = math.log(alpha / 2.0)
+
+    def ok(m: int) -> bool:
+        return discrete_gaussian_log_cdf(-m - 1, sigma2) <= log_alpha
+
+    m = max(0, int(math.sqrt(float(sigma2)) * float(ndtri(1.0 - alpha / 2.0))))
+    while not ok(m):
+        m += 1
+    while m > 0 and ok(m - 1):
+        m -= 1
+    return m
+
+
+@dataclass(frozen=True)
+class GaussianNoise:
+    """Discrete Gaussian noise ``P(y) ~ exp(-y^2 / (2 sigma2))`` added to an integer quantity (zCDP)."""
+
+    rho: float
+    sensitivity: int  # per group
+    l2_squared: int  # Kp sensitivity^2: the squared l2 sensitivity over the groups of one unit
+    sigma2: Fraction
+
+    @property
+    def rho_achieved(self) -> float:
+        return float(Fraction(self.l2_squared) / (2 * self.sigma2))
+
+    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """``values[j]`` plus the noise of ``Random(key).stream(stream_ids[j])`` (one draw per group)."""
+        x = np.ascontiguousarray(values, dtype=np.int64)
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        s = self.sigma2
+        return _core.aggregate.keyed_gaussian_integers(_base_generator(key), ids, x, s.numerator, s.denominator, 0)
+
+    def half_width(self, alpha: float) -> float:
+        return float(_dgauss_half_width_steps(self.sigma2, alpha))
+
+    def describe(self) -> dict:
+        return {
+            "noise": "discrete_gaussian", "rho": self.rho, "rho_achieved": self.rho_achieved,
+            "sensitivity_per_partition": self.sensitivity, "l2_sensitivity": math.sqrt(self.l2_squared),
+            "sigma2": str(self.sigma2), "scale": math.sqrt(float(self.sigma2)), "std": _dgauss_std(self.sigma2),
+            "grid": 1.0,
+        }
+
+
+@dataclass(frozen=True)
+class GaussianGridNoise:
+    """A real quantity released on the grid 2**grid_exponent with exact discrete Gaussian noise (zCDP)."""
+
+    rho: float
+    sensitivity: float  # per group, in data units
+    max_partitions: int
+    grid_exponent: int
+    shift: int  # per group, in grid steps, rounding charged
+    sigma2: Fraction  # grid steps squared
+
+    @property
+    def grid(self) -> float:
+        return math.ldexp(1.0, self.grid_exponent)
+
+    @property
+    def rho_achieved(self) -> float:
+        return float(Fraction(self.max_partitions * self.shift * self.shift) / (2 * self.sigma2))
+
+    def draw(self, values: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """The grid release of ``values[j]`` with the noise of ``Random(key).stream(stream_ids[j])``."""
+        x = np.ascontiguousarray(values, dtype=np.float64)
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        s = self.sigma2
+        return _core.aggregate.keyed_gaussian_release(
+            _base_generator(key), ids, x, s.numerator, s.denominator, self.grid_exponent, 0
+        )
+
+    def half_width(self, alpha: float) -> float:
+        return (_dgauss_half_width_steps(self.sigma2, alpha) + 0.5) * self.grid
+
+    def describe(self) -> dict:
+        return {
+            "noise": "discrete_gaussian_on_grid", "rho": self.rho, "rho_achieved": self.rho_achieved,
+            "sensitivity_per_partition": self.sensitivity,
+            "l2_sensitivity": self.sensitivity * math.sqrt(self.max_partitions), "shift_steps": self.shift,
+            "sigma2": str(self.sigma2), "scale": math.sqrt(float(self.sigma2)) * self.grid,
+            "std": _dgauss_std(self.sigma2) * self.grid, "grid": self.grid,
+        }
+
+
+@lru_cache(maxsize=256)
+def gaussian_integer_noise(rho: float, sensitivity: int, max_partitions: int) -> GaussianNoise:
+    """Discrete Gaussian noise for an integer quantity changed by ``sensitivity`` in ``max_partitions`` groups."""
+    l2sq = max_partitions * sensitivity * sensitivity
+    return GaussianNoise(rho, sensitivity, l2sq, _sigma2_for(l2sq, rho, "a noisy count"))
+
+
+@lru_cache(maxsize=256)
+def gaussian_grid_noise(rho: float, sensitivity: float, max_partitions: int) -> GaussianGridNoise:
+    """Discrete Gaussian grid noise for a real quantity changed by ``sensitivity`` in ``max_partitions`` groups.
+
+    The grid follows the continuous scale ``sqrt(Kp) s / sqrt(2 rho)`` as in
+    :func:`pydp_core.release.calibrate_gaussian_release`; sigma2 is an integer number of steps squared.
+    """
+    scale = sensitivity * math.sqrt(max_partitions) / math.sqrt(2.0 * rho)
+    e = _grid_exponent(scale, sensitivity, DEFAULT_GRID_BITS, _GAUSS_MAX_BITS)
+    k = _grid_shift(sensitivity, e)
+    exact = Fraction(max_partitions * k * k) / (2 * Fraction(rho))
+    sigma2 = Fraction(-((-exact.numerator) // exact.denominator))
+    if not Fraction(max_partitions * k * k) / (2 * sigma2) <= Fraction(rho) or sigma2 > MAX_PARAM:
+        raise ValueError("the budget of a noisy sum is too small for Gaussian noise")
+    return GaussianGridNoise(rho, sensitivity, max_partitions, e, k, sigma2)
+
+
 @dataclass(frozen=True)
 class AggregatePlan:
     """The calibrated noise of one aggregate: its components and their noise."""
 
     aggregate: str
-    epsilon: float
+    epsilon: float  # the share of a Laplace plan (pure DP); 0.0 for a Gaussian plan
     bounds: tuple[float, float] | None
     components: dict
+    rho: float = 0.0  # the share of a Gaussian plan (zCDP); 0.0 for a Laplace plan
+
+    @property
+    def noise(self) -> str:
+        return "gaussian" if self.rho > 0 else "laplace"
+
+    @property
+    def rho_achieved(self) -> float:
+        """The zCDP parameter the Gaussian components spend (at most ``rho``)."""
+        return math.fsum(c.rho_achieved for c in self.components.values()) if self.rho > 0 else 0.0
 
     def describe(self) -> dict:
-        out: dict = {"aggregate": self.aggregate, "epsilon": self.epsilon, "delta": 0.0}
+        out: dict = {"aggregate": self.aggregate, "noise": self.noise}
+        if self.rho > 0:
+            out.update(rho=self.rho, rho_achieved=self.rho_achieved)
+        else:
+            out.update(epsilon=self.epsilon, delta=0.0)
         if self.bounds is not None:
             out["bounds"] = list(self.bounds)
         out["components"] = {name: noise.describe() for name, noise in self.components.items()}
@@ -209,22 +375,26 @@ def component_bound(name: str, bounds: tuple[float, float]) -> float:
 
 
 def plan_aggregate(
-    aggregate: str, *, epsilon: float, max_partitions: int, max_contributions: int, bounds: tuple[float, float] | None
+    aggregate: str, *, epsilon: float = 0.0, rho: float = 0.0, max_partitions: int, max_contributions: int,
+    bounds: tuple[float, float] | None
 ) -> AggregatePlan:
-    """Calibrate the components of ``aggregate`` for its share ``epsilon`` (see the module docstring)."""
+    """Calibrate the components of ``aggregate`` for its share: ``epsilon`` (discrete Laplace, pure DP) or
+    ``rho`` (discrete Gaussian, zCDP), split evenly over the components (see the module docstring)."""
     names = COMPONENTS[aggregate]
-    shares = split_epsilon(epsilon, [1.0] * len(names))
+    gaussian = rho > 0
+    shares = split_epsilon(rho if gaussian else epsilon, [1.0] * len(names))
     kp, kc = max_partitions, max_contributions
+    ints, grid = (gaussian_integer_noise, gaussian_grid_noise) if gaussian else (integer_noise, grid_noise)
     comps: dict = {}
-    for name, eps in zip(names, shares):
+    for name, share in zip(names, shares):
         if name == "rows":
-            comps[name] = integer_noise(eps, kc, kp)
+            comps[name] = ints(share, kc, kp)
         elif name == "units":
-            comps[name] = integer_noise(eps, 1, kp)
+            comps[name] = ints(share, 1, kp)
         else:
             assert bounds is not None
-            comps[name] = grid_noise(eps, kc * component_bound(name, bounds), kp)
-    return AggregatePlan(aggregate, epsilon, bounds, comps)
+            comps[name] = grid(share, kc * component_bound(name, bounds), kp)
+    return AggregatePlan(aggregate, 0.0 if gaussian else epsilon, bounds, comps, rho if gaussian else 0.0)
 
 
 # -- exact sums ---------------------------------------------------------------------------------------------

@@ -101,10 +101,12 @@ def combine_hashes(columns: Sequence[np.ndarray], key: bytes) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Bounded:
-    """The kept rows (indices into the input, increasing) and the kept (person, group) pairs per group."""
+    """The kept rows (indices into the input, increasing), the kept (person, group) pairs per group and
+    whether each group has rows (before bounding)."""
 
     rows: np.ndarray
     units: np.ndarray
+    seen: np.ndarray | None = None
 
 
 def bounding_keys(key: bytes) -> np.ndarray:
@@ -126,27 +128,30 @@ def bound_contributions(
     max_partitions: int,
     max_contributions: int,
     key: bytes,
+    bounds: Sequence[tuple[float, float]] | None = None,
 ) -> Bounded:
     """Keep at most ``max_partitions`` groups per person and ``max_contributions`` rows per (person, group).
 
     ``person`` and ``group`` are per-row codes into ``person_hash`` and ``group_hash`` (keyed identity
-    hashes; group -1 drops the row); ``values`` are the clamped aggregated columns, whose float64 bits
-    are the row content. The C++ kernel (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per
+    hashes; group -1 drops the row); ``values`` are the aggregated columns, whose float64 bits after
+    clamping are the row content: already clamped, or raw with ``bounds`` (one (low, high) per column),
+    clamped by the kernel as ``numpy.clip`` would. The C++ kernel (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per
     person, the groups with the smallest pair priority ``keyed_mix(person_hash ^ fmix(group_hash ^
     salt), pair key)`` and, per kept pair, the rows with the smallest ``fmix(row ^ keyed_mix(duplicate
     index, duplicate key))``, where ``row = keyed_mix(pair ^ content, row key)`` and the content hash
     is ``h = seed; h = fmix(h ^ bits(v))`` over the row's values; multi-threaded, the same for any
-    thread count.
+    thread count. ``rows`` of the result are increasing.
     """
     from .. import _core
 
-    keep, units = _core.aggregate.bound_contributions(
+    limits = np.asarray([b for pair in bounds for b in pair] if bounds is not None else [], dtype=np.float64)
+    rows, units, seen = _core.aggregate.bound_contributions(
         np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
         np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
-        [np.ascontiguousarray(v, dtype=np.float64) for v in values], int(content_seed(key)), int(max_partitions),
-        int(max_contributions), bounding_keys(key), 0,
+        [np.ascontiguousarray(v, dtype=np.float64) for v in values], limits, int(content_seed(key)),
+        int(max_partitions), int(max_contributions), bounding_keys(key), 0,
     )
-    return Bounded(np.flatnonzero(keep), units)
+    return Bounded(rows, units, seen.view(bool))
 
 
 def content_seed(key: bytes) -> np.uint64:
@@ -179,9 +184,15 @@ def factorize(column: Any, name: str, *, dense: bool = True) -> tuple[np.ndarray
         raise ValueError(f"column {name!r} has nulls (missing identifiers are not supported)")
     if dense and _integer_kind(column, arrow) and len(column):
         values = np.asarray(column.to_numpy(), dtype=np.int64)
-        lo, hi = int(values.min()), int(values.max())
+        if arrow:  # one multi-threaded pass for both
+            import pyarrow.compute as pc
+
+            mm = pc.min_max(column)
+            lo, hi = int(mm["min"].as_py()), int(mm["max"].as_py())
+        else:
+            lo, hi = int(values.min()), int(values.max())
         if hi - lo < DENSE_SLACK * values.shape[0] + 1024:
-            return values - lo, np.arange(lo, hi + 1, dtype=np.int64)
+            return (values if lo == 0 else values - lo), np.arange(lo, hi + 1, dtype=np.int64)
     if arrow:
         arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
         enc = arr.dictionary_encode()

@@ -10,17 +10,23 @@ from ._args import finite_float, positive_int
 HELP = "differentially private group-by counts, sums, means and variances with per-person bounding (atomic)"
 
 _EPILOG = """\
-The budget: --epsilon and --delta are the TOTAL for one privacy unit (all its rows), split evenly over
-the aggregates and partition selection unless --budget-split says otherwise; the report (written into
-the Parquet key-value metadata under 'pydp_core.aggregate' and into OUT.json) lists the share, noise
-scale and interval half-width of every aggregate and the composed total. delta is spent on partition
-selection (Laplace thresholding); with --public-partitions every listed group is released and delta may
+The budget: --epsilon and --delta (or --rho, zCDP) are the TOTAL for one privacy unit (all its rows),
+split evenly over the aggregates and partition selection unless --budget-split says otherwise; the report
+(written into the Parquet key-value metadata under 'pydp_core.aggregate' and into OUT.json) lists the
+definition, the noise, the share, noise scale and interval half-width of every aggregate and the composed
+total. Noise: --epsilon alone is pure DP with discrete Laplace noise; --rho is zCDP with discrete Gaussian
+noise; with --epsilon and --delta > 0, --noise laplace spends delta on partition selection only and
+--noise gaussian splits epsilon and delta between selection and the Gaussian aggregates (composed in
+zCDP); without --noise the one with the smaller noise is taken. Partition selection (Laplace
+thresholding) needs --delta > 0; with --public-partitions every listed group is released and delta may
 be 0. The key file is never written anywhere.
 
 example:
   pydp-core aggregate visits.parquet out.parquet --privacy-unit user --group-by city \\
       --count --sum spend --mean spend --bounds spend 0 500 --privacy-id-count \\
       --max-partitions 3 --max-contributions 5 --epsilon 1 --delta 1e-7 -k release.key
+  pydp-core aggregate visits.parquet out.parquet --privacy-unit user --group-by city --count \\
+      --max-partitions 20 --max-contributions 1 --rho 0.5 --delta 1e-9 -k release.key
 """
 
 
@@ -44,8 +50,13 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="clamp column C to [LOW, HIGH] (one per summed/averaged column)")
     p.add_argument("--max-partitions", type=positive_int, required=True, metavar="K", help="groups kept per person")
     p.add_argument("--max-contributions", type=positive_int, required=True, metavar="K", help="rows kept per person and group")
-    p.add_argument("--epsilon", type=finite_float, required=True, help="total epsilon of the release")
-    p.add_argument("--delta", type=finite_float, default=0.0, help="total delta (partition selection; default 0)")
+    budget = p.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--epsilon", type=finite_float, help="total epsilon of the release (with --delta)")
+    budget.add_argument("--rho", type=finite_float, help="total zCDP budget of the release (Gaussian noise)")
+    p.add_argument("--delta", type=finite_float, default=0.0,
+                   help="total delta (partition selection, and Gaussian noise under --epsilon; default 0)")
+    p.add_argument("--noise", choices=("laplace", "gaussian"),
+                   help="noise of the aggregates (default: Laplace for pure DP, Gaussian for zCDP, else the smaller)")
     p.add_argument("--public-partitions", metavar="FILE",
                    help="Parquet/CSV file with the group-by columns: release exactly these groups (no selection)")
     p.add_argument("--budget-split", action="append", default=[], metavar="NAME=W",
@@ -103,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     result = aggregate(
         table, privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
         max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
-        delta=args.delta, key=key, public_partitions=public, budget_split=_split(args.budget_split),
-        confidence=args.confidence,
+        delta=args.delta, rho=args.rho, noise=args.noise, key=key, public_partitions=public,
+        budget_split=_split(args.budget_split), confidence=args.confidence,
     )
     if args.output_format is not None:
         fmt_out = args.output_format
@@ -119,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         from ..aggregate import aggregate_report
 
         b = aggregate_report(result)["budget"]
-        print(f"wrote {args.output} ({result.num_rows} groups) and {sidecar}: "
-              f"(epsilon={b['epsilon']:.6g}, delta={b['delta']:.3g})-DP per privacy unit in total", file=sys.stderr)
+        guarantee = (f"(rho={b['rho']:.6g}, delta={b['delta']:.3g})-{b['definition']}" if "rho_given" in b
+                     else f"(epsilon={b['epsilon']:.6g}, delta={b['delta']:.3g})-DP")
+        print(f"wrote {args.output} ({result.num_rows} groups) and {sidecar}: {guarantee} with {b['noise']} noise "
+              "per privacy unit in total", file=sys.stderr)
     return 0

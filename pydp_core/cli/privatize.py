@@ -19,8 +19,18 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--column", "-c", action="append", required=True, metavar="C", help="column to privatise (repeat for more)")
     p.add_argument("--mechanism", "-m", choices=FAMILIES, required=True, help="noise mechanism")
     p.add_argument("--r", type=finite_float, help="Subbotin order r >= 1 (subbotin only)")
-    p.add_argument("--epsilon", type=finite_float, required=True)
-    p.add_argument("--delta", type=finite_float, default=0.0, help="default 0")
+    p.add_argument(
+        "--epsilon", type=finite_float, required=True,
+        help="the TOTAL epsilon per record: split evenly over the --column columns (each column's mechanism gets "
+        "epsilon / number of columns, rounded down), so one record costs epsilon in all; see --budget-per-column",
+    )
+    p.add_argument("--delta", type=finite_float, default=0.0,
+                   help="the TOTAL delta per record, split evenly like --epsilon (default 0)")
+    p.add_argument(
+        "--budget-per-column", action="store_true",
+        help="give every column the whole --epsilon and --delta instead: one record then costs their sum over the "
+        "columns (number of columns x epsilon), which the output's metadata records as its budget per record",
+    )
     p.add_argument(
         "--sensitivity", type=sensitivity_arg, required=True,
         help="sensitivity D of one value, or 'bounds' for upper - lower of --bounds",
@@ -169,8 +179,9 @@ def _run(args: argparse.Namespace) -> int:
 
     _stale(args)
     bounds = etl.check_bounds(args.bounds, "--bounds")
+    epsilon, delta = column_budget(args)
     mech = etl.mechanism(
-        args.mechanism, epsilon=args.epsilon, delta=args.delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,
+        args.mechanism, epsilon=epsilon, delta=delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,
         confirm_delta=args.confirm_delta,
     )
     key = etl.load_key(args.key_file) if args.key_file else None
@@ -196,6 +207,24 @@ def _run(args: argparse.Namespace) -> int:
             bar.close()
     if not args.quiet:
         what = "SIMULATION (floating-point noise, not a release)" if args.simulate else "privatised"
-        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r}"
-              + (" (sensitivity declared to hold without bounds)" if args.sensitivity_holds else ""), file=sys.stderr)
+        k = len(dict.fromkeys(args.column))
+        total = f"(epsilon={args.epsilon * k if args.budget_per_column else args.epsilon:.6g}, " \
+                f"delta={args.delta * k if args.budget_per_column else args.delta:.3g}) per record in total"
+        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r} each, "
+              f"{total}" + (" (sensitivity declared to hold without bounds)" if args.sensitivity_holds else ""),
+              file=sys.stderr)
     return 0
+
+
+def column_budget(args: argparse.Namespace) -> tuple[float, float]:
+    """The (epsilon, delta) of each column: the total split evenly (rounded down so that the exact sums stay
+    within the total), or the whole of it with ``--budget-per-column``."""
+    from ..aggregate.aggregations import split_epsilon
+
+    k = len(dict.fromkeys(args.column))
+    if args.budget_per_column or k == 1:
+        return args.epsilon, args.delta
+    if not args.epsilon > 0:
+        raise ValueError(f"--epsilon must be > 0, got {args.epsilon!r}")
+    delta = split_epsilon(args.delta, [1.0] * k)[0] if args.delta > 0 else args.delta
+    return split_epsilon(args.epsilon, [1.0] * k)[0], delta

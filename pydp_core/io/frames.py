@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -289,8 +290,29 @@ def warn_repeated_units(units: list[Any]) -> None:
 
 
 def note_column(report: dict[str, Any], col: str, mech: Any, bounds: Any) -> None:
-    """Record a column's mechanism and bounds in a release report."""
-    report["columns"][col] = {"mechanism": repr(mech), "bounds": None if bounds is None else list(bounds)}
+    """Record a column's mechanism, guarantee and bounds in a release report, and the budget per record."""
+    eps, dl = getattr(mech, "epsilon", None), getattr(mech, "delta", 0.0)
+    report["columns"][col] = {"mechanism": repr(mech), "bounds": None if bounds is None else list(bounds),
+                              "epsilon": None if eps is None else float(eps), "delta": float(dl or 0.0)}
+    report["budget_per_record"] = record_budget(report["columns"])
+
+
+def record_budget(columns: dict[str, Any]) -> dict[str, Any] | None:
+    """The (epsilon, delta) one record spends: a record has one value in each noised column, each value is
+    released once, so the columns' guarantees add (sequential composition; rounded up). None when a
+    column's mechanism does not state its epsilon."""
+    from fractions import Fraction
+
+    eps = [c["epsilon"] for c in columns.values()]
+    if any(e is None for e in eps):
+        return None
+    out = {}
+    for name, values in (("epsilon", eps), ("delta", [c["delta"] for c in columns.values()])):
+        total = math.fsum(values)
+        if Fraction(total) < sum(Fraction(v) for v in values):
+            total = math.nextafter(total, math.inf)
+        out[name] = total
+    return {**out, "columns": len(eps), "composition": "sequential: one value per noised column and record"}
 
 
 def attach_report(out: Any, report: dict[str, Any]) -> Any:

@@ -16,13 +16,19 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
 
 #include "pydp/parallel.hpp"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace pydp::aggregate {
 
@@ -56,16 +62,20 @@ struct BoundingInput {
     const std::int64_t* group;        // [n] codes in [0, groups)
     const std::uint64_t* group_hash;  // [groups]
     std::size_t groups;
-    const double* const* values;      // [columns][n] clamped values: the row content
+    const double* const* values;      // [columns][n] values (no NaN): the row content after clamping
     std::size_t columns;
     std::uint64_t content_seed;
+    const double* bounds = nullptr;   // [columns][2] (low, high) clamping bounds, or null: values already clamped
 };
 
-// The row content hash: h = seed, then h = fmix(h ^ bits(v + 0.0)) for each value v of the row.
+// The row content hash: h = seed, then h = fmix(h ^ bits(v + 0.0)) for each clamped value v of the row
+// (clamped as numpy.clip does: min(max(x, low), high)).
 inline std::uint64_t content_hash(const BoundingInput& in, std::size_t i) noexcept {
     std::uint64_t h = in.content_seed;
     for (std::size_t c = 0; c < in.columns; ++c) {
-        const double v = in.values[c][i] + 0.0;  // -0.0 -> 0.0
+        double x = in.values[c][i];
+        if (in.bounds != nullptr) x = std::min(std::max(x, in.bounds[2 * c]), in.bounds[2 * c + 1]);
+        const double v = x + 0.0;  // -0.0 -> 0.0
         std::uint64_t bits;
         std::memcpy(&bits, &v, sizeof bits);
         h = fmix(h ^ bits);
@@ -90,8 +100,8 @@ struct Entry {
 }  // namespace detail
 
 // Sets keep[i] = 1 for the kept rows (0 otherwise; rows of group -1 are dropped) and adds one to units[g]
-// per kept (person, group) pair.
-inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
+// per kept (person, group) pair. The general path: any max_partitions.
+inline void bound_contributions_sorted(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
                                 const BoundingKeys& k, unsigned threads, std::uint8_t* keep, std::int64_t* units) {
     if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
     const std::size_t n = in.n;
@@ -208,6 +218,258 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
     });
     for (const auto& v : kept_groups)
         for (std::int64_t g : v) ++units[g];
+}
+
+namespace detail {
+// A hint to load the cache line of p (the streaming passes read one random line per row: the loads of
+// rows i + kPrefetch are started while row i is processed).
+inline void prefetch_line(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+inline constexpr std::size_t kPrefetch = 16;
+
+// Zeroed 64-byte-aligned words for a table read at random, one line per row: on Linux the kernel is asked
+// for transparent huge pages (madvise), so that random reads of a large table do not miss the TLB.
+class LineBuffer {
+public:
+    explicit LineBuffer(std::size_t words) {
+        const std::size_t bytes = std::max<std::size_t>(words, 1) * sizeof(std::uint64_t);
+        const std::size_t align = bytes >= (std::size_t{1} << 22) ? (std::size_t{1} << 21) : 64;
+        size_ = (bytes + align - 1) / align * align;
+        p_ = static_cast<std::uint64_t*>(std::aligned_alloc(align, size_));
+        if (p_ == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (align > 64) madvise(p_, size_, MADV_HUGEPAGE);  // a hint: failure leaves normal pages
+#endif
+        std::memset(p_, 0, size_);
+    }
+    LineBuffer(const LineBuffer&) = delete;
+    LineBuffer& operator=(const LineBuffer&) = delete;
+    LineBuffer(LineBuffer&& o) noexcept : p_(o.p_), size_(o.size_) { o.p_ = nullptr; }
+    ~LineBuffer() { std::free(p_); }
+    std::uint64_t* data() const noexcept { return p_; }
+
+private:
+    std::uint64_t* p_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// Per person, its hash and the smallest (pair priority, group) keys seen so far, at most k of them, in
+// increasing order: words [person hash][filled][pair 0 .. k-1][group 0 .. k-1], padded to a power of two
+// up to 8 words (one 64-byte line for k <= 3), so each row touches one line.
+class TopKeys {
+public:
+    TopKeys(std::size_t persons, std::size_t k, const std::uint64_t* person_hash)
+        : k_(k), stride_(stride_for(k)), w_(persons * stride_for(k)) {
+        for (std::size_t p = 0; p < persons; ++p) w_.data()[p * stride_] = person_hash[p];
+    }
+    std::uint64_t* at(std::size_t p) noexcept { return w_.data() + p * stride_; }
+    const std::uint64_t* at(std::size_t p) const noexcept { return w_.data() + p * stride_; }
+    void prefetch(std::size_t p) const noexcept { prefetch_line(w_.data() + p * stride_); }
+    static std::uint64_t hash(const std::uint64_t* r) noexcept { return r[0]; }
+    static std::size_t filled(const std::uint64_t* r) noexcept { return static_cast<std::size_t>(r[1]); }
+    const std::uint64_t* pairs(const std::uint64_t* r) const noexcept { return r + 2; }
+    const std::uint64_t* groups(const std::uint64_t* r) const noexcept { return r + 2 + k_; }
+
+    // Insert (pair, group) in record r unless it is there already or not among the k smallest; true if it
+    // is in the record afterwards.
+    bool insert(std::uint64_t* r, std::uint64_t pair, std::uint64_t group) const noexcept {
+        const std::size_t f = static_cast<std::size_t>(r[1]);
+        std::uint64_t* pairs = r + 2;
+        std::uint64_t* groups = r + 2 + k_;
+        if (f == k_ && (pair > pairs[f - 1] || (pair == pairs[f - 1] && group > groups[f - 1]))) return false;
+        std::size_t pos = 0;
+        while (pos < f && (pairs[pos] < pair || (pairs[pos] == pair && groups[pos] < group))) ++pos;
+        if (pos < f && pairs[pos] == pair && groups[pos] == group) return true;
+        for (std::size_t j = (f < k_ ? f : k_ - 1); j > pos; --j) {
+            pairs[j] = pairs[j - 1];
+            groups[j] = groups[j - 1];
+        }
+        pairs[pos] = pair;
+        groups[pos] = group;
+        if (f < k_) r[1] = f + 1;
+        return true;
+    }
+
+private:
+    static std::size_t stride_for(std::size_t k) noexcept {
+        const std::size_t w = 2 + 2 * k;
+        if (w > 8) return (w + 7) / 8 * 8;
+        std::size_t s = 1;
+        while (s < w) s *= 2;
+        return s;
+    }
+    std::size_t k_, stride_;
+    LineBuffer w_;
+};
+
+struct Candidate {
+    std::int64_t index;  // row
+    std::size_t slot;    // person * k + rank of the pair among the person's kept pairs
+};
+struct Seen {  // a row whose pair was among its range's smallest keys when the row was read
+    std::int64_t index;
+    std::uint32_t person, group;
+};
+}  // namespace detail
+
+// The same kept rows and pairs as bound_contributions_sorted, for max_partitions <= kMaxStreamingPartitions
+// (and fewer than 2^32 persons and groups), without sorting the rows by person: (1) one pass over the rows
+// keeps per person the max_partitions smallest (pair priority, group) keys (one table per row range, merged
+// per person: the smallest keys of a union do not depend on how it was split) and records the rows whose
+// key was among them when read; (2) of those, the rows of the finally kept pairs are collected in row
+// order; (3) pairs with at most max_contributions rows keep them all, the others keep the rows with the
+// smallest row priorities exactly as the sorted path does. One random access per row, to one cache line
+// per person (prefetched ahead), and no copy of the rows. Returns the kept row indices in increasing order.
+inline constexpr std::size_t kMaxStreamingPartitions = 16;
+
+inline void bound_contributions_streaming(const BoundingInput& in, std::size_t max_partitions,
+                                          std::size_t max_contributions, const BoundingKeys& k, unsigned threads,
+                                          std::vector<std::int64_t>& kept, std::int64_t* units, std::uint8_t* seen) {
+    if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
+    if (max_partitions > kMaxStreamingPartitions || in.persons >= (std::size_t{1} << 32) || in.groups >= (std::size_t{1} << 32))
+        throw std::invalid_argument("streaming bounding needs max_partitions <= 16 and fewer than 2^32 persons and groups");
+    const std::size_t n = in.n, kp = max_partitions;
+    const unsigned nt = std::max(1u, std::min(threads, 64u));
+    const std::size_t span = std::max<std::size_t>(1 << 16, (n + nt - 1) / nt);
+    const std::size_t nranges = n == 0 ? 0 : (n + span - 1) / span;
+    std::vector<std::uint64_t> group_mix(in.groups);
+    for (std::size_t g = 0; g < in.groups; ++g) group_mix[g] = fmix(in.group_hash[g] ^ k.group_salt);
+    auto pair_of = [&](std::uint64_t person_hash, std::int64_t g) {
+        return keyed_mix(person_hash ^ group_mix[static_cast<std::size_t>(g)], k.pair0, k.pair1);
+    };
+    // (1) the kept pairs of every person
+    std::vector<detail::TopKeys> tables;
+    tables.reserve(std::max<std::size_t>(1, nranges));
+    for (std::size_t c = 0; c < std::max<std::size_t>(1, nranges); ++c) tables.emplace_back(in.persons, kp, in.person_hash);
+    std::vector<std::vector<std::uint8_t>> seen_in(std::max<std::size_t>(1, nranges), std::vector<std::uint8_t>(in.groups, 0));
+    std::vector<std::vector<detail::Seen>> early(std::max<std::size_t>(1, nranges));
+    pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+        detail::TopKeys& t = tables[c];
+        std::uint8_t* const saw = seen_in[c].data();
+        std::vector<detail::Seen>& maybe = early[c];
+        for (std::size_t i = i0; i < i1; ++i) {
+            if (i + detail::kPrefetch < i1) {
+                const std::int64_t q = in.person[i + detail::kPrefetch];
+                if (q >= 0 && static_cast<std::size_t>(q) < in.persons) t.prefetch(static_cast<std::size_t>(q));
+            }
+            const std::int64_t p = in.person[i], g = in.group[i];
+            if (p < 0 || static_cast<std::size_t>(p) >= in.persons || g < -1 || g >= static_cast<std::int64_t>(in.groups))
+                throw std::invalid_argument("person or group code out of range");
+            if (g < 0) continue;
+            saw[g] = 1;
+            std::uint64_t* r = t.at(static_cast<std::size_t>(p));
+            if (t.insert(r, pair_of(detail::TopKeys::hash(r), g), static_cast<std::uint64_t>(g)))
+                maybe.push_back(detail::Seen{static_cast<std::int64_t>(i), static_cast<std::uint32_t>(p),
+                                             static_cast<std::uint32_t>(g)});
+        }
+    });
+    for (const auto& v : seen_in)
+        for (std::size_t g = 0; g < in.groups; ++g) seen[g] |= v[g];
+    detail::TopKeys& top = tables[0];
+    if (tables.size() > 1) {
+        pydp::parallel_chunks(in.persons, 1 << 14, nt, [&](std::size_t, std::size_t p0, std::size_t p1) {
+            for (std::size_t c = 1; c < tables.size(); ++c)
+                for (std::size_t p = p0; p < p1; ++p) {
+                    const std::uint64_t* r = tables[c].at(p);
+                    for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j)
+                        top.insert(top.at(p), tables[c].pairs(r)[j], tables[c].groups(r)[j]);
+                }
+        });
+        while (tables.size() > 1) tables.pop_back();
+    }
+    // (2) the rows of the kept pairs, in row order. A row of a finally kept pair was among its range's
+    // smallest keys when it was read (a key among the smallest of all is among the smallest of any subset
+    // that holds it), so only the rows recorded in (1) need to be checked against the final keys.
+    std::vector<std::vector<detail::Candidate>> found(early.size());
+    pydp::parallel_chunks(early.size(), 1, nt, [&](std::size_t c, std::size_t, std::size_t) {
+        const std::vector<detail::Seen>& maybe = early[c];
+        std::vector<detail::Candidate>& out = found[c];
+        for (std::size_t j = 0; j < maybe.size(); ++j) {
+            if (j + detail::kPrefetch < maybe.size()) top.prefetch(maybe[j + detail::kPrefetch].person);
+            const std::uint64_t* r = top.at(maybe[j].person);
+            const std::uint64_t* groups = top.groups(r);
+            for (std::size_t q = 0; q < detail::TopKeys::filled(r); ++q)
+                if (groups[q] == maybe[j].group) {
+                    out.push_back(detail::Candidate{maybe[j].index, static_cast<std::size_t>(maybe[j].person) * kp + q});
+                    break;
+                }
+        }
+        std::vector<detail::Seen>().swap(early[c]);
+    });
+    std::vector<detail::Candidate> cands;
+    if (found.size() == 1) {
+        cands.swap(found[0]);
+    } else {
+        std::size_t total = 0;
+        for (const auto& f : found) total += f.size();
+        cands.reserve(total);
+        for (auto& f : found) {
+            cands.insert(cands.end(), f.begin(), f.end());
+            std::vector<detail::Candidate>().swap(f);
+        }
+    }
+    // (3) the rows of each kept pair: all of them, or the max_contributions smallest row priorities
+    std::vector<std::uint32_t> count(in.persons * kp, 0);
+    for (const auto& c : cands) ++count[c.slot];
+    std::vector<std::uint8_t> keep(cands.size(), 1);
+    std::vector<detail::Entry> e;
+    for (std::size_t j = 0; j < cands.size(); ++j) {
+        const std::size_t slot = cands[j].slot;
+        if (count[slot] <= max_contributions) continue;
+        const std::uint64_t* r = top.at(slot / kp);
+        const std::uint64_t pair = top.pairs(r)[slot % kp];
+        const std::uint64_t row = keyed_mix(pair ^ content_hash(in, static_cast<std::size_t>(cands[j].index)), k.row0, k.row1);
+        // the candidate's position orders like its row index (candidates are in row order)
+        e.push_back(detail::Entry{pair, static_cast<std::int64_t>(top.groups(r)[slot % kp]), row, static_cast<std::int64_t>(j)});
+        keep[j] = 0;
+    }
+    std::sort(e.begin(), e.end());
+    std::vector<std::pair<std::uint64_t, std::size_t>> prio;
+    for (std::size_t s = 0; s < e.size();) {
+        std::size_t t = s + 1;
+        while (t < e.size() && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
+        prio.clear();
+        std::size_t run = s;
+        for (std::size_t j = s; j < t; ++j) {
+            if (e[j].row != e[run].row) run = j;
+            const std::uint64_t dup = static_cast<std::uint64_t>(j - run);
+            prio.emplace_back(fmix(e[j].row ^ keyed_mix(dup, k.dup0, k.dup1)), j);
+        }
+        std::partial_sort(prio.begin(), prio.begin() + static_cast<std::ptrdiff_t>(max_contributions), prio.end());
+        for (std::size_t j = 0; j < max_contributions; ++j) keep[static_cast<std::size_t>(e[prio[j].second].index)] = 1;
+        s = t;
+    }
+    kept.clear();
+    for (std::size_t j = 0; j < cands.size(); ++j)
+        if (keep[j]) kept.push_back(cands[j].index);
+    for (std::size_t p = 0; p < in.persons; ++p) {
+        const std::uint64_t* r = top.at(p);
+        for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j) ++units[top.groups(r)[j]];
+    }
+}
+
+// The kept row indices (increasing), per group the number of kept (person, group) pairs, and seen[g] = 1
+// for the groups with at least one row (before bounding; seen must hold zeros on entry).
+inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
+                                const BoundingKeys& k, unsigned threads, std::vector<std::int64_t>& kept,
+                                std::int64_t* units, std::uint8_t* seen) {
+    if (max_partitions <= kMaxStreamingPartitions && in.persons < (std::size_t{1} << 32) &&
+        in.groups < (std::size_t{1} << 32)) {
+        bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units, seen);
+        return;
+    }
+    std::vector<std::uint8_t> keep(in.n, 0);
+    bound_contributions_sorted(in, max_partitions, max_contributions, k, threads, keep.data(), units);
+    kept.clear();
+    for (std::size_t i = 0; i < in.n; ++i) {
+        if (keep[i]) kept.push_back(static_cast<std::int64_t>(i));
+        if (in.group[i] >= 0) seen[in.group[i]] = 1;
+    }
 }
 
 }  // namespace pydp::aggregate
