@@ -63,3 +63,30 @@ def test_circle_profile_at_most_one():
     within 1e-9 of 1)."""
     g = M.privacy_profile(M.Circle(), epsilon=[0.0, 1e6, 4.9e6], sigma=1e-3, sensitivity=math.pi)
     assert np.all(g <= 1.0) and g[0] == 1.0
+
+
+@pytest.mark.parametrize("man,sigma,D", [(M.Sphere(2), 0.5, math.pi), (M.Sphere(3), 1.0, 1.0), (M.Sphere(3), 1.0, 0.01)])
+def test_sphere_profile_never_below_the_reference_near_the_largest_loss(man, sigma, D):
+    """S^d (the same mistake as item 3): within 1e-6 of the largest loss the quadrature was 7x too large
+    or 2.7e-5 too small; now delta at 1e-3 short of it, rounded up, is returned there (an upper bound,
+    since delta decreases), and before that the profile is rounded up by 1e-9 and within 3e-9 of exact."""
+    from test_manifolds_mu import _mp_tails
+
+    emax = _largest(sigma, D)
+    for frac, close in ((0.9, True), (0.99, True), (1 - 1e-6, False), (1 - 1e-9, False)):
+        e = emax * frac
+        with mp.workdps(50):
+            U, L = _mp_tails(e, sigma, D, "S", man.dim)
+            ref = U - mp.exp(e) * L
+        got = M.privacy_profile(man, epsilon=e, sigma=sigma, sensitivity=D)
+        assert mp.mpf(got) >= ref, (frac, got, mp.nstr(ref, 17))
+        if close:
+            assert got <= float(ref) * (1 + 3e-9), (frac, got, mp.nstr(ref, 17))
+
+
+@pytest.mark.parametrize("man", [M.Sphere(3), M.Sphere(5), M.Hyperbolic(2), M.Hyperbolic(3)])
+def test_small_sigma_refused_with_the_reason(man):
+    for fn in (lambda: M.gdp_mu(man, sigma=0.05), lambda: M.privacy_profile(man, epsilon=1.0, sigma=0.05)):
+        with pytest.raises(ValueError, match=r"sigma = 0.05 is below 0.1 .*not computed.*monte_carlo"):
+            fn()
+    assert M.gdp_mu(man, sigma=0.1) > 0

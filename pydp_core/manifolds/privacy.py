@@ -410,7 +410,14 @@ def _check_regime(manifold: Manifold, sigma: float, D: float) -> None:
     and H^d (where smaller sigma is not yet resolved), or D / sigma below 1e-12 (docs/manifolds.md)."""
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return
-    low = 1e-3 if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim == 2) else 0.1
+    low = 1e-3 if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim <= 2) else 0.1
+    if sigma < low and low == 0.1:
+        raise ValueError(
+            f"sigma = {sigma} is below 0.1 on {manifold!r}: not computed, because the quadrature in epsilon "
+            "and the radial law are not resolved for the small losses there (answers moved by up to 1e-2 "
+            "relative between nearby shifts); use sigma >= 0.1, or gdp_mu(..., method='monte_carlo') "
+            "(docs/manifolds.md, Section 3)"
+        )
     if not low <= sigma <= 1e3:
         raise ValueError(f"sigma = {sigma} is outside the validated range [{low:g}, 1e3] on {manifold!r}")
     if D < 1e-12 * sigma:
@@ -449,7 +456,9 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     Returns
     -------
     float or numpy.ndarray
-        delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape.
+        delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape; rounded up (by the
+        error bound of each method, docs/manifolds.md) and at most 1. On S^d (d >= 2) within 1e-3 of the
+        largest loss, the value at 1e-3 short of it (an upper bound).
 
     Raises
     ------
@@ -472,12 +481,31 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     D = _check_sensitivity(manifold, sensitivity)
     eps = check_epsilon(epsilon)
     _check_regime(manifold, sig, D)
-    ld = _log_profile(manifold, eps, sig, D)[0]
     if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim == 1):
+        ld = _log_profile(manifold, eps, sig, D)[0]
         out = np.minimum(_round_up(ld, _circle_log_error(sig)), 1.0)  # delta <= TV <= 1
-    else:
-        out = np.exp(ld)
+    elif isinstance(manifold, Sphere):
+        # within 1e-3 of the largest loss the quadrature of S^d loses digits (it was seen 7x off in both
+        # directions): there delta(top) is returned, an upper bound since delta decreases
+        top = _SPHERE_TOP * largest_loss(sig, D)
+        live = eps < largest_loss(sig, D)
+        ld = _log_profile(manifold, np.where(live, np.minimum(eps, top), eps), sig, D)[0]
+        out = np.minimum(_round_up(ld, _QUADRATURE_LOG_ERROR), 1.0)
+    elif isinstance(manifold, Hyperbolic) and manifold.dim > 1:
+        out = np.minimum(_round_up(_log_profile(manifold, eps, sig, D)[0], _QUADRATURE_LOG_ERROR), 1.0)
+    else:  # R^d and H^1: delta_mu, accurate to 1e-12 relative in log delta (tests/test_manifolds_small_shift.py)
+        ld = _log_profile(manifold, eps, sig, D)[0]
+        out = np.minimum(_round_up(ld, 1e-12 * np.maximum(1.0, np.abs(ld))), 1.0)
     return float(out) if np.ndim(epsilon) == 0 else out
+
+
+#: The error bound in log delta by which the S^d and H^d (d >= 2) profiles are rounded up: ten times the
+#: largest error seen against 50-digit references (about 1e-10 relative; validated, not proven).
+_QUADRATURE_LOG_ERROR = 1e-9
+
+
+# the part of [0, largest loss] on S^d (d >= 2) where the quadrature profile is accurate to 1e-10
+_SPHERE_TOP = 1.0 - 1e-3
 
 
 def _circle_log_error(sigma: float) -> float:
