@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -156,9 +156,44 @@ class Budget:
     __slots__ = ()
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "Budget":
-        """The sequential composition of ``budgets``, all of this type."""
+    def compose(cls: type[_B], budgets: Iterable[Any]) -> _B:
+        """The sequential composition of ``budgets``, a non-empty list of budgets of this type (the rule of
+        :func:`pydp_core.compose`)."""
+        items = budget_list(budgets)
+        for i, b in enumerate(items):
+            if type(b) is not cls:
+                raise TypeError(
+                    f"cannot compose {cls.__name__} with {type(b).__name__} (budgets[{i}]): convert explicitly "
+                    "first, e.g. GDP.to_rdp(alpha) or RDP.to_approx_dp(delta)"
+                )
+        return cls._compose(items)
+
+    @classmethod
+    def _compose(cls: type[_B], budgets: Sequence[Any]) -> _B:
+        """The composition rule, for a validated non-empty list of budgets of this type."""
         raise TypeError(f"no composition rule for {cls.__name__}")
+
+
+_B = TypeVar("_B", bound=Budget)
+
+
+def budget_list(budgets: Any) -> List[Budget]:
+    """``budgets`` as a non-empty list of privacy budgets (a single budget, a non-iterable, an empty list or
+    a non-budget item is refused, naming the argument)."""
+    if isinstance(budgets, Budget):
+        raise TypeError(f"budgets must be a list of privacy budgets, not a single {type(budgets).__name__} (wrap it in a list)")
+    if isinstance(budgets, (str, bytes)):
+        raise TypeError(f"budgets must be an iterable of privacy budgets, got {type(budgets).__name__}")
+    try:
+        items = list(budgets)
+    except TypeError:
+        raise TypeError(f"budgets must be an iterable of privacy budgets, got {type(budgets).__name__}") from None
+    if not items:
+        raise ValueError("budgets must not be empty")
+    for i, b in enumerate(items):
+        if not isinstance(b, Budget):
+            raise TypeError(f"budgets[{i}] is not a privacy budget ({type(b).__name__})")
+    return items
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -264,7 +299,7 @@ class PureDP(Budget):
         return RaoDP(self.epsilon)
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "PureDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "PureDP":
         """The sequential composition of ``budgets`` (all PureDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.epsilon for b in budgets))
 
@@ -336,7 +371,7 @@ class ApproxDP(Budget):
         raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "ApproxDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "ApproxDP":
         """The sequential composition of ``budgets`` (all ApproxDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.epsilon for b in budgets), min(1.0, math.fsum(b.delta for b in budgets)))
 
@@ -362,7 +397,7 @@ class KLDP(Budget):
         object.__setattr__(self, "epsilon", check_nonneg_scalar(self.epsilon, "epsilon"))
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "KLDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "KLDP":
         """The sequential composition of ``budgets`` (all KLDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.epsilon for b in budgets))
 
@@ -392,7 +427,7 @@ class MCDP(Budget):
         object.__setattr__(self, "tau", check_nonneg_scalar(self.tau, "tau"))
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "MCDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "MCDP":
         """The sequential composition of ``budgets`` (all MCDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.mu for b in budgets), math.hypot(*(b.tau for b in budgets)))
 
@@ -449,7 +484,7 @@ class ZCDP(Budget):
         raise ValueError(f"method must be None, 'bun_steinke' or 'rdp', got {method!r}")
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "ZCDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "ZCDP":
         """The sequential composition of ``budgets`` (all ZCDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.rho for b in budgets), math.fsum(b.xi for b in budgets))
 
@@ -493,7 +528,7 @@ class RDP(Budget):
         return RDPCurve([self.epsilon], [self.alpha])
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "RDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "RDP":
         """The sequential composition of ``budgets`` (all RDP; Anonymous 2022, Table 1)."""
         alpha = budgets[0].alpha
         for i, b in enumerate(budgets):
@@ -561,7 +596,7 @@ class GDP(Budget):
         return RaoDP(self.mu)
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "GDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "GDP":
         """The sequential composition of ``budgets`` (all GDP; Anonymous 2022, Table 1)."""
         return cls(math.hypot(*(b.mu for b in budgets)))
 
@@ -609,7 +644,7 @@ class TCDP(Budget):
         return self.to_rdp_curve().to_approx_dp(delta, method)
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "TCDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "TCDP":
         """The sequential composition of ``budgets`` (all TCDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.rho for b in budgets), min(b.omega for b in budgets))
 
@@ -662,7 +697,7 @@ class RaoDP(Budget):
         return ApproxDP(float(epsilon_for_delta(Laplace(), delta=d, scale=1.0 / self.theta)), d)
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "RaoDP":
+    def _compose(cls, budgets: Sequence[Any]) -> "RaoDP":
         """The sequential composition of ``budgets`` (all RaoDP; Anonymous 2022, Table 1)."""
         return cls(math.hypot(*(b.theta for b in budgets)))
 
@@ -855,7 +890,7 @@ class RDPCurve(Budget):
         return ApproxDP(e, float(delta))
 
     @classmethod
-    def compose(cls, budgets: Sequence[Any]) -> "RDPCurve":
+    def _compose(cls, budgets: Sequence[Any]) -> "RDPCurve":
         """The pointwise sum of RDP curves (one grid for grid curves; up to the smallest alpha_max)."""
         amax = min(c.alpha_max for c in budgets)
         grids = [c for c in budgets if c.is_grid]

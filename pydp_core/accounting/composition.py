@@ -6,32 +6,18 @@ and sources are in ``docs/accounting.md``.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, List, Optional, TypeVar, cast
+from typing import Iterable, Optional, TypeVar, cast
 
 from .._validation import check_int, check_open_delta
 from .budgets import (
     GDP,
     ApproxDP,
     Budget,
+    budget_list,
     classic_gaussian_mu,
 )
 
 B = TypeVar("B", bound=Budget)
-
-
-def _as_list(budgets: Any) -> List[Budget]:
-    if isinstance(budgets, Budget):
-        raise TypeError(f"budgets must be a list of privacy budgets, not a single {type(budgets).__name__} (wrap it in a list)")
-    try:
-        items = list(budgets)
-    except TypeError:
-        raise TypeError(f"budgets must be an iterable of privacy budgets, got {type(budgets).__name__}") from None
-    if not items:
-        raise ValueError("budgets must not be empty")
-    for i, b in enumerate(items):
-        if not isinstance(b, Budget):
-            raise TypeError(f"budgets[{i}] is not a privacy budget ({type(b).__name__})")
-    return items
 
 
 def compose(budgets: Iterable[B]) -> B:
@@ -63,15 +49,8 @@ def compose(budgets: Iterable[B]) -> B:
     >>> compose([GDP(3.0), GDP(4.0)])
     GDP(mu=5.0)
     """
-    items = _as_list(budgets)
-    kind = type(items[0])
-    for i, b in enumerate(items):
-        if type(b) is not kind:
-            raise TypeError(
-                f"cannot compose {kind.__name__} with {type(b).__name__} (budgets[{i}]): convert explicitly "
-                "first, e.g. GDP.to_rdp(alpha) or RDP.to_approx_dp(delta)"
-            )
-    return cast(B, kind.compose(items))  # the rule of type(b) returns a type(b)
+    items = budget_list(budgets)
+    return cast(B, type(items[0]).compose(items))  # the rule of type(b) returns a type(b)
 
 
 def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] = None, form: str = "drv") -> ApproxDP:

@@ -8,6 +8,7 @@ reduce by symmetry to one-dimensional integrals (``docs/manifolds.md``).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 import numpy as np
@@ -156,22 +157,71 @@ def default_eps_max(manifold: Manifold, sigma: float, D: float) -> float:
     return max(10.0, 5.0 * D / sigma + D * D / (2 * sigma**2))
 
 
-def _circle_tails(eps: np.ndarray, sigma: float, D: float) -> tuple[np.ndarray, np.ndarray]:
-    """log P(L >= eps) and log e^eps P'(L >= eps) on S^1, from Corollary 3.2.1 of Jiang et al. 2023 as
-    corrected in docs/manifolds.md (-inf from the largest loss on)."""
-    pi = math.pi
-    eps = np.asarray(eps, float)
-    eps_max = largest_loss(sigma, D)
-    live = eps < eps_max
-    e = np.where(live, eps, 0.0)
-    a = sigma**2 * e / (2 * pi - D) - pi + D / 2
-    b = D / 2 - sigma**2 * e / D
-    log_c = _log_ndtr_diff(np.array(pi / sigma), np.array(-pi / sigma))
-    log_p1 = _log_ndtr_diff(b / sigma, a / sigma) - log_c
-    t1 = _log_ndtr_diff((D - np.maximum(a, D - pi)) / sigma, (D - b) / sigma)
-    t2 = np.where(a < D - pi, _log_ndtr_diff(np.full(a.shape, pi / sigma), (2 * pi + a - D) / sigma), -np.inf)
-    log_p2 = np.logaddexp(t1, t2) - log_c
-    return np.where(live, log_p1, -np.inf), np.where(live, e + log_p2, -np.inf)
+# pi to 50 digits as an exact fraction: the largest loss on the circle is formed from it in exact rational
+# arithmetic, so that the gap to it keeps its digits however close epsilon comes.
+_PI_FRACTION = Fraction("3.1415926535897932384626433832795028841971693993751")
+
+
+def _largest_loss_parts(sigma: float, D: float) -> tuple[float, float]:
+    """The largest loss D (2 pi - D) / (2 sigma^2) as hi + lo, hi the nearest double, lo the rest (the
+    exact rational value from the double inputs and 50 digits of pi)."""
+    exact = Fraction(D) * (2 * _PI_FRACTION - Fraction(D)) / (2 * Fraction(sigma) ** 2)
+    hi = float(exact)
+    return hi, float(exact - Fraction(hi))
+
+
+def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log delta(eps) on S^1 as the integral of a non-negative function, with the gap g to the largest
+    loss as the one small parameter (docs/manifolds.md, Section 2).
+
+    With eta = 0, eta' = D and theta0 = D - pi the antipode of eta', {L > eps} = [theta0 - w_f, theta0 + w_n],
+    w_n = sigma^2 g / D (where L = D (D/2 - theta) / sigma^2) and w_f = sigma^2 g / (2 pi - D) (where
+    L = (2 pi - D)(theta + pi - D/2) / sigma^2). At distance s = u w inside either end, L - eps = g u, so
+
+        delta = [int_0^1 e^(-theta^2 / (2 sigma^2)) (1 - e^(-g u)) w du over both pieces] / Z,
+
+    theta = theta0 + w (1 - u) on the near piece, theta0 - w (1 - u) on the far one. g is formed from the
+    exact largest loss (:func:`_largest_loss_parts`), so the width of the set and the factor 1 - e^(-g u)
+    keep their relative accuracy as eps approaches the largest loss, and nothing is subtracted. The
+    quadrature is split at geometric distances from both ends, at the scales of the factor (1/g in u)
+    and of the Gaussian (sigma, and sigma^2 / |theta| where the set sits on its flank), and around the
+    peak theta = 0.
+    """
+    eps = np.asarray(eps, float).reshape(-1)
+    hi, lo = _largest_loss_parts(sigma, D)
+    g = (hi - eps) + lo  # hi - eps is exact for eps in [hi/2, 2 hi] (Sterbenz), else one rounding of g
+    out = np.full(eps.shape, -np.inf)
+    live = g > 0
+    if not live.any():
+        return out
+    gl = g[live]
+    theta0 = D - math.pi
+    log_c = float(_log_ndtr_diff(np.array(math.pi / sigma), np.array(-math.pi / sigma)))
+    log_z = math.log(sigma * math.sqrt(2 * math.pi)) + log_c
+    geo = 2.0 ** np.arange(-2, 35)  # geometric steps from a piece end (scales >= 2^-34 of a piece occur)
+    parts = []
+    for width, side in ((sigma * sigma * gl / D, 1.0), (sigma * sigma * gl / (2 * math.pi - D), -1.0)):
+        # scales in u of the Gaussian at u = 0 (theta0 + side width, where L = eps) and at u = 1 (theta0),
+        # and of the factor 1 - e^(-g u) at u = 0
+        scale_0 = np.minimum(sigma, sigma * sigma / np.maximum(np.abs(theta0 + side * width), sigma)) / width
+        scale_1 = min(sigma, sigma * sigma / max(abs(theta0), sigma)) / width
+        peak = 1.0 + theta0 / (side * width)  # the u of theta = 0, if the piece holds it
+        bps = np.concatenate([
+            np.zeros((len(gl), 1)), np.ones((len(gl), 1)),
+            np.minimum(scale_0, 1.0 / gl)[:, None] * geo, scale_0[:, None] * geo,
+            1.0 - scale_1[:, None] * geo,
+            peak[:, None] + (sigma / width)[:, None] * np.array([-8, -4, -2, -1, -0.5, 0, 0.5, 1, 2, 4, 8]),
+        ], axis=1)
+        bps = np.sort(np.clip(bps, 0.0, 1.0), axis=1)
+        u, w = quadrature_nodes(bps)
+        # 1 - u without cancellation near u = 1: (1 - hi) + (hi - lo)(1 - U) on each piece
+        one_minus_u = ((1.0 - bps[:, 1:, None]) + (bps[:, 1:, None] - bps[:, :-1, None]) * (1.0 - _U)).reshape(u.shape)
+        theta = theta0 + side * width[:, None] * one_minus_u
+        with np.errstate(divide="ignore"):
+            v = -0.5 * (theta / sigma) ** 2 + np.log(-np.expm1(-gl[:, None] * u)) + np.log(w * width[:, None])
+        parts.append(_lse_rows(v))
+    out[live] = np.logaddexp(parts[0], parts[1]) - log_z
+    return out
 
 
 def _xfrac(kind: int, t, r, D, dr):
@@ -334,11 +384,10 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
         return _log_delta_mu(eps, np.full(eps.shape, D / sigma)), np.ones(eps.shape, bool)
     flat = eps.reshape(-1)
     if manifold.dim == 1:
-        lu, lv = _circle_tails(flat, sigma, D)
-    else:
-        law = law or RadialLaw(manifold, sigma, laplace=False)
-        lu, ll = _loss_tails(law, D, flat)
-        lv = flat + ll
+        return _circle_log_profile(flat, sigma, D).reshape(eps.shape), np.ones(eps.shape, bool)
+    law = law or RadialLaw(manifold, sigma, laplace=False)
+    lu, ll = _loss_tails(law, D, flat)
+    lv = flat + ll
     with np.errstate(invalid="ignore"):
         ratio = np.where(np.isfinite(lu), lv - lu, -np.inf)  # log e^eps P(L < -eps) / P(L > eps)
         out = np.where(np.isfinite(lu), lu + _log1mexp(np.minimum(ratio, 0.0)), -np.inf)
@@ -361,7 +410,14 @@ def _check_regime(manifold: Manifold, sigma: float, D: float) -> None:
     and H^d (where smaller sigma is not yet resolved), or D / sigma below 1e-12 (docs/manifolds.md)."""
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return
-    low = 1e-3 if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim == 2) else 0.1
+    low = 1e-3 if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim <= 2) else 0.1
+    if sigma < low and low == 0.1:
+        raise ValueError(
+            f"sigma = {sigma} is below 0.1 on {manifold!r}: not computed, because the quadrature in epsilon "
+            "and the radial law are not resolved for the small losses there (answers moved by up to 1e-2 "
+            "relative between nearby shifts); use sigma >= 0.1, or gdp_mu(..., method='monte_carlo') "
+            "(docs/manifolds.md, Section 3)"
+        )
     if not low <= sigma <= 1e3:
         raise ValueError(f"sigma = {sigma} is outside the validated range [{low:g}, 1e3] on {manifold!r}")
     if D < 1e-12 * sigma:
@@ -400,7 +456,9 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     Returns
     -------
     float or numpy.ndarray
-        delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape.
+        delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape; rounded up (by the
+        error bound of each method, docs/manifolds.md) and at most 1. On S^d (d >= 2) within 1e-3 of the
+        largest loss, the value at 1e-3 short of it (an upper bound).
 
     Raises
     ------
@@ -423,8 +481,47 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     D = _check_sensitivity(manifold, sensitivity)
     eps = check_epsilon(epsilon)
     _check_regime(manifold, sig, D)
-    out = np.exp(_log_profile(manifold, eps, sig, D)[0])
+    if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim == 1):
+        ld = _log_profile(manifold, eps, sig, D)[0]
+        out = np.minimum(_round_up(ld, _circle_log_error(sig)), 1.0)  # delta <= TV <= 1
+    elif isinstance(manifold, Sphere):
+        # within 1e-3 of the largest loss the quadrature of S^d loses digits (it was seen 7x off in both
+        # directions): there delta(top) is returned, an upper bound since delta decreases
+        top = _SPHERE_TOP * largest_loss(sig, D)
+        live = eps < largest_loss(sig, D)
+        ld = _log_profile(manifold, np.where(live, np.minimum(eps, top), eps), sig, D)[0]
+        out = np.minimum(_round_up(ld, _QUADRATURE_LOG_ERROR), 1.0)
+    elif isinstance(manifold, Hyperbolic) and manifold.dim > 1:
+        out = np.minimum(_round_up(_log_profile(manifold, eps, sig, D)[0], _QUADRATURE_LOG_ERROR), 1.0)
+    else:  # R^d and H^1: delta_mu, accurate to 1e-12 relative in log delta (tests/test_manifolds_small_shift.py)
+        ld = _log_profile(manifold, eps, sig, D)[0]
+        out = np.minimum(_round_up(ld, 1e-12 * np.maximum(1.0, np.abs(ld))), 1.0)
     return float(out) if np.ndim(epsilon) == 0 else out
+
+
+#: The error bound in log delta by which the S^d and H^d (d >= 2) profiles are rounded up: ten times the
+#: largest error seen against 50-digit references (about 1e-10 relative; validated, not proven).
+_QUADRATURE_LOG_ERROR = 1e-9
+
+
+# the part of [0, largest loss] on S^d (d >= 2) where the quadrature profile is accurate to 1e-10
+_SPHERE_TOP = 1.0 - 1e-3
+
+
+def _circle_log_error(sigma: float) -> float:
+    """A bound on |error| of :func:`_circle_log_profile` in log delta: 1e-11 for the quadrature (the
+    largest error seen against 50-digit references over sigma in [1e-3, 1e3], D in [1e-12 sigma, pi] and
+    eps up to one ulp below the largest loss is 8e-13) plus the rounding of the exponent theta^2 / (2 sigma^2),
+    |theta| <= pi, which the double positions carry (2 units of 2^-53 relative)."""
+    return 1e-11 + 2.3e-16 * (math.pi / sigma) ** 2
+
+
+def _round_up(log_value: np.ndarray, log_error: float) -> np.ndarray:
+    """exp(log_value + log_error), at least the smallest positive double where log_value > -inf: an upper
+    bound of the exact value whenever log_value is within log_error of its logarithm."""
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.exp(np.asarray(log_value, float) + log_error)
+    return np.where(np.asarray(log_value) > -np.inf, np.maximum(out, np.nextafter(0.0, 1.0)), 0.0)
 
 
 def _eps_range(manifold: Manifold, sigma: float, D: float) -> float:
@@ -434,9 +531,20 @@ def _eps_range(manifold: Manifold, sigma: float, D: float) -> float:
     return 4.0 * default_eps_max(manifold, sigma, D)
 
 
+def _finite_ratio(num: float, den: float, what: str) -> float:
+    """num / den rounded up (the smallest double >= the exact quotient), refused with a ValueError naming
+    ``what`` when it overflows the double range."""
+    r = num / den
+    if not math.isfinite(r):
+        raise ValueError(f"{what} overflows the double range ({num:g} / {den:g}): no finite answer")
+    if Fraction(r) < Fraction(num) / Fraction(den):
+        r = math.nextafter(r, math.inf)
+    return r
+
+
 def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
-        return D / sigma
+        return _finite_ratio(D, sigma, "mu = sensitivity / sigma")
     law = RadialLaw(manifold, sigma, False)
     emax = _eps_range(manifold, sigma, D)
 
@@ -633,7 +741,7 @@ def gdp_sigma(manifold: Manifold, *, mu: float, sensitivity: float = 1.0) -> flo
     target = check_positive_scalar(mu, "mu")
     D = _check_sensitivity(manifold, sensitivity)
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
-        return D / target
+        return _finite_ratio(D, target, "sigma = sensitivity / mu")
 
     def f(ls: float) -> float:
         return _mu_exact(manifold, math.exp(ls), D) - target

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import weakref
 from typing import Any, Callable, Optional, Union, overload
@@ -73,8 +74,18 @@ def _threads(threads: Any) -> int:
 _SECURE: "weakref.WeakSet[Any]" = weakref.WeakSet()
 
 #: The largest scale a sampler accepts: every unit-scale draw is below 1e8 in magnitude, so scaled draws
-#: stay finite (a larger scale would return +-inf).
+#: stay finite (a larger scale would return +-inf). float32 draws are limited in proportion to their range.
 MAX_SCALE = 1e300
+_MAX_SCALE_BY_DTYPE = {np.dtype(np.float64): MAX_SCALE, np.dtype(np.float32): 1e30}
+
+
+def _check_scale_range(scale: np.ndarray, dt: np.dtype, largest_unit_draw: float = 1e8) -> None:
+    """Refuse a scale whose draws (at most ``largest_unit_draw`` times the scale) overflow ``dt``."""
+    if not np.size(scale):
+        return
+    limit = _MAX_SCALE_BY_DTYPE[dt] * (1e8 / largest_unit_draw)
+    if float(np.max(scale)) > limit:
+        raise ValueError(f"scale must be at most {limit:g} for {dt} draws here: larger scales overflow its range")
 
 
 def _rekey_after_fork() -> None:
@@ -194,8 +205,10 @@ class Random:
 
     # -- samplers ----------------------------------------------------------------------------------
     def _run(self, kernel: Callable[[np.ndarray, bool], None], params: dict[str, np.ndarray], size: Size,
-             dtype: DTypeLike, out: Optional[np.ndarray]) -> Any:
-        """Shared driver: scalar parameters go to C++ fused; array ones are applied as loc + scale * X."""
+             dtype: DTypeLike, out: Optional[np.ndarray], largest: float = 1e8) -> Any:
+        """Shared driver: scalar parameters go to C++ fused; array ones are applied as loc + scale * X.
+        ``largest`` bounds the unit-scale draws in magnitude (1e8 unless the law's range depends on a
+        shape parameter)."""
         dt = check_float_dtype(dtype)
         shape = check_size(size)
         arrays = {k: v for k, v in params.items() if v.ndim > 0}
@@ -216,8 +229,11 @@ class Random:
         elif shape is None and isinstance(out, np.ndarray):
             shape = tuple(out.shape)
         scale_p = params.get("scale")
-        if scale_p is not None and np.size(scale_p) and float(np.max(scale_p)) > MAX_SCALE:
-            raise ValueError(f"scale must be at most {MAX_SCALE:g}: larger scales overflow the double range")
+        if scale_p is not None:
+            _check_scale_range(scale_p, dt, largest)
+        loc_p = params.get("loc")
+        if loc_p is not None and np.size(loc_p) and float(np.max(np.abs(loc_p))) > float(np.finfo(dt).max):
+            raise ValueError(f"loc must be within the range of {dt} (|loc| <= {float(np.finfo(dt).max):g})")
         res = check_out(out, shape, dt, size_given=size is not None)
         kernel(res, bool(arrays))
         if arrays:
@@ -340,7 +356,8 @@ class Random:
         def kernel(res: np.ndarray, arrays: bool) -> None:
             _R.gamma(self._gen, res, k, 1.0 if arrays else float(scale_a), self._threads)
 
-        return self._run(kernel, {"scale": scale_a}, size, dtype, out)
+        # unit-scale draws stay below k + 10 sqrt(k) + 100 (a tail probability far below 2^-64)
+        return self._run(kernel, {"scale": scale_a}, size, dtype, out, largest=max(1e8, k + 10.0 * math.sqrt(k) + 100.0))
 
     @overload
     def uniform(self, low: float = ..., high: float = ..., size: None = ..., dtype: DTypeLike = ...,
@@ -358,6 +375,9 @@ class Random:
             width = hi - lo
         if not np.isfinite(width).all():
             raise ValueError("high - low must be finite")
+        top = float(np.finfo(check_float_dtype(dtype)).max)
+        if float(np.max(np.abs(lo))) > top or float(np.max(np.abs(hi))) > top:
+            raise ValueError(f"low and high must be within the range of {np.dtype(dtype)} (|x| <= {top:g})")
         if lo.ndim == 0 and hi.ndim == 0:
 
             def kernel(res: np.ndarray, arrays: bool) -> None:

@@ -688,6 +688,76 @@ def family_key(noise) -> tuple:
 
 
 # ----------------------------------------------------------------------------------------------------
+# The Riemannian Gaussian mechanism on the circle S^1
+# ----------------------------------------------------------------------------------------------------
+def _arc(x, y):
+    """Geodesic (arc) distance between the angles x and y on the unit circle."""
+    return abs(((x - y + mp.pi) % (2 * mp.pi)) - mp.pi)
+
+
+@functools.lru_cache(maxsize=None)
+def circle_delta(eps: float, sigma: float, sensitivity: float):
+    """delta(eps) of N_{S^1}(eta, sigma^2) against N_{S^1}(eta', sigma^2), d(eta, eta') = D, from the
+    definition: the integral over the circle of (p - e^eps q)_+, p and q the densities
+    exp(-d(eta, y)^2 / (2 sigma^2)) / Z with Z = sigma sqrt(2 pi) (Phi(pi/sigma) - Phi(-pi/sigma)).
+
+    eta = 0, eta' = D. The integrand is written p (1 - e^(eps - L)) with L = (d(eta', y)^2 - d(eta, y)^2)
+    / (2 sigma^2), so that it is non-negative term by term; mpmath quad is split at the kinks of the two
+    distances (0, pi, D, D - pi) and at the points where p = e^eps q, found here by bisection on L - eps
+    (L is piecewise monotone between the kinks), not from a closed form.
+    """
+    with mp.workdps(_WORK):
+        e, s, D = X(eps), X(sigma), X(sensitivity)
+        Z = s * mp.sqrt(2 * mp.pi) * (mp.ncdf(mp.pi / s) - mp.ncdf(-mp.pi / s))
+
+        def loss(th):
+            return (_arc(th, D) ** 2 - _arc(th, 0) ** 2) / (2 * s * s)
+
+        def integrand(th, c=0):  # the density divided by e^c
+            g = loss(th) - e
+            if g <= 0:
+                return mpf(0)
+            return mp.exp(-_arc(th, 0) ** 2 / (2 * s * s) - c) * -mp.expm1(-g)
+
+        kinks = sorted({-mp.pi, mp.pi, mpf(0), D, D - mp.pi, D / 2 - mp.pi, D / 2})
+        pts = set(kinks)
+        for lo, hi in zip(kinks[:-1], kinks[1:]):  # L is monotone on each piece: bisect for L = eps
+            glo, ghi = loss(lo) - e, loss(hi) - e
+            if glo * ghi < 0:
+                a, b = lo, hi
+                for _ in range(400):
+                    m = (a + b) / 2
+                    if (loss(m) - e) * glo > 0:
+                        a = m
+                    else:
+                        b = m
+                    if b - a < mpf(2) ** (-_WORK * 4):
+                        break
+                pts.add((a + b) / 2)
+        pts = sorted(pts)
+        # The Gaussian factor falls by e^-1 within sigma^2 / |theta| of a piece end away from 0 (and
+        # within sigma of 0): split every piece geometrically from its end nearest 0, so that tanh-sinh
+        # sees no sharp interior peak. mp.quad stops on an absolute error: the density is divided by its
+        # largest value on the piece, so that the tolerance is relative.
+        total = mpf(0)
+        for lo, hi in zip(pts[:-1], pts[1:]):
+            if not hi > lo or (integrand(lo) == 0 and integrand(hi) == 0 and integrand((lo + hi) / 2) == 0):
+                continue
+            sub = [lo, hi] + ([mpf(0)] if lo < 0 < hi else [])
+            for a, b in zip(sorted(sub)[:-1], sorted(sub)[1:]):
+                near, far = (a, b) if abs(a) <= abs(b) else (b, a)
+                h = s * s / max(abs(near), s)
+                cuts = [near, far]
+                step = h / 4
+                while step < abs(far - near):
+                    cuts.append(near + step if far > near else near - step)
+                    step *= 2
+                c = -near * near / (2 * s * s)
+                total += mp.quad(lambda th: integrand(th, c), sorted(cuts)) * mp.exp(c)
+    return +(total / Z)
+
+
+# ----------------------------------------------------------------------------------------------------
 # Comparison helpers
 # ----------------------------------------------------------------------------------------------------
 EPS_MACH = 2.0 ** -53  # unit roundoff
