@@ -24,6 +24,7 @@ from .._validation import (
     check_confidence,
     check_int,
     check_positive_scalar,
+    require_extra,
 )
 from ..io.keyed import check_bounds, prepared_values
 from ..io.keys import check_key, generate_key
@@ -95,7 +96,9 @@ class _Frame:
             self.kind = "pandas"
             self.names = [c for c in table.columns]
         else:
-            raise TypeError(f"table must be a pyarrow Table or a pandas DataFrame, not {type(table).__name__}")
+            raise TypeError(
+                f"table must be a pyarrow Table, a pandas DataFrame or a polars DataFrame, not {type(table).__name__}"
+            )
         self.table = table
         self.num_rows = int(table.num_rows if self.kind == "arrow" else len(table))
 
@@ -161,8 +164,9 @@ def aggregate_report(table: Any) -> dict:
 
     Parameters
     ----------
-    table : pyarrow.Table or pandas.DataFrame
-        A result of :func:`aggregate`.
+    table : pyarrow.Table, pandas.DataFrame or polars.DataFrame
+        A result of :func:`aggregate` (polars: the object :func:`aggregate` returned, whose ``attrs``
+        holds the report; polars operations do not carry it over).
 
     Returns
     -------
@@ -184,8 +188,9 @@ def aggregate_report(table: Any) -> dict:
     >>> aggregate_report(out)["budget"]["epsilon"]
     1.0
     """
-    if hasattr(table, "schema") and table.schema.metadata and REPORT_KEY.encode() in table.schema.metadata:
-        return json.loads(table.schema.metadata[REPORT_KEY.encode()])
+    meta = getattr(getattr(table, "schema", None), "metadata", None)  # pyarrow (polars schemas have none)
+    if meta and REPORT_KEY.encode() in meta:
+        return json.loads(meta[REPORT_KEY.encode()])
     attrs = getattr(table, "attrs", None)
     if isinstance(attrs, dict) and REPORT_KEY in attrs:
         return dict(attrs[REPORT_KEY])
@@ -315,8 +320,10 @@ def aggregate(
 
     Parameters
     ----------
-    table : pyarrow.Table or pandas.DataFrame
-        One row per record; nulls are refused in the columns used.
+    table : pyarrow.Table, pandas.DataFrame or polars.DataFrame
+        One row per record; nulls are refused in the columns used. A polars DataFrame goes through
+        pyarrow (``to_arrow``/``from_arrow``, zero-copy where the types allow; extra ``polars``) and gives
+        the same groups and values as the pyarrow Table for the same key.
     privacy_unit : str
         The column identifying the person (privacy unit).
     by : str or sequence of str
@@ -359,11 +366,11 @@ def aggregate(
 
     Returns
     -------
-    pyarrow.Table or pandas.DataFrame
+    pyarrow.Table, pandas.DataFrame or polars.DataFrame
         The same kind as ``table``: the ``by`` columns, then per aggregate ``<column>_<aggregate>`` and its
         interval columns. Counts are integers. The guarantee (mechanisms, per-aggregate epsilon, noise
         scale and std, total budget, library version; never the key) is attached as schema metadata /
-        ``attrs`` under :data:`REPORT_KEY` (read it with :func:`aggregate_report`). Groups are sorted by
+        ``attrs`` (pandas and polars) under :data:`REPORT_KEY` (read it with :func:`aggregate_report`). Groups are sorted by
         their values (public partitions: in the given order).
 
     Raises
@@ -386,13 +393,33 @@ def aggregate(
     >>> list(out.columns)[:3]
     ['city', 'x_count', 'x_count_ci_low']
     """
+    polars = _is_polars(table)
+    if polars:  # through pyarrow: zero-copy for numeric columns without nulls
+        require_extra("polars", "polars", "pyarrow")
+        table = table.to_arrow()
+        if _is_polars(public_partitions):
+            public_partitions = public_partitions.to_arrow()
     frame = _Frame(table)
     spec = _spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
                  rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
                  confidence=confidence, partition_selection=partition_selection)
     group_cols, partials = partial_aggregates(frame, spec)
-    return release_partials(spec, frame, group_cols, partials)
+    out = release_partials(spec, frame, group_cols, partials)
+    return _to_polars(out) if polars else out
+
+
+def _is_polars(obj: Any) -> bool:
+    return type(obj).__module__.startswith("polars") and hasattr(obj, "to_arrow") and hasattr(obj, "columns")
+
+
+def _to_polars(result: Any) -> Any:
+    """A pyarrow result as a polars DataFrame (zero-copy where the types allow), the report in ``attrs``."""
+    import polars as pl
+
+    out = pl.from_arrow(result)
+    setattr(out, "attrs", {REPORT_KEY: aggregate_report(result)})  # polars frames carry no schema metadata
+    return out
 
 
 @dataclass(frozen=True)
