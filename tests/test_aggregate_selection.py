@@ -154,6 +154,17 @@ def test_unknown_method_names_the_argument(value):
                   max_contributions=1, epsilon=1.0, delta=1e-6, partition_selection=value)
 
 
+def test_too_small_an_epsilon_is_refused_at_once():
+    # about 2 ln(1 + eps / (2 delta)) / eps entries: 7.9e4 are built, 7.9e6 refused before the table is built
+    assert 70_000 < len(calibrate_optimal_selection(epsilon=1e-4, delta=1e-6, max_partitions=1).table) < 90_000
+    with pytest.raises(ValueError, match="partition_selection='threshold'"):
+        calibrate_optimal_selection(epsilon=1e-4, delta=1e-6, max_partitions=100)
+    df = _groups_of([3], 5)
+    with pytest.raises(ValueError, match="budget_split"):
+        aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None,
+                  max_partitions=1 << 20, max_contributions=1, epsilon=1.0, delta=1e-6, partition_selection="optimal")
+
+
 def test_optimal_needs_an_epsilon_delta_budget():
     df = _groups_of([3], 5)
     with pytest.raises(ValueError, match="partition_selection"):

@@ -28,7 +28,7 @@ _MARGIN = 1e-12
 #: The partition-selection methods of :func:`pydp_core.aggregate.aggregate`.
 SELECTION_METHODS = ("threshold", "optimal")
 _GRID_EXTRA_BITS = 96  # grid resolution below delta: pi(1) = delta to ~2**-96 relative
-_MAX_STEPS = 10_000_000
+_MAX_STEPS = 1_000_000  # table entries (~60 MB of Python ints, a few seconds)
 
 
 def _log_tail(m, t: Fraction):
@@ -194,14 +194,21 @@ def _optimal_table(epsilon: float, delta: float) -> tuple[int, tuple[int, ...]]:
     bits = 64 * math.ceil((_GRID_EXTRA_BITS - math.frexp(delta)[1] + 1) / 64)
     one = 1 << bits
     # common denominators: integer arithmetic only in the loop
+    # the geometric phase takes ln(1 + (e^eps - 1) / (2 delta)) / eps steps to reach 1/2, the mirrored one as
+    # many to reach 1: refuse before the loop when that is beyond the cap
+    if 2.0 * math.log1p(math.expm1(epsilon) / (2.0 * delta)) / epsilon > _MAX_STEPS:
+        raise ValueError(
+            f"epsilon={epsilon!r}, delta={delta!r} per partition: the optimal selection's table would exceed "
+            f"{_MAX_STEPS} entries; use partition_selection='threshold' or a larger epsilon share"
+        )
     en, ed, fn, fd, dn, dd = e_lo.numerator, e_lo.denominator, f_hi.numerator, f_hi.denominator, d.numerator, d.denominator
     table = [0]
     t = 0
     while t < one:
         if len(table) > _MAX_STEPS:
             raise ValueError(
-                f"epsilon={epsilon!r}, delta={delta!r}: the optimal selection needs more than {_MAX_STEPS} "
-                "steps; use partition_selection='threshold' or a larger share"
+                f"epsilon={epsilon!r}, delta={delta!r} per partition: the optimal selection's table would exceed "
+                f"{_MAX_STEPS} entries; use partition_selection='threshold' or a larger epsilon share"
             )
         grow = (en * t * dd + dn * one * ed) // (ed * dd)  # floor(2^128 (e^eps pi + delta))
         rest = fn * ((one - t) * dd - dn * one)  # 2^128 e^-eps (1 - pi - delta), times fd dd
@@ -237,7 +244,7 @@ def optimal_probability(units, *, epsilon: float, delta: float, max_partitions: 
     Raises
     ------
     ValueError
-        If epsilon or delta are out of range, or epsilon is so small that the table exceeds 10**7 steps.
+        If epsilon or delta are out of range, or epsilon is so small that the table exceeds 10**6 entries.
 
     Examples
     --------
@@ -320,7 +327,7 @@ def calibrate_optimal_selection(*, epsilon: float, delta: float, max_partitions:
     Raises
     ------
     ValueError
-        If epsilon <= 0, delta is not in (0, 1), or epsilon is too small for a table of 10**7 steps.
+        If epsilon <= 0, delta is not in (0, 1), or epsilon is too small for a table of 10**6 entries.
 
     Examples
     --------
