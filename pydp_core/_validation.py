@@ -958,3 +958,10 @@ def check_confidence(value: Any, name: str = "confidence") -> float:
     if level in (0.0, 1.0):
         raise ValueError(f"{name} must lie in (0, 1), got {level!r}")
     return level
+
+
+def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    """One of the strings ``allowed`` (case-insensitive), returned in lower case."""
+    if not isinstance(value, str) or value.lower() not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value.lower()

@@ -2,13 +2,13 @@
 
 :func:`aggregate` computes, per group of ``by``, counts, sums, means, variances and the number of
 distinct privacy units, releases them with exact discrete noise and, unless the groups are public,
-selects the groups to release by Laplace thresholding. The guarantee is (epsilon, delta)-DP for adding
-or removing all the rows of one privacy unit. The proofs (sensitivities, selection, budget split) are
-in ``docs/aggregate.md``.
+selects the groups to release by Laplace thresholding (or the optimal partition selection). The
+guarantee is (epsilon, delta)-DP for adding or removing all the rows of one privacy unit. The proofs
+(sensitivities, selection, budget split) are in ``docs/aggregate.md``.
 
 - :mod:`~pydp_core.aggregate.bounding`: keyed identity hashes and contribution bounding;
 - :mod:`~pydp_core.aggregate.aggregations`: sensitivities, noise, estimators, confidence intervals;
-- :mod:`~pydp_core.aggregate.selection`: Laplace thresholding and its delta.
+- :mod:`~pydp_core.aggregate.selection`: Laplace thresholding and its delta, and the optimal selection.
 """
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ import numpy as np
 
 from .._validation import (
     check_aggregate_names,
+    check_choice,
     check_confidence,
     check_int,
     check_positive_scalar,
+    require_extra,
 )
 from ..io.keyed import check_bounds, prepared_values
 from ..io.keys import check_key, generate_key
@@ -47,7 +49,16 @@ from .bounding import (
     subkey,
     unique_values,
 )
-from .selection import ThresholdSelection, calibrate_selection, selection_delta, selection_probability
+from .selection import (
+    SELECTION_METHODS,
+    OptimalSelection,
+    ThresholdSelection,
+    calibrate_optimal_selection,
+    calibrate_selection,
+    optimal_probability,
+    selection_delta,
+    selection_probability,
+)
 
 __all__ = [
     "aggregate",
@@ -55,6 +66,9 @@ __all__ = [
     "AGGREGATES",
     "REPORT_KEY",
     "calibrate_selection",
+    "calibrate_optimal_selection",
+    "optimal_probability",
+    "SELECTION_METHODS",
     "selection_delta",
     "selection_probability",
 ]
@@ -82,7 +96,9 @@ class _Frame:
             self.kind = "pandas"
             self.names = [c for c in table.columns]
         else:
-            raise TypeError(f"table must be a pyarrow Table or a pandas DataFrame, not {type(table).__name__}")
+            raise TypeError(
+                f"table must be a pyarrow Table, a pandas DataFrame or a polars DataFrame, not {type(table).__name__}"
+            )
         self.table = table
         self.num_rows = int(table.num_rows if self.kind == "arrow" else len(table))
 
@@ -148,8 +164,9 @@ def aggregate_report(table: Any) -> dict:
 
     Parameters
     ----------
-    table : pyarrow.Table or pandas.DataFrame
-        A result of :func:`aggregate`.
+    table : pyarrow.Table, pandas.DataFrame or polars.DataFrame
+        A result of :func:`aggregate` (polars: the object :func:`aggregate` returned, whose ``attrs``
+        holds the report; polars operations do not carry it over).
 
     Returns
     -------
@@ -171,8 +188,9 @@ def aggregate_report(table: Any) -> dict:
     >>> aggregate_report(out)["budget"]["epsilon"]
     1.0
     """
-    if hasattr(table, "schema") and table.schema.metadata and REPORT_KEY.encode() in table.schema.metadata:
-        return json.loads(table.schema.metadata[REPORT_KEY.encode()])
+    meta = getattr(getattr(table, "schema", None), "metadata", None)  # pyarrow (polars schemas have none)
+    if meta and REPORT_KEY.encode() in meta:
+        return json.loads(meta[REPORT_KEY.encode()])
     attrs = getattr(table, "attrs", None)
     if isinstance(attrs, dict) and REPORT_KEY in attrs:
         return dict(attrs[REPORT_KEY])
@@ -280,6 +298,7 @@ def aggregate(
     public_partitions: Any = None,
     budget_split: Mapping[str, float] | None = None,
     confidence: float | None = 0.95,
+    partition_selection: str = "threshold",
 ) -> Any:
     """Differentially private group-by aggregation of a table whose rows belong to privacy units.
 
@@ -288,9 +307,9 @@ def aggregate(
     ``bounds``. Every aggregate is released with exact discrete Laplace or discrete Gaussian noise
     (Canonne, Kamath and Steinke 2020) calibrated to its sensitivity under these limits (``docs/aggregate.md``); groups
     are released by Laplace thresholding on their number of units (Korolova et al. 2009; Wilson et al.
-    2020), or all of ``public_partitions`` (empty ones too) when the groups are public. The result is
-    (epsilon, delta)-DP, or rho-zCDP (delta-approximate with selection), for adding or removing all the
-    rows of one privacy unit.
+    2020) or by the optimal partition selection (Desfontaines et al. 2022), or all of ``public_partitions``
+    (empty ones too) when the groups are public. The result is (epsilon, delta)-DP, or rho-zCDP
+    (delta-approximate with selection), for adding or removing all the rows of one privacy unit.
 
     The total budget is ``epsilon`` (with ``delta``) or ``rho``, never both. Pure DP (``delta = 0``):
     discrete Laplace. zCDP (``rho``): discrete Gaussian; partition selection then needs ``delta`` and
@@ -301,8 +320,10 @@ def aggregate(
 
     Parameters
     ----------
-    table : pyarrow.Table or pandas.DataFrame
-        One row per record; nulls are refused in the columns used.
+    table : pyarrow.Table, pandas.DataFrame or polars.DataFrame
+        One row per record; nulls are refused in the columns used. A polars DataFrame goes through
+        pyarrow (``to_arrow``/``from_arrow``, zero-copy where the types allow; extra ``polars``) and gives
+        the same groups and values as the pyarrow Table for the same key.
     privacy_unit : str
         The column identifying the person (privacy unit).
     by : str or sequence of str
@@ -337,14 +358,19 @@ def aggregate(
         Weight per aggregate (``"<column>_<aggregate>"``) and ``"selection"``; default equal weights.
     confidence : float or None, optional
         The level of the ``<name>_ci_low`` / ``<name>_ci_high`` columns (default 0.95); None: no intervals.
+    partition_selection : {"threshold", "optimal"}, optional
+        How groups are selected without ``public_partitions``: Laplace thresholding (default), or the
+        optimal mechanism of Desfontaines et al. (2022), which releases each group with the largest
+        probability ``pi(n)`` that (epsilon_s / Kp, delta_s / Kp)-DP allows for its ``n`` units
+        (:func:`~pydp_core.aggregate.selection.optimal_probability`); (epsilon, delta)-DP budgets only.
 
     Returns
     -------
-    pyarrow.Table or pandas.DataFrame
+    pyarrow.Table, pandas.DataFrame or polars.DataFrame
         The same kind as ``table``: the ``by`` columns, then per aggregate ``<column>_<aggregate>`` and its
         interval columns. Counts are integers. The guarantee (mechanisms, per-aggregate epsilon, noise
         scale and std, total budget, library version; never the key) is attached as schema metadata /
-        ``attrs`` under :data:`REPORT_KEY` (read it with :func:`aggregate_report`). Groups are sorted by
+        ``attrs`` (pandas and polars) under :data:`REPORT_KEY` (read it with :func:`aggregate_report`). Groups are sorted by
         their values (public partitions: in the given order).
 
     Raises
@@ -354,7 +380,8 @@ def aggregate(
     ValueError
         For missing columns, nulls or NaN, bounds with low >= high, limits below 1, epsilon <= 0, rho <= 0,
         both or neither of epsilon and rho, delta = 0 without public partitions or with Gaussian noise under
-        epsilon, an unknown ``noise``, or a ``budget_split`` that does not cover the aggregates.
+        epsilon, an unknown ``noise`` or ``partition_selection`` (or ``"optimal"`` with ``rho``), or a
+        ``budget_split`` that does not cover the aggregates.
 
     Examples
     --------
@@ -366,13 +393,33 @@ def aggregate(
     >>> list(out.columns)[:3]
     ['city', 'x_count', 'x_count_ci_low']
     """
+    polars = _is_polars(table)
+    if polars:  # through pyarrow: zero-copy for numeric columns without nulls
+        require_extra("polars", "polars", "pyarrow")
+        table = table.to_arrow()
+        if _is_polars(public_partitions):
+            public_partitions = public_partitions.to_arrow()
     frame = _Frame(table)
     spec = _spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
                  rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
-                 confidence=confidence)
+                 confidence=confidence, partition_selection=partition_selection)
     group_cols, partials = partial_aggregates(frame, spec)
-    return release_partials(spec, frame, group_cols, partials)
+    out = release_partials(spec, frame, group_cols, partials)
+    return _to_polars(out) if polars else out
+
+
+def _is_polars(obj: Any) -> bool:
+    return type(obj).__module__.startswith("polars") and hasattr(obj, "to_arrow") and hasattr(obj, "columns")
+
+
+def _to_polars(result: Any) -> Any:
+    """A pyarrow result as a polars DataFrame (zero-copy where the types allow), the report in ``attrs``."""
+    import polars as pl
+
+    out = pl.from_arrow(result)
+    setattr(out, "attrs", {REPORT_KEY: aggregate_report(result)})  # polars frames carry no schema metadata
+    return out
 
 
 @dataclass(frozen=True)
@@ -404,7 +451,7 @@ class AggregateSpec:
 def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any, bounds: Any, max_partitions: Any,
           max_contributions: Any, epsilon: Any = None, delta: Any = 0.0, rho: Any = None, noise: Any = None,
           key: Any = None, public_partitions: Any = None, budget_split: Any = None,
-          confidence: Any = 0.95) -> AggregateSpec:
+          confidence: Any = 0.95, partition_selection: Any = "threshold") -> AggregateSpec:
     """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument)."""
     frame = _Names(names)
     pu = _column_name(privacy_unit, "privacy_unit", frame)
@@ -419,13 +466,15 @@ def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any
     kp = check_int(max_partitions, "max_partitions", 1, 1 << 30)
     kc = check_int(max_contributions, "max_contributions", 1, 1 << 30)
     level = None if confidence is None else check_confidence(confidence, "confidence")
+    method = check_choice(partition_selection, "partition_selection", SELECTION_METHODS)
     key = generate_key() if key is None else check_key(key)
     agg_names = [f"{c}_{a}" for c, a in requests] + ([] if public_partitions is not None else ["selection"])
     if len(set(agg_names)) != len(agg_names):
         raise ValueError("aggregations ask for the same aggregate twice")
     budget = plan_budget(epsilon=epsilon, delta=delta, rho=rho, noise=noise,
                          weights=_weights(budget_split, agg_names), selection=public_partitions is None,
-                         requests=requests, max_partitions=kp, max_contributions=kc, bounds=col_bounds)
+                         requests=requests, max_partitions=kp, max_contributions=kc, bounds=col_bounds,
+                         method=method)
     return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, key, public_partitions)
 
 
@@ -575,7 +624,7 @@ def _describe(plan: AggregatePlan, alpha: float | None) -> dict:
     return out
 
 
-def _report(spec: AggregateSpec, selection: ThresholdSelection | None, aggs: dict) -> dict:
+def _report(spec: AggregateSpec, selection: ThresholdSelection | OptimalSelection | None, aggs: dict) -> dict:
     from .. import __version__
 
     return {

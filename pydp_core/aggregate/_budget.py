@@ -29,7 +29,7 @@ from .._validation import check_delta, check_positive_scalar
 from ..accounting import ApproxDP, compose
 from ..accounting.conversions import zcdp_log_delta
 from .aggregations import AggregatePlan, plan_aggregate, split_epsilon
-from .selection import ThresholdSelection, calibrate_selection
+from .selection import OptimalSelection, ThresholdSelection, calibrate
 
 NOISES = ("laplace", "gaussian")
 _MARGIN = 1e-12  # relative margin on delta toward the safe side, as in the calibrations
@@ -42,7 +42,7 @@ class BudgetPlan:
     definition: str  # "pure", "approx" or "zcdp"
     noise: str
     plans: list
-    selection: ThresholdSelection | None
+    selection: ThresholdSelection | OptimalSelection | None
     epsilon: float | None
     delta: float
     rho: float | None
@@ -122,10 +122,11 @@ def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[floa
 
 def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequence[float], selection: bool,
                 requests: Sequence[tuple[str, str]], max_partitions: int, max_contributions: int,
-                bounds: dict) -> BudgetPlan:
+                bounds: dict, method: str = "threshold") -> BudgetPlan:
     """Check the budget arguments and calibrate every aggregate and the selection (errors name the argument).
 
-    ``weights`` has one entry per request, then one for selection when ``selection`` is true.
+    ``weights`` has one entry per request, then one for selection when ``selection`` is true; ``method``
+    is the partition-selection method (``"threshold"`` or ``"optimal"``).
     """
     kind = _noise(noise)
     dl = float(check_delta(delta, "delta"))
@@ -139,6 +140,8 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
     n = len(requests)
     if rho is not None:
         r = check_positive_scalar(rho, "rho")
+        if selection and method == "optimal":
+            raise ValueError("partition_selection='optimal' is (epsilon, delta)-DP only; with rho use 'threshold'")
         if kind == "laplace":
             raise ValueError("noise='laplace' does not go with rho: a zCDP budget uses Gaussian noise")
         shares = split_epsilon(r, weights)
@@ -147,7 +150,7 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
             eps_s = math.nextafter(math.sqrt(2.0 * shares[-1]), 0.0)
             while Fraction(eps_s) ** 2 / 2 > Fraction(shares[-1]):
                 eps_s = math.nextafter(eps_s, 0.0)
-            sel = _selection(eps_s, dl, kp)
+            sel = _selection(eps_s, dl, kp, "threshold")
         plans = _plans(requests, "rho", shares[:n], kp, kc, bounds, "rho")
         return BudgetPlan("zcdp", "gaussian", plans, sel, None, dl, r)
     eps = check_positive_scalar(epsilon, "epsilon")
@@ -158,14 +161,14 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
     laplace = gaussian = None
     if kind in (None, "laplace"):
         shares = split_epsilon(eps, weights)
-        sel = _selection(shares[-1], dl, kp) if selection else None
+        sel = _selection(shares[-1], dl, kp, method) if selection else None
         laplace = BudgetPlan("pure" if dl == 0.0 else "approx", "laplace",
                              _plans(requests, "epsilon", shares[:n], kp, kc, bounds, "epsilon"), sel, eps, dl, None)
     if kind == "gaussian":
-        gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds)
+        gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds, method)
     elif kind is None:
         try:  # the default falls back to Laplace when the Gaussian split cannot be calibrated
-            gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds)
+            gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds, method)
         except ValueError:
             gaussian = None
     if laplace is None or gaussian is None:
@@ -176,7 +179,7 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
 
 
 def _gaussian_plan(eps: float, dl: float, weights: Sequence[float], selection: bool,
-                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict) -> BudgetPlan:
+                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict, method: str) -> BudgetPlan:
     n = len(requests)
     sel = None
     eps_g, delta_g = eps, dl
@@ -184,15 +187,15 @@ def _gaussian_plan(eps: float, dl: float, weights: Sequence[float], selection: b
         agg_weight, sel_weight = math.fsum(weights[:n]), weights[-1]
         eps_g, eps_s = split_epsilon(eps, [agg_weight, sel_weight])
         delta_g, delta_s = split_epsilon(dl, [agg_weight, sel_weight])
-        sel = _selection(eps_s, delta_s, kp)
+        sel = _selection(eps_s, delta_s, kp, method)
     rho_g = _largest_rho(eps_g, delta_g)
     plans = _plans(requests, "rho", split_epsilon(rho_g, weights[:n]), kp, kc, bounds, "epsilon")
     return BudgetPlan("approx", "gaussian", plans, sel, eps, dl, None, (eps_g, delta_g))
 
 
-def _selection(epsilon: float, delta: float, kp: int) -> ThresholdSelection:
+def _selection(epsilon: float, delta: float, kp: int, method: str) -> ThresholdSelection | OptimalSelection:
     try:
-        return calibrate_selection(epsilon=epsilon, delta=delta, max_partitions=kp)
+        return calibrate(method, epsilon=epsilon, delta=delta, max_partitions=kp)
     except ValueError as err:
         raise ValueError(f"budget_split: the selection's share is too small ({err})") from None
 

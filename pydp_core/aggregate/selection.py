@@ -1,6 +1,9 @@
-"""Differentially private partition selection by Laplace thresholding (``docs/aggregate.md``, section 4).
+"""Differentially private partition selection (``docs/aggregate.md``, section 4).
 
-A group is released when its number of privacy units plus discrete Laplace noise ``Y``
+Two methods: Laplace thresholding (the default) and the optimal mechanism of Desfontaines et al. (2022)
+(:func:`calibrate_optimal_selection`, :func:`optimal_probability`).
+
+Laplace thresholding: a group is released when its number of privacy units plus discrete Laplace noise ``Y``
 (``P(y) ~ exp(-|y| / t)``) reaches an integer threshold ``tau`` (Korolova et al. 2009; Wilson et al.
 2020). With ``Kp`` groups per unit and ``t >= Kp / epsilon``, the selection is (epsilon, delta)-DP with
 
@@ -15,12 +18,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
-from .aggregations import IntegerNoise, integer_noise
+from .aggregations import IntegerNoise, _base_generator, integer_noise
 
 _MARGIN = 1e-12
+#: The partition-selection methods of :func:`pydp_core.aggregate.aggregate`.
+SELECTION_METHODS = ("threshold", "optimal")
+_GRID_EXTRA_BITS = 96  # grid resolution below delta: pi(1) = delta to ~2**-96 relative
+_MAX_STEPS = 1_000_000  # table entries (~60 MB of Python ints, a few seconds)
 
 
 def _log_tail(m, t: Fraction):
@@ -168,3 +176,180 @@ def calibrate_selection(*, epsilon: float, delta: float, max_partitions: int) ->
         tau -= 1
     achieved = selection_delta(threshold=tau, t=noise.t, max_partitions=max_partitions)
     return ThresholdSelection(epsilon, delta, max_partitions, noise, tau, achieved)
+
+
+@lru_cache(maxsize=32)
+def _optimal_table(epsilon: float, delta: float) -> tuple[int, tuple[int, ...]]:
+    """``(b, T)`` with ``T[n] = 2**b pi(n)`` for n = 0, 1, ..., N and ``T[N] = 2**b`` (exact integers).
+
+    The recursion of :func:`optimal_probability`, evaluated in exact rational arithmetic with ``e^eps``
+    rounded down and ``e^-eps`` rounded up (both stricter than the true constraints) and every ``pi(n)``
+    rounded down to the grid 2**-b (b a multiple of 64 with 2**-b <= delta 2**-96), each step from the
+    previous rounded value: the table meets both DP constraints exactly and is the largest on the grid that
+    does, up to the rounding of ``e^eps``.
+    """
+    e_lo = Fraction(math.nextafter(math.exp(epsilon), 0.0))
+    f_hi = Fraction(math.nextafter(math.exp(-epsilon), math.inf))
+    d = Fraction(delta)
+    bits = 64 * math.ceil((_GRID_EXTRA_BITS - math.frexp(delta)[1] + 1) / 64)
+    one = 1 << bits
+    # common denominators: integer arithmetic only in the loop
+    # the geometric phase takes ln(1 + (e^eps - 1) / (2 delta)) / eps steps to reach 1/2, the mirrored one as
+    # many to reach 1: refuse before the loop when that is beyond the cap
+    if 2.0 * math.log1p(math.expm1(epsilon) / (2.0 * delta)) / epsilon > _MAX_STEPS:
+        raise ValueError(
+            f"epsilon={epsilon!r}, delta={delta!r} per partition: the optimal selection's table would exceed "
+            f"{_MAX_STEPS} entries; use partition_selection='threshold' or a larger epsilon share"
+        )
+    en, ed, fn, fd, dn, dd = e_lo.numerator, e_lo.denominator, f_hi.numerator, f_hi.denominator, d.numerator, d.denominator
+    table = [0]
+    t = 0
+    while t < one:
+        if len(table) > _MAX_STEPS:
+            raise ValueError(
+                f"epsilon={epsilon!r}, delta={delta!r} per partition: the optimal selection's table would exceed "
+                f"{_MAX_STEPS} entries; use partition_selection='threshold' or a larger epsilon share"
+            )
+        grow = (en * t * dd + dn * one * ed) // (ed * dd)  # floor(2^128 (e^eps pi + delta))
+        rest = fn * ((one - t) * dd - dn * one)  # 2^128 e^-eps (1 - pi - delta), times fd dd
+        close = one - (-(-rest // (fd * dd)))  # floor(2^128 (1 - e^-eps (1 - pi - delta)))
+        t = min(grow, close, one)
+        table.append(t)
+    return bits, tuple(table)
+
+
+def optimal_probability(units, *, epsilon: float, delta: float, max_partitions: int = 1) -> np.ndarray:
+    """The release probability ``pi(n)`` of the optimal partition selection (Desfontaines et al. 2022).
+
+    ``pi(0) = 0`` and ``pi(n) = min(e^e pi(n-1) + d, 1 - e^-e (1 - pi(n-1) - d), 1)`` with
+    ``(e, d) = (epsilon / Kp, delta / Kp)`` (each rounded down): the largest release probabilities of a
+    group with ``n`` privacy units that are (e, d)-DP when one unit changes ``n`` by one.
+
+    Parameters
+    ----------
+    units : int or array of int
+        The number of privacy units in the group (after contribution bounding), >= 0.
+    epsilon : float
+        The selection's epsilon (> 0).
+    delta : float
+        The selection's delta, in (0, 1).
+    max_partitions : int, optional
+        The most groups one privacy unit contributes to (default 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``pi(units)`` as float64 (the exact release probability is a multiple of 2**-b rounded here).
+
+    Raises
+    ------
+    ValueError
+        If epsilon or delta are out of range, or epsilon is so small that the table exceeds 10**6 entries.
+
+    Examples
+    --------
+    >>> float(optimal_probability(1, epsilon=1.0, delta=1e-6))  # pi(1) = delta
+    1e-06
+    >>> float(optimal_probability(0, epsilon=1.0, delta=1e-6)), float(optimal_probability(40, epsilon=1.0, delta=1e-6))
+    (0.0, 1.0)
+    """
+    sel = calibrate_optimal_selection(epsilon=epsilon, delta=delta, max_partitions=max_partitions)
+    table = np.array([float(Fraction(t, 1 << sel.bits)) for t in sel.table])
+    n = np.asarray(units, dtype=np.int64)
+    return table[np.minimum(n, table.size - 1)]
+
+
+@dataclass(frozen=True)
+class OptimalSelection:
+    """The optimal partition selection at (epsilon / Kp, delta / Kp) per group (Desfontaines et al. 2022)."""
+
+    epsilon: float
+    delta: float
+    max_partitions: int
+    epsilon_group: float
+    delta_group: float
+    bits: int  # the grid: release probabilities are multiples of 2**-bits
+    table: tuple  # 2**bits pi(n), n = 0..N, last entry 2**bits
+
+    @property
+    def delta_achieved(self) -> float:
+        return float(self.max_partitions * Fraction(self.delta_group))
+
+    def select(self, units: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """The boolean mask of released groups: ``bits`` keyed random bits per group below ``2**bits pi(n)``."""
+        n = np.minimum(np.asarray(units, dtype=np.int64), len(self.table) - 1)
+        base = _base_generator(key)
+        out = np.empty(n.shape[0], dtype=bool)
+        one, words = 1 << self.bits, self.bits // 64
+        for j, (count, stream) in enumerate(zip(n.tolist(), np.asarray(stream_ids, dtype=np.uint64).tolist())):
+            threshold = self.table[count]
+            if threshold in (0, one):
+                out[j] = threshold == one
+                continue
+            u = int.from_bytes(base.spawn(stream).random_raw(words).astype(">u8").tobytes(), "big")
+            out[j] = u < threshold
+        return out
+
+    def describe(self) -> dict:
+        return {
+            "method": "optimal", "epsilon": self.epsilon, "delta": self.delta, "delta_achieved": self.delta_achieved,
+            "epsilon_per_partition": self.epsilon_group, "delta_per_partition": self.delta_group,
+            "max_partitions": self.max_partitions, "always_released_from": len(self.table) - 1,
+        }
+
+
+def _share(total: float, k: int) -> float:
+    """``total / k`` rounded down so that k times it is at most ``total`` exactly."""
+    x = total / k
+    while k * Fraction(x) > Fraction(total):
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def calibrate_optimal_selection(*, epsilon: float, delta: float, max_partitions: int) -> OptimalSelection:
+    """The optimal partition selection (Desfontaines et al. 2022) for ``max_partitions`` groups per unit.
+
+    Parameters
+    ----------
+    epsilon : float
+        The selection's epsilon (> 0); each group's decision gets ``epsilon / max_partitions``.
+    delta : float
+        The selection's delta, in (0, 1); each group's decision gets ``delta / max_partitions``.
+    max_partitions : int
+        The most groups one privacy unit contributes to.
+
+    Returns
+    -------
+    OptimalSelection
+        The table of release probabilities and the per-group budget; the selection is (epsilon, delta)-DP
+        by basic composition over the at most ``max_partitions`` groups a unit changes.
+
+    Raises
+    ------
+    ValueError
+        If epsilon <= 0, delta is not in (0, 1), or epsilon is too small for a table of 10**6 entries.
+
+    Examples
+    --------
+    >>> sel = calibrate_optimal_selection(epsilon=1.0, delta=1e-6, max_partitions=1)
+    >>> sel.describe()["always_released_from"]  # the thresholding of the same budget needs tau = 15
+    28
+    """
+    if not 0.0 < delta < 1.0:
+        raise ValueError(
+            "delta must lie in (0, 1) for partition selection (give public_partitions to release known groups "
+            "with delta = 0)"
+        )
+    if not (math.isfinite(epsilon) and epsilon > 0.0):
+        raise ValueError(f"epsilon must be finite and > 0 for partition selection, got {epsilon!r}")
+    eps_k, delta_k = _share(epsilon, max_partitions), _share(delta, max_partitions)
+    if eps_k <= 0.0 or delta_k <= 0.0:
+        raise ValueError("the selection's epsilon or delta per partition rounds to 0")
+    return OptimalSelection(epsilon, delta, max_partitions, eps_k, delta_k, *_optimal_table(eps_k, delta_k))
+
+
+def calibrate(method: str, *, epsilon: float, delta: float, max_partitions: int) -> ThresholdSelection | OptimalSelection:
+    """The selection of ``method`` (one of :data:`SELECTION_METHODS`) calibrated to (epsilon, delta)."""
+    if method == "optimal":
+        return calibrate_optimal_selection(epsilon=epsilon, delta=delta, max_partitions=max_partitions)
+    return calibrate_selection(epsilon=epsilon, delta=delta, max_partitions=max_partitions)

@@ -18,8 +18,9 @@ total. Noise: --epsilon alone is pure DP with discrete Laplace noise; --rho is z
 noise; with --epsilon and --delta > 0, --noise laplace spends delta on partition selection only and
 --noise gaussian splits epsilon and delta between selection and the Gaussian aggregates (composed in
 zCDP); without --noise the one with the smaller noise is taken. Partition selection (Laplace
-thresholding) needs --delta > 0; with --public-partitions every listed group is released and delta may
-be 0. The key file is never written anywhere.
+thresholding, or with --partition-selection optimal the optimal mechanism of Desfontaines et al. 2022)
+needs --delta > 0; with --public-partitions every listed group is released and delta may be 0. The key
+file is never written anywhere.
 
 example:
   pydp-core aggregate visits.parquet out.parquet --privacy-unit user --group-by city \\
@@ -57,6 +58,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="total delta (partition selection, and Gaussian noise under --epsilon; default 0)")
     p.add_argument("--noise", choices=("laplace", "gaussian"),
                    help="noise of the aggregates (default: Laplace for pure DP, Gaussian for zCDP, else the smaller)")
+    p.add_argument("--partition-selection", choices=("threshold", "optimal"), default="threshold",
+                   help="how groups are selected without --public-partitions: Laplace thresholding (default) or the "
+                        "optimal mechanism of Desfontaines et al. 2022 (not with --rho)")
     p.add_argument("--public-partitions", metavar="FILE",
                    help="Parquet/CSV file with the group-by columns: release exactly these groups (no selection)")
     p.add_argument("--budget-split", action="append", default=[], metavar="NAME=W",
@@ -116,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
         delta=args.delta, rho=args.rho, noise=args.noise, key=key, public_partitions=public,
         budget_split=_split(args.budget_split), confidence=args.confidence,
+        partition_selection=args.partition_selection,
     )
     if args.output_format is not None:
         fmt_out = args.output_format
