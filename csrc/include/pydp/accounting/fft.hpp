@@ -3,15 +3,24 @@
 //
 // Plan(n) precomputes the bit-reversal order and, for each stage of half-length m, the m twiddles
 // w_{2m}^j = exp(-2 pi i j / (2m)) stored contiguously (n - 1 values in all), so every butterfly loop
-// reads its twiddles with unit stride. The twiddles of the largest stage are formed as products of a
-// coarse and a fine table of cos/sin values (|error| ~ 2 ulp), and each smaller stage takes every other
-// twiddle of the next larger one, so no error accumulates along a recurrence.
+// reads its twiddles with unit stride. The twiddles of the largest stage are products of a coarse and a
+// fine table of long-double cos/sin values, formed in long double and rounded once (|error| <= ~0.5 ulp
+// per component, measured into twiddle_error()); each smaller stage takes every other twiddle of the
+// next larger one, so no error accumulates along a recurrence.
 // forward() computes X[k] = sum_j x[j] w_n^{jk}; inverse() the unnormalised conjugate transform
-// (divide by n for the inverse DFT). Tested through the compositions of tests/test_pld.py (exact GDP).
+// (divide by n for the inverse DFT).
+//
+// Rounding (proof in docs/pld.md, "Floating point"): with u = 2^-53, mu >= |w_computed - w| for every
+// twiddle and eta = mu + (1 + mu) sqrt(2) gamma_2 (gamma_2 = 2u / (1 - 2u)), every output of either
+// transform satisfies |X_computed[k] - X[k]| <= e_L sum_j |x[j]| with e_L = ((1 + eta)(1 + u))^L - 1,
+// L = log2 n (componentwise bound by induction over the L butterfly stages; Higham 2002, ch. 24, gives
+// the normwise version). twiddle_error() is mu, measured at construction; error_factor() is e_L. Checked in tests/test_pld.py against exact
+// convolutions.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cfloat>
 #include <cstddef>
 #include <stdexcept>
 #include <utility>
@@ -32,20 +41,58 @@ public:
         for (std::size_t i = 1; i < n; ++i) rev_[i] = (rev_[i >> 1] >> 1) | ((i & 1u) << (bits - 1));
         tw_.assign(n, cplx(1.0, 0.0));  // tw_[m + j], 0 <= j < m, for each stage half-length m
         const std::size_t half = n / 2;
-        // Largest stage: w_n^j for j < n/2 as coarse[j / B] * fine[j % B].
+        // Largest stage: w_n^j for j < n/2 as coarse[j / B] * fine[j % B], formed in long double (64-bit
+        // significand) and rounded once to double. The long-double value deviates from w_n^j by at most
+        // kRefSlack = 64 * 2^-63 (angles, cosl/sinl and one product, each a few 2^-64), so
+        // mu = max_j |twiddle_j - value_j| + kRefSlack bounds the twiddles' error; the first term is
+        // measured exactly (long double holds the difference of the two values).
         std::size_t B = 1;
         while (B * B < half) B <<= 1;
-        std::vector<cplx> fine(B), coarse(half / B + 1);
-        const double two_pi_n = -2.0 * M_PI / static_cast<double>(n);
-        for (std::size_t j = 0; j < B; ++j) fine[j] = std::polar(1.0, two_pi_n * static_cast<double>(j));
-        for (std::size_t a = 0; a < coarse.size(); ++a) coarse[a] = std::polar(1.0, two_pi_n * static_cast<double>(a * B));
-        for (std::size_t j = 0; j < half; ++j) tw_[half + j] = coarse[j / B] * fine[j % B];
+        using lcplx = std::pair<long double, long double>;
+        std::vector<lcplx> fine(B), coarse(half / B + 1);
+        const long double two_pi_n = -2.0L * 3.141592653589793238462643383279502884L / static_cast<long double>(n);
+        for (std::size_t j = 0; j < B; ++j) {
+            const long double t = two_pi_n * static_cast<long double>(j);
+            fine[j] = {std::cos(t), std::sin(t)};
+        }
+        for (std::size_t a = 0; a < coarse.size(); ++a) {
+            const long double t = two_pi_n * static_cast<long double>(a * B);
+            coarse[a] = {std::cos(t), std::sin(t)};
+        }
+        constexpr long double kRefSlack = 64.0L * LDBL_EPSILON;
+        long double worst = 0.0L;
+        for (std::size_t j = 0; j < half; ++j) {
+            const lcplx& c = coarse[j / B];
+            const lcplx& f = fine[j % B];
+            const long double re = c.first * f.first - c.second * f.second, im = c.first * f.second + c.second * f.first;
+            tw_[half + j] = cplx(static_cast<double>(re), static_cast<double>(im));
+            const long double dr = static_cast<long double>(tw_[half + j].real()) - re;
+            const long double di = static_cast<long double>(tw_[half + j].imag()) - im;
+            worst = std::max(worst, std::max(std::fabs(dr), std::fabs(di)));
+        }
+        mu_ = static_cast<double>(std::sqrt(2.0L) * worst + kRefSlack) * (1.0 + 1e-6);
         for (std::size_t m = half / 2; m >= 1; m /= 2) {
             for (std::size_t j = 0; j < m; ++j) tw_[m + j] = tw_[2 * m + 2 * j];
         }
     }
 
     std::size_t size() const noexcept { return n_; }
+
+    static constexpr double kUnit = DBL_EPSILON / 2.0;  // unit roundoff u
+    // sqrt(2) gamma_2: relative error bound of one complex multiplication (Higham 2002, Lemma 3.5).
+    static constexpr double kSqrt2Gamma2 = 1.4142135623730951 * (2.0 * kUnit / (1.0 - 2.0 * kUnit)) * (1.0 + 1e-15);
+
+    // mu: bound on |computed twiddle - exact twiddle|.
+    double twiddle_error() const noexcept { return mu_; }
+
+    // e_L: |computed - exact| <= e_L sum_j |x_j| for every output of forward() or inverse().
+    double error_factor() const noexcept {
+        const double eta = mu_ + (1.0 + mu_) * kSqrt2Gamma2;
+        int L = 0;
+        while ((std::size_t(1) << L) < n_) ++L;
+        // (1 + eta)^L (1 + u)^L - 1 through log1p/expm1; the factor 1 + 1e-6 covers their rounding.
+        return std::expm1(static_cast<double>(L) * (std::log1p(eta) + std::log1p(kUnit))) * (1.0 + 1e-6);
+    }
 
     void forward(cplx* x) const noexcept { run(x); }
     void inverse(cplx* x) const noexcept {
@@ -116,6 +163,7 @@ private:
     }
 
     std::size_t n_;
+    double mu_ = 0.0;
     std::vector<std::size_t> rev_;
     std::vector<cplx> tw_;
 };

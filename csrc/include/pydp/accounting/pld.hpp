@@ -17,7 +17,8 @@
 // Both errors are second order in h per factor. Composition: one FFT per distinct mechanism (pessimistic
 // in the real part, optimistic in the imaginary part), pointwise powers, one inverse FFT. The mass the
 // circular convolution folds into the window is bounded by Chernoff with the exact discrete MGF and
-// accounted on each side (added for the upper bound, subtracted for the lower). Long compositions run in
+// accounted on each side (added for the upper bound, subtracted for the lower), and so is a proven bound
+// on the FFT's rounding (circular_compose). Long compositions run in
 // two levels: blocks of ~256 copies on the fine grid, regridded (spread / merge again) to a coarser grid
 // and composed there. Checked in tests/test_pld.py against mpmath, exact GDP and the peers.
 #pragma once
@@ -445,10 +446,12 @@ struct Composed {
     double h = 0.0;                      // grid step of the result
     double tau_low = 0.0, tau_up = 0.0;  // pessimistic side: mass below / above the window
     double tau_opt = 0.0;                // optimistic side: mass outside the window
-    double fp = 0.0;                     // allowance for the FFT's rounding
+    double fp = 0.0;                     // bound on the FFT's rounding of any tail sum (added to pess's top)
+    double fp_opt = 0.0;                 // optimistic side: the same plus the mass of negative entries
 };
 
-// z^k for |z| <= 1 by binary exponentiation (relative error ~ 2 log2(k) ulps, no transcendental calls);
+// z^k for |z| <= 1 by binary exponentiation (no transcendental calls; relative error <= (1 + sqrt(2)
+// gamma_2)^{k-1} - 1, one complex product per factor of the unfolded product tree);
 // r2_min = e^{-1490 / k}: below it |z|^k underflows and 0 is returned at once.
 inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) noexcept {
     if (k == 1) return z;
@@ -467,9 +470,6 @@ inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) 
     return {rr, ri};
 }
 
-// Several compositions of the same parts on one grid: output o composes counts[o][j] copies of part j
-// (0 allowed). Each part is transformed once; each output has its own products and inverse transform.
-// All outputs share the window, which covers each output's Chernoff window.
 // FFT plans by length, owned by one composition (the two levels often share a length).
 class Plans {
 public:
@@ -485,57 +485,120 @@ private:
     std::deque<fft::Plan> plans_;
 };
 
-inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>& parts,
-                                             const std::vector<std::vector<long>>& counts, double h, double tail,
-                                             Plans& plans) {
-    const std::size_t n_out = counts.size();
-    std::vector<MgfTable> tables;
-    tables.reserve(parts.size());
-    for (const TwoSided* p : parts) tables.push_back(mgf_table(*p, h));
-    std::vector<const MgfTable*> tp;
-    for (const MgfTable& t : tables) tp.push_back(&t);
-    std::vector<Cgf> cgfs;
-    double lo = kInf, hi = -kInf;
-    for (std::size_t o = 0; o < n_out; ++o) {
-        cgfs.emplace_back(tp, counts[o]);
-        const auto [l, u] = window(cgfs.back(), std::log(tail));
-        lo = std::min(lo, l);
-        hi = std::max(hi, u);
+// Total mass of one side (finite part plus +inf) rounded up (up = true) or down: the n-term sum has
+// relative error <= (n + 1) u.
+inline double side_mass(const Side& s, bool up) noexcept {
+    double m = s.inf;
+    for (double v : s.p) m += v;
+    const double slack = static_cast<double>(s.p.size() + 2) * fft::Plan::kUnit;
+    return up ? m * (1.0 + slack) : m * (1.0 - slack);
+}
+
+// Mass at +inf of a composition of measures with totals m_j and +inf masses inf_j (counts k_j):
+// prod m_j^k_j - prod (m_j - inf_j)^k_j = prod m_j^k_j (1 - prod (1 - inf_j / m_j)^k_j). With all m_j >= 1
+// (upper = true) this is at most prod m_j^k_j (1 - prod (1 - inf_j)^k_j); with all m_j <= 1 at least
+// that. `mass` holds m_j (clamped to >= 1 or <= 1 by the caller).
+inline double composed_inf(const std::vector<double>& inf, const std::vector<double>& mass, const std::vector<long>& counts) {
+    double keep = 1.0, scale = 1.0;
+    for (std::size_t j = 0; j < inf.size(); ++j) {
+        const double k = static_cast<double>(counts[j]);
+        keep *= std::pow(1.0 - inf[j], k);
+        scale *= std::pow(mass[j], k);
     }
-    long width = 1;  // each part's pmfs must fit in the transform without wrapping
-    for (const TwoSided* p : parts) {
-        const long a = std::min(p->pess.offset, p->opt.offset);
-        const long e = std::max(p->pess.offset + static_cast<long>(p->pess.p.size()), p->opt.offset + static_cast<long>(p->opt.p.size()));
-        width = std::max(width, e - a);
+    return scale * (1.0 - keep);
+}
+
+// r^k for 0 <= r by binary exponentiation; 0 once the result is below 1e-300 (the callers add 1e-290
+// per frequency for what is cut off). Relative error <= (k - 1) u (the callers' safety factor covers it).
+inline double rpow(double r, long k) noexcept {
+    if (k == 1) return r;
+    if (!(r > 0.0)) return 0.0;
+    if (r < 1.0 && static_cast<double>(k) * std::log(r) < -690.0) return 0.0;
+    double base = r, acc = 1.0;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1u) acc *= base;
+        base *= base;
     }
-    const long w0 = static_cast<long>(std::floor(lo / h));
-    const long need = std::max(static_cast<long>(std::ceil(hi / h)) - w0 + 1, width);
-    if (need > kMaxPoints) throw std::domain_error("value_step is too small for the composed loss range");
-    std::size_t N = 2;
-    while (static_cast<long>(N) < need) N <<= 1;
-    const fft::Plan& plan = plans.get(N);
+    return acc;
+}
+
+// Circular compositions of the same parts by FFT: output o composes counts[o][j] copies of part j (0
+// allowed). Each part is transformed once; each output has its own products and inverse transform.
+// Output o's entry i holds the composed pessimistic (real part) and optimistic (imaginary part) mass at
+// grid index A + i modulo N.
+//
+// Certified rounding (derivation in docs/pld.md, "Floating point"). Part j is packed as x = a + i b
+// (pessimistic pmf a, optimistic b); its computed spectra (separated by Hermitian symmetry) differ from
+// the exact ones by at most E_j = (e_L + u (1 + e_L)) ||x||_1 at every frequency (fft.hpp). With
+// M_j >= |computed| + E_j >= both moduli, |X^k - Y^k| <= k M^{k-1} |X - Y| and a telescoping product give,
+// per frequency and side, |prod computed^k - prod exact^k| <= V + theta U with U = prod_j M_j^{k_j},
+// V = U sum_j k_j E_j / M_j and theta the relative rounding of the products (one complex product per
+// factor: (1 + sqrt(2) gamma_2)^{sum k_j + parts} - 1); packing both sides adds u (|Y_p| + |Y_o|). Call
+// S_f the sum of these bounds at frequency f. An error spectrum D gives the entries e = IDFT(D), and any
+// run of consecutive (circular) entries sums to (1/N) sum_f D_f G_f with |G_f| <= min(N, 1/sin(pi f/N))
+// <= N / (2 min(f, N - f)) (f != 0); the inverse transform's own rounding is at most e_L sum_f |W_f| / N
+// per entry. So every sum of consecutive entries of either side is off by at most
+//   tail = sum_f S_f min(1, 1 / (2 min(f, N - f))) + e_L sum_f |W_f|,
+// the bound the callers move to +inf (pessimistic) or remove from the top (optimistic).
+// Grid points spanned by both sides of a part.
+inline long width_of(const TwoSided& p) noexcept {
+    const long a = std::min(p.pess.offset, p.opt.offset);
+    const long e = std::max(p.pess.offset + static_cast<long>(p.pess.p.size()), p.opt.offset + static_cast<long>(p.opt.p.size()));
+    return e - a;
+}
+
+struct Circular {
+    std::vector<fft::cplx> w;
+    long A = 0;
+    double tail = 0.0;  // bound on the rounding error of any sum of consecutive entries, either side
+};
+
+inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>& parts,
+                                              const std::vector<std::vector<long>>& counts, const fft::Plan& plan) {
+    constexpr double u = fft::Plan::kUnit;
+    const std::size_t n_out = counts.size(), N = plan.size();
+    const double eL = plan.error_factor();
     std::vector<fft::cplx> buf(N);
     std::vector<std::vector<fft::cplx>> px(n_out, std::vector<fft::cplx>(N, 1.0)), py = px;
-    std::vector<long> A(n_out, 0);  // grid index of position 0 of each circular result
+    // Per output: U and V of the error bound for the pessimistic (0) and optimistic (1) side.
+    std::vector<std::vector<double>> U(2 * n_out, std::vector<double>(N, 1.0)), V(2 * n_out, std::vector<double>(N, 0.0));
+    std::vector<Circular> outs(n_out);
     for (std::size_t j = 0; j < parts.size(); ++j) {
         const Side& sp = parts[j]->pess;
         const Side& so = parts[j]->opt;
         const long a = std::min(sp.offset, so.offset);
+        if (width_of(*parts[j]) > static_cast<long>(N)) throw std::invalid_argument("a part is longer than the transform");
         std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
         for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
         for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
+        double norm1 = 0.0;  // sum_i |x_i|; each term (hypot) within 1 ulp, the sum within (n + 1) u
+        const std::size_t used = static_cast<std::size_t>(width_of(*parts[j]));
+        for (std::size_t i = 0; i < used; ++i) norm1 += std::abs(buf[i]);
+        norm1 *= 1.0 + static_cast<double>(used + 4) * u;
+        const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
         plan.forward(buf.data());
-        for (std::size_t o = 0; o < n_out; ++o) A[o] += counts[o][j] * a;
+        for (std::size_t o = 0; o < n_out; ++o) outs[o].A += counts[o][j] * a;
         // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
         // count (an output whose count is the previous one's plus one takes one more multiplication).
         for (std::size_t f = 0; f < N; ++f) {
             const fft::cplx z = buf[f], zc = std::conj(buf[(N - f) & (N - 1)]);
             const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
+            // Bounds on both moduli (computed and exact); |.| has relative error <= 2u.
+            const double mx = std::abs(x) * (1.0 + 4.0 * u) + E, my = std::abs(y) * (1.0 + 4.0 * u) + E;
             long k_prev = 0;
             fft::cplx xk, yk;
             for (std::size_t o = 0; o < n_out; ++o) {
                 const long k = counts[o][j];
-                if (k == 0 || (px[o][f] == 0.0 && py[o][f] == 0.0)) continue;  // nothing left to multiply
+                if (k == 0) continue;
+                for (int side = 0; side < 2; ++side) {
+                    const double m = side ? my : mx;
+                    const double mk1 = rpow(m, k - 1), mk = mk1 * m;
+                    double& uf = U[2 * o + side][f];
+                    double& vf = V[2 * o + side][f];
+                    vf = vf * mk + uf * static_cast<double>(k) * E * mk1;
+                    uf *= mk;
+                }
+                if (px[o][f] == 0.0 && py[o][f] == 0.0) continue;  // nothing left to multiply
                 if (k_prev > 0 && k == k_prev + 1) {
                     xk *= x;
                     yk *= y;
@@ -550,37 +613,93 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
             }
         }
     }
-    std::vector<Composed> outs(n_out);
     const double inv_n = 1.0 / static_cast<double>(N);
+    for (std::size_t o = 0; o < n_out; ++o) {
+        double total_k = static_cast<double>(parts.size());
+        for (long k : counts[o]) total_k += static_cast<double>(k);
+        const double theta = std::expm1(total_k * std::log1p(fft::Plan::kSqrt2Gamma2)) * (1.0 + 1e-6);
+        double spec = 0.0, wsum = 0.0;
+        const std::vector<double>&Up = U[2 * o], &Uo = U[2 * o + 1], &Vp = V[2 * o], &Vo = V[2 * o + 1];
+        std::vector<fft::cplx>& w = outs[o].w;
+        w.resize(N);
+        for (std::size_t f = 0; f < N; ++f) {
+            w[f] = px[o][f] + fft::cplx(0.0, 1.0) * py[o][f];
+            const double s_f = Vp[f] + Vo[f] + (theta + u * (1.0 + theta)) * (Up[f] + Uo[f]) + 1e-290;
+            const std::size_t fm = std::min(f, N - f);
+            spec += fm == 0 ? s_f : s_f / (2.0 * static_cast<double>(fm));
+            wsum += std::fabs(w[f].real()) + std::fabs(w[f].imag());  // >= |W_f|
+        }
+        // Sums of N nonnegative terms (relative error <= N u) and the products in their terms (relative
+        // <= (sum k_j + 8) u): the factor 1.001 covers both.
+        outs[o].tail = (spec + eL * wsum) * 1.001;
+        plan.inverse(w.data());
+        for (fft::cplx& v : w) v *= inv_n;  // a power of two: exact
+    }
+    return outs;
+}
+
+// Several compositions of the same parts on one grid, each on a window covering its Chernoff window.
+// The mass outside the window is bounded by Chernoff with the exact discrete MGF. The rounding bound of
+// the tail sums is added to the pessimistic side's top entry here; on the optimistic side the callers
+// remove it (fp_opt) from the top, like the aliased mass.
+inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>& parts,
+                                             const std::vector<std::vector<long>>& counts, double h, double tail,
+                                             Plans& plans) {
+    const std::size_t n_out = counts.size();
+    std::vector<MgfTable> tables;
+    tables.reserve(parts.size());
+    for (const TwoSided* p : parts) tables.push_back(mgf_table(*p, h));
+    std::vector<const MgfTable*> tp;
+    for (const MgfTable& t : tables) tp.push_back(&t);
+    std::vector<Cgf> cgfs;
+    double lo = kInf, hi = -kInf;
+    for (std::size_t o = 0; o < n_out; ++o) {
+        cgfs.emplace_back(tp, counts[o]);
+        const auto [l, r] = window(cgfs.back(), std::log(tail));
+        lo = std::min(lo, l);
+        hi = std::max(hi, r);
+    }
+    long width = 1;  // each part's pmfs must fit in the transform without wrapping
+    for (const TwoSided* p : parts) width = std::max(width, width_of(*p));
+    const long w0 = static_cast<long>(std::floor(lo / h));
+    const long need = std::max(static_cast<long>(std::ceil(hi / h)) - w0 + 1, width);
+    if (need > kMaxPoints) throw std::domain_error("value_step is too small for the composed loss range");
+    std::size_t N = 2;
+    while (static_cast<long>(N) < need) N <<= 1;
+    const fft::Plan& plan = plans.get(N);
+    const std::vector<Circular> circ = circular_compose(parts, counts, plan);
+    std::vector<double> mass_pess(parts.size()), mass_opt(parts.size()), inf_pess(parts.size()), inf_opt(parts.size());
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        mass_pess[j] = std::max(side_mass(parts[j]->pess, true), 1.0);
+        mass_opt[j] = std::min(side_mass(parts[j]->opt, false), 1.0);
+        inf_pess[j] = parts[j]->pess.inf;
+        inf_opt[j] = parts[j]->opt.inf;
+    }
+    std::vector<Composed> outs(n_out);
     const long nl = static_cast<long>(N);
     for (std::size_t o = 0; o < n_out; ++o) {
         Composed& out = outs[o];
         out.h = h;
-        double keep_pess = 1.0, keep_opt = 1.0;
-        for (std::size_t j = 0; j < parts.size(); ++j) {
-            keep_pess *= std::pow(1.0 - parts[j]->pess.inf, static_cast<double>(counts[o][j]));
-            keep_opt *= std::pow(1.0 - parts[j]->opt.inf, static_cast<double>(counts[o][j]));
-        }
-        for (std::size_t f = 0; f < N; ++f) buf[f] = px[o][f] + fft::cplx(0.0, 1.0) * py[o][f];
-        plan.inverse(buf.data());
         out.pess.offset = out.opt.offset = w0;
         out.pess.p.assign(N, 0.0);
         out.opt.p.assign(N, 0.0);
-        out.pess.inf = 1.0 - keep_pess;
-        out.opt.inf = 1.0 - keep_opt;
-        double vmax = 0.0, vneg = 0.0;
-        long pos = (((w0 - A[o]) % nl) + nl) % nl;
+        out.pess.inf = composed_inf(inf_pess, mass_pess, counts[o]);
+        out.opt.inf = composed_inf(inf_opt, mass_opt, counts[o]);
+        // Negative entries are raised to 0: a raise of the pessimistic side; on the optimistic side the
+        // raised mass is removed from the top with the rounding bound.
+        double neg = 0.0;
+        long pos = (((w0 - circ[o].A) % nl) + nl) % nl;
         for (long I = 0; I < nl; ++I, pos = (pos + 1) & (nl - 1)) {
-            const fft::cplx v = buf[static_cast<std::size_t>(pos)] * inv_n;
-            vmax = std::max(vmax, std::max(v.real(), v.imag()));
-            vneg = std::max(vneg, std::max(-v.real(), -v.imag()));
+            const fft::cplx v = circ[o].w[static_cast<std::size_t>(pos)];
             out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
             out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
+            neg += std::max(-v.imag(), 0.0);
         }
-        // Rounding allowance: the FFT's error per entry is ~ eps log2 N max|entry| (and at least what
-        // shows as negative entries); summed over the window.
-        const double lg = std::log2(static_cast<double>(N));
-        out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
+        // Pessimistic: the rounding bound of the tail sums joins the window's top entry (every upper set of
+        // the window contains it, so the result dominates the exact circular result in every upper set).
+        out.fp = circ[o].tail;
+        out.pess.p.back() += out.fp;
+        out.fp_opt = circ[o].tail + neg * (1.0 + static_cast<double>(N) * fft::Plan::kUnit);
         // Mass of the linear convolution outside the window [w0, w0 + N - 1].
         const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
         const Cgf& cgf = cgfs[o];
@@ -643,9 +762,9 @@ inline TwoSided regrid_side(const Side& s, const std::vector<double>& p, double 
 }
 
 // Both sides of a composed (or single) PLD on the step R h. Pessimistic: the Chernoff-bounded mass below
-// the window joins its lowest atom, the mass above and the rounding allowance go to +inf. Optimistic: that
-// much mass is removed from the top (c_circ minus its top tau has no more mass above any x than the
-// true pmf, so the result is dominated by it).
+// the window joins its lowest atom, the mass above goes to +inf. Optimistic: that much mass and the
+// rounding bound are removed from the top (c_circ minus its top tau has no more mass above any x than
+// the true pmf, so the result is dominated by it).
 inline TwoSided regrid(const Side& pess, double low_extra, double inf_extra, const Side& opt, double drop, double h, long R) {
     std::vector<double> pp = pess.p, op = opt.p;
     if (!pp.empty()) pp[0] += low_extra;
@@ -663,7 +782,7 @@ inline TwoSided regrid(const Side& pess, double low_extra, double inf_extra, con
 }
 
 inline TwoSided regrid(const Composed& c, long R) {
-    return regrid(c.pess, c.tau_low, c.tau_up + c.fp, c.opt, c.tau_opt + c.fp, c.h, R);
+    return regrid(c.pess, c.tau_low, c.tau_up, c.opt, c.tau_opt + c.fp_opt, c.h, R);
 }
 
 // Mechanisms composed at least kTwoLevel times are composed in two levels: k1 ~ kBlockSteps copies on the
@@ -833,7 +952,7 @@ inline double tradeoff(const Profile& pq, const Profile& qp, double alpha) {
 struct Bounds {
     Profile upper, lower;
     explicit Bounds(const Composed& c)
-        : upper(c.pess, c.h, c.tau_low, c.tau_up + c.fp, 0.0, 1.0), lower(c.opt, c.h, 0.0, -c.fp, c.tau_opt, -1.0) {}
+        : upper(c.pess, c.h, c.tau_low, c.tau_up, 0.0, 1.0), lower(c.opt, c.h, 0.0, 0.0, c.tau_opt + c.fp_opt, -1.0) {}
 };
 
 }  // namespace pydp::accounting::pld
