@@ -22,6 +22,7 @@
 #include <complex>
 #include <cfloat>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -38,7 +39,7 @@ public:
         int bits = 0;
         while ((std::size_t(1) << bits) < n) ++bits;
         rev_[0] = 0;
-        for (std::size_t i = 1; i < n; ++i) rev_[i] = (rev_[i >> 1] >> 1) | ((i & 1u) << (bits - 1));
+        for (std::size_t i = 1; i < n; ++i) rev_[i] = static_cast<std::uint32_t>((rev_[i >> 1] >> 1) | ((i & 1u) << (bits - 1)));
         tw_.assign(n, cplx(1.0, 0.0));  // tw_[m + j], 0 <= j < m, for each stage half-length m
         const std::size_t half = n / 2;
         // Largest stage: w_n^j for j < n/2 as coarse[j / B] * fine[j % B], formed in long double (64-bit
@@ -61,7 +62,10 @@ public:
         }
         constexpr long double kRefSlack = 64.0L * LDBL_EPSILON;
         long double worst = 0.0L;
-        for (std::size_t j = 0; j < half; ++j) {
+        // The first octant j <= n/8 (all of j < n/2 when n < 8); the rest follows exactly from the
+        // symmetries w^{n/4 - j} = -i conj(w^j) and w^{j + n/4} = -i w^j (swaps and sign changes).
+        const std::size_t oct = n >= 8 ? n / 8 + 1 : half;
+        for (std::size_t j = 0; j < oct; ++j) {
             const lcplx& c = coarse[j / B];
             const lcplx& f = fine[j % B];
             const long double re = c.first * f.first - c.second * f.second, im = c.first * f.second + c.second * f.first;
@@ -69,6 +73,11 @@ public:
             const long double dr = static_cast<long double>(tw_[half + j].real()) - re;
             const long double di = static_cast<long double>(tw_[half + j].imag()) - im;
             worst = std::max(worst, std::max(std::fabs(dr), std::fabs(di)));
+        }
+        if (n >= 8) {
+            const std::size_t q = n / 4;
+            for (std::size_t j = oct; j <= q; ++j) tw_[half + j] = cplx(-tw_[half + q - j].imag(), -tw_[half + q - j].real());
+            for (std::size_t j = q + 1; j < half; ++j) tw_[half + j] = cplx(tw_[half + j - q].imag(), -tw_[half + j - q].real());
         }
         mu_ = static_cast<double>(std::sqrt(2.0L) * worst + kRefSlack) * (1.0 + 1e-6);
         for (std::size_t m = half / 2; m >= 1; m /= 2) {
@@ -164,7 +173,7 @@ private:
 
     std::size_t n_;
     double mu_ = 0.0;
-    std::vector<std::size_t> rev_;
+    std::vector<std::uint32_t> rev_;  // n <= 2^32
     std::vector<cplx> tw_;
 };
 

@@ -471,8 +471,18 @@ inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) 
 }
 
 // FFT plans by length, owned by one composition (the two levels often share a length).
+// Buffers of circular_compose, kept across the compositions of one query (fresh multi-megabyte
+// allocations cost page faults comparable to a transform).
+struct Scratch {
+    std::vector<fft::cplx> buf;
+    std::vector<std::vector<fft::cplx>> px, py, w;
+    std::vector<std::vector<double>> U, V;
+};
+
 class Plans {
 public:
+    Scratch scratch;
+
     const fft::Plan& get(std::size_t n) {
         for (const fft::Plan& p : plans_) {
             if (p.size() == n) return p;
@@ -508,12 +518,10 @@ inline double composed_inf(const std::vector<double>& inf, const std::vector<dou
     return scale * (1.0 - keep);
 }
 
-// r^k for 0 <= r by binary exponentiation; 0 once the result is below 1e-300 (the callers add 1e-290
-// per frequency for what is cut off). Relative error <= (k - 1) u (the callers' safety factor covers it).
+// r^k for r >= 0, k >= 0 by binary exponentiation. Relative error <= (k - 1) u until the result
+// underflows (the callers' safety factor and their 1e-290 per frequency cover both).
 inline double rpow(double r, long k) noexcept {
     if (k == 1) return r;
-    if (!(r > 0.0)) return 0.0;
-    if (r < 1.0 && static_cast<double>(k) * std::log(r) < -690.0) return 0.0;
     double base = r, acc = 1.0;
     for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
         if (e & 1u) acc *= base;
@@ -548,20 +556,40 @@ inline long width_of(const TwoSided& p) noexcept {
 }
 
 struct Circular {
-    std::vector<fft::cplx> w;
+    const std::vector<fft::cplx>* w = nullptr;  // in the Scratch passed to circular_compose
     long A = 0;
     double tail = 0.0;  // bound on the rounding error of any sum of consecutive entries, either side
 };
 
 inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>& parts,
-                                              const std::vector<std::vector<long>>& counts, const fft::Plan& plan) {
+                                              const std::vector<std::vector<long>>& counts, const fft::Plan& plan,
+                                              Scratch& ws) {
     constexpr double u = fft::Plan::kUnit;
     const std::size_t n_out = counts.size(), N = plan.size();
     const double eL = plan.error_factor();
-    std::vector<fft::cplx> buf(N);
-    std::vector<std::vector<fft::cplx>> px(n_out, std::vector<fft::cplx>(N, 1.0)), py = px;
+    std::vector<fft::cplx>& buf = ws.buf;
+    buf.resize(N);
+    // The spectra of real pmfs are Hermitian: only the frequencies 0..N/2 are raised and multiplied, the
+    // others are their conjugates (exactly, in both the computed and the exact values).
+    const std::size_t H = N / 2 + 1;
     // Per output: U and V of the error bound for the pessimistic (0) and optimistic (1) side.
-    std::vector<std::vector<double>> U(2 * n_out, std::vector<double>(N, 1.0)), V(2 * n_out, std::vector<double>(N, 0.0));
+    auto& px = ws.px;
+    auto& py = ws.py;
+    auto& U = ws.U;
+    auto& V = ws.V;
+    px.resize(n_out);
+    py.resize(n_out);
+    ws.w.resize(n_out);
+    U.resize(2 * n_out);
+    V.resize(2 * n_out);
+    for (std::size_t o = 0; o < n_out; ++o) {
+        px[o].assign(H, 1.0);
+        py[o].assign(H, 1.0);
+        for (int side = 0; side < 2; ++side) {
+            U[2 * o + side].assign(H, 1.0);
+            V[2 * o + side].assign(H, 0.0);
+        }
+    }
     std::vector<Circular> outs(n_out);
     for (std::size_t j = 0; j < parts.size(); ++j) {
         const Side& sp = parts[j]->pess;
@@ -577,14 +605,24 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         norm1 *= 1.0 + static_cast<double>(used + 4) * u;
         const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
         plan.forward(buf.data());
-        for (std::size_t o = 0; o < n_out; ++o) outs[o].A += counts[o][j] * a;
+        // Per output: below r2_min, |z|^k underflows (ipow returns 0); below r_cut, M^k and M^{k-1} are
+        // below e^{-690} (rpow returns 0).
+        std::vector<double> r2_min(n_out), r_cut(n_out);
+        for (std::size_t o = 0; o < n_out; ++o) {
+            outs[o].A += counts[o][j] * a;
+            const double k = static_cast<double>(std::max(counts[o][j], 2L));
+            r2_min[o] = std::exp(-1490.0 / k);
+            r_cut[o] = std::exp(-690.0 / (k - 1.0));
+        }
         // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
         // count (an output whose count is the previous one's plus one takes one more multiplication).
-        for (std::size_t f = 0; f < N; ++f) {
+        for (std::size_t f = 0; f < H; ++f) {
             const fft::cplx z = buf[f], zc = std::conj(buf[(N - f) & (N - 1)]);
             const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
-            // Bounds on both moduli (computed and exact); |.| has relative error <= 2u.
-            const double mx = std::abs(x) * (1.0 + 4.0 * u) + E, my = std::abs(y) * (1.0 + 4.0 * u) + E;
+            // Bounds on both moduli (computed and exact); sqrt(re^2 + im^2) has relative error <= 3u (an
+            // underflowed square errs by < 1e-150 absolute, far below E).
+            const double mx = std::sqrt(x.real() * x.real() + x.imag() * x.imag()) * (1.0 + 4.0 * u) + E;
+            const double my = std::sqrt(y.real() * y.real() + y.imag() * y.imag()) * (1.0 + 4.0 * u) + E;
             long k_prev = 0;
             fft::cplx xk, yk;
             for (std::size_t o = 0; o < n_out; ++o) {
@@ -592,9 +630,14 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
                 if (k == 0) continue;
                 for (int side = 0; side < 2; ++side) {
                     const double m = side ? my : mx;
-                    const double mk1 = rpow(m, k - 1), mk = mk1 * m;
                     double& uf = U[2 * o + side][f];
                     double& vf = V[2 * o + side][f];
+                    if (k > 1 && m < r_cut[o]) {  // M^k, M^{k-1} < e^{-690}: covered by the 1e-290 per frequency
+                        uf = 0.0;
+                        vf = 0.0;
+                        continue;
+                    }
+                    const double mk1 = rpow(m, k - 1), mk = mk1 * m;
                     vf = vf * mk + uf * static_cast<double>(k) * E * mk1;
                     uf *= mk;
                 }
@@ -603,9 +646,8 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
                     xk *= x;
                     yk *= y;
                 } else {
-                    const double r2_min = std::exp(-1490.0 / static_cast<double>(k));
-                    xk = ipow(x, k, r2_min);
-                    yk = ipow(y, k, r2_min);
+                    xk = ipow(x, k, r2_min[o]);
+                    yk = ipow(y, k, r2_min[o]);
                 }
                 k_prev = k;
                 px[o][f] *= xk;
@@ -620,14 +662,22 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         const double theta = std::expm1(total_k * std::log1p(fft::Plan::kSqrt2Gamma2)) * (1.0 + 1e-6);
         double spec = 0.0, wsum = 0.0;
         const std::vector<double>&Up = U[2 * o], &Uo = U[2 * o + 1], &Vp = V[2 * o], &Vo = V[2 * o + 1];
-        std::vector<fft::cplx>& w = outs[o].w;
+        std::vector<fft::cplx>& w = ws.w[o];
         w.resize(N);
-        for (std::size_t f = 0; f < N; ++f) {
-            w[f] = px[o][f] + fft::cplx(0.0, 1.0) * py[o][f];
+        outs[o].w = &w;
+        for (std::size_t f = 0; f < H; ++f) {
+            const fft::cplx a = px[o][f], b = py[o][f];
+            w[f] = a + fft::cplx(0.0, 1.0) * b;
             const double s_f = Vp[f] + Vo[f] + (theta + u * (1.0 + theta)) * (Up[f] + Uo[f]) + 1e-290;
-            const std::size_t fm = std::min(f, N - f);
-            spec += fm == 0 ? s_f : s_f / (2.0 * static_cast<double>(fm));
-            wsum += std::fabs(w[f].real()) + std::fabs(w[f].imag());  // >= |W_f|
+            double mult = 2.0;  // f and N - f
+            if (f == 0 || 2 * f == N) mult = 1.0;
+            spec += f == 0 ? s_f : mult * s_f / (2.0 * static_cast<double>(f));
+            double ws = std::fabs(w[f].real()) + std::fabs(w[f].imag());  // >= |W_f|
+            if (f != 0 && 2 * f != N) {
+                w[N - f] = std::conj(a) + fft::cplx(0.0, 1.0) * std::conj(b);
+                ws += std::fabs(w[N - f].real()) + std::fabs(w[N - f].imag());
+            }
+            wsum += ws;
         }
         // Sums of N nonnegative terms (relative error <= N u) and the products in their terms (relative
         // <= (sum k_j + 8) u): the factor 1.001 covers both.
@@ -667,7 +717,7 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
     std::size_t N = 2;
     while (static_cast<long>(N) < need) N <<= 1;
     const fft::Plan& plan = plans.get(N);
-    const std::vector<Circular> circ = circular_compose(parts, counts, plan);
+    const std::vector<Circular> circ = circular_compose(parts, counts, plan, plans.scratch);
     std::vector<double> mass_pess(parts.size()), mass_opt(parts.size()), inf_pess(parts.size()), inf_opt(parts.size());
     for (std::size_t j = 0; j < parts.size(); ++j) {
         mass_pess[j] = std::max(side_mass(parts[j]->pess, true), 1.0);
@@ -690,7 +740,7 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
         double neg = 0.0;
         long pos = (((w0 - circ[o].A) % nl) + nl) % nl;
         for (long I = 0; I < nl; ++I, pos = (pos + 1) & (nl - 1)) {
-            const fft::cplx v = circ[o].w[static_cast<std::size_t>(pos)];
+            const fft::cplx v = (*circ[o].w)[static_cast<std::size_t>(pos)];
             out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
             out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
             neg += std::max(-v.imag(), 0.0);
@@ -765,24 +815,22 @@ inline TwoSided regrid_side(const Side& s, const std::vector<double>& p, double 
 // the window joins its lowest atom, the mass above goes to +inf. Optimistic: that much mass and the
 // rounding bound are removed from the top (c_circ minus its top tau has no more mass above any x than
 // the true pmf, so the result is dominated by it).
-inline TwoSided regrid(const Side& pess, double low_extra, double inf_extra, const Side& opt, double drop, double h, long R) {
-    std::vector<double> pp = pess.p, op = opt.p;
-    if (!pp.empty()) pp[0] += low_extra;
-    for (std::size_t j = op.size(); j-- > 0 && drop > 0.0;) {
-        const double take = std::min(op[j], drop);
-        op[j] -= take;
+inline TwoSided regrid(Side pess, double low_extra, double inf_extra, Side opt, double drop, double h, long R) {
+    if (!pess.p.empty()) pess.p[0] += low_extra;
+    for (std::size_t j = opt.p.size(); j-- > 0 && drop > 0.0;) {
+        const double take = std::min(opt.p[j], drop);
+        opt.p[j] -= take;
         drop -= take;
     }
-    Side ps = pess;
-    ps.inf = pess.inf + inf_extra;
+    pess.inf += inf_extra;
     TwoSided out;
-    out.pess = regrid_side(ps, pp, h, R).pess;
-    out.opt = regrid_side(opt, op, h, R).opt;
+    out.pess = regrid_side(pess, pess.p, h, R).pess;
+    out.opt = regrid_side(opt, opt.p, h, R).opt;
     return out;
 }
 
-inline TwoSided regrid(const Composed& c, long R) {
-    return regrid(c.pess, c.tau_low, c.tau_up, c.opt, c.tau_opt + c.fp_opt, c.h, R);
+inline TwoSided regrid(Composed&& c, long R) {
+    return regrid(std::move(c.pess), c.tau_low, c.tau_up, std::move(c.opt), c.tau_opt + c.fp_opt, c.h, R);
 }
 
 // Mechanisms composed at least kTwoLevel times are composed in two levels: k1 ~ kBlockSteps copies on the
@@ -826,11 +874,11 @@ inline Composed compose(const std::vector<Component>& comps, double h, double ta
         const double t = tail / static_cast<double>(k2 + 1);  // the blocks' tails compose k2 times
         std::vector<std::vector<long>> powers{{k1}};
         if (r > 0) powers.push_back({k1 + 1});
-        const std::vector<Composed> blocks = compose_on_grid({c.pld}, powers, h, t, plans);
-        coarse.push_back(regrid(blocks[0], R));
+        std::vector<Composed> blocks = compose_on_grid({c.pld}, powers, h, t, plans);
+        coarse.push_back(regrid(std::move(blocks[0]), R));
         counts.push_back(k2 - r);
         if (r > 0) {
-            coarse.push_back(regrid(blocks[1], R));
+            coarse.push_back(regrid(std::move(blocks[1]), R));
             counts.push_back(r);
         }
     }
