@@ -88,15 +88,18 @@ void register_pld(py::module_ m) {
                         [&](double a) { return pld::tradeoff(pq.lower, qp.lower, a); });
     }, py::arg("pq"), py::arg("qp"), py::arg("alpha"));
 
-    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin) {
+    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin, bool substitution) {
         check_step(h);
         if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");
         if (!(thin >= 0.0 && thin < 1.0)) throw std::invalid_argument("thin must lie in [0, 1)");
-        const pld::NoiseLoss loss(fam, d, q, remove);
+        const pld::Relation rel = substitution ? pld::Relation::replace : remove ? pld::Relation::remove : pld::Relation::add;
+        const pld::NoiseLoss loss(fam, d, q, rel);
         py::gil_scoped_release release;
         return loss.discretise(h, tail, thin);
     }, py::arg("family"), py::arg("shift"), py::arg("sampling_rate"), py::arg("remove"), py::arg("value_step"), py::arg("tail_mass"),
-       py::arg("thin") = 0.0);
+       py::arg("thin") = 0.0, py::arg("substitution") = false,
+       "one discretised order of additive noise at shift d: remove / add (Poisson sampling, add/remove "
+       "neighbours) or, with substitution, the replace-one pair (1-q) f + q f(. - d) vs (1-q) f + q f(. + d)");
 
     m.def("pld_atoms", [](const darray& loss, const darray& p, const darray& q, double inf_p, double h) {
         check_step(h);

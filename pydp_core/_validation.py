@@ -953,3 +953,12 @@ def check_confidence(value: Any, name: str = "confidence") -> float:
     if level in (0.0, 1.0):
         raise ValueError(f"{name} must lie in (0, 1), got {level!r}")
     return level
+
+
+def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    """One of the strings ``allowed`` (TypeError for a non-string, ValueError naming ``name`` otherwise)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {', '.join(map(repr, allowed))}; got {type(value).__name__}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value

@@ -105,8 +105,10 @@ def pld_compose(directions: collections.abc.Sequence[collections.abc.Sequence[Pl
     """
     one composition per neighbour order (each a list of discretised mechanisms, with shared counts)
     """
-def pld_noise(family: Family, shift: typing.SupportsFloat | typing.SupportsIndex, sampling_rate: typing.SupportsFloat | typing.SupportsIndex, remove: bool, value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex, thin: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> PldDiscrete:
-    ...
+def pld_noise(family: Family, shift: typing.SupportsFloat | typing.SupportsIndex, sampling_rate: typing.SupportsFloat | typing.SupportsIndex, remove: bool, value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex, thin: typing.SupportsFloat | typing.SupportsIndex = 0.0, substitution: bool = False) -> PldDiscrete:
+    """
+    one discretised order of additive noise at shift d: remove / add (Poisson sampling, add/remove neighbours) or, with substitution, the replace-one pair (1-q) f + q f(. - d) vs (1-q) f + q f(. + d)
+    """
 def pld_tradeoff(pq: PldBounds, qp: PldBounds, alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
     ...
 def pld_window(parts: collections.abc.Sequence[PldDiscrete], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:

@@ -181,19 +181,36 @@ inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<do
 // rate q. With g(x) = log f(x - d) / f(x) nondecreasing (log-concavity):
 //   remove: P = (1-q) f + q f(. - d), Q = f, L = log(1 - q + q e^{g(x)}), nondecreasing in x;
 //   add:    P = f, Q = (1-q) f + q f(. - d), L = -log(1 - q + q e^{g(x)}), nonincreasing in x.
+// Substitution of one record whose contribution has norm <= d (docs/pld.md, "Neighbouring relations"):
+//   replace: P = (1-q) f + q f(. - d), Q = (1-q) f + q f(. + d),
+//            L = l_q(g(x)) - l_q(-g(x + d)) with l_q(r) = log(1 - q + q e^r), nondecreasing in x (g is, and
+//            -g(x + d) is nonincreasing); L(-x) = -L(x), so the reversed pair has the same PLD.
+enum class Relation { remove, add, replace };
+
 struct Tails {
     double p_le, p_gt, q_le, q_gt;  // P(L <= l), P(L > l), Q(L <= l), Q(L > l)
 };
 
 class NoiseLoss {
 public:
-    NoiseLoss(const noise::Family& fam, double d, double q, bool remove) : fam_(fam), d_(d), q_(q), remove_(remove) {
+    NoiseLoss(const noise::Family& fam, double d, double q, Relation rel)
+        : fam_(fam), d_(d), q_(q), remove_(rel == Relation::remove), replace_(rel == Relation::replace) {
         if (!(d > 0.0) || !std::isfinite(d)) throw std::invalid_argument("sensitivity / scale must be finite and > 0");
         if (!(q > 0.0 && q <= 1.0)) throw std::invalid_argument("sampling_rate must lie in (0, 1]");
         if (fam.truncated()) throw std::invalid_argument("truncated families are not supported by the PLD engine");
+        if (replace_ && fam_.kind() == noise::Kind::Laplace) replace_max_ = replace_loss(d_);
     }
+    NoiseLoss(const noise::Family& fam, double d, double q, bool remove)
+        : NoiseLoss(fam, d, q, remove ? Relation::remove : Relation::add) {}
 
     Tails tails(double l) const noexcept {
+        if (replace_) {
+            const double xs = replace_sup_le(l);
+            const auto [f0, s0] = cdf_sf(xs);
+            const auto [fm, sm] = cdf_sf(xs - d_);  // the shifted component of P
+            const auto [fp, sp] = cdf_sf(xs + d_);  // the shifted component of Q
+            return {(1.0 - q_) * f0 + q_ * fm, (1.0 - q_) * s0 + q_ * sm, (1.0 - q_) * f0 + q_ * fp, (1.0 - q_) * s0 + q_ * sp};
+        }
         if (remove_) {
             const double xs = sup_le(rho(l));
             const auto [f0, s0] = cdf_sf(xs);
@@ -273,6 +290,85 @@ private:
         const double lc = fam_.logcdf(x);
         return {std::exp(lc), -std::expm1(lc)};
     }
+    // g(x) = log f(x - d) - log f(x) = psi(x) - psi(x - d), nondecreasing; psi_diff is accurate for
+    // x >= d/2, and g(x) = -g(d - x).
+    double g(double x) const noexcept { return x >= 0.5 * d_ ? fam_.psi_diff(x, d_) : -fam_.psi_diff(d_ - x, d_); }
+    // l_q(r) = log(1 - q + q e^r).
+    double ell(double r) const noexcept {
+        if (q_ == 1.0) return r;
+        if (r > 30.0) return r + std::log(q_) + std::log1p((1.0 - q_) / q_ * std::exp(-r));
+        return std::log1p(q_ * std::expm1(r));
+    }
+    double replace_loss(double x) const noexcept { return ell(g(x)) - ell(-g(x + d_)); }
+    // sup{x : L(x) <= l} for the substitution pair: bracketing by doubling steps from 0, then regula falsi
+    // (Illinois) with bisection whenever a step fails to halve the bracket, to adjacent doubles. The
+    // Laplace's loss is constant outside [-d, d] (atoms at +-replace_max_), elsewhere L increases strictly.
+    double replace_sup_le(double l) const noexcept {
+        double lo, hi, flo, fhi;  // L(lo) <= l < L(hi); f = L - l
+        if (fam_.kind() == noise::Kind::Laplace) {
+            if (l >= replace_max_) return kInf;
+            if (l < -replace_max_) return -kInf;
+            lo = -d_;
+            hi = d_;
+        } else {
+            const double f0 = replace_loss(0.0) - l;
+            double step = 1.0;
+            if (f0 <= 0.0) {
+                lo = 0.0;
+                hi = step;
+                while (!(replace_loss(hi) > l)) {
+                    lo = hi;
+                    step *= 2.0;
+                    hi = lo + step;
+                    if (!std::isfinite(hi)) return kInf;  // L saturates below l (bounded families)
+                }
+            } else {
+                hi = 0.0;
+                lo = -step;
+                while (!(replace_loss(lo) <= l)) {
+                    hi = lo;
+                    step *= 2.0;
+                    lo = hi - step;
+                    if (!std::isfinite(lo)) return -kInf;
+                }
+            }
+        }
+        flo = replace_loss(lo) - l;
+        fhi = replace_loss(hi) - l;
+        int side = 0;
+        for (int it = 0; it < 300; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            if (!(mid > lo && mid < hi)) break;  // adjacent doubles
+            const double width = hi - lo;
+            double x = (flo < 0.0 && fhi > 0.0) ? lo - flo * width / (fhi - flo) : mid;
+            if (!(x > lo && x < hi)) x = mid;
+            const double fx = replace_loss(x) - l;
+            if (fx <= 0.0) {
+                lo = x;
+                flo = fx;
+                if (side == -1) fhi *= 0.5;  // Illinois: the other end stayed twice
+                side = -1;
+            } else {
+                hi = x;
+                fhi = fx;
+                if (side == 1) flo *= 0.5;
+                side = 1;
+            }
+            if (hi - lo > 0.5 * width) {  // too slow a step: bisect once
+                const double m = 0.5 * (lo + hi);
+                const double fm = replace_loss(m) - l;
+                if (fm <= 0.0) {
+                    lo = m;
+                    flo = fm;
+                } else {
+                    hi = m;
+                    fhi = fm;
+                }
+                side = 0;
+            }
+        }
+        return lo;
+    }
     // g(x) <= rho  <=>  L <= l (remove) with rho = log((e^l - 1 + q) / q); -inf when e^l <= 1 - q.
     double rho(double l) const noexcept {
         if (q_ == 1.0) return l;
@@ -331,7 +427,8 @@ private:
 
     noise::Family fam_;
     double d_, q_;
-    bool remove_;
+    bool remove_, replace_;
+    double replace_max_ = kInf;  // the Laplace's largest loss under substitution
 };
 
 // ----- composition --------------------------------------------------------------------------------------
