@@ -133,3 +133,44 @@ def test_substitution_laplace_keeps_its_pure_dp_bound():
     assert pld.delta(0.99 * k * lmax).lower > 0.0
     iv = pld.epsilon(1e-12)
     assert k * lmax - 0.05 < iv.lower and iv.upper < k * lmax + 0.05
+
+
+def _discrete_laplace_substitution_delta(scale, D, q, k, eps, support=80):
+    """Exact k-fold delta(eps) of (1-q) p + q p(. - D) vs (1-q) p + q p(. + D), p the discrete Laplace."""
+    with mp.workdps(40):
+        a = mp.e ** (-1 / mp.mpf(scale))
+        c = (1 - a) / (1 + a)
+        xs = range(-support, support + 1)
+        P = [(1 - q) * c * a ** abs(x) + q * c * a ** abs(x - D) for x in xs]
+        Q = [(1 - q) * c * a ** abs(x) + q * c * a ** abs(x + D) for x in xs]
+        dist = {"0": (mp.mpf(0), mp.mpf(1), mp.mpf(1))}
+        for _ in range(k):
+            nxt: dict = {}
+            for loss, pm, qm in dist.values():
+                for pi, qi in zip(P, Q):
+                    l2 = loss + mp.log(pi) - mp.log(qi)
+                    key = mp.nstr(l2, 25)
+                    old = nxt.get(key, (l2, 0, 0))
+                    nxt[key] = (l2, old[1] + pm * pi, old[2] + qm * qi)
+            dist = nxt
+        return float(sum(max(pm - mp.e ** eps * qm, 0) for _, pm, qm in dist.values()))
+
+
+@pytest.mark.parametrize("scale, D, q, k", [(1.0, 1, 0.3, 1), (2.0, 3, 0.1, 1), (0.5, 2, 0.5, 2)])
+def test_discrete_laplace_substitution_contains_exact(scale, D, q, k):
+    pld = PLD.from_discrete_laplace(scale=scale, sensitivity=D, sampling_rate=q, sampling="without_replacement",
+                                    neighbours="substitution").self_compose(k)
+    for eps in [0.05, 0.3, 0.8]:
+        truth = _discrete_laplace_substitution_delta(scale, D, q, k, eps)
+        iv = pld.delta(eps)
+        assert iv.lower <= truth <= iv.upper, (scale, D, q, k, eps, iv, truth)
+
+
+def test_discrete_laplace_substitution_without_sampling_and_bad_input():
+    a = PLD.from_discrete_laplace(scale=1.5, sensitivity=2, neighbours="substitution")
+    b = PLD.from_discrete_laplace(scale=1.5, sensitivity=4)
+    assert a.epsilon(1e-6) == b.epsilon(1e-6)
+    with pytest.raises(ValueError, match="neighbours"):
+        PLD.from_discrete_laplace(scale=1.0, neighbours="swap")
+    with pytest.raises(ValueError, match="without_replacement.*substitution"):
+        PLD.from_discrete_laplace(scale=1.0, sampling_rate=0.5, sampling="without_replacement")

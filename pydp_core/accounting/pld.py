@@ -104,6 +104,24 @@ class _Noise:
                               self.relation == "substitution")
 
 
+def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple:
+    """Atoms (loss, P, Q, 0) of P = (1-q) p + q p(. - D) vs Q = (1-q) p + q p(. + D), p the discrete Laplace.
+
+    Classes x <= -D, x = -D+1..D-1, x >= D; with Pr[Z >= m] = Pr[Z <= -m] = a^m / (1 + a) (m >= 0) and
+    p(x) = (1 - a) / (1 + a) a^|x|, every mass is a closed form (log space).
+    """
+    la = -1.0 / scale  # log a
+    log1pa = math.log1p(math.exp(la))
+    lc = math.log(-math.expm1(la)) - log1pa
+    x = np.arange(-D + 1, D, dtype=float)
+    log_f0 = np.concatenate(([D * la - log1pa], lc + la * np.abs(x), [D * la - log1pa]))
+    log_fp = np.concatenate(([2 * D * la - log1pa], lc + la * np.abs(x - D), [-log1pa]))  # Z + D
+    log_fq = np.concatenate(([-log1pa], lc + la * np.abs(x + D), [2 * D * la - log1pa]))  # Z - D
+    log_p = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fp)
+    log_q = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fq)
+    return (log_p - log_q, np.exp(log_p), np.exp(log_q), 0.0)
+
+
 _SAMPLING = ("poisson", "without_replacement")
 _NEIGHBOURS = ("add_remove", "substitution")
 
@@ -281,13 +299,17 @@ class PLD:
         return cls([(_Atoms("approx_dp", atoms), 1)])
 
     @classmethod
-    def from_discrete_laplace(cls, *, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0) -> "PLD":
+    def from_discrete_laplace(cls, *, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0,
+                              sampling: str = "poisson", neighbours: str = "add_remove") -> "PLD":
         """The PLD of the discrete Laplace (two-sided geometric) mechanism on the integers, exactly.
 
         The noise has pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}, on an integer query of integer
         ``sensitivity`` D. The likelihood ratio p(x - D) / p(x) takes D + 1 values (x <= 0, x = 1..D-1,
         x >= D), so the PLD has D + 1 atoms whose masses are closed-form geometric sums. With Poisson
-        sampling at ``sampling_rate`` q both add/remove orders are kept.
+        sampling at ``sampling_rate`` q both add/remove orders are kept. ``sampling`` and ``neighbours``
+        are as in :meth:`from_noise`: under substitution the pair is (1-q) p + q p(. - D) vs
+        (1-q) p + q p(. + D), whose likelihood ratio takes 2D + 1 values (x <= -D, |x| < D, x >= D);
+        without sampling it is the add/remove PLD at sensitivity 2D.
         """
         t = _scalar(scale, "scale", check_positive)
         if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Integral):
@@ -296,8 +318,13 @@ class PLD:
         if not 1 <= D <= 10**6:
             raise ValueError(f"sensitivity must lie in [1, 1e6], got {D}")
         q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        relation = _relation(sampling, neighbours)
         if q == 0.0:
             return cls.identity()
+        if relation == "substitution":
+            if q == 1.0:
+                return cls.from_discrete_laplace(scale=t, sensitivity=2 * D)
+            return cls([(_Atoms("discrete_laplace_substitution", _discrete_laplace_substitution(t, D, q)), 1)])
         la = -1.0 / t  # log a
         log1pa = math.log1p(math.exp(la))
         lc = math.log(-math.expm1(la)) - log1pa  # log((1 - a) / (1 + a))

@@ -104,6 +104,35 @@ public:
     }
 
     void forward(cplx* x) const noexcept { run(x); }
+
+    // The same transforms without the bit-reversal permutation, for convolutions: forward_bitrev()
+    // (decimation in frequency) leaves X[k] at position bitrev(k); inverse_from_bitrev() (decimation in
+    // time, conjugate twiddles) takes its input in that order and returns the unnormalised inverse in
+    // natural order. The butterflies are the same operations in another order, so error_factor() bounds
+    // them too. In bit-reversed order the partner N - k of the frequency at position p in
+    // [2^j, 2^{j+1}) sits at 3 * 2^j - 1 - p (positions 0 and 1 hold k = 0 and N/2).
+    void forward_bitrev(cplx* x) const noexcept {
+        const std::size_t block = std::min<std::size_t>(n_, 2048);
+        std::size_t m = n_ / 2;
+        for (; m >= 2 * block; m /= 4) dif_stage_pair(x, m / 2);
+        if (m >= block) {
+            dif_stage(x, n_, m);
+            m /= 2;
+        }
+        for (std::size_t b = 0; b < n_; b += block) {
+            for (std::size_t mm = std::min(m, block / 2); mm >= 1; mm /= 2) dif_stage(x + b, block, mm);
+        }
+    }
+    void inverse_from_bitrev(cplx* x) const noexcept {
+        const std::size_t block = std::min<std::size_t>(n_, 2048);
+        for (std::size_t b = 0; b < n_; b += block) {
+            for (std::size_t m = 1; m < block; m *= 2) dit_stage_conj(x + b, block, m);
+        }
+        std::size_t m = block;
+        for (; 4 * m <= n_; m *= 4) dit_stage_pair_conj(x, m);
+        if (m < n_) dit_stage_conj(x, n_, m);
+    }
+    std::size_t bitrev(std::size_t p) const noexcept { return rev_[p]; }
     void inverse(cplx* x) const noexcept {
         for (std::size_t i = 0; i < n_; ++i) x[i] = std::conj(x[i]);
         run(x);
@@ -157,6 +186,73 @@ private:
                 butterfly(c + j, d + j, w1[j]);
                 butterfly(a + j, c + j, w2[j]);
                 butterfly(b + j, d + j, w2[j + m]);
+            }
+        }
+    }
+
+    // Decimation in frequency: (a, b) -> (a + b, (a - b) w).
+    static void dif_butterfly(cplx* lo, cplx* hi, cplx w) noexcept {
+        const double ar = lo->real(), ai = lo->imag(), br = hi->real(), bi = hi->imag();
+        const double dr = ar - br, di = ai - bi;
+        const double wr = w.real(), wi = w.imag();
+        *lo = cplx(ar + br, ai + bi);
+        *hi = cplx(wr * dr - wi * di, wr * di + wi * dr);
+    }
+    void dif_stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
+        const cplx* w = tw_.data() + m;
+        for (std::size_t s = 0; s < len; s += 2 * m) {
+            cplx* lo = x + s;
+            cplx* hi = lo + m;
+            for (std::size_t j = 0; j < m; ++j) dif_butterfly(lo + j, hi + j, w[j]);
+        }
+    }
+    // Stages of half-length 2m and then m in one sweep (groups of 4m values).
+    void dif_stage_pair(cplx* x, std::size_t m) const noexcept {
+        const cplx* w1 = tw_.data() + m;
+        const cplx* w2 = tw_.data() + 2 * m;
+        for (std::size_t s = 0; s < n_; s += 4 * m) {
+            cplx* a = x + s;
+            cplx* b = a + m;
+            cplx* c = b + m;
+            cplx* d = c + m;
+            for (std::size_t j = 0; j < m; ++j) {
+                dif_butterfly(a + j, c + j, w2[j]);
+                dif_butterfly(b + j, d + j, w2[j + m]);
+                dif_butterfly(a + j, b + j, w1[j]);
+                dif_butterfly(c + j, d + j, w1[j]);
+            }
+        }
+    }
+    // Decimation in time with the conjugate twiddle: (a, b) -> (a + conj(w) b, a - conj(w) b).
+    static void butterfly_conj(cplx* lo, cplx* hi, cplx w) noexcept {
+        const double wr = w.real(), wi = -w.imag();
+        const double hr = hi->real(), him = hi->imag();
+        const double tr = wr * hr - wi * him, ti = wr * him + wi * hr;
+        const double lr = lo->real(), li = lo->imag();
+        *lo = cplx(lr + tr, li + ti);
+        *hi = cplx(lr - tr, li - ti);
+    }
+    void dit_stage_conj(cplx* x, std::size_t len, std::size_t m) const noexcept {
+        const cplx* w = tw_.data() + m;
+        for (std::size_t s = 0; s < len; s += 2 * m) {
+            cplx* lo = x + s;
+            cplx* hi = lo + m;
+            for (std::size_t j = 0; j < m; ++j) butterfly_conj(lo + j, hi + j, w[j]);
+        }
+    }
+    void dit_stage_pair_conj(cplx* x, std::size_t m) const noexcept {
+        const cplx* w1 = tw_.data() + m;
+        const cplx* w2 = tw_.data() + 2 * m;
+        for (std::size_t s = 0; s < n_; s += 4 * m) {
+            cplx* a = x + s;
+            cplx* b = a + m;
+            cplx* c = b + m;
+            cplx* d = c + m;
+            for (std::size_t j = 0; j < m; ++j) {
+                butterfly_conj(a + j, b + j, w1[j]);
+                butterfly_conj(c + j, d + j, w1[j]);
+                butterfly_conj(a + j, c + j, w2[j]);
+                butterfly_conj(b + j, d + j, w2[j + m]);
             }
         }
     }

@@ -669,6 +669,19 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
     // The spectra of real pmfs are Hermitian: only the frequencies 0..N/2 are raised and multiplied, the
     // others are their conjugates (exactly, in both the computed and the exact values).
     const std::size_t H = N / 2 + 1;
+    // Spectra are in bit-reversed order (forward_bitrev): the pairs (k, N - k) are the positions
+    // (0, 0), (1, 1) and, for p in the first half of each [2^j, 2^{j+1}), (p, 3 * 2^j - 1 - p).
+    std::vector<std::uint32_t> pos(H), partner(H);
+    {
+        std::size_t i = 0;
+        for (std::size_t p = 0; p < std::min<std::size_t>(N, 2); ++p, ++i) pos[i] = partner[i] = static_cast<std::uint32_t>(p);
+        for (std::size_t base = 2; base < N; base *= 2) {
+            for (std::size_t t = 0; t < base / 2; ++t, ++i) {
+                pos[i] = static_cast<std::uint32_t>(base + t);
+                partner[i] = static_cast<std::uint32_t>(2 * base - 1 - t);
+            }
+        }
+    }
     // Per output: U and V of the error bound for the pessimistic (0) and optimistic (1) side.
     auto& px = ws.px;
     auto& py = ws.py;
@@ -701,7 +714,7 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         for (std::size_t i = 0; i < used; ++i) norm1 += std::abs(buf[i]);
         norm1 *= 1.0 + static_cast<double>(used + 4) * u;
         const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
-        plan.forward(buf.data());
+        plan.forward_bitrev(buf.data());
         // Per output: below r2_min, |z|^k underflows (ipow returns 0); below r_cut, M^k and M^{k-1} are
         // below e^{-690} (rpow returns 0).
         std::vector<double> r2_min(n_out), r_cut(n_out);
@@ -713,8 +726,8 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         }
         // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
         // count (an output whose count is the previous one's plus one takes one more multiplication).
-        for (std::size_t f = 0; f < H; ++f) {
-            const fft::cplx z = buf[f], zc = std::conj(buf[(N - f) & (N - 1)]);
+        for (std::size_t f = 0; f < H; ++f) {  // f: index of the pair (positions pos[f], partner[f])
+            const fft::cplx z = buf[pos[f]], zc = std::conj(buf[partner[f]]);
             const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
             // Bounds on both moduli (computed and exact); sqrt(re^2 + im^2) has relative error <= 3u (an
             // underflowed square errs by < 1e-150 absolute, far below E).
@@ -762,24 +775,26 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         std::vector<fft::cplx>& w = ws.w[o];
         w.resize(N);
         outs[o].w = &w;
-        for (std::size_t f = 0; f < H; ++f) {
-            const fft::cplx a = px[o][f], b = py[o][f];
-            w[f] = a + fft::cplx(0.0, 1.0) * b;
-            const double s_f = Vp[f] + Vo[f] + (theta + u * (1.0 + theta)) * (Up[f] + Uo[f]) + 1e-290;
-            double mult = 2.0;  // f and N - f
-            if (f == 0 || 2 * f == N) mult = 1.0;
-            spec += f == 0 ? s_f : mult * s_f / (2.0 * static_cast<double>(f));
-            double ws = std::fabs(w[f].real()) + std::fabs(w[f].imag());  // >= |W_f|
-            if (f != 0 && 2 * f != N) {
-                w[N - f] = std::conj(a) + fft::cplx(0.0, 1.0) * std::conj(b);
-                ws += std::fabs(w[N - f].real()) + std::fabs(w[N - f].imag());
+        for (std::size_t i = 0; i < H; ++i) {
+            const std::size_t p = pos[i], pp = partner[i];
+            const std::size_t f = plan.bitrev(p), fm = std::min(f, N - f);  // the pair's frequencies f, N - f
+            const fft::cplx a = px[o][i], b = py[o][i];
+            w[p] = a + fft::cplx(0.0, 1.0) * b;
+            const double s_f = Vp[i] + Vo[i] + (theta + u * (1.0 + theta)) * (Up[i] + Uo[i]) + 1e-290;
+            double ws = std::fabs(w[p].real()) + std::fabs(w[p].imag());  // >= |W_f|
+            if (pp != p) {
+                w[pp] = std::conj(a) + fft::cplx(0.0, 1.0) * std::conj(b);
+                ws += std::fabs(w[pp].real()) + std::fabs(w[pp].imag());
+                spec += s_f / static_cast<double>(fm);  // two frequencies, weight 1 / (2 fm) each
+            } else {
+                spec += fm == 0 ? s_f : s_f / (2.0 * static_cast<double>(fm));
             }
             wsum += ws;
         }
         // Sums of N nonnegative terms (relative error <= N u) and the products in their terms (relative
         // <= (sum k_j + 8) u): the factor 1.001 covers both.
         outs[o].tail = (spec + eL * wsum) * 1.001;
-        plan.inverse(w.data());
+        plan.inverse_from_bitrev(w.data());
         for (fft::cplx& v : w) v *= inv_n;  // a power of two: exact
     }
     return outs;
