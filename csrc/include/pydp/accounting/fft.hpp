@@ -104,6 +104,10 @@ public:
     }
 
     void forward(cplx* x) const noexcept { run(x); }
+    void inverse(cplx* x) const noexcept {
+        bit_reverse(x);
+        dit_stages<true>(x);
+    }
 
     // The same transforms without the bit-reversal permutation, for convolutions: forward_bitrev()
     // (decimation in frequency) leaves X[k] at position bitrev(k); inverse_from_bitrev() (decimation in
@@ -123,71 +127,45 @@ public:
             for (std::size_t mm = std::min(m, block / 2); mm >= 1; mm /= 2) dif_stage(x + b, block, mm);
         }
     }
-    void inverse_from_bitrev(cplx* x) const noexcept {
-        const std::size_t block = std::min<std::size_t>(n_, 2048);
-        for (std::size_t b = 0; b < n_; b += block) {
-            for (std::size_t m = 1; m < block; m *= 2) dit_stage_conj(x + b, block, m);
-        }
-        std::size_t m = block;
-        for (; 4 * m <= n_; m *= 4) dit_stage_pair_conj(x, m);
-        if (m < n_) dit_stage_conj(x, n_, m);
-    }
+    void inverse_from_bitrev(cplx* x) const noexcept { dit_stages<true>(x); }
     std::size_t bitrev(std::size_t p) const noexcept { return rev_[p]; }
-    void inverse(cplx* x) const noexcept {
-        for (std::size_t i = 0; i < n_; ++i) x[i] = std::conj(x[i]);
-        run(x);
-        for (std::size_t i = 0; i < n_; ++i) x[i] = std::conj(x[i]);
-    }
 
 private:
     void run(cplx* x) const noexcept {
+        bit_reverse(x);
+        dit_stages<false>(x);
+    }
+
+    void bit_reverse(cplx* x) const noexcept {
         for (std::size_t i = 0; i < n_; ++i) {
             if (i < rev_[i]) std::swap(x[i], x[rev_[i]]);
         }
-        // Stages whose butterfly groups fit in a cache-sized block run block by block (one pass over
-        // memory for all of them); the remaining stages sweep the whole array.
-        const std::size_t block = std::min<std::size_t>(n_, 2048);
-        for (std::size_t b = 0; b < n_; b += block) {
-            cplx* xb = x + b;
-            for (std::size_t i = 0; i < block; i += 2) {  // stage m = 1: trivial twiddle
-                const cplx a = xb[i], c = xb[i + 1];
-                xb[i] = a + c;
-                xb[i + 1] = a - c;
-            }
-            for (std::size_t m = 2; m < block; m *= 2) stage(xb, block, m);
-        }
-        std::size_t m = block;
-        for (; 4 * m <= n_; m *= 4) stage_pair(x, m);
-        if (m < n_) stage(x, n_, m);
     }
 
+    // Decimation-in-time stages on bit-reversed input, twiddles conjugated for the inverse. Stages whose
+    // butterfly groups fit in a cache-sized block run block by block (one pass over memory for all of
+    // them); the remaining stages sweep the whole array, two at a time.
+    template <bool Conj>
+    void dit_stages(cplx* x) const noexcept {
+        const std::size_t block = std::min<std::size_t>(n_, 2048);
+        for (std::size_t b = 0; b < n_; b += block) {
+            for (std::size_t m = 1; m < block; m *= 2) stage<Conj>(x + b, block, m);
+        }
+        std::size_t m = block;
+        for (; 4 * m <= n_; m *= 4) stage_pair<Conj>(x, m);
+        if (m < n_) stage<Conj>(x, n_, m);
+    }
+
+    // (a, b) -> (a + w b, a - w b), w conjugated if Conj. Written out: std::complex operator* checks for
+    // inf/NaN and is several times slower.
+    template <bool Conj>
     static void butterfly(cplx* lo, cplx* hi, cplx w) noexcept {
-        // Written out: std::complex operator* checks for inf/NaN and is several times slower.
-        const double wr = w.real(), wi = w.imag();
+        const double wr = w.real(), wi = Conj ? -w.imag() : w.imag();
         const double hr = hi->real(), him = hi->imag();
         const double tr = wr * hr - wi * him, ti = wr * him + wi * hr;
         const double lr = lo->real(), li = lo->imag();
         *lo = cplx(lr + tr, li + ti);
         *hi = cplx(lr - tr, li - ti);
-    }
-
-    // Stages of half-length m and 2m together (one sweep over memory instead of two): within each group
-    // of 4m values, the two length-2m butterflies of stage m, then the length-4m butterflies of stage 2m.
-    void stage_pair(cplx* x, std::size_t m) const noexcept {
-        const cplx* w1 = tw_.data() + m;
-        const cplx* w2 = tw_.data() + 2 * m;
-        for (std::size_t s = 0; s < n_; s += 4 * m) {
-            cplx* a = x + s;
-            cplx* b = a + m;
-            cplx* c = b + m;
-            cplx* d = c + m;
-            for (std::size_t j = 0; j < m; ++j) {
-                butterfly(a + j, b + j, w1[j]);
-                butterfly(c + j, d + j, w1[j]);
-                butterfly(a + j, c + j, w2[j]);
-                butterfly(b + j, d + j, w2[j + m]);
-            }
-        }
     }
 
     // Decimation in frequency: (a, b) -> (a + b, (a - b) w).
@@ -198,6 +176,17 @@ private:
         *lo = cplx(ar + br, ai + bi);
         *hi = cplx(wr * dr - wi * di, wr * di + wi * dr);
     }
+
+    // All butterflies of half-length m over x[0, len).
+    template <bool Conj>
+    void stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
+        const cplx* w = tw_.data() + m;
+        for (std::size_t s = 0; s < len; s += 2 * m) {
+            cplx* lo = x + s;
+            cplx* hi = lo + m;
+            for (std::size_t j = 0; j < m; ++j) butterfly<Conj>(lo + j, hi + j, w[j]);
+        }
+    }
     void dif_stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
         const cplx* w = tw_.data() + m;
         for (std::size_t s = 0; s < len; s += 2 * m) {
@@ -206,65 +195,35 @@ private:
             for (std::size_t j = 0; j < m; ++j) dif_butterfly(lo + j, hi + j, w[j]);
         }
     }
-    // Stages of half-length 2m and then m in one sweep (groups of 4m values).
-    void dif_stage_pair(cplx* x, std::size_t m) const noexcept {
-        const cplx* w1 = tw_.data() + m;
-        const cplx* w2 = tw_.data() + 2 * m;
-        for (std::size_t s = 0; s < n_; s += 4 * m) {
-            cplx* a = x + s;
-            cplx* b = a + m;
-            cplx* c = b + m;
-            cplx* d = c + m;
-            for (std::size_t j = 0; j < m; ++j) {
+
+    // Stages of half-length m and 2m together (one sweep over memory instead of two), within each group
+    // of 4m values a, b, c, d (quarters): decimation in time does stage m then 2m, decimation in frequency
+    // stage 2m then m.
+    template <int Kind>  // 0: DIT, 1: DIT conjugated, 2: DIF
+    void quad(cplx* a, std::size_t m, const cplx* w1, const cplx* w2) const noexcept {
+        cplx* b = a + m;
+        cplx* c = b + m;
+        cplx* d = c + m;
+        for (std::size_t j = 0; j < m; ++j) {
+            if constexpr (Kind == 2) {
                 dif_butterfly(a + j, c + j, w2[j]);
                 dif_butterfly(b + j, d + j, w2[j + m]);
                 dif_butterfly(a + j, b + j, w1[j]);
                 dif_butterfly(c + j, d + j, w1[j]);
+            } else {
+                butterfly<Kind == 1>(a + j, b + j, w1[j]);
+                butterfly<Kind == 1>(c + j, d + j, w1[j]);
+                butterfly<Kind == 1>(a + j, c + j, w2[j]);
+                butterfly<Kind == 1>(b + j, d + j, w2[j + m]);
             }
         }
     }
-    // Decimation in time with the conjugate twiddle: (a, b) -> (a + conj(w) b, a - conj(w) b).
-    static void butterfly_conj(cplx* lo, cplx* hi, cplx w) noexcept {
-        const double wr = w.real(), wi = -w.imag();
-        const double hr = hi->real(), him = hi->imag();
-        const double tr = wr * hr - wi * him, ti = wr * him + wi * hr;
-        const double lr = lo->real(), li = lo->imag();
-        *lo = cplx(lr + tr, li + ti);
-        *hi = cplx(lr - tr, li - ti);
+    template <bool Conj>
+    void stage_pair(cplx* x, std::size_t m) const noexcept {
+        for (std::size_t s = 0; s < n_; s += 4 * m) quad<Conj ? 1 : 0>(x + s, m, tw_.data() + m, tw_.data() + 2 * m);
     }
-    void dit_stage_conj(cplx* x, std::size_t len, std::size_t m) const noexcept {
-        const cplx* w = tw_.data() + m;
-        for (std::size_t s = 0; s < len; s += 2 * m) {
-            cplx* lo = x + s;
-            cplx* hi = lo + m;
-            for (std::size_t j = 0; j < m; ++j) butterfly_conj(lo + j, hi + j, w[j]);
-        }
-    }
-    void dit_stage_pair_conj(cplx* x, std::size_t m) const noexcept {
-        const cplx* w1 = tw_.data() + m;
-        const cplx* w2 = tw_.data() + 2 * m;
-        for (std::size_t s = 0; s < n_; s += 4 * m) {
-            cplx* a = x + s;
-            cplx* b = a + m;
-            cplx* c = b + m;
-            cplx* d = c + m;
-            for (std::size_t j = 0; j < m; ++j) {
-                butterfly_conj(a + j, b + j, w1[j]);
-                butterfly_conj(c + j, d + j, w1[j]);
-                butterfly_conj(a + j, c + j, w2[j]);
-                butterfly_conj(b + j, d + j, w2[j + m]);
-            }
-        }
-    }
-
-    // All butterflies of half-length m over x[0, len).
-    void stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
-        const cplx* w = tw_.data() + m;
-        for (std::size_t s = 0; s < len; s += 2 * m) {
-            cplx* lo = x + s;
-            cplx* hi = lo + m;
-            for (std::size_t j = 0; j < m; ++j) butterfly(lo + j, hi + j, w[j]);
-        }
+    void dif_stage_pair(cplx* x, std::size_t m) const noexcept {
+        for (std::size_t s = 0; s < n_; s += 4 * m) quad<2>(x + s, m, tw_.data() + m, tw_.data() + 2 * m);
     }
 
     std::size_t n_;
