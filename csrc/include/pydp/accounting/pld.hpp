@@ -742,6 +742,7 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
                     const double m = side ? my : mx;
                     double& uf = U[2 * o + side][f];
                     double& vf = V[2 * o + side][f];
+                    if (uf == 0.0 && vf == 0.0) continue;  // stays 0 (underflowed: within the 1e-290)
                     if (k > 1 && m < r_cut[o]) {  // M^k, M^{k-1} < e^{-690}: covered by the 1e-290 per frequency
                         uf = 0.0;
                         vf = 0.0;
