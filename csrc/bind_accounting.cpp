@@ -114,6 +114,14 @@ void register_pld(py::module_ m) {
         return pld::from_atoms(l, pv, qv, inf_p, h);
     }, py::arg("loss"), py::arg("p"), py::arg("q"), py::arg("inf_mass"), py::arg("value_step"));
 
+    m.def("pld_sides", [](const pld::TwoSided& pess, const pld::TwoSided& opt) {
+        pld::TwoSided out;
+        out.pess = pess.pess;
+        out.opt = opt.opt;
+        return out;
+    }, py::arg("pessimistic"), py::arg("optimistic"),
+       "the pessimistic side of one discretisation with the optimistic side of another (both on one grid)");
+
     m.def("pld_window", [](const std::vector<const pld::TwoSided*>& parts, const std::vector<long>& counts, double h, double tail) {
         check_step(h);
         if (parts.empty() || parts.size() != counts.size()) throw std::invalid_argument("parts and counts must be non-empty and of one length");

@@ -28,6 +28,14 @@ nitpicky = False
 myst_heading_anchors = 3
 html_theme = "alabaster"
 html_title = f"pydp_core {release}"
+# A wider body for the formula tables and the examples; docs/_static/custom.css (loaded by alabaster)
+# holds the layout fixes found with tools/screenshot-docs.
+html_theme_options = {"page_width": "1240px", "sidebar_width": "260px"}
+html_static_path = ["_static"]
+# Signatures name numpy's ArrayLike instead of spelling out its union (the modules use postponed
+# annotations, so autodoc sees the alias name).
+autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike", "NDArray": "numpy.typing.NDArray",
+                        "DTypeLike": "numpy.typing.DTypeLike"}
 suppress_warnings = ["myst.header"]
 
 
@@ -39,5 +47,29 @@ def _escape_bars(app, what, name, obj, options, lines):
         lines[i] = "``".join(p.replace("|", "\\|") if k % 2 == 0 else p for k, p in enumerate(parts))
 
 
+def _top_level_names(app, docname, source):
+    """The page of the top-level package lists every name it re-exports, linked to the subpackage page
+    that documents it (the names load lazily, so autodoc sees no members), and documents the two names
+    that live only here."""
+    if docname != "api/pydp_core":
+        return
+    import pydp_core
+
+    by_module: dict[str, list[str]] = {}
+    for name in pydp_core.__all__:
+        module = pydp_core._EXPORTS.get(name)
+        if module is not None and module != "pydp_core._paths":
+            by_module.setdefault(module, []).append(name)
+    lines = ["", "Names importable from ``pydp_core``", "-----------------------------------", "",
+             ".. list-table::", "   :header-rows: 1", "   :widths: 25 75", "", "   * - documented in",
+             "     - names"]
+    for module, names in by_module.items():
+        lines += [f"   * - :py:mod:`{module}`", "     - " + ", ".join(f":py:obj:`~{module}.{n}`" for n in names)]
+    lines += ["", "The C++ package", "---------------", "", ".. autofunction:: pydp_core.get_include", "",
+              ".. autofunction:: pydp_core.get_cmake_dir", ""]
+    source[0] += "\n".join(lines)
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_bars)
+    app.connect("source-read", _top_level_names)

@@ -13,6 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ._arrays import is_foreign, numpy_dtype
+from ._arrays import to_numpy as foreign_to_numpy
+
 __all__ = [
     "as_float_array",
     "check_epsilon",
@@ -61,6 +64,8 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
         arr = value
     elif isinstance(value, numbers.Real):
         arr = np.asarray(value)
+    elif is_foreign(value):
+        arr = foreign_to_numpy(value, name)
     else:
         try:
             arr = np.asarray(value)
@@ -737,9 +742,9 @@ def check_allocation(count: int, itemsize: int, name: str = "size") -> int:
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
-    """``dtype`` as ``numpy.float64`` or ``numpy.float32`` (anything else is a TypeError)."""
+    """``dtype`` as ``numpy.float64`` or ``numpy.float32`` (torch's float dtypes too; anything else is a TypeError)."""
     try:
-        dt = np.dtype(dtype)
+        dt = np.dtype(numpy_dtype(dtype))
     except TypeError:
         raise TypeError(f"{name} must be float64 or float32, not {dtype!r}") from None
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._arrays import accepts_arrays
 from ._safety import check_release_delta
 from ._validation import as_float_array, as_scalar, check_delta, check_epsilon_scalar, check_finite, check_positive_scalar
 from .calibration import minimal_scale
@@ -176,6 +177,7 @@ class AdditiveMechanism:
         else:
             accountant.spend(ApproxDP(self._epsilon, self._delta))
 
+    @accepts_arrays("values", keep_float32=True)
     def privatize(self, values: ArrayLike, rng: Any = None, release: bool = True, *, simulation: bool = False,
                   accountant: Any = None) -> Any:
         """A noisy copy of ``values`` (a scalar or an array of finite numbers).
@@ -248,6 +250,7 @@ class AdditiveMechanism:
             sensitivity=self._sensitivity, rng=rng, vector=arr.size > 1, simulation=True, confirm_delta=True,
         )
 
+    @accepts_arrays("values", keep_float32=True)
     def simulate(self, values: ArrayLike, rng: Any = None) -> Any:
         """values + iid floating-point noise of exactly ``scale``, for simulations and utility studies.
 

@@ -37,12 +37,15 @@ def test_mixed_spends_take_the_best_valid_route():
     assert tot.epsilon <= explicit + 1e-12
     # and it is a real composition: more than each part alone
     assert tot.epsilon > pc.GDP(1 / 3).to_approx_dp(1e-6).epsilon
-    # (eps, delta) spends are summed and take their delta out of the total
+    # (eps, delta) spends: summed with their delta taken out of the total (the basic route), or composed
+    # with the Gaussian as privacy-loss distributions (the worst case of (eps, delta)-DP): the smaller wins
     acc2 = pc.Accountant(pc.ApproxDP(10.0, 1e-5))
     acc2.spend(pc.ApproxDP(0.5, 4e-6))
     acc2.spend_gaussian(sigma=2.0)
     t2 = acc2.total()
-    assert t2.epsilon == pytest.approx(0.5 + pc.GDP(0.5).to_approx_dp(6e-6).epsilon, rel=1e-12)
+    basic = 0.5 + pc.GDP(0.5).to_approx_dp(6e-6).epsilon
+    pld = pc.PLD.from_approx_dp(epsilon=0.5, delta=4e-6).compose(pc.PLD.from_gdp(0.5)).epsilon(1e-5)
+    assert t2.epsilon == min(basic, pld.upper) and pld.upper < basic
     with pytest.raises(TypeError):
         acc2.total(pc.GDP)
 
@@ -167,12 +170,14 @@ def test_repeated_spends_are_one_record_with_a_count():
     assert len(acc) == 10000 and len(acc.spends) == 1 and acc.spends[0]["count"] == 10000
     assert acc.total(pc.GDP).mu == pytest.approx(math.sqrt(10000) / 20.0, rel=1e-14)
     assert acc.total().epsilon == pc.GDP(5.0).to_approx_dp(1e-5).epsilon
-    # counts compose in every representation: Subbotin pieces each get their share of delta
+    # counts compose in every representation: Subbotin pieces each get their share of delta, and the
+    # 3-fold PLD composition is tighter
     a2 = pc.Accountant(pc.ApproxDP(100.0, 1e-6))
     a2.spend_subbotin(3.0, scale=5.0, count=3)
     share = 1e-6 / 3
     ref = 3 * pc.epsilon_for_delta(pc.Subbotin(3.0), delta=share, scale=5.0, sensitivity=1.0)
-    assert a2.total().epsilon == pytest.approx(ref, rel=1e-14)
+    pld = pc.PLD.from_noise(pc.Subbotin(3.0), scale=5.0).self_compose(3).epsilon(1e-6)
+    assert a2.total().epsilon == pld.upper and pld.upper < ref
     assert a2.total(pc.RaoDP).theta == pytest.approx(math.sqrt(3) * pc.rao.theta(pc.Subbotin(3.0), scale=5.0).theta, rel=1e-14)
     back = pc.Accountant.from_json(a2.to_json())
     assert back.total().epsilon == a2.total().epsilon and len(back) == 3

@@ -30,6 +30,8 @@ SUBPACKAGES = [
     "pydp_core.special",
     "pydp_core.aggregate",
     "pydp_core.aggregate.engines",
+    "pydp_core.adapters.dp_accounting",
+    "pydp_core.adapters.opacus",
 ]
 
 

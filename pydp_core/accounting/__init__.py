@@ -10,6 +10,8 @@ sensitivity index, Rao DP and a thread-safe accountant.
 - :mod:`~pydp_core.accounting.rao`: Rao (Fisher-Rao) differential privacy (Anonymous 2022);
 - :mod:`~pydp_core.accounting.pld`: certified privacy-loss distributions (:class:`PLD`): tight composition of
   many mechanisms with two-sided intervals (docs/pld.md);
+- :mod:`~pydp_core.accounting.curves`: their certified privacy profile, trade-off function and ROC curve
+  (:func:`privacy_curves`, plotted by ``pydp-core profile``);
 - :mod:`~pydp_core.accounting.accountant`: :class:`Accountant`, a thread-safe, resumable running total.
 
 The proofs and the conversion formulas are in ``docs/accounting.md``.
@@ -35,6 +37,7 @@ from .budgets import (
     RDPCurve,
 )
 from .composition import advanced_composition, compose
+from .curves import PrivacyCurves, privacy_curves
 from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
 from .journal import Journal, JournalError
 from .pld import PLD, Interval
@@ -69,4 +72,6 @@ __all__ = [
     "JournalError",
     "PLD",
     "Interval",
+    "privacy_curves",
+    "PrivacyCurves",
 ]

@@ -13,7 +13,12 @@ definition by the tightest valid route it knows:
 - a total in one definition composes the spends' representations in it (Anonymous 2022, Table 1);
 - a total as (eps, delta)-DP takes the smallest eps over the valid routes: the exact GDP profile of the
   composed mu (all spends GDP), the best RDP order of the composed curve (all spends with RDP), and
-  basic composition, with (eps_i, delta_i) spends summed and the remaining delta given to the rest.
+  basic composition, with (eps_i, delta_i) spends summed and the remaining delta given to the rest;
+- and the PLD route: every spend with a privacy-loss distribution (the Gaussian, Laplace and Subbotin
+  mechanisms, pure, (eps, delta) and GDP budgets, and any mechanism of :meth:`Accountant.spend_mechanism`:
+  Logistic, Poisson-subsampled, truncated, discrete) is composed as a PLD
+  (:mod:`pydp_core.accounting.pld`), and the certified upper epsilon of that composition competes with the
+  routes above (spends without a PLD get a share of delta as one more piece).
 
 Repeated runs of the same mechanism are kept as one record with a ``count`` (n runs compose as
 sqrt(n) mu, n rho, n epsilon(alpha), ...), so a training loop that spends once per step stays cheap and
@@ -35,6 +40,7 @@ import json
 import math
 import os
 import threading
+from collections import OrderedDict
 from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overload
 
 import numpy as np
@@ -63,6 +69,7 @@ from .budgets import (
     rdp_epsilon_array,
 )
 from .journal import Journal, JournalError
+from .pld import PLD
 
 __all__ = ["Accountant", "BudgetExceededError"]
 
@@ -105,6 +112,7 @@ class _Spend:
         self.rdp: Optional[Callable[[Any], Any]] = None  # epsilon(alpha); +inf where not valid
         self.rdp_alphas: List[float] = []
         self.profile: Optional[Callable[[float], float]] = None  # delta -> eps (exact)
+        self.pld: Optional[PLD] = None  # one run's privacy-loss distribution
         kind = record["kind"]
         if kind == "gaussian":
             psi = _ratio_up(record["sensitivity"], record["sigma"])
@@ -114,8 +122,19 @@ class _Spend:
             eps = _ratio_up(record["sensitivity"], record["scale"])
             track(PureDP(eps), self)
             self.rao = eps
+            self.pld = _maybe_pld(lambda: PLD.from_spec({"noise": "laplace", "scale": record["scale"],
+                                                          "sensitivity": record["sensitivity"]}))
         elif kind == "subbotin":
             self._subbotin(check_subbotin_order(record["r"]), record["scale"], record["sensitivity"])
+            self.pld = _maybe_pld(lambda: PLD.from_spec({"noise": "subbotin", "r": record["r"], "scale": record["scale"],
+                                                          "sensitivity": record["sensitivity"]}))
+        elif kind == "mechanism":
+            spec = record["mechanism"]
+            if isinstance(spec, dict) and "count" in spec:
+                raise ValueError("a mechanism spend takes its repetitions as count=, not inside the mechanism")
+            pld = PLD.from_spec(spec)
+            self.pld = pld
+            self.profile = lambda delta: float(pld.epsilon(delta).upper)
         elif kind == "budget":
             track(budget_from_fields(record["type"], record["fields"]), self)
         else:
@@ -176,8 +195,23 @@ def track(budget: Budget, spend: _Spend) -> None:
     raise TypeError(f"the accountant cannot track {type(budget).__name__} budgets")
 
 
+def _maybe_pld(make: Callable[[], PLD]) -> Optional[PLD]:
+    """``make()``, or None where the parameters are beyond the PLD engine (an infinite or overflowing loss)."""
+    try:
+        return make()
+    except (ValueError, OverflowError):
+        return None
+
+
+def _pld_or_identity(positive: bool, make: Callable[[], PLD]) -> Optional[PLD]:
+    """``make()``, or the identity PLD for a zero parameter (None where the budget has no PLD)."""
+    return _maybe_pld(make) if positive else PLD.identity()
+
+
 @track.register
 def _(budget: PureDP, spend: _Spend) -> None:
+    # Randomised response is the worst case of pure eps-DP under composition (Kairouz, Oh and Viswanath 2015).
+    spend.pld = _pld_or_identity(budget.epsilon > 0, lambda: PLD.from_randomized_response(epsilon=budget.epsilon))
     spend.pure = budget.epsilon
     spend.gdp = budget.to_gdp().mu
     spend.zcdp = budget.to_zcdp()
@@ -188,10 +222,12 @@ def _(budget: PureDP, spend: _Spend) -> None:
 @track.register
 def _(budget: ApproxDP, spend: _Spend) -> None:
     spend.approx = budget
+    spend.pld = _pld_or_identity(True, lambda: PLD.from_approx_dp(epsilon=budget.epsilon, delta=budget.delta))
 
 
 @track.register
 def _(budget: GDP, spend: _Spend) -> None:
+    spend.pld = _pld_or_identity(budget.mu > 0, lambda: PLD.from_gdp(budget.mu))
     spend.gdp = budget.mu
     spend.zcdp = budget.to_zcdp()
     spend.rdp = budget.to_rdp_curve()
@@ -241,6 +277,10 @@ class Limit(Generic[B]):
     def total(self, spends: List[_Spend], **params: Any) -> B:
         """The composition of ``spends`` in this definition (TypeError if some spend has none)."""
         raise NotImplementedError
+
+    def quick_total(self, spends: List[_Spend], **params: Any) -> B:
+        """A valid total that may be looser than :meth:`total` but is cheap (limit checks try it first)."""
+        return self.total(spends, **params)
 
     def exceeds(self, total: B, limit: B) -> bool:
         """Whether ``total`` is past ``limit`` (by more than a relative 1e-12)."""
@@ -301,10 +341,29 @@ class _ApproxLimit(Limit[ApproxDP]):
         return {"delta": limit.delta}
 
     def total(self, spends: List[_Spend], **params: Any) -> ApproxDP:
+        delta = self._delta(params)
+        if not spends:
+            return ApproxDP(0.0, delta)
+        try:
+            base: Optional[ApproxDP] = _approx_total(spends, delta)
+        except TypeError:
+            base = None
+        return _tightest(spends, delta, base)
+
+    def quick_total(self, spends: List[_Spend], **params: Any) -> ApproxDP:
+        delta = self._delta(params)
+        if not spends:
+            return ApproxDP(0.0, delta)
+        try:
+            return _approx_total(spends, delta)
+        except TypeError:
+            return _tightest(spends, delta, None)
+
+    @staticmethod
+    def _delta(params: Dict[str, Any]) -> float:
         if params.get("delta") is None:
             raise TypeError("delta is required for an ApproxDP total")
-        delta = check_open_delta(params["delta"])
-        return _approx_total(spends, delta) if spends else ApproxDP(0.0, delta)
+        return check_open_delta(params["delta"])
 
     def exceeds(self, total: ApproxDP, limit: ApproxDP) -> bool:
         return total.epsilon > limit.epsilon * (1 + _RTOL)
@@ -392,8 +451,9 @@ def _curve_epsilon(spends: List[_Spend], delta: float) -> float:
     return best
 
 
-def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
-    """Spends known only as (eps, delta) are summed; the others share the rest of delta."""
+def _approx_total(spends: List[_Spend], delta: float, group: Optional[Callable[[float], float]] = None) -> ApproxDP:
+    """Spends known only as (eps, delta) are summed; the others share the rest of delta. ``group``: the
+    epsilon(delta) of further spends composed elsewhere, one more piece of the shared delta."""
     def only_approx(s: _Spend) -> bool:
         return s.approx is not None and s.rdp is None and s.gdp is None
 
@@ -405,13 +465,13 @@ def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
     if delta_fixed > delta * (1 + _RTOL):
         raise BudgetExceededError(f"the (eps, delta) spends already use delta = {delta_fixed!r} > {delta!r}")
     remaining = delta - delta_fixed
-    if not rest and not profiled:
+    if not rest and not profiled and group is None:
         return ApproxDP(eps_fixed, delta)
     if remaining <= 0:
         raise BudgetExceededError("no delta is left for the spends that need one")
-    pieces = sum(s.count for s in profiled) + (1 if rest else 0)
+    pieces = sum(s.count for s in profiled) + (1 if rest else 0) + (1 if group is not None else 0)
     share = remaining / pieces
-    eps = eps_fixed
+    eps = eps_fixed + (group(share) if group is not None else 0.0)
     for s in profiled:
         assert s.profile is not None
         eps += s.count * s.profile(share)
@@ -428,6 +488,53 @@ def _approx_total(spends: List[_Spend], delta: float) -> ApproxDP:
                 raise TypeError("some spends have no common route to (eps, delta)")
             eps += e_rest
     return ApproxDP(eps, delta)
+
+
+#: Certified upper epsilons of recent PLD compositions, by the spends' records and delta (limit checks
+#: and totals of a growing list of spends ask for the same compositions again).
+_PLD_CACHE: "OrderedDict[tuple, float]" = OrderedDict()
+_PLD_CACHE_LOCK = threading.Lock()
+
+
+def _pld_epsilon(spends: List[_Spend], delta: float) -> float:
+    """The certified upper epsilon(delta) of the PLD composition of ``spends`` (inf where none is certified)."""
+    key = (json.dumps([s.record for s in spends], sort_keys=True), delta)
+    with _PLD_CACHE_LOCK:
+        if key in _PLD_CACHE:
+            _PLD_CACHE.move_to_end(key)
+            return _PLD_CACHE[key]
+    plds = [s.pld if s.count == 1 else s.pld.self_compose(s.count) for s in spends if s.pld is not None]
+    try:
+        eps = float(PLD.composition(plds).epsilon(delta).upper)
+    except ValueError:  # a composition beyond the discretisation's reach: no PLD answer
+        eps = math.inf
+    with _PLD_CACHE_LOCK:
+        _PLD_CACHE[key] = eps
+        while len(_PLD_CACHE) > 256:
+            _PLD_CACHE.popitem(last=False)
+    return eps
+
+
+def _tightest(spends: List[_Spend], delta: float, base: Optional[ApproxDP]) -> ApproxDP:
+    """``base`` (the other routes' total, None if they have none) or the PLD route, whichever is smaller.
+
+    The spends with a PLD are composed as one; with spends that have none, the composed PLD is one piece
+    of the delta they share (:func:`_approx_total`)."""
+    with_pld = [s for s in spends if s.pld is not None]
+    best = math.inf if base is None else base.epsilon
+    if with_pld:
+        without = [s for s in spends if s.pld is None]
+        try:
+            if without:
+                cand = _approx_total(without, delta, group=lambda d: _pld_epsilon(with_pld, d)).epsilon
+            else:
+                cand = _pld_epsilon(with_pld, delta)
+        except TypeError:
+            cand = math.inf
+        best = min(best, cand)
+    if math.isinf(best) and base is None:
+        raise TypeError("some spends have no common route to (eps, delta)")
+    return ApproxDP(best, delta) if base is None or best < base.epsilon else base
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -504,7 +611,7 @@ class Accountant(Generic[B]):
                 try:
                     rec = {k: v for k, v in entry.items() if k != "count"}
                     candidate = self._candidate(rec, check_int(entry["count"], "count", 1))
-                    over = self._rule.exceeds(self._limit_total(candidate), self._limit)
+                    over = self._over(candidate)[1]
                 except (KeyError, TypeError, ValueError) as exc:
                     raise JournalError(f"the journal {os.fspath(journal)!r} holds a malformed spend: {exc}") from None
                 if over:
@@ -558,6 +665,40 @@ class Accountant(Generic[B]):
         }
         self._spend(rec, check_int(count, "count", 1))
 
+    def spend_mechanism(self, mechanism: Dict[str, Any], *, count: int = 1) -> None:
+        """Record ``count`` runs of a mechanism described by its privacy-loss distribution.
+
+        Any mechanism :meth:`PLD.from_spec <pydp_core.accounting.pld.PLD.from_spec>` describes: additive
+        Gaussian, Laplace, Logistic or Subbotin noise (optionally truncated, optionally Poisson-subsampled
+        with ``sampling_rate``), the discrete Laplace and discrete Gaussian, randomized response, GDP or an
+        (eps, delta) guarantee. Its (eps, delta) totals come from the certified PLD composition (and, with
+        spends that have no PLD, from its privacy profile with a share of delta). Limit checks compose
+        PLDs only when the cheaper routes are past the limit; a loop near the limit therefore pays one
+        composition per spend: record repeated runs with ``count=`` where possible.
+
+        Parameters
+        ----------
+        mechanism : dict
+            The description, e.g. ``{"noise": "gaussian", "scale": 1.0, "sampling_rate": 0.01}``
+            (without ``count``).
+        count : int, optional
+            Number of runs (>= 1).
+
+        Raises
+        ------
+        ValueError, TypeError
+            If the description is malformed; :class:`BudgetExceededError` past the limit.
+
+        Examples
+        --------
+        >>> acc = Accountant(ApproxDP(8.0, 1e-5))
+        >>> acc.spend_mechanism({"noise": "gaussian", "scale": 1.0, "sampling_rate": 0.01}, count=10_000)
+        >>> 6.18 < acc.total().epsilon < 6.19
+        True
+        """
+        rec = {"kind": "mechanism", "mechanism": json.loads(json.dumps(mechanism))}
+        self._spend(rec, check_int(count, "count", 1))
+
     def spend(self, budget: Budget, count: int = 1) -> None:
         """Record a mechanism known only by its budget (an RDPCurve must be a grid curve: JSON-persistable)."""
         if not isinstance(budget, Budget):
@@ -565,8 +706,14 @@ class Accountant(Generic[B]):
         rec = {"kind": "budget", "type": type(budget).__name__, "fields": budget_fields(budget)}
         self._spend(rec, check_int(count, "count", 1))
 
-    def _limit_total(self, spends: List[_Spend]) -> B:
-        return self._rule.total(spends, **self._rule.parameters(self._limit))
+    def _over(self, spends: List[_Spend]) -> "tuple[B, bool]":
+        """The total in the limit's definition and whether it is past the limit: the cheap total first,
+        the tightest one only when the cheap one is past the limit."""
+        params = self._rule.parameters(self._limit)
+        total = self._rule.quick_total(spends, **params)
+        if self._rule.exceeds(total, self._limit):
+            total = self._rule.total(spends, **params)
+        return total, self._rule.exceeds(total, self._limit)
 
     def _candidate(self, record: Dict[str, Any], count: int) -> List[_Spend]:
         """The spends with ``count`` runs of ``record`` added (merged into the last record if it is the same)."""
@@ -584,12 +731,12 @@ class Accountant(Generic[B]):
         with self._lock:
             candidate = self._candidate(record, count)
             try:
-                total = self._limit_total(candidate)
+                total, over = self._over(candidate)
             except TypeError as exc:
                 raise TypeError(
                     f"this spend cannot be accounted against a {type(self._limit).__name__} limit: {exc}"
                 ) from None
-            if self._rule.exceeds(total, self._limit):
+            if over:
                 raise BudgetExceededError(f"spend refused: the total would be {total!r}, past the limit {self._limit!r}")
             if self._journal is not None:  # durable before the spend counts (and before any noise is drawn)
                 self._journal.append({**record, "count": count})
@@ -651,7 +798,7 @@ class Accountant(Generic[B]):
             spends = [_Spend(r) for r in doc["spends"]]
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed {_FORMAT} document: {exc!r}") from None
-        if acc._rule.exceeds(acc._limit_total(spends), acc._limit):
+        if acc._over(spends)[1]:
             raise ValueError("the saved spends exceed the saved limit: the document is inconsistent")
         acc._spends = spends
         return acc

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from .. import _core
-from .._validation import check_choice, check_delta, check_epsilon, check_positive, check_probability
+from .._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_probability
 from ..noise import Gaussian, Laplace, Logistic, Subbotin
+
+if TYPE_CHECKING:
+    from .budgets import GDP, ApproxDP
 
 __all__ = ["PLD", "Interval"]
 
@@ -157,9 +160,12 @@ class _Atoms:
 class PLD:
     """A privacy-loss distribution with certified two-sided bounds.
 
-    Build one with :meth:`from_noise`, :meth:`from_gdp`, :meth:`from_approx_dp` or
-    :meth:`from_randomized_response`; combine with :meth:`compose` and :meth:`self_compose`; query with
-    :meth:`delta` and :meth:`epsilon`, which return an :class:`Interval` containing the truth.
+    Build one with :meth:`from_noise`, :meth:`from_density` (truncated and user-defined families),
+    :meth:`from_discrete_laplace`, :meth:`from_discrete_gaussian`, :meth:`from_gdp`,
+    :meth:`from_approx_dp`, :meth:`from_randomized_response` or :meth:`from_spec`; combine with
+    :meth:`compose` and :meth:`self_compose`; query with :meth:`delta`, :meth:`epsilon`, :meth:`tradeoff`,
+    :meth:`roc` and :meth:`mu`, which return an :class:`Interval` containing the truth; convert with
+    :meth:`to_approx_dp`, :meth:`approx_dp_profile` and :meth:`to_gdp`.
 
     Parameters
     ----------
@@ -294,7 +300,7 @@ class PLD:
         e = _scalar(epsilon, "epsilon", check_epsilon)
         dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_one=False))
         hi = (1.0 - dl) / (1.0 + math.exp(-e))
-        lo = (1.0 - dl) / (1.0 + math.exp(e))
+        lo = hi * math.exp(-e)  # (1 - delta) / (1 + e^eps), without overflow for a huge eps
         atoms = (np.array([e, -e]), np.array([hi, lo]), np.array([lo, hi]), dl)
         return cls([(_Atoms("approx_dp", atoms), 1)])
 
@@ -337,6 +343,218 @@ class PLD:
         remove = (np.log(mix) - log_q, mix, pq, 0.0)
         add = (log_q - np.log(mix), pq, mix, 0.0)
         return cls([(_Atoms("discrete_laplace", remove, None if q == 1.0 else add), 1)])
+
+    @classmethod
+    def from_discrete_gaussian(cls, *, sigma2: Any = None, scale: Any = None, sensitivity: int = 1,
+                               sampling_rate: Any = 1.0) -> "PLD":
+        """The PLD of the discrete Gaussian mechanism of the release path on the integers, from its exact pmf.
+
+        The noise has pmf N(y) = exp(-y^2 / (2 sigma2)) / Z on the integers (Canonne, Kamath and Steinke
+        2020), as sampled by :func:`pydp_core.release.sample_discrete_gaussian`; the query is an integer
+        with integer ``sensitivity`` D. Each integer output y is an atom with loss
+        L(y) = D (2 y - D) / (2 sigma2) (the normaliser cancels). The masses need Z: with error bounds for
+        Z and the rounding, the pessimistic side over-states and the optimistic side under-states every
+        mass, and the P-mass beyond the summed range (bounded by a geometric series) goes to +inf on the
+        pessimistic side only.
+        With Poisson sampling at ``sampling_rate`` q both add/remove orders are kept.
+
+        Parameters
+        ----------
+        sigma2 : int, Fraction or float, optional
+            The variance parameter sigma^2 of the release path (grid steps squared); give this or ``scale``.
+        scale : float, optional
+            sigma itself (sigma2 = scale**2).
+        sensitivity : int, optional
+            The integer sensitivity D in [1, 1e6].
+        sampling_rate : float, optional
+            Poisson sampling rate q in [0, 1].
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours; the worse order is reported.
+
+        Raises
+        ------
+        TypeError
+            If neither or both of ``sigma2`` and ``scale`` are given, or ``sensitivity`` is not an integer.
+        ValueError
+            If a parameter is out of range, or sigma2 is so large that the support would span more than
+            2^28 integers (about sigma > 3e6).
+
+        Examples
+        --------
+        >>> from pydp_core import release
+        >>> iv = PLD.from_discrete_gaussian(sigma2=4).delta(1.0)
+        >>> iv.lower <= release.discrete_gaussian_delta(epsilon=1.0, sigma2=4) <= iv.upper
+        True
+        """
+        from ..release.samplers import rational_parameter
+        from . import _pld_sided
+
+        if (sigma2 is None) == (scale is None):
+            raise TypeError("give exactly one of sigma2 and scale")
+        if sigma2 is not None:
+            s2 = float(rational_parameter(sigma2, "sigma2"))
+        else:
+            s2 = _scalar(scale, "scale", check_positive) ** 2
+            if not (math.isfinite(s2) and s2 > 0.0):
+                raise ValueError("scale**2 must be finite and > 0")
+        D = check_int(sensitivity, "sensitivity", 1, 10**6)
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        if q == 0.0:
+            return cls.identity()
+        return cls([(_pld_sided.discrete_gaussian(s2, D, q), 1)])
+
+    @classmethod
+    def from_density(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> "PLD":
+        """The PLD of additive noise of any symmetric log-concave family, from its density and tails.
+
+        The slower path for :class:`~pydp_core.noise.Truncated` and
+        :class:`~pydp_core.noise.LogConcaveFamily` (it accepts the built-in families too). The loss
+        L(x) = log f(x - d) - log f(x) (d = sensitivity / scale, with Poisson sampling
+        log(1 - q + q e^{L})) is monotone in the output x, so the output axis is cut where L crosses the
+        loss grid points (bisection). A piece whose loss stays inside one grid cell enters with its exact
+        P- and Q-masses (differences of the family's log-space tails); a piece that straddles a grid
+        point is rounded up (pessimistic side) or down (optimistic side). For a bounded support the
+        P-mass where Q has none is carried at +inf on both sides.
+
+        Parameters
+        ----------
+        noise : NoiseFamily
+            A unit-scale symmetric log-concave family with ``logpdf``, ``logcdf``, ``logsf`` and
+            ``support_bound`` (:mod:`pydp_core.noise`).
+        scale : float
+            Noise scale (> 0).
+        sensitivity : float, optional
+            Sensitivity of the query (> 0).
+        sampling_rate : float, optional
+            Poisson sampling rate q in [0, 1]; add/remove neighbours, the worse order is reported.
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        TypeError
+            If ``noise`` is not a noise family.
+        ValueError
+            If ``scale`` or ``sensitivity`` is not finite and > 0, or ``sampling_rate`` is outside [0, 1].
+
+        Examples
+        --------
+        The truncated Laplace has loss at most 1 where both outputs are possible; beyond the bound only
+        the shifted law lives, so delta(1) is that mass, (e^-4 - e^-5) / (2 (1 - e^-5)):
+
+        >>> import math
+        >>> from pydp_core.noise import Laplace, Truncated
+        >>> iv = PLD.from_density(Truncated(Laplace(), 5.0), scale=1.0).delta(1.0)
+        >>> iv.lower <= (math.exp(-4) - math.exp(-5)) / (2 * (1 - math.exp(-5))) <= iv.upper
+        True
+        """
+        from ..noise import NoiseFamily
+        from . import _pld_sided
+
+        if not isinstance(noise, NoiseFamily):
+            raise TypeError(f"noise must be a noise family from pydp_core.noise, not {type(noise).__name__}")
+        s = _scalar(scale, "scale", check_positive)
+        d = _scalar(sensitivity, "sensitivity", check_positive)
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        shift = d / s
+        if not (math.isfinite(shift) and shift > 0.0):
+            raise ValueError("sensitivity / scale must be finite and > 0")
+        if q == 0.0:
+            return cls.identity()
+        return cls([(_pld_sided.density(noise, shift, q), 1)])
+
+    @classmethod
+    def from_spec(cls, spec: Any) -> "PLD":
+        """A PLD from a JSON-style description (the schema of ``pydp-core compose`` and the accountant).
+
+        ``spec`` is a dict with an optional ``"count"`` (k-fold self-composition) and one of:
+
+        - ``"noise"``: ``"gaussian"``, ``"laplace"``, ``"logistic"`` or ``"subbotin"`` (with ``"r"``), and
+          ``"scale"``, optional ``"sensitivity"`` (1), ``"sampling_rate"`` (1) and ``"bound"`` (the
+          support half-width of a :class:`~pydp_core.noise.Truncated` family, through :meth:`from_density`);
+        - ``"gdp"``: mu; ``"approx_dp"``: ``{"epsilon", "delta"}``; ``"randomized_response"``:
+          ``{"epsilon"}``;
+        - ``"discrete_laplace"``: ``{"scale", "sensitivity", "sampling_rate"}``; ``"discrete_gaussian"``:
+          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``.
+
+        Parameters
+        ----------
+        spec : dict
+            The description.
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        ValueError
+            If the description is malformed (unknown fields, no mechanism, a bad value).
+        TypeError
+            If a value has the wrong type.
+
+        Examples
+        --------
+        >>> p = PLD.from_spec({"noise": "gaussian", "scale": 2.0, "count": 4})
+        >>> iv, g = p.epsilon(1e-5), PLD.from_gdp(1.0).epsilon(1e-5)
+        >>> abs(iv.upper - g.upper) < 1e-3
+        True
+        """
+        from .. import noise as _noise
+
+        if not isinstance(spec, dict):
+            raise ValueError(f"spec must be a JSON object (dict), not {type(spec).__name__}")
+        kinds = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian")
+        known = {*kinds, "scale", "sensitivity", "sampling_rate", "r", "bound", "count"}
+        extra = set(spec) - known
+        if extra:
+            raise ValueError(f"spec has unknown fields {sorted(extra)}")
+        named = [k for k in kinds if k in spec]
+        if len(named) != 1:
+            raise ValueError(f"spec must name exactly one mechanism ({', '.join(kinds)}), got {named}")
+        kind = named[0]
+        if kind != "noise" and set(spec) & {"scale", "sensitivity", "sampling_rate", "r", "bound"}:
+            raise ValueError(f"the fields scale, sensitivity, sampling_rate, r and bound belong to noise entries, not {kind}")
+
+        def fields(value: Any) -> dict:
+            if not isinstance(value, dict):
+                raise ValueError(f"spec[{kind!r}] must be a JSON object of keyword arguments")
+            return dict(value)
+
+        pld: PLD
+        if kind == "noise":
+            families = ("gaussian", "laplace", "logistic", "subbotin")
+            name = spec["noise"]
+            if name not in families:
+                raise ValueError(f"noise must be one of {families}, got {name!r}")
+            if "scale" not in spec:
+                raise ValueError("a noise entry needs a scale")
+            if ("r" in spec) != (name == "subbotin"):
+                raise ValueError("r is required for subbotin noise and allowed only there")
+            fam = _noise.Subbotin(spec["r"]) if name == "subbotin" else getattr(_noise, name.capitalize())()
+            args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
+                        sampling_rate=spec.get("sampling_rate", 1.0))
+            if "bound" in spec:
+                pld = cls.from_density(_noise.Truncated(fam, spec["bound"]), **args)
+            else:
+                pld = cls.from_noise(fam, **args)
+        elif kind == "gdp":
+            pld = cls.from_gdp(spec["gdp"])
+        elif kind == "approx_dp":
+            pld = cls.from_approx_dp(**fields(spec["approx_dp"]))
+        elif kind == "randomized_response":
+            pld = cls.from_randomized_response(**fields(spec["randomized_response"]))
+        elif kind == "discrete_laplace":
+            pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
+        else:
+            pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
+        count = spec.get("count", 1)
+        return pld if count == 1 else pld.self_compose(count)
 
     @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
@@ -479,6 +697,8 @@ class PLD:
         coarse = 1e-2
         parts = [m.discretise(True, coarse, self._tail_mass / self.steps) for m, _ in self._terms]
         lo, hi = _acc.pld_window(parts, [c for _, c in self._terms], coarse, self._tail_mass)
+        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):  # no finite loss mass (all at +inf)
+            return h
         # At least 2^8 points across a narrow composed loss, at most 2^21 across a wide one.
         return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
 
@@ -590,6 +810,243 @@ class PLD:
         lo1, up1 = _acc.pld_tradeoff(pq, qp, flat)
         lo2, up2 = _acc.pld_tradeoff(qp, pq, flat)
         return self._shape(np.minimum(lo1, lo2), np.minimum(up1, up2), a, alpha)
+
+    def roc(self, fpr: Any) -> Interval:
+        """Certified bounds on the ROC curve of the most powerful membership test: power = 1 - beta(fpr).
+
+        The true-positive rate a test between neighbouring outputs can reach at false-positive rate
+        ``fpr`` (the complement of :meth:`tradeoff`; for mu-GDP it is Phi(mu + Phi^-1(fpr)), as in
+        :func:`pydp_core.accounting.gaussian.roc`).
+
+        Parameters
+        ----------
+        fpr : float or array_like
+            False-positive rates in [0, 1].
+
+        Returns
+        -------
+        Interval
+            ``lower <= power(fpr) <= upper`` (floats for a scalar input, arrays otherwise).
+
+        Raises
+        ------
+        ValueError
+            If ``fpr`` is outside [0, 1] or NaN.
+
+        Examples
+        --------
+        >>> from pydp_core.accounting import gaussian
+        >>> iv = PLD.from_gdp(1.0).roc(0.05)
+        >>> iv.lower <= gaussian.roc(0.05, 1.0) <= iv.upper
+        True
+        """
+        check_probability(fpr, "fpr")
+        b = self.tradeoff(fpr)
+        return Interval(1.0 - b.upper, 1.0 - b.lower)
+
+    def mu(self, *, delta_floor: Any = 1e-10) -> Interval:
+        """A certified bracket of the smallest mu such that the mechanism is mu-GDP above ``delta_floor``.
+
+        The quantity bracketed is mu* = inf{mu : delta(eps) <= max(delta_mu(eps), delta_floor) for every
+        eps >= 0}, delta_mu the mu-GDP privacy profile (Dong, Roth and Su 2022) and delta the worse
+        neighbour order of this PLD. (Every discretised PLD keeps a tiny mass at +inf, its truncated
+        tails, which no GDP profile covers as eps grows; the floor states where the comparison stops. For
+        a Gaussian mechanism of parameter mu, mu* = mu for every floor.) On a grid
+        0 = e_0 < ... < e_n, with upper delta(e_n) <= delta_floor:
+
+        - upper: the smallest mu with upper delta(e_j) <= max(delta_mu(e_{j+1}), delta_floor) for all j
+          (both profiles decrease, so this covers each [e_j, e_{j+1}]; beyond e_n delta <= delta_floor),
+          or, second order in the step, the upper profile's chord in x = e^eps below the tangent of
+          delta_mu at e_{j+1} (both profiles are convex in x);
+        - lower: the largest mu for which some e_j has lower delta(e_j) > max(delta_mu(e_j), delta_floor)
+          (a witness that mu fails).
+
+        Parameters
+        ----------
+        delta_floor : float, optional
+            delta below which the GDP profile is not required to dominate, in (0, 0.01).
+
+        Returns
+        -------
+        Interval
+            ``lower <= mu* <= upper``; ``upper`` is inf if the pessimistic profile never falls to
+            ``delta_floor``.
+
+        Raises
+        ------
+        ValueError
+            If ``delta_floor`` is outside (0, 0.01).
+
+        Examples
+        --------
+        >>> iv = PLD.from_gdp(1.5).self_compose(4).mu()
+        >>> iv.lower <= 3.0 <= iv.upper and iv.upper - iv.lower < 1e-2
+        True
+        """
+        from scipy import special as _special
+
+        from . import gaussian as _gaussian
+
+        floor = _scalar(delta_floor, "delta_floor", lambda v, n: check_delta(v, n, allow_zero=False))
+        if not floor < 0.01:
+            raise ValueError(f"delta_floor must lie in (0, 0.01), got {floor}")
+        top = self.epsilon(floor)
+        finite = math.isfinite(top.upper)
+        # A little beyond epsilon(floor).upper, so that the upper profile is below the floor at the end.
+        if finite:
+            end = top.upper * (1.0 + 1e-9) + 1e-12
+        else:  # no upper bound; the grid only looks for witnesses
+            end = max(4.0 * top.lower, 1.0) if math.isfinite(top.lower) else 100.0
+        grid = np.linspace(0.0, end, 8193)
+        prof = self.delta(grid)
+        up, lo = np.asarray(prof.upper), np.asarray(prof.lower)
+
+        def gdp(m: float) -> np.ndarray:
+            return np.asarray(_gaussian.delta(m, epsilon=grid), dtype=float)
+
+        x = np.exp(np.minimum(grid, 700.0))  # x = e^eps: both profiles are convex in x
+
+        def dominated(m: float) -> bool:
+            g = gdp(m) * (1.0 - 1e-12)
+            if not up[-1] <= floor:
+                return False
+            # On [e_j, e_{j+1}] any of these suffices: (a) upper delta(e_j) <= max(delta_mu(e_{j+1}), floor)
+            # (both decrease); (b) the chord of the upper profile in x lies below the tangent of delta_mu at
+            # x_{j+1}, checked at both ends (the profile is below its chord, delta_mu above its tangent;
+            # d delta_mu / dx = -Phi(-eps / mu - mu / 2)), which is second order in the grid step.
+            first = up[:-1] <= np.maximum(g[1:], floor)
+            if m > 0.0:
+                slope = _special.ndtr(-grid[1:] / m - m / 2.0) * (1.0 - 1e-12)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    tangent = g[1:] + slope * (x[1:] - x[:-1])
+                # The profile's rounding allowance (64 ulps of its suffix sums, <= 5e-14 in all) steps
+                # down between grid cells and so may lift it above its chord by that much.
+                second = (up[:-1] + 5e-14 <= tangent) & (up[1:] + 5e-14 <= g[1:]) & (grid[1:] < 700.0)
+                first = first | second
+            return bool(np.all(first))
+
+        def witnessed(m: float) -> bool:
+            g = gdp(m)
+            return bool(np.any(lo > np.maximum(g * (1.0 + 1e-12), floor)))
+
+        def boundary(holds, a: float, b: float) -> float:  # holds(a) != holds(b): bisect to ~1e-10
+            while b - a > 1e-10 * b + 1e-300:
+                mid = 0.5 * (a + b)
+                if holds(mid) == holds(a):
+                    a = mid
+                else:
+                    b = mid
+            return b if holds(b) else a
+
+        upper = math.inf
+        if finite:
+            b = 1.0
+            while not dominated(b) and b < 1e6:
+                b *= 2.0
+            if dominated(b):
+                upper = boundary(dominated, 0.0, b) if not dominated(0.0) else 0.0
+        lower = 0.0
+        if witnessed(0.0):
+            b = upper if math.isfinite(upper) else 1.0
+            while witnessed(b) and b < 1e6:
+                b *= 2.0
+            lower = boundary(witnessed, 0.0, b) if not witnessed(b) else b
+        return Interval(lower, max(upper, lower))
+
+    # ----- conversions to budgets ---------------------------------------------------------------------------
+    def to_approx_dp(self, delta: Any) -> "ApproxDP":
+        """The certified (epsilon, delta)-DP guarantee: epsilon the upper end of :meth:`epsilon`.
+
+        Parameters
+        ----------
+        delta : float
+            delta in (0, 1).
+
+        Returns
+        -------
+        ApproxDP
+            ``ApproxDP(epsilon(delta).upper, delta)``.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is outside (0, 1), or no finite epsilon is certified at it (delta below the
+            truncated mass of the discretisation).
+
+        Examples
+        --------
+        >>> PLD.from_gdp(1.0).to_approx_dp(1e-5)
+        ApproxDP(epsilon=4.377..., delta=1e-05)
+        """
+        from .budgets import ApproxDP
+
+        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False))
+        eps = self.epsilon(dl).upper
+        if not math.isfinite(eps):
+            raise ValueError(f"no finite epsilon is certified at delta = {dl:g}: delta is below the discretisation's "
+                             "truncated mass")
+        return ApproxDP(eps, dl)
+
+    def approx_dp_profile(self, delta: Any) -> list:
+        """The certified (epsilon, delta)-DP guarantees at several deltas (a privacy profile as budgets).
+
+        Parameters
+        ----------
+        delta : array_like
+            deltas in (0, 1).
+
+        Returns
+        -------
+        list of ApproxDP
+            One :meth:`to_approx_dp` per delta, in order; deltas with no finite certified epsilon are
+            left out.
+
+        Raises
+        ------
+        ValueError
+            If a delta is outside (0, 1).
+
+        Examples
+        --------
+        >>> [round(b.epsilon, 2) for b in PLD.from_gdp(1.0).approx_dp_profile([1e-3, 1e-6])]
+        [3.14, 4.89]
+        """
+        from .budgets import ApproxDP
+
+        dl = np.asarray(check_delta(delta, "delta", allow_zero=False), dtype=float).reshape(-1)
+        eps = np.asarray(self.epsilon(dl).upper).reshape(-1)
+        return [ApproxDP(float(e), float(d)) for e, d in zip(eps, dl) if math.isfinite(e)]
+
+    def to_gdp(self, *, delta_floor: Any = 1e-10) -> "GDP":
+        """The certified GDP guarantee: mu the upper end of :meth:`mu` (see there for ``delta_floor``).
+
+        Parameters
+        ----------
+        delta_floor : float, optional
+            delta below which GDP(mu) is not required to dominate, in (0, 0.01).
+
+        Returns
+        -------
+        GDP
+            ``GDP(mu(delta_floor=...).upper)``: the mechanism's privacy profile lies below that of GDP(mu)
+            wherever the latter is at least ``delta_floor``.
+
+        Raises
+        ------
+        ValueError
+            If no finite mu is certified.
+
+        Examples
+        --------
+        >>> round(PLD.from_gdp(0.5).self_compose(4).to_gdp().mu, 2)
+        1.0
+        """
+        from .budgets import GDP
+
+        m = self.mu(delta_floor=delta_floor).upper
+        if not math.isfinite(m):
+            raise ValueError("no finite GDP mu is certified: the pessimistic profile stays above delta_floor")
+        return GDP(m)
 
     def _combine(self, query) -> tuple:
         lo = up = None

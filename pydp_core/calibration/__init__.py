@@ -21,7 +21,9 @@ two dimensions, with r = 3, epsilon = 1 and the scale calibrated for delta = 0.0
 is exact per coordinate (a change confined to one coordinate), and :func:`select_subbotin` reproduces
 equation (5) of the paper as printed, which is an optimisation of the paper's criterion, not a vector
 privacy guarantee. :func:`linear_query_sensitivity` gives the l_p sensitivity of linear queries
-(Theorem 10).
+(Theorem 10). :func:`calibrate_box` is the exact replacement for box-bounded vector queries (such as
+the mean of records in an l_inf ball), under k-fold composition too: the product of the one-dimensional
+privacy-loss distributions at the worst (corner) shift.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from .profile import (
     privacy_profile,
 )
 from .selection import SubbotinChoice, linear_query_sensitivity, select_subbotin
+from .vector import BoxCalibration, box_pld, calibrate_box
 
 __all__ = [
     "privacy_profile",
@@ -51,4 +54,7 @@ __all__ = [
     "laplace_logistic_scale_ratio",
     "geng_truncated_laplace",
     "CalibrationError",
+    "box_pld",
+    "calibrate_box",
+    "BoxCalibration",
 ]

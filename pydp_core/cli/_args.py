@@ -35,9 +35,12 @@ def sensitivity_arg(text: str) -> float | str:
     return "bounds" if text == "bounds" else finite_float(text)
 
 
-def add_noise_args(p: argparse.ArgumentParser) -> None:
-    """The noise family, its calibration target or scale, the sensitivity and the bounds."""
-    p.add_argument("noise", choices=FAMILIES, help="noise family of the mechanism")
+def add_noise_args(p: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """The noise family (a positional argument, ``optional`` or not), its target or scale, sensitivity, bounds."""
+    if optional:
+        p.add_argument("noise", nargs="?", choices=FAMILIES, help="noise family of the mechanism")
+    else:
+        p.add_argument("noise", choices=FAMILIES, help="noise family of the mechanism")
     p.add_argument("--r", type=finite_float, help="Subbotin order r >= 1 (subbotin only)")
     p.add_argument("--epsilon", type=finite_float, help="target epsilon (calibrates the scale)")
     p.add_argument("--delta", type=finite_float, default=0.0, help="target delta (default 0)")

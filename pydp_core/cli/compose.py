@@ -3,11 +3,14 @@
 The file holds ``{"mechanisms": [...]}`` (or the list itself); each entry is one of
 
 - ``{"noise": "gaussian" | "laplace" | "logistic" | "subbotin", "scale": S, "sensitivity": D,
-  "sampling_rate": q, "r": R}`` (``r`` for Subbotin only; ``sensitivity`` 1 and ``sampling_rate`` 1 by
-  default),
+  "sampling_rate": q, "r": R, "bound": B}`` (``r`` for Subbotin only; ``bound`` truncates the family to
+  (-B, B); ``sensitivity`` 1 and ``sampling_rate`` 1 by default),
 - ``{"gdp": mu}``, ``{"approx_dp": {"epsilon": E, "delta": D}}``, ``{"randomized_response": {"epsilon": E}}``,
+- ``{"discrete_laplace": {"scale": T, "sensitivity": K, "sampling_rate": q}}``,
+  ``{"discrete_gaussian": {"sigma2": S2, "sensitivity": K, "sampling_rate": q}}`` (integer outputs),
 
-with an optional ``"count": k`` (k-fold self-composition). The command prints the interval that
+with an optional ``"count": k`` (k-fold self-composition); the schema is that of
+:meth:`pydp_core.accounting.pld.PLD.from_spec`. The command prints the interval that
 contains the exact epsilon(delta) (``--delta``) or delta(epsilon) (``--epsilon``) of the composition,
 computed from the privacy-loss distributions of ``pydp_core.accounting.pld`` (docs/pld.md).
 """
@@ -21,8 +24,6 @@ from ._args import finite_float
 
 HELP = "certified epsilon(delta) or delta(epsilon) of a composition of mechanisms listed in a JSON file"
 
-_FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
-
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="JSON file with the mechanisms (see `pydp-core compose --help`)")
@@ -32,35 +33,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def _entry(item: Any, i: int) -> Any:
-    from .. import noise
+def entry(item: Any, where: str) -> Any:
+    """The PLD of one mechanism entry (:meth:`PLD.from_spec <pydp_core.accounting.pld.PLD.from_spec>`);
+    errors name the entry as ``where``."""
     from ..accounting.pld import PLD
 
-    if not isinstance(item, dict):
-        raise ValueError(f"mechanisms[{i}] must be a JSON object, not {type(item).__name__}")
-    known = {"noise", "scale", "sensitivity", "sampling_rate", "r", "gdp", "approx_dp", "randomized_response", "count"}
-    extra = set(item) - known
-    if extra:
-        raise ValueError(f"mechanisms[{i}] has unknown fields {sorted(extra)}")
-    if "noise" in item:
-        name = item["noise"]
-        if name not in _FAMILIES:
-            raise ValueError(f"mechanisms[{i}].noise must be one of {_FAMILIES}, got {name!r}")
-        fam = noise.Subbotin(item["r"]) if name == "subbotin" else getattr(noise, name.capitalize())()
-        if "scale" not in item:
-            raise ValueError(f"mechanisms[{i}] needs a scale")
-        pld = PLD.from_noise(fam, scale=item["scale"], sensitivity=item.get("sensitivity", 1.0),
-                             sampling_rate=item.get("sampling_rate", 1.0))
-    elif "gdp" in item:
-        pld = PLD.from_gdp(item["gdp"])
-    elif "approx_dp" in item:
-        pld = PLD.from_approx_dp(**dict(item["approx_dp"]))
-    elif "randomized_response" in item:
-        pld = PLD.from_randomized_response(**dict(item["randomized_response"]))
-    else:
-        raise ValueError(f"mechanisms[{i}] names no mechanism (noise, gdp, approx_dp or randomized_response)")
-    count = item.get("count", 1)
-    return pld if count == 1 else pld.self_compose(count)
+    try:
+        return PLD.from_spec(item)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     items = doc.get("mechanisms") if isinstance(doc, dict) else doc
     if not isinstance(items, list) or not items:
         raise ValueError(f"{args.file}: expected a non-empty list of mechanisms")
-    total = PLD.composition([_entry(item, i) for i, item in enumerate(items)])
+    total = PLD.composition([entry(item, f"mechanisms[{i}]") for i, item in enumerate(items)])
     if args.delta is not None:
         iv = total.epsilon(args.delta)
         what, at = "epsilon", {"delta": args.delta}

@@ -8,6 +8,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .._arrays import as_ndarray, is_foreign
 from .._safety import check_release_rng, privacy_warning
 from .._validation import check_int
 from .keyed import (
@@ -60,7 +61,9 @@ def privatize(
     data:
         a numpy array (numeric; a ``numpy.ma.MaskedArray``'s masked entries are nulls), a pandas Series or
         DataFrame, or a pyarrow Array, ChunkedArray, RecordBatch or Table. Multi-dimensional numpy arrays
-        are privatised element by element in C order.
+        are privatised element by element in C order. Any other array offering DLPack or ``__array__``
+        (a torch CPU tensor, a jax array) is read as a numpy array without a copy and the result comes
+        back as its kind (``pydp_core._arrays``).
     mechanism:
         an object with ``privatize(values, rng=...)`` (``pydp_core.LaplaceMechanism`` etc., or
         :func:`mechanism`), or a mapping ``{column: mechanism}``.
@@ -160,6 +163,9 @@ def privatize(
     """
     if key is not None and rng is not None:
         raise ValueError("give either key or rng, not both")
+    restore = None
+    if is_foreign(data) and type(data).__module__.split(".")[0] not in ("pandas", "pyarrow"):
+        data, restore = as_ndarray(data, "data", keep_float32=True)
     release = privatize_kwargs.get("release", True) is not False
     release_key = b""
     key_ledger: bool | KeyLedger = False
@@ -201,7 +207,8 @@ def privatize(
         note_column(report, col, mech, kn.bounds)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
 
-    return attach_report(_dispatch(data, columns, noiser), report)
+    out = attach_report(_dispatch(data, columns, noiser), report)
+    return out if restore is None else restore(out)
 
 
 def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger:

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import _core
+from .._arrays import accepts_arrays
 from .._validation import (
     as_scalar,
     check_finite,
@@ -250,6 +251,7 @@ class Random:
     @overload
     def normal(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
                out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("loc", "scale", "out")
     def normal(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
                out: Optional[np.ndarray] = None) -> Any:
         """Normal noise N(loc, scale^2) (``scale`` is the standard deviation, as in numpy)."""
@@ -261,6 +263,7 @@ class Random:
     @overload
     def laplace(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
                 out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("loc", "scale", "out")
     def laplace(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
                 out: Optional[np.ndarray] = None) -> Any:
         """Laplace noise with density exp(-|x - loc| / scale) / (2 scale)."""
@@ -272,6 +275,7 @@ class Random:
     @overload
     def logistic(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
                  out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("loc", "scale", "out")
     def logistic(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
                  out: Optional[np.ndarray] = None) -> Any:
         """Logistic noise with CDF 1 / (1 + exp(-(x - loc) / scale))."""
@@ -283,6 +287,7 @@ class Random:
     @overload
     def subbotin(self, r: float, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ...,
                  dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("loc", "scale", "out")
     def subbotin(self, r: float, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None,
                  dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
         """Subbotin_r noise: loc + scale * X with X of density ``exp(-|x|^r / r) / C(r)``, r >= 1.
@@ -308,6 +313,7 @@ class Random:
     @overload
     def exponential(self, scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
                     out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("scale", "out")
     def exponential(self, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
                     out: Optional[np.ndarray] = None) -> Any:
         """Exponential variates with mean ``scale``."""
@@ -324,6 +330,7 @@ class Random:
     @overload
     def gamma(self, shape: float, scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
               out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("scale", "out")
     def gamma(self, shape: float, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
               out: Optional[np.ndarray] = None) -> Any:
         """Gamma(shape, scale) variates (Marsaglia and Tsang 2000; shape < 1 by the U^(1/shape) boost)."""
@@ -341,6 +348,7 @@ class Random:
     @overload
     def uniform(self, low: ArrayLike = ..., high: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
                 out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("low", "high", "out")
     def uniform(self, low: ArrayLike = 0.0, high: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
                 out: Optional[np.ndarray] = None) -> Any:
         """Uniform variates on [low, high) (53 random bits per value)."""
@@ -368,6 +376,7 @@ class Random:
     @overload
     def arsinh_normal(self, A: float, sigma: float, loc: ArrayLike = ..., size: Size = ...,
                       dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+    @accepts_arrays("loc", "out")
     def arsinh_normal(self, A: float, sigma: float, loc: ArrayLike = 0.0, size: Size = None,
                       dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
         """The tCDP arsinh-normal noise loc + A * asinh(Z / A), Z ~ N(0, sigma^2) (Bun et al. 2018).
@@ -385,6 +394,7 @@ class Random:
 
         return self._run(kernel, {"loc": loc_a}, size, dtype, out)
 
+    @accepts_arrays("out")
     def sphere(self, d: int, size: Size = None, dtype: DTypeLike = np.float64,
                out: Optional[np.ndarray] = None) -> np.ndarray:
         """Unit vectors uniform on the sphere S^{d-1} in R^d: an array of shape ``(*size, d)``.

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _core
+from .._arrays import accepts_arrays
 from .._safety import check_release_delta, check_release_rng
 from .._validation import (
     as_float_array,
@@ -114,6 +115,7 @@ class GridRelease:
         """The largest |value| accepted: 2**52 grid steps."""
         return math.ldexp(1.0, 52 + self.grid_exponent)
 
+    @accepts_arrays("values", keep_float32=True)
     def release(self, values: ArrayLike, *, rng: Any = None, bounds: Optional[Tuple[float, float]] = None,
                 simulation: bool = False) -> Any:
         """Noisy ``values`` on the grid (see :mod:`pydp_core.release`); a scalar in gives a float out.
@@ -424,6 +426,7 @@ def _release(plan: GridRelease, values: ArrayLike, rng: Any, bounds: Any) -> Any
     return float(out.reshape(())) if scalar else out
 
 
+@accepts_arrays("values", keep_float32=True)
 def release_laplace(
     values: ArrayLike,
     *,
@@ -493,6 +496,7 @@ def release_laplace(
     return plan.release(values, rng=rng, bounds=bounds, simulation=simulation)
 
 
+@accepts_arrays("values", keep_float32=True)
 def release_gaussian(
     values: ArrayLike,
     *,
@@ -549,6 +553,7 @@ def release_gaussian(
     return plan.release(values, rng=rng, bounds=bounds, simulation=simulation)
 
 
+@accepts_arrays("values", keep_float32=True)
 def release_noise(
     noise: NoiseFamily,
     values: ArrayLike,

@@ -640,10 +640,10 @@ inline double rpow(double r, long k) noexcept {
 // V = U sum_j k_j E_j / M_j and theta the relative rounding of the products (one complex product per
 // factor: (1 + sqrt(2) gamma_2)^{sum k_j + parts} - 1); packing both sides adds u (|Y_p| + |Y_o|). Call
 // S_f the sum of these bounds at frequency f. An error spectrum D gives the entries e = IDFT(D), and any
-// run of consecutive (circular) entries sums to (1/N) sum_f D_f G_f with |G_f| <= min(N, 1/sin(pi f/N))
-// <= N / (2 min(f, N - f)) (f != 0); the inverse transform's own rounding is at most e_L sum_f |W_f| / N
-// per entry. So every sum of consecutive entries of either side is off by at most
-//   tail = sum_f S_f min(1, 1 / (2 min(f, N - f))) + e_L sum_f |W_f|,
+// run of consecutive (circular) entries sums to (1/N) sum_f D_f G_f with |G_f| <= min(N, 1/sin(pi f'/N)),
+// f' = min(f, N - f), and sin x >= x - x^3/6; the inverse transform's own rounding is at most
+// e_L sum_f |W_f| / N per entry. So every sum of consecutive entries of either side is off by at most
+//   tail = sum_f S_f min(1, 1 / (N sin(pi f' / N))) + e_L sum_f |W_f|,
 // the bound the callers move to +inf (pessimistic) or remove from the top (optimistic).
 // Grid points spanned by both sides of a part.
 inline long width_of(const TwoSided& p) noexcept {
@@ -783,12 +783,16 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
             w[p] = a + fft::cplx(0.0, 1.0) * b;
             const double s_f = Vp[i] + Vo[i] + (theta + u * (1.0 + theta)) * (Up[i] + Uo[i]) + 1e-290;
             double ws = std::fabs(w[p].real()) + std::fabs(w[p].imag());  // >= |W_f|
+            // Weight min(1, 1 / (N sin(pi fm / N))) of the pair's frequencies, with sin x >= x - x^3 / 6
+            // (x = pi fm / N <= pi / 2).
+            const double xf = M_PI * static_cast<double>(fm) / static_cast<double>(N);
+            const double weight = fm == 0 ? 1.0 : std::min(1.0, 1.0 / (static_cast<double>(N) * (xf - xf * xf * xf / 6.0)));
             if (pp != p) {
                 w[pp] = std::conj(a) + fft::cplx(0.0, 1.0) * std::conj(b);
                 ws += std::fabs(w[pp].real()) + std::fabs(w[pp].imag());
-                spec += s_f / static_cast<double>(fm);  // two frequencies, weight 1 / (2 fm) each
+                spec += 2.0 * s_f * weight;  // f and N - f
             } else {
-                spec += fm == 0 ? s_f : s_f / (2.0 * static_cast<double>(fm));
+                spec += s_f * weight;
             }
             wsum += ws;
         }
