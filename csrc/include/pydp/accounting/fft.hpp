@@ -129,6 +129,11 @@ public:
     }
     void inverse_from_bitrev(cplx* x) const noexcept { dit_stages<true>(x); }
     std::size_t bitrev(std::size_t p) const noexcept { return rev_[p]; }
+    // The twiddle w_n^t (within twiddle_error() of the exact value) for 0 <= t < n.
+    cplx twiddle(std::size_t t) const noexcept {
+        const std::size_t half = n_ / 2;
+        return t < half ? tw_[half + t] : -tw_[t];  // w^{t} = -w^{t - n/2}; tw_[half + t - half] = tw_[t]
+    }
 
 private:
     void run(cplx* x) const noexcept {

@@ -23,6 +23,7 @@
 // and composed there. Checked in tests/test_pld.py against mpmath, exact GDP and the peers.
 #pragma once
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -573,7 +574,7 @@ inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) 
 struct Scratch {
     std::vector<fft::cplx> buf;
     std::vector<std::vector<fft::cplx>> px, py, w;
-    std::vector<std::vector<double>> U, V;
+    std::vector<std::vector<double>> U, V, R;
 };
 
 class Plans {
@@ -625,6 +626,27 @@ inline double rpow(double r, long k) noexcept {
         base *= base;
     }
     return acc;
+}
+
+// z^k by binary exponentiation in long double (64-bit significand), rounded to double: before the final
+// rounding the relative error is <= (1 + 3 * 2^-64)^{k-1} - 1 (sqrt(2) gamma_2 of long double per
+// product). kLdRatio expresses one such product in units of a double product's sqrt(2) gamma_2 (with 1%
+// to spare for (1 + a)^k <= (1 + b)^{k a / b} with a < b).
+inline constexpr double kLdRatio = 1.01 * 3.0 * (LDBL_EPSILON / 2.0) / fft::Plan::kSqrt2Gamma2;
+
+inline std::complex<double> ipow_ld(std::complex<double> z, long k) noexcept {
+    long double br = z.real(), bi = z.imag(), rr = 1.0L, ri = 0.0L;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1u) {
+            const long double t = rr * br - ri * bi;
+            ri = rr * bi + ri * br;
+            rr = t;
+        }
+        const long double t = br * br - bi * bi;
+        bi = 2.0L * br * bi;
+        br = t;
+    }
+    return {static_cast<double>(rr), static_cast<double>(ri)};
 }
 
 // Circular compositions of the same parts by FFT: output o composes counts[o][j] copies of part j (0
@@ -692,9 +714,14 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
     ws.w.resize(n_out);
     U.resize(2 * n_out);
     V.resize(2 * n_out);
+    // R: per output and pair, the number of roundings of relative size <= sqrt(2) gamma_2 in the computed
+    // powers and products (one per factor unless the power was formed in long double).
+    auto& R = ws.R;
+    R.resize(n_out);
     for (std::size_t o = 0; o < n_out; ++o) {
         px[o].assign(H, 1.0);
         py[o].assign(H, 1.0);
+        R[o].assign(H, 0.0);
         for (int side = 0; side < 2; ++side) {
             U[2 * o + side].assign(H, 1.0);
             V[2 * o + side].assign(H, 0.0);
@@ -714,6 +741,42 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         for (std::size_t i = 0; i < used; ++i) norm1 += std::abs(buf[i]);
         norm1 *= 1.0 + static_cast<double>(used + 4) * u;
         const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
+        // The lowest frequencies, where |X|^k is largest and the bound's amplification by k bites, are
+        // recomputed as direct sums accumulated in long double (within a work budget of about a quarter
+        // of the transform's): |error| <= mu ||a||_1 (twiddles) + 2 (n + 2) 2^-64 ||a||_1 (products and
+        // sums in long double, both components) + u |X| (rounding to double), per side.
+        double norm_a = 0.0, norm_b = 0.0;
+        for (double v : sp.p) norm_a += std::fabs(v);
+        for (double v : so.p) norm_b += std::fabs(v);
+        const double norm_ab = std::max(norm_a, norm_b) * (1.0 + static_cast<double>(used + 4) * u);
+        const double E_acc = (plan.twiddle_error() * (1.0 + u) + u * (1.0 + plan.twiddle_error()) +
+                              2.0 * static_cast<double>(used + 2) * (LDBL_EPSILON / 2.0)) * norm_ab * (1.0 + 1e-6);
+        std::size_t levels = 0;
+        while ((std::size_t(1) << levels) < N) ++levels;
+        const std::size_t f_acc = E_acc < E ? std::min<std::size_t>(N / 2, N * levels / (8 * std::max<std::size_t>(used, 1))) : 0;
+        const auto accurate = [&](std::size_t fq, fft::cplx& xa, fft::cplx& ya) {
+            long double ar = 0.0L, ai = 0.0L, br = 0.0L, bi = 0.0L;
+            std::size_t t = 0;
+            for (std::size_t i = 0; i < used; ++i, t = (t + fq) & (N - 1)) {
+                const fft::cplx wt = plan.twiddle(t);
+                const long double va = buf[i].real(), vb = buf[i].imag();  // before the transform: see below
+                ar += va * static_cast<long double>(wt.real());
+                ai += va * static_cast<long double>(wt.imag());
+                br += vb * static_cast<long double>(wt.real());
+                bi += vb * static_cast<long double>(wt.imag());
+            }
+            xa = fft::cplx(static_cast<double>(ar), static_cast<double>(ai));
+            ya = fft::cplx(static_cast<double>(br), static_cast<double>(bi));
+        };
+        // The low spectra are needed before forward_bitrev overwrites the pmfs.
+        std::vector<std::pair<fft::cplx, fft::cplx>> low;
+        if (f_acc > 0) {
+            low.resize(2 * f_acc + 1);
+            for (std::size_t fq = 0; fq <= f_acc; ++fq) {
+                accurate(fq, low[fq].first, low[fq].second);
+                if (fq > 0 && fq < N - f_acc) accurate(N - fq, low[f_acc + fq].first, low[f_acc + fq].second);
+            }
+        }
         plan.forward_bitrev(buf.data());
         // Per output: below r2_min, |z|^k underflows (ipow returns 0); below r_cut, M^k and M^{k-1} are
         // below e^{-690} (rpow returns 0).
@@ -728,11 +791,20 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         // count (an output whose count is the previous one's plus one takes one more multiplication).
         for (std::size_t f = 0; f < H; ++f) {  // f: index of the pair (positions pos[f], partner[f])
             const fft::cplx z = buf[pos[f]], zc = std::conj(buf[partner[f]]);
-            const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
+            fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
+            double Ex = E, Ey = E;
+            const std::size_t fq = plan.bitrev(pos[f]);
+            const bool acc = f_acc > 0 && std::min(fq, N - fq) <= f_acc;
+            if (acc) {
+                const std::size_t slot = fq <= f_acc ? fq : f_acc + (N - fq);
+                x = low[slot].first;
+                y = low[slot].second;
+                Ex = Ey = E_acc;
+            }
             // Bounds on both moduli (computed and exact); sqrt(re^2 + im^2) has relative error <= 3u (an
             // underflowed square errs by < 1e-150 absolute, far below E).
-            const double mx = std::sqrt(x.real() * x.real() + x.imag() * x.imag()) * (1.0 + 4.0 * u) + E;
-            const double my = std::sqrt(y.real() * y.real() + y.imag() * y.imag()) * (1.0 + 4.0 * u) + E;
+            const double mx = std::sqrt(x.real() * x.real() + x.imag() * x.imag()) * (1.0 + 4.0 * u) + Ex;
+            const double my = std::sqrt(y.real() * y.real() + y.imag() * y.imag()) * (1.0 + 4.0 * u) + Ey;
             long k_prev = 0;
             fft::cplx xk, yk;
             for (std::size_t o = 0; o < n_out; ++o) {
@@ -749,10 +821,20 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
                         continue;
                     }
                     const double mk1 = rpow(m, k - 1), mk = mk1 * m;
-                    vf = vf * mk + uf * static_cast<double>(k) * E * mk1;
+                    vf = vf * mk + uf * static_cast<double>(k) * (side ? Ey : Ex) * mk1;
                     uf *= mk;
                 }
                 if (px[o][f] == 0.0 && py[o][f] == 0.0) continue;  // nothing left to multiply
+                if (acc) {  // the power in long double: k - 1 products of relative error <= 3 * 2^-64
+                    xk = ipow_ld(x, k);
+                    yk = ipow_ld(y, k);
+                    R[o][f] += 2.0 + static_cast<double>(k) * kLdRatio;  // + rounding to double, the product below
+                    k_prev = 0;
+                    px[o][f] *= xk;
+                    py[o][f] *= yk;
+                    continue;
+                }
+                R[o][f] += static_cast<double>(k);  // k - 1 products in the power, one below
                 if (k_prev > 0 && k == k_prev + 1) {
                     xk *= x;
                     yk *= y;
@@ -768,9 +850,7 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
     }
     const double inv_n = 1.0 / static_cast<double>(N);
     for (std::size_t o = 0; o < n_out; ++o) {
-        double total_k = static_cast<double>(parts.size());
-        for (long k : counts[o]) total_k += static_cast<double>(k);
-        const double theta = std::expm1(total_k * std::log1p(fft::Plan::kSqrt2Gamma2)) * (1.0 + 1e-6);
+        const double lg = std::log1p(fft::Plan::kSqrt2Gamma2);
         double spec = 0.0, wsum = 0.0;
         const std::vector<double>&Up = U[2 * o], &Uo = U[2 * o + 1], &Vp = V[2 * o], &Vo = V[2 * o + 1];
         std::vector<fft::cplx>& w = ws.w[o];
@@ -781,6 +861,7 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
             const std::size_t f = plan.bitrev(p), fm = std::min(f, N - f);  // the pair's frequencies f, N - f
             const fft::cplx a = px[o][i], b = py[o][i];
             w[p] = a + fft::cplx(0.0, 1.0) * b;
+            const double theta = std::expm1(R[o][i] * lg) * (1.0 + 1e-6);
             const double s_f = Vp[i] + Vo[i] + (theta + u * (1.0 + theta)) * (Up[i] + Uo[i]) + 1e-290;
             double ws = std::fabs(w[p].real()) + std::fabs(w[p].imag());  // >= |W_f|
             // Weight min(1, 1 / (N sin(pi fm / N))) of the pair's frequencies, with sin x >= x - x^3 / 6
