@@ -742,9 +742,9 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         norm1 *= 1.0 + static_cast<double>(used + 4) * u;
         const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
         // The lowest frequencies, where |X|^k is largest and the bound's amplification by k bites, are
-        // recomputed as direct sums accumulated in long double (within a work budget of about a quarter
-        // of the transform's): |error| <= mu ||a||_1 (twiddles) + 2 (n + 2) 2^-64 ||a||_1 (products and
-        // sums in long double, both components) + u |X| (rounding to double), per side.
+        // recomputed as direct sums accumulated in long double (within a work budget, over all parts, of
+        // N log2(N) / 32 long-double products): |error| <= mu ||a||_1 (twiddles) + 2 (n + 2) 2^-64 ||a||_1
+        // (products and sums in long double, both components) + u |X| (rounding to double), per side.
         double norm_a = 0.0, norm_b = 0.0;
         for (double v : sp.p) norm_a += std::fabs(v);
         for (double v : so.p) norm_b += std::fabs(v);
@@ -753,7 +753,7 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
                               2.0 * static_cast<double>(used + 2) * (LDBL_EPSILON / 2.0)) * norm_ab * (1.0 + 1e-6);
         std::size_t levels = 0;
         while ((std::size_t(1) << levels) < N) ++levels;
-        const std::size_t f_acc = E_acc < E ? std::min<std::size_t>(N / 2, N * levels / (8 * std::max<std::size_t>(used, 1))) : 0;
+        const std::size_t f_acc = E_acc < E ? std::min<std::size_t>(N / 2, N * levels / (32 * parts.size() * std::max<std::size_t>(used, 1))) : 0;
         const auto accurate = [&](std::size_t fq, fft::cplx& xa, fft::cplx& ya) {
             long double ar = 0.0L, ai = 0.0L, br = 0.0L, bi = 0.0L;
             std::size_t t = 0;
