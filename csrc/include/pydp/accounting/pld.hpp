@@ -743,27 +743,36 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
         // The lowest frequencies, where |X|^k is largest and the bound's amplification by k bites, are
         // recomputed as direct sums accumulated in long double (within a work budget, over all parts, of
-        // N log2(N) / 32 long-double products): |error| <= mu ||a||_1 (twiddles) + 2 (n + 2) 2^-64 ||a||_1
-        // (products and sums in long double, both components) + u |X| (rounding to double), per side.
+        // N log2(N) / 32 long-double products): |error| <= mu ||a||_1 (twiddles) + 2 d 2^-64 ||a||_1 (products
+        // and sums in long double, d roundings per term, both components) + u |X| (rounding to double).
         double norm_a = 0.0, norm_b = 0.0;
         for (double v : sp.p) norm_a += std::fabs(v);
         for (double v : so.p) norm_b += std::fabs(v);
         const double norm_ab = std::max(norm_a, norm_b) * (1.0 + static_cast<double>(used + 4) * u);
+        // Summed in blocks of 64 terms, then the block sums: at most 64 + used / 64 + 2 roundings per term.
+        const double sum_depth = 64.0 + static_cast<double>(used) / 64.0 + 2.0;
         const double E_acc = (plan.twiddle_error() * (1.0 + u) + u * (1.0 + plan.twiddle_error()) +
-                              2.0 * static_cast<double>(used + 2) * (LDBL_EPSILON / 2.0)) * norm_ab * (1.0 + 1e-6);
+                              2.0 * sum_depth * (LDBL_EPSILON / 2.0)) * norm_ab * (1.0 + 1e-6);
         std::size_t levels = 0;
         while ((std::size_t(1) << levels) < N) ++levels;
         const std::size_t f_acc = E_acc < E ? std::min<std::size_t>(N / 2, N * levels / (32 * parts.size() * std::max<std::size_t>(used, 1))) : 0;
         const auto accurate = [&](std::size_t fq, fft::cplx& xa, fft::cplx& ya) {
             long double ar = 0.0L, ai = 0.0L, br = 0.0L, bi = 0.0L;
             std::size_t t = 0;
-            for (std::size_t i = 0; i < used; ++i, t = (t + fq) & (N - 1)) {
-                const fft::cplx wt = plan.twiddle(t);
-                const long double va = buf[i].real(), vb = buf[i].imag();  // before the transform: see below
-                ar += va * static_cast<long double>(wt.real());
-                ai += va * static_cast<long double>(wt.imag());
-                br += vb * static_cast<long double>(wt.real());
-                bi += vb * static_cast<long double>(wt.imag());
+            for (std::size_t i0 = 0; i0 < used; i0 += 64) {
+                long double sar = 0.0L, sai = 0.0L, sbr = 0.0L, sbi = 0.0L;
+                for (std::size_t i = i0; i < std::min(used, i0 + 64); ++i, t = (t + fq) & (N - 1)) {
+                    const fft::cplx wt = plan.twiddle(t);
+                    const long double va = buf[i].real(), vb = buf[i].imag();  // before the transform: see below
+                    sar += va * static_cast<long double>(wt.real());
+                    sai += va * static_cast<long double>(wt.imag());
+                    sbr += vb * static_cast<long double>(wt.real());
+                    sbi += vb * static_cast<long double>(wt.imag());
+                }
+                ar += sar;
+                ai += sai;
+                br += sbr;
+                bi += sbi;
             }
             xa = fft::cplx(static_cast<double>(ar), static_cast<double>(ai));
             ya = fft::cplx(static_cast<double>(br), static_cast<double>(bi));
