@@ -88,15 +88,18 @@ void register_pld(py::module_ m) {
                         [&](double a) { return pld::tradeoff(pq.lower, qp.lower, a); });
     }, py::arg("pq"), py::arg("qp"), py::arg("alpha"));
 
-    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin) {
+    m.def("pld_noise", [](const Family& fam, double d, double q, bool remove, double h, double tail, double thin, bool substitution) {
         check_step(h);
         if (!(tail > 0.0 && tail < 1.0)) throw std::invalid_argument("tail_mass must lie in (0, 1)");
         if (!(thin >= 0.0 && thin < 1.0)) throw std::invalid_argument("thin must lie in [0, 1)");
-        const pld::NoiseLoss loss(fam, d, q, remove);
+        const pld::Relation rel = substitution ? pld::Relation::replace : remove ? pld::Relation::remove : pld::Relation::add;
+        const pld::NoiseLoss loss(fam, d, q, rel);
         py::gil_scoped_release release;
         return loss.discretise(h, tail, thin);
     }, py::arg("family"), py::arg("shift"), py::arg("sampling_rate"), py::arg("remove"), py::arg("value_step"), py::arg("tail_mass"),
-       py::arg("thin") = 0.0);
+       py::arg("thin") = 0.0, py::arg("substitution") = false,
+       "one discretised order of additive noise at shift d: remove / add (Poisson sampling, add/remove "
+       "neighbours) or, with substitution, the replace-one pair (1-q) f + q f(. - d) vs (1-q) f + q f(. + d)");
 
     m.def("pld_atoms", [](const darray& loss, const darray& p, const darray& q, double inf_p, double h) {
         check_step(h);
@@ -129,6 +132,37 @@ void register_pld(py::module_ m) {
         for (const pld::MgfTable& t : tables) tp.push_back(&t);
         return pld::window(pld::Cgf(tp, counts), std::log(tail));
     }, py::arg("parts"), py::arg("counts"), py::arg("value_step"), py::arg("tail_mass"));
+
+    m.def("pld_circular", [](const std::vector<darray>& pess, const std::vector<darray>& opt, const std::vector<long>& counts, long n) {
+        if (pess.empty() || pess.size() != opt.size() || pess.size() != counts.size()) {
+            throw std::invalid_argument("pess, opt and counts must be non-empty and of one length");
+        }
+        if (n < 2 || n > pld::kMaxPoints || (n & (n - 1)) != 0) throw std::invalid_argument("n must be a power of two in [2, 2^25]");
+        std::vector<pld::TwoSided> parts(pess.size());
+        std::vector<const pld::TwoSided*> ptrs;
+        for (std::size_t j = 0; j < pess.size(); ++j) {
+            require_all(pess[j], [](double v) { return v >= 0.0 && v <= 1.0; }, "pmf entries must lie in [0, 1]");
+            require_all(opt[j], [](double v) { return v >= 0.0 && v <= 1.0; }, "pmf entries must lie in [0, 1]");
+            if (counts[j] < 0) throw std::invalid_argument("counts must be >= 0");
+            parts[j].pess.p.assign(pess[j].data(), pess[j].data() + pess[j].size());
+            parts[j].opt.p.assign(opt[j].data(), opt[j].data() + opt[j].size());
+            ptrs.push_back(&parts[j]);
+        }
+        std::vector<pld::Circular> out;
+        pld::Scratch scratch;
+        {
+            py::gil_scoped_release release;
+            const pydp::accounting::fft::Plan plan(static_cast<std::size_t>(n));
+            out = pld::circular_compose(ptrs, {counts}, plan, scratch);
+        }
+        std::vector<double> re(static_cast<std::size_t>(n)), im(static_cast<std::size_t>(n));
+        for (long i = 0; i < n; ++i) {
+            re[static_cast<std::size_t>(i)] = (*out[0].w)[static_cast<std::size_t>(i)].real();
+            im[static_cast<std::size_t>(i)] = (*out[0].w)[static_cast<std::size_t>(i)].imag();
+        }
+        return py::make_tuple(to_numpy(re), to_numpy(im), out[0].tail);
+    }, py::arg("pess"), py::arg("opt"), py::arg("counts"), py::arg("n"),
+       "circular composition of pmfs (offset 0) by FFT: (pessimistic, optimistic, rounding bound of any sum of consecutive entries)");
 
     m.def("pld_compose", [](const std::vector<std::vector<const pld::TwoSided*>>& directions, const std::vector<long>& counts,
                             double h, double tail) {

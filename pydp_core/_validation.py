@@ -961,7 +961,9 @@ def check_confidence(value: Any, name: str = "confidence") -> float:
 
 
 def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
-    """One of the strings ``allowed`` (case-insensitive), returned in lower case."""
-    if not isinstance(value, str) or value.lower() not in allowed:
+    """One of the strings ``allowed`` (TypeError for a non-string, ValueError naming ``name`` otherwise)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {', '.join(map(repr, allowed))}; got {type(value).__name__}")
+    if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-    return value.lower()
+    return value

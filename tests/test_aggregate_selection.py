@@ -146,10 +146,10 @@ def test_selection_is_a_function_of_the_key_and_the_groups():
     assert 0 < len(a) < 1000
 
 
-@pytest.mark.parametrize("value", ["foo", "", None, 1])
-def test_unknown_method_names_the_argument(value):
+@pytest.mark.parametrize("value, error", [("foo", ValueError), ("", ValueError), (None, TypeError), (1, TypeError)])
+def test_unknown_method_names_the_argument(value, error):
     df = _groups_of([3], 5)
-    with pytest.raises(ValueError, match="partition_selection"):
+    with pytest.raises(error, match="partition_selection"):
         aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None, max_partitions=1,
                   max_contributions=1, epsilon=1.0, delta=1e-6, partition_selection=value)
 

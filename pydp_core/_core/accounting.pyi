@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_atoms', 'pld_compose', 'pld_noise', 'pld_sides', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
+__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_atoms', 'pld_circular', 'pld_compose', 'pld_noise', 'pld_sides', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
 class RdpMethod:
     """
     the RDP -> (epsilon, delta) conversions (Mironov 2017; Asoodeh et al. 2021; Balle et al. 2020)
@@ -97,12 +97,18 @@ def gdp_log_delta(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], e
     ...
 def pld_atoms(loss: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], inf_mass: typing.SupportsFloat | typing.SupportsIndex, value_step: typing.SupportsFloat | typing.SupportsIndex) -> PldDiscrete:
     ...
+def pld_circular(pess: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], opt: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], n: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], float]:
+    """
+    circular composition of pmfs (offset 0) by FFT: (pessimistic, optimistic, rounding bound of any sum of consecutive entries)
+    """
 def pld_compose(directions: collections.abc.Sequence[collections.abc.Sequence[PldDiscrete]], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex) -> list[PldBounds]:
     """
     one composition per neighbour order (each a list of discretised mechanisms, with shared counts)
     """
-def pld_noise(family: Family, shift: typing.SupportsFloat | typing.SupportsIndex, sampling_rate: typing.SupportsFloat | typing.SupportsIndex, remove: bool, value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex, thin: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> PldDiscrete:
-    ...
+def pld_noise(family: Family, shift: typing.SupportsFloat | typing.SupportsIndex, sampling_rate: typing.SupportsFloat | typing.SupportsIndex, remove: bool, value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex, thin: typing.SupportsFloat | typing.SupportsIndex = 0.0, substitution: bool = False) -> PldDiscrete:
+    """
+    one discretised order of additive noise at shift d: remove / add (Poisson sampling, add/remove neighbours) or, with substitution, the replace-one pair (1-q) f + q f(. - d) vs (1-q) f + q f(. + d)
+    """
 def pld_sides(pessimistic: PldDiscrete, optimistic: PldDiscrete) -> PldDiscrete:
     """
     the pessimistic side of one discretisation with the optimistic side of another (both on one grid)

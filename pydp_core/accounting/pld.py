@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from .. import _core
-from .._validation import check_delta, check_epsilon, check_int, check_positive, check_probability
+from .._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_probability
 from ..noise import Gaussian, Laplace, Logistic, Subbotin
 
 if TYPE_CHECKING:
@@ -82,22 +82,61 @@ def _count(k: Any, name: str = "k") -> int:
 
 
 class _Noise:
-    """Additive noise of one family at a scale, Poisson-sampled at rate q (add/remove neighbours)."""
+    """Additive noise of one family at a scale, sampled at rate q.
+
+    relation "add_remove": Poisson sampling, add/remove neighbours (two orders, "remove" and "add");
+    relation "substitution": one record's contribution (norm <= the shift) replaced, the record sampled
+    with probability q (Poisson or without replacement): the pair (1-q) f + q f(. - d) vs
+    (1-q) f + q f(. + d), whose two orders have the same PLD (docs/pld.md, "Neighbouring relations").
+    """
 
     symmetric = False
 
-    def __init__(self, family: Any, shift: float, q: float) -> None:
-        self.family, self.shift, self.q = family, shift, q
+    def __init__(self, family: Any, shift: float, q: float, relation: str = "add_remove") -> None:
+        self.family, self.shift, self.q, self.relation = family, shift, q, relation
         # Without sampling, f vs f(. - d) and f(. - d) vs f have the same PLD (f is symmetric).
-        self.symmetric = q == 1.0
+        self.symmetric = q == 1.0 or relation == "substitution"
 
     def key(self) -> tuple:
-        return ("noise", self.family._key(), self.shift, self.q)
+        return ("noise", self.family._key(), self.shift, self.q, self.relation)
 
     def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
         # In a composition, loss blocks of P-mass <= 1e-9 stay one cell (far below the FFT's resolution);
         # a single mechanism keeps every cell, so its deep tail keeps relative precision.
-        return _acc.pld_noise(self.family._family, self.shift, self.q, remove, h, tail, 1e-9 if composed else 0.0)
+        return _acc.pld_noise(self.family._family, self.shift, self.q, remove, h, tail, 1e-9 if composed else 0.0,
+                              self.relation == "substitution")
+
+
+def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple:
+    """Atoms (loss, P, Q, 0) of P = (1-q) p + q p(. - D) vs Q = (1-q) p + q p(. + D), p the discrete Laplace.
+
+    Classes x <= -D, x = -D+1..D-1, x >= D; with Pr[Z >= m] = Pr[Z <= -m] = a^m / (1 + a) (m >= 0) and
+    p(x) = (1 - a) / (1 + a) a^|x|, every mass is a closed form (log space).
+    """
+    la = -1.0 / scale  # log a
+    log1pa = math.log1p(math.exp(la))
+    lc = math.log(-math.expm1(la)) - log1pa
+    x = np.arange(-D + 1, D, dtype=float)
+    log_f0 = np.concatenate(([D * la - log1pa], lc + la * np.abs(x), [D * la - log1pa]))
+    log_fp = np.concatenate(([2 * D * la - log1pa], lc + la * np.abs(x - D), [-log1pa]))  # Z + D
+    log_fq = np.concatenate(([-log1pa], lc + la * np.abs(x + D), [2 * D * la - log1pa]))  # Z - D
+    log_p = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fp)
+    log_q = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fq)
+    return (log_p - log_q, np.exp(log_p), np.exp(log_q), 0.0)
+
+
+_SAMPLING = ("poisson", "without_replacement")
+_NEIGHBOURS = ("add_remove", "substitution")
+
+
+def _relation(sampling: Any, neighbours: Any) -> str:
+    """The neighbouring relation of a sampled mechanism; ValueError for the combinations not supported."""
+    sampling = check_choice(sampling, "sampling", _SAMPLING)
+    neighbours = check_choice(neighbours, "neighbours", _NEIGHBOURS)
+    if sampling == "without_replacement" and neighbours == "add_remove":
+        raise ValueError("sampling='without_replacement' needs neighbours='substitution': a fixed-size batch "
+                         "changes composition, not size, when a record is added or removed")
+    return neighbours
 
 
 class _Atoms:
@@ -166,7 +205,8 @@ class PLD:
 
     # ----- constructors ---------------------------------------------------------------------------------
     @classmethod
-    def from_noise(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> "PLD":
+    def from_noise(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0,
+                   sampling: str = "poisson", neighbours: str = "add_remove") -> "PLD":
         """The PLD of additive noise ``scale * X``, X ~ ``noise``, on a query of l1/l2 ``sensitivity``.
 
         Parameters
@@ -178,34 +218,70 @@ class PLD:
         sensitivity : float, optional
             Sensitivity of the query (> 0).
         sampling_rate : float, optional
-            Poisson sampling rate q in [0, 1]: each record is included independently with probability q.
+            Sampling rate q in [0, 1]: the probability that a given record is in the sample.
+        sampling : {"poisson", "without_replacement"}, optional
+            ``"poisson"``: each record is included independently with probability q.
+            ``"without_replacement"``: a batch of fixed size m is drawn from n records, q = m / n.
+        neighbours : {"add_remove", "substitution"}, optional
+            ``"add_remove"``: neighbouring datasets differ by one record, added or removed; each
+            record's contribution to the query has norm <= ``sensitivity``.
+            ``"substitution"``: one record is replaced by another, each of norm <= ``sensitivity``
+            (so the query moves by up to 2 ``sensitivity``: without sampling this is the add/remove PLD
+            at twice the sensitivity). This is dp-accounting's REPLACE_ONE convention.
 
         Returns
         -------
         PLD
-            Neighbours differ by adding or removing one record; both orders are kept and the worse one
-            is reported. The loss is monotone in the output (log-concavity), so its distribution follows
-            from the family's log-space tails at the loss thresholds.
+            Supported relations: Poisson sampling with add/remove neighbours (remove: P = (1-q) f +
+            q f(. - d) vs Q = f; add: the reverse; both orders are kept and the worse one is reported),
+            and Poisson sampling or sampling without replacement with substitution neighbours
+            (P = (1-q) f + q f(. - d) vs Q = (1-q) f + q f(. + d), one order suffices by symmetry), with
+            d = sensitivity / scale (Balle, Barthe and Gaboardi 2018; Zhu, Dong and Wang 2022). The loss
+            is monotone in the output (log-concavity), so its distribution follows from the family's
+            log-space tails at the loss thresholds.
 
         Raises
         ------
         TypeError
             If ``noise`` is not one of the four families (truncated and user-defined families are not
-            supported here).
+            supported here), or ``sampling`` / ``neighbours`` is not a string.
         ValueError
-            If ``scale`` or ``sensitivity`` is not finite and > 0, or ``sampling_rate`` is outside [0, 1].
+            If ``scale`` or ``sensitivity`` is not finite and > 0, ``sampling_rate`` is outside [0, 1],
+            ``sampling`` or ``neighbours`` is not one of the names above, or sampling without
+            replacement is combined with add/remove neighbours (a fixed-size sample has no
+            add/remove analysis here).
+
+        References
+        ----------
+        Balle, Barthe and Gaboardi 2018; Zhu, Dong and Wang 2022.
+
+        Examples
+        --------
+        >>> from pydp_core.accounting.pld import PLD
+        >>> from pydp_core.noise import Gaussian
+        >>> sub = PLD.from_noise(Gaussian(), scale=2.0, sampling_rate=0.01, neighbours="substitution")
+        >>> add_remove = PLD.from_noise(Gaussian(), scale=2.0, sampling_rate=0.01)
+        >>> bool(sub.epsilon(1e-5).lower > add_remove.epsilon(1e-5).upper)
+        True
         """
         if not isinstance(noise, (Gaussian, Laplace, Logistic, Subbotin)):
             raise TypeError("noise must be Gaussian(), Laplace(), Logistic() or Subbotin(r)")
         s = _scalar(scale, "scale", check_positive)
         d = _scalar(sensitivity, "sensitivity", check_positive)
         q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        relation = _relation(sampling, neighbours)
         shift = d / s
         if not (math.isfinite(shift) and shift > 0.0):
             raise ValueError("sensitivity / scale must be finite and > 0")
         if q == 0.0:
             return cls.identity()
-        return cls([(_Noise(noise, shift, q), 1)])
+        if relation == "substitution" and q == 1.0:
+            # f(. - d) vs f(. + d): the add/remove pair at shift 2d.
+            shift *= 2.0
+            if not math.isfinite(shift):
+                raise ValueError("2 * sensitivity / scale must be finite")
+            relation = "add_remove"
+        return cls([(_Noise(noise, shift, q, relation), 1)])
 
     @classmethod
     def from_gdp(cls, mu: Any) -> "PLD":
@@ -229,13 +305,17 @@ class PLD:
         return cls([(_Atoms("approx_dp", atoms), 1)])
 
     @classmethod
-    def from_discrete_laplace(cls, *, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0) -> "PLD":
+    def from_discrete_laplace(cls, *, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0,
+                              sampling: str = "poisson", neighbours: str = "add_remove") -> "PLD":
         """The PLD of the discrete Laplace (two-sided geometric) mechanism on the integers, exactly.
 
         The noise has pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}, on an integer query of integer
         ``sensitivity`` D. The likelihood ratio p(x - D) / p(x) takes D + 1 values (x <= 0, x = 1..D-1,
         x >= D), so the PLD has D + 1 atoms whose masses are closed-form geometric sums. With Poisson
-        sampling at ``sampling_rate`` q both add/remove orders are kept.
+        sampling at ``sampling_rate`` q both add/remove orders are kept. ``sampling`` and ``neighbours``
+        are as in :meth:`from_noise`: under substitution the pair is (1-q) p + q p(. - D) vs
+        (1-q) p + q p(. + D), whose likelihood ratio takes 2D + 1 values (x <= -D, |x| < D, x >= D);
+        without sampling it is the add/remove PLD at sensitivity 2D.
         """
         t = _scalar(scale, "scale", check_positive)
         if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Integral):
@@ -244,8 +324,13 @@ class PLD:
         if not 1 <= D <= 10**6:
             raise ValueError(f"sensitivity must lie in [1, 1e6], got {D}")
         q = _scalar(sampling_rate, "sampling_rate", check_probability)
+        relation = _relation(sampling, neighbours)
         if q == 0.0:
             return cls.identity()
+        if relation == "substitution":
+            if q == 1.0:
+                return cls.from_discrete_laplace(scale=t, sensitivity=2 * D)
+            return cls([(_Atoms("discrete_laplace_substitution", _discrete_laplace_substitution(t, D, q)), 1)])
         la = -1.0 / t  # log a
         log1pa = math.log1p(math.exp(la))
         lc = math.log(-math.expm1(la)) - log1pa  # log((1 - a) / (1 + a))

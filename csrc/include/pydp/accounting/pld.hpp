@@ -17,11 +17,13 @@
 // Both errors are second order in h per factor. Composition: one FFT per distinct mechanism (pessimistic
 // in the real part, optimistic in the imaginary part), pointwise powers, one inverse FFT. The mass the
 // circular convolution folds into the window is bounded by Chernoff with the exact discrete MGF and
-// accounted on each side (added for the upper bound, subtracted for the lower). Long compositions run in
+// accounted on each side (added for the upper bound, subtracted for the lower), and so is a proven bound
+// on the FFT's rounding (circular_compose). Long compositions run in
 // two levels: blocks of ~256 copies on the fine grid, regridded (spread / merge again) to a coarser grid
 // and composed there. Checked in tests/test_pld.py against mpmath, exact GDP and the peers.
 #pragma once
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <complex>
 #include <cstddef>
@@ -180,19 +182,36 @@ inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<do
 // rate q. With g(x) = log f(x - d) / f(x) nondecreasing (log-concavity):
 //   remove: P = (1-q) f + q f(. - d), Q = f, L = log(1 - q + q e^{g(x)}), nondecreasing in x;
 //   add:    P = f, Q = (1-q) f + q f(. - d), L = -log(1 - q + q e^{g(x)}), nonincreasing in x.
+// Substitution of one record whose contribution has norm <= d (docs/pld.md, "Neighbouring relations"):
+//   replace: P = (1-q) f + q f(. - d), Q = (1-q) f + q f(. + d),
+//            L = l_q(g(x)) - l_q(-g(x + d)) with l_q(r) = log(1 - q + q e^r), nondecreasing in x (g is, and
+//            -g(x + d) is nonincreasing); L(-x) = -L(x), so the reversed pair has the same PLD.
+enum class Relation { remove, add, replace };
+
 struct Tails {
     double p_le, p_gt, q_le, q_gt;  // P(L <= l), P(L > l), Q(L <= l), Q(L > l)
 };
 
 class NoiseLoss {
 public:
-    NoiseLoss(const noise::Family& fam, double d, double q, bool remove) : fam_(fam), d_(d), q_(q), remove_(remove) {
+    NoiseLoss(const noise::Family& fam, double d, double q, Relation rel)
+        : fam_(fam), d_(d), q_(q), remove_(rel == Relation::remove), replace_(rel == Relation::replace) {
         if (!(d > 0.0) || !std::isfinite(d)) throw std::invalid_argument("sensitivity / scale must be finite and > 0");
         if (!(q > 0.0 && q <= 1.0)) throw std::invalid_argument("sampling_rate must lie in (0, 1]");
         if (fam.truncated()) throw std::invalid_argument("truncated families are not supported by the PLD engine");
+        if (replace_ && fam_.kind() == noise::Kind::Laplace) replace_max_ = replace_loss(d_);
     }
+    NoiseLoss(const noise::Family& fam, double d, double q, bool remove)
+        : NoiseLoss(fam, d, q, remove ? Relation::remove : Relation::add) {}
 
     Tails tails(double l) const noexcept {
+        if (replace_) {
+            const double xs = replace_sup_le(l);
+            const auto [f0, s0] = cdf_sf(xs);
+            const auto [fm, sm] = cdf_sf(xs - d_);  // the shifted component of P
+            const auto [fp, sp] = cdf_sf(xs + d_);  // the shifted component of Q
+            return {(1.0 - q_) * f0 + q_ * fm, (1.0 - q_) * s0 + q_ * sm, (1.0 - q_) * f0 + q_ * fp, (1.0 - q_) * s0 + q_ * sp};
+        }
         if (remove_) {
             const double xs = sup_le(rho(l));
             const auto [f0, s0] = cdf_sf(xs);
@@ -272,6 +291,85 @@ private:
         const double lc = fam_.logcdf(x);
         return {std::exp(lc), -std::expm1(lc)};
     }
+    // g(x) = log f(x - d) - log f(x) = psi(x) - psi(x - d), nondecreasing; psi_diff is accurate for
+    // x >= d/2, and g(x) = -g(d - x).
+    double g(double x) const noexcept { return x >= 0.5 * d_ ? fam_.psi_diff(x, d_) : -fam_.psi_diff(d_ - x, d_); }
+    // l_q(r) = log(1 - q + q e^r).
+    double ell(double r) const noexcept {
+        if (q_ == 1.0) return r;
+        if (r > 30.0) return r + std::log(q_) + std::log1p((1.0 - q_) / q_ * std::exp(-r));
+        return std::log1p(q_ * std::expm1(r));
+    }
+    double replace_loss(double x) const noexcept { return ell(g(x)) - ell(-g(x + d_)); }
+    // sup{x : L(x) <= l} for the substitution pair: bracketing by doubling steps from 0, then regula falsi
+    // (Illinois) with bisection whenever a step fails to halve the bracket, to adjacent doubles. The
+    // Laplace's loss is constant outside [-d, d] (atoms at +-replace_max_), elsewhere L increases strictly.
+    double replace_sup_le(double l) const noexcept {
+        double lo, hi, flo, fhi;  // L(lo) <= l < L(hi); f = L - l
+        if (fam_.kind() == noise::Kind::Laplace) {
+            if (l >= replace_max_) return kInf;
+            if (l < -replace_max_) return -kInf;
+            lo = -d_;
+            hi = d_;
+        } else {
+            const double f0 = replace_loss(0.0) - l;
+            double step = 1.0;
+            if (f0 <= 0.0) {
+                lo = 0.0;
+                hi = step;
+                while (!(replace_loss(hi) > l)) {
+                    lo = hi;
+                    step *= 2.0;
+                    hi = lo + step;
+                    if (!std::isfinite(hi)) return kInf;  // L saturates below l (bounded families)
+                }
+            } else {
+                hi = 0.0;
+                lo = -step;
+                while (!(replace_loss(lo) <= l)) {
+                    hi = lo;
+                    step *= 2.0;
+                    lo = hi - step;
+                    if (!std::isfinite(lo)) return -kInf;
+                }
+            }
+        }
+        flo = replace_loss(lo) - l;
+        fhi = replace_loss(hi) - l;
+        int side = 0;
+        for (int it = 0; it < 300; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            if (!(mid > lo && mid < hi)) break;  // adjacent doubles
+            const double width = hi - lo;
+            double x = (flo < 0.0 && fhi > 0.0) ? lo - flo * width / (fhi - flo) : mid;
+            if (!(x > lo && x < hi)) x = mid;
+            const double fx = replace_loss(x) - l;
+            if (fx <= 0.0) {
+                lo = x;
+                flo = fx;
+                if (side == -1) fhi *= 0.5;  // Illinois: the other end stayed twice
+                side = -1;
+            } else {
+                hi = x;
+                fhi = fx;
+                if (side == 1) flo *= 0.5;
+                side = 1;
+            }
+            if (hi - lo > 0.5 * width) {  // too slow a step: bisect once
+                const double m = 0.5 * (lo + hi);
+                const double fm = replace_loss(m) - l;
+                if (fm <= 0.0) {
+                    lo = m;
+                    flo = fm;
+                } else {
+                    hi = m;
+                    fhi = fm;
+                }
+                side = 0;
+            }
+        }
+        return lo;
+    }
     // g(x) <= rho  <=>  L <= l (remove) with rho = log((e^l - 1 + q) / q); -inf when e^l <= 1 - q.
     double rho(double l) const noexcept {
         if (q_ == 1.0) return l;
@@ -330,7 +428,8 @@ private:
 
     noise::Family fam_;
     double d_, q_;
-    bool remove_;
+    bool remove_, replace_;
+    double replace_max_ = kInf;  // the Laplace's largest loss under substitution
 };
 
 // ----- composition --------------------------------------------------------------------------------------
@@ -445,10 +544,12 @@ struct Composed {
     double h = 0.0;                      // grid step of the result
     double tau_low = 0.0, tau_up = 0.0;  // pessimistic side: mass below / above the window
     double tau_opt = 0.0;                // optimistic side: mass outside the window
-    double fp = 0.0;                     // allowance for the FFT's rounding
+    double fp = 0.0;                     // bound on the FFT's rounding of any tail sum (added to pess's top)
+    double fp_opt = 0.0;                 // optimistic side: the same plus the mass of negative entries
 };
 
-// z^k for |z| <= 1 by binary exponentiation (relative error ~ 2 log2(k) ulps, no transcendental calls);
+// z^k for |z| <= 1 by binary exponentiation (no transcendental calls; relative error <= (1 + sqrt(2)
+// gamma_2)^{k-1} - 1, one complex product per factor of the unfolded product tree);
 // r2_min = e^{-1490 / k}: below it |z|^k underflows and 0 is returned at once.
 inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) noexcept {
     if (k == 1) return z;
@@ -467,12 +568,19 @@ inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) 
     return {rr, ri};
 }
 
-// Several compositions of the same parts on one grid: output o composes counts[o][j] copies of part j
-// (0 allowed). Each part is transformed once; each output has its own products and inverse transform.
-// All outputs share the window, which covers each output's Chernoff window.
 // FFT plans by length, owned by one composition (the two levels often share a length).
+// Buffers of circular_compose, kept across the compositions of one query (fresh multi-megabyte
+// allocations cost page faults comparable to a transform).
+struct Scratch {
+    std::vector<fft::cplx> buf;
+    std::vector<std::vector<fft::cplx>> px, py, w;
+    std::vector<std::vector<double>> U, V, R;
+};
+
 class Plans {
 public:
+    Scratch scratch;
+
     const fft::Plan& get(std::size_t n) {
         for (const fft::Plan& p : plans_) {
             if (p.size() == n) return p;
@@ -485,6 +593,312 @@ private:
     std::deque<fft::Plan> plans_;
 };
 
+// Total mass of one side (finite part plus +inf) rounded up (up = true) or down: the n-term sum has
+// relative error <= (n + 1) u.
+inline double side_mass(const Side& s, bool up) noexcept {
+    double m = s.inf;
+    for (double v : s.p) m += v;
+    const double slack = static_cast<double>(s.p.size() + 2) * fft::Plan::kUnit;
+    return up ? m * (1.0 + slack) : m * (1.0 - slack);
+}
+
+// Mass at +inf of a composition of measures with totals m_j and +inf masses inf_j (counts k_j):
+// prod m_j^k_j - prod (m_j - inf_j)^k_j = prod m_j^k_j (1 - prod (1 - inf_j / m_j)^k_j). With all m_j >= 1
+// (upper = true) this is at most prod m_j^k_j (1 - prod (1 - inf_j)^k_j); with all m_j <= 1 at least
+// that. `mass` holds m_j (clamped to >= 1 or <= 1 by the caller).
+inline double composed_inf(const std::vector<double>& inf, const std::vector<double>& mass, const std::vector<long>& counts) {
+    double keep = 1.0, scale = 1.0;
+    for (std::size_t j = 0; j < inf.size(); ++j) {
+        const double k = static_cast<double>(counts[j]);
+        keep *= std::pow(1.0 - inf[j], k);
+        scale *= std::pow(mass[j], k);
+    }
+    return scale * (1.0 - keep);
+}
+
+// r^k for r >= 0, k >= 0 by binary exponentiation. Relative error <= (k - 1) u until the result
+// underflows (the callers' safety factor and their 1e-290 per frequency cover both).
+inline double rpow(double r, long k) noexcept {
+    if (k == 1) return r;
+    double base = r, acc = 1.0;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1u) acc *= base;
+        base *= base;
+    }
+    return acc;
+}
+
+// z^k by binary exponentiation in long double (64-bit significand), rounded to double: before the final
+// rounding the relative error is <= (1 + 3 * 2^-64)^{k-1} - 1 (sqrt(2) gamma_2 of long double per
+// product). kLdRatio expresses one such product in units of a double product's sqrt(2) gamma_2 (with 1%
+// to spare for (1 + a)^k <= (1 + b)^{k a / b} with a < b).
+inline constexpr double kLdRatio = 1.01 * 3.0 * (LDBL_EPSILON / 2.0) / fft::Plan::kSqrt2Gamma2;
+
+inline std::complex<double> ipow_ld(std::complex<double> z, long k) noexcept {
+    long double br = z.real(), bi = z.imag(), rr = 1.0L, ri = 0.0L;
+    for (unsigned long e = static_cast<unsigned long>(k); e != 0; e >>= 1) {
+        if (e & 1u) {
+            const long double t = rr * br - ri * bi;
+            ri = rr * bi + ri * br;
+            rr = t;
+        }
+        const long double t = br * br - bi * bi;
+        bi = 2.0L * br * bi;
+        br = t;
+    }
+    return {static_cast<double>(rr), static_cast<double>(ri)};
+}
+
+// Circular compositions of the same parts by FFT: output o composes counts[o][j] copies of part j (0
+// allowed). Each part is transformed once; each output has its own products and inverse transform.
+// Output o's entry i holds the composed pessimistic (real part) and optimistic (imaginary part) mass at
+// grid index A + i modulo N.
+//
+// Certified rounding (derivation in docs/pld.md, "Floating point"). Part j is packed as x = a + i b
+// (pessimistic pmf a, optimistic b); its computed spectra (separated by Hermitian symmetry) differ from
+// the exact ones by at most E_j = (e_L + u (1 + e_L)) ||x||_1 at every frequency (fft.hpp). With
+// M_j >= |computed| + E_j >= both moduli, |X^k - Y^k| <= k M^{k-1} |X - Y| and a telescoping product give,
+// per frequency and side, |prod computed^k - prod exact^k| <= V + theta U with U = prod_j M_j^{k_j},
+// V = U sum_j k_j E_j / M_j and theta the relative rounding of the products (one complex product per
+// factor: (1 + sqrt(2) gamma_2)^{sum k_j + parts} - 1); packing both sides adds u (|Y_p| + |Y_o|). Call
+// S_f the sum of these bounds at frequency f. An error spectrum D gives the entries e = IDFT(D), and any
+// run of consecutive (circular) entries sums to (1/N) sum_f D_f G_f with |G_f| <= min(N, 1/sin(pi f'/N)),
+// f' = min(f, N - f), and sin x >= x - x^3/6; the inverse transform's own rounding is at most
+// e_L sum_f |W_f| / N per entry. So every sum of consecutive entries of either side is off by at most
+//   tail = sum_f S_f min(1, 1 / (N sin(pi f' / N))) + e_L sum_f |W_f|,
+// the bound the callers move to +inf (pessimistic) or remove from the top (optimistic).
+// Grid points spanned by both sides of a part.
+inline long width_of(const TwoSided& p) noexcept {
+    const long a = std::min(p.pess.offset, p.opt.offset);
+    const long e = std::max(p.pess.offset + static_cast<long>(p.pess.p.size()), p.opt.offset + static_cast<long>(p.opt.p.size()));
+    return e - a;
+}
+
+struct Circular {
+    const std::vector<fft::cplx>* w = nullptr;  // in the Scratch passed to circular_compose
+    long A = 0;
+    double tail = 0.0;  // bound on the rounding error of any sum of consecutive entries, either side
+};
+
+inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>& parts,
+                                              const std::vector<std::vector<long>>& counts, const fft::Plan& plan,
+                                              Scratch& ws) {
+    constexpr double u = fft::Plan::kUnit;
+    const std::size_t n_out = counts.size(), N = plan.size();
+    const double eL = plan.error_factor();
+    std::vector<fft::cplx>& buf = ws.buf;
+    buf.resize(N);
+    // The spectra of real pmfs are Hermitian: only the frequencies 0..N/2 are raised and multiplied, the
+    // others are their conjugates (exactly, in both the computed and the exact values).
+    const std::size_t H = N / 2 + 1;
+    // Spectra are in bit-reversed order (forward_bitrev): the pairs (k, N - k) are the positions
+    // (0, 0), (1, 1) and, for p in the first half of each [2^j, 2^{j+1}), (p, 3 * 2^j - 1 - p).
+    std::vector<std::uint32_t> pos(H), partner(H);
+    {
+        std::size_t i = 0;
+        for (std::size_t p = 0; p < std::min<std::size_t>(N, 2); ++p, ++i) pos[i] = partner[i] = static_cast<std::uint32_t>(p);
+        for (std::size_t base = 2; base < N; base *= 2) {
+            for (std::size_t t = 0; t < base / 2; ++t, ++i) {
+                pos[i] = static_cast<std::uint32_t>(base + t);
+                partner[i] = static_cast<std::uint32_t>(2 * base - 1 - t);
+            }
+        }
+    }
+    // Per output: U and V of the error bound for the pessimistic (0) and optimistic (1) side.
+    auto& px = ws.px;
+    auto& py = ws.py;
+    auto& U = ws.U;
+    auto& V = ws.V;
+    px.resize(n_out);
+    py.resize(n_out);
+    ws.w.resize(n_out);
+    U.resize(2 * n_out);
+    V.resize(2 * n_out);
+    // R: per output and pair, the number of roundings of relative size <= sqrt(2) gamma_2 in the computed
+    // powers and products (one per factor unless the power was formed in long double).
+    auto& R = ws.R;
+    R.resize(n_out);
+    for (std::size_t o = 0; o < n_out; ++o) {
+        px[o].assign(H, 1.0);
+        py[o].assign(H, 1.0);
+        R[o].assign(H, 0.0);
+        for (int side = 0; side < 2; ++side) {
+            U[2 * o + side].assign(H, 1.0);
+            V[2 * o + side].assign(H, 0.0);
+        }
+    }
+    std::vector<Circular> outs(n_out);
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        const Side& sp = parts[j]->pess;
+        const Side& so = parts[j]->opt;
+        const long a = std::min(sp.offset, so.offset);
+        if (width_of(*parts[j]) > static_cast<long>(N)) throw std::invalid_argument("a part is longer than the transform");
+        std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
+        for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
+        for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
+        double norm1 = 0.0;  // sum_i |x_i|; each term (hypot) within 1 ulp, the sum within (n + 1) u
+        const std::size_t used = static_cast<std::size_t>(width_of(*parts[j]));
+        for (std::size_t i = 0; i < used; ++i) norm1 += std::abs(buf[i]);
+        norm1 *= 1.0 + static_cast<double>(used + 4) * u;
+        const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
+        // The lowest frequencies, where |X|^k is largest and the bound's amplification by k bites, are
+        // recomputed as direct sums accumulated in long double (within a work budget, over all parts, of
+        // N log2(N) / 32 long-double products): |error| <= mu ||a||_1 (twiddles) + 2 d 2^-64 ||a||_1 (products
+        // and sums in long double, d roundings per term, both components) + u |X| (rounding to double).
+        double norm_a = 0.0, norm_b = 0.0;
+        for (double v : sp.p) norm_a += std::fabs(v);
+        for (double v : so.p) norm_b += std::fabs(v);
+        const double norm_ab = std::max(norm_a, norm_b) * (1.0 + static_cast<double>(used + 4) * u);
+        // Summed in blocks of 64 terms, then the block sums: at most 64 + used / 64 + 2 roundings per term.
+        const double sum_depth = 64.0 + static_cast<double>(used) / 64.0 + 2.0;
+        const double E_acc = (plan.twiddle_error() * (1.0 + u) + u * (1.0 + plan.twiddle_error()) +
+                              2.0 * sum_depth * (LDBL_EPSILON / 2.0)) * norm_ab * (1.0 + 1e-6);
+        std::size_t levels = 0;
+        while ((std::size_t(1) << levels) < N) ++levels;
+        const std::size_t f_acc = E_acc < E ? std::min<std::size_t>(N / 2, N * levels / (32 * parts.size() * std::max<std::size_t>(used, 1))) : 0;
+        const auto accurate = [&](std::size_t fq, fft::cplx& xa, fft::cplx& ya) {
+            long double ar = 0.0L, ai = 0.0L, br = 0.0L, bi = 0.0L;
+            std::size_t t = 0;
+            for (std::size_t i0 = 0; i0 < used; i0 += 64) {
+                long double sar = 0.0L, sai = 0.0L, sbr = 0.0L, sbi = 0.0L;
+                for (std::size_t i = i0; i < std::min(used, i0 + 64); ++i, t = (t + fq) & (N - 1)) {
+                    const fft::cplx wt = plan.twiddle(t);
+                    const long double va = buf[i].real(), vb = buf[i].imag();  // before the transform: see below
+                    sar += va * static_cast<long double>(wt.real());
+                    sai += va * static_cast<long double>(wt.imag());
+                    sbr += vb * static_cast<long double>(wt.real());
+                    sbi += vb * static_cast<long double>(wt.imag());
+                }
+                ar += sar;
+                ai += sai;
+                br += sbr;
+                bi += sbi;
+            }
+            xa = fft::cplx(static_cast<double>(ar), static_cast<double>(ai));
+            ya = fft::cplx(static_cast<double>(br), static_cast<double>(bi));
+        };
+        // The low spectra are needed before forward_bitrev overwrites the pmfs.
+        std::vector<std::pair<fft::cplx, fft::cplx>> low;
+        if (f_acc > 0) {
+            low.resize(2 * f_acc + 1);
+            for (std::size_t fq = 0; fq <= f_acc; ++fq) {
+                accurate(fq, low[fq].first, low[fq].second);
+                if (fq > 0 && fq < N - f_acc) accurate(N - fq, low[f_acc + fq].first, low[f_acc + fq].second);
+            }
+        }
+        plan.forward_bitrev(buf.data());
+        // Per output: below r2_min, |z|^k underflows (ipow returns 0); below r_cut, M^k and M^{k-1} are
+        // below e^{-690} (rpow returns 0).
+        std::vector<double> r2_min(n_out), r_cut(n_out);
+        for (std::size_t o = 0; o < n_out; ++o) {
+            outs[o].A += counts[o][j] * a;
+            const double k = static_cast<double>(std::max(counts[o][j], 2L));
+            r2_min[o] = std::exp(-1490.0 / k);
+            r_cut[o] = std::exp(-690.0 / (k - 1.0));
+        }
+        // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
+        // count (an output whose count is the previous one's plus one takes one more multiplication).
+        for (std::size_t f = 0; f < H; ++f) {  // f: index of the pair (positions pos[f], partner[f])
+            const fft::cplx z = buf[pos[f]], zc = std::conj(buf[partner[f]]);
+            fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
+            double Ex = E, Ey = E;
+            const std::size_t fq = plan.bitrev(pos[f]);
+            const bool acc = f_acc > 0 && std::min(fq, N - fq) <= f_acc;
+            if (acc) {
+                const std::size_t slot = fq <= f_acc ? fq : f_acc + (N - fq);
+                x = low[slot].first;
+                y = low[slot].second;
+                Ex = Ey = E_acc;
+            }
+            // Bounds on both moduli (computed and exact); sqrt(re^2 + im^2) has relative error <= 3u (an
+            // underflowed square errs by < 1e-150 absolute, far below E).
+            const double mx = std::sqrt(x.real() * x.real() + x.imag() * x.imag()) * (1.0 + 4.0 * u) + Ex;
+            const double my = std::sqrt(y.real() * y.real() + y.imag() * y.imag()) * (1.0 + 4.0 * u) + Ey;
+            long k_prev = 0;
+            fft::cplx xk, yk;
+            for (std::size_t o = 0; o < n_out; ++o) {
+                const long k = counts[o][j];
+                if (k == 0) continue;
+                for (int side = 0; side < 2; ++side) {
+                    const double m = side ? my : mx;
+                    double& uf = U[2 * o + side][f];
+                    double& vf = V[2 * o + side][f];
+                    if (uf == 0.0 && vf == 0.0) continue;  // stays 0 (underflowed: within the 1e-290)
+                    if (k > 1 && m < r_cut[o]) {  // M^k, M^{k-1} < e^{-690}: covered by the 1e-290 per frequency
+                        uf = 0.0;
+                        vf = 0.0;
+                        continue;
+                    }
+                    const double mk1 = rpow(m, k - 1), mk = mk1 * m;
+                    vf = vf * mk + uf * static_cast<double>(k) * (side ? Ey : Ex) * mk1;
+                    uf *= mk;
+                }
+                if (px[o][f] == 0.0 && py[o][f] == 0.0) continue;  // nothing left to multiply
+                if (acc) {  // the power in long double: k - 1 products of relative error <= 3 * 2^-64
+                    xk = ipow_ld(x, k);
+                    yk = ipow_ld(y, k);
+                    R[o][f] += 2.0 + static_cast<double>(k) * kLdRatio;  // + rounding to double, the product below
+                    k_prev = 0;
+                    px[o][f] *= xk;
+                    py[o][f] *= yk;
+                    continue;
+                }
+                R[o][f] += static_cast<double>(k);  // k - 1 products in the power, one below
+                if (k_prev > 0 && k == k_prev + 1) {
+                    xk *= x;
+                    yk *= y;
+                } else {
+                    xk = ipow(x, k, r2_min[o]);
+                    yk = ipow(y, k, r2_min[o]);
+                }
+                k_prev = k;
+                px[o][f] *= xk;
+                py[o][f] *= yk;
+            }
+        }
+    }
+    const double inv_n = 1.0 / static_cast<double>(N);
+    for (std::size_t o = 0; o < n_out; ++o) {
+        const double lg = std::log1p(fft::Plan::kSqrt2Gamma2);
+        double spec = 0.0, wsum = 0.0;
+        const std::vector<double>&Up = U[2 * o], &Uo = U[2 * o + 1], &Vp = V[2 * o], &Vo = V[2 * o + 1];
+        std::vector<fft::cplx>& w = ws.w[o];
+        w.resize(N);
+        outs[o].w = &w;
+        for (std::size_t i = 0; i < H; ++i) {
+            const std::size_t p = pos[i], pp = partner[i];
+            const std::size_t f = plan.bitrev(p), fm = std::min(f, N - f);  // the pair's frequencies f, N - f
+            const fft::cplx a = px[o][i], b = py[o][i];
+            w[p] = a + fft::cplx(0.0, 1.0) * b;
+            const double theta = std::expm1(R[o][i] * lg) * (1.0 + 1e-6);
+            const double s_f = Vp[i] + Vo[i] + (theta + u * (1.0 + theta)) * (Up[i] + Uo[i]) + 1e-290;
+            double ws = std::fabs(w[p].real()) + std::fabs(w[p].imag());  // >= |W_f|
+            // Weight min(1, 1 / (N sin(pi fm / N))) of the pair's frequencies, with sin x >= x - x^3 / 6
+            // (x = pi fm / N <= pi / 2).
+            const double xf = M_PI * static_cast<double>(fm) / static_cast<double>(N);
+            const double weight = fm == 0 ? 1.0 : std::min(1.0, 1.0 / (static_cast<double>(N) * (xf - xf * xf * xf / 6.0)));
+            if (pp != p) {
+                w[pp] = std::conj(a) + fft::cplx(0.0, 1.0) * std::conj(b);
+                ws += std::fabs(w[pp].real()) + std::fabs(w[pp].imag());
+                spec += 2.0 * s_f * weight;  // f and N - f
+            } else {
+                spec += s_f * weight;
+            }
+            wsum += ws;
+        }
+        // Sums of N nonnegative terms (relative error <= N u) and the products in their terms (relative
+        // <= (sum k_j + 8) u): the factor 1.001 covers both.
+        outs[o].tail = (spec + eL * wsum) * 1.001;
+        plan.inverse_from_bitrev(w.data());
+        for (fft::cplx& v : w) v *= inv_n;  // a power of two: exact
+    }
+    return outs;
+}
+
+// Several compositions of the same parts on one grid, each on a window covering its Chernoff window.
+// The mass outside the window is bounded by Chernoff with the exact discrete MGF. The rounding bound of
+// the tail sums is added to the pessimistic side's top entry here; on the optimistic side the callers
+// remove it (fp_opt) from the top, like the aliased mass.
 inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>& parts,
                                              const std::vector<std::vector<long>>& counts, double h, double tail,
                                              Plans& plans) {
@@ -498,89 +912,51 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
     double lo = kInf, hi = -kInf;
     for (std::size_t o = 0; o < n_out; ++o) {
         cgfs.emplace_back(tp, counts[o]);
-        const auto [l, u] = window(cgfs.back(), std::log(tail));
+        const auto [l, r] = window(cgfs.back(), std::log(tail));
         lo = std::min(lo, l);
-        hi = std::max(hi, u);
+        hi = std::max(hi, r);
     }
     long width = 1;  // each part's pmfs must fit in the transform without wrapping
-    for (const TwoSided* p : parts) {
-        const long a = std::min(p->pess.offset, p->opt.offset);
-        const long e = std::max(p->pess.offset + static_cast<long>(p->pess.p.size()), p->opt.offset + static_cast<long>(p->opt.p.size()));
-        width = std::max(width, e - a);
-    }
+    for (const TwoSided* p : parts) width = std::max(width, width_of(*p));
     const long w0 = static_cast<long>(std::floor(lo / h));
     const long need = std::max(static_cast<long>(std::ceil(hi / h)) - w0 + 1, width);
     if (need > kMaxPoints) throw std::domain_error("value_step is too small for the composed loss range");
     std::size_t N = 2;
     while (static_cast<long>(N) < need) N <<= 1;
     const fft::Plan& plan = plans.get(N);
-    std::vector<fft::cplx> buf(N);
-    std::vector<std::vector<fft::cplx>> px(n_out, std::vector<fft::cplx>(N, 1.0)), py = px;
-    std::vector<long> A(n_out, 0);  // grid index of position 0 of each circular result
+    const std::vector<Circular> circ = circular_compose(parts, counts, plan, plans.scratch);
+    std::vector<double> mass_pess(parts.size()), mass_opt(parts.size()), inf_pess(parts.size()), inf_opt(parts.size());
     for (std::size_t j = 0; j < parts.size(); ++j) {
-        const Side& sp = parts[j]->pess;
-        const Side& so = parts[j]->opt;
-        const long a = std::min(sp.offset, so.offset);
-        std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
-        for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
-        for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
-        plan.forward(buf.data());
-        for (std::size_t o = 0; o < n_out; ++o) A[o] += counts[o][j] * a;
-        // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
-        // count (an output whose count is the previous one's plus one takes one more multiplication).
-        for (std::size_t f = 0; f < N; ++f) {
-            const fft::cplx z = buf[f], zc = std::conj(buf[(N - f) & (N - 1)]);
-            const fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
-            long k_prev = 0;
-            fft::cplx xk, yk;
-            for (std::size_t o = 0; o < n_out; ++o) {
-                const long k = counts[o][j];
-                if (k == 0 || (px[o][f] == 0.0 && py[o][f] == 0.0)) continue;  // nothing left to multiply
-                if (k_prev > 0 && k == k_prev + 1) {
-                    xk *= x;
-                    yk *= y;
-                } else {
-                    const double r2_min = std::exp(-1490.0 / static_cast<double>(k));
-                    xk = ipow(x, k, r2_min);
-                    yk = ipow(y, k, r2_min);
-                }
-                k_prev = k;
-                px[o][f] *= xk;
-                py[o][f] *= yk;
-            }
-        }
+        mass_pess[j] = std::max(side_mass(parts[j]->pess, true), 1.0);
+        mass_opt[j] = std::min(side_mass(parts[j]->opt, false), 1.0);
+        inf_pess[j] = parts[j]->pess.inf;
+        inf_opt[j] = parts[j]->opt.inf;
     }
     std::vector<Composed> outs(n_out);
-    const double inv_n = 1.0 / static_cast<double>(N);
     const long nl = static_cast<long>(N);
     for (std::size_t o = 0; o < n_out; ++o) {
         Composed& out = outs[o];
         out.h = h;
-        double keep_pess = 1.0, keep_opt = 1.0;
-        for (std::size_t j = 0; j < parts.size(); ++j) {
-            keep_pess *= std::pow(1.0 - parts[j]->pess.inf, static_cast<double>(counts[o][j]));
-            keep_opt *= std::pow(1.0 - parts[j]->opt.inf, static_cast<double>(counts[o][j]));
-        }
-        for (std::size_t f = 0; f < N; ++f) buf[f] = px[o][f] + fft::cplx(0.0, 1.0) * py[o][f];
-        plan.inverse(buf.data());
         out.pess.offset = out.opt.offset = w0;
         out.pess.p.assign(N, 0.0);
         out.opt.p.assign(N, 0.0);
-        out.pess.inf = 1.0 - keep_pess;
-        out.opt.inf = 1.0 - keep_opt;
-        double vmax = 0.0, vneg = 0.0;
-        long pos = (((w0 - A[o]) % nl) + nl) % nl;
+        out.pess.inf = composed_inf(inf_pess, mass_pess, counts[o]);
+        out.opt.inf = composed_inf(inf_opt, mass_opt, counts[o]);
+        // Negative entries are raised to 0: a raise of the pessimistic side; on the optimistic side the
+        // raised mass is removed from the top with the rounding bound.
+        double neg = 0.0;
+        long pos = (((w0 - circ[o].A) % nl) + nl) % nl;
         for (long I = 0; I < nl; ++I, pos = (pos + 1) & (nl - 1)) {
-            const fft::cplx v = buf[static_cast<std::size_t>(pos)] * inv_n;
-            vmax = std::max(vmax, std::max(v.real(), v.imag()));
-            vneg = std::max(vneg, std::max(-v.real(), -v.imag()));
+            const fft::cplx v = (*circ[o].w)[static_cast<std::size_t>(pos)];
             out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
             out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
+            neg += std::max(-v.imag(), 0.0);
         }
-        // Rounding allowance: the FFT's error per entry is ~ eps log2 N max|entry| (and at least what
-        // shows as negative entries); summed over the window.
-        const double lg = std::log2(static_cast<double>(N));
-        out.fp = static_cast<double>(N) * std::max(vneg, 8.0 * lg * 2.220446049250313e-16 * vmax);
+        // Pessimistic: the rounding bound of the tail sums joins the window's top entry (every upper set of
+        // the window contains it, so the result dominates the exact circular result in every upper set).
+        out.fp = circ[o].tail;
+        out.pess.p.back() += out.fp;
+        out.fp_opt = circ[o].tail + neg * (1.0 + static_cast<double>(N) * fft::Plan::kUnit);
         // Mass of the linear convolution outside the window [w0, w0 + N - 1].
         const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
         const Cgf& cgf = cgfs[o];
@@ -643,27 +1019,25 @@ inline TwoSided regrid_side(const Side& s, const std::vector<double>& p, double 
 }
 
 // Both sides of a composed (or single) PLD on the step R h. Pessimistic: the Chernoff-bounded mass below
-// the window joins its lowest atom, the mass above and the rounding allowance go to +inf. Optimistic: that
-// much mass is removed from the top (c_circ minus its top tau has no more mass above any x than the
-// true pmf, so the result is dominated by it).
-inline TwoSided regrid(const Side& pess, double low_extra, double inf_extra, const Side& opt, double drop, double h, long R) {
-    std::vector<double> pp = pess.p, op = opt.p;
-    if (!pp.empty()) pp[0] += low_extra;
-    for (std::size_t j = op.size(); j-- > 0 && drop > 0.0;) {
-        const double take = std::min(op[j], drop);
-        op[j] -= take;
+// the window joins its lowest atom, the mass above goes to +inf. Optimistic: that much mass and the
+// rounding bound are removed from the top (c_circ minus its top tau has no more mass above any x than
+// the true pmf, so the result is dominated by it).
+inline TwoSided regrid(Side pess, double low_extra, double inf_extra, Side opt, double drop, double h, long R) {
+    if (!pess.p.empty()) pess.p[0] += low_extra;
+    for (std::size_t j = opt.p.size(); j-- > 0 && drop > 0.0;) {
+        const double take = std::min(opt.p[j], drop);
+        opt.p[j] -= take;
         drop -= take;
     }
-    Side ps = pess;
-    ps.inf = pess.inf + inf_extra;
+    pess.inf += inf_extra;
     TwoSided out;
-    out.pess = regrid_side(ps, pp, h, R).pess;
-    out.opt = regrid_side(opt, op, h, R).opt;
+    out.pess = regrid_side(pess, pess.p, h, R).pess;
+    out.opt = regrid_side(opt, opt.p, h, R).opt;
     return out;
 }
 
-inline TwoSided regrid(const Composed& c, long R) {
-    return regrid(c.pess, c.tau_low, c.tau_up + c.fp, c.opt, c.tau_opt + c.fp, c.h, R);
+inline TwoSided regrid(Composed&& c, long R) {
+    return regrid(std::move(c.pess), c.tau_low, c.tau_up, std::move(c.opt), c.tau_opt + c.fp_opt, c.h, R);
 }
 
 // Mechanisms composed at least kTwoLevel times are composed in two levels: k1 ~ kBlockSteps copies on the
@@ -707,11 +1081,11 @@ inline Composed compose(const std::vector<Component>& comps, double h, double ta
         const double t = tail / static_cast<double>(k2 + 1);  // the blocks' tails compose k2 times
         std::vector<std::vector<long>> powers{{k1}};
         if (r > 0) powers.push_back({k1 + 1});
-        const std::vector<Composed> blocks = compose_on_grid({c.pld}, powers, h, t, plans);
-        coarse.push_back(regrid(blocks[0], R));
+        std::vector<Composed> blocks = compose_on_grid({c.pld}, powers, h, t, plans);
+        coarse.push_back(regrid(std::move(blocks[0]), R));
         counts.push_back(k2 - r);
         if (r > 0) {
-            coarse.push_back(regrid(blocks[1], R));
+            coarse.push_back(regrid(std::move(blocks[1]), R));
             counts.push_back(r);
         }
     }
@@ -833,7 +1207,7 @@ inline double tradeoff(const Profile& pq, const Profile& qp, double alpha) {
 struct Bounds {
     Profile upper, lower;
     explicit Bounds(const Composed& c)
-        : upper(c.pess, c.h, c.tau_low, c.tau_up + c.fp, 0.0, 1.0), lower(c.opt, c.h, 0.0, -c.fp, c.tau_opt, -1.0) {}
+        : upper(c.pess, c.h, c.tau_low, c.tau_up, 0.0, 1.0), lower(c.opt, c.h, 0.0, 0.0, c.tau_opt + c.fp_opt, -1.0) {}
 };
 
 }  // namespace pydp::accounting::pld
