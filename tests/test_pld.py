@@ -278,9 +278,15 @@ def test_bad_noise_arguments(kwargs, exc, word):
         PLD.from_noise(Gaussian(), **kwargs)
 
 
+def test_truncated_family_takes_the_density_path():
+    fast = PLD.from_noise(Truncated(Gaussian(), 3.0), scale=1.0).delta(1.0)
+    slow = PLD.from_density(Truncated(Gaussian(), 3.0), scale=1.0).delta(1.0)
+    assert (fast.lower, fast.upper) == (slow.lower, slow.upper)
+    with pytest.raises(ValueError, match="neighbours"):
+        PLD.from_noise(Truncated(Gaussian(), 3.0), scale=1.0, neighbours="substitution")
+
+
 def test_bad_family():
-    with pytest.raises(TypeError, match="noise"):
-        PLD.from_noise(Truncated(Gaussian(), 3.0), scale=1.0)
     with pytest.raises(TypeError, match="noise"):
         PLD.from_noise("gaussian", scale=1.0)
 

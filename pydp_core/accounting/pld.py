@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _core
 from .._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_probability
-from ..noise import Gaussian, Laplace, Logistic, Subbotin
+from ..noise import Gaussian, Laplace, LogConcaveFamily, Logistic, Subbotin, Truncated
 
 if TYPE_CHECKING:
     from .budgets import GDP, ApproxDP
@@ -211,8 +211,9 @@ class PLD:
 
         Parameters
         ----------
-        noise : Gaussian, Laplace, Logistic or Subbotin
-            The unit-scale noise family (:mod:`pydp_core.noise`).
+        noise : Gaussian, Laplace, Logistic, Subbotin, Truncated or LogConcaveFamily
+            The unit-scale noise family (:mod:`pydp_core.noise`). Truncated and user-defined families
+            take the slower density path (:meth:`from_density`; Poisson sampling, add/remove only).
         scale : float
             Noise scale (> 0); sigma for the Gaussian, b for the Laplace.
         sensitivity : float, optional
@@ -243,8 +244,8 @@ class PLD:
         Raises
         ------
         TypeError
-            If ``noise`` is not one of the four families (truncated and user-defined families are not
-            supported here), or ``sampling`` / ``neighbours`` is not a string.
+            If ``noise`` is not a noise family of :mod:`pydp_core.noise`, or ``sampling`` /
+            ``neighbours`` is not a string.
         ValueError
             If ``scale`` or ``sensitivity`` is not finite and > 0, ``sampling_rate`` is outside [0, 1],
             ``sampling`` or ``neighbours`` is not one of the names above, or sampling without
@@ -264,8 +265,14 @@ class PLD:
         >>> bool(sub.epsilon(1e-5).lower > add_remove.epsilon(1e-5).upper)
         True
         """
+        if isinstance(noise, (Truncated, LogConcaveFamily)):
+            if _relation(sampling, neighbours) != "add_remove":
+                raise ValueError("truncated and user-defined families support sampling='poisson' with "
+                                 "neighbours='add_remove' only")
+            return cls.from_density(noise, scale=scale, sensitivity=sensitivity, sampling_rate=sampling_rate)
         if not isinstance(noise, (Gaussian, Laplace, Logistic, Subbotin)):
-            raise TypeError("noise must be Gaussian(), Laplace(), Logistic() or Subbotin(r)")
+            raise TypeError("noise must be Gaussian(), Laplace(), Logistic(), Subbotin(r), Truncated(...) or "
+                            "a LogConcaveFamily")
         s = _scalar(scale, "scale", check_positive)
         d = _scalar(sensitivity, "sensitivity", check_positive)
         q = _scalar(sampling_rate, "sampling_rate", check_probability)
