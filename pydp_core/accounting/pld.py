@@ -33,7 +33,7 @@ from ..noise import Gaussian, Laplace, Logistic, Subbotin
 if TYPE_CHECKING:
     from .budgets import GDP, ApproxDP
 
-__all__ = ["PLD", "Interval"]
+__all__ = ["PLD", "Interval", "ScaleCalibration"]
 
 _acc = _core.accounting
 
@@ -496,74 +496,75 @@ class PLD:
 
     @classmethod
     def calibrate(cls, noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any = 1.0, steps: Any = 1,
-                  sampling_rate: Any = 1.0, rtol: float = 1e-3) -> float:
-        """The smallest noise scale (to relative ``rtol``) whose composed upper bound meets (epsilon, delta).
+                  sampling_rate: Any = 1.0, rtol: float = 1e-3, certificate: bool = False) -> Any:
+        """The smallest noise scale whose composed upper bound meets (epsilon, delta), to relative ``rtol``.
 
-        The search brackets the scale on a grid four times coarser than the automatic one (its upper
-        bounds are valid, only looser), then bisects on the automatic grid. The returned scale is checked:
-        ``from_noise(noise, scale=s, ...).self_compose(steps).epsilon(delta).upper <= epsilon``.
+        The returned scale s passes: the certified upper bound of delta(epsilon) of
+        ``from_noise(noise, scale=s, ...).self_compose(steps)`` is <= ``delta`` (on the loss grid the
+        search used, which may be finer than the automatic one). The search also finds a scale that fails
+        for certain (its certified lower delta(epsilon) exceeds ``delta``), so the exact minimal scale
+        lies between the two. It brackets by doubling, finds both boundaries by safeguarded regula falsi
+        on log delta against log scale, and refines the loss grid (up to 256 times) while the bracket is
+        wider than ``rtol``: a composition whose loss is narrow against the automatic grid (small
+        sensitivity / scale, small epsilon) is then still calibrated to ``rtol``.
 
         Parameters
         ----------
         noise : Gaussian, Laplace, Logistic or Subbotin
+            The unit-scale noise family.
         epsilon : float
             Target epsilon > 0.
         delta : float
             Target delta in (0, 1).
         sensitivity : float, optional
+            Sensitivity of the query (> 0).
         steps : int, optional
             Number of compositions (each with Poisson sampling at ``sampling_rate``).
         sampling_rate : float, optional
+            Poisson sampling rate q in (0, 1].
         rtol : float, optional
-            Relative width of the final bracket; the result is its upper end.
+            Relative width of the certified bracket on the exact minimal scale, in (0, 0.5) (reached
+            unless the loss grid cannot be refined further; the bracket says how close the answer is).
+        certificate : bool, optional
+            Return a :class:`ScaleCalibration` (the scale, the certified bracket on the exact minimal
+            scale, the loss grid step and delta(epsilon) there) instead of the scale alone.
 
         Returns
         -------
-        float
-            The scale; never one whose certified epsilon exceeds the target.
+        float or ScaleCalibration
+            The scale; never one whose certified delta(epsilon) exceeds the target.
 
         Raises
         ------
         ValueError
             On out-of-range arguments, or if no scale below 1e12 * sensitivity meets the target.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> from pydp_core import minimal_scale
+        >>> c = PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-5, steps=16, certificate=True)
+        >>> exact = float(minimal_scale(Gaussian(), epsilon=1.0, delta=1e-5, sensitivity=4.0))
+        >>> bool(c.scale_bounds.lower <= exact <= c.scale <= exact * 1.001)
+        True
         """
         e = _scalar(epsilon, "epsilon", check_positive)
-        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False))
+        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False, allow_one=False))
         k = _count(steps, "steps")
         sens = _scalar(sensitivity, "sensitivity", check_positive)
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
         if not (0.0 < rtol < 0.5):
             raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+        if q == 0.0:
+            raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
 
         def build(s: float, h: float | None) -> PLD:
-            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=sampling_rate).self_compose(k) \
+            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q).self_compose(k) \
                 .with_discretization(value_step=h)
 
-        fine = build(sens, None).value_step
-
-        def ok(s: float, h: float) -> bool:
-            return build(s, h).epsilon(dl).upper <= e
-
-        coarse = 4.0 * fine
-        lo, hi = sens, sens
-        if ok(hi, coarse):
-            while ok(lo, coarse):
-                hi, lo = lo, lo / 2.0
-                if lo < 1e-12 * sens:
-                    return hi
-        else:
-            while not ok(hi, coarse):
-                lo, hi = hi, hi * 2.0
-                if hi > 1e12 * sens:
-                    raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
-        while hi / lo > 1.0 + 4.0 * rtol:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if ok(mid, coarse) else (mid, hi)
-        # hi meets the target on the coarse grid; the fine grid's bound is tighter, so bisect below it.
-        lo = hi / (1.0 + 4.0 * rtol)
-        while hi / lo > 1.0 + rtol:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if ok(mid, fine) else (mid, hi)
-        return hi
+        found = _calibrate_scale(build, epsilon=e, delta=dl, start=_calibration_start(sens, k, q, e),
+                                 rtol=rtol / 4.0, width=rtol)
+        return found if certificate else found.scale
 
     # ----- composition ----------------------------------------------------------------------------------
     def self_compose(self, k: Any) -> "PLD":
@@ -979,3 +980,156 @@ class PLD:
 
     def __repr__(self) -> str:
         return f"PLD(mechanisms={len(self._terms)}, steps={self.steps})"
+
+
+class ScaleCalibration(NamedTuple):
+    """A calibrated noise scale with its certificate (the result of ``PLD.calibrate(..., certificate=True)``).
+
+    Parameters
+    ----------
+    scale : float
+        The calibrated scale: the certified upper bound of delta(epsilon) is <= the target there.
+    scale_bounds : Interval
+        Certified bounds on the exact minimal scale: ``upper`` is ``scale``; at ``lower`` the certified
+        lower bound of delta(epsilon) exceeds the target, so no smaller scale meets it (``lower`` is 0 if
+        no scale could be shown to fail).
+    value_step : float
+        The loss grid step on which ``scale`` passed (rebuild the certificate with
+        ``with_discretization(value_step=...)``).
+    delta_bounds : Interval
+        The certified interval of delta(epsilon) at ``scale`` on that grid.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Laplace
+    >>> c = PLD.calibrate(Laplace(), epsilon=1.0, delta=1e-6, steps=10, certificate=True)
+    >>> pld = PLD.from_noise(Laplace(), scale=c.scale).self_compose(10).with_discretization(value_step=c.value_step)
+    >>> bool(pld.delta(1.0).upper <= 1e-6 and c.scale_bounds.upper <= 1.001 * c.scale_bounds.lower)
+    True
+    """
+
+    scale: float
+    scale_bounds: Interval
+    value_step: float
+    delta_bounds: Interval
+
+
+def _calibration_start(sensitivity: float, steps: int, sampling_rate: float, epsilon: float) -> float:
+    """Where a calibration's doubling starts: the Gaussian order of magnitude sens q sqrt(k) / epsilon."""
+    return sensitivity * max(sampling_rate * math.sqrt(steps), 1.0) / min(epsilon, 1.0)
+
+
+# A calibration refines the loss grid at most _REFINE times, each time 2 to 4 times finer.
+_REFINE = 4
+
+
+def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol: float,
+                     width: float) -> ScaleCalibration:
+    """The smallest noise scale whose certified upper delta(epsilon) is <= ``delta``, with a certified bracket.
+
+    ``build(scale, value_step)`` is the composed PLD at ``scale`` (``value_step`` None: automatic); its
+    exact delta(epsilon) decreases in the scale. A scale becomes the answer only once it passes (certified
+    upper delta <= target on the grid it is evaluated on) and the lower end only once it fails for
+    certain (certified lower delta > target), so [lower, scale] contains the exact minimal scale
+    whatever the grids. The steps:
+
+    1. bracket by doubling from ``start`` on the automatic grid of each scale;
+    2. on one fixed grid (first the automatic one of the passing end) find the boundary of the upper
+       criterion and that of the lower one, each to relative ``rtol`` (regula falsi with the Illinois
+       safeguard on log delta against log scale, which is smooth and nearly linear);
+    3. while the bracket between them is wider than ``width`` (relative), the discretisation is what keeps
+       it open: refine the grid (the delta interval shrinks with the square of the step, so by the
+       square root of the excess, 2 to 4 times) and repeat 2 inside the bracket. A scale that passes
+       is certified on any grid, so the grid only decides how close to the exact minimum the answer is.
+    """
+    memo: dict = {}  # (scale, grid step) -> delta interval
+
+    def bound(s: float, h: float | None) -> Interval:
+        if (s, h) not in memo:
+            pld = build(s, h)
+            key = (s, pld.value_step)
+            if key not in memo:
+                memo[key] = pld.delta(epsilon)
+            memo[s, h] = memo[key]
+        return memo[s, h]
+
+    # log(-log delta) is nearly linear in log scale (for Gaussian-like tails -log delta grows like a
+    # power of the scale), so regula falsi on it converges in a few steps.
+    level = math.log(-math.log(delta))
+
+    def excess(s: float, h: float, side: int) -> float:  # > 0 iff the bound exceeds the target
+        value = min(max(bound(s, h)[side], 1e-300), 0.5)
+        return level - math.log(-math.log(value)) if value != delta else 0.0
+
+    def boundary(side: int, h: float, a: float, b: float, done) -> tuple:
+        # excess > 0 at a, <= 0 at b; shrink [a, b] until b / a <= 1 + rtol or done(a, b).
+        fa, fb = excess(a, h, side), min(excess(b, h, side), 0.0)
+        last, span = 0, math.log(b / a)
+        for it in range(100):
+            if b / a <= 1.0 + rtol or done(a, b):
+                break
+            la, lb = math.log(a), math.log(b)
+            t = fa / (fa - fb) if fa > fb else 0.5
+            if it > 0 and it % 3 == 0:  # the bracket must halve every three steps, else bisect
+                t, span = (0.5 if lb - la > 0.5 * span else t), lb - la
+            mid = math.exp(la + min(max(t, 0.01), 0.99) * (lb - la))
+            if not a < mid < b:
+                break
+            f = excess(mid, h, side)
+            if f > 0.0:
+                a, fa = mid, f
+                fb, last = (0.5 * fb if last == 1 else fb), 1
+            else:
+                b, fb = mid, f
+                fa, last = (0.5 * fa if last == -1 else fa), -1
+        return a, b
+
+    def failing(h: float | None = None) -> float:  # the largest scale that fails for certain (on grid h or any), or 0
+        return max((s for (s, g), iv in memo.items() if iv.lower > delta and h in (None, g)), default=0.0)
+
+    # 1. Bracket on the automatic grid.
+    lo = hi = start
+    if bound(hi, None).upper <= delta:
+        while bound(lo, None).upper <= delta and lo > 1e-12 * start:
+            hi, lo = lo, lo / 2.0
+    else:
+        while not bound(hi, None).upper <= delta:
+            lo, hi = hi, hi * 2.0
+            if hi > 1e12 * start:
+                raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
+    step = build(hi, None).value_step
+    best, best_step = hi, step  # the answer and the grid it passed on
+    for refinement in range(_REFINE + 1):
+        # 2. The upper boundary on this grid, between a failing scale a and a passing one b.
+        a, b = max(lo, failing()), best
+        while bound(a, step).upper <= delta and a > 1e-12 * start:  # the grid lets smaller scales pass
+            b, a = a, a / 2.0
+        if bound(a, step).upper > delta:
+            a, b = boundary(1, step, a, b, lambda x, y: y / max(failing(), 1e-300) <= 1.0 + width)
+        if b < best:
+            best, best_step = b, step
+        # The lower boundary below it, from the largest scale known to fail for certain (or, moving down
+        # from a by growing factors, the first one found) to the smallest known not to.
+        factor, c = 1.0 + width, failing(step)
+        if c == 0.0:
+            c = a
+            while not bound(c, step).lower > delta and c > 1e-12 * start:
+                c, factor = c / factor, factor * factor
+        if bound(c, step).lower > delta:
+            d = min((s for (s, h), iv in memo.items() if h == step and s > c and not iv.lower > delta), default=best)
+            boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)
+        below = failing()
+        # 3. Refine the grid while the bracket is wider than ``width``.
+        gap = best / below - 1.0 if below > 0.0 else math.inf
+        if gap <= width or refinement == _REFINE:
+            break
+        finer = step / min(4.0, max(2.0, math.sqrt(gap / width)))
+        lo = below if below > 0.0 else c
+        try:
+            bound(best, finer), bound(lo, finer)
+        except ValueError:  # the grid would exceed the transform's size: keep this bracket
+            break
+        step = finer
+    if bound(best, step).upper <= delta:  # report the finest grid the answer passes on
+        best_step = step
+    return ScaleCalibration(best, Interval(failing(), best), best_step, bound(best, best_step))
