@@ -148,7 +148,7 @@ class PLD:
     True
     """
 
-    __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds")
+    __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds", "_auto_step")
 
     def __init__(self, terms: Sequence[tuple], *, value_step: float | None = None, tail_mass: float = _TAIL_MASS) -> None:
         # terms: ((mechanism, count), ...), merged by mechanism key.
@@ -163,6 +163,7 @@ class PLD:
         self._value_step = value_step
         self._tail_mass = tail_mass
         self._bounds = None
+        self._auto_step: float | None = None
 
     # ----- constructors ---------------------------------------------------------------------------------
     @classmethod
@@ -603,19 +604,31 @@ class PLD:
         """Grid step of the loss discretisation used for this composition.
 
         Automatic: 0.006 steps^-0.45 (at most 0.005), which keeps the interval of DP-SGD-like
-        compositions within ~1e-4 in epsilon; refined to give at least 2^8 points across a narrow
-        composed loss range, and widened where the range would need more than 2^21 points (a wide
+        compositions (standard deviation of the composed loss about 1) within ~1e-4 in epsilon; scaled
+        by 2 sigma where the composed loss has a standard deviation sigma < 1/2 (a small sensitivity /
+        scale ratio, as in calibrations to a small epsilon, is then resolved as finely, relative to
+        its spread, as a DP-SGD composition); refined to give at least 2^8 points across a narrow
+        composed loss window, and widened where the window would need more than 2^21 points (a wide
         composed loss needs no finer absolute step).
         """
         if self._value_step is not None:
             return self._value_step
+        if self._auto_step is None:
+            self._auto_step = self._automatic_step()
+        return self._auto_step
+
+    def _automatic_step(self) -> float:
         h = min(5e-3, 6e-3 * self.steps ** -0.45)
         coarse = 1e-2
-        parts = [m.discretise(True, coarse, self._tail_mass / self.steps) for m, _ in self._terms]
+        tail = self._tail_mass / self.steps
+        parts = [m.discretise(True, coarse, tail) for m, _ in self._terms]
         lo, hi = _acc.pld_window(parts, [c for _, c in self._terms], coarse, self._tail_mass)
         if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):  # no finite loss mass (all at +inf)
             return h
-        # At least 2^8 points across a narrow composed loss, at most 2^21 across a wide one.
+        var = sum(c * _loss_std(m, part, coarse, tail) ** 2 for (m, c), part in zip(self._terms, parts))
+        if var > 0.0:  # the count-based step assumes a composed loss of spread >= 1/2; scale it below that
+            h *= min(1.0, 2.0 * math.sqrt(var))
+        # At least 2^8 points across the window, at most 2^21.
         return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
 
     # ----- evaluation -----------------------------------------------------------------------------------
@@ -1012,6 +1025,29 @@ class ScaleCalibration(NamedTuple):
     scale_bounds: Interval
     value_step: float
     delta_bounds: Interval
+
+
+def _loss_std(mech: Any, part: Any, grid: float, tail: float) -> float:
+    """The standard deviation of one mechanism's finite loss under P (remove order), from its discretisation.
+
+    Only the choice of the grid uses it. A grid coarser than the loss inflates the variance (mass inside a
+    cell is split between its ends), so the loss is discretised again on a grid of 1/16 of the
+    estimate until the grid is below 1/8 of it.
+    """
+    sd = 0.0
+    for _ in range(6):
+        p = np.asarray(part.pess_pmf, dtype=float)
+        total = float(p.sum())
+        if not total > 0.0:
+            return 0.0
+        loss = (part.pess_offset + np.arange(p.size)) * grid
+        mean = float(p @ loss) / total
+        sd = math.sqrt(max(float(p @ (loss - mean) ** 2) / total, 0.0))
+        if not 0.0 < sd < 8.0 * grid:
+            break
+        grid = sd / 16.0
+        part = mech.discretise(True, grid, tail)
+    return sd
 
 
 def _calibration_start(sensitivity: float, steps: int, sampling_rate: float, epsilon: float) -> float:

@@ -13,7 +13,6 @@ Subbotin_r noise and is exact only for r = 2 (see ``docs/calibration.md``).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,11 +158,11 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
 
     The worst neighbouring pair shifts every coordinate by ``sensitivity`` (the corner of the box), so
     the mechanism is (epsilon, delta)-DP exactly when the PLD of the one-dimensional mechanism,
-    self-composed N = ``dimension * releases`` times, has delta(epsilon) <= ``delta``. The scale is
-    bracketed by doubling, then bisected (on log scale, to relative width ``rtol``) on a fixed loss grid
-    (the automatic one, refined up to 256 times while the delta interval is wider than 1% of the
-    target), with the certified upper bound of delta(epsilon) as the criterion: the returned scale is
-    never one whose certified delta exceeds the target.
+    self-composed N = ``dimension * releases`` times, has delta(epsilon) <= ``delta``. The search is
+    that of :meth:`pydp_core.accounting.pld.PLD.calibrate`: bracketing by doubling, then on a fixed
+    loss grid the boundaries of the certified upper and lower bounds of delta(epsilon), each to relative
+    ``rtol``, the grid refined (up to 256 times) while the bracket between them is wider than 0.1%. The
+    returned scale is never one whose certified delta exceeds the target.
 
     Parameters
     ----------
