@@ -60,7 +60,9 @@ def test_calibrated_scale_meets_the_target_and_999_permille_does_not(case):
     at = _pld(noise, c.scale, sens, k, q, c.value_step).delta(eps)
     assert at.upper <= delta
     assert at == c.delta_bounds
-    # ... and 0.1% less noise fails for certain, so the scale is within 0.1% of the minimal one.
+    # ... and the lower end of the bracket, and 0.1% less noise, fail for certain: the scale is within 0.1%
+    # of the minimal one.
+    assert _pld(noise, c.scale_bounds.lower, sens, k, q, c.value_step).delta(eps).lower > delta
     assert _pld(noise, 0.999 * c.scale, sens, k, q, c.value_step).delta(eps).lower > delta
     # The float form is the same search.
     assert PLD.calibrate(noise, epsilon=eps, delta=delta, sensitivity=sens, steps=k, sampling_rate=q) == c.scale

@@ -505,9 +505,11 @@ class PLD:
         search used, which may be finer than the automatic one). The search also finds a scale that fails
         for certain (its certified lower delta(epsilon) exceeds ``delta``), so the exact minimal scale
         lies between the two. It brackets by doubling, finds both boundaries by safeguarded regula falsi
-        on log delta against log scale, and refines the loss grid (up to 256 times) while the bracket is
-        wider than ``rtol``: a composition whose loss is narrow against the automatic grid (small
-        sensitivity / scale, small epsilon) is then still calibrated to ``rtol``.
+        on log(-log delta) against log scale, and refines the loss grid (up to 256 times) while the
+        bracket is wider than ``rtol`` and each refinement narrows the delta interval (docs/pld.md,
+        "Calibration"). A composition whose loss is narrow against the automatic grid (small
+        sensitivity / scale, small epsilon) is thus still calibrated to ``rtol``; composed deltas below
+        ~1e-12, which the FFT's rounding limits, give a wider bracket.
 
         Parameters
         ----------
@@ -1007,7 +1009,8 @@ class ScaleCalibration(NamedTuple):
         lower bound of delta(epsilon) exceeds the target, so no smaller scale meets it (``lower`` is 0 if
         no scale could be shown to fail).
     value_step : float
-        The loss grid step on which ``scale`` passed (rebuild the certificate with
+        The loss grid step on which ``scale`` passed, and on which ``scale_bounds.lower`` fails for
+        certain unless only another grid showed that (rebuild the certificate with
         ``with_discretization(value_step=...)``).
     delta_bounds : Interval
         The certified interval of delta(epsilon) at ``scale`` on that grid.
@@ -1072,11 +1075,13 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
     1. bracket by doubling from ``start`` on the automatic grid of each scale;
     2. on one fixed grid (first the automatic one of the passing end) find the boundary of the upper
        criterion and that of the lower one, each to relative ``rtol`` (regula falsi with the Illinois
-       safeguard on log delta against log scale, which is smooth and nearly linear);
+       safeguard on log(-log delta) against log scale, which is smooth and nearly linear);
     3. while the bracket between them is wider than ``width`` (relative), the discretisation is what keeps
        it open: refine the grid (the delta interval shrinks with the square of the step, so by the
-       square root of the excess, 2 to 4 times) and repeat 2 inside the bracket. A scale that passes
-       is certified on any grid, so the grid only decides how close to the exact minimum the answer is.
+       square root of the excess, 2 to 4 times) and repeat 2 inside the bracket, as long as each
+       refinement narrows the delta interval at the answer by 20% or more (below ~1e-12 the FFT's
+       rounding, not the grid, limits composed deltas). A scale that passes is certified on any grid, so the grid only decides how
+       close to the exact minimum the answer is.
     """
     memo: dict = {}  # (scale, grid step) -> delta interval
 
@@ -1135,6 +1140,7 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
                 raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
     step = build(hi, None).value_step
     best, best_step = hi, step  # the answer and the grid it passed on
+    last_spread = math.inf  # the width of the delta interval at the answer on the last grid
     for refinement in range(_REFINE + 1):
         # 2. The upper boundary on this grid, between a failing scale a and a passing one b.
         a, b = max(lo, failing()), best
@@ -1157,8 +1163,10 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
         below = failing()
         # 3. Refine the grid while the bracket is wider than ``width``.
         gap = best / below - 1.0 if below > 0.0 else math.inf
-        if gap <= width or refinement == _REFINE:
-            break
+        spread = bound(best, step).upper - bound(best, step).lower
+        if gap <= width or refinement == _REFINE or not spread < 0.8 * last_spread:
+            break  # narrow enough, or the grid no longer limits the delta interval (the FFT's rounding does)
+        last_spread = spread
         finer = step / min(4.0, max(2.0, math.sqrt(gap / width)))
         lo = below if below > 0.0 else c
         try:
@@ -1168,4 +1176,6 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
         step = finer
     if bound(best, step).upper <= delta:  # report the finest grid the answer passes on
         best_step = step
-    return ScaleCalibration(best, Interval(failing(), best), best_step, bound(best, best_step))
+    # One grid certifies both ends where it can (the bracket can then be checked on value_step alone).
+    below = failing(best_step) or failing()
+    return ScaleCalibration(best, Interval(below, best), best_step, bound(best, best_step))

@@ -161,7 +161,8 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
     self-composed N = ``dimension * releases`` times, has delta(epsilon) <= ``delta``. The search is
     that of :meth:`pydp_core.accounting.pld.PLD.calibrate`: bracketing by doubling, then on a fixed
     loss grid the boundaries of the certified upper and lower bounds of delta(epsilon), each to relative
-    ``rtol``, the grid refined (up to 256 times) while the bracket between them is wider than 0.1%. The
+    ``rtol``, the grid refined (up to 256 times) while the bracket between them is wider than 0.1% and
+    each refinement narrows the delta interval. The
     returned scale is never one whose certified delta exceeds the target.
 
     Parameters
