@@ -1017,9 +1017,9 @@ class ScaleCalibration(NamedTuple):
 
     Examples
     --------
-    >>> from pydp_core.noise import Laplace
-    >>> c = PLD.calibrate(Laplace(), epsilon=1.0, delta=1e-6, steps=10, certificate=True)
-    >>> pld = PLD.from_noise(Laplace(), scale=c.scale).self_compose(10).with_discretization(value_step=c.value_step)
+    >>> from pydp_core.noise import Logistic
+    >>> c = PLD.calibrate(Logistic(), epsilon=1.0, delta=1e-6, steps=10, certificate=True)
+    >>> pld = PLD.from_noise(Logistic(), scale=c.scale).self_compose(10).with_discretization(value_step=c.value_step)
     >>> bool(pld.delta(1.0).upper <= 1e-6 and c.scale_bounds.upper <= 1.001 * c.scale_bounds.lower)
     True
     """
