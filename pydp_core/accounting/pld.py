@@ -586,7 +586,7 @@ class PLD:
         """A copy that uses grid step ``value_step`` (None: automatic) and truncation ``tail_mass``.
 
         Finer steps narrow the intervals (the error is second order in the step); the automatic step is
-        0.006 steps^-0.45, at most 0.005 (see :attr:`value_step`).
+        0.006 steps^-0.45, at most 0.005, finer for a narrow composed loss (see :attr:`value_step`).
         """
         step = None if value_step is None else _scalar(value_step, "value_step", check_positive)
         if step is not None and step > 1.0:
