@@ -122,3 +122,12 @@ def test_bad_input_names_the_argument(kwargs, error, word):
     args.update(kwargs)
     with pytest.raises(error, match=word):
         PLD.calibrate(Gaussian(), **args)
+
+
+@pytest.mark.parametrize("delta", [0.3, 0.7])
+def test_large_delta_targets(delta):
+    # Far from the usual tiny deltas: the pass/fail decisions are exact comparisons with the target.
+    c = PLD.calibrate(Gaussian(), epsilon=0.5, delta=delta, steps=4, certificate=True)
+    exact = _gdp_scale(0.5, delta, 1.0, 4)
+    assert c.scale_bounds.lower <= exact <= c.scale <= exact * 1.001
+    assert _pld(Gaussian(), c.scale, 1.0, 4, 1.0, c.value_step).delta(0.5).upper <= delta

@@ -1098,9 +1098,10 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
     # power of the scale), so regula falsi on it converges in a few steps.
     level = math.log(-math.log(delta))
 
-    def excess(s: float, h: float, side: int) -> float:  # > 0 iff the bound exceeds the target
-        value = min(max(bound(s, h)[side], 1e-300), 0.5)
-        return level - math.log(-math.log(value)) if value != delta else 0.0
+    def excess(s: float, h: float, side: int) -> float:  # > 0 iff the bound exceeds the target (exactly)
+        value = bound(s, h)[side]
+        f = level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
+        return max(f, 1e-300) if value > delta else min(f, 0.0)
 
     def boundary(side: int, h: float, a: float, b: float, done) -> tuple:
         # excess > 0 at a, <= 0 at b; shrink [a, b] until b / a <= 1 + rtol or done(a, b).
