@@ -74,7 +74,10 @@ def _calibrate() -> float:
 
 def test_calibrate_sigma(speed):
     s = speed.benchmark.pedantic(_calibrate, rounds=1, iterations=1)
-    iv = PLD.from_noise(Gaussian(), scale=s, sampling_rate=0.01).self_compose(10_000).epsilon(1e-5)
+    c = PLD.calibrate(Gaussian(), epsilon=4.0, delta=1e-5, steps=10_000, sampling_rate=0.01, certificate=True)
+    assert c.scale == s and c.scale_bounds.upper <= c.scale_bounds.lower * (1 + 1e-3)
+    iv = PLD.from_noise(Gaussian(), scale=s, sampling_rate=0.01).self_compose(10_000) \
+        .with_discretization(value_step=c.value_step).epsilon(1e-5)
     assert iv.upper <= 4.0 and iv.upper > 3.99
     ours = speed.cpu_time(_calibrate, repeat=3)
     speed.benchmark.extra_info["ours_calibrate_s"] = round(ours, 4)

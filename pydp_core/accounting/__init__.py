@@ -40,7 +40,7 @@ from .composition import advanced_composition, compose
 from .curves import PrivacyCurves, privacy_curves
 from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
 from .journal import Journal, JournalError
-from .pld import PLD, Interval
+from .pld import PLD, Interval, ScaleCalibration
 from .subsampling import subsample
 
 __all__ = [
@@ -72,6 +72,7 @@ __all__ = [
     "JournalError",
     "PLD",
     "Interval",
+    "ScaleCalibration",
     "privacy_curves",
     "PrivacyCurves",
 ]

@@ -33,7 +33,7 @@ from ..noise import Gaussian, Laplace, LogConcaveFamily, Logistic, Subbotin, Tru
 if TYPE_CHECKING:
     from .budgets import GDP, ApproxDP
 
-__all__ = ["PLD", "Interval"]
+__all__ = ["PLD", "Interval", "ScaleCalibration"]
 
 _acc = _core.accounting
 
@@ -187,7 +187,7 @@ class PLD:
     True
     """
 
-    __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds")
+    __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds", "_auto_step")
 
     def __init__(self, terms: Sequence[tuple], *, value_step: float | None = None, tail_mass: float = _TAIL_MASS) -> None:
         # terms: ((mechanism, count), ...), merged by mechanism key.
@@ -202,6 +202,7 @@ class PLD:
         self._value_step = value_step
         self._tail_mass = tail_mass
         self._bounds = None
+        self._auto_step: float | None = None
 
     # ----- constructors ---------------------------------------------------------------------------------
     @classmethod
@@ -588,74 +589,77 @@ class PLD:
 
     @classmethod
     def calibrate(cls, noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any = 1.0, steps: Any = 1,
-                  sampling_rate: Any = 1.0, rtol: float = 1e-3) -> float:
-        """The smallest noise scale (to relative ``rtol``) whose composed upper bound meets (epsilon, delta).
+                  sampling_rate: Any = 1.0, rtol: float = 1e-3, certificate: bool = False) -> Any:
+        """The smallest noise scale whose composed upper bound meets (epsilon, delta), to relative ``rtol``.
 
-        The search brackets the scale on a grid four times coarser than the automatic one (its upper
-        bounds are valid, only looser), then bisects on the automatic grid. The returned scale is checked:
-        ``from_noise(noise, scale=s, ...).self_compose(steps).epsilon(delta).upper <= epsilon``.
+        The returned scale s passes: the certified upper bound of delta(epsilon) of
+        ``from_noise(noise, scale=s, ...).self_compose(steps)`` is <= ``delta`` (on the loss grid the
+        search used, which may be finer than the automatic one). The search also finds a scale that fails
+        for certain (its certified lower delta(epsilon) exceeds ``delta``), so the exact minimal scale
+        lies between the two. It brackets by doubling, finds both boundaries by safeguarded regula falsi
+        on log(-log delta) against log scale, and refines the loss grid (up to 256 times) while the
+        bracket is wider than ``rtol`` and each refinement narrows the delta interval (docs/pld.md,
+        "Calibration"). A composition whose loss is narrow against the automatic grid (small
+        sensitivity / scale, small epsilon) is thus still calibrated to ``rtol``; composed deltas below
+        ~1e-12, which the FFT's rounding limits, give a wider bracket.
 
         Parameters
         ----------
         noise : Gaussian, Laplace, Logistic or Subbotin
+            The unit-scale noise family.
         epsilon : float
             Target epsilon > 0.
         delta : float
             Target delta in (0, 1).
         sensitivity : float, optional
+            Sensitivity of the query (> 0).
         steps : int, optional
             Number of compositions (each with Poisson sampling at ``sampling_rate``).
         sampling_rate : float, optional
+            Poisson sampling rate q in (0, 1].
         rtol : float, optional
-            Relative width of the final bracket; the result is its upper end.
+            Relative width of the certified bracket on the exact minimal scale, in (0, 0.5) (reached
+            unless the loss grid cannot be refined further; the bracket says how close the answer is).
+        certificate : bool, optional
+            Return a :class:`ScaleCalibration` (the scale, the certified bracket on the exact minimal
+            scale, the loss grid step and delta(epsilon) there) instead of the scale alone.
 
         Returns
         -------
-        float
-            The scale; never one whose certified epsilon exceeds the target.
+        float or ScaleCalibration
+            The scale; never one whose certified delta(epsilon) exceeds the target.
 
         Raises
         ------
         ValueError
             On out-of-range arguments, or if no scale below 1e12 * sensitivity meets the target.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> from pydp_core import minimal_scale
+        >>> c = PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-5, steps=16, certificate=True)
+        >>> exact = float(minimal_scale(Gaussian(), epsilon=1.0, delta=1e-5, sensitivity=4.0))
+        >>> bool(c.scale_bounds.lower <= exact <= c.scale <= exact * 1.001)
+        True
         """
         e = _scalar(epsilon, "epsilon", check_positive)
-        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False))
+        dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False, allow_one=False))
         k = _count(steps, "steps")
         sens = _scalar(sensitivity, "sensitivity", check_positive)
+        q = _scalar(sampling_rate, "sampling_rate", check_probability)
         if not (0.0 < rtol < 0.5):
             raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+        if q == 0.0:
+            raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
 
         def build(s: float, h: float | None) -> PLD:
-            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=sampling_rate).self_compose(k) \
+            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q).self_compose(k) \
                 .with_discretization(value_step=h)
 
-        fine = build(sens, None).value_step
-
-        def ok(s: float, h: float) -> bool:
-            return build(s, h).epsilon(dl).upper <= e
-
-        coarse = 4.0 * fine
-        lo, hi = sens, sens
-        if ok(hi, coarse):
-            while ok(lo, coarse):
-                hi, lo = lo, lo / 2.0
-                if lo < 1e-12 * sens:
-                    return hi
-        else:
-            while not ok(hi, coarse):
-                lo, hi = hi, hi * 2.0
-                if hi > 1e12 * sens:
-                    raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
-        while hi / lo > 1.0 + 4.0 * rtol:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if ok(mid, coarse) else (mid, hi)
-        # hi meets the target on the coarse grid; the fine grid's bound is tighter, so bisect below it.
-        lo = hi / (1.0 + 4.0 * rtol)
-        while hi / lo > 1.0 + rtol:
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if ok(mid, fine) else (mid, hi)
-        return hi
+        found = _calibrate_scale(build, epsilon=e, delta=dl, start=_calibration_start(sens, k, q, e),
+                                 rtol=rtol / 4.0, width=rtol)
+        return found if certificate else found.scale
 
     # ----- composition ----------------------------------------------------------------------------------
     def self_compose(self, k: Any) -> "PLD":
@@ -674,7 +678,7 @@ class PLD:
         """A copy that uses grid step ``value_step`` (None: automatic) and truncation ``tail_mass``.
 
         Finer steps narrow the intervals (the error is second order in the step); the automatic step is
-        0.006 steps^-0.45, at most 0.005 (see :attr:`value_step`).
+        0.006 steps^-0.45, at most 0.005, finer for a narrow composed loss (see :attr:`value_step`).
         """
         step = None if value_step is None else _scalar(value_step, "value_step", check_positive)
         if step is not None and step > 1.0:
@@ -694,19 +698,31 @@ class PLD:
         """Grid step of the loss discretisation used for this composition.
 
         Automatic: 0.006 steps^-0.45 (at most 0.005), which keeps the interval of DP-SGD-like
-        compositions within ~1e-4 in epsilon; refined to give at least 2^8 points across a narrow
-        composed loss range, and widened where the range would need more than 2^21 points (a wide
+        compositions (standard deviation of the composed loss about 1) within ~1e-4 in epsilon; scaled
+        by 2 sigma where the composed loss has a standard deviation sigma < 1/2 (a small sensitivity /
+        scale ratio, as in calibrations to a small epsilon, is then resolved as finely, relative to
+        its spread, as a DP-SGD composition); refined to give at least 2^8 points across a narrow
+        composed loss window, and widened where the window would need more than 2^21 points (a wide
         composed loss needs no finer absolute step).
         """
         if self._value_step is not None:
             return self._value_step
+        if self._auto_step is None:
+            self._auto_step = self._automatic_step()
+        return self._auto_step
+
+    def _automatic_step(self) -> float:
         h = min(5e-3, 6e-3 * self.steps ** -0.45)
         coarse = 1e-2
-        parts = [m.discretise(True, coarse, self._tail_mass / self.steps) for m, _ in self._terms]
+        tail = self._tail_mass / self.steps
+        parts = [m.discretise(True, coarse, tail) for m, _ in self._terms]
         lo, hi = _acc.pld_window(parts, [c for _, c in self._terms], coarse, self._tail_mass)
         if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):  # no finite loss mass (all at +inf)
             return h
-        # At least 2^8 points across a narrow composed loss, at most 2^21 across a wide one.
+        var = sum(c * _loss_std(m, part, coarse, tail) ** 2 for (m, c), part in zip(self._terms, parts))
+        if var > 0.0:  # the count-based step assumes a composed loss of spread >= 1/2; scale it below that
+            h *= min(1.0, 2.0 * math.sqrt(var))
+        # At least 2^8 points across the window, at most 2^21.
         return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
 
     # ----- evaluation -----------------------------------------------------------------------------------
@@ -1071,3 +1087,188 @@ class PLD:
 
     def __repr__(self) -> str:
         return f"PLD(mechanisms={len(self._terms)}, steps={self.steps})"
+
+
+class ScaleCalibration(NamedTuple):
+    """A calibrated noise scale with its certificate (the result of ``PLD.calibrate(..., certificate=True)``).
+
+    Parameters
+    ----------
+    scale : float
+        The calibrated scale: the certified upper bound of delta(epsilon) is <= the target there.
+    scale_bounds : Interval
+        Certified bounds on the exact minimal scale: ``upper`` is ``scale``; at ``lower`` the certified
+        lower bound of delta(epsilon) exceeds the target, so no smaller scale meets it (``lower`` is 0 if
+        no scale could be shown to fail).
+    value_step : float
+        The loss grid step on which ``scale`` passed, and on which ``scale_bounds.lower`` fails for
+        certain unless only another grid showed that (rebuild the certificate with
+        ``with_discretization(value_step=...)``).
+    delta_bounds : Interval
+        The certified interval of delta(epsilon) at ``scale`` on that grid.
+
+    Examples
+    --------
+    >>> from pydp_core.noise import Logistic
+    >>> c = PLD.calibrate(Logistic(), epsilon=1.0, delta=1e-6, steps=10, certificate=True)
+    >>> pld = PLD.from_noise(Logistic(), scale=c.scale).self_compose(10).with_discretization(value_step=c.value_step)
+    >>> bool(pld.delta(1.0).upper <= 1e-6 and c.scale_bounds.upper <= 1.001 * c.scale_bounds.lower)
+    True
+    """
+
+    scale: float
+    scale_bounds: Interval
+    value_step: float
+    delta_bounds: Interval
+
+
+def _loss_std(mech: Any, part: Any, grid: float, tail: float) -> float:
+    """The standard deviation of one mechanism's finite loss under P (remove order), from its discretisation.
+
+    Only the choice of the grid uses it. A grid coarser than the loss inflates the variance (mass inside a
+    cell is split between its ends), so the loss is discretised again on a grid of 1/16 of the
+    estimate until the grid is below 1/8 of it.
+    """
+    sd = 0.0
+    for _ in range(6):
+        p = np.asarray(part.pess_pmf, dtype=float)
+        total = float(p.sum())
+        if not total > 0.0:
+            return 0.0
+        loss = (part.pess_offset + np.arange(p.size)) * grid
+        mean = float(p @ loss) / total
+        sd = math.sqrt(max(float(p @ (loss - mean) ** 2) / total, 0.0))
+        if not 0.0 < sd < 8.0 * grid:
+            break
+        grid = sd / 16.0
+        part = mech.discretise(True, grid, tail)
+    return sd
+
+
+def _calibration_start(sensitivity: float, steps: int, sampling_rate: float, epsilon: float) -> float:
+    """Where a calibration's doubling starts: the Gaussian order of magnitude sens q sqrt(k) / epsilon."""
+    return sensitivity * max(sampling_rate * math.sqrt(steps), 1.0) / min(epsilon, 1.0)
+
+
+# A calibration refines the loss grid at most _REFINE times, each time 2 to 4 times finer.
+_REFINE = 4
+
+
+def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol: float,
+                     width: float) -> ScaleCalibration:
+    """The smallest noise scale whose certified upper delta(epsilon) is <= ``delta``, with a certified bracket.
+
+    ``build(scale, value_step)`` is the composed PLD at ``scale`` (``value_step`` None: automatic); its
+    exact delta(epsilon) decreases in the scale. A scale becomes the answer only once it passes (certified
+    upper delta <= target on the grid it is evaluated on) and the lower end only once it fails for
+    certain (certified lower delta > target), so [lower, scale] contains the exact minimal scale
+    whatever the grids. The steps:
+
+    1. bracket by doubling from ``start`` on the automatic grid of each scale;
+    2. on one fixed grid (first the automatic one of the passing end) find the boundary of the upper
+       criterion and that of the lower one, each to relative ``rtol`` (regula falsi with the Illinois
+       safeguard on log(-log delta) against log scale, which is smooth and nearly linear);
+    3. while the bracket between them is wider than ``width`` (relative), the discretisation is what keeps
+       it open: refine the grid (the delta interval shrinks with the square of the step, so by the
+       square root of the excess, 2 to 4 times) and repeat 2 inside the bracket, as long as each
+       refinement narrows the delta interval at the answer by 20% or more (below ~1e-12 the FFT's
+       rounding, not the grid, limits composed deltas). A scale that passes is certified on any grid, so the grid only decides how
+       close to the exact minimum the answer is.
+    """
+    memo: dict = {}  # (scale, grid step) -> delta interval
+
+    def bound(s: float, h: float | None) -> Interval:
+        if (s, h) not in memo:
+            pld = build(s, h)
+            key = (s, pld.value_step)
+            if key not in memo:
+                memo[key] = pld.delta(epsilon)
+            memo[s, h] = memo[key]
+        return memo[s, h]
+
+    # log(-log delta) is nearly linear in log scale (for Gaussian-like tails -log delta grows like a
+    # power of the scale), so regula falsi on it converges in a few steps.
+    level = math.log(-math.log(delta))
+
+    def excess(s: float, h: float, side: int) -> float:  # > 0 iff the bound exceeds the target (exactly)
+        value = bound(s, h)[side]
+        f = level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
+        return max(f, 1e-300) if value > delta else min(f, 0.0)
+
+    def boundary(side: int, h: float, a: float, b: float, done) -> tuple:
+        # excess > 0 at a, <= 0 at b; shrink [a, b] until b / a <= 1 + rtol or done(a, b).
+        fa, fb = excess(a, h, side), min(excess(b, h, side), 0.0)
+        last, span = 0, math.log(b / a)
+        for it in range(100):
+            if b / a <= 1.0 + rtol or done(a, b):
+                break
+            la, lb = math.log(a), math.log(b)
+            t = fa / (fa - fb) if fa > fb else 0.5
+            if it > 0 and it % 3 == 0:  # the bracket must halve every three steps, else bisect
+                t, span = (0.5 if lb - la > 0.5 * span else t), lb - la
+            mid = math.exp(la + min(max(t, 0.01), 0.99) * (lb - la))
+            if not a < mid < b:
+                break
+            f = excess(mid, h, side)
+            if f > 0.0:
+                a, fa = mid, f
+                fb, last = (0.5 * fb if last == 1 else fb), 1
+            else:
+                b, fb = mid, f
+                fa, last = (0.5 * fa if last == -1 else fa), -1
+        return a, b
+
+    def failing(h: float | None = None) -> float:  # the largest scale that fails for certain (on grid h or any), or 0
+        return max((s for (s, g), iv in memo.items() if iv.lower > delta and h in (None, g)), default=0.0)
+
+    # 1. Bracket on the automatic grid.
+    lo = hi = start
+    if bound(hi, None).upper <= delta:
+        while bound(lo, None).upper <= delta and lo > 1e-12 * start:
+            hi, lo = lo, lo / 2.0
+    else:
+        while not bound(hi, None).upper <= delta:
+            lo, hi = hi, hi * 2.0
+            if hi > 1e12 * start:
+                raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
+    step = build(hi, None).value_step
+    best, best_step = hi, step  # the answer and the grid it passed on
+    last_spread = math.inf  # the width of the delta interval at the answer on the last grid
+    for refinement in range(_REFINE + 1):
+        # 2. The upper boundary on this grid, between a failing scale a and a passing one b.
+        a, b = max(lo, failing()), best
+        while bound(a, step).upper <= delta and a > 1e-12 * start:  # the grid lets smaller scales pass
+            b, a = a, a / 2.0
+        if bound(a, step).upper > delta:
+            a, b = boundary(1, step, a, b, lambda x, y: y / max(failing(), 1e-300) <= 1.0 + width)
+        if b < best:
+            best, best_step = b, step
+        # The lower boundary below it, from the largest scale known to fail for certain (or, moving down
+        # from a by growing factors, the first one found) to the smallest known not to.
+        factor, c = 1.0 + width, failing(step)
+        if c == 0.0:
+            c = a
+            while not bound(c, step).lower > delta and c > 1e-12 * start:
+                c, factor = c / factor, factor * factor
+        if bound(c, step).lower > delta:
+            d = min((s for (s, h), iv in memo.items() if h == step and s > c and not iv.lower > delta), default=best)
+            boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)
+        below = failing()
+        # 3. Refine the grid while the bracket is wider than ``width``.
+        gap = best / below - 1.0 if below > 0.0 else math.inf
+        spread = bound(best, step).upper - bound(best, step).lower
+        if gap <= width or refinement == _REFINE or not spread < 0.8 * last_spread:
+            break  # narrow enough, or the grid no longer limits the delta interval (the FFT's rounding does)
+        last_spread = spread
+        finer = step / min(4.0, max(2.0, math.sqrt(gap / width)))
+        lo = below if below > 0.0 else c
+        try:
+            bound(best, finer), bound(lo, finer)
+        except ValueError:  # the grid would exceed the transform's size: keep this bracket
+            break
+        step = finer
+    if bound(best, step).upper <= delta:  # report the finest grid the answer passes on
+        best_step = step
+    # One grid certifies both ends where it can (the bracket can then be checked on value_step alone).
+    below = failing(best_step) or failing()
+    return ScaleCalibration(best, Interval(below, best), best_step, bound(best, best_step))

@@ -13,7 +13,6 @@ Subbotin_r noise and is exact only for r = 2 (see ``docs/calibration.md``).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +22,8 @@ from .._validation import check_delta, check_finite, check_int, check_positive_s
 
 __all__ = ["box_pld", "calibrate_box", "BoxCalibration"]
 
-# At most 4^4 = 256 times finer than the automatic loss grid.
-_REFINEMENTS = 4
+# The loss grid is refined while the certified bracket on the scale is wider than this (relative).
+_BRACKET = 1e-3
 
 
 def box_pld(noise: Any, *, scale: Any, shifts: Any, releases: int = 1) -> Any:
@@ -159,11 +158,12 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
 
     The worst neighbouring pair shifts every coordinate by ``sensitivity`` (the corner of the box), so
     the mechanism is (epsilon, delta)-DP exactly when the PLD of the one-dimensional mechanism,
-    self-composed N = ``dimension * releases`` times, has delta(epsilon) <= ``delta``. The scale is
-    bracketed by doubling, then bisected (on log scale, to relative width ``rtol``) on a fixed loss grid
-    (the automatic one, refined up to 256 times while the delta interval is wider than 1% of the
-    target), with the certified upper bound of delta(epsilon) as the criterion: the returned scale is
-    never one whose certified delta exceeds the target.
+    self-composed N = ``dimension * releases`` times, has delta(epsilon) <= ``delta``. The search is
+    that of :meth:`pydp_core.accounting.pld.PLD.calibrate`: bracketing by doubling, then on a fixed
+    loss grid the boundaries of the certified upper and lower bounds of delta(epsilon), each to relative
+    ``rtol``, the grid refined (up to 256 times) while the bracket between them is wider than 0.1% and
+    each refinement narrows the delta interval. The
+    returned scale is never one whose certified delta exceeds the target.
 
     Parameters
     ----------
@@ -206,7 +206,7 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
     ----------
     Vinterbo 2022; Doroshenko et al. 2022.
     """
-    from ..accounting.pld import Interval
+    from ..accounting.pld import _calibrate_scale, _calibration_start
 
     eps = check_positive_scalar(epsilon, "epsilon")
     target = float(check_delta(delta, "delta", allow_zero=False))
@@ -217,57 +217,12 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
         raise ValueError(f"rtol must lie in (0, 0.1), got {rtol}")
     steps = m * k
 
-    def bound(s: float, h: float | None = None) -> Any:
-        pld = box_pld(noise, scale=s, shifts=[w], releases=steps)
-        return (pld if h is None else pld.with_discretization(value_step=h)).delta(eps)
+    def build(s: float, h: float | None) -> Any:
+        return box_pld(noise, scale=s, shifts=[w], releases=steps).with_discretization(value_step=h)
 
-    lo = hi = w * math.sqrt(steps)
-    if bound(hi).upper <= target:
-        while bound(lo).upper <= target:
-            hi, lo = lo, lo / 2.0
-    else:
-        while not bound(hi).upper <= target:
-            lo, hi = hi, hi * 2.0
-            if hi > 1e12 * w:
-                raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
-    # Fix the grid of the scale that meets the target, so that the criterion is one function of the scale.
-    # The automatic step can be coarse against a narrow composed loss (small shifts, small epsilon):
-    # refine it while the interval is wider than 1% of the target and each refinement halves it.
-    step = box_pld(noise, scale=hi, shifts=[w], releases=steps).value_step
-    iv = bound(hi, step)
-    for _ in range(_REFINEMENTS):
-        if iv.upper - iv.lower <= 0.01 * target:
-            break
-        finer = bound(hi, step / 4.0)
-        if not finer.upper - finer.lower < 0.5 * (iv.upper - iv.lower):
-            break
-        step, iv = step / 4.0, finer
-    while not iv.upper <= target:  # the fixed grid is coarser than the one that met the target
-        lo, hi = hi, hi * 1.01
-        iv = bound(hi, step)
-    while bound(lo, step).upper <= target:  # the refined grid lets smaller scales pass: extend downwards
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-12 * w:
-            break
-    iv = bound(hi, step)
-    while hi / lo > 1.0 + rtol:
-        mid = math.sqrt(lo * hi)
-        got = bound(mid, step)
-        if got.upper <= target:
-            hi, iv = mid, got
-        else:
-            lo = mid
-    # The lower end: the largest scale found whose certified lower delta exceeds the target. delta(epsilon)
-    # decreases in the scale (a smaller shift is dominated), so the exact minimal scale lies above it.
-    below, above = lo, hi
-    while not bound(below, step).lower > target:
-        above, below = below, below / (1.0 + 16.0 * rtol)
-        if below < 1e-12 * w:
-            raise ValueError("the discretisation cannot certify a lower bound on the scale; lower rtol")
-    while above / below > 1.0 + rtol:
-        mid = math.sqrt(below * above)
-        if bound(mid, step).lower > target:
-            below = mid
-        else:
-            above = mid
-    return BoxCalibration(noise, hi, Interval(below, hi), step, iv, eps, target, w, m, k)
+    found = _calibrate_scale(build, epsilon=eps, delta=target, start=_calibration_start(w, steps, 1.0, eps),
+                             rtol=rtol, width=max(_BRACKET, rtol))
+    if not found.scale_bounds.lower > 0.0:
+        raise ValueError("the discretisation cannot certify a lower bound on the scale; lower rtol")
+    return BoxCalibration(noise, found.scale, found.scale_bounds, found.value_step, found.delta_bounds, eps, target,
+                          w, m, k)
