@@ -131,3 +131,11 @@ def test_large_delta_targets(delta):
     exact = _gdp_scale(0.5, delta, 1.0, 4)
     assert c.scale_bounds.lower <= exact <= c.scale <= exact * 1.001
     assert _pld(Gaussian(), c.scale, 1.0, 4, 1.0, c.value_step).delta(0.5).upper <= delta
+
+
+def test_calibrate_under_substitution_is_the_add_remove_scale_at_twice_the_sensitivity():
+    sub = PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-6, steps=4, neighbours="substitution", certificate=True)
+    ar = PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-6, sensitivity=2.0, steps=4, certificate=True)
+    assert sub.scale_bounds.lower <= ar.scale and ar.scale_bounds.lower <= sub.scale
+    with pytest.raises(ValueError, match="neighbours"):
+        PLD.calibrate(Gaussian(), epsilon=1.0, delta=1e-6, sampling_rate=0.1, sampling="without_replacement")

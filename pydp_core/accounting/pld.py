@@ -589,7 +589,8 @@ class PLD:
 
     @classmethod
     def calibrate(cls, noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any = 1.0, steps: Any = 1,
-                  sampling_rate: Any = 1.0, rtol: float = 1e-3, certificate: bool = False) -> Any:
+                  sampling_rate: Any = 1.0, sampling: str = "poisson", neighbours: str = "add_remove",
+                  rtol: float = 1e-3, certificate: bool = False) -> Any:
         """The smallest noise scale whose composed upper bound meets (epsilon, delta), to relative ``rtol``.
 
         The returned scale s passes: the certified upper bound of delta(epsilon) of
@@ -605,8 +606,8 @@ class PLD:
 
         Parameters
         ----------
-        noise : Gaussian, Laplace, Logistic or Subbotin
-            The unit-scale noise family.
+        noise : Gaussian, Laplace, Logistic, Subbotin, Truncated or LogConcaveFamily
+            The unit-scale noise family (as in :meth:`from_noise`).
         epsilon : float
             Target epsilon > 0.
         delta : float
@@ -616,7 +617,9 @@ class PLD:
         steps : int, optional
             Number of compositions (each with Poisson sampling at ``sampling_rate``).
         sampling_rate : float, optional
-            Poisson sampling rate q in (0, 1].
+            Sampling rate q in (0, 1].
+        sampling, neighbours : str, optional
+            The sampling scheme and neighbouring relation, as in :meth:`from_noise`.
         rtol : float, optional
             Relative width of the certified bracket on the exact minimal scale, in (0, 0.5) (reached
             unless the loss grid cannot be refined further; the bracket says how close the answer is).
@@ -652,9 +655,11 @@ class PLD:
             raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
         if q == 0.0:
             raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
+        _relation(sampling, neighbours)
 
         def build(s: float, h: float | None) -> PLD:
-            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q).self_compose(k) \
+            return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q, sampling=sampling,
+                                  neighbours=neighbours).self_compose(k) \
                 .with_discretization(value_step=h)
 
         found = _calibrate_scale(build, epsilon=e, delta=dl, start=_calibration_start(sens, k, q, e),
