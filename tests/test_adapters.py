@@ -115,10 +115,9 @@ def test_sampled_without_replacement_needs_substitution():
 
 
 def test_sampled_without_replacement_against_rdp():
-    # Needs PLD.from_noise(..., sampling="without_replacement", neighbours="substitution").
     ev = dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(1000, 10, dpa.GaussianDpEvent(1.0)), 1000)
     iv = ad.epsilon(ev, delta=DELTA, neighbours="substitution")
-    rdp = RdpAccountant(dpa.NeighboringRelation.REPLACE_ONE)
+    rdp = RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
     rdp.compose(ev)
     assert 0 < iv.lower <= iv.upper < rdp.get_epsilon(DELTA)
     # Amplification without replacement at rate m/n is at least as strong as no sampling at all.

@@ -167,21 +167,11 @@ def test_zcdp_selection_needs_delta():
         _run(DF, rho=1.0)
 
 
-def test_gaussian_confidence_intervals_cover_the_bounded_truth():
-    rng = np.random.default_rng(5)
-    g, size = 2000, 30
-    df = pd.DataFrame({"pid": np.arange(g * size), "g": np.repeat(np.arange(g), size),
-                       "x": rng.normal(4.0, 3.0, g * size)})
+def test_gaussian_count_interval_is_the_exact_discrete_gaussian_quantile():
+    df = pd.DataFrame({"pid": np.arange(200), "g": np.repeat(np.arange(10), 20), "x": np.linspace(0.0, 10.0, 200)})
     out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean", "variance"]},
                     bounds={"x": (0.0, 10.0)}, max_partitions=1, max_contributions=1, rho=4.0, key=KEY,
-                    public_partitions=list(range(g)), confidence=0.9)
-    clamped = df.assign(x=df.x.clip(0, 10)).groupby("g").x
-    truth = {"count": clamped.count(), "sum": clamped.sum(), "mean": clamped.mean(), "variance": clamped.var(ddof=0)}
-    limit = stats.binom.isf(ALPHA, g, 0.1)
-    for name, tv in truth.items():
-        col = f"x_{name}"
-        miss = (tv.to_numpy() < out[f"{col}_ci_low"].to_numpy()) | (tv.to_numpy() > out[f"{col}_ci_high"].to_numpy())
-        assert miss.sum() <= limit, (name, miss.sum())
+                    public_partitions=list(range(10)), confidence=0.9)
     # the count's interval is the exact discrete Gaussian quantile: P(|Y| > m) <= 0.1 < P(|Y| > m - 1)
     c = aggregate_report(out)["aggregates"]["x_count"]["components"]["rows"]
     m = c["ci_half_width"]

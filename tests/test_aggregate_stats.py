@@ -107,16 +107,18 @@ def test_selection_probability_matches_its_formula():
 
 
 # -- confidence intervals -----------------------------------------------------------------------------------
-def test_confidence_intervals_cover_the_bounded_truth():
+@pytest.mark.parametrize("budget", [{"epsilon": 8.0}, {"rho": 4.0}], ids=["laplace", "gaussian"])
+def test_confidence_intervals_cover_the_bounded_truth(budget):
     """2000 public groups of 30 persons (one row each, so nothing is dropped): the 90% intervals of count,
-    sum, mean and variance miss the clamped truth no more often than 10% (binomial bound at 1e-6)."""
+    sum, mean and variance miss the clamped truth no more often than 10% (binomial bound at 1e-6), under
+    pure DP (Laplace noise) and zCDP (discrete Gaussian noise)."""
     rng = np.random.default_rng(5)
     g, size = 2000, 30
     df = pd.DataFrame({"pid": np.arange(g * size), "g": np.repeat(np.arange(g), size),
                        "x": rng.normal(4.0, 3.0, g * size)})
     out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean", "variance"]},
-                    bounds={"x": (0.0, 10.0)}, max_partitions=1, max_contributions=1, epsilon=8.0, key=KEY,
-                    public_partitions=list(range(g)), confidence=0.9)
+                    bounds={"x": (0.0, 10.0)}, max_partitions=1, max_contributions=1, key=KEY,
+                    public_partitions=list(range(g)), confidence=0.9, **budget)
     clamped = df.assign(x=df.x.clip(0, 10)).groupby("g").x
     truth = {"count": clamped.count(), "sum": clamped.sum(), "mean": clamped.mean(), "variance": clamped.var(ddof=0)}
     limit = stats.binom.isf(ALPHA, g, 0.1)
