@@ -97,6 +97,23 @@ struct Entry {
         return std::tie(pair, group, row, index) < std::tie(o.pair, o.group, o.row, o.index);
     }
 };
+
+// The max_contributions rows of one (person, group) pair e[s, t) (sorted by row priority, then row index)
+// with the smallest keyed priorities; identical rows are told apart by their rank among equals, so the
+// choice depends on the rows' content and the key, never on their order in the input.
+template <class Mark>
+void keep_smallest_rows(const std::vector<Entry>& e, std::size_t s, std::size_t t, std::size_t max_contributions,
+                        const BoundingKeys& k, std::vector<std::pair<std::uint64_t, std::size_t>>& prio, Mark mark) {
+    prio.clear();
+    std::size_t run = s;
+    for (std::size_t j = s; j < t; ++j) {
+        if (e[j].row != e[run].row) run = j;
+        const std::uint64_t dup = static_cast<std::uint64_t>(j - run);
+        prio.emplace_back(fmix(e[j].row ^ keyed_mix(dup, k.dup0, k.dup1)), j);
+    }
+    std::partial_sort(prio.begin(), prio.begin() + static_cast<std::ptrdiff_t>(max_contributions), prio.end());
+    for (std::size_t j = 0; j < max_contributions; ++j) mark(e[prio[j].second].index);
+}
 }  // namespace detail
 
 // Sets keep[i] = 1 for the kept rows (0 otherwise; rows of group -1 are dropped) and adds one to units[g]
@@ -202,15 +219,8 @@ inline void bound_contributions_sorted(const BoundingInput& in, std::size_t max_
                     for (std::size_t j = s; j < t; ++j)
                         e[j].row = keyed_mix(e[j].pair ^ content_hash(in, static_cast<std::size_t>(e[j].index)), k.row0, k.row1);
                     std::sort(e.begin() + static_cast<std::ptrdiff_t>(s), e.begin() + static_cast<std::ptrdiff_t>(t));
-                    prio.clear();
-                    std::size_t run = s;
-                    for (std::size_t j = s; j < t; ++j) {
-                        if (e[j].row != e[run].row) run = j;
-                        const std::uint64_t dup = static_cast<std::uint64_t>(j - run);
-                        prio.emplace_back(fmix(e[j].row ^ keyed_mix(dup, k.dup0, k.dup1)), j);
-                    }
-                    std::partial_sort(prio.begin(), prio.begin() + static_cast<std::ptrdiff_t>(max_contributions), prio.end());
-                    for (std::size_t j = 0; j < max_contributions; ++j) keep[e[prio[j].second].index] = 1;
+                    detail::keep_smallest_rows(e, s, t, max_contributions, k, prio,
+                                               [&](std::int64_t i) { keep[i] = 1; });
                 }
                 s = t;
             }
@@ -433,15 +443,8 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     for (std::size_t s = 0; s < e.size();) {
         std::size_t t = s + 1;
         while (t < e.size() && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
-        prio.clear();
-        std::size_t run = s;
-        for (std::size_t j = s; j < t; ++j) {
-            if (e[j].row != e[run].row) run = j;
-            const std::uint64_t dup = static_cast<std::uint64_t>(j - run);
-            prio.emplace_back(fmix(e[j].row ^ keyed_mix(dup, k.dup0, k.dup1)), j);
-        }
-        std::partial_sort(prio.begin(), prio.begin() + static_cast<std::ptrdiff_t>(max_contributions), prio.end());
-        for (std::size_t j = 0; j < max_contributions; ++j) keep[static_cast<std::size_t>(e[prio[j].second].index)] = 1;
+        detail::keep_smallest_rows(e, s, t, max_contributions, k, prio,
+                                   [&](std::int64_t i) { keep[static_cast<std::size_t>(i)] = 1; });
         s = t;
     }
     kept.clear();
