@@ -576,8 +576,10 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
                 if proc.poll() is None:
                     proc.kill()
                     proc.communicate()
-        if proc.returncode == 0:  # the output was renamed into place before the signal: a completed run
-            assert err.startswith("wrote ")
+        if proc.returncode == 0 or err.startswith("wrote "):
+            # The output was renamed into place before the signal: a completed run. A signal that lands after
+            # that, while the interpreter shuts down with the default handlers back, ends it with -signal.
+            assert err.startswith("wrote ") and proc.returncode in (0, -sig), (proc.returncode, err)
             dst.unlink()
             Path(str(dst) + ".release.json").unlink(missing_ok=True)
             continue
