@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, require_extra
+from .._validation import check_choice, check_delta, check_epsilon, require_extra
 from ..accounting.pld import PLD, Interval, _Atoms
 from ..noise import Gaussian, Laplace
 from ._refine import delta_of, epsilon_of
@@ -46,14 +46,8 @@ NEIGHBOURS = {"add_remove": "ADD_OR_REMOVE_ONE", "substitution": "REPLACE_ONE"}
 dpa = require_extra("peers", "dp_accounting")[0]
 
 
-def _events() -> Any:
-    return dpa.dp_event
-
-
 def _check_neighbours(neighbours: Any) -> str:
-    if neighbours not in NEIGHBOURS:
-        raise ValueError(f"neighbours must be one of {', '.join(map(repr, NEIGHBOURS))}, not {neighbours!r}")
-    return str(neighbours)
+    return check_choice(neighbours, "neighbours", tuple(NEIGHBOURS))
 
 
 class _NonPrivate(Exception):
@@ -164,6 +158,14 @@ def _convert(ev: Any, neighbours: str, E: Any, depth: int = 0) -> PLD:
     raise TypeError(f"event must be a dp_accounting DpEvent, not {type(ev).__name__}")
 
 
+def _private_pld(event: Any, neighbours: str) -> PLD | None:
+    """The PLD of ``event`` under ``neighbours``, or None if the tree contains a non-private event."""
+    try:
+        return _convert(event, neighbours, dpa.dp_event)
+    except _NonPrivate:
+        return None
+
+
 def to_pld(event: Any, *, neighbours: str = "add_remove") -> PLD:
     """The certified privacy-loss distribution of a dp-accounting ``DpEvent`` tree.
 
@@ -197,12 +199,10 @@ def to_pld(event: Any, *, neighbours: str = "add_remove") -> PLD:
     >>> to_pld(dpa.SelfComposedDpEvent(step, 1000))
     PLD(mechanisms=1, steps=1000)
     """
-    E = _events()
-    rel = _check_neighbours(neighbours)
-    try:
-        return _convert(event, rel, E)
-    except _NonPrivate:
-        raise ValueError("the event tree contains a non-private event (epsilon is infinite)") from None
+    pld = _private_pld(event, _check_neighbours(neighbours))
+    if pld is None:
+        raise ValueError("the event tree contains a non-private event (epsilon is infinite)")
+    return pld
 
 
 def epsilon(event: Any, *, delta: float, neighbours: str = "add_remove", tolerance: float | None = None) -> Interval:
@@ -240,10 +240,8 @@ def epsilon(event: Any, *, delta: float, neighbours: str = "add_remove", toleran
     (4.3772, True)
     """
     dl = float(check_delta(delta, "delta", allow_one=True))
-    E = _events()
-    try:
-        pld = _convert(event, _check_neighbours(neighbours), E)
-    except _NonPrivate:
+    pld = _private_pld(event, _check_neighbours(neighbours))
+    if pld is None:
         return Interval(math.inf, math.inf)
     return epsilon_of(pld, dl, tolerance)
 
@@ -280,10 +278,8 @@ def delta(event: Any, *, epsilon: float, neighbours: str = "add_remove", rtol: f
     True
     """
     eps = float(check_epsilon(epsilon, "epsilon", allow_inf=True))
-    E = _events()
-    try:
-        pld = _convert(event, _check_neighbours(neighbours), E)
-    except _NonPrivate:
+    pld = _private_pld(event, _check_neighbours(neighbours))
+    if pld is None:
         return Interval(1.0, 1.0)
     return delta_of(pld, eps, rtol)
 
@@ -325,9 +321,7 @@ class PLDAccountant(dpa.PrivacyAccountant):  # type: ignore[misc,name-defined]
 
     def _maybe_compose(self, event: Any, count: int, do_compose: bool) -> Any:
         try:
-            pld = _convert(event, self._neighbours, dpa.dp_event)
-        except _NonPrivate:
-            pld = None
+            pld = _private_pld(event, self._neighbours)
         except ValueError as exc:
             return self.CompositionErrorDetails(invalid_event=event, error_message=str(exc))
         if do_compose:
