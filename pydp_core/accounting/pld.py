@@ -163,6 +163,33 @@ class _Atoms:
         return _acc.pld_atoms(loss, p, q, inf_p, h)
 
 
+def _below_atom(h: float, terms: Sequence[tuple]) -> float:
+    """The largest step <= h with a grid point a relative 2^-46 below the Laplace's largest loss, or h.
+
+    Under add/remove neighbours the Laplace's remove order has its largest loss l = log(1 - q + q e^d)
+    (d the shift) as an atom: the P-mass of the outputs beyond the shift. A grid point just below l puts
+    the atom alone in the cell above it (docs/pld.md, "Atoms on the grid"). Computed as the engine
+    computes l; only one value of l in a composition can be aligned, so with several none is.
+    """
+    tops = set()
+    for mech, _ in terms:
+        if isinstance(mech, _Noise) and mech.relation == "add_remove" and \
+                mech.family._family.kind == _core.noise.Kind.Laplace:
+            d, q = mech.shift, mech.q
+            if q == 1.0:
+                tops.add(d)
+            elif d > 30.0:
+                tops.add(d + math.log(q) + math.log1p((1.0 - q) / q * math.exp(-d)))
+            else:
+                tops.add(math.log1p(q * math.expm1(d)))
+    if len(tops) != 1:
+        return h
+    target = tops.pop() * (1.0 - 2.0**-46)
+    if not (math.isfinite(target) and target > 0.0 and target / h < 2.0**40):
+        return h
+    return target / math.ceil(target / h)
+
+
 class PLD:
     """A privacy-loss distribution with certified two-sided bounds.
 
@@ -691,7 +718,8 @@ class PLD:
         """A copy that uses grid step ``value_step`` (None: automatic) and truncation ``tail_mass``.
 
         Finer steps narrow the intervals (the error is second order in the step); the automatic step is
-        0.006 steps^-0.45, at most 0.005, finer for a narrow composed loss (see :attr:`value_step`).
+        0.006 steps^-0.45, at most 0.005, finer for a narrow composed loss (see :attr:`value_step`, which
+        also says when a given step is lowered slightly to put a Laplace's largest loss on the grid).
         """
         step = None if value_step is None else _scalar(value_step, "value_step", check_positive)
         if step is not None and step > 1.0:
@@ -717,11 +745,15 @@ class PLD:
         its spread, as a DP-SGD composition); refined to give at least 2^8 points across a narrow
         composed loss window, and widened where the window would need more than 2^21 points (a wide
         composed loss needs no finer absolute step).
+
+        With Laplace noise under add/remove neighbours (one shift and rate in the composition), the
+        step (automatic or given) is lowered by less than a factor n / (n + 1), n the number of steps up
+        to the largest loss, so that a grid point lies a relative 2^-46 below that loss: its atom then
+        fills a cell alone, and the optimistic side keeps it (instead of merging it down by up to a step).
         """
-        if self._value_step is not None:
-            return self._value_step
         if self._auto_step is None:
-            self._auto_step = self._automatic_step()
+            step = self._value_step if self._value_step is not None else self._automatic_step()
+            self._auto_step = _below_atom(step, self._terms)
         return self._auto_step
 
     def _automatic_step(self) -> float:
