@@ -310,7 +310,9 @@ private:
     }
 
     std::size_t n_;
+#ifdef PYDP_X86_DISPATCH
     bool avx2_ = cpu::isa_available(cpu::Isa::AVX2);  // the butterfly loops' AVX2 versions may run
+#endif
     double mu_ = 0.0;
     std::vector<std::uint32_t> rev_;  // n <= 2^32
     std::vector<cplx> tw_;
