@@ -157,8 +157,8 @@ void register_pld(py::module_ m) {
         }
         std::vector<double> re(static_cast<std::size_t>(n)), im(static_cast<std::size_t>(n));
         for (long i = 0; i < n; ++i) {
-            re[static_cast<std::size_t>(i)] = (*out[0].w)[static_cast<std::size_t>(i)].real();
-            im[static_cast<std::size_t>(i)] = (*out[0].w)[static_cast<std::size_t>(i)].imag();
+            re[static_cast<std::size_t>(i)] = out[0].w[static_cast<std::size_t>(i)].real();
+            im[static_cast<std::size_t>(i)] = out[0].w[static_cast<std::size_t>(i)].imag();
         }
         return py::make_tuple(to_numpy(re), to_numpy(im), out[0].tail);
     }, py::arg("pess"), py::arg("opt"), py::arg("counts"), py::arg("n"),

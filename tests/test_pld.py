@@ -171,6 +171,32 @@ def test_dpsgd_truth_in_interval():
     assert abs(iv.lower - 6.18771) < 1e-4 and abs(iv.upper - 6.18771) < 1e-4
 
 
+def test_screened_orders_are_as_tight_and_history_free():
+    # delta and epsilon bound both neighbour orders on a coarse grid first and refine only the orders that
+    # can attain the maximum (docs/pld.md, "Screening the neighbour orders"): each end must be at least as
+    # tight as the maximum over both orders on the requested grid, and answers must not depend on which
+    # orders earlier queries refined.
+    def fresh():
+        return PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(1000) \
+            .with_discretization(value_step=2e-4)
+
+    both = fresh()._compute()  # both orders on the requested grid
+    for query, arg in [("delta", np.array([0.0, 0.05, 0.5, 1.0, 2.0])), ("epsilon", np.array([0.3, 1e-3, 1e-5, 1e-8]))]:
+        pld = fresh()
+        iv = getattr(pld, query)(arg)
+        ends = [getattr(b, query)(arg) for b in both]
+        lo, up = np.maximum.reduce([e[0] for e in ends]), np.maximum.reduce([e[1] for e in ends])
+        assert np.all(iv.lower >= lo) and np.all(iv.upper <= up) and np.all(iv.lower <= iv.upper), (query, iv, lo, up)
+    # Far from eps = 0 the add order is screened out: one order refined, same answer as after refining both.
+    one = fresh()
+    iv = one.epsilon(1e-5)
+    assert len(one._fine) == 1
+    two = fresh()
+    two.delta(0.0)  # the orders coincide at eps = 0: both are refined
+    assert len(two._fine) == 2
+    assert two.epsilon(1e-5) == iv
+
+
 def test_interval_narrows_with_finer_grid():
     base = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.02).self_compose(500)
     widths = []

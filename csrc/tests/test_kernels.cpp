@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "pydp/accounting/fft.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "pydp/cpu.hpp"
 #include "pydp/noise/families.hpp"
@@ -93,6 +94,76 @@ void calibration_profile_properties() {
         CHECK(pydp::calibration::log_privacy_profile(f, 0.5, 1.0, 0.5) <= pydp::calibration::log_privacy_profile(f, 0.5, 1.0, 1.0));
     }
 }
+// The AVX2 butterfly loops of the PLD engine's FFT compute bit for bit what the scalar butterflies
+// compute (the rounding bound of docs/pld.md assumes the scalar operations): every kind of stage and of
+// stage pair, on random data with random unit twiddles, against the scalar formulas written out here.
+void fft_avx2_matches_scalar() {
+#ifdef PYDP_X86_DISPATCH
+    if (!pydp::cpu::isa_available(pydp::cpu::Isa::AVX2)) return;
+    using pydp::accounting::fft::cplx;
+    std::uint64_t state = 88172645463325252ull;
+    const auto uniform = [&state] {  // xorshift64, in [-1, 1)
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return static_cast<double>(state >> 11) * 0x1p-52 - 1.0;
+    };
+    const auto dit = [](cplx& lo, cplx& hi, cplx w, bool conj) {
+        const double wr = w.real(), wi = conj ? -w.imag() : w.imag();
+        const double tr = wr * hi.real() - wi * hi.imag(), ti = wr * hi.imag() + wi * hi.real();
+        const cplx l = lo;
+        lo = cplx(l.real() + tr, l.imag() + ti);
+        hi = cplx(l.real() - tr, l.imag() - ti);
+    };
+    const auto dif = [](cplx& lo, cplx& hi, cplx w) {
+        const double dr = lo.real() - hi.real(), di = lo.imag() - hi.imag();
+        lo = cplx(lo.real() + hi.real(), lo.imag() + hi.imag());
+        hi = cplx(w.real() * dr - w.imag() * di, w.real() * di + w.imag() * dr);
+    };
+    const std::size_t n = 64;
+    for (std::size_t m = 2; m <= n / 2; m *= 2) {
+        for (int kind = 0; kind < 3; ++kind) {
+            std::vector<cplx> w(3 * m), a(n), b;
+            for (cplx& v : w) {
+                const double t = 3.14159 * uniform();
+                v = cplx(std::cos(t), std::sin(t));
+            }
+            for (cplx& v : a) v = cplx(uniform(), uniform());
+            b = a;  // one stage of half-length m
+            pydp::accounting::fft::avx2::stage(b.data(), n, m, w.data(), kind);
+            std::vector<cplx> r = a;
+            for (std::size_t s = 0; s < n; s += 2 * m) {
+                for (std::size_t j = 0; j < m; ++j) {
+                    if (kind == 2) dif(r[s + j], r[s + m + j], w[j]);
+                    else dit(r[s + j], r[s + m + j], w[j], kind == 1);
+                }
+            }
+            CHECK(r == b);
+            if (4 * m > n) continue;
+            b = a;  // stages m and 2m together (twiddles w[0, m) and w[m, 3m))
+            pydp::accounting::fft::avx2::stage_pair(b.data(), n, m, w.data(), w.data() + m, kind);
+            r = a;
+            for (std::size_t s = 0; s < n; s += 4 * m) {
+                for (std::size_t j = 0; j < m; ++j) {
+                    cplx &p = r[s + j], &q = r[s + m + j], &u = r[s + 2 * m + j], &v = r[s + 3 * m + j];
+                    if (kind == 2) {
+                        dif(p, u, w[m + j]);
+                        dif(q, v, w[2 * m + j]);
+                        dif(p, q, w[j]);
+                        dif(u, v, w[j]);
+                    } else {
+                        dit(p, q, w[j], kind == 1);
+                        dit(u, v, w[j], kind == 1);
+                        dit(p, u, w[m + j], kind == 1);
+                        dit(q, v, w[2 * m + j], kind == 1);
+                    }
+                }
+            }
+            CHECK(r == b);
+        }
+    }
+#endif
+}
 }  // namespace
 
 int main() {
@@ -101,6 +172,7 @@ int main() {
     parallel_chunks_do_not_depend_on_threads();
     normal_tails();
     calibration_profile_properties();
+    fft_avx2_matches_scalar();
     std::printf("%d failed\n", failures);
     return failures;
 }

@@ -40,6 +40,12 @@ _acc = _core.accounting
 # Default truncation: mass beyond the composed window (Chernoff-bounded) and per-mechanism tails.
 _TAIL_MASS = 1e-15
 
+# Queries first bound both neighbour orders on a grid this many times coarser (a fraction of the cost),
+# and compute on the requested grid only the orders that can attain the maximum there (PLD._combine).
+_SCREEN = 8
+# No screening once the screening grid would be coarser than this (the fine grid is cheap there anyway).
+_SCREEN_MAX_STEP = 2e-3
+
 
 class Interval(NamedTuple):
     """A certified interval: the true value lies in [lower, upper] (floats or arrays).
@@ -157,6 +163,33 @@ class _Atoms:
         return _acc.pld_atoms(loss, p, q, inf_p, h)
 
 
+def _below_atom(h: float, terms: Sequence[tuple]) -> float:
+    """The largest step <= h with a grid point a relative 2^-46 below the Laplace's largest loss, or h.
+
+    Under add/remove neighbours the Laplace's remove order has its largest loss l = log(1 - q + q e^d)
+    (d the shift) as an atom: the P-mass of the outputs beyond the shift. A grid point just below l puts
+    the atom alone in the cell above it (docs/pld.md, "Atoms on the grid"). Computed as the engine
+    computes l; only one value of l in a composition can be aligned, so with several none is.
+    """
+    tops = set()
+    for mech, _ in terms:
+        if isinstance(mech, _Noise) and mech.relation == "add_remove" and \
+                mech.family._family.kind == _core.noise.Kind.Laplace:
+            d, q = mech.shift, mech.q
+            if q == 1.0:
+                tops.add(d)
+            elif d > 30.0:
+                tops.add(d + math.log(q) + math.log1p((1.0 - q) / q * math.exp(-d)))
+            else:
+                tops.add(math.log1p(q * math.expm1(d)))
+    if len(tops) != 1:
+        return h
+    target = tops.pop() * (1.0 - 2.0**-46)
+    if not (math.isfinite(target) and target > 0.0 and target / h < 2.0**40):
+        return h
+    return target / math.ceil(target / h)
+
+
 class PLD:
     """A privacy-loss distribution with certified two-sided bounds.
 
@@ -187,7 +220,7 @@ class PLD:
     True
     """
 
-    __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds", "_auto_step")
+    __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds", "_auto_step", "_fine", "_screen")
 
     def __init__(self, terms: Sequence[tuple], *, value_step: float | None = None, tail_mass: float = _TAIL_MASS) -> None:
         # terms: ((mechanism, count), ...), merged by mechanism key.
@@ -201,8 +234,10 @@ class PLD:
         self._terms = tuple(merged.values())
         self._value_step = value_step
         self._tail_mass = tail_mass
-        self._bounds = None
+        self._bounds: list | None = None
         self._auto_step: float | None = None
+        self._fine: dict = {}  # neighbour order (remove: bool) -> bounds on the grid value_step
+        self._screen: list | None = None  # bounds of every order on the screening grid
 
     # ----- constructors ---------------------------------------------------------------------------------
     @classmethod
@@ -683,7 +718,8 @@ class PLD:
         """A copy that uses grid step ``value_step`` (None: automatic) and truncation ``tail_mass``.
 
         Finer steps narrow the intervals (the error is second order in the step); the automatic step is
-        0.006 steps^-0.45, at most 0.005, finer for a narrow composed loss (see :attr:`value_step`).
+        0.006 steps^-0.45, at most 0.005, finer for a narrow composed loss (see :attr:`value_step`, which
+        also says when a given step is lowered slightly to put a Laplace's largest loss on the grid).
         """
         step = None if value_step is None else _scalar(value_step, "value_step", check_positive)
         if step is not None and step > 1.0:
@@ -709,11 +745,15 @@ class PLD:
         its spread, as a DP-SGD composition); refined to give at least 2^8 points across a narrow
         composed loss window, and widened where the window would need more than 2^21 points (a wide
         composed loss needs no finer absolute step).
+
+        With Laplace noise under add/remove neighbours (one shift and rate in the composition), the
+        step (automatic or given) is lowered by less than a factor n / (n + 1), n the number of steps up
+        to the largest loss, so that a grid point lies a relative 2^-46 below that loss: its atom then
+        fills a cell alone, and the optimistic side keeps it (instead of merging it down by up to a step).
         """
-        if self._value_step is not None:
-            return self._value_step
         if self._auto_step is None:
-            self._auto_step = self._automatic_step()
+            step = self._value_step if self._value_step is not None else self._automatic_step()
+            self._auto_step = _below_atom(step, self._terms)
         return self._auto_step
 
     def _automatic_step(self) -> float:
@@ -731,16 +771,26 @@ class PLD:
         return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
 
     # ----- evaluation -----------------------------------------------------------------------------------
+    def _orders(self) -> tuple:
+        """The neighbour orders to bound: remove (True) and add (False), or one if they coincide."""
+        return (True,) if all(m.symmetric for m, _ in self._terms) else (True, False)
+
+    def _order_bounds(self, orders: Sequence[bool], h: float) -> list:
+        counts = [c for _, c in self._terms]
+        per_mech_tail = self._tail_mass / max(1, self.steps)
+        directions = [[m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
+                      for remove in orders]
+        return list(_acc.pld_compose(directions, counts, h, self._tail_mass))
+
+    def _fine_bounds(self, orders: Sequence[bool]) -> list:
+        missing = [r for r in orders if r not in self._fine]
+        if missing:
+            self._fine.update(zip(missing, self._order_bounds(missing, self.value_step)))
+        return [self._fine[r] for r in orders]
+
     def _compute(self) -> list:
         if self._bounds is None:
-            h = self.value_step
-            tail = self._tail_mass
-            symmetric = all(m.symmetric for m, _ in self._terms)
-            counts = [c for _, c in self._terms]
-            per_mech_tail = tail / max(1, self.steps)
-            directions = [[m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
-                          for remove in ((True,) if symmetric else (True, False))]
-            self._bounds = _acc.pld_compose(directions, counts, h, tail)
+            self._bounds = self._fine_bounds(self._orders())
         assert self._bounds is not None
         return self._bounds
 
@@ -1077,12 +1127,36 @@ class PLD:
         return GDP(m)
 
     def _combine(self, query) -> tuple:
-        lo = up = None
-        for b in self._compute():
-            l, u = query(b)
-            lo = l if lo is None else np.maximum(lo, l)
-            up = u if up is None else np.maximum(up, u)
-        return lo, up
+        """Bounds on the maximum over the neighbour orders of ``query``: (lower, upper) arrays.
+
+        The maximum of the truths lies between the maximum of any lower bounds and the maximum of any
+        upper bounds, one per order. With two orders, both are first bounded on the screening grid
+        (``_SCREEN`` times coarser); an order whose coarse upper bound nowhere exceeds the largest coarse
+        lower bound cannot attain the maximum beyond that bound, and keeps its coarse bounds. The others
+        are bounded on the grid ``value_step`` too, and each keeps the intersection of its two intervals
+        (both hold). So every end is at least as tight as with all orders on ``value_step``, and the
+        result depends on the query alone (not on which orders earlier queries refined).
+        """
+        orders = self._orders()
+        if len(orders) == 1 or self.value_step * _SCREEN > _SCREEN_MAX_STEP:
+            return self._merge([query(b) for b in self._compute()])
+        if self._screen is None:
+            self._screen = self._order_bounds(orders, self.value_step * _SCREEN)
+        coarse = [query(b) for b in self._screen]
+        best_lower = np.maximum.reduce([lo for lo, _ in coarse])
+        need = [bool(np.any(up > best_lower)) for _, up in coarse]
+        fine = iter(self._fine_bounds([r for r, n in zip(orders, need) if n]))
+        parts = []
+        for (lo, up), n in zip(coarse, need):
+            if n:
+                lo_f, up_f = query(next(fine))
+                lo, up = np.maximum(lo, lo_f), np.minimum(up, up_f)
+            parts.append((lo, up))
+        return self._merge(parts)
+
+    @staticmethod
+    def _merge(parts: list) -> tuple:
+        return np.maximum.reduce([lo for lo, _ in parts]), np.maximum.reduce([up for _, up in parts])
 
     @staticmethod
     def _shape(lo: np.ndarray, up: np.ndarray, arr: np.ndarray, original: Any) -> Interval:

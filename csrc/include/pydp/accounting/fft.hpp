@@ -27,9 +27,75 @@
 #include <utility>
 #include <vector>
 
+#include "pydp/cpu.hpp"
+
 namespace pydp::accounting::fft {
 
 using cplx = std::complex<double>;
+
+#ifdef PYDP_X86_DISPATCH
+// AVX2 versions of the butterfly loops (two butterflies per vector, for half-lengths m >= 2). They
+// perform the scalar code's IEEE operations on the same operands in the same order (each product and
+// each sum rounded once, no FMA), so they compute bit for bit what it computes; only speed differs.
+namespace avx2 {
+// w h for interleaved complex pairs: (wr hr - wi hi, wr hi + wi hr), w conjugated if conj.
+__attribute__((target("avx2"), always_inline)) inline __m256d cmul(__m256d w, __m256d h, bool conj) {
+    const __m256d wr = _mm256_movedup_pd(w);
+    __m256d wi = _mm256_permute_pd(w, 0xF);
+    if (conj) wi = _mm256_xor_pd(wi, _mm256_set1_pd(-0.0));
+    return _mm256_addsub_pd(_mm256_mul_pd(wr, h), _mm256_mul_pd(wi, _mm256_permute_pd(h, 0x5)));
+}
+__attribute__((target("avx2"), always_inline)) inline void dit(double* lo, double* hi, __m256d w, bool conj) {
+    const __m256d l = _mm256_loadu_pd(lo), t = cmul(w, _mm256_loadu_pd(hi), conj);
+    _mm256_storeu_pd(lo, _mm256_add_pd(l, t));
+    _mm256_storeu_pd(hi, _mm256_sub_pd(l, t));
+}
+__attribute__((target("avx2"), always_inline)) inline void dif(double* lo, double* hi, __m256d w) {
+    const __m256d a = _mm256_loadu_pd(lo), b = _mm256_loadu_pd(hi);
+    _mm256_storeu_pd(lo, _mm256_add_pd(a, b));
+    _mm256_storeu_pd(hi, cmul(w, _mm256_sub_pd(a, b), false));
+}
+// One stage of half-length m over x[0, len): decimation in time (conjugated or not) or in frequency.
+__attribute__((target("avx2"))) inline void stage(cplx* x, std::size_t len, std::size_t m, const cplx* w, int kind) {
+    double* d = reinterpret_cast<double*>(x);
+    const double* wd = reinterpret_cast<const double*>(w);
+    for (std::size_t s = 0; s < len; s += 2 * m) {
+        double* lo = d + 2 * s;
+        double* hi = lo + 2 * m;
+        for (std::size_t j = 0; j < m; j += 2) {
+            const __m256d wj = _mm256_loadu_pd(wd + 2 * j);
+            if (kind == 2) dif(lo + 2 * j, hi + 2 * j, wj);
+            else dit(lo + 2 * j, hi + 2 * j, wj, kind == 1);
+        }
+    }
+}
+// Stages of half-length m and 2m together, as Plan::quad.
+__attribute__((target("avx2"))) inline void stage_pair(cplx* x, std::size_t n, std::size_t m, const cplx* w1, const cplx* w2, int kind) {
+    const double* w1d = reinterpret_cast<const double*>(w1);
+    const double* w2d = reinterpret_cast<const double*>(w2);
+    for (std::size_t s = 0; s < n; s += 4 * m) {
+        double* a = reinterpret_cast<double*>(x + s);
+        double* b = a + 2 * m;
+        double* c = b + 2 * m;
+        double* e = c + 2 * m;
+        for (std::size_t j = 0; j < 2 * m; j += 4) {
+            const __m256d v1 = _mm256_loadu_pd(w1d + j), v2 = _mm256_loadu_pd(w2d + j), v3 = _mm256_loadu_pd(w2d + 2 * m + j);
+            if (kind == 2) {
+                dif(a + j, c + j, v2);
+                dif(b + j, e + j, v3);
+                dif(a + j, b + j, v1);
+                dif(c + j, e + j, v1);
+            } else {
+                dit(a + j, b + j, v1, kind == 1);
+                dit(c + j, e + j, v1, kind == 1);
+                dit(a + j, c + j, v2, kind == 1);
+                dit(b + j, e + j, v3, kind == 1);
+            }
+        }
+    }
+}
+}  // namespace avx2
+#endif
 
 class Plan {
 public:
@@ -186,6 +252,9 @@ private:
     template <bool Conj>
     void stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
         const cplx* w = tw_.data() + m;
+#ifdef PYDP_X86_DISPATCH
+        if (avx2_ && m >= 2) return avx2::stage(x, len, m, w, Conj ? 1 : 0);
+#endif
         for (std::size_t s = 0; s < len; s += 2 * m) {
             cplx* lo = x + s;
             cplx* hi = lo + m;
@@ -194,6 +263,9 @@ private:
     }
     void dif_stage(cplx* x, std::size_t len, std::size_t m) const noexcept {
         const cplx* w = tw_.data() + m;
+#ifdef PYDP_X86_DISPATCH
+        if (avx2_ && m >= 2) return avx2::stage(x, len, m, w, 2);
+#endif
         for (std::size_t s = 0; s < len; s += 2 * m) {
             cplx* lo = x + s;
             cplx* hi = lo + m;
@@ -225,13 +297,22 @@ private:
     }
     template <bool Conj>
     void stage_pair(cplx* x, std::size_t m) const noexcept {
+#ifdef PYDP_X86_DISPATCH
+        if (avx2_ && m >= 2) return avx2::stage_pair(x, n_, m, tw_.data() + m, tw_.data() + 2 * m, Conj ? 1 : 0);
+#endif
         for (std::size_t s = 0; s < n_; s += 4 * m) quad<Conj ? 1 : 0>(x + s, m, tw_.data() + m, tw_.data() + 2 * m);
     }
     void dif_stage_pair(cplx* x, std::size_t m) const noexcept {
+#ifdef PYDP_X86_DISPATCH
+        if (avx2_ && m >= 2) return avx2::stage_pair(x, n_, m, tw_.data() + m, tw_.data() + 2 * m, 2);
+#endif
         for (std::size_t s = 0; s < n_; s += 4 * m) quad<2>(x + s, m, tw_.data() + m, tw_.data() + 2 * m);
     }
 
     std::size_t n_;
+#ifdef PYDP_X86_DISPATCH
+    bool avx2_ = cpu::isa_available(cpu::Isa::AVX2);  // the butterfly loops' AVX2 versions may run
+#endif
     double mu_ = 0.0;
     std::vector<std::uint32_t> rev_;  // n <= 2^32
     std::vector<cplx> tw_;

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -92,14 +93,20 @@ inline TwoSided from_cells(long i0, long n, double h, const std::vector<Cell>& c
     bool have = false;
     long T = 0;
     double pc = 0.0, rc = 0.0;
+    long last_width = 0;  // -expm1(-wh) for the last width seen (most cells are one step wide)
+    double span_q = 0.0;
     for (const Cell& c : cells) {
         const double pa = c.p;
         if (!(pa > 0.0)) continue;
         const long i = c.start - i0, e = i + c.width;
         const double wh = static_cast<double>(c.width) * h;
         const double off = c.off_lo;  // the optimistic side places the atom as low as it may lie
+        if (c.width != last_width) {
+            last_width = c.width;
+            span_q = -std::expm1(-wh);
+        }
         // Pessimistic: split between the cell's ends keeping P- and Q-mass (connect-the-dots).
-        const double b = pa * (-std::expm1(-c.off_hi)) / (-std::expm1(-wh));
+        const double b = pa * (-std::expm1(-c.off_hi)) / span_q;
         pp[static_cast<std::size_t>(e)] += b;
         pp[static_cast<std::size_t>(i)] += pa - b;
         // Optimistic: merge onto the grid point the carry waits for.
@@ -441,19 +448,28 @@ struct Component {
 // log sum_i p_i e^{t l_i} of one side's finite part at t = +-t_value(i) for all i (-inf where it has no mass).
 // Relative to the end where e^{t l} is largest, so no term overflows: the atom m steps from that end
 // weighs e^{-|t| h m}, a block factor times a table of B powers; all t are summed in one pass over the
-// pmf, the inner loop running over t (independent sums, which vectorise).
+// pmf, the inner loop running over t (independent sums, which vectorise). The block factor of block b is
+// e^{-|t| h B (b mod 64)} e^{-|t| h B 64 floor(b / 64)}, from two small tables; every factor is within a
+// few ulps of its exact value (as a direct exp would be), and the result is raised by 1e-12 to cover
+// these roundings, since callers need upper bounds on the moment generating function.
 template <int NT>
 void log_mgfs(const Side& s, double h, bool up, const double (&t)[NT], double (&out)[NT]) {
     const std::size_t n = s.p.size();
     constexpr std::size_t B = 64;
-    double pw[B][NT], acc[NT], part[NT];
+    double pw[B][NT], near[B][NT], far[NT], acc[NT], part[NT];
     for (std::size_t j = 0; j < B; ++j) {
-        for (int i = 0; i < NT; ++i) pw[j][i] = std::exp(-t[i] * h * static_cast<double>(j));
+        for (int i = 0; i < NT; ++i) {
+            pw[j][i] = std::exp(-t[i] * h * static_cast<double>(j));
+            near[j][i] = std::exp(-t[i] * h * static_cast<double>(B * j));
+        }
     }
     for (int i = 0; i < NT; ++i) acc[i] = 0.0;
-    for (std::size_t b0 = 0; b0 < n; b0 += B) {
-        const double lead = std::exp(-t[0] * h * static_cast<double>(b0));  // the smallest t decays slowest
-        if (lead == 0.0) break;
+    for (std::size_t b0 = 0, b = 0; b0 < n; b0 += B, ++b) {
+        if (b % B == 0) {
+            for (int i = 0; i < NT; ++i) far[i] = std::exp(-t[i] * h * static_cast<double>(B * b));
+        }
+        const double* nb = near[b % B];
+        if (nb[0] * far[0] == 0.0) break;  // the smallest t decays slowest
         const std::size_t e = std::min(n - b0, B);
         for (int i = 0; i < NT; ++i) part[i] = 0.0;
         for (std::size_t j = 0; j < e; ++j) {
@@ -461,10 +477,10 @@ void log_mgfs(const Side& s, double h, bool up, const double (&t)[NT], double (&
             if (v == 0.0) continue;
             for (int i = 0; i < NT; ++i) part[i] += v * pw[j][i];
         }
-        for (int i = 0; i < NT; ++i) acc[i] += std::exp(-t[i] * h * static_cast<double>(b0)) * part[i];
+        for (int i = 0; i < NT; ++i) acc[i] += nb[i] * far[i] * part[i];
     }
     const double end = n ? static_cast<double>(s.offset + (up ? static_cast<long>(n) - 1 : 0)) * h : 0.0;
-    for (int i = 0; i < NT; ++i) out[i] = acc[i] > 0.0 ? (up ? t[i] : -t[i]) * end + std::log(acc[i]) : -kInf;
+    for (int i = 0; i < NT; ++i) out[i] = acc[i] > 0.0 ? (up ? t[i] : -t[i]) * end + std::log(acc[i]) + 1e-12 : -kInf;
 }
 
 // The cumulant generating function K(t) = sum_j k_j log M_j(t) of each side of a composition, tabulated
@@ -571,10 +587,25 @@ inline std::complex<double> ipow(std::complex<double> z, long k, double r2_min) 
 // FFT plans by length, owned by one composition (the two levels often share a length).
 // Buffers of circular_compose, kept across the compositions of one query (fresh multi-megabyte
 // allocations cost page faults comparable to a transform).
+// Per output and pair of frequencies of circular_compose: the running products of the two spectra and
+// the terms U, V (per side) and R of their error bound.
+struct FreqState {
+    fft::cplx px{1.0, 0.0}, py{1.0, 0.0};
+    double U[2] = {1.0, 1.0}, V[2] = {0.0, 0.0}, R = 0.0;
+};
+// One pair of frequencies of one part in circular_compose: both separated spectra, their error bounds and
+// modulus bounds, the frequency, and whether it was recomputed in long double.
+struct PairSpectra {
+    fft::cplx x, y;
+    double Ex, Ey, mx, my;
+    std::size_t fq;
+    bool acc;
+};
 struct Scratch {
     std::vector<fft::cplx> buf;
-    std::vector<std::vector<fft::cplx>> px, py, w;
-    std::vector<std::vector<double>> U, V, R;
+    std::vector<std::vector<fft::cplx>> w;
+    std::unique_ptr<FreqState[]> state;  // uninitialised beyond what the first part writes
+    std::size_t state_size = 0;
 };
 
 class Plans {
@@ -675,7 +706,7 @@ inline long width_of(const TwoSided& p) noexcept {
 }
 
 struct Circular {
-    const std::vector<fft::cplx>* w = nullptr;  // in the Scratch passed to circular_compose
+    const fft::cplx* w = nullptr;  // N entries in the Scratch passed to circular_compose
     long A = 0;
     double tail = 0.0;  // bound on the rounding error of any sum of consecutive entries, either side
 };
@@ -691,44 +722,25 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
     // The spectra of real pmfs are Hermitian: only the frequencies 0..N/2 are raised and multiplied, the
     // others are their conjugates (exactly, in both the computed and the exact values).
     const std::size_t H = N / 2 + 1;
-    // Spectra are in bit-reversed order (forward_bitrev): the pairs (k, N - k) are the positions
-    // (0, 0), (1, 1) and, for p in the first half of each [2^j, 2^{j+1}), (p, 3 * 2^j - 1 - p).
-    std::vector<std::uint32_t> pos(H), partner(H);
-    {
-        std::size_t i = 0;
-        for (std::size_t p = 0; p < std::min<std::size_t>(N, 2); ++p, ++i) pos[i] = partner[i] = static_cast<std::uint32_t>(p);
-        for (std::size_t base = 2; base < N; base *= 2) {
-            for (std::size_t t = 0; t < base / 2; ++t, ++i) {
-                pos[i] = static_cast<std::uint32_t>(base + t);
-                partner[i] = static_cast<std::uint32_t>(2 * base - 1 - t);
-            }
-        }
+    // Per output and pair of frequencies, while parts remain: the running products and the U, V and R of
+    // the error bound (below). The last part finishes each pair at once (a single part needs no state).
+    if (parts.size() > 1 && ws.state_size < n_out * H) {
+        ws.state.reset(new FreqState[n_out * H]);
+        ws.state_size = n_out * H;
     }
-    // Per output: U and V of the error bound for the pessimistic (0) and optimistic (1) side.
-    auto& px = ws.px;
-    auto& py = ws.py;
-    auto& U = ws.U;
-    auto& V = ws.V;
-    px.resize(n_out);
-    py.resize(n_out);
+    // The last part writes output 0's spectrum over its own (each pair is read before it is written).
     ws.w.resize(n_out);
-    U.resize(2 * n_out);
-    V.resize(2 * n_out);
-    // R: per output and pair, the number of roundings of relative size <= sqrt(2) gamma_2 in the computed
-    // powers and products (one per factor unless the power was formed in long double).
-    auto& R = ws.R;
-    R.resize(n_out);
-    for (std::size_t o = 0; o < n_out; ++o) {
-        px[o].assign(H, 1.0);
-        py[o].assign(H, 1.0);
-        R[o].assign(H, 0.0);
-        for (int side = 0; side < 2; ++side) {
-            U[2 * o + side].assign(H, 1.0);
-            V[2 * o + side].assign(H, 0.0);
-        }
-    }
+    for (std::size_t o = 1; o < n_out; ++o) ws.w[o].resize(N);
+    std::vector<fft::cplx*> w(n_out);
+    w[0] = buf.data();
+    for (std::size_t o = 1; o < n_out; ++o) w[o] = ws.w[o].data();
+    std::vector<double> spec(n_out, 0.0), wsum(n_out, 0.0);
+    // theta = (1 + sqrt(2) gamma_2)^R - 1 for the last R seen, per output (R takes few distinct values).
+    const double lg = std::log1p(fft::Plan::kSqrt2Gamma2);
+    std::vector<double> last_R(n_out, -1.0), last_theta(n_out, 0.0);
     std::vector<Circular> outs(n_out);
     for (std::size_t j = 0; j < parts.size(); ++j) {
+        const bool first = j == 0, last = j + 1 == parts.size();
         const Side& sp = parts[j]->pess;
         const Side& so = parts[j]->opt;
         const long a = std::min(sp.offset, so.offset);
@@ -736,10 +748,12 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
         std::fill(buf.begin(), buf.end(), fft::cplx(0.0, 0.0));
         for (std::size_t i = 0; i < sp.p.size(); ++i) buf[static_cast<std::size_t>(sp.offset - a) + i].real(sp.p[i]);
         for (std::size_t i = 0; i < so.p.size(); ++i) buf[static_cast<std::size_t>(so.offset - a) + i].imag(so.p[i]);
-        double norm1 = 0.0;  // sum_i |x_i|; each term (hypot) within 1 ulp, the sum within (n + 1) u
+        // norm1 >= sum_i |x_i|: each |x_i| <= sqrt(re^2 + im^2) (1 + 4u) + 2e-154 (relative error 3u, or
+        // an underflowed square: absolute error below 2e-154), the sum within (n + 1) u.
+        double norm1 = 0.0;
         const std::size_t used = static_cast<std::size_t>(width_of(*parts[j]));
-        for (std::size_t i = 0; i < used; ++i) norm1 += std::abs(buf[i]);
-        norm1 *= 1.0 + static_cast<double>(used + 4) * u;
+        for (std::size_t i = 0; i < used; ++i) norm1 += std::sqrt(buf[i].real() * buf[i].real() + buf[i].imag() * buf[i].imag());
+        norm1 = norm1 * (1.0 + static_cast<double>(used + 8) * u) + static_cast<double>(used) * 2e-154;
         const double E = (eL + u * (1.0 + eL)) * norm1 * (1.0 + 1e-6);
         // The lowest frequencies, where |X|^k is largest and the bound's amplification by k bites, are
         // recomputed as direct sums accumulated in long double (within a work budget, over all parts, of
@@ -796,101 +810,124 @@ inline std::vector<Circular> circular_compose(const std::vector<const TwoSided*>
             r2_min[o] = std::exp(-1490.0 / k);
             r_cut[o] = std::exp(-690.0 / (k - 1.0));
         }
-        // Per frequency: separate the two real spectra (Hermitian symmetry), raise them to each output's
-        // count (an output whose count is the previous one's plus one takes one more multiplication).
-        for (std::size_t f = 0; f < H; ++f) {  // f: index of the pair (positions pos[f], partner[f])
-            const fft::cplx z = buf[pos[f]], zc = std::conj(buf[partner[f]]);
-            fft::cplx x = 0.5 * (z + zc), y = fft::cplx(0.0, -0.5) * (z - zc);
-            double Ex = E, Ey = E;
-            const std::size_t fq = plan.bitrev(pos[f]);
-            const bool acc = f_acc > 0 && std::min(fq, N - fq) <= f_acc;
-            if (acc) {
-                const std::size_t slot = fq <= f_acc ? fq : f_acc + (N - fq);
-                x = low[slot].first;
-                y = low[slot].second;
-                Ex = Ey = E_acc;
+        // Per pair of frequencies (k, N - k) at the positions (p, pp) of the bit-reversed spectrum: (0, 0),
+        // (1, 1) and, for p in the first half of each [2^b, 2^{b+1}), (p, 3 * 2^b - 1 - p). Separate the
+        // two real spectra (Hermitian symmetry), raise them to each output's count (an output whose count
+        // is the previous one's plus one takes one more multiplication) and multiply them in.
+        const auto prepare = [&](std::size_t p, std::size_t pp) {
+            PairSpectra q;
+            const fft::cplx z = buf[p], zc = std::conj(buf[pp]);
+            q.x = 0.5 * (z + zc);
+            q.y = fft::cplx(0.0, -0.5) * (z - zc);
+            q.Ex = q.Ey = E;
+            q.fq = plan.bitrev(p);
+            q.acc = f_acc > 0 && std::min(q.fq, N - q.fq) <= f_acc;
+            if (q.acc) {
+                const std::size_t slot = q.fq <= f_acc ? q.fq : f_acc + (N - q.fq);
+                q.x = low[slot].first;
+                q.y = low[slot].second;
+                q.Ex = q.Ey = E_acc;
             }
             // Bounds on both moduli (computed and exact); sqrt(re^2 + im^2) has relative error <= 3u (an
             // underflowed square errs by < 1e-150 absolute, far below E).
-            const double mx = std::sqrt(x.real() * x.real() + x.imag() * x.imag()) * (1.0 + 4.0 * u) + Ex;
-            const double my = std::sqrt(y.real() * y.real() + y.imag() * y.imag()) * (1.0 + 4.0 * u) + Ey;
+            q.mx = std::sqrt(q.x.real() * q.x.real() + q.x.imag() * q.x.imag()) * (1.0 + 4.0 * u) + q.Ex;
+            q.my = std::sqrt(q.y.real() * q.y.real() + q.y.imag() * q.y.imag()) * (1.0 + 4.0 * u) + q.Ey;
+            return q;
+        };
+        const auto pair = [&](std::size_t f, std::size_t p, std::size_t pp, const PairSpectra& q) {
+            const fft::cplx x = q.x, y = q.y;
+            const double Ex = q.Ex, Ey = q.Ey, mx = q.mx, my = q.my;
+            const std::size_t fq = q.fq;
+            const bool acc = q.acc;
             long k_prev = 0;
             fft::cplx xk, yk;
             for (std::size_t o = 0; o < n_out; ++o) {
+                FreqState st = first ? FreqState{} : ws.state[o * H + f];
                 const long k = counts[o][j];
-                if (k == 0) continue;
-                for (int side = 0; side < 2; ++side) {
-                    const double m = side ? my : mx;
-                    double& uf = U[2 * o + side][f];
-                    double& vf = V[2 * o + side][f];
-                    if (uf == 0.0 && vf == 0.0) continue;  // stays 0 (underflowed: within the 1e-290)
-                    if (k > 1 && m < r_cut[o]) {  // M^k, M^{k-1} < e^{-690}: covered by the 1e-290 per frequency
-                        uf = 0.0;
-                        vf = 0.0;
-                        continue;
+                if (k != 0) {
+                    for (int side = 0; side < 2; ++side) {
+                        const double m = side ? my : mx;
+                        double& uf = st.U[side];
+                        double& vf = st.V[side];
+                        if (uf == 0.0 && vf == 0.0) continue;  // stays 0 (underflowed: within the 1e-290)
+                        if (k > 1 && m < r_cut[o]) {  // M^k, M^{k-1} < e^{-690}: covered by the 1e-290 per frequency
+                            uf = 0.0;
+                            vf = 0.0;
+                            continue;
+                        }
+                        const double mk1 = rpow(m, k - 1), mk = mk1 * m;
+                        vf = vf * mk + uf * static_cast<double>(k) * (side ? Ey : Ex) * mk1;
+                        uf *= mk;
                     }
-                    const double mk1 = rpow(m, k - 1), mk = mk1 * m;
-                    vf = vf * mk + uf * static_cast<double>(k) * (side ? Ey : Ex) * mk1;
-                    uf *= mk;
+                    if (st.px != 0.0 || st.py != 0.0) {  // else nothing is left to multiply
+                        if (acc) {  // the power in long double: k - 1 products of relative error <= 3 * 2^-64
+                            xk = ipow_ld(x, k);
+                            yk = ipow_ld(y, k);
+                            st.R += 2.0 + static_cast<double>(k) * kLdRatio;  // + rounding to double, the product below
+                            k_prev = 0;
+                        } else {
+                            st.R += static_cast<double>(k);  // k - 1 products in the power, one below
+                            if (k_prev > 0 && k == k_prev + 1) {
+                                xk *= x;
+                                yk *= y;
+                            } else {
+                                xk = ipow(x, k, r2_min[o]);
+                                yk = ipow(y, k, r2_min[o]);
+                            }
+                            k_prev = k;
+                        }
+                        st.px = first ? xk : st.px * xk;
+                        st.py = first ? yk : st.py * yk;
+                    }
                 }
-                if (px[o][f] == 0.0 && py[o][f] == 0.0) continue;  // nothing left to multiply
-                if (acc) {  // the power in long double: k - 1 products of relative error <= 3 * 2^-64
-                    xk = ipow_ld(x, k);
-                    yk = ipow_ld(y, k);
-                    R[o][f] += 2.0 + static_cast<double>(k) * kLdRatio;  // + rounding to double, the product below
-                    k_prev = 0;
-                    px[o][f] *= xk;
-                    py[o][f] *= yk;
+                if (!last) {
+                    ws.state[o * H + f] = st;
                     continue;
                 }
-                R[o][f] += static_cast<double>(k);  // k - 1 products in the power, one below
-                if (k_prev > 0 && k == k_prev + 1) {
-                    xk *= x;
-                    yk *= y;
-                } else {
-                    xk = ipow(x, k, r2_min[o]);
-                    yk = ipow(y, k, r2_min[o]);
+                // The pair's share of the bound on the sums of consecutive entries (below).
+                if (st.R != last_R[o]) {
+                    last_R[o] = st.R;
+                    last_theta[o] = std::expm1(st.R * lg) * (1.0 + 1e-6);
                 }
-                k_prev = k;
-                px[o][f] *= xk;
-                py[o][f] *= yk;
+                const double theta = last_theta[o];
+                const double s_f = st.V[0] + st.V[1] + (theta + u * (1.0 + theta)) * (st.U[0] + st.U[1]) + 1e-290;
+                const fft::cplx wa = st.px + fft::cplx(0.0, 1.0) * st.py;
+                w[o][p] = wa;
+                double wf = std::fabs(wa.real()) + std::fabs(wa.imag());  // >= |W_f|
+                // Weight min(1, 1 / (N sin(pi fm / N))) of the pair's frequencies, with sin x >= x - x^3 / 6
+                // (x = pi fm / N <= pi / 2); 1 (an upper bound) where only the 1e-290 remains.
+                const std::size_t fm = std::min(fq, N - fq);
+                double weight = 1.0;
+                if (fm != 0 && s_f > 1e-290) {
+                    const double xf = M_PI * static_cast<double>(fm) / static_cast<double>(N);
+                    weight = std::min(1.0, 1.0 / (static_cast<double>(N) * (xf - xf * xf * xf / 6.0)));
+                }
+                if (pp != p) {
+                    const fft::cplx wb = std::conj(st.px) + fft::cplx(0.0, 1.0) * std::conj(st.py);
+                    w[o][pp] = wb;
+                    wf += std::fabs(wb.real()) + std::fabs(wb.imag());
+                    spec[o] += 2.0 * s_f * weight;  // f and N - f
+                } else {
+                    spec[o] += s_f * weight;
+                }
+                wsum[o] += wf;
             }
+        };
+        const auto visit = [&](std::size_t f, std::size_t p, std::size_t pp) { pair(f, p, pp, prepare(p, pp)); };
+        std::size_t f = 0;
+        for (std::size_t p = 0; p < std::min<std::size_t>(N, 2); ++p) visit(f++, p, p);
+        for (std::size_t base = 2; base < N; base *= 2) {
+            for (std::size_t t = 0; t < base / 2; ++t) visit(f++, base + t, 2 * base - 1 - t);
         }
     }
     const double inv_n = 1.0 / static_cast<double>(N);
     for (std::size_t o = 0; o < n_out; ++o) {
-        const double lg = std::log1p(fft::Plan::kSqrt2Gamma2);
-        double spec = 0.0, wsum = 0.0;
-        const std::vector<double>&Up = U[2 * o], &Uo = U[2 * o + 1], &Vp = V[2 * o], &Vo = V[2 * o + 1];
-        std::vector<fft::cplx>& w = ws.w[o];
-        w.resize(N);
-        outs[o].w = &w;
-        for (std::size_t i = 0; i < H; ++i) {
-            const std::size_t p = pos[i], pp = partner[i];
-            const std::size_t f = plan.bitrev(p), fm = std::min(f, N - f);  // the pair's frequencies f, N - f
-            const fft::cplx a = px[o][i], b = py[o][i];
-            w[p] = a + fft::cplx(0.0, 1.0) * b;
-            const double theta = std::expm1(R[o][i] * lg) * (1.0 + 1e-6);
-            const double s_f = Vp[i] + Vo[i] + (theta + u * (1.0 + theta)) * (Up[i] + Uo[i]) + 1e-290;
-            double ws = std::fabs(w[p].real()) + std::fabs(w[p].imag());  // >= |W_f|
-            // Weight min(1, 1 / (N sin(pi fm / N))) of the pair's frequencies, with sin x >= x - x^3 / 6
-            // (x = pi fm / N <= pi / 2).
-            const double xf = M_PI * static_cast<double>(fm) / static_cast<double>(N);
-            const double weight = fm == 0 ? 1.0 : std::min(1.0, 1.0 / (static_cast<double>(N) * (xf - xf * xf * xf / 6.0)));
-            if (pp != p) {
-                w[pp] = std::conj(a) + fft::cplx(0.0, 1.0) * std::conj(b);
-                ws += std::fabs(w[pp].real()) + std::fabs(w[pp].imag());
-                spec += 2.0 * s_f * weight;  // f and N - f
-            } else {
-                spec += s_f * weight;
-            }
-            wsum += ws;
-        }
         // Sums of N nonnegative terms (relative error <= N u) and the products in their terms (relative
         // <= (sum k_j + 8) u): the factor 1.001 covers both.
-        outs[o].tail = (spec + eL * wsum) * 1.001;
-        plan.inverse_from_bitrev(w.data());
-        for (fft::cplx& v : w) v *= inv_n;  // a power of two: exact
+        outs[o].tail = (spec[o] + eL * wsum[o]) * 1.001;
+        outs[o].w = w[o];
+        plan.inverse_from_bitrev(w[o]);
+        for (std::size_t i = 0; i < N; ++i) w[o][i] *= inv_n;  // a power of two: exact
     }
     return outs;
 }
@@ -947,7 +984,7 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
         double neg = 0.0;
         long pos = (((w0 - circ[o].A) % nl) + nl) % nl;
         for (long I = 0; I < nl; ++I, pos = (pos + 1) & (nl - 1)) {
-            const fft::cplx v = (*circ[o].w)[static_cast<std::size_t>(pos)];
+            const fft::cplx v = circ[o].w[static_cast<std::size_t>(pos)];
             out.pess.p[static_cast<std::size_t>(I)] = std::max(v.real(), 0.0);
             out.opt.p[static_cast<std::size_t>(I)] = std::max(v.imag(), 0.0);
             neg += std::max(-v.imag(), 0.0);
