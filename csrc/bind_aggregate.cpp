@@ -113,6 +113,25 @@ void register_aggregate(py::module_ m) {
         py::arg("keys"), py::arg("threads"),
         "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
 
+    m.def(
+        "keyed_words",
+        [](const pydp::random::Generator& base, const u64array& streams, std::size_t words, long threads) {
+            if (streams.ndim() != 1) throw std::invalid_argument("streams must be a 1-d array");
+            if (words == 0 || words > agg::kMaxKeyedWords) throw std::invalid_argument("words must lie in [1, 64]");
+            const std::size_t n = static_cast<std::size_t>(streams.size());
+            py::array_t<std::uint64_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(words)});
+            const std::uint64_t* st = streams.data();
+            std::uint64_t* o = out.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::keyed_words(base, st, n, words, o, nt);
+            }
+            return out;
+        },
+        py::arg("gen"), py::arg("streams"), py::arg("words"), py::arg("threads"),
+        "row j: the first `words` 64-bit words of gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)");
+
     bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
                                                      "discrete Laplace(t = s/d)");
     bind_keyed_noise<pydp::discrete::DiscreteGaussian>(m, "keyed_gaussian_integers", "keyed_gaussian_release",

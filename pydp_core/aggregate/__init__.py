@@ -312,11 +312,13 @@ def aggregate(
     (delta-approximate with selection), for adding or removing all the rows of one privacy unit.
 
     The total budget is ``epsilon`` (with ``delta``) or ``rho``, never both. Pure DP (``delta = 0``):
-    discrete Laplace. zCDP (``rho``): discrete Gaussian; partition selection then needs ``delta`` and
-    takes ``epsilon_s = sqrt(2 rho_s)``. Approximate DP (``delta > 0``): ``noise="laplace"`` spends delta
-    on selection only; ``noise="gaussian"`` gives selection its weight's share of epsilon and delta, and
-    the Gaussian aggregates the largest zCDP budget whose (epsilon, delta) conversion fits the rest; the
-    default picks the family whose noise standard deviations have the smaller geometric mean.
+    discrete Laplace. zCDP (``rho``): discrete Gaussian; partition selection then needs ``delta`` and is
+    ``delta``-approximately ``rho_s``-zCDP (thresholding at ``epsilon_s = sqrt(2 rho_s)``, or the optimal
+    selection at ``(e, delta / Kp)`` per group with ``Kp e^2 / 2 <= rho_s``). Approximate DP
+    (``delta > 0``): ``noise="laplace"`` spends delta on selection only; ``noise="gaussian"`` gives
+    selection its weight's share of epsilon and delta, and the Gaussian aggregates the largest zCDP budget
+    whose (epsilon, delta) conversion fits the rest; the default picks the family whose noise standard
+    deviations have the smaller geometric mean.
 
     Parameters
     ----------
@@ -362,7 +364,8 @@ def aggregate(
         How groups are selected without ``public_partitions``: Laplace thresholding (default), or the
         optimal mechanism of Desfontaines et al. (2022), which releases each group with the largest
         probability ``pi(n)`` that (epsilon_s / Kp, delta_s / Kp)-DP allows for its ``n`` units
-        (:func:`~pydp_core.aggregate.selection.optimal_probability`); (epsilon, delta)-DP budgets only.
+        (:func:`~pydp_core.aggregate.selection.optimal_probability`); with ``rho``, each group gets
+        ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
     Returns
     -------
@@ -380,7 +383,7 @@ def aggregate(
     ValueError
         For missing columns, nulls or NaN, bounds with low >= high, limits below 1, epsilon <= 0, rho <= 0,
         both or neither of epsilon and rho, delta = 0 without public partitions or with Gaussian noise under
-        epsilon, an unknown ``noise`` or ``partition_selection`` (or ``"optimal"`` with ``rho``), or a
+        epsilon, an unknown ``noise`` or ``partition_selection``, a selection share too small, or a
         ``budget_split`` that does not cover the aggregates.
 
     Examples

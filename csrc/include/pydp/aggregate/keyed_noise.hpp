@@ -69,4 +69,26 @@ void keyed_grid_release(const Sampler& sampler, const random::Generator& base, c
     if (bad & 2u) throw std::overflow_error("noisy value left the exactly representable grid range (2^53 steps)");
 }
 
+// out[j * words + w] = word w (w < words <= kMaxKeyedWords) of the sequential stream of base.spawn(streams[j]),
+// the words its next_u64 returns first: per group, uniform bits that depend on the key and the group's
+// stream id only (the optimal partition selection compares them with its release threshold).
+inline constexpr std::size_t kMaxKeyedWords = 64;
+inline void keyed_words(const random::Generator& base, const std::uint64_t* streams, std::size_t n, std::size_t words,
+                        std::uint64_t* out, unsigned threads) {
+    if (words == 0 || words > kMaxKeyedWords) throw std::invalid_argument("words must lie in [1, 64]");
+    constexpr std::size_t kWordsPerBlock = random::kBlockWords / 2;
+    const std::size_t nblocks = (words + kWordsPerBlock - 1) / kWordsPerBlock;
+    std::uint32_t mid[8];
+    base.spawn_key(mid);
+    parallel_chunks(n, kGroupChunk, threads, [&](std::size_t, std::size_t begin, std::size_t end) {
+        std::uint32_t block[random::kBlockWords * (kMaxKeyedWords / kWordsPerBlock)];
+        for (std::size_t j = begin; j < end; ++j) {
+            random::Generator g = base.spawn_from(mid, streams[j]);
+            g.take_blocks(block, nblocks);
+            for (std::size_t w = 0; w < words; ++w)
+                out[j * words + w] = static_cast<std::uint64_t>(block[2 * w]) | (static_cast<std::uint64_t>(block[2 * w + 1]) << 32);
+        }
+    });
+}
+
 }  // namespace pydp::aggregate
