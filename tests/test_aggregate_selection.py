@@ -116,6 +116,16 @@ def _groups_of(ns, reps, persons_groups=1):
     return pd.concat(frames, ignore_index=True)
 
 
+def _check_released_fractions(out, ns, reps, pi_all):
+    """Binomial test of the released fraction of the ``reps`` groups of each ``n`` against ``pi_all[n]``."""
+    released = out["g"].to_numpy() // reps
+    for i, n in enumerate(ns):
+        k = int(np.count_nonzero(released == i))
+        p = float(pi_all[n])
+        assert 0.005 < p < 0.995
+        assert stats.binomtest(k, reps, p).pvalue > ALPHA, (n, k, p)
+
+
 @pytest.mark.parametrize("kp", [1, 2])
 def test_released_fraction_matches_pi(kp):
     eps_sel, delta, reps = 1.0, 1e-4, 3000
@@ -127,12 +137,7 @@ def test_released_fraction_matches_pi(kp):
                     partition_selection="optimal")
     rep = aggregate_report(out)["partition_selection"]
     assert rep["method"] == "optimal" and rep["epsilon"] == eps_sel and rep["delta_achieved"] <= delta
-    released = out["g"].to_numpy() // reps
-    for i, n in enumerate(ns):
-        k = int(np.count_nonzero(released == i))
-        p = float(pi_all[n])
-        assert 0.005 < p < 0.995
-        assert stats.binomtest(k, reps, p).pvalue > ALPHA, (n, k, p)
+    _check_released_fractions(out, ns, reps, pi_all)
 
 
 def test_selection_is_a_function_of_the_key_and_the_groups():
@@ -199,12 +204,7 @@ def test_optimal_under_rho_releases_with_pi():
     out = aggregate(df, privacy_unit="pid", by="g", aggregations={"pid": ["privacy_id_count"]}, bounds=None,
                     max_partitions=1, max_contributions=1, rho=rho, delta=delta, key=KEY, partition_selection="optimal")
     assert aggregate_report(out)["partition_selection"]["epsilon_per_partition"] == sel.epsilon_group
-    released = out["g"].to_numpy() // reps
-    for i, n in enumerate(ns):
-        k = int(np.count_nonzero(released == i))
-        p = float(pi_all[n])
-        assert 0.005 < p < 0.995
-        assert stats.binomtest(k, reps, p).pvalue > ALPHA, (n, k, p)
+    _check_released_fractions(out, ns, reps, pi_all)
 
 
 def test_optimal_under_rho_bad_budgets_name_the_argument():
