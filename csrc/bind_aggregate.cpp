@@ -1,5 +1,6 @@
 // Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
 // bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "bind_util.hpp"
 #include "pydp/aggregate/bounding.hpp"
+#include "pydp/aggregate/exact_sums.hpp"
 #include "pydp/aggregate/keyed_noise.hpp"
 #include "pydp/random/generator.hpp"
 #include "register.hpp"
@@ -113,6 +115,44 @@ void register_aggregate(py::module_ m) {
         py::arg("keys"), py::arg("threads"),
         "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
 
+    m.def(
+        "component_limbs",
+        [](const i64array& groups, const darray& values, const i64array& rows, double lo, double hi, int term, double b,
+           int e_gamma, std::size_t n_groups) {
+            if (groups.ndim() != 1 || rows.ndim() != 1 || values.ndim() != 1 || groups.size() != rows.size())
+                throw std::invalid_argument("groups and rows must be 1-d arrays of one length, values 1-d");
+            if (term < 0 || term > 2) throw std::invalid_argument("term must be 0 (sum), 1 (centred sum) or 2 (centred squares)");
+            const std::size_t m = static_cast<std::size_t>(rows.size());
+            const std::int64_t* r = rows.data();
+            for (std::size_t i = 0; i < m; ++i)
+                if (r[i] < 0 || r[i] >= values.size()) throw std::invalid_argument("rows: index out of range");
+            py::array_t<std::int64_t> limbs({py::ssize_t{3}, static_cast<py::ssize_t>(n_groups)});
+            std::int64_t* out = limbs.mutable_data();
+            std::fill(out, out + 3 * n_groups, std::int64_t{0});
+            const std::int64_t* g = groups.data();
+            const double* v = values.data();
+            {
+                py::gil_scoped_release release;
+                agg::component_limbs(g, v, r, m, lo, hi, static_cast<agg::Term>(term), b, e_gamma, n_groups, out);
+            }
+            return limbs;
+        },
+        py::arg("groups"), py::arg("values"), py::arg("rows"), py::arg("lo"), py::arg("hi"), py::arg("term"), py::arg("b"),
+        py::arg("e_gamma"), py::arg("n_groups"),
+        "(3, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)");
+    m.def(
+        "limbs_on_grid",
+        [](const i64array& l0, const i64array& l1, const i64array& l2, const i64array& rows, int e_gamma, int e_grid) {
+            const py::ssize_t n = rows.size();
+            if (l0.size() != n || l1.size() != n || l2.size() != n || rows.ndim() != 1)
+                throw std::invalid_argument("limbs and rows must be 1-d arrays of one length");
+            darray out(n);
+            agg::limbs_on_grid(l0.data(), l1.data(), l2.data(), rows.data(), static_cast<std::size_t>(n), e_gamma, e_grid,
+                               out.mutable_data());
+            return out;
+        },
+        py::arg("l0"), py::arg("l1"), py::arg("l2"), py::arg("rows"), py::arg("e_gamma"), py::arg("e_grid"),
+        "the exact group totals of limb sums rounded to the grid 2**e_grid (see pydp/aggregate/exact_sums.hpp)");
     m.def(
         "keyed_words",
         [](const pydp::random::Generator& base, const u64array& streams, std::size_t words, long threads) {

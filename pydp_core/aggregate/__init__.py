@@ -35,11 +35,9 @@ from .aggregations import (
     VALUE_AGGREGATES,
     AggregatePlan,
     component_exponent,
+    component_limb_sums,
     estimate,
-    limb_sums,
-    limbs_to_totals,
-    on_grid,
-    quantized_terms,
+    limbs_on_grid,
 )
 from .bounding import (
     bound_contributions,
@@ -118,8 +116,8 @@ class _Frame:
             raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
 
     def raw_values(self, name: str) -> np.ndarray:
-        """A value column as float64, not clamped (no copy for float64 data); nulls, NaN and non-numeric
-        columns raise. The bounding kernel clamps for its content hash; the kept rows are clamped after."""
+        """A value column as float64, not clamped (no copy for float64 data); nulls and non-numeric columns
+        raise. The bounding kernel refuses NaN and clamps for its content hash; the kept rows are clamped after."""
         col = self.column(name)
         if self.kind == "arrow":
             import pyarrow as pa
@@ -137,10 +135,7 @@ class _Frame:
             arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
         if arr.dtype.kind != "f":
             return prepared_values(arr, None, name)  # integers: exact conversion checked
-        arr = arr.astype(np.float64, copy=False)
-        if arr.size and np.isnan(arr.min()):  # min propagates NaN: one pass, no temporary
-            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
-        return arr
+        return arr.astype(np.float64, copy=False)  # NaN: refused by the bounding kernel (see partial_aggregates)
 
 
 def _build(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
@@ -516,13 +511,11 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         frame.check_complete(c)
     kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()), max_partitions=spec.max_partitions,
                                max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
-                               bounds=list(spec.bounds.values()))
+                               bounds=list(spec.bounds.values()), names=list(raw))
     row_groups = gid[kept.rows]
-    values = {c: np.clip(v[kept.rows], *spec.bounds[c]) for c, v in raw.items()}
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
     for c, comp in spec.components:
-        q = quantized_terms(comp, values[c], spec.bounds[c])
-        for k, limb in enumerate(limb_sums(row_groups, q, n_groups)):
+        for k, limb in enumerate(component_limb_sums(comp, row_groups, raw[c], kept.rows, spec.bounds[c], n_groups)):
             partials[f"{c}\x00{comp}\x00{k}"] = limb
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
@@ -588,8 +581,8 @@ def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -
     """The true value of a component per group: integer counts, or the exact sum rounded to the grid."""
     if comp in ("rows", "units"):
         return partials[comp]
-    totals = limbs_to_totals([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"])
-    return on_grid(totals, component_exponent(comp, bounds), noise.grid_exponent)
+    return limbs_on_grid([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"],
+                         component_exponent(comp, bounds), noise.grid_exponent)
 
 
 def _combine_groups(codes: list[np.ndarray], uniques: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
