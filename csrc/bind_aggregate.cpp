@@ -117,29 +117,36 @@ void register_aggregate(py::module_ m) {
 
     m.def(
         "component_limbs",
-        [](const i64array& groups, const darray& values, const i64array& rows, double lo, double hi, int term, double b,
-           int e_gamma, std::size_t n_groups) {
+        [](const i64array& groups, const darray& values, const i64array& rows, double lo, double hi,
+           const std::vector<int>& terms, const std::vector<double>& b, const std::vector<int>& e_gamma, std::size_t n_groups) {
             if (groups.ndim() != 1 || rows.ndim() != 1 || values.ndim() != 1 || groups.size() != rows.size())
                 throw std::invalid_argument("groups and rows must be 1-d arrays of one length, values 1-d");
-            if (term < 0 || term > 2) throw std::invalid_argument("term must be 0 (sum), 1 (centred sum) or 2 (centred squares)");
+            if (terms.empty() || b.size() != terms.size() || e_gamma.size() != terms.size())
+                throw std::invalid_argument("terms, b and e_gamma: one entry per term, at least one");
+            std::vector<agg::TermSpec> spec;
+            for (std::size_t j = 0; j < terms.size(); ++j) {
+                if (terms[j] < 0 || terms[j] > 2) throw std::invalid_argument("terms: 0 (sum), 1 (centred sum) or 2 (centred squares)");
+                spec.push_back(agg::TermSpec{static_cast<agg::Term>(terms[j]), b[j], e_gamma[j]});
+            }
             const std::size_t m = static_cast<std::size_t>(rows.size());
             const std::int64_t* r = rows.data();
             for (std::size_t i = 0; i < m; ++i)
                 if (r[i] < 0 || r[i] >= values.size()) throw std::invalid_argument("rows: index out of range");
-            py::array_t<std::int64_t> limbs({py::ssize_t{3}, static_cast<py::ssize_t>(n_groups)});
+            const std::size_t width = 3 * spec.size();
+            py::array_t<std::int64_t> limbs({static_cast<py::ssize_t>(width), static_cast<py::ssize_t>(n_groups)});
             std::int64_t* out = limbs.mutable_data();
-            std::fill(out, out + 3 * n_groups, std::int64_t{0});
+            std::fill(out, out + width * n_groups, std::int64_t{0});
             const std::int64_t* g = groups.data();
             const double* v = values.data();
             {
                 py::gil_scoped_release release;
-                agg::component_limbs(g, v, r, m, lo, hi, static_cast<agg::Term>(term), b, e_gamma, n_groups, out);
+                agg::component_limbs(g, v, r, m, lo, hi, spec.data(), spec.size(), n_groups, out);
             }
             return limbs;
         },
-        py::arg("groups"), py::arg("values"), py::arg("rows"), py::arg("lo"), py::arg("hi"), py::arg("term"), py::arg("b"),
+        py::arg("groups"), py::arg("values"), py::arg("rows"), py::arg("lo"), py::arg("hi"), py::arg("terms"), py::arg("b"),
         py::arg("e_gamma"), py::arg("n_groups"),
-        "(3, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)");
+        "(3 terms, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)");
     m.def(
         "limbs_on_grid",
         [](const i64array& l0, const i64array& l1, const i64array& l2, const i64array& rows, int e_gamma, int e_grid) {

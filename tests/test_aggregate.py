@@ -313,8 +313,12 @@ def test_component_limb_sums_equal_the_numpy_terms(name, bounds):
     rows[-5:] = np.arange(values.size - 5, values.size)
     groups = rng.integers(0, 11, rows.size)
     want = limb_sums(groups, quantized_terms(name, np.clip(values[rows], lo, hi), bounds), 11)
-    got = component_limb_sums(name, groups, values, rows, bounds, 11)
+    got = component_limb_sums([name], groups, values, rows, bounds, 11)
     assert got.shape == (3, 11) and [list(v) for v in want] == got.tolist()
+    every = ["centred_squares", name, "sum"]  # several terms of one column in one pass
+    both = component_limb_sums(every, groups, values, rows, bounds, 11)
+    assert both.shape == (9, 11) and both[3:6].tolist() == got.tolist()
+    assert both[:3].tolist() == component_limb_sums(["centred_squares"], groups, values, rows, bounds, 11).tolist()
 
 
 def test_float_summation_order_cannot_change_a_release():

@@ -514,9 +514,13 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
                                bounds=list(spec.bounds.values()), names=list(raw))
     row_groups = gid[kept.rows]
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
-    for c, comp in spec.components:
-        for k, limb in enumerate(component_limb_sums(comp, row_groups, raw[c], kept.rows, spec.bounds[c], n_groups)):
-            partials[f"{c}\x00{comp}\x00{k}"] = limb
+    for c in raw:
+        comps = [comp for col, comp in spec.components if col == c]
+        if comps:
+            limbs = component_limb_sums(comps, row_groups, raw[c], kept.rows, spec.bounds[c], n_groups)
+            for j, comp in enumerate(comps):
+                for k in range(3):
+                    partials[f"{c}\x00{comp}\x00{k}"] = limbs[3 * j + k]
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
     return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}

@@ -16,27 +16,43 @@ namespace pydp::aggregate {
 enum class Term : int { Sum = 0, CentredSum = 1, CentredSquares = 2 };
 inline constexpr int kLimbBits = 18;
 
-// limbs[k * n_groups + groups[i]] += limb k of q + 2^52 for the term of values[rows[i]] clamped to [lo, hi];
-// limbs must hold zeros on entry. The arithmetic is numpy's, operation by operation (no contraction).
+// One term of a column: its kind, its bound b and its unit 2^e_gamma.
+struct TermSpec {
+    Term term;
+    double b;
+    int e_gamma;
+};
+
+// For each term j: limbs[(3 j + k) n_groups + groups[i]] += limb k of q + 2^52 for the term of
+// values[rows[i]] clamped to [lo, hi]; limbs must hold zeros on entry. The arithmetic is numpy's, operation
+// by operation (no contraction). The column's values are gathered once for all its terms, prefetched ahead.
 inline void component_limbs(const std::int64_t* groups, const double* values, const std::int64_t* rows, std::size_t m,
-                            double lo, double hi, Term term, double b, int e_gamma, std::size_t n_groups,
+                            double lo, double hi, const TermSpec* terms, std::size_t nterms, std::size_t n_groups,
                             std::int64_t* limbs) {
-    if (!(lo <= hi) || !(b >= 0.0)) throw std::invalid_argument("bounds: low <= high and b >= 0");
+    if (!(lo <= hi)) throw std::invalid_argument("bounds: low <= high");
+    for (std::size_t j = 0; j < nterms; ++j)
+        if (!(terms[j].b >= 0.0)) throw std::invalid_argument("term bounds must be >= 0");
     const double mid = (lo + hi) / 2.0;
     const std::uint64_t mask = (std::uint64_t{1} << kLimbBits) - 1;
+    constexpr std::size_t kAhead = 16;
     for (std::size_t i = 0; i < m; ++i) {
+#if defined(__GNUC__) || defined(__clang__)
+        if (i + kAhead < m) __builtin_prefetch(values + rows[i + kAhead]);
+#endif
         const std::int64_t g = groups[i];
         if (g < 0 || static_cast<std::size_t>(g) >= n_groups) throw std::invalid_argument("group code out of range");
         const double x = std::min(std::max(values[rows[i]], lo), hi);
         const double d = x - mid;
-        double t = term == Term::Sum ? x : term == Term::CentredSum ? d : d * d - b;
-        t = std::min(std::max(t, -b), b);
-        const double q = std::nearbyint(std::ldexp(t, -e_gamma));
-        if (!(std::fabs(q) <= 4503599627370496.0)) throw std::invalid_argument("a term exceeds 2^52 units");
-        const std::uint64_t u = static_cast<std::uint64_t>(static_cast<std::int64_t>(q) + (std::int64_t{1} << 52));
-        for (int k = 0; k < 3; ++k)
-            limbs[static_cast<std::size_t>(k) * n_groups + static_cast<std::size_t>(g)] +=
-                static_cast<std::int64_t>((u >> (kLimbBits * k)) & mask);
+        for (std::size_t j = 0; j < nterms; ++j) {
+            const double b = terms[j].b;
+            double t = terms[j].term == Term::Sum ? x : terms[j].term == Term::CentredSum ? d : d * d - b;
+            t = std::min(std::max(t, -b), b);
+            const double q = std::nearbyint(std::ldexp(t, -terms[j].e_gamma));
+            if (!(std::fabs(q) <= 4503599627370496.0)) throw std::invalid_argument("a term exceeds 2^52 units");
+            const std::uint64_t u = static_cast<std::uint64_t>(static_cast<std::int64_t>(q) + (std::int64_t{1} << 52));
+            std::int64_t* out = limbs + 3 * j * n_groups + static_cast<std::size_t>(g);
+            for (int k = 0; k < 3; ++k) out[static_cast<std::size_t>(k) * n_groups] += static_cast<std::int64_t>((u >> (kLimbBits * k)) & mask);
+        }
     }
 }
 
