@@ -118,7 +118,8 @@ void register_aggregate(py::module_ m) {
     m.def(
         "component_limbs",
         [](const i64array& groups, const darray& values, const i64array& rows, double lo, double hi,
-           const std::vector<int>& terms, const std::vector<double>& b, const std::vector<int>& e_gamma, std::size_t n_groups) {
+           const std::vector<int>& terms, const std::vector<double>& b, const std::vector<int>& e_gamma, std::size_t n_groups,
+           long threads) {
             if (groups.ndim() != 1 || rows.ndim() != 1 || values.ndim() != 1 || groups.size() != rows.size())
                 throw std::invalid_argument("groups and rows must be 1-d arrays of one length, values 1-d");
             if (terms.empty() || b.size() != terms.size() || e_gamma.size() != terms.size())
@@ -138,14 +139,15 @@ void register_aggregate(py::module_ m) {
             std::fill(out, out + width * n_groups, std::int64_t{0});
             const std::int64_t* g = groups.data();
             const double* v = values.data();
+            const unsigned nt = resolve_threads(threads);
             {
                 py::gil_scoped_release release;
-                agg::component_limbs(g, v, r, m, lo, hi, spec.data(), spec.size(), n_groups, out);
+                agg::component_limbs(g, v, r, m, lo, hi, spec.data(), spec.size(), n_groups, out, nt);
             }
             return limbs;
         },
         py::arg("groups"), py::arg("values"), py::arg("rows"), py::arg("lo"), py::arg("hi"), py::arg("terms"), py::arg("b"),
-        py::arg("e_gamma"), py::arg("n_groups"),
+        py::arg("e_gamma"), py::arg("n_groups"), py::arg("threads"),
         "(3 terms, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)");
     m.def(
         "limbs_on_grid",

@@ -319,6 +319,9 @@ def test_component_limb_sums_equal_the_numpy_terms(name, bounds):
     both = component_limb_sums(every, groups, values, rows, bounds, 11)
     assert both.shape == (9, 11) and both[3:6].tolist() == got.tolist()
     assert both[:3].tolist() == component_limb_sums(["centred_squares"], groups, values, rows, bounds, 11).tolist()
+    many = np.repeat(rows, 200)  # 600000 rows: several row ranges, the same sums for any thread count
+    sums = [component_limb_sums(every, np.repeat(groups, 200), values, many, bounds, 11, threads=t) for t in (1, 2, 3)]
+    assert sums[0].tolist() == sums[1].tolist() == sums[2].tolist() == (200 * both).tolist()
 
 
 def test_float_summation_order_cannot_change_a_release():

@@ -13,7 +13,7 @@ def bound_contributions(person: typing.Annotated[numpy.typing.ArrayLike, numpy.i
     """
     (kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp
     """
-def component_limbs(groups: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, terms: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], b: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], e_gamma: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], n_groups: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
+def component_limbs(groups: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], values: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rows: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], lo: typing.SupportsFloat | typing.SupportsIndex, hi: typing.SupportsFloat | typing.SupportsIndex, terms: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], b: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex], e_gamma: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], n_groups: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.int64]:
     """
     (3 terms, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)
     """

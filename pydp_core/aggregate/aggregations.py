@@ -460,14 +460,16 @@ _TERMS = {"sum": 0, "centred_sum": 1, "centred_squares": 2}
 
 
 def component_limb_sums(names: Sequence[str], groups: np.ndarray, values: np.ndarray, rows: np.ndarray,
-                        bounds: tuple[float, float], n_groups: int) -> np.ndarray:
+                        bounds: tuple[float, float], n_groups: int, threads: int = 0) -> np.ndarray:
     """For each component of ``names``, ``limb_sums(groups, quantized_terms(name, clip(values[rows], *bounds),
     bounds), n_groups)``, in one C++ pass over the rows without temporaries
-    (``csrc/include/pydp/aggregate/exact_sums.hpp``): a (3 len(names), n_groups) int64 array."""
+    (``csrc/include/pydp/aggregate/exact_sums.hpp``; ``threads`` row ranges, 0 = all cores, the same result
+    for any number): a (3 len(names), n_groups) int64 array."""
     return _core.aggregate.component_limbs(
         np.ascontiguousarray(groups, dtype=np.int64), np.ascontiguousarray(values, dtype=np.float64),
         np.ascontiguousarray(rows, dtype=np.int64), float(bounds[0]), float(bounds[1]), [_TERMS[n] for n in names],
-        [component_bound(n, bounds) for n in names], [component_exponent(n, bounds) for n in names], int(n_groups))
+        [component_bound(n, bounds) for n in names], [component_exponent(n, bounds) for n in names], int(n_groups),
+        threads)
 
 
 def limbs_on_grid(limbs: Sequence[np.ndarray], counts: np.ndarray, e_gamma: int, e_grid: int) -> np.ndarray:

@@ -10,6 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <vector>
+
+#include "pydp/parallel.hpp"
 
 namespace pydp::aggregate {
 
@@ -26,12 +29,9 @@ struct TermSpec {
 // For each term j: limbs[(3 j + k) n_groups + groups[i]] += limb k of q + 2^52 for the term of
 // values[rows[i]] clamped to [lo, hi]; limbs must hold zeros on entry. The arithmetic is numpy's, operation
 // by operation (no contraction). The column's values are gathered once for all its terms, prefetched ahead.
-inline void component_limbs(const std::int64_t* groups, const double* values, const std::int64_t* rows, std::size_t m,
-                            double lo, double hi, const TermSpec* terms, std::size_t nterms, std::size_t n_groups,
-                            std::int64_t* limbs) {
-    if (!(lo <= hi)) throw std::invalid_argument("bounds: low <= high");
-    for (std::size_t j = 0; j < nterms; ++j)
-        if (!(terms[j].b >= 0.0)) throw std::invalid_argument("term bounds must be >= 0");
+inline void component_limbs_serial(const std::int64_t* groups, const double* values, const std::int64_t* rows,
+                                   std::size_t m, double lo, double hi, const TermSpec* terms, std::size_t nterms,
+                                   std::size_t n_groups, std::int64_t* limbs) {
     const double mid = (lo + hi) / 2.0;
     const std::uint64_t mask = (std::uint64_t{1} << kLimbBits) - 1;
     constexpr std::size_t kAhead = 16;
@@ -54,6 +54,31 @@ inline void component_limbs(const std::int64_t* groups, const double* values, co
             for (int k = 0; k < 3; ++k) out[static_cast<std::size_t>(k) * n_groups] += static_cast<std::int64_t>((u >> (kLimbBits * k)) & mask);
         }
     }
+}
+
+// component_limbs_serial over contiguous row ranges in parallel, each into its own limb array, added up
+// after (integer sums: the result does not depend on the thread count).
+inline void component_limbs(const std::int64_t* groups, const double* values, const std::int64_t* rows, std::size_t m,
+                            double lo, double hi, const TermSpec* terms, std::size_t nterms, std::size_t n_groups,
+                            std::int64_t* limbs, unsigned threads) {
+    if (!(lo <= hi)) throw std::invalid_argument("bounds: low <= high");
+    for (std::size_t j = 0; j < nterms; ++j)
+        if (!(terms[j].b >= 0.0)) throw std::invalid_argument("term bounds must be >= 0");
+    const std::size_t width = 3 * nterms * n_groups;
+    const unsigned nt = std::max(1u, std::min(threads, 64u));
+    const std::size_t span = std::max<std::size_t>(std::size_t{1} << 18, (m + nt - 1) / nt);
+    const std::size_t nranges = m == 0 ? 0 : (m + span - 1) / span;
+    if (nranges <= 1) {
+        component_limbs_serial(groups, values, rows, m, lo, hi, terms, nterms, n_groups, limbs);
+        return;
+    }
+    std::vector<std::vector<std::int64_t>> part(nranges - 1, std::vector<std::int64_t>(width, 0));
+    parallel_chunks(m, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
+        std::int64_t* out = c == 0 ? limbs : part[c - 1].data();
+        component_limbs_serial(groups + i0, values, rows + i0, i1 - i0, lo, hi, terms, nterms, n_groups, out);
+    });
+    for (const auto& p : part)
+        for (std::size_t w = 0; w < width; ++w) limbs[w] += p[w];
 }
 
 // out[g] = the exact total l0 + l1 2^18 + l2 2^36 - rows 2^52 (units 2^e_gamma) rounded to the grid 2^e_grid,
