@@ -1,5 +1,6 @@
 // Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
 // bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "bind_util.hpp"
 #include "pydp/aggregate/bounding.hpp"
+#include "pydp/aggregate/exact_sums.hpp"
 #include "pydp/aggregate/keyed_noise.hpp"
 #include "pydp/random/generator.hpp"
 #include "register.hpp"
@@ -112,6 +114,72 @@ void register_aggregate(py::module_ m) {
         py::arg("bounds"), py::arg("content_seed"), py::arg("max_partitions"), py::arg("max_contributions"),
         py::arg("keys"), py::arg("threads"),
         "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
+
+    m.def(
+        "component_limbs",
+        [](const i64array& groups, const darray& values, const i64array& rows, double lo, double hi,
+           const std::vector<int>& terms, const std::vector<double>& b, const std::vector<int>& e_gamma, std::size_t n_groups,
+           long threads) {
+            if (groups.ndim() != 1 || rows.ndim() != 1 || values.ndim() != 1 || groups.size() != rows.size())
+                throw std::invalid_argument("groups and rows must be 1-d arrays of one length, values 1-d");
+            if (terms.empty() || b.size() != terms.size() || e_gamma.size() != terms.size())
+                throw std::invalid_argument("terms, b and e_gamma: one entry per term, at least one");
+            std::vector<agg::TermSpec> spec;
+            for (std::size_t j = 0; j < terms.size(); ++j) {
+                if (terms[j] < 0 || terms[j] > 2) throw std::invalid_argument("terms: 0 (sum), 1 (centred sum) or 2 (centred squares)");
+                spec.push_back(agg::TermSpec{static_cast<agg::Term>(terms[j]), b[j], e_gamma[j]});
+            }
+            const std::size_t m = static_cast<std::size_t>(rows.size());
+            const std::int64_t* r = rows.data();
+            for (std::size_t i = 0; i < m; ++i)
+                if (r[i] < 0 || r[i] >= values.size()) throw std::invalid_argument("rows: index out of range");
+            const std::size_t width = 3 * spec.size();
+            py::array_t<std::int64_t> limbs({static_cast<py::ssize_t>(width), static_cast<py::ssize_t>(n_groups)});
+            std::int64_t* out = limbs.mutable_data();
+            std::fill(out, out + width * n_groups, std::int64_t{0});
+            const std::int64_t* g = groups.data();
+            const double* v = values.data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::component_limbs(g, v, r, m, lo, hi, spec.data(), spec.size(), n_groups, out, nt);
+            }
+            return limbs;
+        },
+        py::arg("groups"), py::arg("values"), py::arg("rows"), py::arg("lo"), py::arg("hi"), py::arg("terms"), py::arg("b"),
+        py::arg("e_gamma"), py::arg("n_groups"), py::arg("threads"),
+        "(3 terms, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)");
+    m.def(
+        "limbs_on_grid",
+        [](const i64array& l0, const i64array& l1, const i64array& l2, const i64array& rows, int e_gamma, int e_grid) {
+            const py::ssize_t n = rows.size();
+            if (l0.size() != n || l1.size() != n || l2.size() != n || rows.ndim() != 1)
+                throw std::invalid_argument("limbs and rows must be 1-d arrays of one length");
+            darray out(n);
+            agg::limbs_on_grid(l0.data(), l1.data(), l2.data(), rows.data(), static_cast<std::size_t>(n), e_gamma, e_grid,
+                               out.mutable_data());
+            return out;
+        },
+        py::arg("l0"), py::arg("l1"), py::arg("l2"), py::arg("rows"), py::arg("e_gamma"), py::arg("e_grid"),
+        "the exact group totals of limb sums rounded to the grid 2**e_grid (see pydp/aggregate/exact_sums.hpp)");
+    m.def(
+        "keyed_words",
+        [](const pydp::random::Generator& base, const u64array& streams, std::size_t words, long threads) {
+            if (streams.ndim() != 1) throw std::invalid_argument("streams must be a 1-d array");
+            if (words == 0 || words > agg::kMaxKeyedWords) throw std::invalid_argument("words must lie in [1, 64]");
+            const std::size_t n = static_cast<std::size_t>(streams.size());
+            py::array_t<std::uint64_t> out({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(words)});
+            const std::uint64_t* st = streams.data();
+            std::uint64_t* o = out.mutable_data();
+            const unsigned nt = resolve_threads(threads);
+            {
+                py::gil_scoped_release release;
+                agg::keyed_words(base, st, n, words, o, nt);
+            }
+            return out;
+        },
+        py::arg("gen"), py::arg("streams"), py::arg("words"), py::arg("threads"),
+        "row j: the first `words` 64-bit words of gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)");
 
     bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
                                                      "discrete Laplace(t = s/d)");

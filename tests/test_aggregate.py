@@ -200,6 +200,23 @@ def test_bad_arguments_name_the_argument(change, exc, words):
         aggregate(df, **args)
 
 
+@pytest.mark.parametrize("kp", [2, 20])  # the streaming and the sorted bounding kernels
+def test_arrow_nan_is_refused_naming_the_column(kp):
+    """Arrow float columns count NaN as a value, not a null: the bounding kernel finds it in its pass."""
+    df = people(rows=300)
+    df["y"] = 1.0
+    for col in ("x", "y"):
+        bad = df.copy()
+        bad.loc[250, col] = np.nan  # the NaN row is dropped by no bound: every row is read
+        table = pa.table({c: bad[c].to_numpy() for c in bad.columns})  # numpy NaN stays a value in arrow
+        assert table.column(col).null_count == 0
+        args = {**ARGS, "aggregations": {"x": ["sum"], "y": ["mean"]}, "bounds": {"x": (0.0, 10.0), "y": (0.0, 2.0)},
+                "max_partitions": kp}
+        with pytest.raises(ValueError, match=f"'{col}'.*null or NaN"):
+            aggregate(table, **args)
+    assert aggregate(pa.Table.from_pandas(df, preserve_index=False), **args).num_rows >= 0
+
+
 @pytest.mark.parametrize("bounds", [(0.0, 10.0), None])
 def test_nan_and_nulls_are_refused(bounds):
     """NaN in a summed column (with bounds) or a counted column (no bounds needed), nulls in identifiers."""
@@ -247,6 +264,64 @@ def test_exact_sums_round_to_the_grid_with_ties_to_even(total, e_gamma, e_grid):
 
     exact = Fraction(total) * Fraction(2) ** e_gamma / Fraction(2) ** e_grid
     assert on_grid([total], e_gamma, e_grid)[0] == math.ldexp(round(exact), e_grid)  # round(): ties to even
+
+
+def _limbs_of_totals(totals, rows):
+    """Limbs (l0, l1, l2) in [0, 2**18) x ... whose totals l0 + l1 2**18 + l2 2**36 - rows 2**52 are ``totals``."""
+    out = [[], [], []]
+    for t, r in zip(totals, rows):
+        u = t + (r << 52)
+        assert u >= 0
+        out[0].append(u & (2**18 - 1))
+        out[1].append((u >> 18) & (2**18 - 1))
+        out[2].append(u >> 36)
+    return [np.array(v, dtype=np.int64) for v in out]
+
+
+@pytest.mark.parametrize("e_gamma, e_grid", [(-3, -2), (0, 2), (4, -1), (-60, -33), (-52, -52), (-52, -40), (-40, -52)])
+def test_limbs_on_grid_equals_the_exact_reference(e_gamma, e_grid):
+    from pydp_core.aggregate.aggregations import limbs_on_grid, on_grid
+
+    rng = np.random.default_rng(abs(e_gamma * 100 + e_grid))
+    rows = rng.integers(2**9, 2**20, 3000)  # rows 2**52 > |total|: non-negative limbs
+    scale = 2 ** max(0, min(60, 52 + e_grid - e_gamma))  # totals up to ~2**52 grid steps
+    totals = [int(v) for v in rng.integers(-scale, scale, 3000, dtype=np.int64)]
+    shift = e_grid - e_gamma
+    if shift > 0:  # exact ties, just below and above, for both parities
+        totals[:8] = [k * 2**shift + d for k in (3, 4, -3, -4) for d in (2 ** (shift - 1), 2 ** (shift - 1) - 1)][:8]
+    totals[8:10] = [0, 0]
+    limbs = _limbs_of_totals(totals, rows.tolist())
+    want = on_grid(np.array(totals, dtype=object), e_gamma, e_grid)
+    got = limbs_on_grid(limbs, rows, e_gamma, e_grid)
+    assert got.tolist() == want.tolist()
+    big = [2**53 * 2 ** max(0, shift)]  # 2**53 steps: refused by both
+    with pytest.raises(ValueError, match="2\\*\\*52 steps"):
+        on_grid(np.array(big, dtype=object), e_gamma, e_grid)
+    with pytest.raises(ValueError, match="2\\*\\*52 steps"):
+        limbs_on_grid(_limbs_of_totals(big, [1]), np.array([1]), e_gamma, e_grid)
+
+
+@pytest.mark.parametrize("name", ["sum", "centred_sum", "centred_squares"])
+@pytest.mark.parametrize("bounds", [(0.0, 100.0), (-3.5, 1e6), (-1e-3, -1e-4), (-2.0**40, 2.0**40)])
+def test_component_limb_sums_equal_the_numpy_terms(name, bounds):
+    from pydp_core.aggregate.aggregations import component_limb_sums, limb_sums, quantized_terms
+
+    rng = np.random.default_rng(3)
+    lo, hi = bounds
+    values = np.concatenate([rng.uniform(lo - (hi - lo), hi + (hi - lo), 4000), [lo, hi, (lo + hi) / 2, -0.0, 0.0]])
+    rows = np.sort(rng.choice(values.size, 3000, replace=False))
+    rows[-5:] = np.arange(values.size - 5, values.size)
+    groups = rng.integers(0, 11, rows.size)
+    want = limb_sums(groups, quantized_terms(name, np.clip(values[rows], lo, hi), bounds), 11)
+    got = component_limb_sums([name], groups, values, rows, bounds, 11)
+    assert got.shape == (3, 11) and [list(v) for v in want] == got.tolist()
+    every = ["centred_squares", name, "sum"]  # several terms of one column in one pass
+    both = component_limb_sums(every, groups, values, rows, bounds, 11)
+    assert both.shape == (9, 11) and both[3:6].tolist() == got.tolist()
+    assert both[:3].tolist() == component_limb_sums(["centred_squares"], groups, values, rows, bounds, 11).tolist()
+    many = np.repeat(rows, 200)  # 600000 rows: several row ranges, the same sums for any thread count
+    sums = [component_limb_sums(every, np.repeat(groups, 200), values, many, bounds, 11, threads=t) for t in (1, 2, 3)]
+    assert sums[0].tolist() == sums[1].tolist() == sums[2].tolist() == (200 * both).tolist()
 
 
 def test_float_summation_order_cannot_change_a_release():

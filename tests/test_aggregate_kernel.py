@@ -155,3 +155,18 @@ def test_keyed_group_noise_is_the_stream_of_each_group():
     ref = [gnoise.plan.release(float(v), rng=Random(key, threads=1).stream(int(i)), simulation=True) for v, i in zip(sums, ids)]
     assert got.tolist() == ref
     assert isinstance(inoise.t, Fraction)
+
+
+@pytest.mark.parametrize("words", [1, 2, 8, 9, 64])
+def test_keyed_words_are_the_start_of_each_groups_stream(words):
+    from pydp_core.aggregate.aggregations import _base_generator
+
+    ids = np.array([0, 5, 2**63 - 1, 12345678901234, 7, 5], dtype=np.uint64)
+    got = _core.aggregate.keyed_words(_base_generator(KEY), ids, words, 2)
+    assert got.shape == (ids.size, words) and got.dtype == np.uint64
+    for row, i in zip(got, ids.tolist()):
+        assert row.tolist() == _base_generator(KEY).spawn(i).random_raw(words).tolist()
+    assert got[1].tolist() == got[5].tolist() and got[0].tolist() != got[1].tolist()
+    for bad in (0, 65):
+        with pytest.raises(ValueError, match="words"):
+            _core.aggregate.keyed_words(_base_generator(KEY), ids, bad, 1)

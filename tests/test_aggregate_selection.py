@@ -4,6 +4,7 @@ fraction of groups against pi(n) (binomial tests at alpha 1e-6), reproducibility
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from fractions import Fraction
 
@@ -24,7 +25,8 @@ from pydp_core.aggregate import (
     optimal_probability,
     selection_probability,
 )
-from pydp_core.aggregate.selection import _optimal_table
+from pydp_core.aggregate.aggregations import split_epsilon
+from pydp_core.aggregate.selection import _optimal_table, optimal_selection_for_rho
 from pydp_core.cli import aggregate as cmd
 from pydp_core.io import write_key
 
@@ -114,6 +116,16 @@ def _groups_of(ns, reps, persons_groups=1):
     return pd.concat(frames, ignore_index=True)
 
 
+def _check_released_fractions(out, ns, reps, pi_all):
+    """Binomial test of the released fraction of the ``reps`` groups of each ``n`` against ``pi_all[n]``."""
+    released = out["g"].to_numpy() // reps
+    for i, n in enumerate(ns):
+        k = int(np.count_nonzero(released == i))
+        p = float(pi_all[n])
+        assert 0.005 < p < 0.995
+        assert stats.binomtest(k, reps, p).pvalue > ALPHA, (n, k, p)
+
+
 @pytest.mark.parametrize("kp", [1, 2])
 def test_released_fraction_matches_pi(kp):
     eps_sel, delta, reps = 1.0, 1e-4, 3000
@@ -125,12 +137,7 @@ def test_released_fraction_matches_pi(kp):
                     partition_selection="optimal")
     rep = aggregate_report(out)["partition_selection"]
     assert rep["method"] == "optimal" and rep["epsilon"] == eps_sel and rep["delta_achieved"] <= delta
-    released = out["g"].to_numpy() // reps
-    for i, n in enumerate(ns):
-        k = int(np.count_nonzero(released == i))
-        p = float(pi_all[n])
-        assert 0.005 < p < 0.995
-        assert stats.binomtest(k, reps, p).pvalue > ALPHA, (n, k, p)
+    _check_released_fractions(out, ns, reps, pi_all)
 
 
 def test_selection_is_a_function_of_the_key_and_the_groups():
@@ -165,15 +172,84 @@ def test_too_small_an_epsilon_is_refused_at_once():
                   max_partitions=1 << 20, max_contributions=1, epsilon=1.0, delta=1e-6, partition_selection="optimal")
 
 
-def test_optimal_needs_an_epsilon_delta_budget():
+def test_optimal_under_rho_spends_its_zcdp_share():
+    """With rho, the optimal selection takes its rho share as (e, delta / Kp) per group with Kp e^2 / 2 <= rho_s
+    (exactly) and the largest such float e; the total is delta-approximate rho-zCDP."""
+    df = _groups_of([3, 40], 5)
+    for kp, rho in [(1, 0.5), (3, 0.02), (7, 1e-3 / 3)]:
+        out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None, max_partitions=kp,
+                        max_contributions=1, rho=rho, delta=1e-6, partition_selection="optimal", key=KEY)
+        rep = aggregate_report(out)
+        sel, budget = rep["partition_selection"], rep["budget"]
+        rho_s = split_epsilon(rho, [1.0, 1.0])[1]
+        e = sel["epsilon_per_partition"]
+        assert sel["method"] == "optimal" and sel["max_partitions"] == kp
+        assert kp * Fraction(e) ** 2 / 2 <= Fraction(rho_s) < kp * Fraction(np.nextafter(e, np.inf)) ** 2 / 2
+        assert sel["rho"] >= kp * Fraction(e) ** 2 / 2 and sel["rho"] <= rho_s
+        assert kp * Fraction(sel["delta_per_partition"]) <= Fraction(1e-6) and sel["delta_achieved"] <= 1e-6
+        assert budget["definition"] == "approximate zCDP" and budget["delta"] == sel["delta_achieved"]
+        assert Fraction(budget["rho"]) <= Fraction(rho)
+        assert budget["rho"] == pytest.approx(rho, rel=1e-9)  # the count's share and the selection's, both spent
+        ref = optimal_selection_for_rho(rho=rho_s, delta=1e-6, max_partitions=kp)
+        assert ref.epsilon_group == e and ref.describe() == sel
+
+
+def test_optimal_under_rho_releases_with_pi():
+    """The released fraction of 3000 groups of n units matches pi(n) of the rho-calibrated table."""
+    rho, delta, reps = 0.5, 1e-4, 3000
+    sel = optimal_selection_for_rho(rho=rho / 2, delta=delta, max_partitions=1)
+    pi_all = np.array([float(Fraction(t, 1 << sel.bits)) for t in sel.table])
+    ns = [int(np.searchsorted(pi_all, q)) for q in (0.01, 0.3, 0.9)]
+    df = _groups_of(ns, reps)
+    out = aggregate(df, privacy_unit="pid", by="g", aggregations={"pid": ["privacy_id_count"]}, bounds=None,
+                    max_partitions=1, max_contributions=1, rho=rho, delta=delta, key=KEY, partition_selection="optimal")
+    assert aggregate_report(out)["partition_selection"]["epsilon_per_partition"] == sel.epsilon_group
+    _check_released_fractions(out, ns, reps, pi_all)
+
+
+def test_optimal_under_rho_bad_budgets_name_the_argument():
     df = _groups_of([3], 5)
-    with pytest.raises(ValueError, match="partition_selection"):
-        aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None, max_partitions=1,
-                  max_contributions=1, rho=0.5, delta=1e-6, partition_selection="optimal")
+    kw = dict(privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None, max_contributions=1,
+              partition_selection="optimal")
+    with pytest.raises(ValueError, match="delta"):  # selection needs delta, under rho as well
+        aggregate(df, max_partitions=1, rho=0.5, **kw)
+    with pytest.raises(ValueError, match="budget_split"):  # a share too small for a table of 10**6 entries
+        aggregate(df, max_partitions=1, rho=0.5, delta=1e-12, budget_split={"x_count": 1.0, "selection": 1e-12}, **kw)
     # public partitions: no selection, so the method does not matter
-    out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None, max_partitions=1,
-                    max_contributions=1, rho=0.5, public_partitions=[0, 1], partition_selection="optimal")
+    out = aggregate(df, max_partitions=1, rho=0.5, public_partitions=[0, 1], **kw)
     assert aggregate_report(out)["partition_selection"]["method"] == "public_partitions"
+
+
+def test_vectorised_draws_equal_one_stream_per_group():
+    """select() compares, for every group at once, the first bits / 64 words of Random(key).stream(id) read as
+    one big-endian integer with 2**bits pi(n): the same decisions as reading each group's stream alone."""
+    from pydp_core.aggregate.aggregations import _base_generator
+
+    rng = np.random.default_rng(5)
+    for eps, delta in [(1.0, 1e-6), (0.5, 1e-30), (5.0, 1e-300)]:
+        sel = calibrate_optimal_selection(epsilon=eps, delta=delta, max_partitions=1)
+        last = len(sel.table) - 1
+        units = rng.integers(0, last + 5, 4000)
+        ids = rng.integers(0, 2**63, 4000, dtype=np.uint64)
+        base, words = _base_generator(KEY), sel.bits // 64
+        ref = []
+        for n, i in zip(np.minimum(units, last).tolist(), ids.tolist()):
+            u = int.from_bytes(base.spawn(i).random_raw(words).astype(">u8").tobytes(), "big")
+            ref.append(u < sel.table[n])
+        got = sel.select(units, ids, KEY)
+        assert got.tolist() == ref
+        assert 0 < int(got.sum()) < got.size
+    # a threshold equal to U in the leading words: the decision falls to the last word
+    sel = calibrate_optimal_selection(epsilon=1.0, delta=1e-6, max_partitions=1)
+    words = sel.bits // 64
+    ids = np.arange(8, dtype=np.uint64)
+    raw = [int.from_bytes(_base_generator(KEY).spawn(int(i)).random_raw(words).astype(">u8").tobytes(), "big") for i in ids]
+    table = list(sel.table)
+    for j, u in enumerate(raw):
+        n = 1 + j
+        table[n] = u + (1 if j % 2 else 0)  # released iff U < threshold: odd j only
+    hacked = dataclasses.replace(sel, table=tuple(table))
+    assert hacked.select(np.arange(1, 9), ids, KEY).tolist() == [j % 2 == 1 for j in range(8)]
 
 
 def test_cli_partition_selection_optimal(tmp_path):

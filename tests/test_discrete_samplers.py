@@ -105,6 +105,17 @@ def test_thread_count_does_not_change_the_noise():
     assert not np.array_equal(a[:4096], a[4096:8192])  # chunks use different streams
 
 
+@pytest.mark.parametrize("t", [Fraction(1, 3), Fraction(77, 2), Fraction(10**9, 7)])
+def test_a_partial_tile_gives_the_values_of_a_full_one(t):
+    """A call of n values gives the first n values of a longer call from the same stream: partial tiles
+    (n not a multiple of 256) generate only the keystream blocks they read, and read the same words."""
+    full = dsc.sample_discrete_laplace(t, 600, pc.Random(7, threads=1).stream(3))
+    for n in (1, 2, 7, 8, 9, 63, 64, 65, 255, 256, 257, 511):
+        part = dsc.sample_discrete_laplace(t, n, pc.Random(7, threads=1).stream(3))
+        assert np.array_equal(part, full[:n]), n
+    assert len(set(full.tolist())) > 2
+
+
 def test_seeded_streams_are_reproducible_and_advance():
     r1, r2 = pc.Random(99), pc.Random(99)
     x1, x2 = dsc.sample_discrete_laplace(5, 1000, r1), dsc.sample_discrete_laplace(5, 1000, r2)

@@ -35,11 +35,9 @@ from .aggregations import (
     VALUE_AGGREGATES,
     AggregatePlan,
     component_exponent,
+    component_limb_sums,
     estimate,
-    limb_sums,
-    limbs_to_totals,
-    on_grid,
-    quantized_terms,
+    limbs_on_grid,
 )
 from .bounding import (
     bound_contributions,
@@ -118,8 +116,8 @@ class _Frame:
             raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
 
     def raw_values(self, name: str) -> np.ndarray:
-        """A value column as float64, not clamped (no copy for float64 data); nulls, NaN and non-numeric
-        columns raise. The bounding kernel clamps for its content hash; the kept rows are clamped after."""
+        """A value column as float64, not clamped (no copy for float64 data); nulls and non-numeric columns
+        raise. The bounding kernel refuses NaN and clamps for its content hash; the kept rows are clamped after."""
         col = self.column(name)
         if self.kind == "arrow":
             import pyarrow as pa
@@ -137,10 +135,7 @@ class _Frame:
             arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
         if arr.dtype.kind != "f":
             return prepared_values(arr, None, name)  # integers: exact conversion checked
-        arr = arr.astype(np.float64, copy=False)
-        if arr.size and np.isnan(arr.min()):  # min propagates NaN: one pass, no temporary
-            raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
-        return arr
+        return arr.astype(np.float64, copy=False)  # NaN: refused by the bounding kernel (see partial_aggregates)
 
 
 def _build(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
@@ -312,11 +307,13 @@ def aggregate(
     (delta-approximate with selection), for adding or removing all the rows of one privacy unit.
 
     The total budget is ``epsilon`` (with ``delta``) or ``rho``, never both. Pure DP (``delta = 0``):
-    discrete Laplace. zCDP (``rho``): discrete Gaussian; partition selection then needs ``delta`` and
-    takes ``epsilon_s = sqrt(2 rho_s)``. Approximate DP (``delta > 0``): ``noise="laplace"`` spends delta
-    on selection only; ``noise="gaussian"`` gives selection its weight's share of epsilon and delta, and
-    the Gaussian aggregates the largest zCDP budget whose (epsilon, delta) conversion fits the rest; the
-    default picks the family whose noise standard deviations have the smaller geometric mean.
+    discrete Laplace. zCDP (``rho``): discrete Gaussian; partition selection then needs ``delta`` and is
+    ``delta``-approximately ``rho_s``-zCDP (thresholding at ``epsilon_s = sqrt(2 rho_s)``, or the optimal
+    selection at ``(e, delta / Kp)`` per group with ``Kp e^2 / 2 <= rho_s``). Approximate DP
+    (``delta > 0``): ``noise="laplace"`` spends delta on selection only; ``noise="gaussian"`` gives
+    selection its weight's share of epsilon and delta, and the Gaussian aggregates the largest zCDP budget
+    whose (epsilon, delta) conversion fits the rest; the default picks the family whose noise standard
+    deviations have the smaller geometric mean.
 
     Parameters
     ----------
@@ -362,7 +359,8 @@ def aggregate(
         How groups are selected without ``public_partitions``: Laplace thresholding (default), or the
         optimal mechanism of Desfontaines et al. (2022), which releases each group with the largest
         probability ``pi(n)`` that (epsilon_s / Kp, delta_s / Kp)-DP allows for its ``n`` units
-        (:func:`~pydp_core.aggregate.selection.optimal_probability`); (epsilon, delta)-DP budgets only.
+        (:func:`~pydp_core.aggregate.selection.optimal_probability`); with ``rho``, each group gets
+        ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
     Returns
     -------
@@ -380,7 +378,7 @@ def aggregate(
     ValueError
         For missing columns, nulls or NaN, bounds with low >= high, limits below 1, epsilon <= 0, rho <= 0,
         both or neither of epsilon and rho, delta = 0 without public partitions or with Gaussian noise under
-        epsilon, an unknown ``noise`` or ``partition_selection`` (or ``"optimal"`` with ``rho``), or a
+        epsilon, an unknown ``noise`` or ``partition_selection``, a selection share too small, or a
         ``budget_split`` that does not cover the aggregates.
 
     Examples
@@ -513,14 +511,16 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         frame.check_complete(c)
     kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()), max_partitions=spec.max_partitions,
                                max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
-                               bounds=list(spec.bounds.values()))
+                               bounds=list(spec.bounds.values()), names=list(raw))
     row_groups = gid[kept.rows]
-    values = {c: np.clip(v[kept.rows], *spec.bounds[c]) for c, v in raw.items()}
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
-    for c, comp in spec.components:
-        q = quantized_terms(comp, values[c], spec.bounds[c])
-        for k, limb in enumerate(limb_sums(row_groups, q, n_groups)):
-            partials[f"{c}\x00{comp}\x00{k}"] = limb
+    for c in raw:
+        comps = [comp for col, comp in spec.components if col == c]
+        if comps:
+            limbs = component_limb_sums(comps, row_groups, raw[c], kept.rows, spec.bounds[c], n_groups)
+            for j, comp in enumerate(comps):
+                for k in range(3):
+                    partials[f"{c}\x00{comp}\x00{k}"] = limbs[3 * j + k]
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
     return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
@@ -585,8 +585,8 @@ def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -
     """The true value of a component per group: integer counts, or the exact sum rounded to the grid."""
     if comp in ("rows", "units"):
         return partials[comp]
-    totals = limbs_to_totals([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"])
-    return on_grid(totals, component_exponent(comp, bounds), noise.grid_exponent)
+    return limbs_on_grid([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"],
+                         component_exponent(comp, bounds), noise.grid_exponent)
 
 
 def _combine_groups(codes: list[np.ndarray], uniques: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -10,9 +10,10 @@ Three ways to give the total, exactly one of ``epsilon`` and ``rho``:
   delta_g) as one zCDP block: the largest rho_g whose zCDP -> (eps, delta) conversion (Canonne, Kamath and
   Steinke 2020) meets (eps_g, delta_g), split over the aggregates by weight. zCDP composes the discrete
   Gaussians exactly (Renyi divergences add); the reported total converts the rho they actually spend.
-- ``rho``: zCDP, discrete Gaussian noise, rho split by weight. Selection (Laplace thresholding at
-  epsilon_s = sqrt(2 rho_s), which is epsilon_s^2 / 2-zCDP) needs ``delta``: the total is then
-  delta-approximate rho-zCDP (Bun and Steinke 2016).
+- ``rho``: zCDP, discrete Gaussian noise, rho split by weight. Selection needs ``delta`` and is
+  delta-approximately rho_s-zCDP: Laplace thresholding at epsilon_s = sqrt(2 rho_s) (pure epsilon_s-DP
+  noisy counts, epsilon_s^2 / 2-zCDP), or the optimal selection at (e, delta / Kp) per group with
+  Kp e^2 / 2 <= rho_s. The total is delta-approximate rho-zCDP (Bun and Steinke 2016).
 
 ``noise=None`` picks discrete Laplace for pure DP, the discrete Gaussian for zCDP, and for approximate DP
 the family whose components have the smaller geometric mean of noise standard deviations (Laplace on ties).
@@ -29,7 +30,7 @@ from .._validation import check_delta, check_positive_scalar
 from ..accounting import ApproxDP, compose
 from ..accounting.conversions import zcdp_log_delta
 from .aggregations import AggregatePlan, plan_aggregate, split_epsilon
-from .selection import OptimalSelection, ThresholdSelection, calibrate
+from .selection import OptimalSelection, ThresholdSelection, calibrate, optimal_selection_for_rho
 
 NOISES = ("laplace", "gaussian")
 _MARGIN = 1e-12  # relative margin on delta toward the safe side, as in the calibrations
@@ -52,7 +53,7 @@ class BudgetPlan:
         """The composed guarantee of everything released (the report's ``budget``)."""
         sel = self.selection
         if self.definition == "zcdp":
-            rho = math.fsum([p.rho_achieved for p in self.plans] + ([0.5 * sel.epsilon ** 2] if sel else []))
+            rho = math.fsum([p.rho_achieved for p in self.plans] + ([sel.zcdp_rho] if sel else []))
             delta = sel.delta_achieved if sel else 0.0
             return {"definition": "approximate zCDP" if delta > 0 else "zCDP", "noise": self.noise, "rho": rho,
                     "delta": delta, "rho_given": self.rho, "delta_given": self.delta}
@@ -140,17 +141,10 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
     n = len(requests)
     if rho is not None:
         r = check_positive_scalar(rho, "rho")
-        if selection and method == "optimal":
-            raise ValueError("partition_selection='optimal' is (epsilon, delta)-DP only; with rho use 'threshold'")
         if kind == "laplace":
             raise ValueError("noise='laplace' does not go with rho: a zCDP budget uses Gaussian noise")
         shares = split_epsilon(r, weights)
-        sel = None
-        if selection:
-            eps_s = math.nextafter(math.sqrt(2.0 * shares[-1]), 0.0)
-            while Fraction(eps_s) ** 2 / 2 > Fraction(shares[-1]):
-                eps_s = math.nextafter(eps_s, 0.0)
-            sel = _selection(eps_s, dl, kp, "threshold")
+        sel = _zcdp_selection(shares[-1], dl, kp, method) if selection else None
         plans = _plans(requests, "rho", shares[:n], kp, kc, bounds, "rho")
         return BudgetPlan("zcdp", "gaussian", plans, sel, None, dl, r)
     eps = check_positive_scalar(epsilon, "epsilon")
@@ -198,6 +192,19 @@ def _selection(epsilon: float, delta: float, kp: int, method: str) -> ThresholdS
         return calibrate(method, epsilon=epsilon, delta=delta, max_partitions=kp)
     except ValueError as err:
         raise ValueError(f"budget_split: the selection's share is too small ({err})") from None
+
+
+def _zcdp_selection(rho_s: float, delta: float, kp: int, method: str) -> ThresholdSelection | OptimalSelection:
+    """The selection for the zCDP share ``rho_s``: ``delta``-approximately ``rho_s``-zCDP (section 5)."""
+    if method == "optimal":
+        try:
+            return optimal_selection_for_rho(rho=rho_s, delta=delta, max_partitions=kp)
+        except ValueError as err:
+            raise ValueError(f"budget_split: the selection's share is too small ({err})") from None
+    eps_s = math.nextafter(math.sqrt(2.0 * rho_s), 0.0)  # pure eps_s-DP noisy counts: eps_s^2 / 2 <= rho_s
+    while Fraction(eps_s) ** 2 / 2 > Fraction(rho_s):
+        eps_s = math.nextafter(eps_s, 0.0)
+    return _selection(eps_s, delta, kp, "threshold")
 
 
 def _log_std(plans: Sequence[AggregatePlan]) -> float:

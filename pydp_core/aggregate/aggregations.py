@@ -456,6 +456,29 @@ def on_grid(totals: np.ndarray, e_gamma: int, e_grid: int) -> np.ndarray:
     return np.ldexp(idx.astype(np.float64), e_grid)
 
 
+_TERMS = {"sum": 0, "centred_sum": 1, "centred_squares": 2}
+
+
+def component_limb_sums(names: Sequence[str], groups: np.ndarray, values: np.ndarray, rows: np.ndarray,
+                        bounds: tuple[float, float], n_groups: int, threads: int = 0) -> np.ndarray:
+    """For each component of ``names``, ``limb_sums(groups, quantized_terms(name, clip(values[rows], *bounds),
+    bounds), n_groups)``, in one C++ pass over the rows without temporaries
+    (``csrc/include/pydp/aggregate/exact_sums.hpp``; ``threads`` row ranges, 0 = all cores, the same result
+    for any number): a (3 len(names), n_groups) int64 array."""
+    return _core.aggregate.component_limbs(
+        np.ascontiguousarray(groups, dtype=np.int64), np.ascontiguousarray(values, dtype=np.float64),
+        np.ascontiguousarray(rows, dtype=np.int64), float(bounds[0]), float(bounds[1]), [_TERMS[n] for n in names],
+        [component_bound(n, bounds) for n in names], [component_exponent(n, bounds) for n in names], int(n_groups),
+        threads)
+
+
+def limbs_on_grid(limbs: Sequence[np.ndarray], counts: np.ndarray, e_gamma: int, e_grid: int) -> np.ndarray:
+    """``on_grid(limbs_to_totals(limbs, counts), e_gamma, e_grid)`` in C++ (128-bit integers): the exact sums
+    rounded to the grid 2**e_grid (ties to even), as floats."""
+    l0, l1, l2 = (np.ascontiguousarray(v, dtype=np.int64) for v in limbs)
+    return _core.aggregate.limbs_on_grid(l0, l1, l2, np.ascontiguousarray(counts, dtype=np.int64), e_gamma, e_grid)
+
+
 def _ratio_range(s_lo, s_hi, c_lo, c_hi):
     corners = np.stack([s_lo / c_lo, s_lo / c_hi, s_hi / c_lo, s_hi / c_hi])
     return corners.min(axis=0), corners.max(axis=0)

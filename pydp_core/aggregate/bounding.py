@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -129,6 +130,7 @@ def bound_contributions(
     max_contributions: int,
     key: bytes,
     bounds: Sequence[tuple[float, float]] | None = None,
+    names: Sequence[str] | None = None,
 ) -> Bounded:
     """Keep at most ``max_partitions`` groups per person and ``max_contributions`` rows per (person, group).
 
@@ -140,17 +142,27 @@ def bound_contributions(
     salt), pair key)`` and, per kept pair, the rows with the smallest ``fmix(row ^ keyed_mix(duplicate
     index, duplicate key))``, where ``row = keyed_mix(pair ^ content, row key)`` and the content hash
     is ``h = seed; h = fmix(h ^ bits(v))`` over the row's values; multi-threaded, the same for any
-    thread count. ``rows`` of the result are increasing.
+    thread count. ``rows`` of the result are increasing. A NaN in ``values`` is a ValueError naming the
+    column (its entry of ``names``), found by the kernel in its pass over the rows.
     """
     from .. import _core
 
     limits = np.asarray([b for pair in bounds for b in pair] if bounds is not None else [], dtype=np.float64)
-    rows, units, seen = _core.aggregate.bound_contributions(
-        np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
-        np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
-        [np.ascontiguousarray(v, dtype=np.float64) for v in values], limits, int(content_seed(key)),
-        int(max_partitions), int(max_contributions), bounding_keys(key), 0,
-    )
+    try:
+        rows, units, seen = _core.aggregate.bound_contributions(
+            np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
+            np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
+            [np.ascontiguousarray(v, dtype=np.float64) for v in values], limits, int(content_seed(key)),
+            int(max_partitions), int(max_contributions), bounding_keys(key), 0,
+        )
+    except ValueError as err:
+        found = re.fullmatch(r"values column (\d+) has NaN", str(err))
+        if found is None:
+            raise
+        j = int(found.group(1))
+        name = repr(names[j]) if names is not None else str(j)
+        raise ValueError(f"aggregations: column {name} has missing values (null or NaN); drop or impute them first") \
+            from None
     return Bounded(rows, units, seen.view(bool))
 
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import _core
 from .aggregations import IntegerNoise, _base_generator, integer_noise
 
 _MARGIN = 1e-12
@@ -116,6 +117,12 @@ class ThresholdSelection:
     noise: IntegerNoise
     threshold: int
     delta_achieved: float
+
+    @property
+    def zcdp_rho(self) -> float:
+        """The noisy unit counts are pure epsilon-DP, hence ``epsilon^2 / 2``-zCDP (rounded up); the selection
+        is ``delta_achieved``-approximately that (``docs/aggregate.md``, section 5)."""
+        return _round_up(Fraction(self.epsilon) ** 2 / 2)
 
     def select(self, units: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
         """The boolean mask of released groups (keyed noise per group, as every aggregate)."""
@@ -270,24 +277,41 @@ class OptimalSelection:
     delta_group: float
     bits: int  # the grid: release probabilities are multiples of 2**-bits
     table: tuple  # 2**bits pi(n), n = 0..N, last entry 2**bits
+    rho: float | None = None  # calibrated from a zCDP share: Kp epsilon_group^2 / 2 (rounded up), else None
 
     @property
     def delta_achieved(self) -> float:
         return float(self.max_partitions * Fraction(self.delta_group))
 
+    @property
+    def zcdp_rho(self) -> float:
+        """The selection is ``delta_achieved``-approximately ``zcdp_rho``-zCDP: ``Kp e^2 / 2`` (rounded up)."""
+        return _round_up(self.max_partitions * Fraction(self.epsilon_group) ** 2 / 2)
+
     def select(self, units: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
-        """The boolean mask of released groups: ``bits`` keyed random bits per group below ``2**bits pi(n)``."""
-        n = np.minimum(np.asarray(units, dtype=np.int64), len(self.table) - 1)
-        base = _base_generator(key)
-        out = np.empty(n.shape[0], dtype=bool)
-        one, words = 1 << self.bits, self.bits // 64
-        for j, (count, stream) in enumerate(zip(n.tolist(), np.asarray(stream_ids, dtype=np.uint64).tolist())):
-            threshold = self.table[count]
-            if threshold in (0, one):
-                out[j] = threshold == one
-                continue
-            u = int.from_bytes(base.spawn(stream).random_raw(words).astype(">u8").tobytes(), "big")
-            out[j] = u < threshold
+        """The boolean mask of released groups: ``bits`` keyed random bits per group below ``2**bits pi(n)``.
+
+        Group j reads the first ``bits / 64`` words of ``Random(key).stream(stream_ids[j])`` as one
+        big-endian integer ``U`` and is released when ``U < 2**bits pi(n_j)`` (compared word by word, all
+        groups at once); groups with ``pi(n) = 0`` or ``1`` draw nothing.
+        """
+        last = len(self.table) - 1  # table[last] = 2**bits, the only entry that large; table[0] = 0
+        n = np.minimum(np.asarray(units, dtype=np.int64), last)
+        out = n == last
+        draw = np.flatnonzero((n > 0) & (n < last))
+        if draw.size == 0:
+            return out
+        words = self.bits // 64
+        ids = np.ascontiguousarray(np.asarray(stream_ids, dtype=np.uint64)[draw])
+        u = _core.aggregate.keyed_words(_base_generator(key), ids, words, 0)
+        counts, which = np.unique(n[draw], return_inverse=True)
+        mask = (1 << 64) - 1
+        limbs = np.array([[(self.table[c] >> (64 * (words - 1 - w))) & mask for w in range(words)]
+                          for c in counts.tolist()], dtype=np.uint64)[which.reshape(-1)]
+        less, more = u < limbs, u > limbs
+        first = np.argmax(less | more, axis=1)  # the most significant word where U and the threshold differ
+        rows = np.arange(draw.size)
+        out[draw] = less[rows, first]  # equal everywhere: U == threshold, not released (less is all False)
         return out
 
     def describe(self) -> dict:
@@ -295,7 +319,14 @@ class OptimalSelection:
             "method": "optimal", "epsilon": self.epsilon, "delta": self.delta, "delta_achieved": self.delta_achieved,
             "epsilon_per_partition": self.epsilon_group, "delta_per_partition": self.delta_group,
             "max_partitions": self.max_partitions, "always_released_from": len(self.table) - 1,
+            **({} if self.rho is None else {"rho": self.rho}),
         }
+
+
+def _round_up(x: Fraction) -> float:
+    """The smallest float >= x."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
 def _share(total: float, k: int) -> float:
@@ -346,6 +377,36 @@ def calibrate_optimal_selection(*, epsilon: float, delta: float, max_partitions:
     if eps_k <= 0.0 or delta_k <= 0.0:
         raise ValueError("the selection's epsilon or delta per partition rounds to 0")
     return OptimalSelection(epsilon, delta, max_partitions, eps_k, delta_k, *_optimal_table(eps_k, delta_k))
+
+
+def optimal_selection_for_rho(*, rho: float, delta: float, max_partitions: int) -> OptimalSelection:
+    """The optimal selection for a zCDP share ``rho`` (with ``delta``): ``delta``-approximately ``rho``-zCDP.
+
+    Each group's decision is (e, d)-DP with ``d = delta / Kp`` and the largest float ``e`` with
+    ``Kp e^2 / 2 <= rho`` (exact rational check). For one neighbouring pair, an (e, d)-DP decision is the
+    mixture ``(1 - d) P + d E`` of an e-indistinguishable part ``P`` and a rest (Kairouz, Oh and Viswanath
+    2015), and e-indistinguishable laws are ``e^2 / 2``-zCDP (Bun and Steinke 2016); the at most Kp
+    independent decisions one unit changes compose to ``Kp d``-approximate ``Kp e^2 / 2``-zCDP
+    (``docs/aggregate.md``, section 5).
+    """
+    if not 0.0 < delta < 1.0:
+        raise ValueError(
+            "delta must lie in (0, 1) for partition selection (give public_partitions to release known groups "
+            "with delta = 0)"
+        )
+    r = Fraction(rho)
+    if not (math.isfinite(rho) and rho > 0.0):
+        raise ValueError(f"rho must be finite and > 0 for partition selection, got {rho!r}")
+    eps_k = math.sqrt(2.0 * rho / max_partitions)
+    while eps_k > 0.0 and max_partitions * Fraction(eps_k) ** 2 / 2 > r:
+        eps_k = math.nextafter(eps_k, 0.0)
+    delta_k = _share(delta, max_partitions)
+    if eps_k <= 0.0 or delta_k <= 0.0:
+        raise ValueError("the selection's epsilon or delta per partition rounds to 0")
+    eps_total = _round_up(max_partitions * Fraction(eps_k))  # basic composition, reported
+    rho_spent = _round_up(max_partitions * Fraction(eps_k) ** 2 / 2)
+    return OptimalSelection(eps_total, delta, max_partitions, eps_k, delta_k, *_optimal_table(eps_k, delta_k),
+                            rho=rho_spent)
 
 
 def calibrate(method: str, *, epsilon: float, delta: float, max_partitions: int) -> ThresholdSelection | OptimalSelection:

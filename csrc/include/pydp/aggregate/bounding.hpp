@@ -14,6 +14,7 @@
 // reference implementation in tests/test_aggregate_kernel.py.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -62,7 +64,7 @@ struct BoundingInput {
     const std::int64_t* group;        // [n] codes in [0, groups)
     const std::uint64_t* group_hash;  // [groups]
     std::size_t groups;
-    const double* const* values;      // [columns][n] values (no NaN): the row content after clamping
+    const double* const* values;      // [columns][n] values, NaN refused: the row content after clamping
     std::size_t columns;
     std::uint64_t content_seed;
     const double* bounds = nullptr;   // [columns][2] (low, high) clamping bounds, or null: values already clamped
@@ -84,6 +86,12 @@ inline std::uint64_t content_hash(const BoundingInput& in, std::size_t i) noexce
 }
 
 namespace detail {
+// Throws for the first values column with a NaN in nan[c] (flags or-ed over the rows).
+inline void check_no_nan(const std::vector<std::vector<std::uint8_t>>& nan, std::size_t columns) {
+    for (std::size_t c = 0; c < columns; ++c)
+        for (const auto& flags : nan)
+            if (flags[c]) throw std::invalid_argument("values column " + std::to_string(c) + " has NaN");
+}
 struct Row {
     std::int64_t index;
     std::int64_t group;
@@ -337,6 +345,15 @@ struct Seen {  // a row whose pair was among its range's smallest keys when the 
 // per person (prefetched ahead), and no copy of the rows. Returns the kept row indices in increasing order.
 inline constexpr std::size_t kMaxStreamingPartitions = 16;
 
+// About how many rows of a range enter a person's smallest keys when read (a capacity hint, not a bound):
+// r rows of a person in random key order enter the k smallest about k (1 + ln(r / k)) times.
+inline std::size_t expected_inserts(std::size_t rows, std::size_t persons, std::size_t k) {
+    if (rows == 0 || persons == 0) return 0;
+    const double r = static_cast<double>(rows) / static_cast<double>(persons);
+    const double per = r <= static_cast<double>(k) ? r : static_cast<double>(k) * (1.0 + std::log(r / static_cast<double>(k)));
+    return std::min(rows, static_cast<std::size_t>(1.1 * per * static_cast<double>(persons)) + 1024);
+}
+
 inline void bound_contributions_streaming(const BoundingInput& in, std::size_t max_partitions,
                                           std::size_t max_contributions, const BoundingKeys& k, unsigned threads,
                                           std::vector<std::int64_t>& kept, std::int64_t* units, std::uint8_t* seen) {
@@ -358,10 +375,13 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
     for (std::size_t c = 0; c < std::max<std::size_t>(1, nranges); ++c) tables.emplace_back(in.persons, kp, in.person_hash);
     std::vector<std::vector<std::uint8_t>> seen_in(std::max<std::size_t>(1, nranges), std::vector<std::uint8_t>(in.groups, 0));
     std::vector<std::vector<detail::Seen>> early(std::max<std::size_t>(1, nranges));
+    std::vector<std::vector<std::uint8_t>> nan_in(std::max<std::size_t>(1, nranges), std::vector<std::uint8_t>(in.columns, 0));
     pydp::parallel_chunks(n, span, nt, [&](std::size_t c, std::size_t i0, std::size_t i1) {
         detail::TopKeys& t = tables[c];
         std::uint8_t* const saw = seen_in[c].data();
+        std::uint8_t* const nan = nan_in[c].data();
         std::vector<detail::Seen>& maybe = early[c];
+        maybe.reserve(expected_inserts(i1 - i0, in.persons, kp));
         for (std::size_t i = i0; i < i1; ++i) {
             if (i + detail::kPrefetch < i1) {
                 const std::int64_t q = in.person[i + detail::kPrefetch];
@@ -370,6 +390,7 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
             const std::int64_t p = in.person[i], g = in.group[i];
             if (p < 0 || static_cast<std::size_t>(p) >= in.persons || g < -1 || g >= static_cast<std::int64_t>(in.groups))
                 throw std::invalid_argument("person or group code out of range");
+            for (std::size_t v = 0; v < in.columns; ++v) nan[v] |= static_cast<std::uint8_t>(std::isnan(in.values[v][i]));
             if (g < 0) continue;
             saw[g] = 1;
             std::uint64_t* r = t.at(static_cast<std::size_t>(p));
@@ -378,6 +399,7 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
                                              static_cast<std::uint32_t>(g)});
         }
     });
+    detail::check_no_nan(nan_in, in.columns);
     for (const auto& v : seen_in)
         for (std::size_t g = 0; g < in.groups; ++g) seen[g] |= v[g];
     detail::TopKeys& top = tables[0];
@@ -466,6 +488,10 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
         bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units, seen);
         return;
     }
+    std::vector<std::vector<std::uint8_t>> nan(1, std::vector<std::uint8_t>(in.columns, 0));
+    for (std::size_t c = 0; c < in.columns; ++c)
+        for (std::size_t i = 0; i < in.n; ++i) nan[0][c] |= static_cast<std::uint8_t>(std::isnan(in.values[c][i]));
+    detail::check_no_nan(nan, in.columns);
     std::vector<std::uint8_t> keep(in.n, 0);
     bound_contributions_sorted(in, max_partitions, max_contributions, k, threads, keep.data(), units);
     kept.clear();

@@ -340,7 +340,13 @@ public:
         alignas(64) std::uint32_t words[16 * kTileBlocks];
         alignas(64) i64 x[kTile];
         alignas(64) unsigned char ok[kTile];
-        primary.take_blocks(words, kTileBlocks);
+        if (m == kTile) {
+            primary.take_blocks(words, kTileBlocks);
+        } else {  // a partial tile reads the blocks of its m value words and the sign block only
+            constexpr std::size_t kSignBlock = kTile / 8;
+            static_assert(kTile % 8 == 0 && kTile / 64 <= 8, "the sign words lie in the block after the value words");
+            primary.take_blocks_partial(words, kTileBlocks, (m + 7) / 8, kSignBlock);
+        }
         ops.geometric_fast(words, inverse_.t(), x, ok, m);
         for (std::size_t j = 0; j < m; ++j) {
             const u64 mag = (!ForceExact && ok[j]) ? static_cast<u64>(x[j])

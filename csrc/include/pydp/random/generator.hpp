@@ -101,6 +101,17 @@ public:
         pos_ = kBufferWords;
     }
 
+    // take_blocks(dst, total) for a caller that reads only blocks [0, head) and [tail, total) of dst: those
+    // are written (the same words), the blocks in between are skipped (left as they were in dst).
+    void take_blocks_partial(std::uint32_t* dst, std::size_t total, std::size_t head, std::size_t tail) {
+        if (head > tail || tail > total) throw std::logic_error("take_blocks_partial: need head <= tail <= total");
+        check_room(total);
+        if (head > 0) chacha20_blocks(key_, counter_, stream_, dst, head, impl_);
+        if (tail < total) chacha20_blocks(key_, counter_ + tail, stream_, dst + kBlockWords * tail, total - tail, impl_);
+        counter_ += total;
+        pos_ = kBufferWords;
+    }
+
     // Splits a chunk generator in two halves: this one keeps the lower half of its chunk, the returned
     // one is confined to the upper half (2^23 blocks each). Bulk kernels draw their fixed per-value words
     // from the lower half and the variable extra words of rejection steps from the upper half.
@@ -151,11 +162,21 @@ public:
 
     // The independent generator for task/partition i (stream id 0 of a derived key).
     Generator spawn(std::uint64_t i) const {
+        std::uint32_t mid[8];
+        spawn_key(mid);
+        return spawn_from(mid, i);
+    }
+
+    // spawn(i) in two steps, for callers that spawn many i: spawn_key writes the first derivation step
+    // (a function of this generator's key and stream only), and spawn_from(mid, i) == spawn(i).
+    void spawn_key(std::uint32_t mid[8]) const noexcept {
         std::uint32_t tmp[kBlockWords];
         // Mix in this generator's stream id first, then i: child key = PRF(PRF(key, stream), i).
         chacha20_blocks(key_, stream_, kDeriveStream, tmp, 1);
-        std::uint32_t mid[8];
-        std::memcpy(mid, tmp, sizeof mid);
+        std::memcpy(mid, tmp, 8 * sizeof(std::uint32_t));
+    }
+    Generator spawn_from(const std::uint32_t mid[8], std::uint64_t i) const {
+        std::uint32_t tmp[kBlockWords];
         chacha20_blocks(mid, i, kDeriveStream, tmp, 1);
         Generator g(*this, Raw{});
         std::memcpy(g.key_, tmp, sizeof g.key_);
