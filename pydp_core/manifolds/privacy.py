@@ -1002,7 +1002,7 @@ def gdp_mu(
     convexity of delta in ``e^eps`` (it lies below its chords; the minimum of delta_mu minus the chord is
     found in closed form), and on S^1 by comparison with the Gaussian mechanism. On H^d the proof covers
     eps up to four times Jiang et al.'s Monte Carlo range. The excess over the true mu is at most about
-    1e-10 relative on S^1 and 1e-8 on S^d and H^d at the tested points, up to 3e-8 where mu_eps is flat
+    1e-10 relative on S^1 and 1e-8 on S^d and H^d at the tested points, up to 6e-8 where mu_eps is flat
     over a long range of eps (docs/manifolds.md, Section 1).
 
     Examples
