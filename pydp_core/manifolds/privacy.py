@@ -788,6 +788,8 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float, certify: bool = True) 
 _CERT_POINTS = 20000
 _CERT_QUADRATURE_POINTS = 4000
 _CERT_MAX_INFLATION = 1e-6
+#: The inflation at which refinement stops (the profile's own error bound may stop it earlier or later).
+_CERT_GOOD_ENOUGH = 8e-11
 
 
 def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best: float, cond: float,
@@ -866,13 +868,14 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
         nonlocal e, lu, lc
         k_ok = None
         lo_k, hi_k = 0, kmax
+        k_good = max(k_floor + 1, math.floor(math.log2(_CERT_GOOD_ENOUGH / r0)))
         for _ in range(60):
             if check_mu(base * (1.0 + r0 * 2.0**hi_k)).all():  # the smallest certified k, by bisection
                 while lo_k < hi_k:
                     mid = (lo_k + hi_k) // 2
                     lo_k, hi_k = (lo_k, mid) if check_mu(base * (1.0 + r0 * 2.0**mid)).all() else (mid + 1, hi_k)
                 k_ok = hi_k
-            if k_ok is not None and k_ok <= k_floor + 1:
+            if k_ok is not None and k_ok <= k_good:
                 break
             target = kmax if k_ok is None else max(k_ok - 2, k_floor)
             srt = np.argsort(e, kind="stable")
