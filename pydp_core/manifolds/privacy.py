@@ -111,15 +111,16 @@ def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     d delta_mu / d mu = phi(-eps/mu + mu/2), since e^eps phi(-eps/mu - mu/2) = phi(-eps/mu + mu/2)).
 
     The bracket comes from the data: d delta_mu / d mu <= phi(0) gives delta <= mu / sqrt(2 pi), so
-    mu >= sqrt(2 pi) delta; the upper end is 500 (delta_mu(eps) at mu = 500 rounds to 1 for every eps
-    whose delta is not 0 in double).
+    mu >= sqrt(2 pi) delta; the upper end is max(500, 2 sqrt(2 eps) + 40): there eps / mu <= mu / 8, so
+    a = -eps/mu + mu/2 >= 15 and e^eps Phi(b) <= phi(a) / |b| <= phi(15), and delta_mu(eps) rounds to 1,
+    above every delta below 1 in double.
     """
     eps = np.atleast_1d(np.asarray(eps, float)).copy()
     log_delta = np.broadcast_to(np.asarray(log_delta, float), eps.shape).copy()
     dead = ~(log_delta > -np.inf)
     ld = np.where(dead, -1.0, np.minimum(log_delta, -1e-300))
     lo = ld + 0.5 * math.log(2 * math.pi) - 1e-9
-    hi = np.full(eps.shape, math.log(500.0))
+    hi = np.log(np.maximum(500.0, 2.0 * np.sqrt(2.0 * np.maximum(eps, 0.0)) + 40.0))
     x = np.clip(0.0, lo, hi)
     for it in range(200):
         mu = np.exp(x)
@@ -542,38 +543,371 @@ def _finite_ratio(num: float, den: float, what: str) -> float:
     return r
 
 
-def _mu_exact(manifold: Manifold, sigma: float, D: float) -> float:
+def _circle_log_pieces(eps: np.ndarray, sigma: float, D: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(log P1(L > eps), log e^eps P1(L < -eps), log(1 - delta(eps))) on S^1, each a sum of differences
+    of Phi formed without cancellation (:func:`_log_ndtr_diff`, from the exact widths of the arcs).
+
+    With the notation of :func:`_circle_log_profile`, {L > eps} = [theta0 - w_f, theta0 + w_n]; the
+    reflection theta -> D - theta swaps eta and eta' and changes the sign of L, so {L < -eps} is
+    [pi - w_n, pi] with [-pi, -pi + w_f] (widths w_n, w_f); and
+    1 - delta = int min(p, e^eps q) = P1(L <= eps) + e^eps P1(L < -eps), where {L <= eps} is
+    [-pi, theta0 - w_f] (width D - w_f) with [theta0 + w_n, pi] (width 2 pi - D - w_n): a sum of
+    positive terms, accurate however close delta is to 1. Where the largest loss is reached (g <= 0)
+    the values are -inf, -inf and 0.
+    """
+    eps = np.asarray(eps, float).reshape(-1)
+    hi, lo = _largest_loss_parts(sigma, D)
+    g = np.maximum((hi - eps) + lo, 0.0)
+    wn, wf = sigma * sigma * g / D, sigma * sigma * g / (2 * math.pi - D)
+    theta0, s, p = D - math.pi, sigma, math.pi
+    top, bottom = np.full(eps.shape, p / s), np.full(eps.shape, -p / s)
+    log_c = float(_log_ndtr_diff(np.array(p / s), np.array(-p / s)))
+    upper = _log_ndtr_diff((theta0 + wn) / s, (theta0 - wf) / s, (wn + wf) / s) - log_c
+    lower = eps + np.logaddexp(_log_ndtr_diff(top, (p - wn) / s, wn / s),
+                               _log_ndtr_diff((wf - p) / s, bottom, wf / s)) - log_c
+    rest = np.logaddexp(_log_ndtr_diff((theta0 - wf) / s, bottom, (D - wf) / s),
+                        _log_ndtr_diff(top, (theta0 + wn) / s, (2 * p - D - wn) / s)) - log_c
+    live = g > 0
+    with np.errstate(invalid="ignore"):
+        comp = np.where(live, np.minimum(np.logaddexp(rest, lower), 0.0), 0.0)
+    return np.where(live, upper, -np.inf), np.where(live, lower, -np.inf), comp
+
+
+def _log_delta_bounds(manifold: Manifold, eps: np.ndarray, sigma: float, D: float, law: RadialLaw,
+                      ld: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log of an upper bound of delta(eps), log of a lower bound of 1 - delta(eps)) from ``ld``, the
+    :func:`_log_profile` at ``eps`` (NaN where unreliable, which stays NaN in the first), with the error
+    bounds of :func:`privacy_profile`.
+
+    On S^d (d >= 2) the profile beyond ``_SPHERE_TOP`` of the largest loss is replaced by its value there,
+    an upper bound since delta decreases. The lower bound of 1 - delta is the larger of 1 minus the upper
+    bound and, on S^1, :func:`_circle_log_pieces`, elsewhere (where delta > 0.999)
+    :func:`_loss_log_complement`, less the error bound.
+    """
+    eps, ld = np.asarray(eps, float), np.array(ld, float)
+    err = _circle_log_error(sigma) if manifold.dim == 1 else _QUADRATURE_LOG_ERROR
+    if isinstance(manifold, Sphere) and manifold.dim > 1:
+        top = _SPHERE_TOP * largest_loss(sigma, D)
+        far = (eps > top) & (eps < largest_loss(sigma, D))
+        if far.any():
+            val, ok = _log_profile(manifold, np.array([top]), sigma, D, law)
+            ld[far] = val[0] if ok[0] else np.nan
+    lu = np.minimum(ld + err, 0.0)
+    with np.errstate(invalid="ignore"):
+        lc = np.where(lu < 0.0, _log1mexp(np.minimum(lu, 0.0)), -np.inf)
+    if manifold.dim == 1:
+        lc = np.maximum(lc, _circle_log_pieces(eps, sigma, D)[2] - err)
+    elif not (isinstance(manifold, Euclidean) or isinstance(manifold, Hyperbolic) and manifold.dim == 1):
+        near = lu > -1e-3  # delta within 1e-3 of 1: the direct quadrature of 1 - delta
+        if near.any():
+            lc[near] = np.maximum(lc[near], _loss_log_complement(law, D, eps[near]) - err)
+    return lu, lc
+
+
+def _loss_log_complement(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray:
+    """log(1 - delta(eps)) on S^d and H^d (d >= 2): 1 - delta = P1(L <= eps) + e^eps P1(L < -eps), a sum,
+    so it keeps its relative accuracy however close delta is to 1. P1(L <= eps) is the quadrature of
+    :func:`_loss_tails` with the complementary incomplete beta function, P(cos phi >= c) = I_(1-x)(a, a)."""
+    a = law.k / 2.0
+    eps = np.atleast_1d(np.asarray(eps, float))
+    t, lw = _t_nodes(law, D, eps)
+    q = law.sigma * law.sigma * eps[:, None]
+    r_up, dr_up = _stable_dr(t, q, 1.0)
+    x, xc = _xfrac(law.kind, t, r_up, D, dr_up)
+    r_lo, dr_lo = _stable_dr(t, q, -1.0)
+    x2, xc2 = _xfrac(law.kind, t, r_lo, D, dr_lo)
+    p_lo = np.where(t * t <= 2 * q, 0.0, _beta_cdf(a, xc2, x2))
+    with np.errstate(divide="ignore"):
+        inside = _lse_rows(lw + np.log(_beta_cdf(a, xc, x))) - law._log_norm_t
+        below = eps + _lse_rows(lw + np.log(p_lo)) - law._log_norm_t
+    return np.minimum(np.logaddexp(inside, below), 0.0)
+
+
+def _log_cdelta_mu(eps: np.ndarray, mu: float) -> np.ndarray:
+    """log(1 - delta_mu(eps)) = log(Phi(-a) + e^eps Phi(b)), a, b = -eps/mu +- mu/2: a sum, no cancellation."""
+    a = -eps / mu + mu / 2.0
+    return np.logaddexp(_log_ndtr(-a), eps + _log_ndtr(-eps / mu - mu / 2.0))
+
+
+def _chord_certified(e: np.ndarray, lv: np.ndarray, mu: float, complement: bool) -> np.ndarray:
+    """Per interval [e_i, e_(i+1)]: does the chord (in t = e^eps) through exp(lv) at its ends stay below
+    delta_mu (``complement=False``, lv an upper bound of delta, convex in t) or above 1 - delta_mu
+    (``complement=True``, lv a lower bound of 1 - delta, concave in t)?
+
+    In both cases k = +-(target - chord) is convex in t with k' = -Phi(b) +- slope of the chord,
+    b = -eps/mu - mu/2 (d delta_mu / dt = -Phi(b)); its minimiser x solves Phi(b) = |slope|, found in closed
+    form by the inverse of Phi. Convexity gives min k >= k(x) - |k'(x)| (distance from x to the far end),
+    which is what is checked, so an inexact x costs only second-order slack. Values are scaled by the
+    larger end value and t by e^(e_i), so that nothing under- or overflows.
+    """
+    s = -1.0 if complement else 1.0
+    e0, e1, l0, l1 = e[:-1], e[1:], lv[:-1], lv[1:]
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        m = np.maximum(l0, l1)
+        v0, v1 = np.exp(l0 - m), np.exp(l1 - m)
+        t1 = np.expm1(e1 - e0)  # tau = t / t_i - 1 runs over [0, t1]
+        lo_, hi_ = np.minimum(l0, l1), m
+        log_gap = hi_ + _log1mexp(np.minimum(lo_ - hi_, 0.0))  # log |v1 - v0| + m
+        right_sign = (l0 >= l1) if not complement else (l1 >= l0)
+        log_p = log_gap - e0 - np.log(t1)  # log of |slope| in t
+        b_star = np.where(right_sign & (log_p < 0.0), sps.ndtri_exp(np.minimum(log_p, 0.0)), np.inf)
+        b_star = np.where(right_sign & (log_p >= 0.0), -np.inf, b_star)
+        x = np.clip(-mu * (b_star + mu / 2.0), e0, e1)
+        x = np.where(np.isnan(x), e1, x)
+        tx = np.expm1(x - e0)
+        chord = v0 + (v1 - v0) * (tx / t1)
+        chord = np.where(t1 > 0, chord, v0)
+        if complement:
+            lt = _log_cdelta_mu(x, mu)
+            lt = lt + 1e-12 * np.maximum(1.0, np.abs(lt))  # an upper bound of 1 - delta_mu
+        else:
+            lt = _log_delta_mu(x, np.full(x.shape, mu))
+            lt = lt - 1e-12 * np.maximum(1.0, np.abs(lt))  # a lower bound of delta_mu
+        k = s * (np.exp(lt - m) - chord)
+        dk = -np.exp(_log_ndtr(-x / mu - mu / 2.0) + e0 - m) - s * (v1 - v0) / t1  # dk / dtau at x
+        dk = np.where(t1 > 0, dk, 0.0)
+        kmin = k - np.where(dk >= 0, dk * tx, -dk * (t1 - tx))
+        return (kmin >= 1e-15 * (1.0 + np.abs(chord))) & np.isfinite(m)
+
+
+def _circle_gauss_margin(sigma: float, D: float) -> tuple[float, float, float]:
+    """(mu_G, log tau, log t) with mu_G >= D / sigma and, for every eps,
+
+        delta(eps) <= delta_(D/sigma)(eps) + tau   and   1 - delta(eps) >= 1 - delta_(D/sigma)(eps) - (1 + e^eps) t
+
+    on S^1: on [D - pi, pi] the two densities are the Gaussian ones N(0, sigma^2), N(D, sigma^2) divided by
+    the same C = Phi(pi/sigma) - Phi(-pi/sigma) <= 1, and the rest carries little mass. So
+    delta <= delta_G / C + P1([-pi, D - pi]) <= delta_G + (2 Phi(-pi/sigma) + Phi((D - pi)/sigma)) / C, and
+    1 - delta = int min(p, e^eps q) >= int over [D - pi, pi] of min(phi, e^eps phi(. - D)) >= 1 - delta_G
+    minus the Gaussian masses outside, Phi(-pi/sigma) + e^eps Phi(-pi/sigma) = (1 + e^eps) t.
+    """
+    t = float(_log_ndtr(np.array([-math.pi / sigma]))[0])
+    far = float(_log_ndtr(np.array([(D - math.pi) / sigma]))[0])
+    log_c = float(_log_ndtr_diff(np.array(math.pi / sigma), np.array(-math.pi / sigma)))
+    tau = float(np.logaddexp(math.log(2.0) + t, far)) - log_c
+    return _finite_ratio(D, sigma, "mu = sensitivity / sigma"), tau + 1e-12 * max(1.0, abs(tau)), t + 1e-12 * max(1.0, abs(t))
+
+
+def _gauss_certified(e0: np.ndarray, e1: np.ndarray, mu: float, gauss: tuple[float, float, float]) -> np.ndarray:
+    """Per interval: is delta <= delta_mu proven by the comparison with the Gaussian mechanism of
+    :func:`_circle_gauss_margin`? delta_mu - delta_(mu_G) = int from mu_G to mu of phi(-eps/m + m/2) dm is at
+    least (mu - mu_G) times the smallest phi over the box [e_i, e_(i+1)] x [mu_G, mu], taken at a corner
+    (a is monotone in eps and in m); it must exceed tau (then delta <= delta_mu) or (1 + e^eps) t (then
+    1 - delta >= 1 - delta_mu)."""
+    mu_g, log_tau, log_t = gauss
+    if not mu > mu_g:
+        return np.zeros(e0.shape, bool)
+    with np.errstate(over="ignore"):
+        amax = np.max([np.abs(-x / m + m / 2.0) for x in (e0, e1) for m in (mu_g, mu)], axis=0)
+        lhs = math.log(mu - mu_g) - 0.5 * amax * amax - 0.9189385332046727 - 1e-12 * (1.0 + amax * amax)
+        rhs = np.minimum(log_tau, np.logaddexp(0.0, e1) + log_t)
+    return lhs >= rhs
+
+
+def _intervals_certified(e: np.ndarray, lu: np.ndarray, lc: np.ndarray, mu: float,
+                         gauss: Optional[tuple[float, float, float]] = None) -> np.ndarray:
+    """Per interval [e_i, e_(i+1)] of a sorted grid: is delta <= delta_mu proven there, given upper
+    bounds exp(lu) of delta and lower bounds exp(lc) of 1 - delta at the grid points?
+
+    Any of four sufficient conditions: monotonicity (delta and delta_mu decrease in eps, so
+    delta(e_i) <= delta_mu(e_(i+1)) suffices; likewise 1 - delta(e_i) >= 1 - delta_mu(e_(i+1)), which
+    resolves delta near 1), or the chord conditions of :func:`_chord_certified` on delta and on 1 - delta,
+    or on S^1 (``gauss`` given) the comparison with the Gaussian mechanism (:func:`_gauss_certified`).
+    The error of delta_mu and of its complement (1e-12 relative in the logarithm) is allowed for.
+    """
+    mus = np.full(e.shape, mu)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ldm = _log_delta_mu(e, mus)
+        ldm = ldm - 1e-12 * np.maximum(1.0, np.abs(ldm))
+        lcm = _log_cdelta_mu(e, mu)
+        lcm = lcm + 1e-12 * np.maximum(1.0, np.abs(lcm))
+        ok = (lu[:-1] <= ldm[1:]) | (lc[:-1] >= lcm[1:])
+    if gauss is not None:
+        ok |= _gauss_certified(e[:-1], e[1:], mu, gauss)
+    rest = ~ok
+    if rest.any():
+        idx = np.flatnonzero(rest)
+        pair = np.stack([idx, idx + 1], axis=1).reshape(-1)
+        sub = _chord_certified(e[pair], lu[pair], mu, False)[::2] | _chord_certified(e[pair], lc[pair], mu, True)[::2]
+        ok[idx] = sub
+    return ok
+
+
+def _mu_exact(manifold: Manifold, sigma: float, D: float, certify: bool = True) -> float:
+    """mu = sup over eps of mu_eps, rounded up: the search's estimate, then the smallest inflation of it
+    that :func:`_certify_mu` proves (docs/manifolds.md, Section 1); ``certify=False``: the estimate."""
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return _finite_ratio(D, sigma, "mu = sensitivity / sigma")
     law = RadialLaw(manifold, sigma, False)
     emax = _eps_range(manifold, sigma, D)
+    seen_e: list[np.ndarray] = []
+    seen_ld: list[np.ndarray] = []
 
-    def mu_at(e: np.ndarray) -> np.ndarray:
+    def mu_at(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(mu_eps where well conditioned, else 0; the conditioning of mu_eps in delta or 1 - delta)."""
         ld, ok = _log_profile(manifold, e, sigma, D, law)
+        seen_e.append(e)
+        seen_ld.append(np.where(ok, ld, np.nan))
         mu = mu_for_log_delta(e, ld)
         # conditioning of mu in log delta: d log delta_mu / d log mu = mu phi(a) / delta_mu. Where it is
         # tiny (delta within rounding of 1) an error of 1e-16 in log delta moves mu visibly: skip those eps.
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             a = -e / mu + mu / 2
             cond = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - ld)
-        return np.where(ok & (ld > -700.0) & (cond > 1e-6), mu, 0.0)
+            # the same for 1 - delta, which resolves delta near 1 (the certificate uses the better of the two)
+            cond_c = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - _log1mexp(np.minimum(ld, 0.0)))
+        return np.where(ok & (ld > -700.0) & (cond > 1e-6), mu, 0.0), np.maximum(cond, cond_c)
 
     # sup over eps: a grid, then zoom on the best point (seven rounds, each keeps 1/3 of the bracket);
     # mu_eps is flat at an interior maximum, so the bracket width enters mu only quadratically.
-    grid = np.concatenate([[0.0], emax * np.linspace(0.0, 1.0, 33)[1:-1] ** 2])
-    vals = mu_at(grid)
+    # plus points around mu_G^2 / 2, where delta_(mu_G), mu_G = D / sigma, is moderate: at small sigma the
+    # mechanism is nearly Gaussian and only that window resolves mu (elsewhere delta rounds to 0 or 1)
+    mu_g = D / sigma
+    window = mu_g * mu_g / 2.0 + mu_g * np.linspace(-8.0, 8.0, 17)
+    grid = np.concatenate([[0.0], emax * np.linspace(0.0, 1.0, 33)[1:-1] ** 2, window[(window > 0) & (window < emax)]])
+    vals, conds = mu_at(grid)
     i = int(np.argmax(vals))
-    best = float(vals[i])
+    best, best_cond = float(vals[i]), float(conds[i])
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     for _ in range(7):
         pts = np.linspace(lo, hi, 7)
-        v = mu_at(pts)
+        v, c = mu_at(pts)
         j = int(np.argmax(v))
-        best = max(best, float(v[j]))
+        if v[j] > best:
+            best, best_cond = float(v[j]), float(c[j])
         lo, hi = pts[max(j - 1, 0)], pts[min(j + 1, 6)]
     if not (math.isfinite(best) and best > 0.0):
         raise ArithmeticError(f"gdp_mu could not evaluate the privacy profile on {manifold!r} at sigma = {sigma}")
-    return best
+    if not certify:
+        return best
+    return _certify_mu(manifold, sigma, D, law, best, best_cond, np.concatenate(seen_e), np.concatenate(seen_ld))
+
+
+#: The certificate of mu: at most this many new points of eps, of which this many by the quadrature profile
+#: (0.2 to 1 ms each), and the largest inflation of the search's estimate it tries.
+_CERT_POINTS = 20000
+_CERT_QUADRATURE_POINTS = 4000
+_CERT_MAX_INFLATION = 1e-6
+#: The inflation at which refinement stops (the profile's own error bound may stop it earlier or later).
+_CERT_GOOD_ENOUGH = 8e-11
+
+
+def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best: float, cond: float,
+                e: np.ndarray, ld: np.ndarray) -> float:
+    """The smallest mu_up = best (1 + r_k), r_k = r_0 2^k, that the interval certificate
+    (:func:`_intervals_certified`) proves on a grid of eps, refined where it fails; then
+    delta <= delta_(mu_up) for every eps >= 0 at which the profile's error bound holds, so mu <= mu_up.
+
+    r_0 = 2 err / cond, the profile's error bound err in log delta over the conditioning
+    d log delta_mu / d log mu at the search's best eps (nothing finer can be certified), and at least 8 ulps.
+    The grid starts from the search's points; on S^1 and S^d it ends at the first double at or above the
+    largest loss (delta = 0 from there on, so the last interval closes with delta = 0 by convexity); on
+    H^d at the search range, four times Jiang et al.'s Monte Carlo range (docs/manifolds.md, Section 1).
+    Each round finds the smallest k certified on the current grid (bisection in k; the conditions are
+    monotone in mu), then halves the intervals that fail at k - 2, until k = 0, no interval can be
+    split, or the point budget is spent. On S^1 new points use the closed form of
+    :func:`_circle_log_pieces` where its subtraction P1(L > eps) - e^eps P1(L < -eps) loses at most a
+    factor 2, else the quadrature profile.
+    """
+    compact = isinstance(manifold, (Circle, Sphere))
+    circle = manifold.dim == 1
+    err = _circle_log_error(sigma) if circle else _QUADRATURE_LOG_ERROR
+    gauss = _circle_gauss_margin(sigma, D) if circle else None
+    hi = _largest_loss_parts(sigma, D)[0] if compact else math.inf
+    budget = {"all": _CERT_POINTS, "quad": _CERT_QUADRATURE_POINTS}
+
+    def bounds(x: np.ndarray, ldx: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+        """(log upper bound of delta, log lower bound of 1 - delta) at x; the quadrature only where needed."""
+        lu = np.full(x.shape, np.nan)
+        lc = np.full(x.shape, -np.inf)
+        need = np.ones(x.shape, bool)
+        if circle:
+            la, lb, comp = _circle_log_pieces(x, sigma, D)
+            with np.errstate(invalid="ignore"):
+                fast = ~(lb - la > math.log(0.5) + 2 * err) | ~(la > -np.inf)
+                lu = np.where(fast, np.minimum(la + err + _log1mexp(np.minimum(lb - la - 2 * err, 0.0)), 0.0), np.nan)
+            lc = np.where(fast, np.maximum(comp - err, _log1mexp(np.minimum(lu, 0.0))), -np.inf)
+            need = ~fast
+        if ldx is None and need.any():
+            budget["quad"] -= int(need.sum())
+            vals, ok = _log_profile(manifold, x[need], sigma, D, law)
+            ldx = np.full(x.shape, np.nan)
+            ldx[need] = np.where(ok, vals, np.nan)
+        if need.any() and ldx is not None:
+            qu, qc = _log_delta_bounds(manifold, x[need], sigma, D, law, np.asarray(ldx)[need])
+            lu[need], lc[need] = qu, qc
+        return lu, lc
+
+    order = np.argsort(e, kind="stable")
+    e, ld = e[order], ld[order]
+    keep = np.concatenate([[True], np.diff(e) > 0]) & (e <= hi)
+    e, ld = e[keep], ld[keep]
+    lu, lc = bounds(e, ld)
+    if compact:  # the last double below the largest loss, and on S^d the start of the part held constant
+        extra = np.setdiff1d(np.array([math.nextafter(hi, 0.0)] + ([_SPHERE_TOP * hi] if not circle else [])), e)
+        if extra.size:
+            xu, xc = bounds(extra)
+            e, lu, lc = np.concatenate([e, extra]), np.concatenate([lu, xu]), np.concatenate([lc, xc])
+    last = math.nextafter(hi, math.inf)  # >= the exact largest loss on S^1 and S^d
+
+    def check_mu(mu_up: float) -> np.ndarray:
+        order = np.argsort(e, kind="stable")
+        ee, uu, cc = e[order], lu[order], lc[order]
+        idx = np.where(np.isnan(uu), 0, np.arange(len(uu)))  # unreliable: the bound to its left (delta decreases)
+        np.maximum.accumulate(idx, out=idx)
+        uu = np.where(np.isnan(uu[idx]), 0.0, uu[idx])
+        if compact:
+            ee, uu, cc = np.append(ee, last), np.append(uu, -np.inf), np.append(cc, 0.0)
+        return _intervals_certified(ee, uu, cc, mu_up, gauss)
+
+    r0 = 8.0 * 2.0**-52
+    kmax = max(0, math.ceil(math.log2(_CERT_MAX_INFLATION / r0)))
+
+    def ladder(base: float, k_floor: int) -> Optional[float]:
+        """The smallest certified base (1 + r0 2^k) after refining the grid, or None."""
+        nonlocal e, lu, lc
+        k_ok = None
+        lo_k, hi_k = 0, kmax
+        k_good = max(k_floor + 1, math.floor(math.log2(_CERT_GOOD_ENOUGH / r0)))
+        for _ in range(60):
+            if check_mu(base * (1.0 + r0 * 2.0**hi_k)).all():  # the smallest certified k, by bisection
+                while lo_k < hi_k:
+                    mid = (lo_k + hi_k) // 2
+                    lo_k, hi_k = (lo_k, mid) if check_mu(base * (1.0 + r0 * 2.0**mid)).all() else (mid + 1, hi_k)
+                k_ok = hi_k
+            if k_ok is not None and k_ok <= k_good:
+                break
+            target = kmax if k_ok is None else max(k_ok - 2, k_floor)
+            srt = np.argsort(e, kind="stable")
+            e, lu, lc = e[srt], lu[srt], lc[srt]
+            bad = np.flatnonzero(~check_mu(base * (1.0 + r0 * 2.0**target)))
+            bad = bad[bad < len(e) - 1]  # [largest loss - 1 ulp, last] cannot be split
+            left, right = e[bad], e[bad + 1]
+            split = right - left > 8.0 * np.spacing(np.maximum(right, 1e-300))
+            left, right = left[split], right[split]
+            if left.size == 0 or left.size > budget["all"] or budget["quad"] <= 0:
+                break
+            mid = left + 0.5 * (right - left)
+            budget["all"] -= mid.size
+            mu_, mc_ = bounds(mid)
+            e, lu, lc = np.concatenate([e, mid]), np.concatenate([lu, mu_]), np.concatenate([lc, mc_])
+            lo_k, hi_k = 0, kmax if k_ok is None else k_ok
+        return None if k_ok is None else base * (1.0 + r0 * 2.0**k_ok)
+
+    # below 2 err / cond at the search's best eps the profile's error bound alone forbids a certificate
+    # there: refining further is wasted
+    mu_up = ladder(best, min(kmax, max(0, math.floor(math.log2(2.0 * err / max(cond, 1e-300) / r0)))))
+    if gauss is not None:  # on S^1, from mu_G = D / sigma when the search's best is a little below it
+        mu_g = gauss[0] * (1.0 + 4.0 * 2.0**-52)
+        if best <= mu_g <= best * (1.0 + _CERT_MAX_INFLATION) and (mu_up is None or mu_g * (1.0 + r0) < mu_up):
+            alt = ladder(mu_g, 0)
+            mu_up = alt if mu_up is None or (alt is not None and alt < mu_up) else mu_up
+    if mu_up is None:
+        raise ArithmeticError(
+            f"gdp_mu could not certify an upper bound of mu within {_CERT_MAX_INFLATION:g} relative of the "
+            f"estimate {best!r} on {manifold!r} at sigma = {sigma}, sensitivity = {D}"
+        )
+    return mu_up
 
 
 @overload
@@ -625,8 +959,8 @@ def gdp_mu(
         The rate of the Riemannian Gaussian (> 0).
     method : {"exact", "monte_carlo"}, optional
         ``"exact"`` (the default): D / sigma on R^d; the corrected Corollary 3.2.1 on S^1; the
-        one-dimensional quadrature on S^d and H^d (d >= 2), relative accuracy about 1e-10. The supremum
-        over epsilon is found on a grid and refined around the best point.
+        one-dimensional quadrature on S^d and H^d (d >= 2). The supremum over epsilon is found on a grid
+        and refined around the best point, then rounded up to a proven upper bound (Notes).
         ``"monte_carlo"``: Algorithm 2 of Jiang et al. 2023 with a confidence interval.
     n, m, n_eps : int, optional
         Monte Carlo only: samples per batch (>= 2), batches (>= 2) and values of epsilon on the grid
@@ -659,7 +993,20 @@ def gdp_mu(
         If ``sigma`` or the sensitivity is out of range, ``method`` is unknown, or a Monte Carlo
         parameter is out of range.
     ArithmeticError
-        If the privacy profile cannot be evaluated at this ``sigma``.
+        If the privacy profile cannot be evaluated at this ``sigma``, or no upper bound within 1e-6
+        relative of the estimate can be proven.
+
+    Notes
+    -----
+    The exact mu is never below the true mu (given the error bounds of the profile, as for
+    :func:`privacy_profile`): it is the smallest ``best (1 + 8 ulp 2^k)`` for which
+    ``delta(eps) <= delta_mu(eps)`` is proven for every eps, interval by interval on a grid, from upper
+    bounds of delta and lower bounds of 1 - delta at the grid points, by monotonicity of both sides, by
+    convexity of delta in ``e^eps`` (it lies below its chords; the minimum of delta_mu minus the chord is
+    found in closed form), and on S^1 by comparison with the Gaussian mechanism. On H^d the proof covers
+    eps up to four times Jiang et al.'s Monte Carlo range. The excess over the true mu is at most about
+    1e-10 relative on S^1 and 1e-8 on S^d and H^d at the tested points, up to 6e-8 where mu_eps is flat
+    over a long range of eps (docs/manifolds.md, Section 1).
 
     Examples
     --------
@@ -696,8 +1043,10 @@ def gdp_mu(
 def gdp_sigma(manifold: Manifold, *, mu: float, sensitivity: float = 1.0) -> float:
     """The smallest rate sigma whose Riemannian Gaussian mechanism is mu-GDP (exact mu, verified).
 
-    The root of ``gdp_mu(sigma) = mu`` is bracketed in log sigma and found by Brent's method; the result is
-    then raised by steps of 1e-11 until ``gdp_mu`` confirms it, so the returned sigma meets the target.
+    The root of ``mu(sigma) = mu`` (the search's estimate of mu, before its certificate) is bracketed in
+    log sigma and found by Brent's method; sigma is then raised until the certified upper bound
+    ``gdp_mu`` confirms it (each step multiplies sigma by the ratio of the certified mu to the target,
+    mu falling about as 1/sigma), so the returned sigma meets the target.
 
     Parameters
     ----------
@@ -744,7 +1093,7 @@ def gdp_sigma(manifold: Manifold, *, mu: float, sensitivity: float = 1.0) -> flo
         return _finite_ratio(D, target, "sigma = sensitivity / mu")
 
     def f(ls: float) -> float:
-        return _mu_exact(manifold, math.exp(ls), D) - target
+        return _mu_exact(manifold, math.exp(ls), D, certify=False) - target
 
     # on H^d mu levels off as sigma grows; the quadrature covers sigma^2 (d - 1) <= 250
     cap = math.log(math.sqrt(250.0 / (manifold.dim - 1))) if isinstance(manifold, Hyperbolic) else math.inf
@@ -765,10 +1114,11 @@ def gdp_sigma(manifold: Manifold, *, mu: float, sensitivity: float = 1.0) -> flo
         tries += 1
     ls = optimize.brentq(f, lo, hi, xtol=1e-13, rtol=1e-13)
     sigma = math.exp(ls)
-    for _ in range(100):  # the returned sigma meets the target exactly (round up through the noise)
-        if _mu_exact(manifold, sigma, D) <= target:
+    for _ in range(100):  # the certified mu of the returned sigma meets the target
+        m = _mu_exact(manifold, sigma, D)
+        if m <= target:
             return sigma
-        sigma *= 1 + 1e-11
+        sigma *= max(m / target, 1.0 + 1e-15)
     raise ArithmeticError("gdp_sigma could not verify its result")
 
 

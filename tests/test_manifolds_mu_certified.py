@@ -1,0 +1,115 @@
+"""gdp_mu rounded toward the safe side (issue 12, house rule on certified answers): the exact mu is an
+upper bound of the true mu, proven by an interval certificate over eps (docs/manifolds.md, Section 1),
+and still accurate. References: 50-digit mpmath (tests/support/mpref.py: circle_parts, circle_mu,
+mu_for_delta), the TV identity at eps = 0 on S^d and H^d, and the definition of delta."""
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from support import mpref as R
+from test_manifolds_mu import _mp_tails, _mp_tails_s2
+
+from pydp_core import manifolds as M
+from pydp_core.manifolds import privacy as P
+from pydp_core.manifolds.radial import RadialLaw
+
+# sigma, D: moderate; tiny sigma (nearly Euclidean, mu = 100 and mu = 1000, the latter beyond the former
+# bracket of mu_for_log_delta); large sigma; D near 0; D = pi (antipodal)
+CIRCLE_MU_CASES = [(1.0, 1.0), (0.01, 1.0), (0.001, 1.0), (1000.0, 1.0), (1.0, 1e-12), (1.0, math.pi), (0.5, 1.0)]
+
+
+@pytest.mark.parametrize("sigma,D", CIRCLE_MU_CASES)
+def test_circle_mu_is_an_upper_bound_and_accurate(sigma, D):
+    ref = R.circle_mu(sigma, D)
+    got = M.gdp_mu(M.Circle(), sigma=sigma, sensitivity=D)
+    assert mp.mpf(got) >= ref
+    assert float((mp.mpf(got) - ref) / ref) <= 1e-9
+
+
+def test_circle_mu_reference_agrees_with_the_definition():
+    """circle_parts (arcs of the loss) against circle_delta (the integral of the definition)."""
+    for eps, sigma, D in ((0.0, 1.0, 1.0), (0.7, 0.5, 2.0), (3.0, 1.0, math.pi)):
+        d, c = R.circle_parts(eps, sigma, D)
+        ref = R.circle_delta(eps, sigma, D)
+        assert abs(d - ref) <= mp.mpf(10) ** -40
+        assert abs(d + c - 1) <= mp.mpf(10) ** -40
+
+
+@pytest.mark.parametrize("sigma,D", [(1.0, 1.0), (0.01, 1.0), (0.001, 3.0), (3.0, 1e-6), (1.0, math.pi)])
+def test_circle_pieces_against_mpmath(sigma, D):
+    """P1(L > eps), e^eps P1(L < -eps) and 1 - delta on S^1 in log space, within the circle's error bound,
+    also where 1 - delta underflows a double (log(1 - delta) near -1e6)."""
+    top = D * (2 * math.pi - D) / (2 * sigma**2)
+    eps = np.array([0.0, 0.3 * top, 0.5 * top, 0.9 * top])
+    la, lb, lc = P._circle_log_pieces(eps, sigma, D)
+    tol = P._circle_log_error(sigma)
+    for k, e in enumerate(eps):
+        d, c = R.circle_parts(float(e), sigma, D)
+        with mp.workdps(70):
+            assert abs(lc[k] - float(mp.log(c))) <= tol
+            if d > 0 and lb[k] - la[k] < math.log(0.5):  # where the certificate uses P1(L > eps) - e^eps P1(L < -eps)
+                assert abs(la[k] + math.log1p(-math.exp(lb[k] - la[k])) - float(mp.log(d))) <= 3 * tol
+
+
+@pytest.mark.parametrize("man,kind,sigma,eps", [
+    (M.Sphere(2), "S", 0.1, 0.5), (M.Sphere(3), "S", 0.15, 0.0), (M.Hyperbolic(2), "H", 0.15, 1.0),
+])
+def test_loss_complement_against_mpmath(man, kind, sigma, eps):
+    """1 - delta on S^d and H^d from its own quadrature, where delta is within 1e-3 of 1 (1 - U in double
+    would keep only a few digits)."""
+    D = 1.0
+    with mp.workdps(40):
+        U, L = (_mp_tails_s2(eps, sigma, D) if man.dim == 2 and kind == "S" else _mp_tails(eps, sigma, D, kind, man.dim))
+        ref = mp.log(1 - U + mp.exp(eps) * L)
+    got = float(P._loss_log_complement(RadialLaw(man, sigma, False), D, np.array([eps]))[0])
+    assert float(ref) < -4.6  # delta within 1e-2 of 1 here
+    assert abs(got - float(ref)) <= P._QUADRATURE_LOG_ERROR * max(1.0, abs(float(ref)))
+
+
+@pytest.mark.parametrize("man,kind,sigma", [
+    (M.Sphere(2), "S", 1.0), (M.Sphere(3), "S", 1.0), (M.Hyperbolic(2), "H", 1.0), (M.Hyperbolic(3), "H", 2.0),
+])
+@pytest.mark.parametrize("shift", [1e-12, 1e-6])
+def test_small_shift_mu_is_an_upper_bound(man, kind, sigma, shift):
+    """At small shifts the supremum sits at eps -> 0: mu >= 2 Phi^-1((1 + TV)/2) (the mpmath TV) and within
+    1e-8 of it."""
+    D = shift * sigma
+    with mp.workdps(40):
+        U, L = _mp_tails(0, sigma, D, kind, man.dim) if not (kind == "S" and man.dim == 2) else _mp_tails_s2(0, sigma, D)
+        ref = 2 * mp.sqrt(2) * mp.erfinv(U - L)
+    got = M.gdp_mu(man, sigma=sigma, sensitivity=D)
+    assert mp.mpf(got) >= ref
+    assert float(mp.mpf(got) / ref - 1) <= 1e-8
+
+
+def test_certificate_refuses_an_underestimate():
+    """The certificate proves delta <= delta_(mu_up) over all eps: fed an estimate 1e-5 below the true mu
+    (more than the largest inflation it tries), it raises rather than return a value below mu."""
+    sigma, D = 1.0, 1.0
+    ref = float(R.circle_mu(sigma, D))
+    law = RadialLaw(M.Circle(), sigma, False)
+    e = np.linspace(0.0, P.largest_loss(sigma, D), 40)
+    ld = P._log_profile(M.Circle(), e, sigma, D, law)[0]
+    with pytest.raises(ArithmeticError, match="could not certify"):
+        P._certify_mu(M.Circle(), sigma, D, law, ref * (1 - 1e-5), 1.0, e, ld)
+    got = P._certify_mu(M.Circle(), sigma, D, law, ref * (1 - 1e-7), 1.0, e, ld)
+    assert got >= ref
+
+
+def test_mu_for_log_delta_beyond_500():
+    """mu_eps above the former fixed bracket end 500 (reached on S^1 and S^2 from sigma = 2e-3 at D = 1)."""
+    for mu in (600.0, 3000.0):
+        eps = mu * mu / 2
+        with mp.workdps(50):
+            m, e = mp.mpf(mu), mp.mpf(eps)
+            ld = float(mp.log(mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)))
+        got = P.mu_for_log_delta(np.array([eps]), np.array([ld]))[0]
+        assert abs(got / mu - 1) <= 1e-12
+
+
+def test_gdp_sigma_meets_the_certified_target():
+    for man, target in ((M.Circle(), 2.0), (M.Sphere(2), 0.8), (M.Hyperbolic(2), 1.5)):
+        s = M.gdp_sigma(man, mu=target, sensitivity=1.0)
+        assert M.gdp_mu(man, sigma=s, sensitivity=1.0) <= target
+        assert M.gdp_mu(man, sigma=s * (1 - 1e-7), sensitivity=1.0) > target
