@@ -65,11 +65,89 @@ def test_circle_profile_at_most_one():
     assert np.all(g <= 1.0) and g[0] == 1.0
 
 
+def _sphere_delta_antipode(eps, sigma, D, d, dps=25):
+    """delta(eps) on S^d from the definition, E_P[(1 - e^(eps - L))_+], in geodesic polar coordinates
+    (rho, psi) about the antipode A of eta' (the loss (d(eta', y)^2 - d(eta, y)^2) / (2 sigma^2) with
+    d(eta', y) = pi - rho and d(eta, y) from the spherical law of cosines, in dps digits), {L > eps} cut
+    at the root of L = eps on each ray (mpmath findroot). The integrands are scaled to O(1) so that mpmath
+    quad's absolute tolerance acts as a relative one."""
+    with mp.workdps(dps):
+        e, s, D = mp.mpf(eps), mp.mpf(sigma), mp.mpf(D)
+        t0 = mp.pi - D
+
+        def tdist(rho, psi):
+            c = mp.cos(t0) * mp.cos(rho) + mp.sin(t0) * mp.sin(rho) * mp.cos(psi)
+            return mp.acos(max(min(c, 1), -1))
+
+        def loss(rho, psi):
+            return ((mp.pi - rho) ** 2 - tdist(rho, psi) ** 2) / (2 * s * s)
+
+        g = D * (2 * mp.pi - D) / (2 * s * s) - e
+
+        def inner(psi):
+            lin = s * s * g / (mp.pi - t0 * mp.cos(psi))
+            rc = lin * mp.findroot(lambda x: (loss(x * lin, psi) - e) / g, mp.mpf(1))
+
+            def f(v):
+                gauss = mp.exp((t0**2 - tdist(rc * v, psi) ** 2) / (2 * s * s))
+                return (mp.sin(rc * v) / rc) ** (d - 1) * gauss * -mp.expm1(e - loss(rc * v, psi)) / g
+
+            return rc**d * g * mp.quad(f, [0, 0.5, 1]) * mp.sin(psi) ** (d - 2)
+
+        scale = (s * s * g) ** d * g
+        num = scale * mp.quad(lambda p: inner(p) / scale, [0, mp.pi / 8, mp.pi / 2, mp.pi])
+        num *= mp.exp(-(t0**2) / (2 * s * s)) / mp.beta(mp.mpf(1) / 2, mp.mpf(d - 1) / 2)
+        Z = mp.quad(lambda t: mp.exp(-t * t / (2 * s * s)) * mp.sin(t) ** (d - 1), [0, s, 2 * s, 4 * s, 8 * s, mp.pi])
+        return num / Z
+
+
+# (d, sigma, D): moderate shifts and D at and near pi (where the antipode of eta' nears eta)
+SPHERE_TOP_CASES = [(2, 0.5, math.pi), (2, 1.0, 1.0), (2, 0.2, math.pi - 1e-6), (3, 1.0, 1.0), (3, 0.5, 3.0),
+                    (3, 2.0, 0.5)]
+
+
+@pytest.mark.parametrize("d,sigma,D", SPHERE_TOP_CASES)
+def test_sphere_profile_accurate_near_the_largest_loss(d, sigma, D):
+    """S^d within 1e-3 of the largest loss: computed in coordinates about the antipode of eta', rounded up
+    by the 1e-9 bound and within 2e-9 of the 50-digit two-tail reference at 1 - 1e-4 of it (before: the
+    value at 1 - 1e-3, orders of magnitude too large there), and above the reference however close."""
+    from test_manifolds_mu import _mp_tails
+
+    emax = _largest(sigma, D)
+    e = emax * (1 - 1e-4)
+    with mp.workdps(50):
+        U, L = _mp_tails(e, sigma, D, "S", d)
+        ref = U - mp.exp(e) * L
+    got = M.privacy_profile(M.Sphere(d), epsilon=[e, emax * (1 - 1e-8), emax * (1 - 1e-12)], sigma=sigma, sensitivity=D)
+    assert mp.mpf(float(got[0])) >= ref and got[0] <= float(ref) * (1 + 2e-9), (got[0], mp.nstr(ref, 17))
+    assert got[0] > got[1] > got[2] > 0.0
+    assert M.privacy_profile(M.Sphere(d), epsilon=emax * 1.0000001, sigma=sigma, sensitivity=D) == 0.0
+
+
+@pytest.mark.parametrize("d,sigma,D,frac", [(2, 0.3, 2.0, 1e-12), (3, 1.0, 1.0, 1e-8)])
+def test_sphere_profile_at_the_largest_loss_against_the_antipodal_reference(d, sigma, D, frac):
+    """Closest to the largest loss the two-tail reference cancels too much to be trusted (it was 6% off
+    at 1 - 1e-12); an independent 25-digit integral about the antipode checks the value to 2e-9."""
+    e = _largest(sigma, D) * (1 - frac)
+    ref = _sphere_delta_antipode(e, sigma, D, d)
+    got = M.privacy_profile(M.Sphere(d), epsilon=e, sigma=sigma, sensitivity=D)
+    assert mp.mpf(got) >= ref and got <= float(ref) * (1 + 2e-9), (got, mp.nstr(ref, 17))
+
+
+def test_sphere_profile_outside_the_antipodal_range_stays_an_upper_bound():
+    """Below sigma = 0.1 or D = 0.1 the value at 1 - 1e-3 of the largest loss is still returned there."""
+    for d, sigma, D in ((2, 0.05, 1.0), (3, 1.0, 0.01)):
+        emax = _largest(sigma, D)
+        top, close = M.privacy_profile(M.Sphere(d), epsilon=[emax * (1 - 1e-3), emax * (1 - 1e-6)], sigma=sigma,
+                                       sensitivity=D)
+        assert top == close > 0.0
+
+
 @pytest.mark.parametrize("man,sigma,D", [(M.Sphere(2), 0.5, math.pi), (M.Sphere(3), 1.0, 1.0), (M.Sphere(3), 1.0, 0.01)])
 def test_sphere_profile_never_below_the_reference_near_the_largest_loss(man, sigma, D):
     """S^d (the same mistake as item 3): within 1e-6 of the largest loss the quadrature was 7x too large
-    or 2.7e-5 too small; now delta at 1e-3 short of it, rounded up, is returned there (an upper bound,
-    since delta decreases), and before that the profile is rounded up by 1e-9 and within 3e-9 of exact."""
+    or 2.7e-5 too small; the profile is rounded up by 1e-9 and within 3e-9 of exact before 1 - 1e-3 of
+    it, and never below the two-tail reference after."""
     from test_manifolds_mu import _mp_tails
 
     emax = _largest(sigma, D)

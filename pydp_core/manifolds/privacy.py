@@ -436,6 +436,109 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
         return _lse_rows(v.reshape(len(eps), -1)) - law._log_norm_t
 
 
+def _pieces(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of positive width between the breakpoints of each row (clipped and sorted here):
+    (row, lo, hi), grouped by row."""
+    bps = np.sort(bps, axis=1)
+    row, col = np.nonzero(bps[:, 1:] > bps[:, :-1])
+    return row, bps[row, col], bps[row, col + 1]
+
+
+_GEO = 2.0 ** np.arange(-3, 35)  # geometric steps from a piece end, in units of the local scale
+
+
+def _antipode_terms(t0: float, st0: float, rho: np.ndarray, s2: np.ndarray, c2: np.ndarray,
+                    sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """On S^d, at distance rho from the antipode A of eta' and angle psi at A from the direction of eta
+    (s2 = sin^2(psi/2), c2 = cos^2(psi/2)), with t0 = d(eta, A) = pi - D and st0 = sin t0: the change
+    dt = t - t0 of the distance t to eta, and the drop eps_max - L of the privacy loss.
+
+    Haversine forms (as in :func:`_loss_at` with the roles of the points exchanged):
+    sin^2(t/2) = sin^2((t0 - rho)/2) + st0 sin rho s2 and
+    sin((t - t0)/2) sin((t + t0)/2) = sin(rho/2) [2 cos(rho/2) st0 s2 - sin(t0 - rho/2)], so dt keeps its
+    relative accuracy as rho -> 0; eps_max - L = [dt (t + t0) + rho (2 pi - rho)] / (2 sigma^2), since
+    d(eta', y) = pi - rho.
+    """
+    sst = st0 * np.sin(rho)
+    h = np.sin((t0 - rho) / 2) ** 2 + sst * s2
+    hc = np.cos((t0 + rho) / 2) ** 2 + sst * c2
+    t = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
+    x = np.sin(rho / 2) * (2.0 * np.cos(rho / 2) * st0 * s2 - np.sin(t0 - rho / 2))
+    dt = 2.0 * np.arcsin(np.clip(x / np.sin((t + t0) / 2), -1.0, 1.0))
+    drop = (dt * (t + t0) + rho * (2.0 * math.pi - rho)) / (2.0 * sigma * sigma)
+    return dt, drop
+
+
+def _antipode_log_profile(law: RadialLaw, D: float, g: np.ndarray) -> np.ndarray:
+    """log delta on S^d (d >= 2) at the gaps g = eps_max - eps > 0, in geodesic polar coordinates
+    (rho, psi) about the antipode A of eta' (docs/manifolds.md, Section 3).
+
+    Along every geodesic ray from A the loss decreases while it is positive (dL/drho <= (t - (pi - rho))
+    / sigma^2 < 0 where L > 0), so {L > eps} is star-shaped about A: rho < rho_c(psi), with rho_c the root
+    of eps_max - L = g (bisection). Then
+
+        delta = int_0^pi [sin^(d-2) psi / B(1/2, (d-1)/2)] int_0^rho_c sin^(d-1) rho e^(-t^2/(2 sigma^2))
+                (1 - e^-(g - (eps_max - L))) drho dpsi / Z_t,
+
+    Z_t the radial normaliser. The gap g is exact (formed from the exact largest loss), the loss drop
+    and t - t0 keep their relative accuracy, and nothing is subtracted, so delta keeps its digits however
+    close eps comes to eps_max. The common factor e^(-t0^2/(2 sigma^2)) is taken out in exact arithmetic.
+    Gauss-Legendre in rho = rho_c v on pieces split geometrically from both ends (at the scales of the
+    factor, 1/g in v, and of the Gaussian), nested in Gauss-Legendre in psi split geometrically from
+    psi = 0 (where the Gaussian varies fastest).
+    """
+    sig, dim = law.sigma, law.k + 1
+    t0, st0 = math.pi - D, math.sin(D)
+    exact = (_PI_FRACTION - Fraction(D)) ** 2 / (2 * Fraction(sig) ** 2)
+    c0_hi = float(exact)
+    c0_lo = float(exact - Fraction(c0_hi))
+    log_beta = math.log(sps.beta(0.5, (dim - 1) / 2.0))
+    out = np.empty(len(g))
+    for i, gi in enumerate(np.asarray(g, float)):
+        # psi: the Gaussian factor varies like alpha (1 - cos psi), alpha = t0 rho_c(0) / sigma^2
+        alpha = t0 * gi / D
+        psi_scale = min(1.0, 1.0 / math.sqrt(alpha)) if alpha > 0 else 1.0
+        pb = np.concatenate([[0.0, math.pi], np.clip(psi_scale * _GEO[:20], 0.0, math.pi)])[None, :]
+        _, plo, phi_ = _pieces(pb)
+        psi = (plo[:, None] + (phi_ - plo)[:, None] * _U).reshape(-1)
+        lw_psi = (np.log(phi_ - plo)[:, None] + _LOG_WU).reshape(-1) - log_beta
+        if dim > 2:
+            lw_psi = lw_psi + (dim - 2) * np.log(np.sin(psi))
+        s2, c2 = np.sin(psi / 2) ** 2, np.cos(psi / 2) ** 2
+        # rho_c(psi): bracket from the first-order root sigma^2 g / (pi - t0 cos psi), then bisection
+        lo = np.zeros_like(psi)
+        hi = np.minimum(2.0 * sig * sig * gi / (math.pi - t0 * np.cos(psi)), math.pi)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for _ in range(60):
+                short = _antipode_terms(t0, st0, hi, s2, c2, sig)[1] < gi
+                if not short.any() or np.all(hi[short] >= math.pi):
+                    break
+                hi = np.where(short, np.minimum(2.0 * hi, math.pi), hi)
+            for _ in range(64):
+                mid = 0.5 * (lo + hi)
+                below = _antipode_terms(t0, st0, mid, s2, c2, sig)[1] < gi
+                lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        rho_c = 0.5 * (lo + hi)
+        # rho = rho_c v: scales in v of the Gaussian (sigma / rho_c near t = 0, sigma^2 / (t rho_c) on its
+        # flank) and of the factor 1 - e^-(g - drop) near v = 1 (1/g)
+        gs = np.minimum(1.0, sig * sig / (np.maximum(t0, sig) * rho_c))
+        fs = np.minimum(gs, 1.0 / gi)
+        vb = np.concatenate([np.zeros((len(psi), 1)), np.ones((len(psi), 1)),
+                             gs[:, None] * _GEO, 1.0 - fs[:, None] * _GEO], axis=1)
+        grp, vlo, vhi = _pieces(np.clip(vb, 0.0, 1.0))
+        v = vlo[:, None] + (vhi - vlo)[:, None] * _U
+        rho = rho_c[grp][:, None] * v
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            dt, drop = _antipode_terms(t0, st0, rho, s2[grp][:, None], c2[grp][:, None], sig)
+            # e^(-t^2/(2 sigma^2)) = e^(-c0) e^(-dt (2 t0 + dt) / (2 sigma^2))
+            val = (-dt * (2.0 * t0 + dt) / (2.0 * sig * sig) + (dim - 1) * np.log(np.sin(rho))
+                   + np.log(-np.expm1(np.minimum(drop - gi, 0.0)))
+                   + np.log((vhi - vlo) * rho_c[grp])[:, None] + _LOG_WU + lw_psi[grp][:, None])
+        inner = _lse_groups(val, grp)
+        out[i] = _lse_rows(inner) - c0_hi - c0_lo - law._log_norm_t
+    return out
+
+
 def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
                  law: Optional[RadialLaw] = None) -> tuple[np.ndarray, np.ndarray]:
     """(log delta(eps), reliable) for the Riemannian Gaussian mechanism on a model space.
@@ -523,7 +626,8 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     float or numpy.ndarray
         delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape; rounded up (by the
         error bound of each method, docs/manifolds.md) and at most 1. On S^d (d >= 2) within 1e-3 of the
-        largest loss, the value at 1e-3 short of it (an upper bound).
+        largest loss, computed about the antipode of the second footpoint for sigma and D >= 0.1, else
+        the value at 1e-3 short of it (an upper bound).
 
     Raises
     ------
@@ -550,18 +654,40 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
         ld = _log_profile(manifold, eps, sig, D)[0]
         out = np.minimum(_round_up(ld, _circle_log_error(sig)), 1.0)  # delta <= TV <= 1
     elif isinstance(manifold, Sphere):
-        # within 1e-3 of the largest loss the quadrature of S^d loses digits (it was seen 7x off in both
-        # directions): there delta(top) is returned, an upper bound since delta decreases
-        top = _SPHERE_TOP * largest_loss(sig, D)
-        live = eps < largest_loss(sig, D)
-        ld = _log_profile(manifold, np.where(live, np.minimum(eps, top), eps), sig, D)[0]
-        out = np.minimum(_round_up(ld, _QUADRATURE_LOG_ERROR), 1.0)
+        out = np.minimum(_round_up(_sphere_log_profile(manifold, eps, sig, D), _QUADRATURE_LOG_ERROR), 1.0)
     elif isinstance(manifold, Hyperbolic) and manifold.dim > 1:
         out = np.minimum(_round_up(_log_profile(manifold, eps, sig, D)[0], _QUADRATURE_LOG_ERROR), 1.0)
     else:  # R^d and H^1: delta_mu, accurate to 1e-12 relative in log delta (tests/test_manifolds_small_shift.py)
         ld = _log_profile(manifold, eps, sig, D)[0]
         out = np.minimum(_round_up(ld, 1e-12 * np.maximum(1.0, np.abs(ld))), 1.0)
     return float(out) if np.ndim(epsilon) == 0 else out
+
+
+def _sphere_log_profile(manifold: Sphere, eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log delta on S^d (d >= 2): the quadrature of :func:`_log_profile` below ``_SPHERE_TOP`` times the
+    largest loss; above it (where that quadrature loses its digits) the coordinates about the antipode
+    of eta' (:func:`_antipode_log_profile`) for sigma and D at least ``_ANTIPODE_MIN``, elsewhere the value
+    at ``_SPHERE_TOP`` times the largest loss (an upper bound, since delta decreases)."""
+    eps = np.asarray(eps, float)
+    flat = eps.reshape(-1)
+    hi, lo = _largest_loss_parts(sigma, D)
+    g = (hi - flat) + lo
+    top_eps = _SPHERE_TOP * hi
+    top = (flat >= top_eps) & (g > 0)
+    covered = sigma >= _ANTIPODE_MIN and D >= _ANTIPODE_MIN
+    law = RadialLaw(manifold, sigma, laplace=False)
+    base = np.where(top & ~covered, top_eps, flat)
+    out = _log_profile(manifold, base, sigma, D, law)[0]
+    if covered and top.any():
+        out[top] = _antipode_log_profile(law, D, g[top])
+    out[g <= 0] = -np.inf  # beyond the exact largest loss
+    return out.reshape(eps.shape)
+
+
+#: sigma and D from which the antipodal coordinates answer near the largest loss: below D = 0.1 the loss
+#: drop there, rho (2 pi - rho) - (t - t0)(t + t0), cancels by a factor pi / D, and below sigma = 0.1 the
+#: Gaussian's scale is not yet resolved by the splits in psi; validated against 50-digit references.
+_ANTIPODE_MIN = 0.1
 
 
 #: The error bound in log delta by which the S^d and H^d (d >= 2) profiles are rounded up: ten times the
