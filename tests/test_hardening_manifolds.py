@@ -6,6 +6,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 from support import mpref as R
+from test_manifolds_mu import _mp_tails
 
 from pydp_core import manifolds as M
 from pydp_core.manifolds import privacy as P
@@ -111,8 +112,6 @@ def test_sphere_profile_accurate_near_the_largest_loss(d, sigma, D):
     """S^d within 1e-3 of the largest loss: computed in coordinates about the antipode of eta', rounded up
     by the 1e-9 bound and within 2e-9 of the 50-digit two-tail reference at 1 - 1e-4 of it (before: the
     value at 1 - 1e-3, orders of magnitude too large there), and above the reference however close."""
-    from test_manifolds_mu import _mp_tails
-
     emax = _largest(sigma, D)
     e = emax * (1 - 1e-4)
     with mp.workdps(50):
@@ -124,10 +123,11 @@ def test_sphere_profile_accurate_near_the_largest_loss(d, sigma, D):
     assert M.privacy_profile(M.Sphere(d), epsilon=emax * 1.0000001, sigma=sigma, sensitivity=D) == 0.0
 
 
-@pytest.mark.parametrize("d,sigma,D,frac", [(2, 0.3, 2.0, 1e-12), (3, 1.0, 1.0, 1e-8)])
+@pytest.mark.parametrize("d,sigma,D,frac", [(2, 0.3, 2.0, 1e-12), (3, 1.0, 1.0, 1e-8), (2, 0.003, math.pi, 5e-4)])
 def test_sphere_profile_at_the_largest_loss_against_the_antipodal_reference(d, sigma, D, frac):
     """Closest to the largest loss the two-tail reference cancels too much to be trusted (it was 6% off
-    at 1 - 1e-12); an independent 25-digit integral about the antipode checks the value to 2e-9."""
+    at 1 - 1e-12, and 4e-6 at sigma = 0.003); an independent 25-digit integral about the antipode checks
+    the value to 2e-9."""
     e = _largest(sigma, D) * (1 - frac)
     ref = _sphere_delta_antipode(e, sigma, D, d)
     got = M.privacy_profile(M.Sphere(d), epsilon=e, sigma=sigma, sensitivity=D)
@@ -135,8 +135,8 @@ def test_sphere_profile_at_the_largest_loss_against_the_antipodal_reference(d, s
 
 
 def test_sphere_profile_outside_the_antipodal_range_stays_an_upper_bound():
-    """Below sigma = 0.1 or D = 0.1 the value at 1 - 1e-3 of the largest loss is still returned there."""
-    for d, sigma, D in ((2, 0.05, 1.0), (3, 1.0, 0.01)):
+    """Below D = 0.1 the value at 1 - 1e-3 of the largest loss is still returned there."""
+    for d, sigma, D in ((2, 0.05, 0.01), (3, 1.0, 0.01)):
         emax = _largest(sigma, D)
         top, close = M.privacy_profile(M.Sphere(d), epsilon=[emax * (1 - 1e-3), emax * (1 - 1e-6)], sigma=sigma,
                                        sensitivity=D)
@@ -148,8 +148,6 @@ def test_sphere_profile_never_below_the_reference_near_the_largest_loss(man, sig
     """S^d (the same mistake as item 3): within 1e-6 of the largest loss the quadrature was 7x too large
     or 2.7e-5 too small; the profile is rounded up by 1e-9 and within 3e-9 of exact before 1 - 1e-3 of
     it, and never below the two-tail reference after."""
-    from test_manifolds_mu import _mp_tails
-
     emax = _largest(sigma, D)
     for frac, close in ((0.9, True), (0.99, True), (1 - 1e-6, False), (1 - 1e-9, False)):
         e = emax * frac
@@ -190,3 +188,18 @@ def test_circle_closed_form_path_against_the_reference(sigma, D):
         ref = R.circle_delta(float(e), sigma, D)
         assert mp.mpf(float(v)) >= ref, (e, v, mp.nstr(ref, 17))
         assert v <= float(ref) * (1 + tol), (e, v, mp.nstr(ref, 17))
+
+
+@pytest.mark.parametrize("man,kind", [(M.Sphere(2), "S"), (M.Sphere(3), "S"), (M.Hyperbolic(2), "H")])
+@pytest.mark.parametrize("sigma", [1.0, 0.5])
+def test_profile_where_a_kink_falls_on_the_pole(man, kind, sigma):
+    """At eps = (D/sigma)^2 / 2 the kinks D/2 -+ sigma^2 eps / D of the tail integrands fall on t = 0:
+    the empty pieces there put 0/0 into the integrand and the profile returned delta = 0 (exact: about
+    0.17-0.30). Pieces of zero weight now drop out."""
+    D = sigma
+    e = 0.5 * (D / sigma) ** 2
+    with mp.workdps(30):
+        U, L = _mp_tails(e, sigma, D, kind, man.dim)
+        ref = U - mp.exp(e) * L
+    got = M.privacy_profile(man, epsilon=e, sigma=sigma, sensitivity=D)
+    assert ref <= got <= float(ref) * (1 + 2e-9), (got, mp.nstr(ref, 17))

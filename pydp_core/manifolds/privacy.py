@@ -361,7 +361,11 @@ def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np
     x2, xc2 = _xfrac(law.kind, t, r_lo, D, dr_lo)
     p_lo = np.where(t * t <= 2 * q, 0.0, _beta_cdf(a, xc2, x2))
     with np.errstate(divide="ignore"):
-        return _lse_rows(lw + np.log(p_up)) - law._log_norm_t, _lse_rows(lw + np.log(p_lo)) - law._log_norm_t
+        # nodes of zero weight (pieces of zero width, e.g. at t = 0 when a kink falls there) drop out,
+        # whatever their integrand (0/0 in the fractions at t = 0)
+        up = np.where(lw > -np.inf, lw + np.log(p_up), -np.inf)
+        low = np.where(lw > -np.inf, lw + np.log(p_lo), -np.inf)
+        return _lse_rows(up) - law._log_norm_t, _lse_rows(low) - law._log_norm_t
 
 
 def _stable_dr(t: np.ndarray, q: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
@@ -433,6 +437,7 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
         loss = _loss_at(kind, t[..., None], np.sin(phi / 2) ** 2, np.cos(phi / 2) ** 2, D, sig)
         g = -np.expm1(eps[:, None, None] - loss)
         v = lw[..., None] + lwphi + np.log(np.maximum(g, 0.0))
+        v = np.where((lw[..., None] > -np.inf) & (lwphi > -np.inf), v, -np.inf)  # zero weight drops out
         return _lse_rows(v.reshape(len(eps), -1)) - law._log_norm_t
 
 
@@ -626,8 +631,8 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     float or numpy.ndarray
         delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape; rounded up (by the
         error bound of each method, docs/manifolds.md) and at most 1. On S^d (d >= 2) within 1e-3 of the
-        largest loss, computed about the antipode of the second footpoint for sigma and D >= 0.1, else
-        the value at 1e-3 short of it (an upper bound).
+        largest loss, computed about the antipode of the second footpoint for D >= 0.1, else the value
+        at 1e-3 short of it (an upper bound).
 
     Raises
     ------
@@ -666,7 +671,7 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
 def _sphere_log_profile(manifold: Sphere, eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
     """log delta on S^d (d >= 2): the quadrature of :func:`_log_profile` below ``_SPHERE_TOP`` times the
     largest loss; above it (where that quadrature loses its digits) the coordinates about the antipode
-    of eta' (:func:`_antipode_log_profile`) for sigma and D at least ``_ANTIPODE_MIN``, elsewhere the value
+    of eta' (:func:`_antipode_log_profile`) for D at least ``_ANTIPODE_MIN``, elsewhere the value
     at ``_SPHERE_TOP`` times the largest loss (an upper bound, since delta decreases)."""
     eps = np.asarray(eps, float)
     flat = eps.reshape(-1)
@@ -674,7 +679,7 @@ def _sphere_log_profile(manifold: Sphere, eps: np.ndarray, sigma: float, D: floa
     g = (hi - flat) + lo
     top_eps = _SPHERE_TOP * hi
     top = (flat >= top_eps) & (g > 0)
-    covered = sigma >= _ANTIPODE_MIN and D >= _ANTIPODE_MIN
+    covered = D >= _ANTIPODE_MIN
     law = RadialLaw(manifold, sigma, laplace=False)
     base = np.where(top & ~covered, top_eps, flat)
     out = _log_profile(manifold, base, sigma, D, law)[0]
@@ -684,9 +689,9 @@ def _sphere_log_profile(manifold: Sphere, eps: np.ndarray, sigma: float, D: floa
     return out.reshape(eps.shape)
 
 
-#: sigma and D from which the antipodal coordinates answer near the largest loss: below D = 0.1 the loss
-#: drop there, rho (2 pi - rho) - (t - t0)(t + t0), cancels by a factor pi / D, and below sigma = 0.1 the
-#: Gaussian's scale is not yet resolved by the splits in psi; validated against 50-digit references.
+#: D from which the antipodal coordinates answer near the largest loss: below D = 0.1 the loss drop
+#: there, rho (2 pi - rho) + (t - t0)(t + t0), cancels by a factor pi / D (validated against 50-digit
+#: references from D = 1 to pi, sigma 0.003 to 1).
 _ANTIPODE_MIN = 0.1
 
 
