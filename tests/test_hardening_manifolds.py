@@ -161,11 +161,42 @@ def test_sphere_profile_never_below_the_reference_near_the_largest_loss(man, sig
 
 
 @pytest.mark.parametrize("man", [M.Sphere(3), M.Sphere(5), M.Hyperbolic(2), M.Hyperbolic(3)])
-def test_small_sigma_refused_with_the_reason(man):
-    for fn in (lambda: M.gdp_mu(man, sigma=0.05), lambda: M.privacy_profile(man, epsilon=1.0, sigma=0.05)):
-        with pytest.raises(ValueError, match=r"sigma = 0.05 is below 0.1 .*not computed.*monte_carlo"):
+def test_sigma_below_the_validated_range_refused_with_the_reason(man):
+    for fn in (lambda: M.gdp_mu(man, sigma=5e-4), lambda: M.privacy_profile(man, epsilon=1.0, sigma=5e-4)):
+        with pytest.raises(ValueError, match=r"sigma = 0.0005 is outside the validated range \[1e-3, 1e3\].*not computed.*monte_carlo"):
             fn()
-    assert M.gdp_mu(man, sigma=0.1) > 0
+    assert M.gdp_mu(man, sigma=1e-3) > 0
+
+
+@pytest.mark.parametrize("man,kind", [(M.Sphere(3), "S"), (M.Hyperbolic(2), "H"), (M.Hyperbolic(3), "H")])
+@pytest.mark.parametrize("sigma", [0.05, 0.01, 1e-3])
+@pytest.mark.parametrize("ratio", [1.0, 3.0])
+def test_small_sigma_profile_against_mpmath(man, kind, sigma, ratio):
+    """sigma below 0.1 on S^d (d >= 3) and H^d, formerly refused: the profile at D = sigma and 3 sigma, at
+    eps = 0, at the kink eps = (D/sigma)^2 / 2 and in the tail, within the 1e-9 rounding of the
+    40-digit two-tail reference."""
+    D = ratio * sigma
+    for e in (0.0, 0.5 * ratio**2, 3.0 * ratio):
+        with mp.workdps(40):
+            U, L = _mp_tails(e, sigma, D, kind, man.dim)
+            ref = U - mp.exp(e) * L
+        got = M.privacy_profile(man, epsilon=e, sigma=sigma, sensitivity=D)
+        assert ref <= got <= float(ref) * (1 + 2e-9), (e, got, mp.nstr(ref, 17))
+
+
+@pytest.mark.parametrize("man,curv", [(M.Sphere(2), 1), (M.Sphere(3), 1), (M.Sphere(5), 1), (M.Hyperbolic(2), -1),
+                                      (M.Hyperbolic(3), -1)])
+def test_small_sigma_mu_follows_the_curvature_expansion(man, curv):
+    """At small sigma the mechanism is nearly Euclidean: mu = (D/sigma)(1 - kappa (d - 1) sigma^2 / 6 + O(sigma^4))
+    (kappa = +1 on S^d, -1 on H^d). Before, sigma < 0.1 was refused on S^d (d >= 3) and H^d; without
+    breakpoints after the kinks the tail quadrature was 3.6x (S^2) to 13x (S^3) too large at eps = 25
+    (sigma = D = 1e-3), which lifted mu on S^3 to 1.004."""
+    d = man.dim
+    for sigma in (0.01, 1e-3):
+        for ratio in (1.0, 3.0):
+            mu = M.gdp_mu(man, sigma=sigma, sensitivity=ratio * sigma)
+            expect = ratio * (1 - curv * (d - 1) * sigma**2 / 6)
+            assert abs(mu - expect) <= 5 * ratio * (d - 1) ** 2 * sigma**4 + 1e-9, (sigma, ratio, mu, expect)
 
 
 @pytest.mark.parametrize("sigma,D", [(0.3, 0.5), (1.0, 1.0), (2.0, math.pi), (5.0, 2.0), (10.0, 3.0)])

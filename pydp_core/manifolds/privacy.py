@@ -327,7 +327,15 @@ def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.nd
     if law.kind in (0, 3):
         E = 2 * math.pi - D
         kinks += [E / 2 - q / E, E / 2 + q / E, np.full(q.shape, math.pi - D)]
-    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks), axis=1)
+    # beyond the radial law's breakpoints (34 scales from its mode) a kink can start the integrand in the
+    # far tail (large eps at small sigma), where it falls on the Gaussian's scale sigma^2 / t <= sigma:
+    # geometric steps from there (or from the kink, if further out) up to T
+    covered = law.mode + 34.0 * law.scale
+    after = []
+    if covered < T:
+        steps = law.sigma * 2.0 ** np.arange(-3, max(1, math.ceil(math.log2(T / law.sigma))) + 1)
+        after = [np.reshape(np.maximum(k, covered)[..., None] + steps, (len(s), -1)) for k in kinks]
+    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks) + after, axis=1)
     bps = np.sort(np.clip(bps, 0.0, T), axis=1)
     t, w = quadrature_nodes(bps)
     with np.errstate(divide="ignore"):
@@ -579,22 +587,21 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
 
 def _check_regime(manifold: Manifold, sigma: float, D: float) -> None:
     """Refuse, up front, the (sigma, D) where the profile on S^1, S^d and H^d is not validated against
-    50-digit references: sigma outside [1e-3, 1e3] on the circle and S^2, outside [0.1, 1e3] on S^d (d >= 3)
-    and H^d (where smaller sigma is not yet resolved), or D / sigma below 1e-12 (docs/manifolds.md)."""
+    50-digit references: sigma outside [1e-3, 1e3], or D / sigma below 1e-12 (docs/manifolds.md)."""
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return
-    low = 1e-3 if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim <= 2) else 0.1
-    if sigma < low and low == 0.1:
+    if not _SIGMA_RANGE[0] <= sigma <= _SIGMA_RANGE[1]:
         raise ValueError(
-            f"sigma = {sigma} is below 0.1 on {manifold!r}: not computed, because the quadrature in epsilon "
-            "and the radial law are not resolved for the small losses there (answers moved by up to 1e-2 "
-            "relative between nearby shifts); use sigma >= 0.1, or gdp_mu(..., method='monte_carlo') "
-            "(docs/manifolds.md, Section 3)"
+            f"sigma = {sigma} is outside the validated range [1e-3, 1e3] on {manifold!r}: not computed "
+            "(the quadrature is checked against 50-digit references there only; docs/manifolds.md, "
+            "Section 3); use gdp_mu(..., method='monte_carlo') outside it"
         )
-    if not low <= sigma <= 1e3:
-        raise ValueError(f"sigma = {sigma} is outside the validated range [{low:g}, 1e3] on {manifold!r}")
     if D < 1e-12 * sigma:
         raise ValueError(f"sensitivity / sigma = {D / sigma:.3g} is below the validated range (>= 1e-12) on {manifold!r}")
+
+
+#: The sigma validated for the exact profile and mu on S^1, S^d and H^d.
+_SIGMA_RANGE = (1e-3, 1e3)
 
 
 def _check_sensitivity(manifold: Manifold, sensitivity: Any) -> float:
