@@ -334,7 +334,9 @@ def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.nd
     after = []
     if covered < T:
         steps = law.sigma * 2.0 ** np.arange(-3, max(1, math.ceil(math.log2(T / law.sigma))) + 1)
-        after = [np.reshape(np.maximum(k, covered)[..., None] + steps, (len(s), -1)) for k in kinks]
+        after = [np.broadcast_to(covered + steps, (len(s), len(steps)))]
+        after += [np.maximum(k, covered)[..., None] + steps for k in kinks if np.any(k > covered)]
+        after = [np.reshape(a, (len(s), -1)) for a in after]
     bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks) + after, axis=1)
     bps = np.sort(np.clip(bps, 0.0, T), axis=1)
     t, w = quadrature_nodes(bps)
