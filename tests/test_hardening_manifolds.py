@@ -104,7 +104,7 @@ def _sphere_delta_antipode(eps, sigma, D, d, dps=25):
 
 # (d, sigma, D): moderate shifts and D at and near pi (where the antipode of eta' nears eta)
 SPHERE_TOP_CASES = [(2, 0.5, math.pi), (2, 1.0, 1.0), (2, 0.2, math.pi - 1e-6), (3, 1.0, 1.0), (3, 0.5, 3.0),
-                    (3, 2.0, 0.5)]
+                    (3, 2.0, 0.5), (3, 1.0, 1e-3), (2, 0.5, 0.01)]
 
 
 @pytest.mark.parametrize("d,sigma,D", SPHERE_TOP_CASES)
@@ -135,10 +135,10 @@ def test_sphere_profile_at_the_largest_loss_against_the_antipodal_reference(d, s
 
 
 def test_sphere_profile_outside_the_antipodal_range_stays_an_upper_bound():
-    """Below D = 0.1 the value at 1 - 1e-3 of the largest loss is still returned there."""
-    for d, sigma, D in ((2, 0.05, 0.01), (3, 1.0, 0.01)):
+    """Below D = 1e-3 the value at 1 - 1e-3 of the largest loss is still returned there."""
+    for d, sigma, D in ((2, 0.05, 1e-4), (3, 1.0, 1e-6)):
         emax = _largest(sigma, D)
-        top, close = M.privacy_profile(M.Sphere(d), epsilon=[emax * (1 - 1e-3), emax * (1 - 1e-6)], sigma=sigma,
+        top, close = M.privacy_profile(M.Sphere(d), epsilon=[emax * (1 - 2e-4), emax * (1 - 1e-6)], sigma=sigma,
                                        sensitivity=D)
         assert top == close > 0.0
 

@@ -462,26 +462,39 @@ def _pieces(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _GEO = 2.0 ** np.arange(-3, 35)  # geometric steps from a piece end, in units of the local scale
 
 
-def _antipode_terms(t0: float, st0: float, rho: np.ndarray, s2: np.ndarray, c2: np.ndarray,
+def _antipode_terms(D: float, rho: np.ndarray, s2: np.ndarray, c2: np.ndarray,
                     sigma: float) -> tuple[np.ndarray, np.ndarray]:
     """On S^d, at distance rho from the antipode A of eta' and angle psi at A from the direction of eta
-    (s2 = sin^2(psi/2), c2 = cos^2(psi/2)), with t0 = d(eta, A) = pi - D and st0 = sin t0: the change
-    dt = t - t0 of the distance t to eta, and the drop eps_max - L of the privacy loss.
+    (s2 = sin^2(psi/2), c2 = cos^2(psi/2)): the change dt = t - t0 of the distance t to eta
+    (t0 = d(eta, A) = pi - D), and the drop eps_max - L = [dt (t + t0) + rho (2 pi - rho)] / (2 sigma^2) of
+    the privacy loss (d(eta', y) = pi - rho).
 
-    Haversine forms (as in :func:`_loss_at` with the roles of the points exchanged):
-    sin^2(t/2) = sin^2((t0 - rho)/2) + st0 sin rho s2 and
-    sin((t - t0)/2) sin((t + t0)/2) = sin(rho/2) [2 cos(rho/2) st0 s2 - sin(t0 - rho/2)], so dt keeps its
-    relative accuracy as rho -> 0; eps_max - L = [dt (t + t0) + rho (2 pi - rho)] / (2 sigma^2), since
-    d(eta', y) = pi - rho.
+    For D >= pi/2 from eta's side, with haversine forms (as in :func:`_loss_at`):
+    sin^2(t/2) = sin^2((t0 - rho)/2) + sin t0 sin rho s2 and
+    sin(dt/2) sin((t + t0)/2) = sin(rho/2) [2 cos(rho/2) sin t0 s2 - sin(t0 - rho/2)].
+    For D < pi/2 from the side of -eta (at distance D from A, in the direction psi = pi), with
+    tau = d(-eta, y) = pi - t: sin^2(tau/2) = sin^2((D - rho)/2) + sin D sin rho c2, the triangle defect
+    e = D + rho - tau >= 0 from sin(e/2) sin((D + rho + tau)/2) = sin D sin rho s2, dt = e - rho and
+    2 sigma^2 (eps_max - L) = e (2 pi - D - tau) + rho (D + tau - rho), a sum of non-negative terms. Each
+    form divides by the sine of an angle that stays away from pi on its side, so dt and the drop keep
+    their relative accuracy as rho -> 0.
     """
-    sst = st0 * np.sin(rho)
-    h = np.sin((t0 - rho) / 2) ** 2 + sst * s2
-    hc = np.cos((t0 + rho) / 2) ** 2 + sst * c2
-    t = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
-    x = np.sin(rho / 2) * (2.0 * np.cos(rho / 2) * st0 * s2 - np.sin(t0 - rho / 2))
-    dt = 2.0 * np.arcsin(np.clip(x / np.sin((t + t0) / 2), -1.0, 1.0))
-    drop = (dt * (t + t0) + rho * (2.0 * math.pi - rho)) / (2.0 * sigma * sigma)
-    return dt, drop
+    if D >= math.pi / 2:
+        t0, st0 = math.pi - D, math.sin(D)
+        sst = st0 * np.sin(rho)
+        h = np.sin((t0 - rho) / 2) ** 2 + sst * s2
+        hc = np.cos((t0 + rho) / 2) ** 2 + sst * c2
+        t = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
+        x = np.sin(rho / 2) * (2.0 * np.cos(rho / 2) * st0 * s2 - np.sin(t0 - rho / 2))
+        dt = 2.0 * np.arcsin(np.clip(x / np.sin((t + t0) / 2), -1.0, 1.0))
+        return dt, (dt * (t + t0) + rho * (2.0 * math.pi - rho)) / (2.0 * sigma * sigma)
+    ssd = math.sin(D) * np.sin(rho)
+    h = np.sin((D - rho) / 2) ** 2 + ssd * c2
+    hc = np.cos((D + rho) / 2) ** 2 + ssd * s2
+    tau = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
+    e = 2.0 * np.arcsin(np.clip(ssd * s2 / np.sin((D + rho + tau) / 2), 0.0, 1.0))
+    drop = (e * (2.0 * math.pi - D - tau) + rho * np.maximum(D + tau - rho, 0.0)) / (2.0 * sigma * sigma)
+    return e - rho, drop
 
 
 def _antipode_log_profile(law: RadialLaw, D: float, g: np.ndarray) -> np.ndarray:
@@ -503,17 +516,19 @@ def _antipode_log_profile(law: RadialLaw, D: float, g: np.ndarray) -> np.ndarray
     psi = 0 (where the Gaussian varies fastest).
     """
     sig, dim = law.sigma, law.k + 1
-    t0, st0 = math.pi - D, math.sin(D)
+    t0 = math.pi - D
     exact = (_PI_FRACTION - Fraction(D)) ** 2 / (2 * Fraction(sig) ** 2)
     c0_hi = float(exact)
     c0_lo = float(exact - Fraction(c0_hi))
     log_beta = math.log(sps.beta(0.5, (dim - 1) / 2.0))
     out = np.empty(len(g))
     for i, gi in enumerate(np.asarray(g, float)):
-        # psi: the Gaussian factor varies like alpha (1 - cos psi), alpha = t0 rho_c(0) / sigma^2
+        # psi: the Gaussian factor varies like alpha (1 - cos psi), alpha = t0 rho_c(0) / sigma^2,
         alpha = t0 * gi / D
         psi_scale = min(1.0, 1.0 / math.sqrt(alpha)) if alpha > 0 else 1.0
-        pb = np.concatenate([[0.0, math.pi], np.clip(psi_scale * _GEO[:20], 0.0, math.pi)])[None, :]
+        # and for small D the cap's extent sigma^2 g / (pi - t0 cos psi) peaks in psi < sqrt(2 D / pi)
+        pb = np.concatenate([[0.0, math.pi], np.clip(psi_scale * _GEO[:20], 0.0, math.pi),
+                             np.clip(math.sqrt(D) * _GEO[:24], 0.0, math.pi)])[None, :]
         _, plo, phi_ = _pieces(pb)
         psi = (plo[:, None] + (phi_ - plo)[:, None] * _U).reshape(-1)
         lw_psi = (np.log(phi_ - plo)[:, None] + _LOG_WU).reshape(-1) - log_beta
@@ -525,13 +540,13 @@ def _antipode_log_profile(law: RadialLaw, D: float, g: np.ndarray) -> np.ndarray
         hi = np.minimum(2.0 * sig * sig * gi / (math.pi - t0 * np.cos(psi)), math.pi)
         with np.errstate(invalid="ignore", divide="ignore"):
             for _ in range(60):
-                short = _antipode_terms(t0, st0, hi, s2, c2, sig)[1] < gi
+                short = _antipode_terms(D, hi, s2, c2, sig)[1] < gi
                 if not short.any() or np.all(hi[short] >= math.pi):
                     break
                 hi = np.where(short, np.minimum(2.0 * hi, math.pi), hi)
             for _ in range(64):
                 mid = 0.5 * (lo + hi)
-                below = _antipode_terms(t0, st0, mid, s2, c2, sig)[1] < gi
+                below = _antipode_terms(D, mid, s2, c2, sig)[1] < gi
                 lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         rho_c = 0.5 * (lo + hi)
         # rho = rho_c v: scales in v of the Gaussian (sigma / rho_c near t = 0, sigma^2 / (t rho_c) on its
@@ -544,7 +559,7 @@ def _antipode_log_profile(law: RadialLaw, D: float, g: np.ndarray) -> np.ndarray
         v = vlo[:, None] + (vhi - vlo)[:, None] * _U
         rho = rho_c[grp][:, None] * v
         with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-            dt, drop = _antipode_terms(t0, st0, rho, s2[grp][:, None], c2[grp][:, None], sig)
+            dt, drop = _antipode_terms(D, rho, s2[grp][:, None], c2[grp][:, None], sig)
             # e^(-t^2/(2 sigma^2)) = e^(-c0) e^(-dt (2 t0 + dt) / (2 sigma^2))
             val = (-dt * (2.0 * t0 + dt) / (2.0 * sig * sig) + (dim - 1) * np.log(np.sin(rho))
                    + np.log(-np.expm1(np.minimum(drop - gi, 0.0)))
@@ -640,7 +655,7 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     float or numpy.ndarray
         delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape; rounded up (by the
         error bound of each method, docs/manifolds.md) and at most 1. On S^d (d >= 2) within 1e-3 of the
-        largest loss, computed about the antipode of the second footpoint for D >= 0.1, else the value
+        largest loss, computed about the antipode of the second footpoint for D >= 1e-3, else the value
         at 1e-3 short of it (an upper bound).
 
     Raises
@@ -698,10 +713,10 @@ def _sphere_log_profile(manifold: Sphere, eps: np.ndarray, sigma: float, D: floa
     return out.reshape(eps.shape)
 
 
-#: D from which the antipodal coordinates answer near the largest loss: below D = 0.1 the loss drop
-#: there, rho (2 pi - rho) + (t - t0)(t + t0), cancels by a factor pi / D (validated against 50-digit
-#: references from D = 1 to pi, sigma 0.003 to 1).
-_ANTIPODE_MIN = 0.1
+#: D from which the antipodal coordinates answer near the largest loss (validated against 50-digit
+#: references from D = 1e-3 to pi, sigma 0.003 to 1; at D = 1e-6 they were 2.5e-7 off, the splits in psi
+#: not yet resolving the cap there).
+_ANTIPODE_MIN = 1e-3
 
 
 #: The error bound in log delta by which the S^d and H^d (d >= 2) profiles are rounded up: ten times the
