@@ -4,7 +4,9 @@
 - Algorithm 2 with the paper's parameters n = 1000, n_eps = 1000, m = 100 on Sphere(2) (goal < 1 s),
   against the paper's n x n_eps double loop for the counting step; the interval must cover exact mu;
 - exact Riemannian Gaussian sampling on Sphere(2) (goal >= 1e7 points/s), with a KS check;
-- Sphere.dist on batches against numpy running the same stable formula (goal >= 5x).
+- Sphere.dist on batches against numpy running the same stable formula (goal >= 5x);
+- the circle's privacy profile at 1000 epsilons (certified, rounded up) against scipy's textbook closed
+  form of Corollary 3.2.1 (corrected, not rounded: it cancels near the largest loss), goal <= 20x its time.
 
 Goals are printed and stored in ``benchmark.extra_info``; they are asserted only with timings on and
 PYDP_ASSERT_SPEED=1 (the machine is shared: wall-clock figures are noisy). Run:
@@ -129,3 +131,31 @@ def test_sphere_dist_vs_numpy(benchmark):
     t_ours = _best(lambda: S.dist(x, y), 5, not benchmark.disabled)
     t_np = _best(lambda: _numpy_sphere_dist(x, y), 5, not benchmark.disabled)
     _record(benchmark, "sphere_dist_speedup_vs_numpy", t_np / t_ours, t_np / t_ours >= 5)
+
+
+def _scipy_circle_profile(eps, sigma, D):
+    """The corrected closed form P([a, b]) - e^eps P'([a, b]) with scipy's ndtr (docs/manifolds.md,
+    Section 2): the uncertified baseline, which loses its digits near the largest loss."""
+    from scipy.special import ndtr
+
+    c = ndtr(math.pi / sigma) - ndtr(-math.pi / sigma)
+    b = D / 2 - sigma**2 * eps / D
+    a = sigma**2 * eps / (2 * math.pi - D) - math.pi + D / 2
+    p = ndtr(b / sigma) - ndtr(a / sigma)
+    q = (ndtr((D - np.maximum(a, D - math.pi)) / sigma) - ndtr((D - b) / sigma)
+         + np.where(a < D - math.pi, ndtr(math.pi / sigma) - ndtr((2 * math.pi + a - D) / sigma), 0.0))
+    return np.where(b > a, np.maximum((p - np.exp(eps) * q) / c, 0.0), 0.0)
+
+
+def test_circle_profile_vs_scipy_closed_form(benchmark):
+    sigma, D = 1.0, 1.0
+    eps = np.linspace(0.0, M.privacy.largest_loss(sigma, D), 1000)
+    got = benchmark(M.privacy_profile, M.Circle(), epsilon=eps, sigma=sigma, sensitivity=D)
+    base = _scipy_circle_profile(eps, sigma, D)
+    mid = base > 1e-3  # where the closed form keeps its digits
+    np.testing.assert_allclose(got[mid], base[mid], rtol=1e-9)
+    assert np.all(got[mid] >= base[mid] * (1 - 1e-12))
+    t_ours = _best(lambda: M.privacy_profile(M.Circle(), epsilon=eps, sigma=sigma, sensitivity=D), 5, True)
+    t_scipy = _best(lambda: _scipy_circle_profile(eps, sigma, D), 5, True)
+    benchmark.extra_info["scipy_closed_form_s"] = t_scipy
+    _record(benchmark, "circle_profile_1000_eps_time_ratio_vs_scipy", t_ours / t_scipy, t_ours / t_scipy <= 20)

@@ -186,7 +186,8 @@ def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
     keep their relative accuracy as eps approaches the largest loss, and nothing is subtracted. The
     quadrature is split at geometric distances from both ends, at the scales of the factor (1/g in u)
     and of the Gaussian (sigma, and sigma^2 / |theta| where the set sits on its flank), and around the
-    peak theta = 0.
+    peak theta = 0. Where the subtraction P - e^eps P' costs little, the closed form
+    (:func:`_circle_closed_form`) replaces the quadrature.
     """
     eps = np.asarray(eps, float).reshape(-1)
     hi, lo = _largest_loss_parts(sigma, D)
@@ -195,12 +196,58 @@ def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
     live = g > 0
     if not live.any():
         return out
-    gl = g[live]
-    theta0 = D - math.pi
     log_c = float(_log_ndtr_diff(np.array(math.pi / sigma), np.array(-math.pi / sigma)))
     log_z = math.log(sigma * math.sqrt(2 * math.pi)) + log_c
+    ld = _circle_closed_form(eps[live], g[live], sigma, D)
+    slow = np.isnan(ld)
+    if slow.any():
+        ld[slow] = _circle_gap_quadrature(g[live][slow], sigma, D)
+    out[live] = ld - log_z
+    return out
+
+
+#: Relative rounding error of the two masses of :func:`_circle_closed_form` per unit of
+#: 1 + (pi/sigma)^2 (the exponents (theta/sigma)^2/2 at rounded positions): ten times the largest seen
+#: against the quadrature over sigma in [1e-3, 1e3], D in [1e-11 sigma, pi] (6.5e-16, where (1 + r) / (1 - r) is near 600).
+_CIRCLE_CLOSED_ROUNDING = 5e-15
+#: The closed form is used where its error bound stays below a fifth of the quadrature's 1e-11.
+_CIRCLE_CLOSED_BUDGET = 2e-12
+
+
+def _circle_closed_form(eps: np.ndarray, g: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log(Z delta(eps)) on S^1 (Z the normaliser of :func:`_circle_log_profile`) as
+    P([a, b]) - e^eps P'([a, b]), unnormalised; NaN where the subtraction would cost more than
+    ``_CIRCLE_CLOSED_BUDGET`` in log delta (left to :func:`_circle_gap_quadrature`).
+
+    {L > eps} = [theta0 - w_f, theta0 + w_n] (see :func:`_circle_log_profile`); measured from D it is
+    [-pi, -pi + w_n] and [pi - w_f, pi] after wrapping. Each mass is a Phi difference with its width
+    passed exactly, so that narrow sets keep their relative accuracy. With r = e^eps P' / P the errors of
+    the two logs enter log delta amplified by at most (1 + r) / (1 - r).
+    """
+    theta0, s = D - math.pi, sigma
+    wn, wf = s * s * g / D, s * s * g / (2 * math.pi - D)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        log_p = _log_ndtr_diff((theta0 + wn) / s, (theta0 - wf) / s, (wn + wf) / s)
+        log_q = np.logaddexp(_log_ndtr_diff((wn - math.pi) / s, np.full(g.shape, -math.pi / s), wn / s),
+                             _log_ndtr_diff(np.full(g.shape, math.pi / s), (math.pi - wf) / s, wf / s))
+        ratio = eps + log_q - log_p  # NaN where P underflows
+        r = np.exp(ratio)
+        bound = _CIRCLE_CLOSED_ROUNDING * (1.0 + (math.pi / s) ** 2) * (1.0 + r) / (1.0 - r)
+        ld = log_p + _log1mexp(np.minimum(ratio, 0.0)) + math.log(s * math.sqrt(2 * math.pi))
+        # the rounded ends of the P' pieces must stay apart (their widths are passed exactly)
+        ok = (bound <= _CIRCLE_CLOSED_BUDGET) & (np.minimum(wn, wf) > 1e-12) & (log_p > -np.inf) & (r < 1.0)
+    return np.where(ok, ld, np.nan)
+
+
+_LOG_WU = np.log(_WU)
+
+
+def _circle_gap_quadrature(gl: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log(Z delta) on S^1 by Gauss-Legendre of the gap integral of :func:`_circle_log_profile`, one value
+    per gap g > 0."""
+    theta0 = D - math.pi
     geo = 2.0 ** np.arange(-2, 35)  # geometric steps from a piece end (scales >= 2^-34 of a piece occur)
-    parts = []
+    rows, los, his, widths = [], [], [], []
     for width, side in ((sigma * sigma * gl / D, 1.0), (sigma * sigma * gl / (2 * math.pi - D), -1.0)):
         # scales in u of the Gaussian at u = 0 (theta0 + side width, where L = eps) and at u = 1 (theta0),
         # and of the factor 1 - e^(-g u) at u = 0
@@ -214,15 +261,33 @@ def _circle_log_profile(eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
             peak[:, None] + (sigma / width)[:, None] * np.array([-8, -4, -2, -1, -0.5, 0, 0.5, 1, 2, 4, 8]),
         ], axis=1)
         bps = np.sort(np.clip(bps, 0.0, 1.0), axis=1)
-        u, w = quadrature_nodes(bps)
-        # 1 - u without cancellation near u = 1: (1 - hi) + (hi - lo)(1 - U) on each piece
-        one_minus_u = ((1.0 - bps[:, 1:, None]) + (bps[:, 1:, None] - bps[:, :-1, None]) * (1.0 - _U)).reshape(u.shape)
-        theta = theta0 + side * width[:, None] * one_minus_u
-        with np.errstate(divide="ignore"):
-            v = -0.5 * (theta / sigma) ** 2 + np.log(-np.expm1(-gl[:, None] * u)) + np.log(w * width[:, None])
-        parts.append(_lse_rows(v))
-    out[live] = np.logaddexp(parts[0], parts[1]) - log_z
-    return out
+        # most breakpoints clip onto 0 or 1 or coincide: only the pieces of positive width are integrated
+        row, col = np.nonzero(bps[:, 1:] > bps[:, :-1])
+        rows.append(row)
+        los.append(bps[row, col])
+        his.append(bps[row, col + 1])
+        widths.append(side * width[row])
+    # all pieces of both sides, grouped by eps (each eps has at least the piece [0, 1] on each side)
+    order = np.argsort(np.concatenate(rows), kind="stable")
+    row, lo_u, hi_u, sw = (np.concatenate(x)[order] for x in (rows, los, his, widths))
+    u = lo_u[:, None] + (hi_u - lo_u)[:, None] * _U
+    # 1 - u without cancellation near u = 1: (1 - hi) + (hi - lo)(1 - U) on each piece
+    one_minus_u = (1.0 - hi_u)[:, None] + (hi_u - lo_u)[:, None] * (1.0 - _U)
+    theta = theta0 + sw[:, None] * one_minus_u
+    with np.errstate(divide="ignore"):
+        v = (-0.5 * (theta / sigma) ** 2 + np.log(-np.expm1(-gl[row][:, None] * u))
+             + np.log((hi_u - lo_u) * np.abs(sw))[:, None] + _LOG_WU)
+    return _lse_groups(v, row)
+
+
+def _lse_groups(v: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """log of the sum of exp(v) over the rows of v in each group (``group`` sorted, the groups numbered
+    0, 1, ... without gaps), -inf for a group whose terms are all -inf."""
+    start = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    m = np.maximum.reduceat(np.max(v, axis=1), start)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.add.reduceat(np.sum(np.exp(v - m[group][:, None]), axis=1), start)) + m
 
 
 def _xfrac(kind: int, t, r, D, dr):
@@ -263,7 +328,17 @@ def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.nd
     if law.kind in (0, 3):
         E = 2 * math.pi - D
         kinks += [E / 2 - q / E, E / 2 + q / E, np.full(q.shape, math.pi - D)]
-    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks), axis=1)
+    # beyond the radial law's breakpoints (34 scales from its mode) a kink can start the integrand in the
+    # far tail (large eps at small sigma), where it falls on the Gaussian's scale sigma^2 / t <= sigma:
+    # geometric steps from there (or from the kink, if further out) up to T
+    covered = law.mode + 34.0 * law.scale
+    after = []
+    if covered < T:
+        steps = law.sigma * 2.0 ** np.arange(-3, max(1, math.ceil(math.log2(T / law.sigma))) + 1)
+        after = [np.broadcast_to(covered + steps, (len(s), len(steps)))]
+        after += [np.maximum(k, covered)[..., None] + steps for k in kinks if np.any(k > covered)]
+        after = [np.reshape(a, (len(s), -1)) for a in after]
+    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks) + after, axis=1)
     bps = np.sort(np.clip(bps, 0.0, T), axis=1)
     t, w = quadrature_nodes(bps)
     with np.errstate(divide="ignore"):
@@ -297,7 +372,11 @@ def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np
     x2, xc2 = _xfrac(law.kind, t, r_lo, D, dr_lo)
     p_lo = np.where(t * t <= 2 * q, 0.0, _beta_cdf(a, xc2, x2))
     with np.errstate(divide="ignore"):
-        return _lse_rows(lw + np.log(p_up)) - law._log_norm_t, _lse_rows(lw + np.log(p_lo)) - law._log_norm_t
+        # nodes of zero weight (pieces of zero width, e.g. at t = 0 when a kink falls there) drop out,
+        # whatever their integrand (0/0 in the fractions at t = 0)
+        up = np.where(lw > -np.inf, lw + np.log(p_up), -np.inf)
+        low = np.where(lw > -np.inf, lw + np.log(p_lo), -np.inf)
+        return _lse_rows(up) - law._log_norm_t, _lse_rows(low) - law._log_norm_t
 
 
 def _stable_dr(t: np.ndarray, q: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
@@ -369,7 +448,126 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
         loss = _loss_at(kind, t[..., None], np.sin(phi / 2) ** 2, np.cos(phi / 2) ** 2, D, sig)
         g = -np.expm1(eps[:, None, None] - loss)
         v = lw[..., None] + lwphi + np.log(np.maximum(g, 0.0))
+        v = np.where((lw[..., None] > -np.inf) & (lwphi > -np.inf), v, -np.inf)  # zero weight drops out
         return _lse_rows(v.reshape(len(eps), -1)) - law._log_norm_t
+
+
+def _pieces(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of positive width between the breakpoints of each row (clipped and sorted here):
+    (row, lo, hi), grouped by row."""
+    bps = np.sort(bps, axis=1)
+    row, col = np.nonzero(bps[:, 1:] > bps[:, :-1])
+    return row, bps[row, col], bps[row, col + 1]
+
+
+_GEO = 2.0 ** np.arange(-3, 35)  # geometric steps from a piece end, in units of the local scale
+
+
+def _antipode_terms(D: float, rho: np.ndarray, s2: np.ndarray, c2: np.ndarray,
+                    sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """On S^d, at distance rho from the antipode A of eta' and angle psi at A from the direction of eta
+    (s2 = sin^2(psi/2), c2 = cos^2(psi/2)): the change dt = t - t0 of the distance t to eta
+    (t0 = d(eta, A) = pi - D), and the drop eps_max - L = [dt (t + t0) + rho (2 pi - rho)] / (2 sigma^2) of
+    the privacy loss (d(eta', y) = pi - rho).
+
+    For D >= pi/2 from eta's side, with haversine forms (as in :func:`_loss_at`):
+    sin^2(t/2) = sin^2((t0 - rho)/2) + sin t0 sin rho s2 and
+    sin(dt/2) sin((t + t0)/2) = sin(rho/2) [2 cos(rho/2) sin t0 s2 - sin(t0 - rho/2)].
+    For D < pi/2 from the side of -eta (at distance D from A, in the direction psi = pi), with
+    tau = d(-eta, y) = pi - t: sin^2(tau/2) = sin^2((D - rho)/2) + sin D sin rho c2, the triangle defect
+    e = D + rho - tau >= 0 from sin(e/2) sin((D + rho + tau)/2) = sin D sin rho s2, dt = e - rho and
+    2 sigma^2 (eps_max - L) = e (2 pi - D - tau) + rho (D + tau - rho), a sum of non-negative terms. Each
+    form divides by the sine of an angle that stays away from pi on its side, so dt and the drop keep
+    their relative accuracy as rho -> 0.
+    """
+    if D >= math.pi / 2:
+        t0, st0 = math.pi - D, math.sin(D)
+        sst = st0 * np.sin(rho)
+        h = np.sin((t0 - rho) / 2) ** 2 + sst * s2
+        hc = np.cos((t0 + rho) / 2) ** 2 + sst * c2
+        t = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
+        x = np.sin(rho / 2) * (2.0 * np.cos(rho / 2) * st0 * s2 - np.sin(t0 - rho / 2))
+        dt = 2.0 * np.arcsin(np.clip(x / np.sin((t + t0) / 2), -1.0, 1.0))
+        return dt, (dt * (t + t0) + rho * (2.0 * math.pi - rho)) / (2.0 * sigma * sigma)
+    ssd = math.sin(D) * np.sin(rho)
+    h = np.sin((D - rho) / 2) ** 2 + ssd * c2
+    hc = np.cos((D + rho) / 2) ** 2 + ssd * s2
+    tau = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
+    e = 2.0 * np.arcsin(np.clip(ssd * s2 / np.sin((D + rho + tau) / 2), 0.0, 1.0))
+    drop = (e * (2.0 * math.pi - D - tau) + rho * np.maximum(D + tau - rho, 0.0)) / (2.0 * sigma * sigma)
+    return e - rho, drop
+
+
+def _antipode_log_profile(law: RadialLaw, D: float, g: np.ndarray) -> np.ndarray:
+    """log delta on S^d (d >= 2) at the gaps g = eps_max - eps > 0, in geodesic polar coordinates
+    (rho, psi) about the antipode A of eta' (docs/manifolds.md, Section 3).
+
+    Along every geodesic ray from A the loss decreases while it is positive (dL/drho <= (t - (pi - rho))
+    / sigma^2 < 0 where L > 0), so {L > eps} is star-shaped about A: rho < rho_c(psi), with rho_c the root
+    of eps_max - L = g (bisection). Then
+
+        delta = int_0^pi [sin^(d-2) psi / B(1/2, (d-1)/2)] int_0^rho_c sin^(d-1) rho e^(-t^2/(2 sigma^2))
+                (1 - e^-(g - (eps_max - L))) drho dpsi / Z_t,
+
+    Z_t the radial normaliser. The gap g is exact (formed from the exact largest loss), the loss drop
+    and t - t0 keep their relative accuracy, and nothing is subtracted, so delta keeps its digits however
+    close eps comes to eps_max. The common factor e^(-t0^2/(2 sigma^2)) is taken out in exact arithmetic.
+    Gauss-Legendre in rho = rho_c v on pieces split geometrically from both ends (at the scales of the
+    factor, 1/g in v, and of the Gaussian), nested in Gauss-Legendre in psi split geometrically from
+    psi = 0 (where the Gaussian varies fastest).
+    """
+    sig, dim = law.sigma, law.k + 1
+    t0 = math.pi - D
+    exact = (_PI_FRACTION - Fraction(D)) ** 2 / (2 * Fraction(sig) ** 2)
+    c0_hi = float(exact)
+    c0_lo = float(exact - Fraction(c0_hi))
+    log_beta = math.log(sps.beta(0.5, (dim - 1) / 2.0))
+    out = np.empty(len(g))
+    for i, gi in enumerate(np.asarray(g, float)):
+        # psi: the Gaussian factor varies like alpha (1 - cos psi), alpha = t0 rho_c(0) / sigma^2,
+        alpha = t0 * gi / D
+        psi_scale = min(1.0, 1.0 / math.sqrt(alpha)) if alpha > 0 else 1.0
+        # and for small D the cap's extent sigma^2 g / (pi - t0 cos psi) peaks in psi < sqrt(2 D / pi)
+        pb = np.concatenate([[0.0, math.pi], np.clip(psi_scale * _GEO[:20], 0.0, math.pi),
+                             np.clip(math.sqrt(D) * _GEO[:24], 0.0, math.pi)])[None, :]
+        _, plo, phi_ = _pieces(pb)
+        psi = (plo[:, None] + (phi_ - plo)[:, None] * _U).reshape(-1)
+        lw_psi = (np.log(phi_ - plo)[:, None] + _LOG_WU).reshape(-1) - log_beta
+        if dim > 2:
+            lw_psi = lw_psi + (dim - 2) * np.log(np.sin(psi))
+        s2, c2 = np.sin(psi / 2) ** 2, np.cos(psi / 2) ** 2
+        # rho_c(psi): bracket from the first-order root sigma^2 g / (pi - t0 cos psi), then bisection
+        lo = np.zeros_like(psi)
+        hi = np.minimum(2.0 * sig * sig * gi / (math.pi - t0 * np.cos(psi)), math.pi)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for _ in range(60):
+                short = _antipode_terms(D, hi, s2, c2, sig)[1] < gi
+                if not short.any() or np.all(hi[short] >= math.pi):
+                    break
+                hi = np.where(short, np.minimum(2.0 * hi, math.pi), hi)
+            for _ in range(64):
+                mid = 0.5 * (lo + hi)
+                below = _antipode_terms(D, mid, s2, c2, sig)[1] < gi
+                lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        rho_c = 0.5 * (lo + hi)
+        # rho = rho_c v: scales in v of the Gaussian (sigma / rho_c near t = 0, sigma^2 / (t rho_c) on its
+        # flank) and of the factor 1 - e^-(g - drop) near v = 1 (1/g)
+        gs = np.minimum(1.0, sig * sig / (np.maximum(t0, sig) * rho_c))
+        fs = np.minimum(gs, 1.0 / gi)
+        vb = np.concatenate([np.zeros((len(psi), 1)), np.ones((len(psi), 1)),
+                             gs[:, None] * _GEO, 1.0 - fs[:, None] * _GEO], axis=1)
+        grp, vlo, vhi = _pieces(np.clip(vb, 0.0, 1.0))
+        v = vlo[:, None] + (vhi - vlo)[:, None] * _U
+        rho = rho_c[grp][:, None] * v
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            dt, drop = _antipode_terms(D, rho, s2[grp][:, None], c2[grp][:, None], sig)
+            # e^(-t^2/(2 sigma^2)) = e^(-c0) e^(-dt (2 t0 + dt) / (2 sigma^2))
+            val = (-dt * (2.0 * t0 + dt) / (2.0 * sig * sig) + (dim - 1) * np.log(np.sin(rho))
+                   + np.log(-np.expm1(np.minimum(drop - gi, 0.0)))
+                   + np.log((vhi - vlo) * rho_c[grp])[:, None] + _LOG_WU + lw_psi[grp][:, None])
+        inner = _lse_groups(val, grp)
+        out[i] = _lse_rows(inner) - c0_hi - c0_lo - law._log_norm_t
+    return out
 
 
 def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
@@ -407,22 +605,21 @@ def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
 
 def _check_regime(manifold: Manifold, sigma: float, D: float) -> None:
     """Refuse, up front, the (sigma, D) where the profile on S^1, S^d and H^d is not validated against
-    50-digit references: sigma outside [1e-3, 1e3] on the circle and S^2, outside [0.1, 1e3] on S^d (d >= 3)
-    and H^d (where smaller sigma is not yet resolved), or D / sigma below 1e-12 (docs/manifolds.md)."""
+    50-digit references: sigma outside [1e-3, 1e3], or D / sigma below 1e-12 (docs/manifolds.md)."""
     if isinstance(manifold, Euclidean) or (isinstance(manifold, Hyperbolic) and manifold.dim == 1):
         return
-    low = 1e-3 if isinstance(manifold, Circle) or (isinstance(manifold, Sphere) and manifold.dim <= 2) else 0.1
-    if sigma < low and low == 0.1:
+    if not _SIGMA_RANGE[0] <= sigma <= _SIGMA_RANGE[1]:
         raise ValueError(
-            f"sigma = {sigma} is below 0.1 on {manifold!r}: not computed, because the quadrature in epsilon "
-            "and the radial law are not resolved for the small losses there (answers moved by up to 1e-2 "
-            "relative between nearby shifts); use sigma >= 0.1, or gdp_mu(..., method='monte_carlo') "
-            "(docs/manifolds.md, Section 3)"
+            f"sigma = {sigma} is outside the validated range [1e-3, 1e3] on {manifold!r}: not computed "
+            "(the quadrature is checked against 50-digit references there only; docs/manifolds.md, "
+            "Section 3); use gdp_mu(..., method='monte_carlo') outside it"
         )
-    if not low <= sigma <= 1e3:
-        raise ValueError(f"sigma = {sigma} is outside the validated range [{low:g}, 1e3] on {manifold!r}")
     if D < 1e-12 * sigma:
         raise ValueError(f"sensitivity / sigma = {D / sigma:.3g} is below the validated range (>= 1e-12) on {manifold!r}")
+
+
+#: The sigma validated for the exact profile and mu on S^1, S^d and H^d.
+_SIGMA_RANGE = (1e-3, 1e3)
 
 
 def _check_sensitivity(manifold: Manifold, sensitivity: Any) -> float:
@@ -459,7 +656,8 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
     float or numpy.ndarray
         delta(epsilon), a float for a scalar ``epsilon``, else an array of its shape; rounded up (by the
         error bound of each method, docs/manifolds.md) and at most 1. On S^d (d >= 2) within 1e-3 of the
-        largest loss, the value at 1e-3 short of it (an upper bound).
+        largest loss, computed about the antipode of the second footpoint for D >= 1e-3, else the value
+        at 1e-3 short of it (an upper bound).
 
     Raises
     ------
@@ -486,18 +684,40 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
         ld = _log_profile(manifold, eps, sig, D)[0]
         out = np.minimum(_round_up(ld, _circle_log_error(sig)), 1.0)  # delta <= TV <= 1
     elif isinstance(manifold, Sphere):
-        # within 1e-3 of the largest loss the quadrature of S^d loses digits (it was seen 7x off in both
-        # directions): there delta(top) is returned, an upper bound since delta decreases
-        top = _SPHERE_TOP * largest_loss(sig, D)
-        live = eps < largest_loss(sig, D)
-        ld = _log_profile(manifold, np.where(live, np.minimum(eps, top), eps), sig, D)[0]
-        out = np.minimum(_round_up(ld, _QUADRATURE_LOG_ERROR), 1.0)
+        out = np.minimum(_round_up(_sphere_log_profile(manifold, eps, sig, D), _QUADRATURE_LOG_ERROR), 1.0)
     elif isinstance(manifold, Hyperbolic) and manifold.dim > 1:
         out = np.minimum(_round_up(_log_profile(manifold, eps, sig, D)[0], _QUADRATURE_LOG_ERROR), 1.0)
     else:  # R^d and H^1: delta_mu, accurate to 1e-12 relative in log delta (tests/test_manifolds_small_shift.py)
         ld = _log_profile(manifold, eps, sig, D)[0]
         out = np.minimum(_round_up(ld, 1e-12 * np.maximum(1.0, np.abs(ld))), 1.0)
     return float(out) if np.ndim(epsilon) == 0 else out
+
+
+def _sphere_log_profile(manifold: Sphere, eps: np.ndarray, sigma: float, D: float) -> np.ndarray:
+    """log delta on S^d (d >= 2): the quadrature of :func:`_log_profile` below ``_SPHERE_TOP`` times the
+    largest loss; above it (where that quadrature loses its digits) the coordinates about the antipode
+    of eta' (:func:`_antipode_log_profile`) for D at least ``_ANTIPODE_MIN``, elsewhere the value
+    at ``_SPHERE_TOP`` times the largest loss (an upper bound, since delta decreases)."""
+    eps = np.asarray(eps, float)
+    flat = eps.reshape(-1)
+    hi, lo = _largest_loss_parts(sigma, D)
+    g = (hi - flat) + lo
+    top_eps = _SPHERE_TOP * hi
+    top = (flat >= top_eps) & (g > 0)
+    covered = D >= _ANTIPODE_MIN
+    law = RadialLaw(manifold, sigma, laplace=False)
+    base = np.where(top & ~covered, top_eps, flat)
+    out = _log_profile(manifold, base, sigma, D, law)[0]
+    if covered and top.any():
+        out[top] = _antipode_log_profile(law, D, g[top])
+    out[g <= 0] = -np.inf  # beyond the exact largest loss
+    return out.reshape(eps.shape)
+
+
+#: D from which the antipodal coordinates answer near the largest loss (validated against 50-digit
+#: references from D = 1e-3 to pi, sigma 0.003 to 1; at D = 1e-6 they were 2.5e-7 off, the splits in psi
+#: not yet resolving the cap there).
+_ANTIPODE_MIN = 1e-3
 
 
 #: The error bound in log delta by which the S^d and H^d (d >= 2) profiles are rounded up: ten times the
