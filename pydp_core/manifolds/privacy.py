@@ -849,6 +849,23 @@ def _log_cdelta_mu(eps: np.ndarray, mu: float) -> np.ndarray:
     return np.logaddexp(_log_ndtr(-a), eps + _log_ndtr(-eps / mu - mu / 2.0))
 
 
+def _mu_for_log_cdelta(eps: np.ndarray, log_c: np.ndarray) -> np.ndarray:
+    """The mu with 1 - delta_mu(eps) = exp(log_c), for delta near 1 where :func:`mu_for_log_delta` loses the
+    digits: bisection in log mu (1 - delta_mu decreases in mu) on [1e-6, max(500, 2 sqrt(2 eps) + 40)],
+    the upper end as in :func:`mu_for_log_delta`; NaN where the root is not inside."""
+    eps = np.atleast_1d(np.asarray(eps, float))
+    log_c = np.broadcast_to(np.asarray(log_c, float), eps.shape)
+    lo = np.full(eps.shape, math.log(1e-6))
+    hi = np.log(np.maximum(500.0, 2.0 * np.sqrt(2.0 * np.maximum(eps, 0.0)) + 40.0))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        inside = (_log_cdelta_mu(eps, np.exp(lo)) >= log_c) & (_log_cdelta_mu(eps, np.exp(hi)) <= log_c)
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            above = _log_cdelta_mu(eps, np.exp(mid)) > log_c  # mu too small
+            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    return np.where(inside, np.exp(0.5 * (lo + hi)), np.nan)
+
+
 def _chord_certified(e: np.ndarray, lv: np.ndarray, mu: float, complement: bool) -> np.ndarray:
     """Per interval [e_i, e_(i+1)]: does the chord (in t = e^eps) through exp(lv) at its ends stay below
     delta_mu (``complement=False``, lv an upper bound of delta, convex in t) or above 1 - delta_mu
@@ -975,8 +992,22 @@ def _mu_exact(manifold: Manifold, sigma: float, D: float, certify: bool = True) 
             a = -e / mu + mu / 2
             cond = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - ld)
             # the same for 1 - delta, which resolves delta near 1 (the certificate uses the better of the two)
-            cond_c = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - _log1mexp(np.minimum(ld, 0.0)))
-        return np.where(ok & (ld > -700.0) & (cond > 1e-6), mu, 0.0), np.maximum(cond, cond_c)
+            lcomp = _log1mexp(np.minimum(ld, 0.0))
+        good = ok & (ld > -700.0) & (cond > 1e-6)
+        # delta within 1e-3 of 1 (on S^d and H^d): mu_eps from the direct quadrature of 1 - delta, which keeps
+        # its relative accuracy there (at small sigma the sup is often at such eps, e.g. the TV at eps = 0)
+        near = ok & ~good & (ld > -1e-3) & (manifold.dim > 1)
+        if near.any():
+            lcomp = lcomp.copy()
+            lcomp[near] = _loss_log_complement(law, D, e[near])
+            mu_c = _mu_for_log_cdelta(e[near], lcomp[near])
+            mu = mu.copy()
+            mu[near] = mu_c
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            a = -e / mu + mu / 2
+            cond_c = np.exp(np.log(mu) - 0.5 * a * a - 0.9189385332046727 - lcomp)
+        good |= near & (lcomp > -700.0) & (cond_c > 1e-6) & np.isfinite(mu)
+        return np.where(good, mu, 0.0), np.maximum(cond, cond_c)
 
     # sup over eps: a grid, then zoom on the best point (seven rounds, each keeps 1/3 of the bracket);
     # mu_eps is flat at an interior maximum, so the bracket width enters mu only quadratically.
