@@ -427,6 +427,8 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
     """
     kind, sig, dim = law.kind, law.sigma, law.k + 1
     eps = np.atleast_1d(np.asarray(eps, float))
+    if eps.size > 16:  # the node arrays are eps.size x nodes x 32: bounded memory
+        return np.concatenate([_direct_log_profile(law, D, eps[i:i + 16]) for i in range(0, eps.size, 16)])
     t, lw = _t_nodes(law, D, eps)
     q = sig * sig * eps[:, None] * np.ones_like(t)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -830,6 +832,8 @@ def _loss_log_complement(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarra
     :func:`_loss_tails` with the complementary incomplete beta function, P(cos phi >= c) = I_(1-x)(a, a)."""
     a = law.k / 2.0
     eps = np.atleast_1d(np.asarray(eps, float))
+    if eps.size > 16:  # the node arrays are eps.size x nodes x 32: bounded memory
+        return np.concatenate([_loss_log_complement(law, D, eps[i:i + 16]) for i in range(0, eps.size, 16)])
     t, lw = _t_nodes(law, D, eps)
     q = law.sigma * law.sigma * eps[:, None]
     r_up, dr_up = _stable_dr(t, q, 1.0)
