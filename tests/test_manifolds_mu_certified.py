@@ -113,3 +113,20 @@ def test_gdp_sigma_meets_the_certified_target():
         s = M.gdp_sigma(man, mu=target, sensitivity=1.0)
         assert M.gdp_mu(man, sigma=s, sensitivity=1.0) <= target
         assert M.gdp_mu(man, sigma=s * (1 - 1e-7), sensitivity=1.0) > target
+
+
+@pytest.mark.parametrize("man,kind,sigma,D,close", [
+    (M.Sphere(3), "S", 0.1, 3.14, True), (M.Sphere(5), "S", 0.1, 3.14, False), (M.Hyperbolic(2), "H", 0.1, 1.0, True),
+])
+def test_flat_profile_mu_certified_above_the_tv_bound(man, kind, sigma, D, close):
+    """Small sigma, large shift: delta is within 1e-50 of 1 over a long range of eps and mu_eps is nearly
+    flat. mu_eps there comes from the quadrature of 1 - delta (the search used to skip those eps, stayed
+    below the sup, and the certificate rightly refused). mu >= mu_0 = 2 sqrt(2) erfinv(TV) from the
+    80-digit TV; on S^3 and H^2 the sup sits at (or next to) eps = 0, so mu is also within 1e-7 of it."""
+    with mp.workdps(80):
+        U, L = _mp_tails(0, sigma, D, kind, man.dim)
+        ref = 2 * mp.sqrt(2) * mp.erfinv(U - L)
+    got = M.gdp_mu(man, sigma=sigma, sensitivity=D)
+    assert mp.mpf(got) >= ref
+    if close:
+        assert float(mp.mpf(got) / ref - 1) <= 1e-7
