@@ -121,9 +121,11 @@ def test_person_buckets_give_the_streaming_result(bucket_persons):
     assert np.array_equal(want[0], rows) and np.array_equal(want[1], units)
 
 
-def test_person_buckets_across_routing_pieces():
-    """2.5 * 10^6 rows: three routing pieces of 2^20 rows, each person's rows in all of them."""
-    person, ph, group, gh, values = data(13, 2_500_000, 40_000, 5000, 1000)
+@pytest.mark.parametrize("n", [2_500_000, 9_000_000])
+def test_person_buckets_across_routing_pieces(n):
+    """Three routing pieces of 2^20 rows, and two rounds of eight pieces (9 * 10^6 rows), each person's rows
+    in all of them."""
+    person, ph, group, gh, values = data(13, n, 40_000, 5000, 1000)
     seed = int(content_seed(KEY))
     keys = bounding_keys(KEY)
     want = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, 1, 0)
