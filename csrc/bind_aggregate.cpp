@@ -74,7 +74,9 @@ void register_aggregate(py::module_ m) {
         "bound_contributions",
         [](const i64array& person, const u64array& person_hash, const i64array& group, const u64array& group_hash,
            const std::vector<darray>& values, const darray& bounds, std::uint64_t content_seed,
-           std::size_t max_partitions, std::size_t max_contributions, const u64array& keys, long threads) {
+           std::size_t max_partitions, std::size_t max_contributions, const u64array& keys, long threads,
+           long bucket_persons) {
+            if (bucket_persons < -1) throw std::invalid_argument("bucket_persons: -1 (choose), 0 (none) or a power of two");
             const py::ssize_t n = person.size();
             if (person.ndim() != 1 || group.ndim() != 1 || group.size() != n)
                 throw std::invalid_argument("person and group must be 1-d arrays of one length");
@@ -104,7 +106,8 @@ void register_aggregate(py::module_ m) {
             const unsigned nt = resolve_threads(threads);
             {
                 py::gil_scoped_release release;
-                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kept, up, sp);
+                agg::bound_contributions(in, max_partitions, max_contributions, k, nt, kept, up, sp,
+                                         bucket_persons < 0 ? agg::kChoosePath : static_cast<std::size_t>(bucket_persons));
             }
             i64array rows(static_cast<py::ssize_t>(kept.size()));
             std::copy(kept.begin(), kept.end(), rows.mutable_data());
@@ -112,7 +115,7 @@ void register_aggregate(py::module_ m) {
         },
         py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
         py::arg("bounds"), py::arg("content_seed"), py::arg("max_partitions"), py::arg("max_contributions"),
-        py::arg("keys"), py::arg("threads"),
+        py::arg("keys"), py::arg("threads"), py::arg("bucket_persons") = -1,
         "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
 
     m.def(

@@ -103,6 +103,51 @@ def test_thread_count_does_not_change_the_kept_rows(kp):
     assert np.array_equal(outs[0][2].view(bool), np.bincount(group[group >= 0], minlength=gh.shape[0]) > 0)
 
 
+@pytest.mark.parametrize("bucket_persons", [64, 256, 8192])
+def test_person_buckets_give_the_streaming_result(bucket_persons):
+    """The partitioned path (rows routed to buckets of bucket_persons persons) keeps the rows and pairs of the
+    streaming path (bucket_persons=0) and of the reference, for any thread count; with dropped rows and
+    identical rows."""
+    person, ph, group, gh, values = data(12, 300_000, 3000, 200, 20, dropped=0.2)
+    seed = int(content_seed(KEY))
+    keys = bounding_keys(KEY)
+    want = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 3, 2, keys, 1, 0)
+    for t in (1, 2, 3):
+        got = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 3, 2, keys, t,
+                                                  bucket_persons)
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b)
+    rows, units = reference(person, ph, group, gh, values, 3, 2, KEY)
+    assert np.array_equal(want[0], rows) and np.array_equal(want[1], units)
+
+
+@pytest.mark.parametrize("n", [2_500_000, 9_000_000])
+def test_person_buckets_across_routing_pieces(n):
+    """Three routing pieces of 2^20 rows, and two rounds of eight pieces (9 * 10^6 rows), each person's rows
+    in all of them."""
+    person, ph, group, gh, values = data(13, n, 40_000, 5000, 1000)
+    seed = int(content_seed(KEY))
+    keys = bounding_keys(KEY)
+    want = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, 1, 0)
+    for t in (1, 2):
+        got = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, t, 1024)
+        for a, b in zip(got, want):
+            assert np.array_equal(a, b)
+
+
+def test_person_buckets_reject_bad_sizes_and_codes():
+    person, ph, group, gh, values = data(7, 100, 10, 5, 3)
+    args = (person, ph, group, gh, values, NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
+    for bad in (3, 100):
+        with pytest.raises(ValueError, match="power of two"):
+            _core.aggregate.bound_contributions(*args, bad)
+    with pytest.raises(ValueError, match="bucket_persons"):
+        _core.aggregate.bound_contributions(*args, -2)
+    person[3] = 10
+    with pytest.raises(ValueError, match="out of range"):
+        _core.aggregate.bound_contributions(*args, 64)
+
+
 @pytest.mark.parametrize("kp", [2, 20])
 def test_kernel_clamps_raw_values_like_numpy_clip(kp):
     """Raw values with bounds give the kept rows of the values clamped by numpy (the content hash is of the

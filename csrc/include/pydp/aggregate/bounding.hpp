@@ -11,7 +11,9 @@
 // max_contributions only, the row priorities (from the row content) and a partial sort. A person with at most min(max_partitions,
 // max_contributions) rows keeps everything. Persons are processed in fixed chunks; the output (a keep flag
 // per row and the kept pairs' groups) does not depend on the thread count. Checked against the numpy
-// reference implementation in tests/test_aggregate_kernel.py.
+// reference implementation in tests/test_aggregate_kernel.py. For max_partitions <= 16 the streaming path
+// (bound_contributions_streaming) avoids the sort, and for a persons' table much larger than a core's cache
+// the partitioned path (bound_contributions_partitioned) first routes the rows to buckets of persons.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -27,6 +29,10 @@
 #include <vector>
 
 #include "pydp/parallel.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -250,11 +256,12 @@ inline void prefetch_line(const void* p) noexcept {
 }
 inline constexpr std::size_t kPrefetch = 16;
 
-// Zeroed 64-byte-aligned words for a table read at random, one line per row: on Linux the kernel is asked
-// for transparent huge pages (madvise), so that random reads of a large table do not miss the TLB.
+// 64-byte-aligned words (zeroed unless zero is false) for a table read at random, one line per row, or a
+// large scratch area: on Linux the kernel is asked for transparent huge pages (madvise), so that random
+// reads of a large table do not miss the TLB and a large area is mapped with few page faults.
 class LineBuffer {
 public:
-    explicit LineBuffer(std::size_t words) {
+    explicit LineBuffer(std::size_t words, bool zero = true) {
         const std::size_t bytes = std::max<std::size_t>(words, 1) * sizeof(std::uint64_t);
         const std::size_t align = bytes >= (std::size_t{1} << 22) ? (std::size_t{1} << 21) : 64;
         size_ = (bytes + align - 1) / align * align;
@@ -263,7 +270,7 @@ public:
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         if (align > 64) madvise(p_, size_, MADV_HUGEPAGE);  // a hint: failure leaves normal pages
 #endif
-        std::memset(p_, 0, size_);
+        if (zero) std::memset(p_, 0, size_);
     }
     LineBuffer(const LineBuffer&) = delete;
     LineBuffer& operator=(const LineBuffer&) = delete;
@@ -313,7 +320,6 @@ public:
         return true;
     }
 
-private:
     static std::size_t stride_for(std::size_t k) noexcept {
         const std::size_t w = 2 + 2 * k;
         if (w > 8) return (w + 7) / 8 * 8;
@@ -321,6 +327,8 @@ private:
         while (s < w) s *= 2;
         return s;
     }
+
+private:
     std::size_t k_, stride_;
     LineBuffer w_;
 };
@@ -333,6 +341,38 @@ struct Seen {  // a row whose pair was among its range's smallest keys when the 
     std::int64_t index;
     std::uint32_t person, group;
 };
+
+// The kept rows among cands (the rows of the kept pairs of persons [first, first + persons) of top, in row
+// order; slot = (person - first) * kp + rank of the pair), appended to kept in row order: every row of a pair with at most
+// max_contributions rows, else the max_contributions rows with the smallest row priorities.
+inline void keep_candidate_rows(const BoundingInput& in, const TopKeys& top, std::size_t first, std::size_t persons, std::size_t kp,
+                                std::size_t max_contributions, const BoundingKeys& k, const std::vector<Candidate>& cands,
+                                std::vector<std::int64_t>& kept) {
+    std::vector<std::uint32_t> count(persons * kp, 0);
+    for (const auto& c : cands) ++count[c.slot];
+    std::vector<std::uint8_t> keep(cands.size(), 1);
+    std::vector<Entry> e;
+    for (std::size_t j = 0; j < cands.size(); ++j) {
+        const std::size_t slot = cands[j].slot;
+        if (count[slot] <= max_contributions) continue;
+        const std::uint64_t* r = top.at(first + slot / kp);
+        const std::uint64_t pair = top.pairs(r)[slot % kp];
+        const std::uint64_t row = keyed_mix(pair ^ content_hash(in, static_cast<std::size_t>(cands[j].index)), k.row0, k.row1);
+        // the candidate's position orders like its row index (candidates are in row order)
+        e.push_back(Entry{pair, static_cast<std::int64_t>(top.groups(r)[slot % kp]), row, static_cast<std::int64_t>(j)});
+        keep[j] = 0;
+    }
+    std::sort(e.begin(), e.end());
+    std::vector<std::pair<std::uint64_t, std::size_t>> prio;
+    for (std::size_t s = 0; s < e.size();) {
+        std::size_t t = s + 1;
+        while (t < e.size() && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
+        keep_smallest_rows(e, s, t, max_contributions, k, prio, [&](std::int64_t i) { keep[static_cast<std::size_t>(i)] = 1; });
+        s = t;
+    }
+    for (std::size_t j = 0; j < cands.size(); ++j)
+        if (keep[j]) kept.push_back(cands[j].index);
+}
 }  // namespace detail
 
 // The same kept rows and pairs as bound_contributions_sorted, for max_partitions <= kMaxStreamingPartitions
@@ -446,46 +486,235 @@ inline void bound_contributions_streaming(const BoundingInput& in, std::size_t m
         }
     }
     // (3) the rows of each kept pair: all of them, or the max_contributions smallest row priorities
-    std::vector<std::uint32_t> count(in.persons * kp, 0);
-    for (const auto& c : cands) ++count[c.slot];
-    std::vector<std::uint8_t> keep(cands.size(), 1);
-    std::vector<detail::Entry> e;
-    for (std::size_t j = 0; j < cands.size(); ++j) {
-        const std::size_t slot = cands[j].slot;
-        if (count[slot] <= max_contributions) continue;
-        const std::uint64_t* r = top.at(slot / kp);
-        const std::uint64_t pair = top.pairs(r)[slot % kp];
-        const std::uint64_t row = keyed_mix(pair ^ content_hash(in, static_cast<std::size_t>(cands[j].index)), k.row0, k.row1);
-        // the candidate's position orders like its row index (candidates are in row order)
-        e.push_back(detail::Entry{pair, static_cast<std::int64_t>(top.groups(r)[slot % kp]), row, static_cast<std::int64_t>(j)});
-        keep[j] = 0;
-    }
-    std::sort(e.begin(), e.end());
-    std::vector<std::pair<std::uint64_t, std::size_t>> prio;
-    for (std::size_t s = 0; s < e.size();) {
-        std::size_t t = s + 1;
-        while (t < e.size() && e[t].pair == e[s].pair && e[t].group == e[s].group) ++t;
-        detail::keep_smallest_rows(e, s, t, max_contributions, k, prio,
-                                   [&](std::int64_t i) { keep[static_cast<std::size_t>(i)] = 1; });
-        s = t;
-    }
     kept.clear();
-    for (std::size_t j = 0; j < cands.size(); ++j)
-        if (keep[j]) kept.push_back(cands[j].index);
+    detail::keep_candidate_rows(in, top, 0, in.persons, kp, max_contributions, k, cands, kept);
     for (std::size_t p = 0; p < in.persons; ++p) {
         const std::uint64_t* r = top.at(p);
         for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j) ++units[top.groups(r)[j]];
     }
 }
 
+namespace detail {
+// A row routed to the bucket of its person: its index, its person relative to the bucket's first, its group.
+struct Routed {
+    std::uint32_t index, person, group;
+};
+// Copies bytes (a multiple of 16; both pointers 16-byte aligned) from src to dst with non-temporal stores
+// where available (dst's lines are not read first); stream_fence orders them before later stores.
+inline void stream_copy(void* dst, const void* src, std::size_t bytes) noexcept {
+#if defined(__SSE2__)
+    auto* d = static_cast<__m128i*>(dst);
+    const auto* s = static_cast<const __m128i*>(src);
+    for (std::size_t j = 0; j < bytes / 16; ++j) _mm_stream_si128(d + j, _mm_load_si128(s + j));
+#else
+    std::memcpy(dst, src, bytes);
+#endif
+}
+inline void stream_fence() noexcept {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+inline constexpr std::size_t kRoutedBlock = 512;          // rows per block of a bucket's list
+inline constexpr std::size_t kRoutePiece = 1 << 20;       // rows routed by one task
+inline constexpr std::size_t kRoutePieces = 8;            // pieces per round: the rows of a round are routed, then bucketed
+// Persons per bucket (a power of two, at least 64) so that a bucket's part of the table of smallest keys
+// takes about kBucketBytes: small enough to stay in a core's L2 cache while the bucket's rows are read.
+inline constexpr std::size_t kBucketBytes = std::size_t{1} << 18;
+inline constexpr std::size_t kMaxBuckets = 4096;
+}  // namespace detail
+
+// The largest power of two, at least 64, of persons per bucket whose part of the table of smallest keys
+// (for max_partitions = kp) fits in kBucketBytes, raised until there are at most kMaxBuckets buckets.
+inline std::size_t partitioned_bucket_persons(std::size_t persons, std::size_t kp) {
+    const std::size_t bytes = detail::TopKeys::stride_for(kp) * sizeof(std::uint64_t);
+    std::size_t b = 64;
+    while (2 * b * bytes <= detail::kBucketBytes) b *= 2;
+    while ((persons + b - 1) / b > detail::kMaxBuckets) b *= 2;
+    return b;
+}
+
+// The same kept rows and pairs as bound_contributions_streaming, for fewer than 2^32 rows, with better cache
+// locality when the persons' table of smallest keys is much larger than a core's cache. The rows are read
+// in rounds of kRoutePieces * kRoutePiece rows: (1) the round's rows are routed (in parallel over fixed
+// pieces) to the buckets of their persons (bucket_persons consecutive person codes, a power of two), as 12
+// bytes (row, person within bucket, group) in a scratch area reused by every round; (2) per bucket, in
+// parallel, the bucket's rows update its part of the table of smallest keys (which stays in cache meanwhile)
+// and the rows that entered it are recorded, in row order. (3) Per bucket, the rows of the finally kept
+// pairs and the kept rows, as in the streaming path; the buckets' kept rows are merged into row order.
+// Every bucket sees its rows in increasing row order, whatever the thread count.
+inline void bound_contributions_partitioned(const BoundingInput& in, std::size_t max_partitions,
+                                            std::size_t max_contributions, const BoundingKeys& k, unsigned threads,
+                                            std::vector<std::int64_t>& kept, std::int64_t* units, std::uint8_t* seen,
+                                            std::size_t bucket_persons) {
+    if (max_partitions == 0 || max_contributions == 0) throw std::invalid_argument("limits must be >= 1");
+    if (max_partitions > kMaxStreamingPartitions || in.persons >= (std::size_t{1} << 32) ||
+        in.groups >= (std::size_t{1} << 32) || in.n >= (std::size_t{1} << 32))
+        throw std::invalid_argument("partitioned bounding needs max_partitions <= 16 and fewer than 2^32 rows, persons and groups");
+    if (bucket_persons == 0 || (bucket_persons & (bucket_persons - 1)) != 0)
+        throw std::invalid_argument("bucket_persons must be a power of two");
+    const std::size_t n = in.n, kp = max_partitions;
+    unsigned shift = 0;
+    while ((std::size_t{1} << shift) < bucket_persons) ++shift;
+    const std::size_t nbuckets = std::max<std::size_t>(1, (in.persons + bucket_persons - 1) / bucket_persons);
+    const unsigned nt = std::max(1u, std::min(threads, 64u));
+    const std::size_t npieces = n == 0 ? 0 : (n + detail::kRoutePiece - 1) / detail::kRoutePiece;
+    const std::size_t slots = std::min(npieces, detail::kRoutePieces);
+    using Span = std::pair<const detail::Routed*, const detail::Routed*>;
+    std::vector<detail::LineBuffer> arena;
+    arena.reserve(slots);
+    for (std::size_t c = 0; c < slots; ++c)
+        arena.emplace_back(((detail::kRoutePiece + nbuckets * detail::kRoutedBlock) * sizeof(detail::Routed) + 7) / 8, false);
+    std::vector<std::vector<std::vector<Span>>> lists(slots, std::vector<std::vector<Span>>(nbuckets));
+    // flags or-ed over the pieces that used a scratch slot
+    std::vector<std::vector<std::uint8_t>> seen_in(std::max<std::size_t>(1, slots), std::vector<std::uint8_t>(in.groups, 0));
+    std::vector<std::vector<std::uint8_t>> nan_in(std::max<std::size_t>(1, slots), std::vector<std::uint8_t>(in.columns, 0));
+    std::vector<std::uint64_t> group_mix(in.groups);
+    for (std::size_t g = 0; g < in.groups; ++g) group_mix[g] = fmix(in.group_hash[g] ^ k.group_salt);
+    detail::TopKeys top(in.persons, kp, in.person_hash);
+    std::vector<std::vector<detail::Seen>> maybe(nbuckets);
+    for (std::size_t r0 = 0; r0 < npieces; r0 += slots) {
+        const std::size_t r1 = std::min(npieces, r0 + slots);
+        // (1) route the round's rows: piece c carves blocks of kRoutedBlock rows from its scratch area
+        pydp::parallel_chunks(r1 - r0, 1, nt, [&](std::size_t c, std::size_t, std::size_t) {
+            const std::size_t i0 = (r0 + c) * detail::kRoutePiece, i1 = std::min(n, i0 + detail::kRoutePiece);
+            detail::Routed* next = reinterpret_cast<detail::Routed*>(arena[c].data());
+            std::vector<detail::Routed*> cur(nbuckets, nullptr), end(nbuckets, nullptr);
+            std::vector<std::vector<Span>>& list = lists[c];
+            for (auto& l : list) l.clear();
+            std::uint8_t* const saw = seen_in[c].data();
+            std::uint8_t* const nan = nan_in[c].data();
+            const std::int64_t* const person = in.person;
+            const std::int64_t* const group = in.group;
+            const std::uint64_t persons = in.persons, groups = in.groups, mask = bucket_persons - 1;
+            const unsigned sh = shift;
+            for (std::size_t v = 0; v < in.columns; ++v) {
+                const double* const x = in.values[v];
+                bool any = false;
+                for (std::size_t i = i0; i < i1; ++i) any |= std::isnan(x[i]);
+                nan[v] |= static_cast<std::uint8_t>(any);
+            }
+            // Rows are staged per bucket in a buffer of kStage rows (3 cache lines) and written out a whole
+            // buffer at a time, bypassing the cache: the scratch lines are not read before being written.
+            constexpr std::size_t kStage = 16;
+            detail::LineBuffer stage_buf((nbuckets * kStage * sizeof(detail::Routed) + 7) / 8);
+            detail::Routed* const stage = reinterpret_cast<detail::Routed*>(stage_buf.data());
+            std::vector<std::uint32_t> staged(nbuckets, 0);
+            auto block = [&](std::size_t b) {
+                if (cur[b] == end[b]) {
+                    if (cur[b] != nullptr) list[b].back().second = cur[b];
+                    cur[b] = next;
+                    end[b] = next + detail::kRoutedBlock;
+                    next = end[b];
+                    list[b].emplace_back(cur[b], nullptr);
+                }
+            };
+            for (std::size_t i = i0; i < i1; ++i) {
+                const std::int64_t p = person[i], g = group[i];
+                if (static_cast<std::uint64_t>(p) >= persons || g < -1 || g >= static_cast<std::int64_t>(groups))
+                    throw std::invalid_argument("person or group code out of range");
+                if (g < 0) continue;
+                saw[g] = 1;
+                const std::size_t b = static_cast<std::size_t>(p) >> sh;
+                detail::Routed* const st = stage + b * kStage;
+                const std::uint32_t f = staged[b];
+                st[f] = detail::Routed{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(static_cast<std::uint64_t>(p) & mask),
+                                       static_cast<std::uint32_t>(g)};
+                if (f + 1 < kStage) {
+                    staged[b] = f + 1;
+                    continue;
+                }
+                staged[b] = 0;
+                block(b);
+                detail::stream_copy(cur[b], st, kStage * sizeof(detail::Routed));
+                cur[b] += kStage;
+            }
+            detail::stream_fence();
+            for (std::size_t b = 0; b < nbuckets; ++b) {
+                if (staged[b] != 0) {
+                    block(b);
+                    std::memcpy(cur[b], stage + b * kStage, staged[b] * sizeof(detail::Routed));
+                    cur[b] += staged[b];
+                }
+                if (cur[b] != nullptr) list[b].back().second = cur[b];
+            }
+        });
+        // (2) per bucket, its rows of the round against its part of the table
+        pydp::parallel_chunks(nbuckets, 1, nt, [&](std::size_t b, std::size_t, std::size_t) {
+            const std::size_t base = b << shift;
+            std::vector<detail::Seen>& out = maybe[b];
+            for (std::size_t c = 0; c < r1 - r0; ++c)
+                for (const Span& sp : lists[c][b])
+                    for (const detail::Routed* x = sp.first; x != sp.second; ++x) {
+                        if (x + detail::kPrefetch < sp.second) top.prefetch(base + x[detail::kPrefetch].person);
+                        std::uint64_t* r = top.at(base + x->person);
+                        const std::uint64_t pair = keyed_mix(detail::TopKeys::hash(r) ^ group_mix[x->group], k.pair0, k.pair1);
+                        if (top.insert(r, pair, x->group))
+                            out.push_back(detail::Seen{x->index, static_cast<std::uint32_t>(base + x->person), x->group});
+                    }
+        });
+    }
+    arena.clear();
+    detail::check_no_nan(nan_in, in.columns);
+    for (const auto& v : seen_in)
+        for (std::size_t g = 0; g < in.groups; ++g) seen[g] |= v[g];
+    // (3) per bucket: the rows of the kept pairs, the kept rows
+    std::vector<std::vector<std::int64_t>> kept_in(nbuckets);
+    pydp::parallel_chunks(nbuckets, 1, nt, [&](std::size_t b, std::size_t, std::size_t) {
+        const std::size_t base = b << shift, persons = std::min(bucket_persons, in.persons - std::min(in.persons, base));
+        std::vector<detail::Candidate> cands;
+        for (const detail::Seen& s : maybe[b]) {
+            const std::uint64_t* r = top.at(s.person);
+            const std::uint64_t* groups = top.groups(r);
+            for (std::size_t q = 0; q < detail::TopKeys::filled(r); ++q)
+                if (groups[q] == s.group) {
+                    cands.push_back(detail::Candidate{s.index, (static_cast<std::size_t>(s.person) - base) * kp + q});
+                    break;
+                }
+        }
+        std::vector<detail::Seen>().swap(maybe[b]);
+        detail::keep_candidate_rows(in, top, base, persons, kp, max_contributions, k, cands, kept_in[b]);
+    });
+    // the kept rows of all buckets in row order (a bit per row)
+    std::vector<std::uint64_t> bits((n + 63) / 64, 0);
+    std::size_t total = 0;
+    for (auto& v : kept_in) {
+        for (std::int64_t i : v) bits[static_cast<std::size_t>(i) >> 6] |= std::uint64_t{1} << (i & 63);
+        total += v.size();
+        std::vector<std::int64_t>().swap(v);
+    }
+    kept.clear();
+    kept.reserve(total);
+    for (std::size_t w = 0; w < bits.size(); ++w)
+        for (std::uint64_t x = bits[w]; x != 0; x &= x - 1)
+            kept.push_back(static_cast<std::int64_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(x))));
+    for (std::size_t p = 0; p < in.persons; ++p) {
+        const std::uint64_t* r = top.at(p);
+        for (std::size_t j = 0; j < detail::TopKeys::filled(r); ++j) ++units[top.groups(r)[j]];
+    }
+}
+
+// The persons' table of smallest keys above which the rows are routed to person buckets first.
+inline constexpr std::size_t kPartitionAboveBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kChoosePath = ~std::size_t{0};
+
 // The kept row indices (increasing), per group the number of kept (person, group) pairs, and seen[g] = 1
-// for the groups with at least one row (before bounding; seen must hold zeros on entry).
+// for the groups with at least one row (before bounding; seen must hold zeros on entry). bucket_persons:
+// kChoosePath chooses the path from the sizes, 0 never routes rows to person buckets, a power of two
+// routes them to buckets of that many persons (when the partitioned path's preconditions hold). Every path
+// gives the same output.
 inline void bound_contributions(const BoundingInput& in, std::size_t max_partitions, std::size_t max_contributions,
                                 const BoundingKeys& k, unsigned threads, std::vector<std::int64_t>& kept,
-                                std::int64_t* units, std::uint8_t* seen) {
+                                std::int64_t* units, std::uint8_t* seen, std::size_t bucket_persons = kChoosePath) {
     if (max_partitions <= kMaxStreamingPartitions && in.persons < (std::size_t{1} << 32) &&
         in.groups < (std::size_t{1} << 32)) {
-        bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units, seen);
+        const bool big = in.persons * detail::TopKeys::stride_for(max_partitions) * sizeof(std::uint64_t) > kPartitionAboveBytes;
+        if (in.n < (std::size_t{1} << 32) && bucket_persons != 0 && (bucket_persons != kChoosePath || big)) {
+            if (bucket_persons == kChoosePath) bucket_persons = partitioned_bucket_persons(in.persons, max_partitions);
+            bound_contributions_partitioned(in, max_partitions, max_contributions, k, threads, kept, units, seen, bucket_persons);
+        } else {
+            bound_contributions_streaming(in, max_partitions, max_contributions, k, threads, kept, units, seen);
+        }
         return;
     }
     std::vector<std::vector<std::uint8_t>> nan(1, std::vector<std::uint8_t>(in.columns, 0));
