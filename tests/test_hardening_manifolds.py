@@ -199,12 +199,14 @@ def test_small_sigma_mu_follows_the_curvature_expansion(man, curv):
             assert abs(mu - expect) <= 5 * ratio * (d - 1) ** 2 * sigma**4 + 1e-9, (sigma, ratio, mu, expect)
 
 
-def test_flat_mu_curves_fail_closed():
-    """Where mu_eps is flat to the certificate's resolution (small sigma on S^d and H^d) the certificate of
-    mu cannot be completed yet: gdp_mu raises instead of returning the uncertified estimate
-    (docs/manifolds.md, Section 1)."""
-    with pytest.raises(ArithmeticError, match="could not certify an upper bound of mu"):
-        M.gdp_mu(M.Sphere(3), sigma=1e-3, sensitivity=1e-3)
+def test_flat_mu_curves_certified_loosely():
+    """Where mu_eps is flat over thousands of eps (S^2 at sigma = 0.01, D = 1: nearly Gaussian, mu near 100)
+    the certificate closes only at a coarse inflation: the answer is returned, at or above the search's
+    estimate and within the documented 2e-3 above it (it raised before the inflation ladder reached 2e-3)."""
+    sigma, D = 0.01, 1.0
+    mu = M.gdp_mu(M.Sphere(2), sigma=sigma, sensitivity=D)
+    est = P._mu_exact(M.Sphere(2), sigma, D, certify=False)
+    assert est <= mu <= est * (1 + 2.5e-3)
 
 
 @pytest.mark.parametrize("sigma,D", [(0.3, 0.5), (1.0, 1.0), (2.0, math.pi), (5.0, 2.0), (10.0, 3.0)])
