@@ -214,6 +214,20 @@ _CIRCLE_CLOSED_ROUNDING = 5e-15
 _CIRCLE_CLOSED_BUDGET = 2e-12
 
 
+def _circle_log_arcs(g: np.ndarray, sigma: float, D: float) -> tuple[np.ndarray, np.ndarray]:
+    """(log P([theta0 - w_f, theta0 + w_n]), log P'({L < -eps})) on S^1 at the gap g to the largest loss,
+    unnormalised (the Gaussian masses of the arcs, before dividing by the circle's normaliser): the arcs
+    of :func:`_circle_log_profile`, {L < -eps} being [pi - w_n, pi] with [-pi, -pi + w_f] by the
+    reflection theta -> D - theta. Each mass is a Phi difference with its width passed exactly
+    (:func:`_log_ndtr_diff`), so narrow arcs keep their relative accuracy."""
+    theta0, s, p = D - math.pi, sigma, math.pi
+    wn, wf = s * s * g / D, s * s * g / (2 * p - D)
+    top, bottom = np.full(g.shape, p / s), np.full(g.shape, -p / s)
+    log_p = _log_ndtr_diff((theta0 + wn) / s, (theta0 - wf) / s, (wn + wf) / s)
+    log_q = np.logaddexp(_log_ndtr_diff(top, (p - wn) / s, wn / s), _log_ndtr_diff((wf - p) / s, bottom, wf / s))
+    return log_p, log_q
+
+
 def _circle_closed_form(eps: np.ndarray, g: np.ndarray, sigma: float, D: float) -> np.ndarray:
     """log(Z delta(eps)) on S^1 (Z the normaliser of :func:`_circle_log_profile`) as
     P([a, b]) - e^eps P'([a, b]), unnormalised; NaN where the subtraction would cost more than
@@ -224,12 +238,10 @@ def _circle_closed_form(eps: np.ndarray, g: np.ndarray, sigma: float, D: float) 
     passed exactly, so that narrow sets keep their relative accuracy. With r = e^eps P' / P the errors of
     the two logs enter log delta amplified by at most (1 + r) / (1 - r).
     """
-    theta0, s = D - math.pi, sigma
+    s = sigma
     wn, wf = s * s * g / D, s * s * g / (2 * math.pi - D)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        log_p = _log_ndtr_diff((theta0 + wn) / s, (theta0 - wf) / s, (wn + wf) / s)
-        log_q = np.logaddexp(_log_ndtr_diff((wn - math.pi) / s, np.full(g.shape, -math.pi / s), wn / s),
-                             _log_ndtr_diff(np.full(g.shape, math.pi / s), (math.pi - wf) / s, wf / s))
+        log_p, log_q = _circle_log_arcs(g, sigma, D)
         ratio = eps + log_q - log_p  # NaN where P underflows
         r = np.exp(ratio)
         bound = _CIRCLE_CLOSED_ROUNDING * (1.0 + (math.pi / s) ** 2) * (1.0 + r) / (1.0 - r)
@@ -784,9 +796,8 @@ def _circle_log_pieces(eps: np.ndarray, sigma: float, D: float) -> tuple[np.ndar
     theta0, s, p = D - math.pi, sigma, math.pi
     top, bottom = np.full(eps.shape, p / s), np.full(eps.shape, -p / s)
     log_c = float(_log_ndtr_diff(np.array(p / s), np.array(-p / s)))
-    upper = _log_ndtr_diff((theta0 + wn) / s, (theta0 - wf) / s, (wn + wf) / s) - log_c
-    lower = eps + np.logaddexp(_log_ndtr_diff(top, (p - wn) / s, wn / s),
-                               _log_ndtr_diff((wf - p) / s, bottom, wf / s)) - log_c
+    log_p, log_q = _circle_log_arcs(g, sigma, D)
+    upper, lower = log_p - log_c, eps + log_q - log_c
     rest = np.logaddexp(_log_ndtr_diff((theta0 - wf) / s, bottom, (D - wf) / s),
                         _log_ndtr_diff(top, (theta0 + wn) / s, (2 * p - D - wn) / s)) - log_c
     live = g > 0
