@@ -881,10 +881,11 @@ def _mu_for_log_cdelta(eps: np.ndarray, log_c: np.ndarray) -> np.ndarray:
     return np.where(inside, np.exp(0.5 * (lo + hi)), np.nan)
 
 
-def _chord_certified(e: np.ndarray, lv: np.ndarray, mu: float, complement: bool) -> np.ndarray:
-    """Per interval [e_i, e_(i+1)]: does the chord (in t = e^eps) through exp(lv) at its ends stay below
-    delta_mu (``complement=False``, lv an upper bound of delta, convex in t) or above 1 - delta_mu
-    (``complement=True``, lv a lower bound of 1 - delta, concave in t)?
+def _chord_certified(e0: np.ndarray, e1: np.ndarray, l0: np.ndarray, l1: np.ndarray, mu: np.ndarray,
+                     complement: bool) -> np.ndarray:
+    """Per interval [e0, e1]: does the chord (in t = e^eps) through exp(l0), exp(l1) at its ends stay below
+    delta_mu (``complement=False``, l an upper bound of delta, convex in t) or above 1 - delta_mu
+    (``complement=True``, l a lower bound of 1 - delta, concave in t)? ``mu`` is one per interval.
 
     In both cases k = +-(target - chord) is convex in t with k' = -Phi(b) +- slope of the chord,
     b = -eps/mu - mu/2 (d delta_mu / dt = -Phi(b)); its minimiser x solves Phi(b) = |slope|, found in closed
@@ -893,7 +894,6 @@ def _chord_certified(e: np.ndarray, lv: np.ndarray, mu: float, complement: bool)
     larger end value and t by e^(e_i), so that nothing under- or overflows.
     """
     s = -1.0 if complement else 1.0
-    e0, e1, l0, l1 = e[:-1], e[1:], lv[:-1], lv[1:]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
         m = np.maximum(l0, l1)
         v0, v1 = np.exp(l0 - m), np.exp(l1 - m)
@@ -913,7 +913,7 @@ def _chord_certified(e: np.ndarray, lv: np.ndarray, mu: float, complement: bool)
             lt = _log_cdelta_mu(x, mu)
             lt = lt + 1e-12 * np.maximum(1.0, np.abs(lt))  # an upper bound of 1 - delta_mu
         else:
-            lt = _log_delta_mu(x, np.full(x.shape, mu))
+            lt = _log_delta_mu(x, mu)
             lt = lt - 1e-12 * np.maximum(1.0, np.abs(lt))  # a lower bound of delta_mu
         k = s * (np.exp(lt - m) - chord)
         dk = -np.exp(_log_ndtr(-x / mu - mu / 2.0) + e0 - m) - s * (v1 - v0) / t1  # dk / dtau at x
@@ -940,49 +940,71 @@ def _circle_gauss_margin(sigma: float, D: float) -> tuple[float, float, float]:
     return _finite_ratio(D, sigma, "mu = sensitivity / sigma"), tau + 1e-12 * max(1.0, abs(tau)), t + 1e-12 * max(1.0, abs(t))
 
 
-def _gauss_certified(e0: np.ndarray, e1: np.ndarray, mu: float, gauss: tuple[float, float, float]) -> np.ndarray:
+def _gauss_certified(e0: np.ndarray, e1: np.ndarray, mu: np.ndarray, gauss: tuple[float, float, float]) -> np.ndarray:
     """Per interval: is delta <= delta_mu proven by the comparison with the Gaussian mechanism of
     :func:`_circle_gauss_margin`? delta_mu - delta_(mu_G) = int from mu_G to mu of phi(-eps/m + m/2) dm is at
     least (mu - mu_G) times the smallest phi over the box [e_i, e_(i+1)] x [mu_G, mu], taken at a corner
     (a is monotone in eps and in m); it must exceed tau (then delta <= delta_mu) or (1 + e^eps) t (then
     1 - delta >= 1 - delta_mu)."""
     mu_g, log_tau, log_t = gauss
-    if not mu > mu_g:
-        return np.zeros(e0.shape, bool)
+    above = mu > mu_g
     with np.errstate(over="ignore"):
         amax = np.max([np.abs(-x / m + m / 2.0) for x in (e0, e1) for m in (mu_g, mu)], axis=0)
-        lhs = math.log(mu - mu_g) - 0.5 * amax * amax - 0.9189385332046727 - 1e-12 * (1.0 + amax * amax)
+        lhs = np.log(np.where(above, mu - mu_g, 1.0)) - 0.5 * amax * amax - 0.9189385332046727 - 1e-12 * (1.0 + amax * amax)
         rhs = np.minimum(log_tau, np.logaddexp(0.0, e1) + log_t)
-    return lhs >= rhs
+    return above & (lhs >= rhs)
 
 
-def _intervals_certified(e: np.ndarray, lu: np.ndarray, lc: np.ndarray, mu: float,
-                         gauss: Optional[tuple[float, float, float]] = None) -> np.ndarray:
-    """Per interval [e_i, e_(i+1)] of a sorted grid: is delta <= delta_mu proven there, given upper
-    bounds exp(lu) of delta and lower bounds exp(lc) of 1 - delta at the grid points?
+def _intervals_certified(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.ndarray, c0: np.ndarray,
+                         c1: np.ndarray, mu: ArrayLike, gauss: Optional[tuple[float, float, float]] = None) -> np.ndarray:
+    """Per interval [e0, e1]: is delta <= delta_mu proven there, given upper bounds exp(u) of delta and
+    lower bounds exp(c) of 1 - delta at its ends? ``mu`` is one value, or one per interval.
 
     Any of four sufficient conditions: monotonicity (delta and delta_mu decrease in eps, so
-    delta(e_i) <= delta_mu(e_(i+1)) suffices; likewise 1 - delta(e_i) >= 1 - delta_mu(e_(i+1)), which
-    resolves delta near 1), or the chord conditions of :func:`_chord_certified` on delta and on 1 - delta,
-    or on S^1 (``gauss`` given) the comparison with the Gaussian mechanism (:func:`_gauss_certified`).
-    The error of delta_mu and of its complement (1e-12 relative in the logarithm) is allowed for.
+    delta(e0) <= delta_mu(e1) suffices; likewise 1 - delta(e0) >= 1 - delta_mu(e1), which resolves delta
+    near 1), or the chord conditions of :func:`_chord_certified` on delta and on 1 - delta, or on S^1
+    (``gauss`` given) the comparison with the Gaussian mechanism (:func:`_gauss_certified`). The error of
+    delta_mu and of its complement (1e-12 relative in the logarithm) is allowed for. Each condition is
+    monotone in mu: an interval proven at mu is proven at every larger mu.
     """
-    mus = np.full(e.shape, mu)
+    mu = np.broadcast_to(np.asarray(mu, float), e0.shape)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        ldm = _log_delta_mu(e, mus)
+        ldm = _log_delta_mu(e1, mu)
         ldm = ldm - 1e-12 * np.maximum(1.0, np.abs(ldm))
-        lcm = _log_cdelta_mu(e, mu)
+        lcm = _log_cdelta_mu(e1, mu)
         lcm = lcm + 1e-12 * np.maximum(1.0, np.abs(lcm))
-        ok = (lu[:-1] <= ldm[1:]) | (lc[:-1] >= lcm[1:])
+        ok = (u0 <= ldm) | (c0 >= lcm)
     if gauss is not None:
-        ok |= _gauss_certified(e[:-1], e[1:], mu, gauss)
-    rest = ~ok
-    if rest.any():
-        idx = np.flatnonzero(rest)
-        pair = np.stack([idx, idx + 1], axis=1).reshape(-1)
-        sub = _chord_certified(e[pair], lu[pair], mu, False)[::2] | _chord_certified(e[pair], lc[pair], mu, True)[::2]
-        ok[idx] = sub
+        ok |= _gauss_certified(e0, e1, mu, gauss)
+    i = np.flatnonzero(~ok)
+    if i.size:
+        ok[i] = (_chord_certified(e0[i], e1[i], u0[i], u1[i], mu[i], False)
+                 | _chord_certified(e0[i], e1[i], c0[i], c1[i], mu[i], True))
     return ok
+
+
+def _smallest_certified_k(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.ndarray, c0: np.ndarray,
+                          c1: np.ndarray, base: float, r0: float, kmax: int,
+                          gauss: Optional[tuple[float, float, float]]) -> np.ndarray:
+    """Per interval of :func:`_intervals_certified`: the smallest k in 0..kmax with the interval proven at
+    mu = base (1 + r0 2^k), kmax + 1 where none is. One bisection in k for all intervals at once (the
+    conditions are monotone in mu); for few intervals, every k in one evaluation."""
+    if e0.size * (kmax + 1) <= 65536:
+        k = np.arange(kmax + 1)
+        ok = _intervals_certified(*(np.repeat(x, kmax + 1) for x in (e0, e1, u0, u1, c0, c1)),
+                                  base * (1.0 + r0 * np.exp2(np.tile(k, e0.size))), gauss)
+        ok = ok.reshape(e0.size, kmax + 1)
+        return np.where(ok.any(axis=1), np.argmax(ok, axis=1), kmax + 1)
+    lo = np.zeros(e0.shape, int)
+    hi = np.full(e0.shape, kmax + 1)
+    while True:
+        i = np.flatnonzero(lo < hi)
+        if i.size == 0:
+            return lo
+        mid = (lo[i] + hi[i]) // 2
+        ok = _intervals_certified(e0[i], e1[i], u0[i], u1[i], c0[i], c1[i], base * (1.0 + r0 * np.exp2(mid)), gauss)
+        hi[i] = np.where(ok, mid, hi[i])
+        lo[i] = np.where(ok, lo[i], mid + 1)
 
 
 def _mu_exact(manifold: Manifold, sigma: float, D: float, certify: bool = True) -> float:
@@ -1118,37 +1140,46 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
             e, lu, lc = np.concatenate([e, extra]), np.concatenate([lu, xu]), np.concatenate([lc, xc])
     last = math.nextafter(hi, math.inf)  # >= the exact largest loss on S^1 and S^d
 
-    def check_mu(mu_up: float) -> np.ndarray:
+    def grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The points and bounds in order; an unreliable upper bound replaced by the one to its left (delta
+        decreases), and on S^1 and S^d the point past the largest loss, where delta = 0."""
         order = np.argsort(e, kind="stable")
         ee, uu, cc = e[order], lu[order], lc[order]
-        idx = np.where(np.isnan(uu), 0, np.arange(len(uu)))  # unreliable: the bound to its left (delta decreases)
+        idx = np.where(np.isnan(uu), 0, np.arange(len(uu)))
         np.maximum.accumulate(idx, out=idx)
         uu = np.where(np.isnan(uu[idx]), 0.0, uu[idx])
         if compact:
             ee, uu, cc = np.append(ee, last), np.append(uu, -np.inf), np.append(cc, 0.0)
-        return _intervals_certified(ee, uu, cc, mu_up, gauss)
+        return ee, uu, cc
 
     r0 = 8.0 * 2.0**-52
     kmax = max(0, math.ceil(math.log2(_CERT_MAX_INFLATION / r0)))
 
     def ladder(base: float, k_floor: int) -> Optional[float]:
-        """The smallest certified base (1 + r0 2^k) after refining the grid, or None."""
+        """The smallest certified base (1 + r0 2^k) after refining the grid, or None. An interval keeps its
+        smallest k while its ends and bounds are unchanged; a proof on any grid holds, so k_ok is the
+        smallest over the rounds."""
         nonlocal e, lu, lc
-        k_ok = None
-        lo_k, hi_k = 0, kmax
+        known: dict[tuple[float, ...], int] = {}
+        k_ok: Optional[int] = None
         k_good = max(k_floor + 1, math.floor(math.log2(_CERT_GOOD_ENOUGH / r0)))
         for _ in range(60):
-            if check_mu(base * (1.0 + r0 * 2.0**hi_k)).all():  # the smallest certified k, by bisection
-                while lo_k < hi_k:
-                    mid = (lo_k + hi_k) // 2
-                    lo_k, hi_k = (lo_k, mid) if check_mu(base * (1.0 + r0 * 2.0**mid)).all() else (mid + 1, hi_k)
-                k_ok = hi_k
+            srt = np.argsort(e, kind="stable")
+            e, lu, lc = e[srt], lu[srt], lc[srt]
+            ee, uu, cc = grid()
+            ends = (ee[:-1], ee[1:], uu[:-1], uu[1:], cc[:-1], cc[1:])
+            keys = list(zip(*(x.tolist() for x in ends)))
+            kk = np.array([known.get(key, -1) for key in keys], int)
+            new = np.flatnonzero(kk < 0)
+            if new.size:
+                kk[new] = _smallest_certified_k(*(x[new] for x in ends), base, r0, kmax, gauss)
+                known.update(zip((keys[j] for j in new), kk[new].tolist()))
+            if kk.max() <= kmax:
+                k_ok = int(kk.max()) if k_ok is None else min(k_ok, int(kk.max()))
             if k_ok is not None and k_ok <= k_good:
                 break
             target = kmax if k_ok is None else max(k_ok - 2, k_floor)
-            srt = np.argsort(e, kind="stable")
-            e, lu, lc = e[srt], lu[srt], lc[srt]
-            bad = np.flatnonzero(~check_mu(base * (1.0 + r0 * 2.0**target)))
+            bad = np.flatnonzero(kk > target)
             bad = bad[bad < len(e) - 1]  # [largest loss - 1 ulp, last] cannot be split
             left, right = e[bad], e[bad + 1]
             split = right - left > 8.0 * np.spacing(np.maximum(right, 1e-300))
@@ -1159,7 +1190,6 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
             budget["all"] -= mid.size
             mu_, mc_ = bounds(mid)
             e, lu, lc = np.concatenate([e, mid]), np.concatenate([lu, mu_]), np.concatenate([lc, mc_])
-            lo_k, hi_k = 0, kmax if k_ok is None else k_ok
         return None if k_ok is None else base * (1.0 + r0 * 2.0**k_ok)
 
     # below 2 err / cond at the search's best eps the profile's error bound alone forbids a certificate
