@@ -324,10 +324,24 @@ def _xfrac(kind: int, t, r, D, dr):
 
 
 def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
-    """I_x(a, a) with x + xc = 1, clipped to [0, 1]; uses the smaller argument for accuracy."""
-    with np.errstate(invalid="ignore"):
-        low = np.where(x <= 0.5, sps.betainc(a, a, np.clip(x, 0.0, 1.0)), 1.0 - sps.betainc(a, a, np.clip(xc, 0.0, 1.0)))
-    return np.where(x <= 0, 0.0, np.where(xc <= 0, 1.0, low))
+    """I_x(a, a) with x + xc = 1, clipped to [0, 1]; from the smaller of x and xc (I_x = 1 - I_xc by
+    symmetry), which keeps the relative accuracy in both tails. Closed forms for a = 1/2
+    ((2/pi) arcsin sqrt(x), S^2 and H^2), a = 1 (x, S^3 and H^3) and a = 2 (x^2 (3 - 2x), S^5 and H^5)."""
+    x, xc = np.asarray(x, float), np.asarray(xc, float)
+    lower = x <= 0.5
+    u = np.clip(np.where(lower, x, xc), 0.0, 1.0)
+    if a == 0.5:
+        v = np.arcsin(np.sqrt(u)) * (2.0 / math.pi)
+    elif a == 1.0:
+        v = u
+    elif a == 2.0:
+        v = u * u * (3.0 - 2.0 * u)
+    else:
+        v = sps.betainc(a, a, u)
+    out = np.where(lower, v, 1.0 - v)
+    out[xc <= 0] = 1.0
+    out[x <= 0] = 0.0
+    return out
 
 
 def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
