@@ -310,35 +310,49 @@ def _xfrac_den(kind: int, t: np.ndarray, D: float) -> np.ndarray:
         return radial_factor(kind, t) * radial_factor(kind, np.array(D, float))
 
 
-def _xfrac(kind: int, t: np.ndarray, r: np.ndarray, D: float, dr: np.ndarray,
-           den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r, given dr = r - t
-    computed without cancellation and den = :func:`_xfrac_den` (stable product forms; on H^d in log space,
-    so that sinh of large distances does not overflow)."""
-    A, C2 = t + D, t + r  # the sums in the order (t + D + r)/2, (r + t - D)/2
-    A += r
-    C2 -= D
-    A *= 0.5
-    C2 *= 0.5
-    B, E = D - dr, dr + D
-    B *= 0.5
-    E *= 0.5
+def _sine_product(kind: int, u: np.ndarray, v: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """S(u) S(v) / den for den = :func:`_xfrac_den` (on H^d in log space); u and v are overwritten."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if kind == 1:
-            def ls(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-                return np.sign(u), log_radial_factor(1, np.abs(u))
-            sa, la = ls(A)
-            sb, lb = ls(B)
-            sc, lc = ls(C2)
-            se, le = ls(E)
-            return sa * sb * np.exp(la + lb - den), sc * se * np.exp(lc + le - den)
+            su, sv = np.sign(u), np.sign(v)
+            return su * sv * np.exp(log_radial_factor(1, np.abs(u)) + log_radial_factor(1, np.abs(v)) - den)
         if kind == 0:
-            for u in (A, B, C2, E):
-                np.sin(u, out=u)
-        x, xc = A * B, C2 * E
-        x /= den
-        xc /= den
-        return x, xc
+            np.sin(u, out=u)
+            np.sin(v, out=v)
+        u *= v
+        u /= den
+        return u
+
+
+def _xfrac(kind: int, t: np.ndarray, r: np.ndarray, D: float, dr: np.ndarray, den: np.ndarray,
+           accurate: Optional[str] = None) -> tuple[np.ndarray, np.ndarray]:
+    """x = (1 + c)/2 and xc = 1 - x, c the cosine of the angle at which d(eta2, y) = r, given dr = r - t
+    computed without cancellation and den = :func:`_xfrac_den`, by the stable product forms
+    x = S((t + D + r)/2) S((D - dr)/2) / den and xc = S((r + t - D)/2) S((dr + D)/2) / den (arrays of the
+    shape of t). With ``accurate`` "x" (or "xc") only that fraction is formed everywhere, the other only
+    where the first exceeds 1/2 and elsewhere as 1 minus the first: all that :func:`_beta_cdf` uses."""
+
+    def frac(which: str, at: Any) -> np.ndarray:
+        tt, rr, dd = t[at], r[at], dr[at]
+        if which == "x":
+            u, v = tt + D, D - dd  # the sums in the order (t + D + r)/2
+            u += rr
+        else:
+            u, v = tt + rr, dd + D  # (r + t - D)/2
+            u -= D
+        u *= 0.5
+        v *= 0.5
+        return _sine_product(kind, u, v, den[at])
+
+    if accurate is None:
+        return frac("x", ...), frac("xc", ...)
+    other = "xc" if accurate == "x" else "x"
+    first = frac(accurate, ...)
+    second = 1.0 - first
+    big = ~(first <= 0.5)
+    if big.any():
+        second[big] = frac(other, big)
+    return (first, second) if accurate == "x" else (second, first)
 
 
 def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
@@ -417,10 +431,14 @@ def _tail_terms(law: RadialLaw, D: float, q: np.ndarray, t: np.ndarray, lw: np.n
     a = law.k / 2.0
     den = _xfrac_den(law.kind, t, D)
     r, dr = _stable_dr(t, q, 1.0)
-    x, xc = _xfrac(law.kind, t, r, D, dr, den)
-    p_up = _beta_cdf(a, xc, x) if complement else _beta_cdf(a, x, xc)
+    if complement:
+        x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
+        p_up = _beta_cdf(a, xc, x)
+    else:
+        x, xc = _xfrac(law.kind, t, r, D, dr, den, "x")
+        p_up = _beta_cdf(a, x, xc)
     r, dr = _stable_dr(t, q, -1.0)
-    x, xc = _xfrac(law.kind, t, r, D, dr, den)
+    x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
     p_lo = _beta_cdf(a, xc, x)
     p_lo[t * t <= 2 * q] = 0.0
     live = lw > -np.inf
