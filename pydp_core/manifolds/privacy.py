@@ -424,50 +424,53 @@ _TAIL_BLOCK = 64
 
 
 def _tail_terms(law: RadialLaw, D: float, q: np.ndarray, t: np.ndarray, lw: np.ndarray,
-                complement: bool) -> tuple[np.ndarray, np.ndarray]:
+                tail: str) -> np.ndarray:
     """The log terms (log weight x density x conditional probability) at nodes t with log weights lw, q =
-    sigma^2 s against t, of the tails of :func:`_loss_tails`: P1(L > s) (or P1(L <= s) if ``complement``)
-    and P1(L < -s); -inf at nodes of zero weight."""
+    sigma^2 s against t, of one tail of :func:`_loss_tails`: P1(L > s) ("upper"), P1(L <= s) ("inside")
+    or P1(L < -s) ("lower"); -inf at nodes of zero weight."""
     a = law.k / 2.0
     den = _xfrac_den(law.kind, t, D)
-    r, dr = _stable_dr(t, q, 1.0)
-    if complement:
+    if tail == "lower":
+        r, dr = _stable_dr(t, q, -1.0)
         x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
-        p_up = _beta_cdf(a, xc, x)
+        p = _beta_cdf(a, xc, x)
+        p[t * t <= 2 * q] = 0.0
     else:
-        x, xc = _xfrac(law.kind, t, r, D, dr, den, "x")
-        p_up = _beta_cdf(a, x, xc)
-    r, dr = _stable_dr(t, q, -1.0)
-    x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
-    p_lo = _beta_cdf(a, xc, x)
-    p_lo[t * t <= 2 * q] = 0.0
-    live = lw > -np.inf
+        r, dr = _stable_dr(t, q, 1.0)
+        if tail == "inside":
+            x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
+            p = _beta_cdf(a, xc, x)
+        else:
+            x, xc = _xfrac(law.kind, t, r, D, dr, den, "x")
+            p = _beta_cdf(a, x, xc)
     with np.errstate(divide="ignore"):
         # nodes of zero weight drop out, whatever their integrand (0/0 in the fractions at t = 0)
-        return np.where(live, lw + np.log(p_up), -np.inf), np.where(live, lw + np.log(p_lo), -np.inf)
+        return np.where(lw > -np.inf, lw + np.log(p), -np.inf)
 
 
-def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, complement: bool) -> tuple[np.ndarray, np.ndarray]:
-    """log of the quadrature sums of the two :func:`_tail_terms` (unnormalised), one per s.
+def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, tails: tuple[str, ...]) -> list[np.ndarray]:
+    """log of the quadrature sums of the :func:`_tail_terms` of ``tails`` (unnormalised), one per s.
 
     Pieces all of whose terms lie more than ``_LOG_NEGLIGIBLE`` below the largest term of their row add
     exactly nothing to its log-sum-exp. The terms at the middle node of every piece give a lower bound of
-    that largest term, and a term is at most its log weight (the probabilities are at most 1), so the
-    pieces whose largest log weight is below that bound less ``_LOG_NEGLIGIBLE`` (for both tails) are
-    skipped: the same sums, without most of the far tail at small sigma."""
+    that largest term, and a term is at most its log weight (the probabilities are at most 1), so each
+    tail skips the pieces whose largest log weight is below that bound less ``_LOG_NEGLIGIBLE``; the lower
+    tail also those with t^2 <= 2 sigma^2 s at all nodes (r imaginary, probability 0). The same sums,
+    without most of the far tail at small sigma."""
     row, t, lw = _t_nodes(law, D, s)
     q = law.sigma * law.sigma * s[row][:, None]
     start = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    keep = np.zeros(len(row), bool)
-    keep[start] = True  # every row keeps a piece, so that the groups stay numbered without gaps
     lw_top = np.max(lw, axis=1)
-    for term in _tail_terms(law, D, q, t[:, 16:17], lw[:, 16:17], complement):
-        bound = np.maximum.reduceat(term[:, 0], start)
+    sums = []
+    for tail in tails:
+        bound = np.maximum.reduceat(_tail_terms(law, D, q, t[:, 16:17], lw[:, 16:17], tail)[:, 0], start)
         bound = np.where(np.isnan(bound), -np.inf, bound)  # a NaN term keeps every piece (and the NaN)
-        keep |= lw_top >= bound[row] - _LOG_NEGLIGIBLE
-    row, q, t, lw = row[keep], q[keep], t[keep], lw[keep]
-    up, low = _tail_terms(law, D, q, t, lw, complement)
-    return _lse_groups(up, row), _lse_groups(low, row)
+        keep = lw_top >= bound[row] - _LOG_NEGLIGIBLE
+        if tail == "lower":  # t increases along a piece: its last node decides
+            keep &= ~(t[:, -1] * t[:, -1] <= 2 * q[:, 0])
+        keep[start] = True  # every row keeps a piece, so that the groups stay numbered without gaps
+        sums.append(_lse_groups(_tail_terms(law, D, q[keep], t[keep], lw[keep], tail), row[keep]))
+    return sums
 
 
 def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -482,7 +485,7 @@ def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np
     if s.size > _TAIL_BLOCK:
         parts = [_loss_tails(law, D, s[i:i + _TAIL_BLOCK]) for i in range(0, s.size, _TAIL_BLOCK)]
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    up, low = _tail_sums(law, D, s, complement=False)
+    up, low = _tail_sums(law, D, s, ("upper", "lower"))
     return up - law._log_norm_t, low - law._log_norm_t
 
 
@@ -940,7 +943,7 @@ def _loss_log_complement(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarra
     if eps.size > _TAIL_BLOCK:
         return np.concatenate([_loss_log_complement(law, D, eps[i:i + _TAIL_BLOCK])
                                for i in range(0, eps.size, _TAIL_BLOCK)])
-    inside, below = _tail_sums(law, D, eps, complement=True)
+    inside, below = _tail_sums(law, D, eps, ("inside", "lower"))
     return np.minimum(np.logaddexp(inside - law._log_norm_t, eps + below - law._log_norm_t), 0.0)
 
 
