@@ -305,3 +305,21 @@ def test_beta_cdf_both_tails_against_mpmath(a):
     got = manifold_privacy._beta_cdf(a, x, 1.0 - x)
     assert got[0] == 0.0 and got[1] == 0.0 and got[3] == 1.0 and got[4] == 1.0
     assert abs(got[2] - float(mp.betainc(a, a, 0, 0.25, regularized=True))) <= tol
+
+
+@pytest.mark.parametrize("manifold, sigma, D", [(M.Sphere(2), 0.01, 1.0), (M.Sphere(3), 0.003, 3.1),
+                                                (M.Hyperbolic(2), 0.01, 1.0), (M.Sphere(5), 0.1, 0.5)])
+def test_tail_quadrature_skips_only_negligible_pieces(manifold, sigma, D):
+    """The tail sums skip the pieces whose terms underflow in the log-sum-exp: the same sums as over every
+    node, up to the order of the additions."""
+    law = RadialLaw(manifold, sigma, False)
+    eps = np.linspace(0.0, manifold_privacy._eps_range(manifold, sigma, D) * 0.999, 60)
+    row, t, lw = manifold_privacy._t_nodes(law, D, eps)
+    q = sigma * sigma * eps[row][:, None]
+    for tails, got in ((("upper", "lower"), manifold_privacy._tail_sums(law, D, eps, ("upper", "lower"))),
+                       (("inside", "lower"), manifold_privacy._tail_sums(law, D, eps, ("inside", "lower")))):
+        for tail, value in zip(tails, got):
+            full = manifold_privacy._lse_groups(manifold_privacy._tail_terms(law, D, q, t, lw, tail), row)
+            fin = np.isfinite(full)
+            assert np.array_equal(np.isfinite(value), fin) and np.array_equal(value[~fin], full[~fin])
+            np.testing.assert_allclose(value[fin], full[fin], rtol=1e-14, atol=0)
