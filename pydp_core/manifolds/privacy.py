@@ -376,11 +376,10 @@ def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
     return out
 
 
-def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Quadrature nodes in t on the pieces of positive width between the radial law's breakpoints and the
-    kinks of the integrands (where c = +-1 at r^2 = t^2 +- 2 sigma^2 s): (row, t, lw), t and lw (the log of
-    weight x unnormalised radial density) with one row of nodes per piece, ``row`` the index in s of each
-    piece (sorted; every s has pieces)."""
+def _t_pieces(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The quadrature pieces in t of positive width between the radial law's breakpoints and the kinks of
+    the integrands (where c = +-1 at r^2 = t^2 +- 2 sigma^2 s): (row, lo, hi), ``row`` the index in s of
+    each piece (sorted; every s has pieces)."""
     T = law.tmax
     base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))
     q = law.sigma * law.sigma * s[:, None]
@@ -400,11 +399,22 @@ def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.nd
         after = [np.reshape(a, (len(s), -1)) for a in after]
     bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks) + after, axis=1)
     # the breakpoints clipped onto 0 or T, or coinciding, leave pieces of zero width: dropped
-    row, lo, hi = _pieces(np.clip(bps, 0.0, T))
+    return _pieces(np.clip(bps, 0.0, T))
+
+
+def _piece_nodes(law: RadialLaw, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes t on the pieces [lo, hi] (one row each) and lw, the log of weight x
+    unnormalised radial density."""
     width = (hi - lo)[:, None]
     t = lo[:, None] + width * _U
     with np.errstate(divide="ignore"):
-        return row, t, law.logf(t) + np.log(width * _WU)
+        return t, law.logf(t) + np.log(width * _WU)
+
+
+def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, t, lw): the nodes of :func:`_piece_nodes` on the pieces of :func:`_t_pieces`."""
+    row, lo, hi = _t_pieces(law, D, s)
+    return (row,) + _piece_nodes(law, lo, hi)
 
 
 def _lse_rows(v: np.ndarray) -> np.ndarray:
@@ -452,24 +462,39 @@ def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, tails: tuple[str, ...]) 
     """log of the quadrature sums of the :func:`_tail_terms` of ``tails`` (unnormalised), one per s.
 
     Pieces all of whose terms lie more than ``_LOG_NEGLIGIBLE`` below the largest term of their row add
-    exactly nothing to its log-sum-exp. The terms at the middle node of every piece give a lower bound of
-    that largest term, and a term is at most its log weight (the probabilities are at most 1), so each
-    tail skips the pieces whose largest log weight is below that bound less ``_LOG_NEGLIGIBLE``; the lower
-    tail also those with t^2 <= 2 sigma^2 s at all nodes (r imaginary, probability 0). The same sums,
-    without most of the far tail at small sigma."""
-    row, t, lw = _t_nodes(law, D, s)
+    nothing to its log-sum-exp (their exponentials underflow to 0, with 4.8 to spare for rounding). The
+    terms at the middle node of every piece give a lower bound of that largest term, and a term is at
+    most its log weight (the probabilities are at most 1), which is at most the log density's largest
+    value on the piece (the density is log-concave: at the end nearer the mode, or the mode) plus the
+    largest log weight. Each tail skips the pieces where that is below the bound less
+    ``_LOG_NEGLIGIBLE``, the lower tail also those with t^2 <= 2 sigma^2 s at all nodes (r imaginary,
+    probability 0): the same sums, without most of the far tail at small sigma."""
+    row, lo, hi = _t_pieces(law, D, s)
     q = law.sigma * law.sigma * s[row][:, None]
     start = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    lw_top = np.max(lw, axis=1)
-    sums = []
+    width = hi - lo
+    with np.errstate(divide="ignore"):
+        top = np.where(hi <= law.mode, law.logf(hi), np.where(lo >= law.mode, law.logf(lo), law.lmax))
+        lw_top = top + np.log(width * np.max(_WU))
+        mid = lo + width * _U[16]
+        t_mid, lw_mid = mid[:, None], (law.logf(mid) + np.log(width * _WU[16]))[:, None]
+    keeps = []
     for tail in tails:
-        bound = np.maximum.reduceat(_tail_terms(law, D, q, t[:, 16:17], lw[:, 16:17], tail)[:, 0], start)
+        bound = np.maximum.reduceat(_tail_terms(law, D, q, t_mid, lw_mid, tail)[:, 0], start)
         bound = np.where(np.isnan(bound), -np.inf, bound)  # a NaN term keeps every piece (and the NaN)
         keep = lw_top >= bound[row] - _LOG_NEGLIGIBLE
         if tail == "lower":  # t increases along a piece: its last node decides
-            keep &= ~(t[:, -1] * t[:, -1] <= 2 * q[:, 0])
+            last = lo + width * _U[-1]
+            keep &= ~(last * last <= 2 * q[:, 0])
         keep[start] = True  # every row keeps a piece, so that the groups stay numbered without gaps
-        sums.append(_lse_groups(_tail_terms(law, D, q[keep], t[keep], lw[keep], tail), row[keep]))
+        keeps.append(keep)
+    need = np.flatnonzero(np.logical_or.reduce(keeps))
+    row, q = row[need], q[need]
+    t, lw = _piece_nodes(law, lo[need], hi[need])
+    sums = []
+    for tail, keep in zip(tails, keeps):
+        k = keep[need]
+        sums.append(_lse_groups(_tail_terms(law, D, q[k], t[k], lw[k], tail), row[k]))
     return sums
 
 
