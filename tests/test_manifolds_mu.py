@@ -285,3 +285,41 @@ def test_circle_small_sigma_is_euclidean(sigma):
     assert abs(M.gdp_mu(M.Circle(), sigma=sigma, sensitivity=1.0) * sigma - 1.0) < 1e-10
 
 
+
+
+@pytest.mark.parametrize("a", [0.5, 1.0, 2.0, 1.5, 3.0])
+def test_beta_cdf_both_tails_against_mpmath(a):
+    """I_x(a, a) of the S^d / H^d tails (closed forms for a = 1/2, 1, 2, scipy otherwise) keeps its relative
+    accuracy at tiny x, near x = 1/2 and, through the complement argument, near x = 1."""
+    tol = 1e-14 if a in (0.5, 1.0, 2.0) else 1e-12
+    small = [1e-300, 1e-200, 1e-40, 1e-12, 1e-3, 0.1, 0.3, 0.5 - 1e-9, 0.5 - 2.0**-53, 0.5]
+    for u in small:
+        xc = 1.0 - u  # the doubles u and 1 - u; the reference takes exactly these arguments
+        ref = mp.betainc(a, a, 0, mp.mpf(u), regularized=True)
+        got = manifold_privacy._beta_cdf(a, np.array([u]), np.array([xc]))[0]
+        assert abs(got - float(ref)) <= tol * float(ref), (a, u, got, ref)
+        # near 1 from the small complement argument: I_(1-u) = 1 - I_u, and the pair (1 - u, u) gives it
+        up = manifold_privacy._beta_cdf(a, np.array([xc]), np.array([u]))[0]
+        assert abs(up - (1.0 - float(ref))) <= 2.0**-52 + tol * float(ref), (a, u, up)
+    x = np.array([0.0, -1e-17, 0.25, 1.0, 1.0 + 1e-16])
+    got = manifold_privacy._beta_cdf(a, x, 1.0 - x)
+    assert got[0] == 0.0 and got[1] == 0.0 and got[3] == 1.0 and got[4] == 1.0
+    assert abs(got[2] - float(mp.betainc(a, a, 0, 0.25, regularized=True))) <= tol
+
+
+@pytest.mark.parametrize("manifold, sigma, D", [(M.Sphere(2), 0.01, 1.0), (M.Sphere(3), 0.003, 3.1),
+                                                (M.Hyperbolic(2), 0.01, 1.0), (M.Sphere(5), 0.1, 0.5)])
+def test_tail_quadrature_skips_only_negligible_pieces(manifold, sigma, D):
+    """The tail sums skip the pieces whose terms underflow in the log-sum-exp: the same sums as over every
+    node, up to the order of the additions."""
+    law = RadialLaw(manifold, sigma, False)
+    eps = np.linspace(0.0, manifold_privacy._eps_range(manifold, sigma, D) * 0.999, 60)
+    row, t, lw = manifold_privacy._t_nodes(law, D, eps)
+    q = sigma * sigma * eps[row][:, None]
+    for tails, got in ((("upper", "lower"), manifold_privacy._tail_sums(law, D, eps, ("upper", "lower"))),
+                       (("inside", "lower"), manifold_privacy._tail_sums(law, D, eps, ("inside", "lower")))):
+        for tail, value in zip(tails, got):
+            full = manifold_privacy._lse_groups(manifold_privacy._tail_terms(law, D, q, t, lw, tail), row)
+            fin = np.isfinite(full)
+            assert np.array_equal(np.isfinite(value), fin) and np.array_equal(value[~fin], full[~fin])
+            np.testing.assert_allclose(value[fin], full[fin], rtol=1e-14, atol=0)

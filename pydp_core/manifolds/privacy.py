@@ -23,7 +23,7 @@ from .._validation import (
     check_open_unit,
     check_positive_scalar,
 )
-from .radial import _U, _WU, RadialLaw, log_radial_factor, quadrature_nodes, radial_factor
+from .radial import _U, _WU, RadialLaw, log_radial_factor, radial_factor
 from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manifold
 
 if TYPE_CHECKING:
@@ -302,39 +302,86 @@ def _lse_groups(v: np.ndarray, group: np.ndarray) -> np.ndarray:
         return np.log(np.add.reduceat(np.sum(np.exp(v - m[group][:, None]), axis=1), start)) + m
 
 
-def _xfrac(kind: int, t, r, D, dr):
-    """x = (1 + c)/2 and 1 - x, c the cosine of the angle at which d(eta2, y) = r, given dr = r - t
-    computed without cancellation (stable product forms; on H^d in log space, so that sinh of large
-    distances does not overflow)."""
-    A, B, C2, E = (t + D + r) / 2, (D - dr) / 2, (r + t - D) / 2, (dr + D) / 2
+def _xfrac_den(kind: int, t: np.ndarray, D: float) -> np.ndarray:
+    """The denominator S(t) S(D) of :func:`_xfrac` (its logarithm on H^d), shared by both tails."""
+    with np.errstate(divide="ignore"):
+        if kind == 1:
+            return log_radial_factor(1, t) + float(log_radial_factor(1, np.array(D)))
+        return radial_factor(kind, t) * radial_factor(kind, np.array(D, float))
+
+
+def _sine_product(kind: int, u: np.ndarray, v: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """S(u) S(v) / den for den = :func:`_xfrac_den` (on H^d in log space); u and v are overwritten."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if kind == 1:
-            def ls(u):
-                au = np.abs(u)
-                return np.sign(u), log_radial_factor(1, au)
-            den = log_radial_factor(1, np.asarray(t, float)) + float(log_radial_factor(1, np.array(D)))
-            sa, la = ls(A)
-            sb, lb = ls(B)
-            sc, lc = ls(C2)
-            se, le = ls(E)
-            return sa * sb * np.exp(la + lb - den), sc * se * np.exp(lc + le - den)
-        S = lambda u: radial_factor(kind, u)  # noqa: E731
-        den = S(t) * S(D)
-        return S(A) * S(B) / den, S(C2) * S(E) / den
+            su, sv = np.sign(u), np.sign(v)
+            return su * sv * np.exp(log_radial_factor(1, np.abs(u)) + log_radial_factor(1, np.abs(v)) - den)
+        if kind == 0:
+            np.sin(u, out=u)
+            np.sin(v, out=v)
+        u *= v
+        u /= den
+        return u
+
+
+def _xfrac(kind: int, t: np.ndarray, r: np.ndarray, D: float, dr: np.ndarray, den: np.ndarray,
+           accurate: Optional[str] = None) -> tuple[np.ndarray, np.ndarray]:
+    """x = (1 + c)/2 and xc = 1 - x, c the cosine of the angle at which d(eta2, y) = r, given dr = r - t
+    computed without cancellation and den = :func:`_xfrac_den`, by the stable product forms
+    x = S((t + D + r)/2) S((D - dr)/2) / den and xc = S((r + t - D)/2) S((dr + D)/2) / den (arrays of the
+    shape of t). With ``accurate`` "x" (or "xc") only that fraction is formed everywhere, the other only
+    where the first exceeds 1/2 and elsewhere as 1 minus the first: all that :func:`_beta_cdf` uses."""
+
+    def frac(which: str, at: Any) -> np.ndarray:
+        tt, rr, dd = t[at], r[at], dr[at]
+        if which == "x":
+            u, v = tt + D, D - dd  # the sums in the order (t + D + r)/2
+            u += rr
+        else:
+            u, v = tt + rr, dd + D  # (r + t - D)/2
+            u -= D
+        u *= 0.5
+        v *= 0.5
+        return _sine_product(kind, u, v, den[at])
+
+    if accurate is None:
+        return frac("x", ...), frac("xc", ...)
+    other = "xc" if accurate == "x" else "x"
+    first = frac(accurate, ...)
+    second = 1.0 - first
+    big = ~(first <= 0.5)
+    if big.any():
+        second[big] = frac(other, big)
+    return (first, second) if accurate == "x" else (second, first)
 
 
 def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
-    """I_x(a, a) with x + xc = 1, clipped to [0, 1]; uses the smaller argument for accuracy."""
-    with np.errstate(invalid="ignore"):
-        low = np.where(x <= 0.5, sps.betainc(a, a, np.clip(x, 0.0, 1.0)), 1.0 - sps.betainc(a, a, np.clip(xc, 0.0, 1.0)))
-    return np.where(x <= 0, 0.0, np.where(xc <= 0, 1.0, low))
+    """I_x(a, a) with x + xc = 1, clipped to [0, 1]; from the smaller of x and xc (I_x = 1 - I_xc by
+    symmetry), which keeps the relative accuracy in both tails. Closed forms for a = 1/2
+    ((2/pi) arcsin sqrt(x), S^2 and H^2), a = 1 (x, S^3 and H^3) and a = 2 (x^2 (3 - 2x), S^5 and H^5)."""
+    x, xc = np.asarray(x, float), np.asarray(xc, float)
+    lower = x <= 0.5
+    u = np.clip(np.where(lower, x, xc), 0.0, 1.0)
+    if a == 0.5:
+        v = np.arcsin(np.sqrt(u)) * (2.0 / math.pi)
+    elif a == 1.0:
+        v = u
+    elif a == 2.0:
+        v = u * u * (3.0 - 2.0 * u)
+    else:
+        v = sps.betainc(a, a, u)
+    out = np.where(lower, v, 1.0 - v)
+    out[xc <= 0] = 1.0
+    out[x <= 0] = 0.0
+    return out
 
 
-def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Quadrature nodes in t and log(weight x unnormalised radial density), one row per s: the radial
-    law's breakpoints and the kinks of the integrands (where c = +-1 at r^2 = t^2 +- 2 sigma^2 s)."""
+def _t_pieces(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The quadrature pieces in t of positive width between the radial law's breakpoints and the kinks of
+    the integrands (where c = +-1 at r^2 = t^2 +- 2 sigma^2 s): (row, lo, hi), ``row`` the index in s of
+    each piece (sorted; every s has pieces)."""
     T = law.tmax
-    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))  # zero-width pieces dropped
+    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))
     q = law.sigma * law.sigma * s[:, None]
     kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
     if law.kind in (0, 3):
@@ -351,10 +398,23 @@ def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.nd
         after += [np.maximum(k, covered)[..., None] + steps for k in kinks if np.any(k > covered)]
         after = [np.reshape(a, (len(s), -1)) for a in after]
     bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks) + after, axis=1)
-    bps = np.sort(np.clip(bps, 0.0, T), axis=1)
-    t, w = quadrature_nodes(bps)
+    # the breakpoints clipped onto 0 or T, or coinciding, leave pieces of zero width: dropped
+    return _pieces(np.clip(bps, 0.0, T))
+
+
+def _piece_nodes(law: RadialLaw, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes t on the pieces [lo, hi] (one row each) and lw, the log of weight x
+    unnormalised radial density."""
+    width = (hi - lo)[:, None]
+    t = lo[:, None] + width * _U
     with np.errstate(divide="ignore"):
-        return t, law.logf(t) + np.log(w)
+        return t, law.logf(t) + np.log(width * _WU)
+
+
+def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, t, lw): the nodes of :func:`_piece_nodes` on the pieces of :func:`_t_pieces`."""
+    row, lo, hi = _t_pieces(law, D, s)
+    return (row,) + _piece_nodes(law, lo, hi)
 
 
 def _lse_rows(v: np.ndarray) -> np.ndarray:
@@ -365,6 +425,79 @@ def _lse_rows(v: np.ndarray) -> np.ndarray:
         return np.log(np.sum(np.exp(v - m), axis=-1)) + m[..., 0]
 
 
+#: exp(-750) is 0 in double precision (the smallest subnormal is e^-744.4): a term more than this below the
+#: largest of a log-sum-exp adds exactly nothing to it
+_LOG_NEGLIGIBLE = 750.0
+
+#: eps values per block of the tail quadratures (bounded memory, node arrays that stay in cache)
+_TAIL_BLOCK = 64
+
+
+def _tail_terms(law: RadialLaw, D: float, q: np.ndarray, t: np.ndarray, lw: np.ndarray,
+                tail: str) -> np.ndarray:
+    """The log terms (log weight x density x conditional probability) at nodes t with log weights lw, q =
+    sigma^2 s against t, of one tail of :func:`_loss_tails`: P1(L > s) ("upper"), P1(L <= s) ("inside")
+    or P1(L < -s) ("lower"); -inf at nodes of zero weight."""
+    a = law.k / 2.0
+    den = _xfrac_den(law.kind, t, D)
+    if tail == "lower":
+        r, dr = _stable_dr(t, q, -1.0)
+        x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
+        p = _beta_cdf(a, xc, x)
+        p[t * t <= 2 * q] = 0.0
+    else:
+        r, dr = _stable_dr(t, q, 1.0)
+        if tail == "inside":
+            x, xc = _xfrac(law.kind, t, r, D, dr, den, "xc")
+            p = _beta_cdf(a, xc, x)
+        else:
+            x, xc = _xfrac(law.kind, t, r, D, dr, den, "x")
+            p = _beta_cdf(a, x, xc)
+    with np.errstate(divide="ignore"):
+        # nodes of zero weight drop out, whatever their integrand (0/0 in the fractions at t = 0)
+        return np.where(lw > -np.inf, lw + np.log(p), -np.inf)
+
+
+def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, tails: tuple[str, ...]) -> list[np.ndarray]:
+    """log of the quadrature sums of the :func:`_tail_terms` of ``tails`` (unnormalised), one per s.
+
+    Pieces all of whose terms lie more than ``_LOG_NEGLIGIBLE`` below the largest term of their row add
+    nothing to its log-sum-exp (their exponentials underflow to 0, with 4.8 to spare for rounding). The
+    terms at the middle node of every piece give a lower bound of that largest term, and a term is at
+    most its log weight (the probabilities are at most 1), which is at most the log density's largest
+    value on the piece (the density is log-concave: at the end nearer the mode, or the mode) plus the
+    largest log weight. Each tail skips the pieces where that is below the bound less
+    ``_LOG_NEGLIGIBLE``, the lower tail also those with t^2 <= 2 sigma^2 s at all nodes (r imaginary,
+    probability 0): the same sums, without most of the far tail at small sigma."""
+    row, lo, hi = _t_pieces(law, D, s)
+    q = law.sigma * law.sigma * s[row][:, None]
+    start = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    width = hi - lo
+    with np.errstate(divide="ignore"):
+        top = np.where(hi <= law.mode, law.logf(hi), np.where(lo >= law.mode, law.logf(lo), law.lmax))
+        lw_top = top + np.log(width * np.max(_WU))
+        mid = lo + width * _U[16]
+        t_mid, lw_mid = mid[:, None], (law.logf(mid) + np.log(width * _WU[16]))[:, None]
+    keeps = []
+    for tail in tails:
+        bound = np.maximum.reduceat(_tail_terms(law, D, q, t_mid, lw_mid, tail)[:, 0], start)
+        bound = np.where(np.isnan(bound), -np.inf, bound)  # a NaN term keeps every piece (and the NaN)
+        keep = lw_top >= bound[row] - _LOG_NEGLIGIBLE
+        if tail == "lower":  # t increases along a piece: its last node decides
+            last = lo + width * _U[-1]
+            keep &= ~(last * last <= 2 * q[:, 0])
+        keep[start] = True  # every row keeps a piece, so that the groups stay numbered without gaps
+        keeps.append(keep)
+    need = np.flatnonzero(np.logical_or.reduce(keeps))
+    row, q = row[need], q[need]
+    t, lw = _piece_nodes(law, lo[need], hi[need])
+    sums = []
+    for tail, keep in zip(tails, keeps):
+        k = keep[need]
+        sums.append(_lse_groups(_tail_terms(law, D, q[k], t[k], lw[k], tail), row[k]))
+    return sums
+
+
 def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log P1(L > s) and log P1(L < -s) for the privacy loss L = (d2^2 - d1^2)/(2 sigma^2) under eta1.
 
@@ -373,22 +506,12 @@ def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np
     one-dimensional integral over t of an incomplete beta function. Kinks of the integrand (where
     c = +-1) are quadrature breakpoints.
     """
-    a = law.k / 2.0
     s = np.atleast_1d(np.asarray(s, float))
-    t, lw = _t_nodes(law, D, s)
-    q = law.sigma * law.sigma * s[:, None]
-    r_up, dr_up = _stable_dr(t, q, 1.0)
-    x, xc = _xfrac(law.kind, t, r_up, D, dr_up)
-    p_up = _beta_cdf(a, x, xc)
-    r_lo, dr_lo = _stable_dr(t, q, -1.0)
-    x2, xc2 = _xfrac(law.kind, t, r_lo, D, dr_lo)
-    p_lo = np.where(t * t <= 2 * q, 0.0, _beta_cdf(a, xc2, x2))
-    with np.errstate(divide="ignore"):
-        # nodes of zero weight (pieces of zero width, e.g. at t = 0 when a kink falls there) drop out,
-        # whatever their integrand (0/0 in the fractions at t = 0)
-        up = np.where(lw > -np.inf, lw + np.log(p_up), -np.inf)
-        low = np.where(lw > -np.inf, lw + np.log(p_lo), -np.inf)
-        return _lse_rows(up) - law._log_norm_t, _lse_rows(low) - law._log_norm_t
+    if s.size > _TAIL_BLOCK:
+        parts = [_loss_tails(law, D, s[i:i + _TAIL_BLOCK]) for i in range(0, s.size, _TAIL_BLOCK)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    up, low = _tail_sums(law, D, s, ("upper", "lower"))
+    return up - law._log_norm_t, low - law._log_norm_t
 
 
 def _stable_dr(t: np.ndarray, q: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
@@ -441,8 +564,8 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
     eps = np.atleast_1d(np.asarray(eps, float))
     if eps.size > 16:  # the node arrays are eps.size x nodes x 32: bounded memory
         return np.concatenate([_direct_log_profile(law, D, eps[i:i + 16]) for i in range(0, eps.size, 16)])
-    t, lw = _t_nodes(law, D, eps)
-    q = sig * sig * eps[:, None] * np.ones_like(t)
+    row, t, lw = _t_nodes(law, D, eps)
+    q = sig * sig * eps[row][:, None] * np.ones_like(t)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         if dim == 1:  # the circle: phi = 0 (towards eta') or pi, each with probability 1/2
             phi = np.array([0.0, math.pi])
@@ -451,7 +574,7 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
             lwphi = np.broadcast_to(lwphi, phi.shape)
         else:
             r, dr = _stable_dr(t, q, 1.0)
-            x, xc = _xfrac(kind, t, r, D, dr)
+            x, xc = _xfrac(kind, t, r, D, dr, _xfrac_den(kind, t, D))
             pc = 2.0 * np.arctan2(np.sqrt(np.clip(xc, 0.0, 1.0)), np.sqrt(np.clip(x, 0.0, 1.0)))
             width = (math.pi - pc)[..., None]
             phi = pc[..., None] + width * _U
@@ -460,10 +583,10 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
             if dim > 2:
                 lwphi = lwphi + (dim - 2) * np.log(np.sin(phi))
         loss = _loss_at(kind, t[..., None], np.sin(phi / 2) ** 2, np.cos(phi / 2) ** 2, D, sig)
-        g = -np.expm1(eps[:, None, None] - loss)
+        g = -np.expm1(eps[row][:, None, None] - loss)
         v = lw[..., None] + lwphi + np.log(np.maximum(g, 0.0))
         v = np.where((lw[..., None] > -np.inf) & (lwphi > -np.inf), v, -np.inf)  # zero weight drops out
-        return _lse_rows(v.reshape(len(eps), -1)) - law._log_norm_t
+        return _lse_groups(v.reshape(len(row), -1), row) - law._log_norm_t
 
 
 def _pieces(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -841,21 +964,12 @@ def _loss_log_complement(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarra
     """log(1 - delta(eps)) on S^d and H^d (d >= 2): 1 - delta = P1(L <= eps) + e^eps P1(L < -eps), a sum,
     so it keeps its relative accuracy however close delta is to 1. P1(L <= eps) is the quadrature of
     :func:`_loss_tails` with the complementary incomplete beta function, P(cos phi >= c) = I_(1-x)(a, a)."""
-    a = law.k / 2.0
     eps = np.atleast_1d(np.asarray(eps, float))
-    if eps.size > 16:  # the node arrays are eps.size x nodes x 32: bounded memory
-        return np.concatenate([_loss_log_complement(law, D, eps[i:i + 16]) for i in range(0, eps.size, 16)])
-    t, lw = _t_nodes(law, D, eps)
-    q = law.sigma * law.sigma * eps[:, None]
-    r_up, dr_up = _stable_dr(t, q, 1.0)
-    x, xc = _xfrac(law.kind, t, r_up, D, dr_up)
-    r_lo, dr_lo = _stable_dr(t, q, -1.0)
-    x2, xc2 = _xfrac(law.kind, t, r_lo, D, dr_lo)
-    p_lo = np.where(t * t <= 2 * q, 0.0, _beta_cdf(a, xc2, x2))
-    with np.errstate(divide="ignore"):
-        inside = _lse_rows(lw + np.log(_beta_cdf(a, xc, x))) - law._log_norm_t
-        below = eps + _lse_rows(lw + np.log(p_lo)) - law._log_norm_t
-    return np.minimum(np.logaddexp(inside, below), 0.0)
+    if eps.size > _TAIL_BLOCK:
+        return np.concatenate([_loss_log_complement(law, D, eps[i:i + _TAIL_BLOCK])
+                               for i in range(0, eps.size, _TAIL_BLOCK)])
+    inside, below = _tail_sums(law, D, eps, ("inside", "lower"))
+    return np.minimum(np.logaddexp(inside - law._log_norm_t, eps + below - law._log_norm_t), 0.0)
 
 
 def _log_cdelta_mu(eps: np.ndarray, mu: float) -> np.ndarray:
