@@ -131,3 +131,54 @@ def test_flat_profile_mu_certified_above_the_tv_bound(man, kind, sigma, D, close
     assert mp.mpf(got) >= ref
     if close:
         assert float(mp.mpf(got) / ref - 1) <= 1e-7
+
+
+def _mp_log_complement_h2(eps, sigma, D):
+    """log(1 - delta(eps)) = log(P1(L <= eps) + e^eps P1(L < -eps)) on H^2 by mpmath, each tail integrated
+    directly (P(d(eta2, y) <= r | t) = acos(c)/pi), so that values far below the double range (mass only
+    beyond D/2, hundreds of sigma out) keep their digits. Breakpoints at the kinks D/2 -+ q/D, where the
+    tails start, and geometric steps of sigma^2 / kink after them."""
+    eps, sigma, D = mp.mpf(eps), mp.mpf(sigma), mp.mpf(D)
+
+    def f(t):
+        return mp.exp(-t * t / (2 * sigma**2)) * mp.sinh(t)
+
+    def p_near(t, r):
+        c = (mp.cosh(t) * mp.cosh(D) - mp.cosh(r)) / (mp.sinh(t) * mp.sinh(D))
+        return mp.acos(max(min(c, 1), -1)) / mp.pi
+
+    q = sigma**2 * eps
+    top = 12 + 30 * sigma
+
+    def after(k):
+        return sorted({k, top} | {x for x in (k + sigma**2 / k * 2**j for j in range(-4, 14)) if x < top})
+
+    inside = mp.quad(lambda t: f(t) * p_near(t, mp.sqrt(t * t + 2 * q)), after(D / 2 - q / D))
+    below = mp.quad(lambda t: f(t) * p_near(t, mp.sqrt(t * t - 2 * q)), after(D / 2 + q / D))
+    Z = mp.quad(f, [0] + [sigma * 2**j for j in range(7)] + [top])
+    return mp.log(inside + mp.exp(eps) * below) - mp.log(Z)
+
+
+@pytest.mark.parametrize("sigma,D,eps", [(0.1, 1.0, 10.0), (0.003, 3.1, 0.0), (0.003, 3.1, 1e5)])
+def test_hyperbolic_complement_beyond_the_radial_range(sigma, D, eps):
+    """On H^d the quadrature reaches D/2 + q/D however far that is beyond the radial law's own range: at
+    sigma = 0.003, D = 3.1, 1 - delta(0) = e^-133479 comes only from distances beyond D/2, 500 sigma out
+    (it was 0, log -inf, and the certificate of mu could not close)."""
+    with mp.workdps(30):
+        ref = _mp_log_complement_h2(eps, sigma, D)
+    got = P._loss_log_complement(RadialLaw(M.Hyperbolic(2), sigma, False), D, np.array([eps]))[0]
+    assert abs(mp.mpf(got) - ref) <= 1e-9, (got, mp.nstr(ref, 17))
+
+
+def test_hyperbolic_mu_certified_at_a_shift_beyond_the_radial_range():
+    """gdp_mu on H^2 at sigma = 0.003, D = 3.1 (mu near 1033) is certified and at least mu_0, the mu of the
+    Gaussian mechanism with the same 1 - delta(0) = 2 Phi(-mu_0 / 2) (the sup over eps is at least the
+    value at eps = 0)."""
+    sigma, D = 0.003, 3.1
+    with mp.workdps(30):
+        lc0 = _mp_log_complement_h2(0, sigma, D)
+        mu0 = mp.findroot(lambda m: mp.log(2 * mp.ncdf(-m / 2)) - lc0, 2 * D / sigma / 2 * 2)
+    got = M.gdp_mu(M.Hyperbolic(2), sigma=sigma, sensitivity=D)
+    est = P._mu_exact(M.Hyperbolic(2), sigma, D, certify=False)
+    assert mp.mpf(got) >= mu0
+    assert est <= got <= est * (1 + P._CERT_MAX_INFLATION)

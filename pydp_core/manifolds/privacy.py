@@ -376,13 +376,20 @@ def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
     return out
 
 
-def _t_pieces(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _t_pieces(law: RadialLaw, D: float, s: np.ndarray, reach: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The quadrature pieces in t of positive width between the radial law's breakpoints and the kinks of
     the integrands (where c = +-1 at r^2 = t^2 +- 2 sigma^2 s): (row, lo, hi), ``row`` the index in s of
-    each piece (sorted; every s has pieces)."""
-    T = law.tmax
-    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, T))
+    each piece (sorted; every s has pieces).
+
+    The pieces end at the radial law's range ``tmax``; on H^d with ``reach`` they go on to the last kink,
+    D/2 + sigma^2 s / D, plus the law's width: there 1 - delta can have its mass only beyond D/2 (large
+    D / sigma), e^-1800 below the law's own and yet the whole of it.
+    """
     q = law.sigma * law.sigma * s[:, None]
+    T = np.full(q.shape, law.tmax)
+    if reach and law.kind == 1:
+        T = np.maximum(T, D / 2 + q / D + (law.tmax - law.mode))
+    base = np.unique(np.clip(np.array(law._breakpoints()), 0.0, law.tmax))
     kinks = [D / 2 - q / D, q / D - D / 2, D / 2 + q / D, np.sqrt(2 * q)]
     if law.kind in (0, 3):
         E = 2 * math.pi - D
@@ -392,12 +399,12 @@ def _t_pieces(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.n
     # geometric steps from there (or from the kink, if further out) up to T
     covered = law.mode + 34.0 * law.scale
     after = []
-    if covered < T:
-        steps = law.sigma * 2.0 ** np.arange(-3, max(1, math.ceil(math.log2(T / law.sigma))) + 1)
+    if covered < T.max():
+        steps = law.sigma * 2.0 ** np.arange(-3, max(1, math.ceil(math.log2(T.max() / law.sigma))) + 1)
         after = [np.broadcast_to(covered + steps, (len(s), len(steps)))]
         after += [np.maximum(k, covered)[..., None] + steps for k in kinks if np.any(k > covered)]
         after = [np.reshape(a, (len(s), -1)) for a in after]
-    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base)))] + list(kinks) + after, axis=1)
+    bps = np.concatenate([np.broadcast_to(base, (len(s), len(base))), T] + list(kinks) + after, axis=1)
     # the breakpoints clipped onto 0 or T, or coinciding, leave pieces of zero width: dropped
     return _pieces(np.clip(bps, 0.0, T))
 
@@ -411,9 +418,9 @@ def _piece_nodes(law: RadialLaw, lo: np.ndarray, hi: np.ndarray) -> tuple[np.nda
         return t, law.logf(t) + np.log(width * _WU)
 
 
-def _t_nodes(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _t_nodes(law: RadialLaw, D: float, s: np.ndarray, reach: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(row, t, lw): the nodes of :func:`_piece_nodes` on the pieces of :func:`_t_pieces`."""
-    row, lo, hi = _t_pieces(law, D, s)
+    row, lo, hi = _t_pieces(law, D, s, reach)
     return (row,) + _piece_nodes(law, lo, hi)
 
 
@@ -469,7 +476,7 @@ def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, tails: tuple[str, ...]) 
     largest log weight. Each tail skips the pieces where that is below the bound less
     ``_LOG_NEGLIGIBLE``, the lower tail also those with t^2 <= 2 sigma^2 s at all nodes (r imaginary,
     probability 0): the same sums, without most of the far tail at small sigma."""
-    row, lo, hi = _t_pieces(law, D, s)
+    row, lo, hi = _t_pieces(law, D, s, reach="inside" in tails)
     q = law.sigma * law.sigma * s[row][:, None]
     start = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
     width = hi - lo
