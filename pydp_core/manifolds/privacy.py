@@ -979,7 +979,7 @@ def _loss_log_complement(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarra
     return np.minimum(np.logaddexp(inside - law._log_norm_t, eps + below - law._log_norm_t), 0.0)
 
 
-def _log_cdelta_mu(eps: np.ndarray, mu: float) -> np.ndarray:
+def _log_cdelta_mu(eps: np.ndarray, mu: Union[float, np.ndarray]) -> np.ndarray:
     """log(1 - delta_mu(eps)) = log(Phi(-a) + e^eps Phi(b)), a, b = -eps/mu +- mu/2: a sum, no cancellation."""
     a = -eps / mu + mu / 2.0
     return np.logaddexp(_log_ndtr(-a), eps + _log_ndtr(-eps / mu - mu / 2.0))
@@ -1112,7 +1112,8 @@ def _smallest_certified_k(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np
     conditions are monotone in mu); for few intervals, every k in one evaluation."""
     if e0.size * (kmax + 1) <= 65536:
         k = np.arange(kmax + 1)
-        ok = _intervals_certified(*(np.repeat(x, kmax + 1) for x in (e0, e1, u0, u1, c0, c1)),
+        r = [np.repeat(x, kmax + 1) for x in (e0, e1, u0, u1, c0, c1)]
+        ok = _intervals_certified(r[0], r[1], r[2], r[3], r[4], r[5],
                                   base * (1.0 + r0 * np.exp2(np.tile(k, e0.size))), gauss)
         ok = ok.reshape(e0.size, kmax + 1)
         return np.where(ok.any(axis=1), np.argmax(ok, axis=1), kmax + 1)
@@ -1293,7 +1294,8 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
             kk = np.array([known.get(key, -1) for key in keys], int)
             new = np.flatnonzero(kk < 0)
             if new.size:
-                kk[new] = _smallest_certified_k(*(x[new] for x in ends), base, r0, kmax, gauss)
+                sub = [x[new] for x in ends]
+                kk[new] = _smallest_certified_k(sub[0], sub[1], sub[2], sub[3], sub[4], sub[5], base, r0, kmax, gauss)
                 known.update(zip((keys[j] for j in new), kk[new].tolist()))
             if kk.max() <= kmax:
                 k_ok = int(kk.max()) if k_ok is None else min(k_ok, int(kk.max()))
