@@ -478,22 +478,14 @@ def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, tails: tuple[str, ...]) 
     probability 0): the same sums, without most of the far tail at small sigma."""
     row, lo, hi = _t_pieces(law, D, s, reach="inside" in tails)
     q = law.sigma * law.sigma * s[row][:, None]
-    start = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    width = hi - lo
-    with np.errstate(divide="ignore"):
-        top = np.where(hi <= law.mode, law.logf(hi), np.where(lo >= law.mode, law.logf(lo), law.lmax))
-        lw_top = top + np.log(width * np.max(_WU))
-        mid = lo + width * _U[16]
-        t_mid, lw_mid = mid[:, None], (law.logf(mid) + np.log(width * _WU[16]))[:, None]
+    start, t_mid, lw_mid, lw_top = _piece_bounds(law, row, lo, hi)
     keeps = []
     for tail in tails:
-        bound = np.maximum.reduceat(_tail_terms(law, D, q, t_mid, lw_mid, tail)[:, 0], start)
-        bound = np.where(np.isnan(bound), -np.inf, bound)  # a NaN term keeps every piece (and the NaN)
-        keep = lw_top >= bound[row] - _LOG_NEGLIGIBLE
+        keep = _kept_pieces(row, start, lw_top, _tail_terms(law, D, q, t_mid, lw_mid, tail)[:, 0])
         if tail == "lower":  # t increases along a piece: its last node decides
-            last = lo + width * _U[-1]
+            last = lo + (hi - lo) * _U[-1]
             keep &= ~(last * last <= 2 * q[:, 0])
-        keep[start] = True  # every row keeps a piece, so that the groups stay numbered without gaps
+            keep[start] = True
         keeps.append(keep)
     need = np.flatnonzero(np.logical_or.reduce(keeps))
     row, q = row[need], q[need]
@@ -503,6 +495,33 @@ def _tail_sums(law: RadialLaw, D: float, s: np.ndarray, tails: tuple[str, ...]) 
         k = keep[need]
         sums.append(_lse_groups(_tail_terms(law, D, q[k], t[k], lw[k], tail), row[k]))
     return sums
+
+
+def _piece_bounds(law: RadialLaw, row: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, t_mid, lw_mid, lw_top) for the pieces of :func:`_t_pieces`: where each row's pieces start,
+    the middle node of each piece with its log weight (one column), and an upper bound of the log weight of
+    every node of the piece: the log density's largest value on it (log-concave: at the end nearer the
+    mode, or the mode) plus the largest log weight."""
+    start = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    width = hi - lo
+    with np.errstate(divide="ignore"):
+        top = np.where(hi <= law.mode, law.logf(hi), np.where(lo >= law.mode, law.logf(lo), law.lmax))
+        lw_top = top + np.log(width * np.max(_WU))
+        mid = lo + width * _U[16]
+        return start, mid[:, None], (law.logf(mid) + np.log(width * _WU[16]))[:, None], lw_top
+
+
+def _kept_pieces(row: np.ndarray, start: np.ndarray, lw_top: np.ndarray, mid_terms: np.ndarray) -> np.ndarray:
+    """The pieces that can add to their row's log-sum-exp: those whose bound ``lw_top`` on every term is
+    within ``_LOG_NEGLIGIBLE`` of the row's largest middle-node term (a lower bound of its largest term);
+    the rest underflow to 0 in it. A NaN term keeps every piece of its row; every row keeps its first piece,
+    so that the groups stay numbered without gaps."""
+    bound = np.maximum.reduceat(mid_terms, start)
+    bound = np.where(np.isnan(bound), -np.inf, bound)
+    keep = lw_top >= bound[row] - _LOG_NEGLIGIBLE
+    keep[start] = True
+    return keep
 
 
 def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -567,33 +586,52 @@ def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray
     {L > eps} is phi > phi_c(t), with sin^2(phi_c / 2) the fraction 1 - x of :func:`_xfrac`. Gauss-Legendre
     in phi on [phi_c, pi], nested in the quadrature in t of :func:`_loss_tails` (same breakpoints).
     """
-    kind, sig, dim = law.kind, law.sigma, law.k + 1
     eps = np.atleast_1d(np.asarray(eps, float))
     if eps.size > 16:  # the node arrays are eps.size x nodes x 32: bounded memory
         return np.concatenate([_direct_log_profile(law, D, eps[i:i + 16]) for i in range(0, eps.size, 16)])
-    row, t, lw = _t_nodes(law, D, eps)
-    q = sig * sig * eps[row][:, None] * np.ones_like(t)
+    row, lo, hi = _t_pieces(law, D, eps)
+    # pieces whose terms all underflow in the log-sum-exp are skipped as in :func:`_tail_sums`; a term is
+    # at most its t weight plus the largest angular log weight (1 - e^(eps - L) <= 1)
+    start, t_mid, lw_mid, lw_top = _piece_bounds(law, row, lo, hi)
+    mid_terms = _direct_terms(law, D, eps[row], t_mid, lw_mid).reshape(len(row), -1).max(axis=1)
+    keep = np.flatnonzero(_kept_pieces(row, start, lw_top + _direct_angle_log_weight_max(law.k + 1), mid_terms))
+    t, lw = _piece_nodes(law, lo[keep], hi[keep])
+    v = _direct_terms(law, D, eps[row[keep]], t, lw)
+    return _lse_groups(v.reshape(len(keep), -1), row[keep]) - law._log_norm_t
+
+
+def _direct_angle_log_weight_max(dim: int) -> float:
+    """An upper bound of the angular log weights of :func:`_direct_terms`: the width (at most pi) times the
+    largest Gauss-Legendre weight times the largest angular density 1 / B(1/2, (d-1)/2) (d >= 2); log 1/2
+    on the circle."""
+    if dim == 1:
+        return math.log(0.5)
+    return math.log(math.pi * float(np.max(_WU))) - math.log(sps.beta(0.5, (dim - 1) / 2.0))
+
+
+def _direct_terms(law: RadialLaw, D: float, eps: np.ndarray, t: np.ndarray, lw: np.ndarray) -> np.ndarray:
+    """The log terms of :func:`_direct_log_profile` at t nodes (rows of t, lw; ``eps`` one per row) and the
+    angle nodes on [phi_c, pi]: log weight in t + log weight in phi + log(1 - e^(eps - L))_+, shape
+    (rows, t nodes, angle nodes); -inf where a weight is 0."""
+    kind, sig, dim = law.kind, law.sigma, law.k + 1
+    q = sig * sig * eps[:, None] * np.ones_like(t)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         if dim == 1:  # the circle: phi = 0 (towards eta') or pi, each with probability 1/2
-            phi = np.array([0.0, math.pi])
-            lwphi = np.full(2, math.log(0.5))
-            phi = np.broadcast_to(phi, t.shape + (2,))
-            lwphi = np.broadcast_to(lwphi, phi.shape)
+            phi = np.broadcast_to(np.array([0.0, math.pi]), t.shape + (2,))
+            lwphi = np.broadcast_to(np.full(2, math.log(0.5)), phi.shape)
         else:
             r, dr = _stable_dr(t, q, 1.0)
             x, xc = _xfrac(kind, t, r, D, dr, _xfrac_den(kind, t, D))
             pc = 2.0 * np.arctan2(np.sqrt(np.clip(xc, 0.0, 1.0)), np.sqrt(np.clip(x, 0.0, 1.0)))
             width = (math.pi - pc)[..., None]
             phi = pc[..., None] + width * _U
-            log_norm = math.log(sps.beta(0.5, (dim - 1) / 2.0))
-            lwphi = np.log(width * _WU) - log_norm
+            lwphi = np.log(width * _WU) - math.log(sps.beta(0.5, (dim - 1) / 2.0))
             if dim > 2:
                 lwphi = lwphi + (dim - 2) * np.log(np.sin(phi))
         loss = _loss_at(kind, t[..., None], np.sin(phi / 2) ** 2, np.cos(phi / 2) ** 2, D, sig)
-        g = -np.expm1(eps[row][:, None, None] - loss)
+        g = -np.expm1(eps[:, None, None] - loss)
         v = lw[..., None] + lwphi + np.log(np.maximum(g, 0.0))
-        v = np.where((lw[..., None] > -np.inf) & (lwphi > -np.inf), v, -np.inf)  # zero weight drops out
-        return _lse_groups(v.reshape(len(row), -1), row) - law._log_norm_t
+        return np.where((lw[..., None] > -np.inf) & (lwphi > -np.inf), v, -np.inf)  # zero weight drops out
 
 
 def _pieces(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
