@@ -202,7 +202,7 @@ def test_small_sigma_mu_follows_the_curvature_expansion(man, curv):
 def test_flat_mu_curves_certified_loosely():
     """Where mu_eps is flat over thousands of eps (S^2 at sigma = 0.01, D = 1: nearly Gaussian, mu near 100)
     the certificate closes only at a coarse inflation: the answer is returned, at or above the search's
-    estimate and within the documented 2e-3 above it (it raised before the inflation ladder reached 2e-3)."""
+    estimate and within the documented 2e-3 above it (it raised while the inflation ladder stopped below)."""
     sigma, D = 0.01, 1.0
     mu = M.gdp_mu(M.Sphere(2), sigma=sigma, sensitivity=D)
     est = P._mu_exact(M.Sphere(2), sigma, D, certify=False)
