@@ -316,7 +316,8 @@ def test_tail_quadrature_skips_only_negligible_pieces(manifold, sigma, D):
     eps = np.linspace(0.0, manifold_privacy._eps_range(manifold, sigma, D) * 0.999, 60)
     for tails, got in ((("upper", "lower"), manifold_privacy._tail_sums(law, D, eps, ("upper", "lower"))),
                        (("inside", "lower"), manifold_privacy._tail_sums(law, D, eps, ("inside", "lower")))):
-        row, t, lw = manifold_privacy._t_nodes(law, D, eps, reach="inside" in tails)
+        row, lo, hi = manifold_privacy._t_pieces(law, D, eps, reach="inside" in tails)
+        t, lw = manifold_privacy._piece_nodes(law, lo, hi)
         q = sigma * sigma * eps[row][:, None]
         for tail, value in zip(tails, got):
             full = manifold_privacy._lse_groups(manifold_privacy._tail_terms(law, D, q, t, lw, tail), row)

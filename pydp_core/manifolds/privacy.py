@@ -418,12 +418,6 @@ def _piece_nodes(law: RadialLaw, lo: np.ndarray, hi: np.ndarray) -> tuple[np.nda
         return t, law.logf(t) + np.log(width * _WU)
 
 
-def _t_nodes(law: RadialLaw, D: float, s: np.ndarray, reach: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, t, lw): the nodes of :func:`_piece_nodes` on the pieces of :func:`_t_pieces`."""
-    row, lo, hi = _t_pieces(law, D, s, reach)
-    return (row,) + _piece_nodes(law, lo, hi)
-
-
 def _lse_rows(v: np.ndarray) -> np.ndarray:
     """log of the sum of exp(v) along the last axis (-inf for an empty sum)."""
     m = np.max(v, axis=-1, keepdims=True)
