@@ -1296,10 +1296,9 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
     last = math.nextafter(hi, math.inf)  # >= the exact largest loss on S^1 and S^d
 
     def grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The points and bounds in order; an unreliable upper bound replaced by the one to its left (delta
-        decreases), and on S^1 and S^d the point past the largest loss, where delta = 0."""
-        order = np.argsort(e, kind="stable")
-        ee, uu, cc = e[order], lu[order], lc[order]
+        """The points (kept sorted by the ladder) and bounds; an unreliable upper bound replaced by the one to
+        its left (delta decreases), and on S^1 and S^d the point past the largest loss, where delta = 0."""
+        ee, uu, cc = e, lu, lc
         idx = np.where(np.isnan(uu), 0, np.arange(len(uu)))
         np.maximum.accumulate(idx, out=idx)
         uu = np.where(np.isnan(uu[idx]), 0.0, uu[idx])
