@@ -372,6 +372,9 @@ class _Failing:
         self.inner, self.after, self.exc, self.calls = inner, after, exc, 0
         self.sensitivity = inner.sensitivity
 
+    def __repr__(self):  # the law of the noise is the inner mechanism's (the release description reads it)
+        return f"_Failing({self.inner!r})"
+
     def privatize(self, values, rng=None):
         self.calls += 1
         if self.calls == self.after:

@@ -7,10 +7,16 @@ the ``pydp-core privatize`` command and the Spark and Dask front ends
 
 Keyed noise (reproducible, partition-independent)
 -------------------------------------------------
-With a 256-bit secret ``key``, the noise of a value depends only on (key, column name, global row
-index): row ``i`` of column ``c`` gets the ``i mod B``-th value of the stream
+With a 256-bit secret ``key``, the noise of a value depends only on (key, release, column name, global
+row index): row ``i`` of column ``c`` gets the ``i mod B``-th value of the stream
 
-    Random(HMAC-SHA256(key, "pydp_core.etl/column" || 0x00 || c)).stream(i // B),   B = block_rows,
+    Random(column_key(release_key(key, R), c)).stream(i // B),   B = block_rows,
+
+where ``R = release_id(release_description(...))`` describes everything that changes the output law (the
+mechanisms and their parameters, the columns, the bounds, ``B``, the noise format), and
+``release_key(key, R) = HMAC-SHA256(key, "pydp_core.release/key" || 0x00 || R)``,
+``column_key(k, c) = HMAC-SHA256(k, "pydp_core.etl/column" || 0x00 || c)``. Releases that differ in
+anything but their data and rows get independent noise (``docs/io.md``);
 
 computed by one ``mechanism.privatize(block, rng=stream)`` call over the whole block of ``B`` rows (rows of
 the block that a call does not hold are padded and discarded). So:
@@ -18,7 +24,7 @@ the block that a call does not hold are padded and discarded). So:
 - processing a column in pieces (``offset=``), by Parquet row group or CSV batch, by Spark or Dask
   partition, in any order, gives bit-for-bit the output of processing it in one piece;
 - a retried or recomputed piece reproduces its noise exactly, so recomputation cannot average noise away;
-- different rows, blocks and columns get independent noise (distinct streams of a keyed CSPRNG).
+- different rows, blocks, columns and releases get independent noise (distinct streams of a keyed CSPRNG).
 
 This rests on one property of the noise, which tests/test_etl.py checks: it is added elementwise, and
 the noise of position ``j`` depends on the stream and on ``j`` only, not on the values.
@@ -30,11 +36,11 @@ floating-point noise for simulations. Logistic and Subbotin noise have no safe p
 unless ``release=False``.
 
 The key is a secret. Generate it once per release (:func:`generate_key`, or ``pydp-core keygen``, which
-writes it with owner-only permissions), keep it out of logs, job arguments and notebooks, and never reuse
-it for another release: two releases with one key carry the same noise, and their difference reveals the
-change in the data exactly. Every use is recorded in the key's ledger (:mod:`pydp_core.io.ledger`; in the
-process, or in ``<key file>.ledger``) before noise is drawn, and a second release with other values is
-refused with :class:`KeyReuseError`. Without a key a fresh one is drawn from OS entropy for the call (and thrown
+writes it with owner-only permissions) and keep it out of logs, job arguments and notebooks. Every use is
+recorded in the key's ledger (:mod:`pydp_core.io.ledger`; in the process, or in ``<key file>.ledger``)
+before noise is drawn: a second release under the key (other parameters, columns or bounds, or other
+values on the same rows) is refused with :class:`KeyReuseError`, unless every release under the key is
+made through one :class:`pydp_core.Session`, which charges each to its budget. Without a key a fresh one is drawn from OS entropy for the call (and thrown
 away), which is right for a one-shot release but not reproducible.
 
 Clamping and sensitivity
@@ -54,22 +60,27 @@ from .frames import privatize
 from .keyed import (
     KeyedNoise,
     check_bounds,
+    describe_mechanism,
     mechanism,
     privatizer,
     release_bounds,
+    release_description,
     sensitivity_from_bounds,
 )
 from .keys import (
     BLOCK_ROWS,
     KEY_BYTES,
+    NOISE_FORMAT,
     check_key,
     column_key,
     generate_key,
     load_key,
     parse_key,
+    release_id,
+    release_key,
     write_key,
 )
-from .ledger import KeyLedger, KeyReuseError, ledger_for_key, values_digest
+from .ledger import KeyLedger, KeyReuseError, SessionLedger, ledger_for_key, values_digest
 
 __all__ = [
     "privatize",
@@ -82,7 +93,13 @@ __all__ = [
     "KeyedNoise",
     "KeyLedger",
     "KeyReuseError",
+    "SessionLedger",
     "ledger_for_key",
+    "release_id",
+    "release_key",
+    "release_description",
+    "describe_mechanism",
+    "NOISE_FORMAT",
     "values_digest",
     "release_bounds",
     "BLOCK_ROWS",

@@ -127,8 +127,9 @@ def privatize(
                    sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
 
     def record(names: Sequence[str]) -> None:
-        record_distributed_release(key, names, mechanism, ledger=ledger, resume=resume, accountant=accountant,
-                                   release=privatize_kwargs.get("release", True) is not False)
+        record_distributed_release(key, names, mechanism, bounds=bounds, block_rows=block_rows,
+                                   privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
+                                   accountant=accountant)
 
     if isinstance(data, da.Array):
         if index is not None:

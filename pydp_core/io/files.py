@@ -12,8 +12,8 @@ import numpy as np
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
-from .keyed import KeyedNoise
-from .keys import BLOCK_ROWS, check_key, generate_key
+from .keyed import KeyedNoise, release_description
+from .keys import BLOCK_ROWS, check_key, generate_key, release_id
 
 
 def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -218,13 +218,15 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     key = generate_key() if key is None else check_key(key)
     batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
+    rid = release_id(release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
+                                         privatize_kwargs=privatize_kwargs))
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
                               "release": privatize_kwargs.get("release", True) is not False}
     for c in column_names(names, _file_columns(source, fmt_in)):
         noisers[c] = KeyedNoise(
             pick_column(mechanism, c, "mechanism"), key, c,
             bounds=pick_column(bounds, c, "bounds", optional=True), block_rows=block_rows,
-            privatize_kwargs=privatize_kwargs, ledger=key_ledger, accountant=accountant,
+            privatize_kwargs=privatize_kwargs, release=rid, ledger=key_ledger, accountant=accountant,
             sensitivity_holds=sensitivity_holds, simulation=simulation,
         )
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)

@@ -16,12 +16,14 @@ from .keyed import (
     KeyedNoise,
     check_chargeable,
     check_mechanism,
+    pick_column,
     prepared_values,
     privatizer,
     release_bounds,
+    release_description,
 )
-from .keys import BLOCK_ROWS, check_key, generate_key
-from .ledger import KeyLedger, ledger_for_key
+from .keys import BLOCK_ROWS, check_key, generate_key, release_id
+from .ledger import KeyLedger, SessionLedger, ledger_for_key
 
 #: The key of the release report in pandas ``attrs`` and Arrow / Parquet schema metadata.
 REPORT_KEY = "pydp_core.release"
@@ -169,7 +171,8 @@ def privatize(
         data, restore = as_ndarray(data, "data", keep_float32=True)
     release = privatize_kwargs.get("release", True) is not False
     release_key = b""
-    key_ledger: bool | KeyLedger = False
+    key_ledger: bool | KeyLedger | SessionLedger = False
+    rid = None
     if rng is None:
         release_key = generate_key() if key is None else check_key(key)
         # A fresh key is used once: it needs no record.
@@ -183,6 +186,9 @@ def privatize(
     if index is not None and offset != 0:
         raise ValueError("give either offset or index, not both")
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
+    if rng is None:
+        rid = release_id(release_description(mechanism, columns=_described_columns(data, columns), bounds=bounds,
+                                             block_rows=block_rows, privatize_kwargs=privatize_kwargs))
     rows = None if index is None else _index_rows(data, index)
     if privacy_unit is not None:
         warn_repeated_units(_unit_ids(data, privacy_unit))
@@ -203,7 +209,7 @@ def privatize(
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out
         kn = KeyedNoise(mech, release_key, col, bounds=bnd, block_rows=block_rows, threads=threads,
-                        privatize_kwargs=privatize_kwargs, ledger=key_ledger, accountant=accountant,
+                        privatize_kwargs=privatize_kwargs, release=rid, ledger=key_ledger, accountant=accountant,
                         sensitivity_holds=sensitivity_holds, simulation=simulation)
         note_column(report, col, mech, kn.bounds)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
@@ -212,7 +218,19 @@ def privatize(
     return out if restore is None else restore(out)
 
 
-def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger:
+def _described_columns(data: Any, columns: Any) -> Any:
+    """The columns of a release as its description names them: ``columns``, or the default name of a
+    one-column input (a Series' name, else ``""``), so that a Series and the same column of its DataFrame
+    are one release. Arguments of the wrong type are left to the dispatch's checks."""
+    if columns is None:
+        name = getattr(data, "name", None) if type(data).__module__.split(".")[0] == "pandas" else None
+        return [name if isinstance(name, str) else ""]
+    if isinstance(columns, str) or not isinstance(columns, Iterable):
+        return columns if isinstance(columns, str) else [repr(columns)]
+    return [c if isinstance(c, str) else repr(c) for c in columns]
+
+
+def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger | SessionLedger:
     """The ledger argument of :class:`KeyedNoise` for a ``ledger=`` given to :func:`privatize`.
 
     ``None``: the process record of ``key``; ``False``: none; a path: the ledger file; a
@@ -220,7 +238,7 @@ def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger:
     """
     if ledger is None or ledger is True:
         return True
-    if ledger is False or isinstance(ledger, KeyLedger):
+    if ledger is False or isinstance(ledger, (KeyLedger, SessionLedger)):
         return ledger
     if isinstance(ledger, (str, os.PathLike)):
         return ledger_for_key(key, ledger)
@@ -244,18 +262,23 @@ def _unit_ids(data: Any, unit: Any) -> list[Any]:
 
 
 def record_distributed_release(
-    key: bytes, columns: Sequence[str], mechanism: Any, *, ledger: Any, resume: bool, accountant: Any,
-    release: bool = True,
+    key: bytes, columns: Sequence[str], mechanism: Any, *, bounds: Any, block_rows: int,
+    privatize_kwargs: Mapping[str, Any], ledger: Any, resume: bool, accountant: Any,
 ) -> None:
     """Record a distributed (Spark, Dask) release of ``columns`` under ``key`` once, at the driver.
 
     The tasks run without a ledger (a retried task reproduces its noise exactly); the driver records each
     column as one piece covering every row, with a digest unique to this call, so a second release of the
     same key and column is refused unless ``resume=True`` says it is the same release (then nothing is
-    recorded or charged again). The accountant is charged here, once per column.
+    recorded or charged again). The accountant is charged here, once per column. The release id is that of
+    the tasks' :func:`privatize` calls (the same arguments), so a release with other parameters under the
+    key is refused here, before any task runs.
     """
     import secrets
 
+    release = privatize_kwargs.get("release", True) is not False
+    rid = release_id(release_description(mechanism, columns=list(columns), bounds=bounds, block_rows=block_rows,
+                                         privatize_kwargs=privatize_kwargs))
     if not isinstance(resume, bool):
         raise TypeError(f"resume must be True or False, not {type(resume).__name__}")
     if resume:
@@ -269,8 +292,8 @@ def record_distributed_release(
         charge = None
         if accountant is not None:
             charge = functools.partial(check_chargeable(mech).charge, accountant, release=release)
-        if isinstance(led, KeyLedger):
-            led.claim(col, 0, 1 << 63, token, on_first=charge)
+        if isinstance(led, (KeyLedger, SessionLedger)):
+            led.claim(col, 0, 1 << 63, token, on_first=charge, release=rid)
         elif charge is not None:
             charge()
 
@@ -357,21 +380,6 @@ def _index_rows(data: Any, index: Any) -> np.ndarray:
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
         raise ValueError("index values must be < 2**63")
     return arr.astype(np.int64)
-
-
-def pick_column(spec: Any, col: str, name: str, optional: bool = False) -> Any:
-    """The entry of a per-column argument for column ``col``.
-
-    ``spec`` is one value for every column, or a mapping ``{column: value}``; a missing column is a
-    ValueError naming ``name``, or ``None`` when ``optional``.
-    """
-    if isinstance(spec, Mapping):
-        if col in spec:
-            return spec[col]
-        if optional:
-            return None
-        raise ValueError(f"{name} has no entry for column {col!r}")
-    return spec
 
 
 def single_column_name(columns: Any, default: Any) -> str:

@@ -1,20 +1,22 @@
-"""Mechanisms for columns, and keyed noise that depends only on (key, column, row index).
+"""Mechanisms for columns, and keyed noise that depends only on (key, release, column, row index).
 
-Row ``i`` of column ``c`` gets the ``i mod B``-th value of the stream
-``Random(HMAC-SHA256(key, "pydp_core.etl/column" || 0x00 || c)).stream(i // B)``, ``B = block_rows``, so
-pieces, partitions and retried tasks reproduce their noise exactly.
+Row ``i`` of column ``c`` of release ``R`` gets the ``i mod B``-th value of the stream
+``Random(column_key(release_key(key, R), c)).stream(i // B)``, ``B = block_rows``, where ``R`` is the
+:func:`~pydp_core.io.keys.release_id` of the release's description (:func:`release_description`): pieces,
+partitions and retried tasks of one release reproduce their noise exactly, and releases that differ in
+anything but their data get independent noise.
 """
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .._safety import privacy_warning
 from .._validation import check_int
-from .keys import BLOCK_ROWS, check_key, column_key
-from .ledger import KeyLedger, ledger_for_key, values_digest
+from .keys import BLOCK_ROWS, check_key, column_key, release_id, release_key
+from .ledger import KeyLedger, SessionLedger, ledger_for_key, values_digest
 
 #: ``f(values, rng)``: the noisy copy of a 1-D block of values.
 Privatizer = Callable[[np.ndarray, Any], Any]
@@ -367,6 +369,118 @@ def privatizer(mech: Any, kwargs: Mapping[str, Any]) -> Privatizer:
     return lambda values, rng: mech.privatize(values, rng=rng, **kw)
 
 
+def pick_column(spec: Any, col: str, name: str, optional: bool = False) -> Any:
+    """The entry of a per-column argument for column ``col``.
+
+    ``spec`` is one value for every column, or a mapping ``{column: value}``; a missing column is a
+    ValueError naming ``name``, or ``None`` when ``optional``.
+    """
+    if isinstance(spec, Mapping):
+        if col in spec:
+            return spec[col]
+        if optional:
+            return None
+        raise ValueError(f"{name} has no entry for column {col!r}")
+    return spec
+
+
+# -- the description of a release ---------------------------------------------------------------------------
+_LAW_ATTRIBUTES = ("epsilon", "delta", "sensitivity", "scale", "r")
+
+
+def describe_mechanism(mech: Any) -> dict[str, Any]:
+    """What determines the output law of ``mech``: its type, parameters, noise and tied bounds.
+
+    A mechanism may say it itself with a ``release_description()`` method returning JSON data; otherwise
+    the description holds its class, the numeric attributes ``epsilon``, ``delta``, ``sensitivity``,
+    ``scale`` and ``r`` it has, its ``noise`` and its ``repr`` (so a user mechanism's ``repr`` must show
+    every parameter of its law that those attributes do not).
+
+    Parameters
+    ----------
+    mech : object
+        The mechanism.
+
+    Returns
+    -------
+    dict
+        JSON data (floats exact), for :func:`~pydp_core.io.keys.release_id`.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import io
+    >>> a = io.describe_mechanism(dp.LaplaceMechanism(epsilon=1.0))
+    >>> b = io.describe_mechanism(dp.LaplaceMechanism(epsilon=2.0))
+    >>> a == b, a["type"]
+    (False, 'pydp_core.mechanisms.LaplaceMechanism')
+    """
+    own = getattr(mech, "release_description", None)
+    if callable(own):
+        return {"type": f"{type(mech).__module__}.{type(mech).__qualname__}", "own": own()}
+    out: dict[str, Any] = {"type": f"{type(mech).__module__}.{type(mech).__qualname__}", "repr": repr(mech)}
+    for attr in _LAW_ATTRIBUTES:
+        value = getattr(mech, attr, None)
+        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+            out[attr] = float(value)
+    noise = getattr(mech, "noise", None)
+    if noise is not None:
+        out["noise"] = repr(noise)
+    return out
+
+
+def _effective_bounds(mech: Any, bounds: Any) -> list[float] | None:
+    """The bounds a column is clamped to: those given, else the ones the mechanism was made for."""
+    checked = check_bounds(bounds) or getattr(mech, "_tied_bounds", None)
+    return None if checked is None else [float(checked[0]), float(checked[1])]
+
+
+def release_description(
+    mechanism: Any, *, columns: str | Sequence[str], kind: str = "privatize", bounds: Any = None,
+    block_rows: int = BLOCK_ROWS, privatize_kwargs: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The canonical description of a keyed column release: everything that changes its output law.
+
+    Parameters
+    ----------
+    mechanism : object or mapping
+        The mechanism, or ``{column: mechanism}``.
+    kind : str, optional
+        The front end's label (``"privatize"``).
+    columns : str or sequence of str
+        The columns of the release (order does not matter).
+    bounds : pair, mapping or None, optional
+        The clamping bounds, or ``{column: bounds}``; a column without them is described by the bounds its
+        mechanism was made for (:func:`mechanism`), so that both spellings of one release are one release.
+    block_rows : int, optional
+        Rows per keyed block.
+    privatize_kwargs : mapping, optional
+        Arguments passed on to the mechanism (``release=`` and others).
+
+    Returns
+    -------
+    dict
+        JSON data for :func:`~pydp_core.io.keys.release_id`.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> from pydp_core import io
+    >>> d1 = io.release_description(dp.LaplaceMechanism(epsilon=1.0), columns="x", bounds=(0, 1))
+    >>> d2 = io.release_description(dp.LaplaceMechanism(epsilon=2.0), columns="x", bounds=(0, 1))
+    >>> io.release_id(d1) != io.release_id(d2)
+    True
+    """
+    cols = sorted({columns} if isinstance(columns, str) else set(columns))
+    extra = {str(k): repr(v) for k, v in sorted((privatize_kwargs or {}).items())}
+    per_column = {}
+    for c in cols:
+        mech = pick_column(mechanism, c, "mechanism")
+        per_column[c] = {"mechanism": describe_mechanism(mech),
+                         "bounds": _effective_bounds(mech, pick_column(bounds, c, "bounds", optional=True))}
+    return {"kind": kind, "columns": per_column, "block_rows": int(block_rows), "mechanism_arguments": extra}
+
+
 # -- the keyed block noise --------------------------------------------------------------------------------
 class KeyedNoise:
     """Keyed, position-addressed noise for one column: a function of (key, column, global row) only.
@@ -392,7 +506,10 @@ class KeyedNoise:
         Generator threads (``None``: all cores); the output does not depend on it.
     privatize_kwargs : mapping, optional
         Passed on to :func:`privatizer`.
-    ledger : True, False or KeyLedger, optional
+    release : str, optional
+        The :func:`~pydp_core.io.keys.release_id` of the release this column belongs to (default: that of
+        :func:`release_description` of this column alone); it keys the noise and labels the ledger's record.
+    ledger : True, False, KeyLedger or SessionLedger, optional
         The use record of the key (:mod:`pydp_core.io.ledger`): True (the default) this process's record
         of the key, a :class:`~pydp_core.io.ledger.KeyLedger` (e.g. the file beside a key file), or False
         for none (tasks of a distributed release whose driver records it). Every piece is checked and
@@ -436,7 +553,8 @@ class KeyedNoise:
         block_rows: int = BLOCK_ROWS,
         threads: int | None = None,
         privatize_kwargs: Mapping[str, Any] | None = None,
-        ledger: bool | KeyLedger = True,
+        release: str | None = None,
+        ledger: bool | KeyLedger | SessionLedger = True,
         accountant: Any = None,
         sensitivity_holds: bool = False,
         simulation: bool = False,
@@ -457,14 +575,18 @@ class KeyedNoise:
             )
         self._privatize = privatizer(self.mechanism, kwargs)
         key = check_key(key)
-        rng = _random_class()(column_key(key, column), threads=threads)
+        if release is None:
+            release = release_id(release_description(self.mechanism, columns=column, bounds=self.bounds,
+                                                      block_rows=self.block_rows, privatize_kwargs=kwargs))
+        self.release_id = release
+        rng = _random_class()(column_key(release_key(key, release), column), threads=threads)
         # The stream is keyed by a secret release key, not by a public seed: label it secure.
         self._rng = type(rng)._wrap(rng._gen, rng._threads, False)
         if ledger is True:
-            self._ledger: KeyLedger | None = ledger_for_key(key)
+            self._ledger: KeyLedger | SessionLedger | None = ledger_for_key(key)
         elif ledger is False:
             self._ledger = None
-        elif isinstance(ledger, KeyLedger):
+        elif isinstance(ledger, (KeyLedger, SessionLedger)):
             self._ledger = ledger
         else:
             raise TypeError(f"ledger must be True, False or a KeyLedger, not {type(ledger).__name__}")
@@ -484,7 +606,10 @@ class KeyedNoise:
             self._charge()
             return
         if stop > start:
-            if self._ledger.claim(self.column, start, stop, digest(), on_first=self._charge) == "first":
+            spent = {a: float(v) for a in ("epsilon", "delta") if isinstance(v := getattr(self.mechanism, a, None), (int, float))}
+            status = self._ledger.claim(self.column, start, stop, digest(), on_first=self._charge,
+                                        release=self.release_id, spent=spent)
+            if status == "first":
                 self._charged = True
 
     def _block(self, b: int, padded: np.ndarray) -> np.ndarray:

@@ -1,13 +1,18 @@
-"""Release keys: generation, files with owner-only permissions, and per-column subkeys.
+"""Release keys: generation, files with owner-only permissions, and the keys derived from them.
 
-A key is a 256-bit secret for one release. The noise of a value is a function of (key, column, row
-index) only, so a key must never serve two releases (``docs/io.md``).
+A key is a 256-bit secret. The randomness of a release is derived from the key and a canonical
+description of the release (:func:`release_id`, :func:`release_key`): the mechanism and every parameter
+that changes the output law, the columns, and :data:`NOISE_FORMAT`. Two releases that differ in anything
+but the data and the rows get independent noise; the pieces and retries of one release reproduce it
+exactly. The derivation and its proof of independence are in ``docs/io.md``.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
 import os
+import json
+import math
 import secrets
 from typing import Any
 
@@ -16,6 +21,9 @@ from typing import Any
 BLOCK_ROWS = 1 << 20
 #: Length of a release key in bytes (256 bits).
 KEY_BYTES = 32
+#: The version of the noise format: part of every release description, so that a change in how noise is
+#: derived or drawn can never make two versions' outputs share randomness.
+NOISE_FORMAT = 2
 
 
 def generate_key() -> bytes:
@@ -254,3 +262,90 @@ def column_key(key: bytes, column: str) -> bytes:
     if not isinstance(column, str):
         raise TypeError(f"column names must be strings, not {type(column).__name__}")
     return hmac.new(key, b"pydp_core.etl/column\x00" + column.encode("utf-8"), hashlib.sha256).digest()
+
+
+def _canonical(value: Any, where: str) -> Any:
+    """``value`` as JSON data with one spelling per value: floats as exact hexadecimal strings, tuples as
+    lists, mapping keys as strings (sorted when dumped)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise ValueError(f"{where}: a release description cannot hold NaN")
+        return {"f": value.hex()}
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():  # numpy scalars
+        return _canonical(value.item(), where)
+    if isinstance(value, dict):
+        return {str(k): _canonical(v, where) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v, where) for v in value]
+    raise TypeError(f"{where}: a release description cannot hold {type(value).__name__}")
+
+
+def release_id(description: dict[str, Any]) -> str:
+    """The identifier of a release: SHA-256 of its canonical description (hex).
+
+    Parameters
+    ----------
+    description : dict
+        What determines the output law of the release: the mechanism and its parameters, the columns, the
+        bounds, the block size, ... (JSON data: str, int, float, bool, None, lists and dicts). The noise
+        format :data:`NOISE_FORMAT` is added here.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits; equal descriptions (floats compared exactly) give equal identifiers.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If the description holds something other than JSON data, or NaN.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.release_id({"epsilon": 1.0}) == io.release_id({"epsilon": 1.0})
+    True
+    >>> io.release_id({"epsilon": 1.0}) == io.release_id({"epsilon": 2.0})
+    False
+    """
+    doc = {"format": NOISE_FORMAT, "release": _canonical(description, "description")}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(b"pydp_core.release/description\x00" + text.encode("ascii")).hexdigest()
+
+
+def release_key(key: bytes, release: str) -> bytes:
+    """The key of one release: HMAC-SHA256(key, "pydp_core.release/key" || 0x00 || release id).
+
+    Parameters
+    ----------
+    key : bytes
+        The 32-byte key (checked).
+    release : str
+        :func:`release_id` of the release's description.
+
+    Returns
+    -------
+    bytes
+        32 bytes; every stream of the release is derived from them (:func:`column_key` for columns).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``key`` is not 32 bytes, or ``release`` is not 64 hexadecimal digits.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> k = bytes(range(32))
+    >>> io.release_key(k, io.release_id({"epsilon": 1.0})) != io.release_key(k, io.release_id({"epsilon": 2.0}))
+    True
+    """
+    raw = check_key(key)
+    if not isinstance(release, str) or len(release) != 64:
+        raise ValueError("release must be a release id (64 hexadecimal digits, pydp_core.io.release_id)")
+    ident = bytes.fromhex(release)
+    return hmac.new(raw, b"pydp_core.release/key\x00" + ident, hashlib.sha256).digest()

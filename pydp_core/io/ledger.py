@@ -1,61 +1,63 @@
-"""The use record of a release key: noise under one key is released with one set of values, never two.
+"""The use record of a release key: one key, one release.
 
-The threat. The keyed noise of a value is a function of (key, column, row index) only. If the same key,
-column and rows are released twice with different data, the difference of the two outputs is the
-difference of the data, exactly: the noise cancels. That happens when a job is re-run on changed data
-under the same key, or when a release is processed in pieces that all start at row 0.
+The threat. The randomness of a keyed release is a function of the key and the release's description
+(:func:`pydp_core.io.keys.release_id`). Two releases under one key with other descriptions get independent
+noise, but each is charged to the same people; two uses of one release with other data get the SAME noise,
+and the difference of the outputs is the difference of the data, exactly.
 
-The rule. For every column, the ledger records each released piece: its rows and a SHA-256 digest of the
-values that received the noise (after clamping, with the nulls). A new piece is accepted when its rows
-are disjoint from every recorded piece of that column (the next piece of the release), or when it is an
-exact repeat of a recorded piece (same rows, same digest: a resumed or retried run, whose output is
-identical and reveals nothing new). Anything else is refused with :class:`KeyReuseError` before any noise
-is drawn. A repeat is harmless only because the output is the same bit for bit, which the keyed noise
-guarantees.
+The rule. The ledger records every released piece: its release id, its column, its rows and a SHA-256
+digest of the values that received the noise (after clamping, with the nulls), and the budget it spent. A
+new piece is accepted when
+
+- it belongs to the release already recorded under the key, and its rows are disjoint from every recorded
+  piece of its column (the next piece of the release), or it repeats a recorded piece exactly (same rows,
+  same digest: a resumed or retried run, whose output is identical bit for bit and reveals nothing new);
+- or it belongs to a new release made through a :class:`pydp_core.Session` that made every other release
+  recorded under the key (the session charges each release to its one budget).
+
+Anything else (a rerun at another epsilon, other bounds or columns, other data on the same rows) is refused
+with :class:`KeyReuseError` before any noise is drawn, with a message that says how to do it right.
 
 Where the record lives. For a key file (``pydp-core keygen``) the record is a file beside it,
-``<key file>.ledger``, one JSON line per piece, each line authenticated by an HMAC chained over the
-previous line under a subkey of the release key: a line edited, reordered or removed from the middle is
-detected and the whole ledger refused (removing lines from the end cannot be detected without a second
-copy; keep the ledger with the key). For a key held in memory (``bytes``) the record lives in the process,
-so a notebook or a service that releases twice under one key is stopped as well.
+``<key file>.ledger``: HMAC-chained JSON lines under a subkey of the release key, locked and re-read by each
+writer, so that several processes serialise on it (:mod:`pydp_core._chain`). A line edited, reordered or
+removed from the middle is detected and the ledger refused; a torn last line (a crash mid-write) was never
+acknowledged and is discarded with a warning. For a key held in memory (``bytes``) the record lives in the
+process, so a notebook or a service that releases twice under one key is stopped as well.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
-import json
 import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
-
-try:
-    import fcntl
-except ImportError:  # not POSIX: no lock between processes
-    fcntl = None  # type: ignore[assignment]
+from typing import Any, Callable
 
 import numpy as np
 
-from .._files import append_durably
+from .._chain import ChainedLog
 
-__all__ = ["KeyLedger", "KeyReuseError", "values_digest", "ledger_for_key"]
+__all__ = ["KeyLedger", "KeyReuseError", "SessionLedger", "values_digest", "ledger_for_key"]
 
 
 class KeyReuseError(ValueError):
-    """A release would reuse keyed noise with different values (see :mod:`pydp_core.io.ledger`)."""
+    """A release would reuse a key (see :mod:`pydp_core.io.ledger`)."""
 
 
 @dataclass(frozen=True)
 class Piece:
-    """One released piece of a column: rows ``[start, stop)`` and the digest of its values."""
+    """One released piece: release ``release``, rows ``[start, stop)`` of ``column``, the digest of its values,
+    the session that made it (``None``: none) and what it spent (as recorded, for the user)."""
 
     column: str
     start: int
     stop: int
     digest: str
+    release: str = ""
+    session: str | None = None
+    spent: Any = None
 
 
 def values_digest(values: Any, rows: Any = None) -> str:
@@ -93,6 +95,18 @@ def values_digest(values: Any, rows: Any = None) -> str:
     return h.hexdigest()
 
 
+def _another_release(release: str, session: str | None, found: Piece) -> KeyReuseError:
+    where = "a Session" if found.session is not None else "no Session"
+    return KeyReuseError(
+        f"this key was already used for another release (release {found.release[:12] or 'of an earlier version'}, "
+        f"made through {where}); this one ({release[:12]}) differs in its mechanism, parameters, columns or "
+        "bounds. Two releases under one key are charged to the same people, and a rerun with other parameters "
+        "is how data is recovered from keyed noise. Use a new key for a new release (pydp-core keygen, "
+        "pydp_core.io.generate_key), or make all the releases of one data set through one pydp_core.Session, "
+        "which charges each to its budget" + ("" if session is None else " (this key belongs to another session)")
+    )
+
+
 class KeyLedger:
     """The use record of one release key (in a file beside the key file, or in this process).
 
@@ -111,39 +125,56 @@ class KeyLedger:
     Examples
     --------
     >>> led = KeyLedger(bytes(32))
-    >>> led.record("x", 0, 3, values_digest([1.0, 2.0, 3.0]))
-    >>> led.record("x", 3, 5, values_digest([4.0, 5.0]))           # the next piece
-    >>> led.record("x", 0, 3, values_digest([1.0, 2.0, 3.0]))      # an exact repeat
-    >>> led.record("x", 0, 3, values_digest([1.0, 2.0, 9.0]))      # doctest: +IGNORE_EXCEPTION_DETAIL
+    >>> r1, r2 = "a" * 64, "b" * 64
+    >>> led.claim("x", 0, 3, values_digest([1.0, 2.0, 3.0]), release=r1)
+    'first'
+    >>> led.claim("x", 3, 5, values_digest([4.0, 5.0]), release=r1)           # the next piece
+    'next'
+    >>> led.claim("x", 0, 3, values_digest([1.0, 2.0, 3.0]), release=r1)      # an exact repeat
+    'repeat'
+    >>> led.claim("x", 0, 3, values_digest([1.0, 2.0, 9.0]), release=r1)      # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     KeyReuseError: rows 0..2 of column 'x' were released under this key with other values
+    >>> led.claim("x", 0, 3, values_digest([1.0, 2.0, 3.0]), release=r2)      # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    KeyReuseError: this key was already used for another release ...
     """
 
     def __init__(self, key: bytes, path: str | os.PathLike[str] | None = None) -> None:
-        self._mac_key = hmac.new(bytes(key), b"pydp_core.ledger/mac", hashlib.sha256).digest()
-        self._path = None if path is None else os.fspath(path)
+        mac_key = hmac.new(bytes(key), b"pydp_core.ledger/mac", hashlib.sha256).digest()
+        self._log = None if path is None else ChainedLog(path, mac_key, field="piece", error=KeyReuseError,
+                                                         what="key ledger")
         self._lock = threading.Lock()
         self._pieces: list[Piece] = []
-        self._last_mac = "0" * 64
-        if self._path is not None and os.path.exists(self._path):
-            self._load()
+        if self._log is not None:
+            self._pieces = self._parse(self._log.read())
+
+    @property
+    def path(self) -> str | None:
+        """The ledger file (None: in memory)."""
+        return None if self._log is None else self._log.path
 
     @property
     def pieces(self) -> tuple[Piece, ...]:
         """The recorded pieces, oldest first."""
         return tuple(self._pieces)
 
-    def check(self, column: str, start: int, stop: int, digest: str) -> bool:
+    def check(self, column: str, start: int, stop: int, digest: str, *, release: str = "",
+              session: str | None = None) -> bool:
         """Whether releasing rows ``[start, stop)`` of ``column`` with values of ``digest`` is allowed.
 
         Parameters
         ----------
         column : str
-            The column.
+            The column (or the label of a whole release, as :func:`pydp_core.aggregate` records).
         start, stop : int
             The piece's rows ``[start, stop)``.
         digest : str
             :func:`values_digest` of the piece's values.
+        release : str, optional
+            The release id (:func:`pydp_core.io.keys.release_id`).
+        session : str, optional
+            The id of the :class:`pydp_core.Session` making the release.
 
         Returns
         -------
@@ -153,17 +184,23 @@ class KeyLedger:
         Raises
         ------
         KeyReuseError
-            For a piece that overlaps a recorded one with other rows or values.
+            For a piece of another release (outside the session that made every release under the key),
+            or one that overlaps a recorded piece of the release with other rows or values.
 
         Examples
         --------
         >>> led = KeyLedger(bytes(32))
-        >>> led.record("x", 0, 2, "a")
+        >>> led.claim("x", 0, 2, "a")
+        'first'
         >>> led.check("x", 0, 2, "a"), led.check("x", 2, 3, "b")
         (False, True)
         """
         for p in self._pieces:
-            if p.column != column or p.stop <= start or stop <= p.start:
+            if p.release != release and (session is None or p.session != session):
+                raise _another_release(release, session, p)
+        own = [p for p in self._pieces if p.release == release and p.column == column]
+        for p in own:
+            if p.stop <= start or stop <= p.start:
                 continue
             if p.start == start and p.stop == stop and p.digest == digest:
                 return False
@@ -175,16 +212,16 @@ class KeyLedger:
             raise KeyReuseError(
                 f"rows {max(start, p.start)}..{min(stop, p.stop) - 1} of column {column!r} were released under this "
                 "key with other values: the noise would cancel between the two releases. Pass the next piece's "
-                f"offset (the first unused row is {max(q.stop for q in self._pieces if q.column == column)}), or "
-                "use a new key for a new release"
+                f"offset (the first unused row is {max(q.stop for q in own)}), or use a new key for a new release"
             )
         return True
 
-    def record(self, column: str, start: int, stop: int, digest: str) -> None:
+    def record(self, column: str, start: int, stop: int, digest: str, *, release: str = "") -> None:
         """Check a piece (see :meth:`check`) and record it; a repeat is accepted and not recorded again."""
-        self.claim(column, start, stop, digest)
+        self.claim(column, start, stop, digest, release=release)
 
-    def claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None = None) -> str:
+    def claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None = None,
+              *, release: str = "", session: str | None = None, spent: Any = None) -> str:
         """Check a piece and record it, calling ``on_first`` before recording the first piece of a column.
 
         Parameters
@@ -196,19 +233,23 @@ class KeyLedger:
         digest : str
             :func:`values_digest` of the piece's values (and row ids).
         on_first : callable, optional
-            Called, under the ledger's lock, before the first piece of ``column`` is recorded (the
-            privacy accountant's charge); if it raises, nothing is recorded.
+            Called, under the ledger's lock, before the first piece of ``column`` in ``release`` is recorded
+            (the privacy accountant's charge); if it raises, nothing is recorded.
+        release, session : str, optional
+            As in :meth:`check`.
+        spent : JSON data, optional
+            What the piece spends (recorded for the user; the rules do not read it).
 
         Returns
         -------
         str
-            ``"first"`` (the column's first piece), ``"next"`` (a further, disjoint piece) or ``"repeat"``
-            (an exact repeat: nothing recorded).
+            ``"first"`` (the column's first piece in the release), ``"next"`` (a further, disjoint piece) or
+            ``"repeat"`` (an exact repeat: nothing recorded).
 
         Raises
         ------
         KeyReuseError
-            If the piece overlaps a recorded piece of the column with other rows or values.
+            As :meth:`check`.
 
         Examples
         --------
@@ -218,66 +259,74 @@ class KeyLedger:
         """
         if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer)) and 0 <= start <= stop):
             raise ValueError(f"piece rows must satisfy 0 <= start <= stop, got [{start}, {stop})")
-        with self._lock, self._file_lock():
-            if not self.check(column, start, stop, digest):
-                return "repeat"
-            first = not any(p.column == column for p in self._pieces)
-            if first and on_first is not None:
-                on_first()
-            piece = Piece(column, int(start), int(stop), digest)
-            if self._path is not None:
-                self._append(piece)
-            self._pieces.append(piece)
-            return "first" if first else "next"
+        with self._lock:
+            if self._log is None:
+                return self._claim(column, int(start), int(stop), digest, on_first, release, session, spent)
+            with self._log.locked() as bodies:  # another process may have appended: decide on the fresh record
+                self._pieces = self._parse(bodies)
+                return self._claim(column, int(start), int(stop), digest, on_first, release, session, spent)
 
-    @contextlib.contextmanager
-    def _file_lock(self) -> Iterator[None]:
-        """For a ledger file: hold an exclusive lock on it and re-read it (another process may have
-        appended to it, or it may have been altered since it was opened)."""
-        if self._path is None:
-            yield
-            return
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+    def _claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None,
+               release: str, session: str | None, spent: Any) -> str:
+        if not self.check(column, start, stop, digest, release=release, session=session):
+            return "repeat"
+        first = not any(p.column == column and p.release == release for p in self._pieces)
+        if first and on_first is not None:
+            on_first()
+        piece = Piece(column, start, stop, digest, release, session, spent)
+        if self._log is not None:
+            body = {"column": column, "start": start, "stop": stop, "digest": digest, "release": release,
+                    "session": session, "spent": spent, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            self._log.append(body)
+        self._pieces.append(piece)
+        return "first" if first else "next"
+
+    @staticmethod
+    def _parse(bodies: list[Any]) -> list[Piece]:
         try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            self._pieces, self._last_mac = [], "0" * 64
-            self._load()
-            yield
-        finally:
-            os.close(fd)  # releases the lock
+            return [Piece(b["column"], b["start"], b["stop"], b["digest"], b.get("release", ""), b.get("session"),
+                          b.get("spent")) for b in bodies]
+        except (KeyError, TypeError):
+            raise KeyReuseError("the key ledger holds a malformed record: refusing to release under this key") from None
 
-    # -- the file ------------------------------------------------------------------------------------------
-    def _mac(self, body: str) -> str:
-        return hmac.new(self._mac_key, (self._last_mac + body).encode("utf-8"), hashlib.sha256).hexdigest()
 
-    def _load(self) -> None:
-        assert self._path is not None
-        with open(self._path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                try:
-                    doc = json.loads(line)
-                    body = json.dumps(doc["piece"], sort_keys=True)
-                    ok = hmac.compare_digest(doc["mac"], self._mac(body))
-                except (ValueError, KeyError, TypeError):
-                    ok = False
-                if not ok:
-                    raise KeyReuseError(
-                        f"the key ledger {self._path!r} fails its authentication at line {n} (edited, reordered, "
-                        "or not this key's ledger): refusing to release under this key"
-                    )
-                p = doc["piece"]
-                self._pieces.append(Piece(p["column"], p["start"], p["stop"], p["digest"]))
-                self._last_mac = doc["mac"]
+class SessionLedger:
+    """A key's ledger as one :class:`pydp_core.Session` uses it: every claim carries the session's id.
 
-    def _append(self, piece: Piece) -> None:
-        assert self._path is not None
-        body = {"column": piece.column, "start": piece.start, "stop": piece.stop, "digest": piece.digest,
-                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        text = json.dumps(body, sort_keys=True)
-        mac = self._mac(text)
-        append_durably(self._path, json.dumps({"piece": body, "mac": mac}, sort_keys=True) + "\n")
-        self._last_mac = mac
+    Parameters
+    ----------
+    ledger : KeyLedger
+        The key's ledger.
+    session : str
+        The session's id.
+
+    Examples
+    --------
+    >>> led = KeyLedger(bytes(32))
+    >>> view = SessionLedger(led, "s1")
+    >>> view.claim("x", 0, 1, "a", release="a" * 64), view.claim("x", 0, 1, "a", release="b" * 64)
+    ('first', 'first')
+    """
+
+    def __init__(self, ledger: KeyLedger, session: str) -> None:
+        if not isinstance(ledger, KeyLedger):
+            raise TypeError(f"ledger must be a KeyLedger, not {type(ledger).__name__}")
+        self.ledger, self.session = ledger, str(session)
+
+    @property
+    def pieces(self) -> tuple[Piece, ...]:
+        """The pieces recorded under the key (by any user of it)."""
+        return self.ledger.pieces
+
+    def check(self, column: str, start: int, stop: int, digest: str, *, release: str = "") -> bool:
+        """:meth:`KeyLedger.check` for this session."""
+        return self.ledger.check(column, start, stop, digest, release=release, session=self.session)
+
+    def claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None = None,
+              *, release: str = "", spent: Any = None) -> str:
+        """:meth:`KeyLedger.claim` for this session."""
+        return self.ledger.claim(column, start, stop, digest, on_first, release=release, session=self.session,
+                                 spent=spent)
 
 
 _PROCESS_LEDGERS: dict[str, KeyLedger] = {}

@@ -204,8 +204,9 @@ def privatize(
         release_bounds(check_mechanism(pick_column(mechanism, c, "mechanism")),
                        pick_column(bounds, c, "bounds", optional=True), c, sensitivity_holds)
     out_schema = _output_schema(df.schema, names, T)
-    record_distributed_release(key, names, mechanism, ledger=ledger, resume=resume, accountant=accountant,
-                                   release=privatize_kwargs.get("release", True) is not False)
+    record_distributed_release(key, names, mechanism, bounds=bounds, block_rows=block_rows,
+                                   privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
+                                   accountant=accountant)
     # One generator thread per task: Spark already runs one task per core. The driver recorded the release.
     options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=False,
                    sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
