@@ -58,7 +58,7 @@ class ChainedLog:
     >>> path = os.path.join(tempfile.mkdtemp(), "log")
     >>> log = ChainedLog(path, bytes(32), field="entry", error=ValueError, what="log")
     >>> with log.locked() as lines:
-    ...     log.append({"n": len(lines)})
+    ...     mac = log.append({"n": len(lines)})
     >>> ChainedLog(path, bytes(32), field="entry", error=ValueError, what="log").read()
     [{'n': 0}]
     """

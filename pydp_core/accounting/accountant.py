@@ -603,20 +603,12 @@ class Accountant(Generic[B]):
         self._spends: List[_Spend] = []
         self._lock = threading.Lock()
         self._journal: Optional[Journal] = None
+        self._replayed = 0
         if journal is not None:
             if journal_key is None:
                 raise TypeError("journal needs journal_key: bytes of length >= 32, kept apart from the journal")
             jr = Journal(journal, key=journal_key, limit=self._limit_doc())
-            for entry in jr.entries:
-                try:
-                    rec = {k: v for k, v in entry.items() if k != "count"}
-                    candidate = self._candidate(rec, check_int(entry["count"], "count", 1))
-                    over = self._over(candidate)[1]
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise JournalError(f"the journal {os.fspath(journal)!r} holds a malformed spend: {exc}") from None
-                if over:
-                    raise JournalError(f"the journal {os.fspath(journal)!r} holds spends past its limit")
-                self._spends = candidate
+            self._spends, self._replayed = self._replay(jr.entries, os.fspath(journal)), len(jr.entries)
             self._journal = jr
 
     # ---------------------------------------------------------------------------------------------
@@ -722,6 +714,45 @@ class Accountant(Generic[B]):
             return self._spends[:-1] + [_Spend({**record, "count": last.count + count})]
         return self._spends + [_Spend({**record, "count": count})]
 
+    def _replay(self, entries: List[Dict[str, Any]], where: str) -> List[_Spend]:
+        """The spends of journal ``entries``, each checked against the limit."""
+        saved, self._spends = self._spends, []
+        try:
+            for entry in entries:
+                try:
+                    rec = {k: v for k, v in entry.items() if k != "count"}
+                    candidate = self._candidate(rec, check_int(entry["count"], "count", 1))
+                    over = self._over(candidate)[1]
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise JournalError(f"the journal {where!r} holds a malformed spend: {exc}") from None
+                if over:
+                    raise JournalError(f"the journal {where!r} holds spends past its limit")
+                self._spends = candidate
+            return self._spends
+        finally:
+            self._spends = saved
+
+    @property
+    def journal_id(self) -> Optional[str]:
+        """The identifier of the journal (random, from its header), or None without a journal."""
+        return None if self._journal is None else self._journal.id
+
+    @classmethod
+    def from_journal(cls, journal: "os.PathLike[str] | str", *, journal_key: bytes) -> "Accountant[Any]":
+        """The accountant of an existing journal, with the limit written in it (verified on opening).
+
+        Raises
+        ------
+        JournalError
+            If the file is not a journal, fails its authentication, or its spends exceed its limit.
+        """
+        doc = Journal.read_limit(journal)
+        try:
+            limit: Any = budget_from_fields(doc["type"], doc["fields"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise JournalError(f"the journal {os.fspath(journal)!r} holds a malformed limit") from None
+        return cls(limit, journal=journal, journal_key=journal_key)
+
     def _limit_doc(self) -> Dict[str, Any]:
         return {"type": type(self._limit).__name__, "fields": budget_fields(self._limit)}
 
@@ -729,18 +760,28 @@ class Accountant(Generic[B]):
         # the record is validated (and its representations built) before the lock is taken
         _Spend({**record, "count": count})
         with self._lock:
-            candidate = self._candidate(record, count)
-            try:
-                total, over = self._over(candidate)
-            except TypeError as exc:
-                raise TypeError(
-                    f"this spend cannot be accounted against a {type(self._limit).__name__} limit: {exc}"
-                ) from None
-            if over:
-                raise BudgetExceededError(f"spend refused: the total would be {total!r}, past the limit {self._limit!r}")
-            if self._journal is not None:  # durable before the spend counts (and before any noise is drawn)
-                self._journal.append({**record, "count": count})
-            self._spends = candidate
+            if self._journal is None:
+                self._spends = self._checked(record, count)
+                return
+            # Other processes may share the journal: under its lock, take up what they spent, then decide.
+            with self._journal.transaction() as entries:
+                if len(entries) != self._replayed:
+                    self._spends = self._replay(entries, self._journal._path)
+                    self._replayed = len(entries)
+                candidate = self._checked(record, count)
+                self._journal.append({**record, "count": count})  # durable before the spend counts
+                self._spends, self._replayed = candidate, self._replayed + 1
+
+    def _checked(self, record: Dict[str, Any], count: int) -> List[_Spend]:
+        """The spends with ``record`` added, or BudgetExceededError past the limit."""
+        candidate = self._candidate(record, count)
+        try:
+            total, over = self._over(candidate)
+        except TypeError as exc:
+            raise TypeError(f"this spend cannot be accounted against a {type(self._limit).__name__} limit: {exc}") from None
+        if over:
+            raise BudgetExceededError(f"spend refused: the total would be {total!r}, past the limit {self._limit!r}")
+        return candidate
 
     # ---------------------------------------------------------------------------------------------
     @overload

@@ -15,14 +15,16 @@ when that matters.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
+import secrets
 import threading
-from typing import Any
+from typing import Any, Iterator
 
-from .._files import append_durably
+from .._chain import ChainedLog
 
 __all__ = ["Journal", "JournalError"]
 
@@ -36,6 +38,10 @@ class JournalError(ValueError):
 class Journal:
     """An authenticated append-only journal file (one JSON line per entry, HMAC-chained).
 
+    Several processes may share one journal: :meth:`transaction` holds the file's lock and gives the
+    entries as they are on disk, so a writer decides on everything written before it (see
+    :mod:`pydp_core._chain`).
+
     Parameters
     ----------
     path : str or os.PathLike
@@ -43,8 +49,8 @@ class Journal:
     key : bytes
         At least 32 bytes kept by the user; the MACs are keyed by it.
     limit : dict
-        The accountant's limit as a JSON-able mapping: written as the header of a new journal, and compared
-        with the header of an existing one.
+        The accountant's limit as a JSON-able mapping: written as the header of a new journal (with a random
+        identifier, :attr:`id`), and compared with the header of an existing one.
 
     Raises
     ------
@@ -66,64 +72,77 @@ class Journal:
     def __init__(self, path: str | os.PathLike[str], *, key: bytes, limit: dict[str, Any]) -> None:
         if not isinstance(key, (bytes, bytearray)) or len(key) < 32:
             raise TypeError("key must be bytes of length >= 32 (keep it apart from the journal)")
-        self._key = hmac.new(bytes(key), b"pydp_core.journal/mac", hashlib.sha256).digest()
-        self._path = os.fspath(path)
+        mac_key = hmac.new(bytes(key), b"pydp_core.journal/mac", hashlib.sha256).digest()
+        self._log = ChainedLog(path, mac_key, field="entry", error=JournalError, what="journal")
+        self._path = self._log.path
+        self._limit = limit
         self._lock = threading.Lock()
         self._entries: list[dict[str, Any]] = []
-        self._head = "0" * 64
-        header = {"format": _FORMAT, "limit": limit}
-        if os.path.exists(self._path):
-            found = self._load()
-            if json.dumps(found, sort_keys=True) != json.dumps(header, sort_keys=True):
-                raise JournalError(f"the journal {self._path!r} was written for another limit ({found.get('limit')!r})")
-        else:
-            self._write_line(header, create=True)
+        self._id = ""
+        self._owner: int | None = None
+        with self.transaction():
+            pass
+
+    @staticmethod
+    def read_limit(path: str | os.PathLike[str]) -> Any:
+        """The limit written in a journal's header (not verified: opening the journal verifies it).
+
+        Raises
+        ------
+        JournalError
+            If the file has no readable header.
+        """
+        try:
+            with open(path, "rb") as fh:
+                return json.loads(fh.readline().decode("utf-8"))["entry"]["limit"]
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            raise JournalError(f"{os.fspath(path)!r} is not an accountant journal") from None
 
     @property
     def entries(self) -> list[dict[str, Any]]:
-        """The spends recorded so far, oldest first (verified when the journal was opened)."""
+        """The spends recorded so far, oldest first (as last read from the file, verified)."""
         return [dict(e) for e in self._entries]
 
     @property
     def head(self) -> str:
         """The MAC of the last line: record it elsewhere to detect a journal cut short later."""
-        return self._head
+        return self._log.head
+
+    @property
+    def id(self) -> str:
+        """The journal's identifier: random, written in its header when it was created."""
+        return self._id
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[list[dict[str, Any]]]:
+        """Hold the journal's lock (this process's threads and other processes); yield the entries as on disk.
+
+        :meth:`append` inside the block writes after everything read here.
+        """
+        with self._lock, self._log.locked() as bodies:
+            if not bodies:
+                header = {"format": _FORMAT, "limit": self._limit, "id": secrets.token_hex(16)}
+                self._log.append(header)
+                bodies = [header]
+            found = bodies[0]
+            if not isinstance(found, dict) or found.get("format") != _FORMAT:
+                raise JournalError(f"{self._path!r} is not an accountant journal")
+            if json.dumps(found.get("limit"), sort_keys=True) != json.dumps(self._limit, sort_keys=True):
+                raise JournalError(f"the journal {self._path!r} was written for another limit ({found.get('limit')!r})")
+            self._id = str(found.get("id") or self._log.head)
+            self._entries = [dict(e) for e in bodies[1:]]
+            self._owner = threading.get_ident()
+            try:
+                yield self.entries
+            finally:
+                self._owner = None
 
     def append(self, entry: dict[str, Any]) -> None:
-        """Write ``entry`` durably (file flushed to disk) before returning."""
-        with self._lock:
-            self._write_line(entry, create=False)
+        """Write ``entry`` durably (file flushed to disk) before returning (in a :meth:`transaction`, or alone)."""
+        if self._owner == threading.get_ident():
+            self._log.append(dict(entry))
             self._entries.append(dict(entry))
-
-    def _mac(self, body: str) -> str:
-        return hmac.new(self._key, (self._head + body).encode("utf-8"), hashlib.sha256).hexdigest()
-
-    def _write_line(self, doc: dict[str, Any], *, create: bool) -> None:
-        body = json.dumps(doc, sort_keys=True)
-        mac = self._mac(body)
-        append_durably(self._path, json.dumps({"entry": doc, "mac": mac}, sort_keys=True) + "\n", create=create)
-        self._head = mac
-
-    def _load(self) -> dict[str, Any]:
-        header: dict[str, Any] | None = None
-        with open(self._path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                try:
-                    doc = json.loads(line)
-                    entry = doc["entry"]
-                    ok = hmac.compare_digest(doc["mac"], self._mac(json.dumps(entry, sort_keys=True)))
-                except (ValueError, KeyError, TypeError):
-                    ok = False
-                if not ok:
-                    raise JournalError(
-                        f"the journal {self._path!r} fails its authentication at line {n}: it was edited, reordered, "
-                        "or written under another key; refusing it"
-                    )
-                self._head = doc["mac"]
-                if header is None:
-                    header = entry
-                else:
-                    self._entries.append(entry)
-        if header is None:
-            raise JournalError(f"the journal {self._path!r} is empty")
-        return header
+            return
+        with self.transaction():
+            self._log.append(dict(entry))
+            self._entries.append(dict(entry))

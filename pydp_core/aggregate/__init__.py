@@ -26,8 +26,10 @@ from .._validation import (
     check_positive_scalar,
     require_extra,
 )
+from ..io.frames import resolve_ledger
 from ..io.keyed import check_bounds, prepared_values
-from ..io.keys import check_key, generate_key
+from ..io.keys import check_key, generate_key, release_id, release_key
+from ..io.ledger import KeyLedger, KeyReuseError, SessionLedger, ledger_for_key
 from ._budget import BudgetPlan, plan_budget
 from .aggregations import (
     AGGREGATES,
@@ -294,6 +296,8 @@ def aggregate(
     budget_split: Mapping[str, float] | None = None,
     confidence: float | None = 0.95,
     partition_selection: str = "threshold",
+    ledger: Any = None,
+    accountant: Any = None,
 ) -> Any:
     """Differentially private group-by aggregation of a table whose rows belong to privacy units.
 
@@ -346,8 +350,13 @@ def aggregate(
         The noise of the aggregates (see above); default: Laplace for pure DP, Gaussian for zCDP, the
         smaller noise for approximate DP.
     key : bytes, optional
-        A 32-byte release key (:func:`pydp_core.io.generate_key`). With a key the output is a function of
-        (key, data) only: row order does not matter, and the same call reproduces it. Default: a fresh key.
+        A 32-byte release key (:func:`pydp_core.io.generate_key`). The randomness is derived from the key and
+        the release's description (every argument that changes the output law), so the output is a function
+        of (key, description, data) only: row order and partitioning do not matter, and the same call
+        reproduces it. The use is recorded in the key's ledger before any noise is drawn: another
+        aggregation under the key (other parameters, or other data) is refused with
+        :class:`~pydp_core.io.KeyReuseError`; use a new key, or a :class:`pydp_core.Session`. Default: a
+        fresh key, used once.
     public_partitions : sequence, DataFrame or Table, optional
         The groups to release (values, or tuples when ``by`` has several columns): no selection, every
         listed group is in the output, rows of other groups are dropped.
@@ -361,6 +370,14 @@ def aggregate(
         probability ``pi(n)`` that (epsilon_s / Kp, delta_s / Kp)-DP allows for its ``n`` units
         (:func:`~pydp_core.aggregate.selection.optimal_probability`); with ``rho``, each group gets
         ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
+
+    ledger : None, False, path or KeyLedger, optional
+        The use record of ``key`` (:mod:`pydp_core.io.ledger`): None this process's record; a path (the
+        command line uses ``<key file>.ledger``) or a :class:`~pydp_core.io.KeyLedger`; False for none (a
+        check only: nothing is recorded).
+    accountant : Accountant, optional
+        Charged with the release's composed guarantee (the report's ``budget``) before any noise is drawn;
+        an exact repeat is not charged again.
 
     Returns
     -------
@@ -398,12 +415,13 @@ def aggregate(
         if _is_polars(public_partitions):
             public_partitions = public_partitions.to_arrow()
     frame = _Frame(table)
+    use = key_use(key, ledger, accountant)
     spec = _spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
                  rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
                  confidence=confidence, partition_selection=partition_selection)
     group_cols, partials = partial_aggregates(frame, spec)
-    out = release_partials(spec, frame, group_cols, partials)
+    out = release_partials(spec, frame, group_cols, partials, use)
     return _to_polars(out) if polars else out
 
 
@@ -421,6 +439,28 @@ def _to_polars(result: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class KeyUse:
+    """Where a keyed aggregation is recorded and charged: the key's ledger (None: a fresh key, used once)
+    and the accountant (None: none). Kept out of :class:`AggregateSpec`, which the engines send to workers."""
+
+    ledger: KeyLedger | SessionLedger | None
+    accountant: Any
+
+
+def key_use(key: Any, ledger: Any, accountant: Any) -> KeyUse:
+    """The :class:`KeyUse` of an :func:`aggregate` call's ``key``, ``ledger`` and ``accountant`` arguments."""
+    if accountant is not None and not callable(getattr(accountant, "spend", None)):
+        raise TypeError(f"accountant must be a pydp_core.Accountant, not {type(accountant).__name__}")
+    if key is None:
+        if ledger not in (None, False):
+            raise ValueError("ledger applies to a given key (key=): a fresh key is used once and needs no record")
+        return KeyUse(None, accountant)
+    raw = check_key(key)
+    led = resolve_ledger(raw, ledger)
+    return KeyUse(ledger_for_key(raw) if led is True else (led or None), accountant)
+
+
+@dataclass(frozen=True)
 class AggregateSpec:
     """The checked arguments of one :func:`aggregate` call (shared by the local path and the engines)."""
 
@@ -432,8 +472,9 @@ class AggregateSpec:
     max_contributions: int
     budget: BudgetPlan
     confidence: float | None
-    key: bytes
+    key: bytes  # the release's own key (release_key of the user's key and the release id)
     public: Any  # the raw public_partitions argument, or None
+    release: str  # the release id (pydp_core.io.keys.release_id of the description)
 
     @property
     def components(self) -> list[tuple[str, str]]:
@@ -473,7 +514,16 @@ def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any
                          weights=_weights(budget_split, agg_names), selection=public_partitions is None,
                          requests=requests, max_partitions=kp, max_contributions=kc, bounds=col_bounds,
                          method=method)
-    return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, key, public_partitions)
+    description = {
+        "kind": "aggregate", "privacy_unit": pu, "by": by_list, "aggregations": [list(r) for r in requests],
+        "bounds": {c: list(b) for c, b in col_bounds.items()}, "max_partitions": kp, "max_contributions": kc,
+        "budget": budget.total(), "plans": [p.describe() for p in budget.plans],
+        "selection": None if budget.selection is None else budget.selection.describe(),
+        "public_partitions": public_partitions is not None,
+    }
+    rid = release_id(description)
+    return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, release_key(key, rid),
+                         public_partitions, rid)
 
 
 class _Names:
@@ -533,11 +583,14 @@ def group_hashes(group_cols: Sequence[np.ndarray], key: bytes) -> np.ndarray:
     )
 
 
-def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarray], partials: dict) -> Any:
+def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarray], partials: dict,
+                     use: KeyUse | None = None) -> Any:
     """Selection (or the public partitions), keyed noise and estimates from combined partial aggregates.
 
     ``frame`` gives the output kind and the group columns' types (a :class:`_Frame`, or the pair
-    (kind, types) of an engine); the result is the table :func:`aggregate` returns.
+    (kind, types) of an engine); the result is the table :func:`aggregate` returns. Before any noise is
+    drawn the release is recorded in the key's ledger (``use``; an exact repeat, same release and same
+    partials, is accepted and gives the same output) and charged to the accountant.
     """
     key, by_list = spec.key, spec.by
     if spec.public is not None:
@@ -546,6 +599,7 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
         where = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in public])], dtype=np.int64)
         partials = {k: np.where(where >= 0, v[np.maximum(where, 0)] if v.size else 0, 0) for k, v in partials.items()}
         group_cols = public
+    _record(spec, use, group_cols, partials)
     stream_ids = group_hashes(group_cols, key) >> np.uint64(1)
     selection = spec.budget.selection
     if selection is not None:
@@ -579,6 +633,66 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
         if kind == "pandas":
             out.attrs[REPORT_KEY] = report
     return out
+
+
+def _record(spec: AggregateSpec, use: KeyUse | None, group_cols: list[np.ndarray], partials: dict) -> None:
+    """Record the release in the key's ledger (the partials determine the output for the release's key) and
+    charge the accountant, once, before any noise is drawn."""
+    if use is None:
+        return
+    total = spec.budget.total()
+
+    def charge() -> None:
+        if use.accountant is not None:
+            charge_budget(use.accountant, total)
+
+    if use.ledger is None:
+        charge()
+        return
+    digest = partials_digest(group_cols, partials)
+    try:  # an exact repeat (same release, same partials: the same output) is accepted and not charged again
+        use.ledger.claim("aggregate", 0, 1, digest, on_first=charge, release=spec.release, spent=total)
+    except KeyReuseError as err:
+        if "another release" in str(err):
+            raise
+        raise KeyReuseError(
+            "this aggregation was already released under this key on other data: the two outputs would share "
+            "their noise, and their difference would reveal the change. Use a new key for a new release, or a "
+            "pydp_core.Session (whose releases get independent noise and are charged to its budget)"
+        ) from None
+
+
+def charge_budget(accountant: Any, total: Mapping[str, Any]) -> None:
+    """Charge ``accountant`` with a release's composed guarantee (the report's ``budget``).
+
+    (epsilon, delta)-DP is one spend; rho-zCDP one; delta-approximate rho-zCDP (selection under ``rho``) is
+    charged as rho-zCDP and (0, delta)-DP, whose composition it is bounded by (Bun and Steinke 2016).
+    """
+    from ..accounting import ZCDP, ApproxDP, PureDP
+
+    if "rho" in total:
+        accountant.spend(ZCDP(total["rho"]))
+        if total["delta"] > 0:
+            accountant.spend(ApproxDP(0.0, total["delta"]))
+    elif total["delta"] > 0:
+        accountant.spend(ApproxDP(total["epsilon"], total["delta"]))
+    else:
+        accountant.spend(PureDP(total["epsilon"]))
+
+
+def partials_digest(group_cols: Sequence[np.ndarray], partials: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 (hex) of the groups and their exact partial aggregates: what the output depends on."""
+    import hashlib
+
+    h = hashlib.sha256(b"pydp_core.aggregate/partials\x00")
+    for c in group_cols:
+        arr = np.asarray(c)
+        h.update(str(arr.dtype).encode() + b"\x00" + arr.size.to_bytes(8, "little"))
+        h.update(arr.tobytes() if arr.dtype.kind in "biufcmM" else "\x00".join(map(repr, arr.tolist())).encode())
+    for name in sorted(partials):
+        h.update(name.encode("utf-8") + b"\x00")
+        h.update(np.ascontiguousarray(partials[name], dtype=np.int64).tobytes())
+    return h.hexdigest()
 
 
 def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -> np.ndarray:

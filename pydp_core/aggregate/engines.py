@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import require_extra
-from . import AggregateSpec, _spec, partial_aggregates, release_partials
+from . import AggregateSpec, _spec, key_use, partial_aggregates, release_partials
 
 __all__ = ["aggregate_dask", "aggregate_spark"]
 
@@ -96,6 +96,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     [0, 1]
     """
     (dd,) = require_extra("dask", "dask.dataframe")
+    use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     spec = _spec(list(ddf.columns), **kwargs)
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
@@ -104,7 +105,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     sums = parts.groupby(spec.by, sort=False, dropna=False).sum().reset_index().compute()
     groups, partials = _combined(sums, spec)
     types = {c: ddf[c].dtype for c in spec.by}
-    return release_partials(spec, ("pandas", types), groups, partials)
+    return release_partials(spec, ("pandas", types), groups, partials, use)
 
 
 def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
@@ -136,6 +137,7 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     ...                       delta=1e-6)  # doctest: +SKIP
     """
     pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
+    use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     spec = _spec(list(sdf.columns), **kwargs)
     cols = _columns(spec)
     fields = [sdf.schema[c] for c in spec.by]
@@ -157,4 +159,4 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     sums = parts.groupBy(*spec.by).agg(*[sql.sum(n).alias(n) for n in _partial_names(spec)]).toArrow()
     groups, partials = _combined(sums, spec)
     arrow_types = {c: sums.schema.field(c).type for c in spec.by}
-    return release_partials(spec, ("arrow", arrow_types), groups, partials)
+    return release_partials(spec, ("arrow", arrow_types), groups, partials, use)
