@@ -30,6 +30,7 @@ _core = _load_core(_os.path.dirname(__file__), __version__)
 
 # Public name -> the module that defines it. Subpackages are listed under their own name.
 _EXPORTS: dict[str, str] = {
+    "Session": "pydp_core.session",
     **dict.fromkeys(
         ["NoiseFamily", "Laplace", "Gaussian", "Logistic", "Subbotin", "Truncated", "LogConcaveFamily"],
         "pydp_core.noise",
@@ -160,6 +161,7 @@ __all__ = [
     "ArsinhParameters",
     "Accountant",
     "BudgetExceededError",
+    "Session",
     "PLD",
     "privatize",
     "get_include",
@@ -271,6 +273,7 @@ if TYPE_CHECKING:
     )
     from .random import Random, as_random
     from .release import release_gaussian, release_laplace
+    from .session import Session
 
     discrete = release
     etl = io

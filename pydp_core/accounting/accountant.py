@@ -732,6 +732,13 @@ class Accountant(Generic[B]):
         finally:
             self._spends = saved
 
+    def copy(self) -> "Accountant[B]":
+        """An in-memory copy (same limit and spends, no journal): to try several spends before making them."""
+        with self._lock:
+            out: Accountant[B] = Accountant(self._limit)
+            out._spends = list(self._spends)
+            return out
+
     @property
     def journal_id(self) -> Optional[str]:
         """The identifier of the journal (random, from its header), or None without a journal."""

@@ -14,6 +14,8 @@ One module per command (``pydp_core.cli.<command>``, each with ``HELP``, ``confi
   [--key-file K]``: Parquet or CSV, streamed by batch, atomic output, never the input.
 - ``mu MANIFOLD --sigma S``: the GDP parameter of the Riemannian Gaussian (pydp_core.manifolds).
 - ``keygen FILE``: a fresh 256-bit release key, mode 0600.
+- ``session create|show FILE -k KEY [--epsilon E [--delta D] | --rho R]``: one budget for several
+  ``privatize`` and ``aggregate`` runs (``--session FILE``).
 - ``gaussian-epsilon --psi P ... [--delta D]``: the exact epsilon of the Gaussian mechanism and the RDP routes.
 
 Why argparse rather than typer or click: it ships with Python (the base install stays numpy + scipy),
@@ -45,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "gaussian-epsilon": "gaussian_epsilon",
     "aggregate": "aggregate",
     "compose": "compose",
+    "session": "session",
 }
 
 __all__ = ["main", "build_parser", "COMMANDS"]

@@ -19,8 +19,10 @@ noise; with --epsilon and --delta > 0, --noise laplace spends delta on partition
 --noise gaussian splits epsilon and delta between selection and the Gaussian aggregates (composed in
 zCDP); without --noise the one with the smaller noise is taken. Partition selection (Laplace
 thresholding, or with --partition-selection optimal the optimal mechanism of Desfontaines et al. 2022)
-needs --delta > 0; with --public-partitions every listed group is released and delta may be 0. The key
-file is never written anywhere.
+needs --delta > 0; with --public-partitions every listed group is released and delta may be 0. The key's
+use is recorded in KEY.ledger before any noise is drawn: a second aggregation under the key is refused
+(an identical rerun on identical data is accepted and gives the identical output), unless both go
+through one --session (pydp-core session), which charges each to its budget.
 
 example:
   pydp-core aggregate visits.parquet out.parquet --privacy-unit user --group-by city \\
@@ -66,7 +68,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget-split", action="append", default=[], metavar="NAME=W",
                    help="weight of one aggregate ('<column>_<aggregate>' or 'selection'); give all or none")
     p.add_argument("--confidence", type=finite_float, default=0.95, help="level of the interval columns (default 0.95)")
-    p.add_argument("--key-file", "-k", metavar="FILE", help="256-bit release key from 'pydp-core keygen' (default: a fresh key)")
+    p.add_argument("--key-file", "-k", metavar="FILE",
+                   help="256-bit release key from 'pydp-core keygen' (default: a fresh key); its use is recorded in "
+                        "FILE.ledger, and a second release under it (other parameters, or other data) is refused "
+                        "unless both go through one --session")
+    p.add_argument("--session", metavar="FILE",
+                   help="session file from 'pydp-core session create' (with its --key-file): the release is charged "
+                        "to the session's budget before any noise is drawn, and refused past it")
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the name; folders are Parquet)")
     p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else Parquet)")
     p.add_argument("--delimiter", default=",", help="CSV field delimiter for input and output (default ',')")
@@ -114,14 +122,22 @@ def run(args: argparse.Namespace) -> int:
     public: Any = None
     if args.public_partitions:
         public = read_columns(args.public_partitions, args.group_by, delimiter=args.delimiter)
-    key = load_key(args.key_file) if args.key_file else None
-    result = aggregate(
-        table, privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
-        max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
-        delta=args.delta, rho=args.rho, noise=args.noise, key=key, public_partitions=public,
-        budget_split=_split(args.budget_split), confidence=args.confidence,
-        partition_selection=args.partition_selection,
-    )
+    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
+                   max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
+                   delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
+                   budget_split=_split(args.budget_split), confidence=args.confidence,
+                   partition_selection=args.partition_selection)
+    session = None
+    if args.session:
+        if not args.key_file:
+            raise ValueError("--session needs the session's --key-file")
+        from .session import open_session
+
+        session = open_session(args.session, args.key_file)
+        result = session.aggregate(table, **options)
+    else:
+        key = load_key(args.key_file) if args.key_file else None
+        result = aggregate(table, key=key, ledger=args.key_file + ".ledger" if args.key_file else None, **options)
     if args.output_format is not None:
         fmt_out = args.output_format
     else:
@@ -139,4 +155,6 @@ def run(args: argparse.Namespace) -> int:
                      else f"(epsilon={b['epsilon']:.6g}, delta={b['delta']:.3g})-DP")
         print(f"wrote {args.output} ({result.num_rows} groups) and {sidecar}: {guarantee} with {b['noise']} noise "
               "per privacy unit in total", file=sys.stderr)
+        if session is not None:
+            print(f"session {args.session}: spent {session.spent()!r} of {session.budget!r}", file=sys.stderr)
     return 0

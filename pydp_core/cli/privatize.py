@@ -49,7 +49,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--key-file", "-k", metavar="FILE",
         help="256-bit release key from 'pydp-core keygen' (default: a fresh random key); its use is recorded in "
-        "FILE.ledger, and a second release under it with other data is refused",
+        "FILE.ledger, and a second release under it (other parameters, or other data) is refused unless both go "
+        "through one --session",
+    )
+    p.add_argument(
+        "--session", metavar="FILE",
+        help="session file from 'pydp-core session create' (with its --key-file): the release is charged to the "
+        "session's budget before any noise is drawn, and refused past it",
     )
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
     p.add_argument(
@@ -186,6 +192,13 @@ def _run(args: argparse.Namespace) -> int:
     )
     key = etl.load_key(args.key_file) if args.key_file else None
     ledger = args.key_file + ".ledger" if args.key_file else None
+    session = None
+    if args.session:
+        if not args.key_file:
+            raise ValueError("--session needs the session's --key-file")
+        from .session import open_session
+
+        session = open_session(args.session, args.key_file)
     extra = {"release": False} if args.simulate else {}
     fmt = etl.file_format(args.input, args.format)
     show = sys.stderr.isatty() if args.progress is None else args.progress
@@ -195,13 +208,16 @@ def _run(args: argparse.Namespace) -> int:
 
         total = pq.ParquetFile(args.input).metadata.num_rows
     bar = progress_bar(show, total, "privatize", asked=args.progress is True)
+    options = dict(bounds=bounds, format=args.format, output_format=args.output_format, batch_rows=args.batch_rows,
+                   block_rows=args.block_rows, overwrite=args.force, progress=None if bar is None else bar.update,
+                   compression=args.compression, sensitivity_holds=args.sensitivity_holds,
+                   simulation=args.simulate and key is None, **extra)
     try:
-        rows = etl.privatize_file(
-            args.input, args.output, mech, key=key, columns=args.column, bounds=bounds, format=args.format,
-            output_format=args.output_format, batch_rows=args.batch_rows, block_rows=args.block_rows, overwrite=args.force,
-            progress=None if bar is None else bar.update, compression=args.compression, ledger=ledger,
-            sensitivity_holds=args.sensitivity_holds, simulation=args.simulate and key is None, **extra,
-        )
+        if session is not None:
+            rows = session.privatize_file(args.input, args.output, mech, columns=args.column, **options)
+        else:
+            rows = etl.privatize_file(args.input, args.output, mech, key=key, columns=args.column, ledger=ledger,
+                                      **options)
     finally:
         if bar is not None:
             bar.close()
@@ -213,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r} each, "
               f"{total}" + (" (sensitivity declared to hold without bounds)" if args.sensitivity_holds else ""),
               file=sys.stderr)
+        if session is not None:
+            print(f"session {args.session}: spent {session.spent()!r} of {session.budget!r}", file=sys.stderr)
     return 0
 
 

@@ -40,8 +40,9 @@ writes it with owner-only permissions) and keep it out of logs, job arguments an
 recorded in the key's ledger (:mod:`pydp_core.io.ledger`; in the process, or in ``<key file>.ledger``)
 before noise is drawn: a second release under the key (other parameters, columns or bounds, or other
 values on the same rows) is refused with :class:`KeyReuseError`, unless every release under the key is
-made through one :class:`pydp_core.Session`, which charges each to its budget. Without a key a fresh one is drawn from OS entropy for the call (and thrown
-away), which is right for a one-shot release but not reproducible.
+made through one :class:`pydp_core.Session`, which charges each to its budget. Without a key a fresh one
+is drawn from OS entropy for the call (and thrown away), which is right for a one-shot release but not
+reproducible.
 
 Clamping and sensitivity
 ------------------------

@@ -12,7 +12,7 @@ import numpy as np
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
-from .keyed import KeyedNoise, release_description
+from .keyed import KeyedNoise, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
 
 
@@ -230,6 +230,7 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
             sensitivity_holds=sensitivity_holds, simulation=simulation,
         )
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
+    precheck_charges(accountant, key_ledger, rid, mechanism, list(noisers), simulated=not report["release"])
     report_text = json.dumps(report, sort_keys=True)
     cancel.check()
 

@@ -17,6 +17,7 @@ from .keyed import (
     check_chargeable,
     check_mechanism,
     pick_column,
+    precheck_charges,
     prepared_values,
     privatizer,
     release_bounds,
@@ -187,8 +188,11 @@ def privatize(
         raise ValueError("give either offset or index, not both")
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
     if rng is None:
-        rid = release_id(release_description(mechanism, columns=_described_columns(data, columns), bounds=bounds,
+        described = _described_columns(data, columns)
+        rid = release_id(release_description(mechanism, columns=described, bounds=bounds,
                                              block_rows=block_rows, privatize_kwargs=privatize_kwargs))
+        precheck_charges(accountant, key_ledger, rid, mechanism, [described] if isinstance(described, str) else described,
+                         simulated=not release)
     rows = None if index is None else _index_rows(data, index)
     if privacy_unit is not None:
         warn_repeated_units(_unit_ids(data, privacy_unit))
@@ -286,6 +290,7 @@ def record_distributed_release(
     led = resolve_ledger(key, ledger)
     if led is True:
         led = ledger_for_key(key)
+    precheck_charges(accountant, led, rid, mechanism, list(columns), simulated=not release)
     token = "distributed:" + secrets.token_hex(16)
     for col in columns:
         mech = pick_column(mechanism, col, "mechanism")

@@ -209,6 +209,22 @@ def check_chargeable(mech: Any) -> Any:
     return mech
 
 
+def precheck_charges(accountant: Any, ledger: Any, release: str, mechanism: Any, columns: Sequence[str],
+                     *, simulated: bool = False) -> None:
+    """Raise BudgetExceededError if charging every column of a release not yet recorded would pass the limit.
+
+    The columns are charged one by one as their first pieces are recorded; trying them all first on a copy
+    of the accountant means that a release that does not fit is refused whole, before any column is charged.
+    """
+    if accountant is None:
+        return
+    done = {p.column for p in getattr(ledger, "pieces", ()) if p.release == release}
+    trial = accountant.copy()
+    for c in columns:
+        if c not in done:
+            check_chargeable(pick_column(mechanism, c, "mechanism")).charge(trial, release=not simulated)
+
+
 def check_sensitivity_covers(sensitivity: Any, bounds: tuple[float, float], column: str | None = None) -> None:
     """Raise ValueError unless ``sensitivity >= upper - lower`` (the sensitivity of one clamped value)."""
     need = sensitivity_from_bounds(bounds)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import json
 import math
+import os
 import secrets
 from typing import Any
 
