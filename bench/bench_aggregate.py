@@ -18,7 +18,7 @@ import os
 import numpy as np
 import pytest
 
-from pydp_core.aggregate import aggregate, aggregate_report
+from pydp_core.aggregation import aggregate, aggregate_report
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 
@@ -93,7 +93,7 @@ def test_aggregate_spark_vs_group_by(speed):
     from pyspark.sql import functions as F
 
     import pydp_core
-    from pydp_core.aggregate.engines import aggregate_spark
+    from pydp_core.aggregation.engines import aggregate_spark
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__))) + os.pathsep + \

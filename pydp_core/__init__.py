@@ -31,6 +31,8 @@ _core = _load_core(_os.path.dirname(__file__), __version__)
 # Public name -> the module that defines it. Subpackages are listed under their own name.
 _EXPORTS: dict[str, str] = {
     "Session": "pydp_core.session",
+    "aggregate": "pydp_core.aggregation",
+    "aggregate_report": "pydp_core.aggregation",
     **dict.fromkeys(
         ["NoiseFamily", "Laplace", "Gaussian", "Logistic", "Subbotin", "Truncated", "LogConcaveFamily"],
         "pydp_core.noise",
@@ -99,7 +101,7 @@ _MODULES: dict[str, str] = {
     "accounting": "pydp_core.accounting",
     "manifolds": "pydp_core.manifolds",
     "io": "pydp_core.io",
-    "aggregate": "pydp_core.aggregate",
+    "aggregation": "pydp_core.aggregation",
     "special": "pydp_core.special",
     "cli": "pydp_core.cli",
     "gaussian": "pydp_core.accounting.gaussian",
@@ -162,6 +164,8 @@ __all__ = [
     "Accountant",
     "BudgetExceededError",
     "Session",
+    "aggregate",
+    "aggregate_report",
     "PLD",
     "privatize",
     "get_include",
@@ -174,7 +178,7 @@ __all__ = [
     "accounting",
     "manifolds",
     "io",
-    "aggregate",
+    "aggregation",
     "special",
     "gaussian",
     "rao",
@@ -203,7 +207,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from . import (
         accounting,
-        aggregate,
+        aggregation,
         calibration,
         io,
         manifolds,
@@ -241,6 +245,7 @@ if TYPE_CHECKING:
         rao,
         subsample,
     )
+    from .aggregation import aggregate, aggregate_report
     from .calibration import (
         CalibrationError,
         SubbotinChoice,

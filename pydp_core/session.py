@@ -210,8 +210,8 @@ class Session:
             As :meth:`privatize`.
         """
         self._check(kwargs)
-        from .aggregate import REPORT_KEY, aggregate
-        from .aggregate.engines import aggregate_dask, aggregate_spark
+        from .aggregation import REPORT_KEY, aggregate
+        from .aggregation.engines import aggregate_dask, aggregate_spark
 
         mod = type(table).__module__.split(".")[0]
         common = dict(key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)

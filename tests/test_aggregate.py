@@ -12,8 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pydp_core.aggregate import aggregate, aggregate_report
-from pydp_core.aggregate.aggregations import _half_width_steps, integer_laplace_t, split_epsilon
+from pydp_core.aggregation import aggregate, aggregate_report
+from pydp_core.aggregation.aggregations import _half_width_steps, integer_laplace_t, split_epsilon
 
 KEY = bytes(range(32))
 
@@ -49,7 +49,7 @@ def test_one_person_changes_at_most_kp_groups_by_at_most_kc_rows():
     b = aggregate(pd.concat([base, heavy], ignore_index=True), **args)
     assert list(a["g"]) == list(b["g"]) == list(groups)
     dc = (b["x_count"] - a["x_count"]).to_numpy()
-    du = (b["pid_privacy_id_count"] - a["pid_privacy_id_count"]).to_numpy()
+    du = (b["privacy_id_count"] - a["privacy_id_count"]).to_numpy()
     ds = (b["x_sum"] - a["x_sum"]).to_numpy()
     grid = aggregate_report(a)["aggregates"]["x_sum"]["components"]["sum"]["grid"]
     assert np.count_nonzero(dc) == kp and dc.min() >= 0 and dc.max() <= kc  # 10 rows per group on average: all full
@@ -127,7 +127,7 @@ def test_budget_is_split_evenly_and_composes_to_the_total():
 
 
 def test_budget_split_weights():
-    split = {"x_count": 4, "x_sum": 1, "x_mean": 1, "x_variance": 1, "pid_privacy_id_count": 1, "selection": 2}
+    split = {"x_count": 4, "x_sum": 1, "x_mean": 1, "x_variance": 1, "privacy_id_count": 1, "selection": 2}
     rep = aggregate_report(aggregate(people(), **ARGS, key=KEY, budget_split=split))
     assert rep["aggregates"]["x_count"]["epsilon"] == pytest.approx(2.0 * 4 / 10)
     assert rep["partition_selection"]["epsilon"] == pytest.approx(2.0 * 2 / 10)
@@ -245,7 +245,7 @@ def test_not_a_table_and_bad_public_partitions():
 
 # -- exact sums ---------------------------------------------------------------------------------------------
 def test_group_sums_are_exact_integers():
-    from pydp_core.aggregate.aggregations import limb_sums, limbs_to_totals
+    from pydp_core.aggregation.aggregations import limb_sums, limbs_to_totals
 
     rng = np.random.default_rng(9)
     q = rng.integers(-(1 << 52), (1 << 52) + 1, 5000)
@@ -260,7 +260,7 @@ def test_group_sums_are_exact_integers():
                                                     (3, 0, 2), (2, 0, 2), (6, 0, 2), (10, 0, 2), (-2, 0, 2),
                                                     (7, 4, -1), (2**70 + 2**26, -60, -33), (2**70 + 3 * 2**26, -60, -33)])
 def test_exact_sums_round_to_the_grid_with_ties_to_even(total, e_gamma, e_grid):
-    from pydp_core.aggregate.aggregations import on_grid
+    from pydp_core.aggregation.aggregations import on_grid
 
     exact = Fraction(total) * Fraction(2) ** e_gamma / Fraction(2) ** e_grid
     assert on_grid([total], e_gamma, e_grid)[0] == math.ldexp(round(exact), e_grid)  # round(): ties to even
@@ -280,7 +280,7 @@ def _limbs_of_totals(totals, rows):
 
 @pytest.mark.parametrize("e_gamma, e_grid", [(-3, -2), (0, 2), (4, -1), (-60, -33), (-52, -52), (-52, -40), (-40, -52)])
 def test_limbs_on_grid_equals_the_exact_reference(e_gamma, e_grid):
-    from pydp_core.aggregate.aggregations import limbs_on_grid, on_grid
+    from pydp_core.aggregation.aggregations import limbs_on_grid, on_grid
 
     rng = np.random.default_rng(abs(e_gamma * 100 + e_grid))
     rows = rng.integers(2**9, 2**20, 3000)  # rows 2**52 > |total|: non-negative limbs
@@ -304,7 +304,7 @@ def test_limbs_on_grid_equals_the_exact_reference(e_gamma, e_grid):
 @pytest.mark.parametrize("name", ["sum", "centred_sum", "centred_squares"])
 @pytest.mark.parametrize("bounds", [(0.0, 100.0), (-3.5, 1e6), (-1e-3, -1e-4), (-2.0**40, 2.0**40)])
 def test_component_limb_sums_equal_the_numpy_terms(name, bounds):
-    from pydp_core.aggregate.aggregations import component_limb_sums, limb_sums, quantized_terms
+    from pydp_core.aggregation.aggregations import component_limb_sums, limb_sums, quantized_terms
 
     rng = np.random.default_rng(3)
     lo, hi = bounds
@@ -339,7 +339,7 @@ def test_float_summation_order_cannot_change_a_release():
 def test_range_coded_and_hashed_identifiers_give_the_same_release(monkeypatch):
     """Integer ids in a short range are coded by offset (groups without rows dropped); the release is the
     one of the hash-table path, which is a function of the values only."""
-    import pydp_core.aggregate.bounding as bounding
+    import pydp_core.aggregation.bounding as bounding
 
     df = people()
     df["g"] = df["g"] * 3 + 1000  # a range with holes: codes of absent groups must not be released

@@ -10,10 +10,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pydp_core.aggregate import aggregate, aggregate_report
+from pydp_core.aggregation import aggregate, aggregate_report
 
 dd = pytest.importorskip("dask.dataframe", reason="dask is an optional extra (pydp_core[dask])")
-from pydp_core.aggregate.engines import aggregate_dask, aggregate_spark  # noqa: E402
+from pydp_core.aggregation.engines import aggregate_dask, aggregate_spark  # noqa: E402
 
 # pyspark 4 warns that it does not fully support pandas 3 whenever it touches pandas.
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
@@ -86,7 +86,7 @@ def test_spark_equals_local_for_any_partitioning(spark, args):
 def test_spark_retried_task_reproduces_its_output(spark, monkeypatch, tmp_path):
     """The first attempt of partition 0 dies half-way; Spark retries it (local[2, 4]) and the release is
     the local one."""
-    import pydp_core.aggregate.engines as engines
+    import pydp_core.aggregation.engines as engines
 
     real = engines._partial_arrays
 

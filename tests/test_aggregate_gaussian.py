@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 from pydp_core.accounting.conversions import zcdp_log_delta
-from pydp_core.aggregate import aggregate, aggregate_report
-from pydp_core.aggregate import aggregations as aggs
+from pydp_core.aggregation import aggregate, aggregate_report
+from pydp_core.aggregation import aggregations as aggs
 from pydp_core.io import generate_key
 
 ALPHA = 1e-6
@@ -62,7 +62,7 @@ def test_gaussian_noise_of_each_aggregate_has_its_calibrated_law(budget):
                     public_partitions=GROUPS, **budget)
     rep = aggregate_report(out)
     assert rep["budget"]["noise"] == "gaussian"
-    for name, comp in (("x_count", "rows"), ("pid_privacy_id_count", "units"), ("x_sum", "sum")):
+    for name, comp in (("x_count", "rows"), ("privacy_id_count", "units"), ("x_sum", "sum")):
         c = rep["aggregates"][name]["components"][comp]
         sigma2 = Fraction(c["sigma2"])
         draws = out[name].to_numpy()
@@ -71,7 +71,7 @@ def test_gaussian_noise_of_each_aggregate_has_its_calibrated_law(budget):
         assert chi_square_p(steps, sigma2) > ALPHA, name
         assert c["scale"] == pytest.approx(math.sqrt(float(sigma2)) * c["grid"], rel=1e-15)
         assert abs(c["std"] / c["grid"] - math.sqrt(float(sigma2))) <= 1e-9 * math.sqrt(float(sigma2))
-    r = stats.pearsonr(out["x_count"], out["pid_privacy_id_count"])
+    r = stats.pearsonr(out["x_count"], out["privacy_id_count"])
     assert r.pvalue > ALPHA
 
 

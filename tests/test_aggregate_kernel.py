@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pydp_core import _core
-from pydp_core.aggregate.bounding import (
+from pydp_core.aggregation.bounding import (
     bound_contributions,
     bounding_keys,
     content_seed,
@@ -182,7 +182,7 @@ def test_keyed_group_noise_is_the_stream_of_each_group():
     """Group j's noise is the first draw of Random(key).stream(id_j), whatever the other groups are."""
     from fractions import Fraction
 
-    from pydp_core.aggregate.aggregations import grid_noise, integer_noise
+    from pydp_core.aggregation.aggregations import grid_noise, integer_noise
     from pydp_core.random import Random
     from pydp_core.release import sample_discrete_laplace
 
@@ -204,7 +204,7 @@ def test_keyed_group_noise_is_the_stream_of_each_group():
 
 @pytest.mark.parametrize("words", [1, 2, 8, 9, 64])
 def test_keyed_words_are_the_start_of_each_groups_stream(words):
-    from pydp_core.aggregate.aggregations import _base_generator
+    from pydp_core.aggregation.aggregations import _base_generator
 
     ids = np.array([0, 5, 2**63 - 1, 12345678901234, 7, 5], dtype=np.uint64)
     got = _core.aggregate.keyed_words(_base_generator(KEY), ids, words, 2)

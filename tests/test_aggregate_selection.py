@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 from support.stats import ALPHA
 
-from pydp_core.aggregate import (
+from pydp_core.aggregation import (
     aggregate,
     aggregate_report,
     calibrate_optimal_selection,
@@ -25,8 +25,8 @@ from pydp_core.aggregate import (
     optimal_probability,
     selection_probability,
 )
-from pydp_core.aggregate.aggregations import split_epsilon
-from pydp_core.aggregate.selection import _optimal_table, optimal_selection_for_rho
+from pydp_core.aggregation.aggregations import split_epsilon
+from pydp_core.aggregation.selection import _optimal_table, optimal_selection_for_rho
 from pydp_core.cli import aggregate as cmd
 from pydp_core.io import write_key
 
@@ -223,7 +223,7 @@ def test_optimal_under_rho_bad_budgets_name_the_argument():
 def test_vectorised_draws_equal_one_stream_per_group():
     """select() compares, for every group at once, the first bits / 64 words of Random(key).stream(id) read as
     one big-endian integer with 2**bits pi(n): the same decisions as reading each group's stream alone."""
-    from pydp_core.aggregate.aggregations import _base_generator
+    from pydp_core.aggregation.aggregations import _base_generator
 
     rng = np.random.default_rng(5)
     for eps, delta in [(1.0, 1e-6), (0.5, 1e-30), (5.0, 1e-300)]:
@@ -269,7 +269,7 @@ def test_cli_partition_selection_optimal(tmp_path):
                     max_contributions=1, epsilon=1.0, delta=1e-3, partition_selection="optimal", key=KEY)
     out = pq.read_table(dst)
     assert out.column("g").to_pylist() == ref["g"].tolist()
-    assert out.column("pid_count").to_pylist() == ref["pid_count"].tolist()
+    assert out.column("count").to_pylist() == ref["count"].tolist()
     with pytest.raises(SystemExit):
         p.parse_args([str(src), str(dst), "--privacy-unit", "pid", "--group-by", "g", "--count", "--max-partitions",
                       "1", "--max-contributions", "1", "--epsilon", "1", "--partition-selection", "best"])

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-import pydp_core.aggregate as agg_mod
-from pydp_core.aggregate import aggregate, aggregate_report, calibrate_selection, selection_delta, selection_probability
-from pydp_core.aggregate import aggregations as aggs
-from pydp_core.aggregate.bounding import Bounded
+import pydp_core.aggregation as agg_mod
+from pydp_core.aggregation import aggregate, aggregate_report, calibrate_selection, selection_delta, selection_probability
+from pydp_core.aggregation import aggregations as aggs
+from pydp_core.aggregation.bounding import Bounded
 from pydp_core.io import generate_key
 
 ALPHA = 1e-6
@@ -53,7 +53,7 @@ def test_noise_of_each_aggregate_has_its_calibrated_law():
                     bounds={"x": (-1.0, 3.0)}, max_partitions=2, max_contributions=3, epsilon=1.5, key=KEY,
                     public_partitions=groups)
     rep = aggregate_report(out)["aggregates"]
-    for name, comp in (("x_count", "rows"), ("pid_privacy_id_count", "units"), ("x_sum", "sum")):
+    for name, comp in (("x_count", "rows"), ("privacy_id_count", "units"), ("x_sum", "sum")):
         c = rep[name]["components"][comp]
         t = Fraction(c["t"])
         draws = out[name].to_numpy()
@@ -62,7 +62,7 @@ def test_noise_of_each_aggregate_has_its_calibrated_law():
         assert chi_square_p(steps, t) > ALPHA, name
     assert Fraction(rep["x_count"]["components"]["rows"]["t"]) == aggs.integer_laplace_t(0.5, 6)
     # independent across aggregates: the count and unit-count noises are uncorrelated
-    r = stats.pearsonr(out["x_count"], out["pid_privacy_id_count"])
+    r = stats.pearsonr(out["x_count"], out["privacy_id_count"])
     assert r.pvalue > ALPHA
 
 

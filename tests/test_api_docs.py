@@ -28,8 +28,8 @@ SUBPACKAGES = [
     "pydp_core.io.spark",
     "pydp_core.io.dask",
     "pydp_core.special",
-    "pydp_core.aggregate",
-    "pydp_core.aggregate.engines",
+    "pydp_core.aggregation",
+    "pydp_core.aggregation.engines",
     "pydp_core.adapters.dp_accounting",
     "pydp_core.adapters.opacus",
 ]

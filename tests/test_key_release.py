@@ -164,12 +164,12 @@ def test_aggregate_rerun_at_another_epsilon_is_refused():
     df = pd.DataFrame({"pid": [1, 2, 3, 4], "g": [0, 0, 1, 1], "x": [1.0, 2.0, 3.0, 4.0]})
     args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (0, 5)}, max_partitions=1,
                 max_contributions=1, public_partitions=[0, 1], key=KEY)
-    first = dp.aggregate.aggregate(df, epsilon=1.0, **args)
-    pd.testing.assert_frame_equal(first, dp.aggregate.aggregate(df.iloc[::-1], epsilon=1.0, **args))  # repeat
+    first = dp.aggregate(df, epsilon=1.0, **args)
+    pd.testing.assert_frame_equal(first, dp.aggregate(df.iloc[::-1], epsilon=1.0, **args))  # repeat
     with pytest.raises(io.KeyReuseError, match="another release"):
-        dp.aggregate.aggregate(df, epsilon=2.0, **args)
+        dp.aggregate(df, epsilon=2.0, **args)
     with pytest.raises(io.KeyReuseError, match="other data"):
-        dp.aggregate.aggregate(df.assign(x=[1.0, 2.0, 3.0, 5.0]), epsilon=1.0, **args)
+        dp.aggregate(df.assign(x=[1.0, 2.0, 3.0, 5.0]), epsilon=1.0, **args)
     with pytest.raises(io.KeyReuseError, match="another release"):  # a key used by aggregate cannot privatize
         dp.privatize(df["x"].to_numpy(), dp.LaplaceMechanism(epsilon=1.0), key=KEY, bounds=(0, 1))
 

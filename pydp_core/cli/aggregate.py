@@ -109,8 +109,8 @@ def _split(items: list[str]) -> dict[str, float] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..aggregate import aggregate
-    from ..aggregate.files import input_format, read_columns, write_result
+    from ..aggregation import aggregate
+    from ..aggregation.files import input_format, read_columns, write_result
     from ..io import load_key
     from ..io.files import file_format
 
@@ -148,13 +148,16 @@ def run(args: argparse.Namespace) -> int:
     sidecar = write_result(result, args.output, format=fmt_out, delimiter=args.delimiter, overwrite=args.force,
                            protect=(args.input,))
     if not args.quiet:
-        from ..aggregate import aggregate_report
+        from ..aggregation import aggregate_report
 
         b = aggregate_report(result)["budget"]
         guarantee = (f"(rho={b['rho']:.6g}, delta={b['delta']:.3g})-{b['definition']}" if "rho_given" in b
                      else f"(epsilon={b['epsilon']:.6g}, delta={b['delta']:.3g})-DP")
         print(f"wrote {args.output} ({result.num_rows} groups) and {sidecar}: {guarantee} with {b['noise']} noise "
               "per privacy unit in total", file=sys.stderr)
+        from ..aggregation import BOUNDING_BIAS
+
+        print(f"note: {BOUNDING_BIAS}", file=sys.stderr)
         if session is not None:
             print(f"session {args.session}: spent {session.spent()!r} of {session.budget!r}", file=sys.stderr)
     return 0

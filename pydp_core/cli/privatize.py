@@ -237,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
 def column_budget(args: argparse.Namespace) -> tuple[float, float]:
     """The (epsilon, delta) of each column: the total split evenly (rounded down so that the exact sums stay
     within the total), or the whole of it with ``--budget-per-column``."""
-    from ..aggregate.aggregations import split_epsilon
+    from ..aggregation.aggregations import split_epsilon
 
     k = len(dict.fromkeys(args.column))
     if args.budget_per_column or k == 1:

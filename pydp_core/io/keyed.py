@@ -422,6 +422,11 @@ def describe_mechanism(mech: Any) -> dict[str, Any]:
     dict
         JSON data (floats exact), for :func:`~pydp_core.io.keys.release_id`.
 
+    Raises
+    ------
+    Exception
+        Whatever the mechanism's ``release_description()`` or ``repr`` raises.
+
     Examples
     --------
     >>> import pydp_core as dp
@@ -477,6 +482,13 @@ def release_description(
     -------
     dict
         JSON data for :func:`~pydp_core.io.keys.release_id`.
+
+    Raises
+    ------
+    ValueError
+        If a mapping of mechanisms has no entry for a column, or the bounds are not valid.
+    TypeError
+        If the bounds are not a pair of numbers.
 
     Examples
     --------

@@ -6,9 +6,9 @@ selects the groups to release by Laplace thresholding (or the optimal partition 
 guarantee is (epsilon, delta)-DP for adding or removing all the rows of one privacy unit. The proofs
 (sensitivities, selection, budget split) are in ``docs/aggregate.md``.
 
-- :mod:`~pydp_core.aggregate.bounding`: keyed identity hashes and contribution bounding;
-- :mod:`~pydp_core.aggregate.aggregations`: sensitivities, noise, estimators, confidence intervals;
-- :mod:`~pydp_core.aggregate.selection`: Laplace thresholding and its delta, and the optimal selection.
+- :mod:`~pydp_core.aggregation.bounding`: keyed identity hashes and contribution bounding;
+- :mod:`~pydp_core.aggregation.aggregations`: sensitivities, noise, estimators, confidence intervals;
+- :mod:`~pydp_core.aggregation.selection`: Laplace thresholding and its delta, and the optimal selection.
 """
 from __future__ import annotations
 
@@ -72,6 +72,13 @@ __all__ = [
     "selection_delta",
     "selection_probability",
 ]
+
+#: What the report and the command line say of contribution bounding.
+BOUNDING_BIAS = (
+    "contribution bounding drops the rows of a person beyond max_partitions groups and max_contributions rows "
+    "per group, and clamps values to the bounds: counts and sums are biased downwards where persons exceed "
+    "the limits, and the confidence intervals cover the noise only, not that bias"
+)
 
 #: The key of the guarantee report in a result's Parquet/Arrow schema metadata and ``DataFrame.attrs``.
 REPORT_KEY = "pydp_core.aggregate"
@@ -219,6 +226,14 @@ def _requests(aggregations: Any, privacy_unit: str, frame: Any) -> list[tuple[st
     return out
 
 
+def output_name(column: str, aggregate: str, privacy_unit: str) -> str:
+    """The output column of an aggregate: ``count`` (rows) and ``privacy_id_count`` (persons) when asked of
+    the privacy unit's column (PipelineDP's names), ``<column>_<aggregate>`` otherwise."""
+    if column == privacy_unit and aggregate in ("count", "privacy_id_count"):
+        return aggregate
+    return f"{column}_{aggregate}"
+
+
 def _mapping_for(given: Any, needed: list[str], name: str, what: str) -> Mapping:
     """``given`` as a mapping with exactly the keys ``needed`` (else an error naming ``name``)."""
     if not isinstance(given, Mapping):
@@ -331,7 +346,11 @@ def aggregate(
         The group-by columns.
     aggregations : mapping
         Column -> list of ``"count"`` (rows), ``"sum"``, ``"mean"``, ``"variance"``; the
-        ``privacy_unit`` column may map to ``"privacy_id_count"`` (distinct units per group).
+        ``privacy_unit`` column may map to ``"privacy_id_count"`` (distinct units per group). Output columns
+        are named ``<column>_<aggregate>``, except the row count and the unit count asked of the
+        ``privacy_unit`` column: ``count`` and ``privacy_id_count``. Contribution bounding drops rows, so
+        counts and sums are biased downwards when persons exceed the limits; the interval columns cover the
+        noise only, not that bias.
     bounds : mapping or None
         Column -> ``(low, high)`` with low < high, for every column with a sum, mean or variance.
     max_partitions : int
@@ -368,7 +387,7 @@ def aggregate(
         How groups are selected without ``public_partitions``: Laplace thresholding (default), or the
         optimal mechanism of Desfontaines et al. (2022), which releases each group with the largest
         probability ``pi(n)`` that (epsilon_s / Kp, delta_s / Kp)-DP allows for its ``n`` units
-        (:func:`~pydp_core.aggregate.selection.optimal_probability`); with ``rho``, each group gets
+        (:func:`~pydp_core.aggregation.selection.optimal_probability`); with ``rho``, each group gets
         ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
     ledger : None, False, path or KeyLedger, optional
@@ -507,7 +526,7 @@ def _spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any
     level = None if confidence is None else check_confidence(confidence, "confidence")
     method = check_choice(partition_selection, "partition_selection", SELECTION_METHODS)
     key = generate_key() if key is None else check_key(key)
-    agg_names = [f"{c}_{a}" for c, a in requests] + ([] if public_partitions is not None else ["selection"])
+    agg_names = [output_name(c, a, pu) for c, a in requests] + ([] if public_partitions is not None else ["selection"])
     if len(set(agg_names)) != len(agg_names):
         raise ValueError("aggregations ask for the same aggregate twice")
     budget = plan_budget(epsilon=epsilon, delta=delta, rho=rho, noise=noise,
@@ -618,7 +637,7 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
                              subkey(key, f"noise\x00{col}\x00{agg}\x00{comp}"))
             for comp, noise in plan.components.items()
         }
-        name = f"{col}_{agg}"
+        name = output_name(col, agg, spec.privacy_unit)
         est, lo, hi = estimate(plan, noisy, 0.05 if alpha is None else alpha)
         columns[name] = est
         if alpha is not None:
@@ -755,4 +774,5 @@ def _report(spec: AggregateSpec, selection: ThresholdSelection | OptimalSelectio
         if selection is None else selection.describe(),
         "aggregates": aggs,
         "confidence": spec.confidence,
+        "bounding_bias": BOUNDING_BIAS,
     }

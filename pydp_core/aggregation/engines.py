@@ -1,12 +1,12 @@
 """The aggregation on Dask and Spark: the same release as :func:`pydp_core.aggregate.aggregate`, bit for bit.
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
-2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregate.partial_aggregates`):
+2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.partial_aggregates`):
    contribution bounding by keyed hashes of the person's own identifiers and exact integer limb sums.
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
 3. The partials are summed per group by the engine (exact int64 sums) and collected: one row per group.
 4. The driver runs selection (or the public partitions), the keyed noise and the estimates
-   (:func:`~pydp_core.aggregate.release_partials`).
+   (:func:`~pydp_core.aggregation.release_partials`).
 
 Since bounding is per person, the limb sums are exact and the noise is keyed by group values, the
 result does not depend on the partitioning and equals the local result for the same key. The result

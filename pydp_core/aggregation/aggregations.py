@@ -1,7 +1,7 @@
 """The noisy aggregates: sensitivities, exact discrete noise, estimators and confidence intervals.
 
 Neighbouring data sets differ by all the rows of one privacy unit (add/remove). After bounding
-(:mod:`~pydp_core.aggregate.bounding`) one unit touches at most ``Kp = max_partitions`` groups and
+(:mod:`~pydp_core.aggregation.bounding`) one unit touches at most ``Kp = max_partitions`` groups and
 at most ``Kc = max_contributions`` rows in each, with values clamped to ``[L, U]``; write
 ``M = max(|L|, |U|)``, ``m = (L + U) / 2`` and ``h = (U - L) / 2``. The per-group sensitivities are
 

@@ -209,4 +209,5 @@ def _zcdp_selection(rho_s: float, delta: float, kp: int, method: str) -> Thresho
 
 def _log_std(plans: Sequence[AggregatePlan]) -> float:
     """The sum of log noise standard deviations over every component (a geometric mean, up to the count)."""
-    return math.fsum(math.log(c.describe()["std"]) for p in plans for c in p.components.values())
+    stds = [c.describe()["std"] for p in plans for c in p.components.values()]
+    return -math.inf if min(stds) <= 0.0 else math.fsum(math.log(s) for s in stds)  # a std below 1e-308 is 0
