@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_choice, check_delta, check_epsilon, require_extra
-from ..accounting.pld import PLD, Interval, _Atoms
+from ..accounting.pld import PLD, Interval
+from ..accounting.pld.mechanisms import _Atoms
 from ..noise import Gaussian, Laplace
 from ._refine import delta_of, epsilon_of
 

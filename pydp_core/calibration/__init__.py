@@ -23,9 +23,14 @@ equation (5) of the paper as printed, which is an optimisation of the paper's cr
 privacy guarantee. :func:`linear_query_sensitivity` gives the l_p sensitivity of linear queries
 (Theorem 10). :func:`calibrate_box` is the exact replacement for box-bounded vector queries (such as
 the mean of records in an l_inf ball), under k-fold composition too: the product of the one-dimensional
-privacy-loss distributions at the worst (corner) shift.
+privacy-loss distributions at the worst (corner) shift. It runs on the privacy-loss distributions of the
+accounting, and lives there (:mod:`pydp_core.accounting.pld.box`); it is re-exported here on first use,
+so that importing this package does not load the accounting.
 """
 from __future__ import annotations
+
+import importlib as _importlib
+from typing import TYPE_CHECKING, Any
 
 from .comparison import (
     geng_truncated_laplace,
@@ -40,7 +45,12 @@ from .profile import (
     privacy_profile,
 )
 from .selection import SubbotinChoice, linear_query_sensitivity, select_subbotin
-from .vector import BoxCalibration, box_pld, calibrate_box
+
+if TYPE_CHECKING:
+    from ..accounting.pld.box import BoxCalibration, box_pld, calibrate_box
+
+# Names defined below this package (PEP 562: loaded on first access).
+_LAZY = {name: "pydp_core.accounting.pld.box" for name in ("box_pld", "calibrate_box", "BoxCalibration")}
 
 __all__ = [
     "privacy_profile",
@@ -58,3 +68,15 @@ __all__ = [
     "calibrate_box",
     "BoxCalibration",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -10,6 +10,9 @@ The exact guarantee is therefore the privacy-loss distribution of the one-dimens
 shift w / scale, self-composed N = m k times, and the minimal scale depends on m and k only through
 N. This replaces the paper's Theorem 9 (Vinterbo 2022), which pairs the l_r sensitivity with iid
 Subbotin_r noise and is exact only for r = 2 (see ``docs/calibration.md``).
+
+The search is the root solver of :mod:`.calibration`; :mod:`pydp_core.calibration` re-exports these
+names (lazily, so that importing it does not load the accounting).
 """
 from __future__ import annotations
 
@@ -18,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_finite, check_int, check_positive_scalar
+from ..._validation import check_delta, check_finite, check_int, check_positive_scalar
+from .calibration import _calibrate_scale, _calibration_start
+from .core import PLD
+from .interval import Interval
 
 __all__ = ["box_pld", "calibrate_box", "BoxCalibration"]
 
@@ -26,7 +32,7 @@ __all__ = ["box_pld", "calibrate_box", "BoxCalibration"]
 _BRACKET = 1e-3
 
 
-def box_pld(noise: Any, *, scale: Any, shifts: Any, releases: int = 1) -> Any:
+def box_pld(noise: Any, *, scale: Any, shifts: Any, releases: int = 1) -> PLD:
     """The privacy-loss distribution of iid noise on a vector query, for one shift vector.
 
     The output distributions of a neighbouring pair are ``q + scale * X`` with q = a and q = a + d,
@@ -70,8 +76,6 @@ def box_pld(noise: Any, *, scale: Any, shifts: Any, releases: int = 1) -> Any:
     ----------
     Vinterbo 2022; Dong, Roth and Su 2022.
     """
-    from ..accounting.pld import PLD
-
     s = check_positive_scalar(scale, "scale")
     k = check_int(releases, "releases", 1)
     d = np.abs(np.asarray(check_finite(shifts, "shifts"), dtype=float).reshape(-1))
@@ -138,14 +142,12 @@ class BoxCalibration:
         return self.scale * float(self.noise.std)
 
     @property
-    def rmse_bounds(self) -> Any:
+    def rmse_bounds(self) -> Interval:
         """Certified bounds on the per-coordinate RMSE at the exact minimal scale."""
-        from ..accounting.pld import Interval
-
         std = float(self.noise.std)
         return Interval(self.scale_bounds.lower * std, self.scale_bounds.upper * std)
 
-    def pld(self, scale: float | None = None) -> Any:
+    def pld(self, scale: float | None = None) -> PLD:
         """The corner PLD on this certificate's grid, at ``scale`` (default: the calibrated one)."""
         s = self.scale if scale is None else scale
         return box_pld(self.noise, scale=s, shifts=[self.sensitivity], releases=self.steps) \
@@ -206,8 +208,6 @@ def calibrate_box(noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, dim
     ----------
     Vinterbo 2022; Doroshenko et al. 2022.
     """
-    from ..accounting.pld import _calibrate_scale, _calibration_start
-
     eps = check_positive_scalar(epsilon, "epsilon")
     target = float(check_delta(delta, "delta", allow_zero=False))
     w = check_positive_scalar(sensitivity, "sensitivity")

@@ -17,9 +17,8 @@ from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
 
-from .. import _core
-
-_acc = _core.accounting
+from ..._core import accounting as _acc
+from ..._core import discrete as _discrete
 
 # (losses, P-masses, Q-masses, P-mass at +inf): one side's atom list.
 Atoms = Tuple[np.ndarray, np.ndarray, np.ndarray, float]
@@ -112,7 +111,7 @@ def _cells_to_atoms(acc: Dict[int, np.ndarray], h: float, inf_p: float, pessimis
 def discrete_gaussian(sigma2: float, shift: int, q: float) -> _Sided:
     """The discrete Gaussian N_Z(0, sigma2) on an integer query with integer sensitivity ``shift``,
     Poisson-sampled at rate ``q`` (add/remove neighbours)."""
-    lz = float(_core.discrete.dgauss_log_normaliser(sigma2))
+    lz = float(_discrete.dgauss_log_normaliser(sigma2))
     # log Z to ~1e-15 (Poisson summation or the direct sum, docs/release.md); taken as +-1e-13.
     lz_lo, lz_hi = lz - 1e-13, lz + 1e-13
     # Atoms within `reach` of the centres 0 and shift have log-mass >= -705 (normal doubles).

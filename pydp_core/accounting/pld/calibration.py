@@ -1,0 +1,210 @@
+"""Calibration of a noise scale on a PLD: the smallest scale whose certified delta(epsilon) meets a target.
+
+:func:`_calibrate_scale` is the root solver: on a family of PLDs whose exact delta(epsilon) decreases in
+the scale, it returns a scale that passes for certain (certified upper delta <= the target) with a
+bracket [lower, scale] on the exact minimal scale (lower fails for certain), refining the loss grid while
+the discretisation keeps the bracket open (docs/pld.md, "Calibration"). ``PLD.calibrate`` (additive noise,
+composed and sampled) and :func:`~pydp_core.accounting.pld.calibrate_box` (a box-bounded vector query,
+:mod:`.box`) build their PLDs and run it.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..._validation import check_delta, check_positive, check_probability
+from ._args import _count, _scalar
+from .interval import Interval
+from .mechanisms import _relation
+
+if TYPE_CHECKING:
+    from .core import PLD
+
+__all__ = ["ScaleCalibration"]
+
+
+class ScaleCalibration(NamedTuple):
+    """A calibrated noise scale with its certificate (the result of ``PLD.calibrate(..., certificate=True)``).
+
+    Parameters
+    ----------
+    scale : float
+        The calibrated scale: the certified upper bound of delta(epsilon) is <= the target there.
+    scale_bounds : Interval
+        Certified bounds on the exact minimal scale: ``upper`` is ``scale``; at ``lower`` the certified
+        lower bound of delta(epsilon) exceeds the target, so no smaller scale meets it (``lower`` is 0 if
+        no scale could be shown to fail).
+    value_step : float
+        The loss grid step on which ``scale`` passed, and on which ``scale_bounds.lower`` fails for
+        certain unless only another grid showed that (rebuild the certificate with
+        ``with_discretization(value_step=...)``).
+    delta_bounds : Interval
+        The certified interval of delta(epsilon) at ``scale`` on that grid.
+
+    Examples
+    --------
+    >>> from pydp_core.accounting.pld import PLD
+    >>> from pydp_core.noise import Logistic
+    >>> c = PLD.calibrate(Logistic(), epsilon=1.0, delta=1e-6, steps=10, certificate=True)
+    >>> pld = PLD.from_noise(Logistic(), scale=c.scale).self_compose(10).with_discretization(value_step=c.value_step)
+    >>> bool(pld.delta(1.0).upper <= 1e-6 and c.scale_bounds.upper <= 1.001 * c.scale_bounds.lower)
+    True
+    """
+
+    scale: float
+    scale_bounds: Interval
+    value_step: float
+    delta_bounds: Interval
+
+
+def _calibration_start(sensitivity: float, steps: int, sampling_rate: float, epsilon: float) -> float:
+    """Where a calibration's doubling starts: the Gaussian order of magnitude sens q sqrt(k) / epsilon."""
+    return sensitivity * max(sampling_rate * math.sqrt(steps), 1.0) / min(epsilon, 1.0)
+
+
+# A calibration refines the loss grid at most _REFINE times, each time 2 to 4 times finer.
+_REFINE = 4
+
+
+def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol: float,
+                     width: float) -> ScaleCalibration:
+    """The smallest noise scale whose certified upper delta(epsilon) is <= ``delta``, with a certified bracket.
+
+    ``build(scale, value_step)`` is the composed PLD at ``scale`` (``value_step`` None: automatic); its
+    exact delta(epsilon) decreases in the scale. A scale becomes the answer only once it passes (certified
+    upper delta <= target on the grid it is evaluated on) and the lower end only once it fails for
+    certain (certified lower delta > target), so [lower, scale] contains the exact minimal scale
+    whatever the grids. The steps:
+
+    1. bracket by doubling from ``start`` on the automatic grid of each scale;
+    2. on one fixed grid (first the automatic one of the passing end) find the boundary of the upper
+       criterion and that of the lower one, each to relative ``rtol`` (regula falsi with the Illinois
+       safeguard on log(-log delta) against log scale, which is smooth and nearly linear);
+    3. while the bracket between them is wider than ``width`` (relative), the discretisation is what keeps
+       it open: refine the grid (the delta interval shrinks with the square of the step, so by the
+       square root of the excess, 2 to 4 times) and repeat 2 inside the bracket, as long as each
+       refinement narrows the delta interval at the answer by 20% or more (below ~1e-12 the FFT's
+       rounding, not the grid, limits composed deltas). A scale that passes is certified on any grid, so the grid only decides how
+       close to the exact minimum the answer is.
+    """
+    memo: dict = {}  # (scale, grid step) -> delta interval
+
+    def bound(s: float, h: float | None) -> Interval:
+        if (s, h) not in memo:
+            pld = build(s, h)
+            key = (s, pld.value_step)
+            if key not in memo:
+                memo[key] = pld.delta(epsilon)
+            memo[s, h] = memo[key]
+        return memo[s, h]
+
+    # log(-log delta) is nearly linear in log scale (for Gaussian-like tails -log delta grows like a
+    # power of the scale), so regula falsi on it converges in a few steps.
+    level = math.log(-math.log(delta))
+
+    def excess(s: float, h: float, side: int) -> float:  # > 0 iff the bound exceeds the target (exactly)
+        value = bound(s, h)[side]
+        f = level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
+        return max(f, 1e-300) if value > delta else min(f, 0.0)
+
+    def boundary(side: int, h: float, a: float, b: float, done) -> tuple:
+        # excess > 0 at a, <= 0 at b; shrink [a, b] until b / a <= 1 + rtol or done(a, b).
+        fa, fb = excess(a, h, side), min(excess(b, h, side), 0.0)
+        last, span = 0, math.log(b / a)
+        for it in range(100):
+            if b / a <= 1.0 + rtol or done(a, b):
+                break
+            la, lb = math.log(a), math.log(b)
+            t = fa / (fa - fb) if fa > fb else 0.5
+            if it > 0 and it % 3 == 0:  # the bracket must halve every three steps, else bisect
+                t, span = (0.5 if lb - la > 0.5 * span else t), lb - la
+            mid = math.exp(la + min(max(t, 0.01), 0.99) * (lb - la))
+            if not a < mid < b:
+                break
+            f = excess(mid, h, side)
+            if f > 0.0:
+                a, fa = mid, f
+                fb, last = (0.5 * fb if last == 1 else fb), 1
+            else:
+                b, fb = mid, f
+                fa, last = (0.5 * fa if last == -1 else fa), -1
+        return a, b
+
+    def failing(h: float | None = None) -> float:  # the largest scale that fails for certain (on grid h or any), or 0
+        return max((s for (s, g), iv in memo.items() if iv.lower > delta and h in (None, g)), default=0.0)
+
+    # 1. Bracket on the automatic grid.
+    lo = hi = start
+    if bound(hi, None).upper <= delta:
+        while bound(lo, None).upper <= delta and lo > 1e-12 * start:
+            hi, lo = lo, lo / 2.0
+    else:
+        while not bound(hi, None).upper <= delta:
+            lo, hi = hi, hi * 2.0
+            if hi > 1e12 * start:
+                raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
+    step = build(hi, None).value_step
+    best, best_step = hi, step  # the answer and the grid it passed on
+    last_spread = math.inf  # the width of the delta interval at the answer on the last grid
+    for refinement in range(_REFINE + 1):
+        # 2. The upper boundary on this grid, between a failing scale a and a passing one b.
+        a, b = max(lo, failing()), best
+        while bound(a, step).upper <= delta and a > 1e-12 * start:  # the grid lets smaller scales pass
+            b, a = a, a / 2.0
+        if bound(a, step).upper > delta:
+            a, b = boundary(1, step, a, b, lambda x, y: y / max(failing(), 1e-300) <= 1.0 + width)
+        if b < best:
+            best, best_step = b, step
+        # The lower boundary below it, from the largest scale known to fail for certain (or, moving down
+        # from a by growing factors, the first one found) to the smallest known not to.
+        factor, c = 1.0 + width, failing(step)
+        if c == 0.0:
+            c = a
+            while not bound(c, step).lower > delta and c > 1e-12 * start:
+                c, factor = c / factor, factor * factor
+        if bound(c, step).lower > delta:
+            d = min((s for (s, h), iv in memo.items() if h == step and s > c and not iv.lower > delta), default=best)
+            boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)
+        below = failing()
+        # 3. Refine the grid while the bracket is wider than ``width``.
+        gap = best / below - 1.0 if below > 0.0 else math.inf
+        spread = bound(best, step).upper - bound(best, step).lower
+        if gap <= width or refinement == _REFINE or not spread < 0.8 * last_spread:
+            break  # narrow enough, or the grid no longer limits the delta interval (the FFT's rounding does)
+        last_spread = spread
+        finer = step / min(4.0, max(2.0, math.sqrt(gap / width)))
+        lo = below if below > 0.0 else c
+        try:
+            bound(best, finer), bound(lo, finer)
+        except ValueError:  # the grid would exceed the transform's size: keep this bracket
+            break
+        step = finer
+    if bound(best, step).upper <= delta:  # report the finest grid the answer passes on
+        best_step = step
+    # One grid certifies both ends where it can (the bracket can then be checked on value_step alone).
+    below = failing(best_step) or failing()
+    return ScaleCalibration(best, Interval(below, best), best_step, bound(best, best_step))
+
+
+def _calibrate(cls: type[PLD], noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, steps: Any,
+               sampling_rate: Any, sampling: str, neighbours: str, rtol: float, certificate: bool) -> Any:
+    """``PLD.calibrate`` (see there): the arguments checked, the composed PLD of ``cls`` calibrated."""
+    e = _scalar(epsilon, "epsilon", check_positive)
+    dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False, allow_one=False))
+    k = _count(steps, "steps")
+    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    if not (0.0 < rtol < 0.5):
+        raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+    if q == 0.0:
+        raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
+    _relation(sampling, neighbours)
+
+    def build(s: float, h: float | None) -> PLD:
+        return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q, sampling=sampling,
+                              neighbours=neighbours).self_compose(k) \
+            .with_discretization(value_step=h)
+
+    found = _calibrate_scale(build, epsilon=e, delta=dl, start=_calibration_start(sens, k, q, e),
+                             rtol=rtol / 4.0, width=rtol)
+    return found if certificate else found.scale

@@ -1,0 +1,225 @@
+"""The mechanisms a PLD composes, and their construction from noise families and discrete laws.
+
+A PLD is a list of (mechanism, count) terms. A mechanism here knows its key (equal keys are merged
+into one term), whether its two neighbour orders have the same PLD (``symmetric``), and how to
+discretise one order on a loss grid (``discretise(remove, h, tail, composed)``, a kernel object of
+``pydp_core._core.accounting``):
+
+- :class:`_Noise`: additive noise of a built-in family (Gaussian, Laplace, Logistic, Subbotin), with
+  Poisson sampling or sampling without replacement, discretised in C++ from the family's log-space tails;
+- :class:`_Atoms`: finitely many outcomes with their P- and Q-masses (approx DP, randomized response, the
+  discrete Laplace, the identity);
+- the atom-list mechanisms of :mod:`.sided` (the discrete Gaussian, any log-concave density).
+
+The ``*_term`` functions check the arguments of the ``PLD.from_*`` constructors (which document them)
+and return the mechanism; a zero sampling rate gives :func:`identity_term`.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..._core import accounting as _acc
+from ..._core import discrete as _discrete
+from ..._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_probability, check_rational
+from ...noise import Gaussian, Laplace, LogConcaveFamily, Logistic, NoiseFamily, Subbotin, Truncated
+from . import sided as _sided
+from ._args import _scalar
+
+
+class _Noise:
+    """Additive noise of one family at a scale, sampled at rate q.
+
+    relation "add_remove": Poisson sampling, add/remove neighbours (two orders, "remove" and "add");
+    relation "substitution": one record's contribution (norm <= the shift) replaced, the record sampled
+    with probability q (Poisson or without replacement): the pair (1-q) f + q f(. - d) vs
+    (1-q) f + q f(. + d), whose two orders have the same PLD (docs/pld.md, "Neighbouring relations").
+    """
+
+    symmetric = False
+
+    def __init__(self, family: Any, shift: float, q: float, relation: str = "add_remove") -> None:
+        self.family, self.shift, self.q, self.relation = family, shift, q, relation
+        # Without sampling, f vs f(. - d) and f(. - d) vs f have the same PLD (f is symmetric).
+        self.symmetric = q == 1.0 or relation == "substitution"
+
+    def key(self) -> tuple:
+        return ("noise", self.family._key(), self.shift, self.q, self.relation)
+
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+        # In a composition, loss blocks of P-mass <= 1e-9 stay one cell (far below the FFT's resolution);
+        # a single mechanism keeps every cell, so its deep tail keeps relative precision.
+        return _acc.pld_noise(self.family._family, self.shift, self.q, remove, h, tail, 1e-9 if composed else 0.0,
+                              self.relation == "substitution")
+
+
+class _Atoms:
+    """A mechanism with finitely many outcomes: losses with their P- and Q-masses, per order."""
+
+    def __init__(self, name: str, remove: tuple, add: tuple | None = None) -> None:
+        self.name, self.remove, self.add = name, remove, add
+        self.symmetric = add is None
+
+    def key(self) -> tuple:
+        def freeze(t):
+            return tuple(np.asarray(a, dtype=float).tobytes() if isinstance(a, np.ndarray) else a for a in t)
+
+        return ("atoms", self.name, freeze(self.remove), None if self.add is None else freeze(self.add))
+
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+        loss, p, q, inf_p = self.remove if (remove or self.add is None) else self.add
+        return _acc.pld_atoms(loss, p, q, inf_p, h)
+
+
+_SAMPLING = ("poisson", "without_replacement")
+_NEIGHBOURS = ("add_remove", "substitution")
+
+
+def _relation(sampling: Any, neighbours: Any) -> str:
+    """The neighbouring relation of a sampled mechanism; ValueError for the combinations not supported."""
+    sampling = check_choice(sampling, "sampling", _SAMPLING)
+    neighbours = check_choice(neighbours, "neighbours", _NEIGHBOURS)
+    if sampling == "without_replacement" and neighbours == "add_remove":
+        raise ValueError("sampling='without_replacement' needs neighbours='substitution': a fixed-size batch "
+                         "changes composition, not size, when a record is added or removed")
+    return neighbours
+
+
+def identity_term() -> _Atoms:
+    """The mechanism that reveals nothing (L = 0)."""
+    return _Atoms("identity", (np.array([0.0]), np.array([1.0]), np.array([1.0]), 0.0))
+
+
+def noise_term(noise: Any, *, scale: Any, sensitivity: Any, sampling_rate: Any, sampling: str,
+               neighbours: str) -> Any:
+    """Additive noise ``scale * X`` on a query of ``sensitivity``, sampled (``PLD.from_noise``)."""
+    if isinstance(noise, (Truncated, LogConcaveFamily)):
+        if _relation(sampling, neighbours) != "add_remove":
+            raise ValueError("truncated and user-defined families support sampling='poisson' with "
+                             "neighbours='add_remove' only")
+        return density_term(noise, scale=scale, sensitivity=sensitivity, sampling_rate=sampling_rate)
+    if not isinstance(noise, (Gaussian, Laplace, Logistic, Subbotin)):
+        raise TypeError("noise must be Gaussian(), Laplace(), Logistic(), Subbotin(r), Truncated(...) or "
+                        "a LogConcaveFamily")
+    s = _scalar(scale, "scale", check_positive)
+    d = _scalar(sensitivity, "sensitivity", check_positive)
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    relation = _relation(sampling, neighbours)
+    shift = d / s
+    if not (math.isfinite(shift) and shift > 0.0):
+        raise ValueError("sensitivity / scale must be finite and > 0")
+    if q == 0.0:
+        return identity_term()
+    if relation == "substitution" and q == 1.0:
+        # f(. - d) vs f(. + d): the add/remove pair at shift 2d.
+        shift *= 2.0
+        if not math.isfinite(shift):
+            raise ValueError("2 * sensitivity / scale must be finite")
+        relation = "add_remove"
+    return _Noise(noise, shift, q, relation)
+
+
+def gdp_term(mu: Any) -> _Noise:
+    """mu-GDP: the Gaussian mechanism with shift mu (``PLD.from_gdp``)."""
+    m = _scalar(mu, "mu", check_positive)
+    return _Noise(Gaussian(), m, 1.0)
+
+
+def approx_dp_term(*, epsilon: Any, delta: Any) -> _Atoms:
+    """The four-outcome worst case of (epsilon, delta)-DP (``PLD.from_approx_dp``)."""
+    e = _scalar(epsilon, "epsilon", check_epsilon)
+    dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_one=False))
+    hi = (1.0 - dl) / (1.0 + math.exp(-e))
+    lo = hi * math.exp(-e)  # (1 - delta) / (1 + e^eps), without overflow for a huge eps
+    atoms = (np.array([e, -e]), np.array([hi, lo]), np.array([lo, hi]), dl)
+    return _Atoms("approx_dp", atoms)
+
+
+def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple:
+    """Atoms (loss, P, Q, 0) of P = (1-q) p + q p(. - D) vs Q = (1-q) p + q p(. + D), p the discrete Laplace.
+
+    Classes x <= -D, x = -D+1..D-1, x >= D; with Pr[Z >= m] = Pr[Z <= -m] = a^m / (1 + a) (m >= 0) and
+    p(x) = (1 - a) / (1 + a) a^|x|, every mass is a closed form (log space).
+    """
+    la = -1.0 / scale  # log a
+    log1pa = math.log1p(math.exp(la))
+    lc = math.log(-math.expm1(la)) - log1pa
+    x = np.arange(-D + 1, D, dtype=float)
+    log_f0 = np.concatenate(([D * la - log1pa], lc + la * np.abs(x), [D * la - log1pa]))
+    log_fp = np.concatenate(([2 * D * la - log1pa], lc + la * np.abs(x - D), [-log1pa]))  # Z + D
+    log_fq = np.concatenate(([-log1pa], lc + la * np.abs(x + D), [2 * D * la - log1pa]))  # Z - D
+    log_p = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fp)
+    log_q = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fq)
+    return (log_p - log_q, np.exp(log_p), np.exp(log_q), 0.0)
+
+
+def discrete_laplace_term(*, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0, sampling: str = "poisson",
+                          neighbours: str = "add_remove") -> _Atoms:
+    """The discrete Laplace on the integers, exactly: D + 1 (or 2D + 1) atoms (``PLD.from_discrete_laplace``)."""
+    t = _scalar(scale, "scale", check_positive)
+    if isinstance(sensitivity, (bool, np.bool_)) or not isinstance(sensitivity, numbers.Integral):
+        raise TypeError(f"sensitivity must be an integer, not {type(sensitivity).__name__}")
+    D = int(sensitivity)
+    if not 1 <= D <= 10**6:
+        raise ValueError(f"sensitivity must lie in [1, 1e6], got {D}")
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    relation = _relation(sampling, neighbours)
+    if q == 0.0:
+        return identity_term()
+    if relation == "substitution":
+        if q == 1.0:
+            return discrete_laplace_term(scale=t, sensitivity=2 * D)
+        return _Atoms("discrete_laplace_substitution", _discrete_laplace_substitution(t, D, q))
+    la = -1.0 / t  # log a
+    log1pa = math.log1p(math.exp(la))
+    lc = math.log(-math.expm1(la)) - log1pa  # log((1 - a) / (1 + a))
+    x = np.arange(1, D, dtype=float)
+    # log masses of the classes x <= 0, x = 1..D-1, x >= D under Q = p and under the shifted P.
+    log_q = np.concatenate(([-log1pa], lc + la * x, [D * la - log1pa]))
+    log_p = np.concatenate(([D * la - log1pa], lc + la * (D - x), [-log1pa]))
+    pq, pp = np.exp(log_q), np.exp(log_p)
+    mix = (1.0 - q) * pq + q * pp
+    remove = (np.log(mix) - log_q, mix, pq, 0.0)
+    add = (log_q - np.log(mix), pq, mix, 0.0)
+    return _Atoms("discrete_laplace", remove, None if q == 1.0 else add)
+
+
+# The largest numerator or denominator of an exact discrete-noise parameter (that of the release path).
+_MAX_PARAM = int(_discrete.MAX_PARAM)
+
+
+def discrete_gaussian_term(*, sigma2: Any = None, scale: Any = None, sensitivity: int = 1,
+                           sampling_rate: Any = 1.0) -> Any:
+    """The discrete Gaussian of the release path on the integers (``PLD.from_discrete_gaussian``)."""
+    if (sigma2 is None) == (scale is None):
+        raise TypeError("give exactly one of sigma2 and scale")
+    if sigma2 is not None:
+        # The release path's exact rational parameter (release.samplers.rational_parameter checks the same).
+        s2 = float(check_rational(sigma2, "sigma2", _MAX_PARAM))
+    else:
+        s2 = _scalar(scale, "scale", check_positive) ** 2
+        if not (math.isfinite(s2) and s2 > 0.0):
+            raise ValueError("scale**2 must be finite and > 0")
+    D = check_int(sensitivity, "sensitivity", 1, 10**6)
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    if q == 0.0:
+        return identity_term()
+    return _sided.discrete_gaussian(s2, D, q)
+
+
+def density_term(noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> Any:
+    """Any symmetric log-concave family from its density and tails (``PLD.from_density``)."""
+    if not isinstance(noise, NoiseFamily):
+        raise TypeError(f"noise must be a noise family from pydp_core.noise, not {type(noise).__name__}")
+    s = _scalar(scale, "scale", check_positive)
+    d = _scalar(sensitivity, "sensitivity", check_positive)
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    shift = d / s
+    if not (math.isfinite(shift) and shift > 0.0):
+        raise ValueError("sensitivity / scale must be finite and > 0")
+    if q == 0.0:
+        return identity_term()
+    return _sided.density(noise, shift, q)

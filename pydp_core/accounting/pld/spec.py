@@ -1,0 +1,67 @@
+"""A PLD from a JSON-style description: the schema of ``pydp-core compose`` and of the accountant.
+
+``PLD.from_spec`` documents the schema and delegates here; every field is checked before a
+constructor is called, so a malformed description fails with one ValueError naming the field.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ... import noise as _noise
+
+if TYPE_CHECKING:
+    from .core import PLD
+
+# The mechanism kinds, and the fields of a noise entry.
+_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian")
+_NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
+_FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
+
+
+def _from_spec(cls: type[PLD], spec: Any) -> PLD:
+    """The PLD ``spec`` describes, built with the constructors of ``cls`` (see ``PLD.from_spec``)."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"spec must be a JSON object (dict), not {type(spec).__name__}")
+    extra = set(spec) - {*_KINDS, *_NOISE_FIELDS, "count"}
+    if extra:
+        raise ValueError(f"spec has unknown fields {sorted(extra)}")
+    named = [k for k in _KINDS if k in spec]
+    if len(named) != 1:
+        raise ValueError(f"spec must name exactly one mechanism ({', '.join(_KINDS)}), got {named}")
+    kind = named[0]
+    if kind != "noise" and set(spec) & _NOISE_FIELDS:
+        raise ValueError(f"the fields scale, sensitivity, sampling_rate, r and bound belong to noise entries, not {kind}")
+
+    def fields(value: Any) -> dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"spec[{kind!r}] must be a JSON object of keyword arguments")
+        return dict(value)
+
+    pld: PLD
+    if kind == "noise":
+        name = spec["noise"]
+        if name not in _FAMILIES:
+            raise ValueError(f"noise must be one of {_FAMILIES}, got {name!r}")
+        if "scale" not in spec:
+            raise ValueError("a noise entry needs a scale")
+        if ("r" in spec) != (name == "subbotin"):
+            raise ValueError("r is required for subbotin noise and allowed only there")
+        fam = _noise.Subbotin(spec["r"]) if name == "subbotin" else getattr(_noise, name.capitalize())()
+        args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
+                    sampling_rate=spec.get("sampling_rate", 1.0))
+        if "bound" in spec:
+            pld = cls.from_density(_noise.Truncated(fam, spec["bound"]), **args)
+        else:
+            pld = cls.from_noise(fam, **args)
+    elif kind == "gdp":
+        pld = cls.from_gdp(spec["gdp"])
+    elif kind == "approx_dp":
+        pld = cls.from_approx_dp(**fields(spec["approx_dp"]))
+    elif kind == "randomized_response":
+        pld = cls.from_randomized_response(**fields(spec["randomized_response"]))
+    elif kind == "discrete_laplace":
+        pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
+    else:
+        pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
+    count = spec.get("count", 1)
+    return pld if count == 1 else pld.self_compose(count)
