@@ -290,3 +290,17 @@ def test_concurrent_spenders_on_one_journal_never_overspend(tmp_path):
     assert accepted == 10
     reopened = dp.Accountant(dp.PureDP(1.0), journal=path, journal_key=KEY)
     assert len(reopened) == 10 and reopened.total().epsilon <= 1.0 + 1e-12
+
+
+def test_cli_privatize_per_person_refuses_persons_over_the_limit(tmp_path, capsys):
+    src, key = _files(tmp_path)
+    out = tmp_path / "o.parquet"
+    users = pq.read_table(src).column("user").to_numpy()
+    most = int(np.bincount(users).max())
+    assert main(["privatize", str(src), str(out), *PRIV, "--epsilon", "1", "--privacy-unit", "user"]) == 1
+    assert "hold more than max_contributions=1" in capsys.readouterr().err and not out.exists()
+    assert main(["privatize", str(src), str(out), *PRIV, "--epsilon", "1", "--privacy-unit", "user",
+                 "--max-contributions", str(most)]) == 0
+    assert f"per person ({most} row(s) at most)" in capsys.readouterr().err
+    report = json.loads(pq.read_table(out).schema.metadata[b"pydp_core.release"])
+    assert report["budget_per_unit"]["epsilon"] >= most * 1.0 and report["max_contributions"] == most

@@ -396,13 +396,23 @@ def test_large_delta_warns_unless_confirmed_and_delta_from_one_half_is_refused()
             dp.GaussianMechanism(epsilon=1.0, delta=delta, confirm_delta=True)
 
 
-def test_rows_of_one_person_warn_that_the_guarantee_is_per_value():
+def test_rows_of_one_person_beyond_max_contributions_are_refused_and_the_budget_is_per_person():
+    """With privacy_unit the guarantee is per person: more rows than max_contributions is an error, and a
+    person's rows are max_contributions releases (charged and reported so)."""
     df = pd.DataFrame({"v": [1.0, 2.0, 3.0], "person": ["ann", "bob", "ann"]})
-    with pytest.warns(dp.PrivacyWarning, match="per value, not per unit"):
-        dp.privatize(df, MECH, columns="v", privacy_unit="person")
+    with pytest.raises(ValueError, match="hold more than max_contributions=1 row"):
+        dp.privatize(df, MECH, columns="v", privacy_unit="person", sensitivity_holds=True)
+    with pytest.raises(ValueError, match="max_contributions applies with privacy_unit"):
+        dp.privatize(df, MECH, columns="v", max_contributions=2, sensitivity_holds=True)
+    acc = dp.Accountant(dp.PureDP(10.0))
+    out = dp.privatize(df, MECH, columns="v", privacy_unit="person", max_contributions=2, sensitivity_holds=True,
+                       accountant=acc)
+    per_row = out.attrs["pydp_core.release"]["budget_per_record"]["epsilon"]
+    assert out.attrs["pydp_core.release"]["budget_per_unit"]["epsilon"] == 2 * per_row
+    assert acc.total() == dp.PureDP(2 * MECH.epsilon)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        dp.privatize(df.iloc[:2], MECH, columns="v", privacy_unit="person")
+        dp.privatize(df.iloc[:2], MECH, columns="v", privacy_unit="person", sensitivity_holds=True)
 
 
 def test_cli_simulate_under_a_key_warns(tmp_path):

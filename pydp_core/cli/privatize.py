@@ -53,6 +53,16 @@ def configure(p: argparse.ArgumentParser) -> None:
         "through one --session",
     )
     p.add_argument(
+        "--privacy-unit", metavar="C",
+        help="the column identifying a person: the guarantee is then per person, and a person with more than "
+        "--max-contributions rows is refused (default: per row)",
+    )
+    p.add_argument(
+        "--max-contributions", type=positive_int, default=1, metavar="K",
+        help="with --privacy-unit, the most rows one person may hold (default 1); each is one release, so the "
+        "budget per person is K times the per-row budget",
+    )
+    p.add_argument(
         "--session", metavar="FILE",
         help="session file from 'pydp-core session create' (with its --key-file): the release is charged to the "
         "session's budget before any noise is drawn, and refused past it",
@@ -211,7 +221,8 @@ def _run(args: argparse.Namespace) -> int:
     options = dict(bounds=bounds, format=args.format, output_format=args.output_format, batch_rows=args.batch_rows,
                    block_rows=args.block_rows, overwrite=args.force, progress=None if bar is None else bar.update,
                    compression=args.compression, sensitivity_holds=args.sensitivity_holds,
-                   simulation=args.simulate and key is None, **extra)
+                   simulation=args.simulate and key is None, privacy_unit=args.privacy_unit,
+                   max_contributions=args.max_contributions, **extra)
     try:
         if session is not None:
             rows = session.privatize_file(args.input, args.output, mech, columns=args.column, **options)
@@ -224,8 +235,10 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         what = "SIMULATION (floating-point noise, not a release)" if args.simulate else "privatised"
         k = len(dict.fromkeys(args.column))
-        total = f"(epsilon={args.epsilon * k if args.budget_per_column else args.epsilon:.6g}, " \
-                f"delta={args.delta * k if args.budget_per_column else args.delta:.3g}) per record in total"
+        per = args.max_contributions if args.privacy_unit else 1
+        unit = f"per person ({per} row(s) at most)" if args.privacy_unit else "per row (no --privacy-unit)"
+        total = f"(epsilon={(args.epsilon * k if args.budget_per_column else args.epsilon) * per:.6g}, " \
+                f"delta={(args.delta * k if args.budget_per_column else args.delta) * per:.3g}) {unit} in total"
         print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r} each, "
               f"{total}" + (" (sensitivity declared to hold without bounds)" if args.sensitivity_holds else ""),
               file=sys.stderr)

@@ -12,7 +12,7 @@ import numpy as np
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
-from .keyed import KeyedNoise, precheck_charges, release_description
+from .keyed import KeyedNoise, check_contributions, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
 
 
@@ -73,6 +73,8 @@ def privatize_file(
     accountant: Any = None,
     sensitivity_holds: bool = False,
     simulation: bool = False,
+    privacy_unit: str | None = None,
+    max_contributions: int = 1,
     **privatize_kwargs: Any,
 ) -> int:
     """Privatise ``columns`` of a Parquet or CSV file into ``target``, streaming, with atomic output.
@@ -169,6 +171,7 @@ def privatize_file(
                 output_format=output_format, batch_rows=batch_rows, block_rows=block_rows, overwrite=overwrite,
                 progress=progress, compression=compression, ledger=ledger, accountant=accountant,
                 sensitivity_holds=sensitivity_holds, simulation=simulation, cancel=cancel, privatize_kwargs=privatize_kwargs,
+                privacy_unit=privacy_unit, max_contributions=max_contributions,
             )
         except BaseException:
             if cancel.is_set():  # the interruption wins over the errors it caused (a writer stopped mid-batch)
@@ -197,7 +200,8 @@ def output_format_of(target: str, output_format: str | None) -> str:
 def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, columns: Any, bounds: Any, format: Any,
                     output_format: Any, batch_rows: int, block_rows: int, overwrite: bool, progress: Any,
                     compression: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
-                    cancel: Cancellation, privatize_kwargs: dict[str, Any]) -> int:
+                    cancel: Cancellation, privatize_kwargs: dict[str, Any], privacy_unit: str | None = None,
+                    max_contributions: int = 1) -> int:
     fmt_in = file_format(source, format)
     fmt_out = output_format_of(target, output_format)
     names = [columns] if isinstance(columns, str) else list(columns)
@@ -220,17 +224,25 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     noisers: dict[str, KeyedNoise] = {}
     rid = release_id(release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
                                          privatize_kwargs=privatize_kwargs))
+    contributions = 1
+    if privacy_unit is not None:
+        contributions = check_contributions(_unit_column(source, fmt_in, privacy_unit), max_contributions)
+    elif max_contributions != 1:
+        raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
-                              "release": privatize_kwargs.get("release", True) is not False}
+                              "release": privatize_kwargs.get("release", True) is not False,
+                              "max_contributions": contributions if privacy_unit is not None else None}
     for c in column_names(names, _file_columns(source, fmt_in)):
         noisers[c] = KeyedNoise(
             pick_column(mechanism, c, "mechanism"), key, c,
             bounds=pick_column(bounds, c, "bounds", optional=True), block_rows=block_rows,
-            privatize_kwargs=privatize_kwargs, release=rid, ledger=key_ledger, accountant=accountant,
+            privatize_kwargs=privatize_kwargs, release=rid, contributions=contributions, ledger=key_ledger,
+            accountant=accountant,
             sensitivity_holds=sensitivity_holds, simulation=simulation,
         )
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
-    precheck_charges(accountant, key_ledger, rid, mechanism, list(noisers), simulated=not report["release"])
+    precheck_charges(accountant, key_ledger, rid, mechanism, list(noisers), simulated=not report["release"],
+                     contributions=contributions)
     report_text = json.dumps(report, sort_keys=True)
     cancel.check()
 
@@ -292,6 +304,21 @@ def _file_columns(source: str, fmt: str) -> list[str]:
 
         return pq.ParquetFile(source).schema_arrow.names
     return _csv_header(source)
+
+
+def _unit_column(source: str, fmt: str, name: str) -> list[Any]:
+    """The privacy-unit column of a file (read alone, before the release)."""
+    if name not in _file_columns(source, fmt):
+        raise ValueError(f"privacy_unit column {name!r} not found in {source!r}")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(source, columns=[name]).column(name).to_pylist()
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    opts = pcsv.ConvertOptions(include_columns=[name], column_types={name: pa.string()})
+    return pcsv.read_csv(source, convert_options=opts).column(name).to_pylist()
 
 
 def _csv_header(source: str) -> list[str]:

@@ -10,11 +10,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .._arrays import as_ndarray, is_foreign
-from .._safety import check_release_rng, privacy_warning
+from .._safety import check_release_rng
 from .._validation import check_int
 from .keyed import (
     KeyedNoise,
     check_chargeable,
+    check_contributions,
     check_mechanism,
     pick_column,
     precheck_charges,
@@ -51,6 +52,7 @@ def privatize(
     sensitivity_holds: bool = False,
     simulation: bool = False,
     privacy_unit: Any = None,
+    max_contributions: int = 1,
     **privatize_kwargs: Any,
 ) -> Any:
     """Add ``mechanism``'s noise to ``data`` and return the same kind of object.
@@ -112,9 +114,12 @@ def privatize(
         allow a seeded or numpy ``rng``, and floating-point noise (``release=False``) under a key, without
         refusal or warning; the output is labelled a simulation in the release report.
     privacy_unit:
-        the person (or other unit) each row belongs to: a column name or an array of ids. If an id
-        repeats, a :class:`~pydp_core.PrivacyWarning` says that the guarantee is per value, not per
-        person (a person with k rows needs k times the sensitivity, or one row per person).
+        the person (or other unit) each row belongs to: a column name or an array of ids. The guarantee is
+        then per person: a person may hold at most ``max_contributions`` rows (else ``ValueError``), each
+        of which is one release, so the report's ``budget_per_unit`` (and the accountant's charge) is
+        ``max_contributions`` times the per-row budget. Without it the guarantee is per row.
+    max_contributions:
+        with ``privacy_unit``, the most rows one person may hold (default 1).
     privatize_kwargs:
         passed on to ``mechanism.privatize`` (e.g. ``release=``).
 
@@ -191,13 +196,17 @@ def privatize(
         described = _described_columns(data, columns)
         rid = release_id(release_description(mechanism, columns=described, bounds=bounds,
                                              block_rows=block_rows, privatize_kwargs=privatize_kwargs))
-        precheck_charges(accountant, key_ledger, rid, mechanism, [described] if isinstance(described, str) else described,
-                         simulated=not release)
     rows = None if index is None else _index_rows(data, index)
+    contributions = 1
     if privacy_unit is not None:
-        warn_repeated_units(_unit_ids(data, privacy_unit))
+        contributions = check_contributions(_unit_ids(data, privacy_unit), max_contributions)
+    elif max_contributions != 1:
+        raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
+    if rid is not None:
+        precheck_charges(accountant, key_ledger, rid, mechanism, [described] if isinstance(described, str) else described,
+                         simulated=not release, contributions=contributions)
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
-                              "release": release}
+                              "release": release, "max_contributions": contributions if privacy_unit is not None else None}
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         mech = pick_column(mechanism, col, "mechanism")
@@ -206,14 +215,16 @@ def privatize(
             bnd = release_bounds(check_mechanism(mech), bnd, col, sensitivity_holds)
             note_column(report, col, mech, bnd)
             if accountant is not None:
-                check_chargeable(mech).charge(accountant, release=release)
+                for _ in range(contributions):
+                    check_chargeable(mech).charge(accountant, release=release)
             arr = prepared_values(values, bnd, col)
             out = np.asarray(privatizer(mech, privatize_kwargs)(arr, rng), dtype=np.float64)
             if out.shape != arr.shape:
                 raise RuntimeError(f"mechanism.privatize returned shape {out.shape} for input shape {arr.shape}")
             return out
         kn = KeyedNoise(mech, release_key, col, bounds=bnd, block_rows=block_rows, threads=threads,
-                        privatize_kwargs=privatize_kwargs, release=rid, ledger=key_ledger, accountant=accountant,
+                        privatize_kwargs=privatize_kwargs, release=rid, contributions=contributions, ledger=key_ledger,
+                        accountant=accountant,
                         sensitivity_holds=sensitivity_holds, simulation=simulation)
         note_column(report, col, mech, kn.bounds)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
@@ -303,26 +314,26 @@ def record_distributed_release(
             charge()
 
 
-def warn_repeated_units(units: list[Any]) -> None:
-    """A :class:`~pydp_core.PrivacyWarning` when a privacy unit (a person's id) holds several rows."""
-    from collections import Counter
-
-    counts = np.fromiter(Counter(units).values(), dtype=np.int64)
-    if counts.size and counts.max() > 1:
-        privacy_warning(
-            f"privacy_unit: {int((counts > 1).sum())} unit(s) hold several rows (up to {int(counts.max())}): the "
-            "guarantee is per value, not per unit. A unit with k rows is protected only at k times epsilon; "
-            "aggregate to one row per unit, or multiply the sensitivity by the largest k",
-            stacklevel=4,
-        )
-
-
 def note_column(report: dict[str, Any], col: str, mech: Any, bounds: Any) -> None:
     """Record a column's mechanism, guarantee and bounds in a release report, and the budget per record."""
     eps, dl = getattr(mech, "epsilon", None), getattr(mech, "delta", 0.0)
     report["columns"][col] = {"mechanism": repr(mech), "bounds": None if bounds is None else list(bounds),
                               "epsilon": None if eps is None else float(eps), "delta": float(dl or 0.0)}
     report["budget_per_record"] = record_budget(report["columns"])
+    k = report.get("max_contributions")
+    if k is not None and report["budget_per_record"] is not None:
+        per = report["budget_per_record"]
+        report["budget_per_unit"] = {"epsilon": _times_up(per["epsilon"], k), "delta": _times_up(per["delta"], k),
+                                     "max_contributions": k,
+                                     "composition": "sequential over the person's rows and the noised columns"}
+
+
+def _times_up(value: float, k: int) -> float:
+    """``k * value`` rounded up to a float."""
+    from fractions import Fraction
+
+    out = value * k
+    return out if Fraction(out) >= k * Fraction(value) else math.nextafter(out, math.inf)
 
 
 def record_budget(columns: dict[str, Any]) -> dict[str, Any] | None:

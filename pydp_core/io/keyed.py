@@ -210,7 +210,7 @@ def check_chargeable(mech: Any) -> Any:
 
 
 def precheck_charges(accountant: Any, ledger: Any, release: str, mechanism: Any, columns: Sequence[str],
-                     *, simulated: bool = False) -> None:
+                     *, simulated: bool = False, contributions: int = 1) -> None:
     """Raise BudgetExceededError if charging every column of a release not yet recorded would pass the limit.
 
     The columns are charged one by one as their first pieces are recorded; trying them all first on a copy
@@ -222,7 +222,48 @@ def precheck_charges(accountant: Any, ledger: Any, release: str, mechanism: Any,
     trial = accountant.copy()
     for c in columns:
         if c not in done:
-            check_chargeable(pick_column(mechanism, c, "mechanism")).charge(trial, release=not simulated)
+            for _ in range(contributions):
+                check_chargeable(pick_column(mechanism, c, "mechanism")).charge(trial, release=not simulated)
+
+
+def check_contributions(units: Any, max_contributions: Any) -> int:
+    """``max_contributions`` checked against the rows of each privacy unit (an error when one has more).
+
+    Parameters
+    ----------
+    units : sequence
+        The privacy unit (person) of every row.
+    max_contributions : int
+        The most rows one unit may hold (>= 1).
+
+    Returns
+    -------
+    int
+        ``max_contributions``.
+
+    Raises
+    ------
+    ValueError
+        If a unit holds more rows: the guarantee would hold per row, not per person.
+
+    Examples
+    --------
+    >>> from pydp_core import io
+    >>> io.check_contributions(["ann", "bob", "ann"], 2)
+    2
+    """
+    from collections import Counter
+
+    k = check_int(max_contributions, "max_contributions", 1)
+    counts = np.fromiter(Counter(units).values(), dtype=np.int64)
+    if counts.size and counts.max() > k:
+        raise ValueError(
+            f"privacy_unit: {int((counts > k).sum())} unit(s) hold more than max_contributions={k} row(s) (up to "
+            f"{int(counts.max())}): the guarantee would hold per row, not per person. Keep at most {k} row(s) per "
+            "person (or aggregate them), or pass a larger max_contributions: each person's rows are then that many "
+            "releases, charged and reported as max_contributions times the per-row budget"
+        )
+    return k
 
 
 def check_sensitivity_covers(sensitivity: Any, bounds: tuple[float, float], column: str | None = None) -> None:
@@ -534,6 +575,9 @@ class KeyedNoise:
         Generator threads (``None``: all cores); the output does not depend on it.
     privatize_kwargs : mapping, optional
         Passed on to :func:`privatizer`.
+    contributions : int, optional
+        The most rows of one privacy unit in the column (default 1): the accountant is charged that many
+        runs of the mechanism.
     release : str, optional
         The :func:`~pydp_core.io.keys.release_id` of the release this column belongs to (default: that of
         :func:`release_description` of this column alone); it keys the noise and labels the ledger's record.
@@ -582,6 +626,7 @@ class KeyedNoise:
         threads: int | None = None,
         privatize_kwargs: Mapping[str, Any] | None = None,
         release: str | None = None,
+        contributions: int = 1,
         ledger: bool | KeyLedger | SessionLedger = True,
         accountant: Any = None,
         sensitivity_holds: bool = False,
@@ -607,6 +652,7 @@ class KeyedNoise:
             release = release_id(release_description(self.mechanism, columns=column, bounds=self.bounds,
                                                       block_rows=self.block_rows, privatize_kwargs=kwargs))
         self.release_id = release
+        self.contributions = check_int(contributions, "max_contributions", 1)
         rng = _random_class()(column_key(release_key(key, release), column), threads=threads)
         # The stream is keyed by a secret release key, not by a public seed: label it secure.
         self._rng = type(rng)._wrap(rng._gen, rng._threads, False)
@@ -625,7 +671,8 @@ class KeyedNoise:
 
     def _charge(self) -> None:
         if self._accountant is not None and not self._charged:
-            self.mechanism.charge(self._accountant, release=self.release)
+            for _ in range(self.contributions):  # a person's rows are that many releases (composition)
+                self.mechanism.charge(self._accountant, release=self.release)
         self._charged = True
 
     def _claim(self, start: int, stop: int, digest: Any) -> None:
