@@ -106,3 +106,22 @@ def test_spark_retried_task_reproduces_its_output(spark, monkeypatch, tmp_path):
     local = aggregate(arrow, **ARGS)
     assert out.to_pandas().equals(local.to_pandas())
     assert list(tmp_path.glob("failed-*"))  # the first attempt did fail
+
+
+def test_dask_rerun_at_another_epsilon_is_refused_at_the_driver():
+    from pydp_core.io import KeyReuseError
+
+    ddf = dd.from_pandas(table(3000), npartitions=3)
+    first = aggregate_dask(ddf, **ARGS)
+    pd.testing.assert_frame_equal(aggregate_dask(ddf, **ARGS), first)  # the same release on the same data
+    with pytest.raises(KeyReuseError, match="another release"):
+        aggregate_dask(ddf, **{**ARGS, "epsilon": 8.0})
+
+
+def test_spark_rerun_at_another_epsilon_is_refused_at_the_driver(spark):
+    from pydp_core.io import KeyReuseError
+
+    sdf = spark.createDataFrame(pa.Table.from_pandas(table(3000), preserve_index=False))
+    aggregate_spark(sdf, **ARGS)
+    with pytest.raises(KeyReuseError, match="another release"):
+        aggregate_spark(sdf, **{**ARGS, "epsilon": 8.0})

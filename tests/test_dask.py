@@ -112,3 +112,12 @@ def test_errors(client):
         pdask.privatize(x[x > 3], mech, **SIM, key=KEY)
     with pytest.raises(TypeError, match="dask Array, DataFrame or Series"):
         pdask.privatize(np.zeros(3), mech, **SIM, key=KEY)
+
+
+def test_rerun_at_another_epsilon_is_refused_at_the_driver(client):
+    from pydp_core.io import KeyReuseError
+
+    x = da.zeros(10_000, chunks=2500)
+    pdask.privatize(x, sup.laplace(), key=KEY, sensitivity_holds=True, block_rows=B)
+    with pytest.raises(KeyReuseError, match="another release"):
+        pdask.privatize(x, sup.laplace(sensitivity=2.0), key=KEY, sensitivity_holds=True, block_rows=B)

@@ -236,3 +236,12 @@ def test_the_spark_extra_pins_the_pandas_and_pyarrow_that_pyspark_supports():
         lowest = [Version(spec.version) for spec in extra[name] if spec.operator == ">="]
         assert lowest and max(lowest) >= minimum, (name, str(extra[name]), minimum)
     assert not extra["pandas"].contains(Version("3.0.0"))
+
+
+def test_rerun_at_another_epsilon_is_refused_at_the_driver(spark):
+    from pydp_core.io import KeyReuseError
+
+    df = _frame(spark, 2, n=2000)
+    pspark.privatize(df, sup.laplace(), key=KEY, columns="x", sensitivity_holds=True, index="id")
+    with pytest.raises(KeyReuseError, match="another release"):
+        pspark.privatize(df, sup.laplace(sensitivity=2.0), key=KEY, columns="x", sensitivity_holds=True, index="id")
