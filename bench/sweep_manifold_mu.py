@@ -11,7 +11,7 @@ import sys
 import time
 
 from pydp_core import manifolds as M
-from pydp_core.manifolds import privacy as P
+from pydp_core.manifolds import mu as P
 
 
 def main() -> int:

@@ -9,7 +9,14 @@ from support import mpref as R
 from test_manifolds_mu import _mp_tails
 
 from pydp_core import manifolds as M
-from pydp_core.manifolds import privacy as P
+from pydp_core.manifolds.loss import _largest_loss_parts
+from pydp_core.manifolds.mu import _mu_exact
+from pydp_core.manifolds.profile_circle import (
+    _CIRCLE_CLOSED_BUDGET,
+    _circle_closed_form,
+    _circle_gap_quadrature,
+    _circle_log_error,
+)
 
 
 def _largest(sigma, D):
@@ -30,7 +37,7 @@ FRACTIONS = [0.0, 0.5, 0.99, 1 - 1e-6, 1 - 1e-9, 1 - 1e-12, "last"]
 
 
 def _circle_tolerance(sigma):
-    return math.expm1(2 * P._circle_log_error(sigma))
+    return math.expm1(2 * _circle_log_error(sigma))
 
 
 @pytest.mark.parametrize("sigma,D", CIRCLE_CASES)
@@ -194,7 +201,7 @@ def test_small_sigma_mu_follows_the_curvature_expansion(man, curv):
     d = man.dim
     for sigma in (0.01, 1e-3):
         for ratio in (1.0, 3.0):
-            mu = P._mu_exact(man, sigma, ratio * sigma, certify=False)
+            mu = _mu_exact(man, sigma, ratio * sigma, certify=False)
             expect = ratio * (1 - curv * (d - 1) * sigma**2 / 6)
             assert abs(mu - expect) <= 5 * ratio * (d - 1) ** 2 * sigma**4 + 1e-9, (sigma, ratio, mu, expect)
 
@@ -205,7 +212,7 @@ def test_flat_mu_curves_certified_loosely():
     estimate and within the documented 2e-3 above it (it raised while the inflation ladder stopped below)."""
     sigma, D = 0.01, 1.0
     mu = M.gdp_mu(M.Sphere(2), sigma=sigma, sensitivity=D)
-    est = P._mu_exact(M.Sphere(2), sigma, D, certify=False)
+    est = _mu_exact(M.Sphere(2), sigma, D, certify=False)
     assert est <= mu <= est * (1 + 2.5e-3)
 
 
@@ -216,13 +223,13 @@ def test_circle_closed_form_path_against_the_reference(sigma, D):
     near the largest loss the closed form declines (NaN) and the quadrature answers."""
     emax = _largest(sigma, D)
     eps = np.array([0.0, 0.1, 0.3, 0.6, 0.9, 1 - 1e-6]) * emax
-    hi, lo = P._largest_loss_parts(sigma, D)
+    hi, lo = _largest_loss_parts(sigma, D)
     g = (hi - eps) + lo
-    closed = P._circle_closed_form(eps, g, sigma, D)
+    closed = _circle_closed_form(eps, g, sigma, D)
     assert np.isfinite(closed[0]) and np.isnan(closed[-1])
-    quad = P._circle_gap_quadrature(g, sigma, D)
+    quad = _circle_gap_quadrature(g, sigma, D)
     used = np.isfinite(closed)
-    assert np.all(np.abs(closed[used] - quad[used]) <= P._CIRCLE_CLOSED_BUDGET)
+    assert np.all(np.abs(closed[used] - quad[used]) <= _CIRCLE_CLOSED_BUDGET)
     got = M.privacy_profile(M.Circle(), epsilon=eps, sigma=sigma, sensitivity=D)
     tol = _circle_tolerance(sigma)
     for e, v in zip(eps, got):

@@ -10,7 +10,11 @@ import pytest
 import pydp_core as dp
 from pydp_core import _core
 from pydp_core import manifolds as M
-from pydp_core.manifolds import privacy as manifold_privacy
+from pydp_core._logspace import lse_groups
+from pydp_core.manifolds._gdp import _log_delta_mu
+from pydp_core.manifolds.mu import _eps_range
+from pydp_core.manifolds.profile import _log_profile
+from pydp_core.manifolds.profile_quadrature import _beta_cdf, _loss_tails, _piece_nodes, _t_pieces, _tail_sums, _tail_terms
 from pydp_core.manifolds.radial import RadialLaw
 
 CIRCLE_REF = {0.5: 1.9999994776, 1.0: 0.9831692148, 2.0: 0.3623900942, 4.0: 0.1002499798}
@@ -152,7 +156,7 @@ def test_quadrature_machinery_on_euclidean_plane():
     """The same 1-D reduction with S(t) = t (the plane) must reproduce the Gaussian mechanism exactly."""
     law = RadialLaw(M.Euclidean(2), 0.8, False)
     eps = np.array([0.0, 0.5, 2.0, 6.0])
-    lu, ll = manifold_privacy._loss_tails(law, 1.0, eps)
+    lu, ll = _loss_tails(law, 1.0, eps)
     got = np.exp(lu) - np.exp(eps + ll)
     mu = 1.0 / 0.8
     ref = [float(mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)) for e in eps]
@@ -181,8 +185,8 @@ def test_mu_dominates_profile():
     for man, sigma in [(M.Sphere(2), 0.7), (M.Hyperbolic(3), 0.9), (M.Circle(), 1.3)]:
         mu = M.gdp_mu(man, sigma=sigma, sensitivity=1.0)
         eps = np.linspace(0, 8, 161)
-        ld, ok = manifold_privacy._log_profile(man, eps, sigma, 1.0)
-        bound = manifold_privacy._log_delta_mu(eps, np.full(eps.shape, mu))
+        ld, ok = _log_profile(man, eps, sigma, 1.0)
+        bound = _log_delta_mu(eps, np.full(eps.shape, mu))
         live = ok & np.isfinite(ld)
         assert np.all(ld[live] <= bound[live] + 1e-9)
         assert np.max((ld - bound)[live]) > -1e-3  # touches somewhere
@@ -296,13 +300,13 @@ def test_beta_cdf_both_tails_against_mpmath(a):
     for u in small:
         xc = 1.0 - u  # the doubles u and 1 - u; the reference takes exactly these arguments
         ref = mp.betainc(a, a, 0, mp.mpf(u), regularized=True)
-        got = manifold_privacy._beta_cdf(a, np.array([u]), np.array([xc]))[0]
+        got = _beta_cdf(a, np.array([u]), np.array([xc]))[0]
         assert abs(got - float(ref)) <= tol * float(ref), (a, u, got, ref)
         # near 1 from the small complement argument: I_(1-u) = 1 - I_u, and the pair (1 - u, u) gives it
-        up = manifold_privacy._beta_cdf(a, np.array([xc]), np.array([u]))[0]
+        up = _beta_cdf(a, np.array([xc]), np.array([u]))[0]
         assert abs(up - (1.0 - float(ref))) <= 2.0**-52 + tol * float(ref), (a, u, up)
     x = np.array([0.0, -1e-17, 0.25, 1.0, 1.0 + 1e-16])
-    got = manifold_privacy._beta_cdf(a, x, 1.0 - x)
+    got = _beta_cdf(a, x, 1.0 - x)
     assert got[0] == 0.0 and got[1] == 0.0 and got[3] == 1.0 and got[4] == 1.0
     assert abs(got[2] - float(mp.betainc(a, a, 0, 0.25, regularized=True))) <= tol
 
@@ -313,14 +317,14 @@ def test_tail_quadrature_skips_only_negligible_pieces(manifold, sigma, D):
     """The tail sums skip the pieces whose terms underflow in the log-sum-exp: the same sums as over every
     node, up to the order of the additions."""
     law = RadialLaw(manifold, sigma, False)
-    eps = np.linspace(0.0, manifold_privacy._eps_range(manifold, sigma, D) * 0.999, 60)
-    for tails, got in ((("upper", "lower"), manifold_privacy._tail_sums(law, D, eps, ("upper", "lower"))),
-                       (("inside", "lower"), manifold_privacy._tail_sums(law, D, eps, ("inside", "lower")))):
-        row, lo, hi = manifold_privacy._t_pieces(law, D, eps, reach="inside" in tails)
-        t, lw = manifold_privacy._piece_nodes(law, lo, hi)
+    eps = np.linspace(0.0, _eps_range(manifold, sigma, D) * 0.999, 60)
+    for tails, got in ((("upper", "lower"), _tail_sums(law, D, eps, ("upper", "lower"))),
+                       (("inside", "lower"), _tail_sums(law, D, eps, ("inside", "lower")))):
+        row, lo, hi = _t_pieces(law, D, eps, reach="inside" in tails)
+        t, lw = _piece_nodes(law, lo, hi)
         q = sigma * sigma * eps[row][:, None]
         for tail, value in zip(tails, got):
-            full = manifold_privacy._lse_groups(manifold_privacy._tail_terms(law, D, q, t, lw, tail), row)
+            full = lse_groups(_tail_terms(law, D, q, t, lw, tail), row)
             fin = np.isfinite(full)
             assert np.array_equal(np.isfinite(value), fin) and np.array_equal(value[~fin], full[~fin])
             np.testing.assert_allclose(value[fin], full[fin], rtol=1e-14, atol=0)

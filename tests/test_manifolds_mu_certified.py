@@ -11,7 +11,13 @@ from support import mpref as R
 from test_manifolds_mu import _mp_tails, _mp_tails_s2
 
 from pydp_core import manifolds as M
-from pydp_core.manifolds import privacy as P
+from pydp_core.manifolds._gdp import mu_for_log_delta
+from pydp_core.manifolds.certificate import _CERT_MAX_INFLATION, _certify_mu
+from pydp_core.manifolds.loss import largest_loss
+from pydp_core.manifolds.mu import _mu_exact
+from pydp_core.manifolds.profile import _QUADRATURE_LOG_ERROR, _log_profile
+from pydp_core.manifolds.profile_circle import _circle_log_error, _circle_log_pieces
+from pydp_core.manifolds.profile_quadrature import _loss_log_complement
 from pydp_core.manifolds.radial import RadialLaw
 
 # sigma, D: moderate; tiny sigma (nearly Euclidean, mu = 100 and mu = 1000, the latter beyond the former
@@ -42,8 +48,8 @@ def test_circle_pieces_against_mpmath(sigma, D):
     also where 1 - delta underflows a double (log(1 - delta) near -1e6)."""
     top = D * (2 * math.pi - D) / (2 * sigma**2)
     eps = np.array([0.0, 0.3 * top, 0.5 * top, 0.9 * top])
-    la, lb, lc = P._circle_log_pieces(eps, sigma, D)
-    tol = P._circle_log_error(sigma)
+    la, lb, lc = _circle_log_pieces(eps, sigma, D)
+    tol = _circle_log_error(sigma)
     for k, e in enumerate(eps):
         d, c = R.circle_parts(float(e), sigma, D)
         with mp.workdps(70):
@@ -62,9 +68,9 @@ def test_loss_complement_against_mpmath(man, kind, sigma, eps):
     with mp.workdps(40):
         U, L = (_mp_tails_s2(eps, sigma, D) if man.dim == 2 and kind == "S" else _mp_tails(eps, sigma, D, kind, man.dim))
         ref = mp.log(1 - U + mp.exp(eps) * L)
-    got = float(P._loss_log_complement(RadialLaw(man, sigma, False), D, np.array([eps]))[0])
+    got = float(_loss_log_complement(RadialLaw(man, sigma, False), D, np.array([eps]))[0])
     assert float(ref) < -4.6  # delta within 1e-2 of 1 here
-    assert abs(got - float(ref)) <= P._QUADRATURE_LOG_ERROR * max(1.0, abs(float(ref)))
+    assert abs(got - float(ref)) <= _QUADRATURE_LOG_ERROR * max(1.0, abs(float(ref)))
 
 
 @pytest.mark.parametrize("man,kind,sigma", [
@@ -90,12 +96,12 @@ def test_certificate_refuses_an_underestimate():
     sigma, D = 1.0, 1.0
     ref = float(R.circle_mu(sigma, D))
     law = RadialLaw(M.Circle(), sigma, False)
-    e = np.linspace(0.0, P.largest_loss(sigma, D), 40)
-    ld = P._log_profile(M.Circle(), e, sigma, D, law)[0]
+    e = np.linspace(0.0, largest_loss(sigma, D), 40)
+    ld = _log_profile(M.Circle(), e, sigma, D, law)[0]
     with pytest.raises(ArithmeticError, match="could not certify"):
-        P._certify_mu(M.Circle(), sigma, D, law, ref * (1 - 5e-2), 1.0, e, ld)
+        _certify_mu(M.Circle(), sigma, D, law, ref * (1 - 5e-2), 1.0, e, ld)
     for low in (1e-3, 1e-5, 1e-7):
-        assert P._certify_mu(M.Circle(), sigma, D, law, ref * (1 - low), 1.0, e, ld) >= ref
+        assert _certify_mu(M.Circle(), sigma, D, law, ref * (1 - low), 1.0, e, ld) >= ref
 
 
 def test_mu_for_log_delta_beyond_500():
@@ -105,7 +111,7 @@ def test_mu_for_log_delta_beyond_500():
         with mp.workdps(50):
             m, e = mp.mpf(mu), mp.mpf(eps)
             ld = float(mp.log(mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2)))
-        got = P.mu_for_log_delta(np.array([eps]), np.array([ld]))[0]
+        got = mu_for_log_delta(np.array([eps]), np.array([ld]))[0]
         assert abs(got / mu - 1) <= 1e-12
 
 
@@ -166,7 +172,7 @@ def test_hyperbolic_complement_beyond_the_radial_range(sigma, D, eps):
     (it was 0, log -inf, and the certificate of mu could not close)."""
     with mp.workdps(30):
         ref = _mp_log_complement_h2(eps, sigma, D)
-    got = P._loss_log_complement(RadialLaw(M.Hyperbolic(2), sigma, False), D, np.array([eps]))[0]
+    got = _loss_log_complement(RadialLaw(M.Hyperbolic(2), sigma, False), D, np.array([eps]))[0]
     assert abs(mp.mpf(got) - ref) <= 1e-9, (got, mp.nstr(ref, 17))
 
 
@@ -179,6 +185,6 @@ def test_hyperbolic_mu_certified_at_a_shift_beyond_the_radial_range():
         lc0 = _mp_log_complement_h2(0, sigma, D)
         mu0 = mp.findroot(lambda m: mp.log(2 * mp.ncdf(-m / 2)) - lc0, 2 * D / sigma / 2 * 2)
     got = M.gdp_mu(M.Hyperbolic(2), sigma=sigma, sensitivity=D)
-    est = P._mu_exact(M.Hyperbolic(2), sigma, D, certify=False)
+    est = _mu_exact(M.Hyperbolic(2), sigma, D, certify=False)
     assert mp.mpf(got) >= mu0
-    assert est <= got <= est * (1 + P._CERT_MAX_INFLATION)
+    assert est <= got <= est * (1 + _CERT_MAX_INFLATION)

@@ -6,7 +6,8 @@ import pytest
 from test_manifolds_mu import _mp_circle_delta, _mp_tails, _mp_tails_s2
 
 from pydp_core import manifolds as M
-from pydp_core.manifolds import privacy as P
+from pydp_core.manifolds._gdp import _log_delta_mu, mu_for_log_delta
+from pydp_core.manifolds.mu import _mu_exact
 
 
 @pytest.mark.parametrize("mu", [1e-14, 1e-10, 1e-6, 1e-3, 0.1, 1.0, 5.0])
@@ -16,9 +17,9 @@ def test_log_delta_mu_small_mu_against_mpmath(mu):
         with mp.workdps(80):
             m, e = mp.mpf(mu), mp.mpf(eps)
             ref = mp.log(mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2))
-        got = float(P._log_delta_mu(np.array([eps]), np.array([mu]))[0])
+        got = float(_log_delta_mu(np.array([eps]), np.array([mu]))[0])
         assert abs(got - float(ref)) <= 1e-12 * max(1.0, abs(float(ref)))
-        back = P.mu_for_log_delta(np.array([eps]), np.array([float(ref)]))[0]
+        back = mu_for_log_delta(np.array([eps]), np.array([float(ref)]))[0]
         assert abs(back / mu - 1.0) <= 1e-11
 
 
@@ -26,7 +27,7 @@ def test_mu_for_log_delta_has_no_floor():
     """mu below the former fixed bracket end 1e-12 is found (delta = delta_mu(0) = 2 Phi(mu/2) - 1)."""
     for mu in (1e-13, 1e-20, 1e-200):
         ld = float(mp.log(2 * mp.ncdf(mp.mpf(mu) / 2) - 1)) if mu > 1e-100 else float(mp.log(mp.mpf(mu) / mp.sqrt(2 * mp.pi)))
-        got = P.mu_for_log_delta(np.array([0.0]), np.array([ld]))[0]
+        got = mu_for_log_delta(np.array([0.0]), np.array([ld]))[0]
         assert abs(got / mu - 1.0) <= 1e-12
 
 
@@ -81,7 +82,7 @@ def test_mu_is_linear_in_small_shifts():
     H^2 at sigma = 0.1, docs/manifolds.md, Section 1)."""
     for man in (M.Circle(), M.Sphere(2), M.Sphere(5), M.Hyperbolic(2), M.Hyperbolic(4)):
         for sigma in (0.1, 1.0, 3.0):
-            est = [P._mu_exact(man, sigma, s * sigma, certify=False) / s for s in (1e-12, 1e-10, 1e-9)]
+            est = [_mu_exact(man, sigma, s * sigma, certify=False) / s for s in (1e-12, 1e-10, 1e-9)]
             assert max(est) / min(est) - 1 <= 1e-8, (man, sigma, est)
             got = M.gdp_mu(man, sigma=sigma, sensitivity=1e-10 * sigma) / 1e-10
             assert est[1] <= got <= est[1] * (1 + 1e-7), (man, sigma, got, est)

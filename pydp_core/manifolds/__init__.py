@@ -34,7 +34,8 @@ from .frechet import (
     private_frechet_mean,
 )
 from .montecarlo import MonteCarloMu
-from .privacy import epsilon_to_mu, gdp_mu, gdp_sigma, mu_to_epsilon, privacy_profile
+from .mu import epsilon_to_mu, gdp_mu, gdp_sigma, mu_to_epsilon
+from .profile import privacy_profile
 from .sampling import RiemannianGaussian, RiemannianLaplace
 from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere
 

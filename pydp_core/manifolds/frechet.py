@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import as_scalar, check_finite, check_int, check_positive_scalar
-from .privacy import gdp_mu, gdp_sigma, mu_to_epsilon
+from .mu import gdp_mu, gdp_sigma, mu_to_epsilon
 from .sampling import RiemannianGaussian, RiemannianLaplace
 from .spaces import Circle, Hyperbolic, Manifold, Sphere, check_manifold
 

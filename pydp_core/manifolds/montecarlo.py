@@ -9,13 +9,12 @@ from typing import Any, Optional
 import numpy as np
 from scipy import special as sps
 
-from .. import _core
+from .._core import manifolds as _cman
 from .._validation import check_positive_scalar
-from .privacy import default_eps_max, mu_for_log_delta
+from ._gdp import mu_for_log_delta
+from .loss import default_eps_max
 from .sampling import RiemannianGaussian, as_generator
 from .spaces import Manifold
-
-_mf = _core.manifolds
 
 
 @dataclass(frozen=True)
@@ -98,7 +97,7 @@ def monte_carlo_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n
             for g, F in ((g1, F1), (g2, F2)):
                 y = g.sample(k, rng=r)
                 loss = np.asarray(manifold.dist(eta2, y)) ** 2 - np.asarray(manifold.dist(eta, y)) ** 2
-                F[j0:j1] = _mf.mc_fractions(np.ascontiguousarray(loss.reshape(j1 - j0, n)), thresholds)
+                F[j0:j1] = _cman.mc_fractions(np.ascontiguousarray(loss.reshape(j1 - j0, n)), thresholds)
             if bar is not None:
                 bar.update(j1 - j0)
     finally:

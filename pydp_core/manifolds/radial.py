@@ -19,6 +19,7 @@ _GL_X, _GL_W = np.polynomial.legendre.leggauss(32)
 _TH = (_GL_X + 1.0) * (math.pi / 2.0)
 _U = (1.0 - np.cos(_TH)) / 2.0
 _WU = _GL_W * (math.pi / 2.0) * np.sin(_TH) / 2.0
+_LOG_WU = np.log(_WU)
 
 
 def quadrature_nodes(bps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

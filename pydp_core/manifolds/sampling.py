@@ -11,13 +11,11 @@ from typing import Any, Optional, Union
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
+from .._core import manifolds as _cman
 from .._validation import check_finite, check_int, check_positive_scalar, check_size
 from ..random import Random, as_random
 from .radial import RadialLaw
 from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manifold
-
-_mf = _core.manifolds
 
 #: The largest total number of Metropolis-Hastings steps (size * steps) one call accepts (minutes of work).
 MAX_MH_STEPS = 10**9
@@ -41,7 +39,7 @@ class _RiemannianRadial:
         if manifold.point_size == 0:
             if fp.ndim != 0:
                 raise ValueError("footpoint must be a single angle on the circle")
-            fp = np.array(float(_mf.wrap_angle(fp.reshape(1))[0]))
+            fp = np.array(float(_cman.wrap_angle(fp.reshape(1))[0]))
         else:
             if fp.shape != (manifold.point_size,):
                 raise ValueError(f"footpoint must have shape ({manifold.point_size},) for {manifold!r}")
@@ -82,7 +80,7 @@ class _RiemannianRadial:
         n = int(np.prod(shape)) if shape else 1
         r = as_generator(rng)
         law, m = self._law, self.manifold
-        out = _mf.sample(m._geo, m._radial_kind, float(law.k), self.sigma, self._laplace, float(law.tmax),
+        out = _cman.sample(m._geo, m._radial_kind, float(law.k), self.sigma, self._laplace, float(law.tmax),
                          float(law.mode), float(law.scale), np.atleast_1d(self.footpoint).astype(float),
                          self._basis, n, r._gen, r._threads or 0)
         return out[0] if size is None else out.reshape(shape + out.shape[1:])

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
+from .._core import manifolds as _cman
 from .._validation import (
     as_float_array,
     check_finite,
@@ -20,7 +20,6 @@ from .._validation import (
     check_positive_scalar,
 )
 
-_mf = _core.manifolds
 _ATOL = 1e-8
 
 
@@ -85,7 +84,7 @@ class Manifold:
 
     # -- internals used by the distributions --------------------------------------------------------
     _geo: Any = None  # the model space, for the kernels (_core.manifolds.Geometry)
-    _radial_kind: Any = _mf.RadialKind.sin  # the factor S(t) of the radial law
+    _radial_kind: Any = _cman.RadialKind.sin  # the factor S(t) of the radial law
     _radial_max: float = math.inf
 
     def _tangent_basis(self, p: np.ndarray) -> np.ndarray:
@@ -128,8 +127,8 @@ class Euclidean(Manifold):
 
     curvature = 0.0
     injectivity_radius = math.inf
-    _geo = _mf.Geometry.euclidean
-    _radial_kind = _mf.RadialKind.linear
+    _geo = _cman.Geometry.euclidean
+    _radial_kind = _cman.RadialKind.linear
 
     def __init__(self, d: int = 1) -> None:
         self.dim = check_int(d, "d", 1)
@@ -181,8 +180,8 @@ class Circle(Manifold):
     curvature = 0.0  # a one-dimensional manifold is flat
     injectivity_radius = math.pi
     point_size = 0
-    _geo = _mf.Geometry.circle
-    _radial_kind = _mf.RadialKind.none
+    _geo = _cman.Geometry.circle
+    _radial_kind = _cman.RadialKind.none
     _radial_max = math.pi
 
     def __repr__(self) -> str:
@@ -191,17 +190,17 @@ class Circle(Manifold):
     def dist(self, x: ArrayLike, y: ArrayLike) -> Any:
         """Arc length in [0, pi]; the difference is reduced modulo 2 pi without losing digits."""
         a, b, batch = self._pair(x, y, "x", "y")
-        return _scalar_out(_mf.circle_dist(a.reshape(-1), b.reshape(-1)), batch)
+        return _scalar_out(_cman.circle_dist(a.reshape(-1), b.reshape(-1)), batch)
 
     def exp(self, p: ArrayLike, v: ArrayLike) -> Any:
         """The angle p + v wrapped to [-pi, pi]."""
         a, b, batch = self._pair(p, v, "p", "v")
-        return _scalar_out(_mf.wrap_angle((a + b).reshape(-1)), batch)
+        return _scalar_out(_cman.wrap_angle((a + b).reshape(-1)), batch)
 
     def log(self, p: ArrayLike, q: ArrayLike) -> Any:
         """The signed arc from p to q in [-pi, pi]."""
         a, b, batch = self._pair(p, q, "p", "q")
-        return _scalar_out(_mf.wrap_angle((b - a).reshape(-1)), batch)
+        return _scalar_out(_cman.wrap_angle((b - a).reshape(-1)), batch)
 
     def _tangent_basis(self, p: np.ndarray) -> np.ndarray:
         return np.ones((1, 1))
@@ -225,12 +224,12 @@ class _Embedded(Manifold):
         """Geodesic distance, batched; accurate for nearly equal and nearly antipodal points."""
         a, b, batch = self._pair(x, y, "x", "y")
         k = self.point_size
-        return _scalar_out(_mf.dist(self._geo, a.reshape(-1, k), b.reshape(-1, k), self.atol), batch)
+        return _scalar_out(_cman.dist(self._geo, a.reshape(-1, k), b.reshape(-1, k), self.atol), batch)
 
     def _explog(self, which: int, p: ArrayLike, v: ArrayLike, names: tuple[str, str]) -> np.ndarray:
         a, b, batch = self._pair(p, v, *names)
         k = self.point_size
-        out = _mf.exp_log(self._geo, which, a.reshape(-1, k), b.reshape(-1, k), self.atol)
+        out = _cman.exp_log(self._geo, which, a.reshape(-1, k), b.reshape(-1, k), self.atol)
         return np.asarray(out).reshape(batch + (k,))
 
     def _reference_pair(self, sensitivity: float) -> tuple[np.ndarray, np.ndarray]:
@@ -272,8 +271,8 @@ class Sphere(_Embedded):
 
     curvature = 1.0
     injectivity_radius = math.pi
-    _geo = _mf.Geometry.sphere
-    _radial_kind = _mf.RadialKind.sin
+    _geo = _cman.Geometry.sphere
+    _radial_kind = _cman.RadialKind.sin
     _radial_max = math.pi
     _trig = (math.cos, math.sin)
 
@@ -308,8 +307,8 @@ class Hyperbolic(_Embedded):
 
     curvature = -1.0
     injectivity_radius = math.inf
-    _geo = _mf.Geometry.hyperbolic
-    _radial_kind = _mf.RadialKind.sinh
+    _geo = _cman.Geometry.hyperbolic
+    _radial_kind = _cman.RadialKind.sinh
     _trig = (math.cosh, math.sinh)
 
     def _tangent_basis(self, p: np.ndarray) -> np.ndarray:
