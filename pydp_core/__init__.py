@@ -55,7 +55,8 @@ _EXPORTS: dict[str, str] = {
         ["AdditiveMechanism", "LaplaceMechanism", "GaussianMechanism", "LogisticMechanism", "SubbotinMechanism"],
         "pydp_core.mechanisms",
     ),
-    **dict.fromkeys(["release_laplace", "release_gaussian"], "pydp_core.release"),
+    **dict.fromkeys(["release_laplace", "release_gaussian", "release_subbotin", "release_logistic",
+                     "calibrate_subbotin_release", "calibrate_logistic_release"], "pydp_core.release"),
     **dict.fromkeys(
         [
             "Budget",
