@@ -98,16 +98,6 @@ void fill_chunk(const ExactGaussian& sampler, Generator& source, std::int64_t* o
     sampler.gauss.fill<true>(source, out, n);
 }
 
-// A bit source over given words that counts them (test hook of the lattice sampler).
-struct CountingWords {
-    const std::uint64_t* w;
-    std::size_t n, i;
-    std::uint64_t next_u64() {
-        if (i >= n) throw std::out_of_range("the given words are exhausted");
-        return w[i++];
-    }
-};
-
 }  // namespace
 
 void register_discrete(py::module_ m) {
@@ -196,7 +186,7 @@ void register_discrete(py::module_ m) {
         .def("_draw_words", [](const dsc::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& words,
                                py::ssize_t n, bool stable) {
             // Test hook: n values one at a time from the given words, with the words and search steps of each.
-            CountingWords src{words.data(), static_cast<std::size_t>(words.size()), 0};
+            WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};  // src.i counts the words
             i64array vals(n), used(n), steps(n);
             for (py::ssize_t i = 0; i < n; ++i) {
                 const std::size_t before = src.i;

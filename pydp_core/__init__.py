@@ -139,6 +139,10 @@ __all__ = [
     "SubbotinMechanism",
     "release_laplace",
     "release_gaussian",
+    "release_subbotin",
+    "release_logistic",
+    "calibrate_subbotin_release",
+    "calibrate_logistic_release",
     "Budget",
     "PureDP",
     "ApproxDP",
@@ -271,7 +275,14 @@ if TYPE_CHECKING:
         Truncated,
     )
     from .random import Random, as_random
-    from .release import release_gaussian, release_laplace
+    from .release import (
+        calibrate_logistic_release,
+        calibrate_subbotin_release,
+        release_gaussian,
+        release_laplace,
+        release_logistic,
+        release_subbotin,
+    )
 
     discrete = release
     etl = io

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import time
 from fractions import Fraction
 
@@ -184,6 +185,8 @@ def test_release_outputs_lie_on_the_grid_and_are_deterministic():
     c = plan.release(x, rng=pc.Random(3), simulation=True)
     assert np.array_equal(a, c)
     assert not np.array_equal(a, plan.release(x, rng=pc.Random(4), simulation=True))
+    copy = pickle.loads(pickle.dumps(plan))  # the table is rebuilt, the same integers
+    assert copy == plan and np.array_equal(copy.release(x, rng=pc.Random(3), simulation=True), a)
     noise = steps - np.rint(x / plan.grid)
     assert abs(noise.std() * plan.grid / pc.SubbotinMechanism(1.7, epsilon=1.0, delta=1e-6).std - 1) < 0.05
     y = pc.release_logistic(x, epsilon=1.0, delta=1e-9, rng=pc.Random(3, threads=3), simulation=True,

@@ -124,6 +124,14 @@ class LatticeRelease(GridRelease):
             raise CalibrationError("the lattice table could not be rebuilt with the plan's weight bits")
         return t
 
+    def __getstate__(self) -> Dict[str, Any]:  # pickle the plan, not its table (rebuilt on first use)
+        state = dict(self.__dict__)
+        state.pop("table", None)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def _draw(self, gen: Any, x: Any, low: float, high: float, threads: int) -> Any:
         return self.table.release(gen, x, self.grid_exponent, low, high, self.timing_stable, threads)
 

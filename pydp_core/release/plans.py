@@ -635,14 +635,15 @@ def release_noise(
 
         if vector:
             raise ReleaseNotSupported(
-                f"release=True for {noise!r} noise is per value only (vector=False): the lattice table "
-                "release has no vector guarantee; release each coordinate as its own query, or use Laplace "
-                "(l1) or Gaussian (l2) noise for a vector query"
+                f"release=True is not available for {noise!r} noise as a vector query: its lattice release "
+                "is per value only (vector=False), with no vector guarantee; release each coordinate as its "
+                "own query, or use Laplace (l1) or Gaussian (l2) noise for a vector query"
             )
         if delta == 0:
             raise ReleaseNotSupported(
-                f"release=True for {noise!r} noise needs delta > 0: the lattice table has finite support, "
-                "so it cannot be pure epsilon-DP (docs/release.md, section 4); use Laplace noise for delta = 0"
+                f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
+                "needs delta > 0 (the table has finite support, so it cannot be pure epsilon-DP; "
+                "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
             )
         del options["vector"]
         if key[0] == "Subbotin":
