@@ -171,6 +171,17 @@ def test_lattice_scale_is_close_to_the_continuous_one():
     assert all(0.97 < v < 1.03 for v in ratios.values()), ratios
 
 
+def test_automatic_grid_when_the_table_range_binds():
+    """eps = 10, delta = 1e-12: on the 16-bit grid the truncation forces a scale about 95% above the
+    continuous one; the automatic grid falls back to a coarser grid and gets within 2%."""
+    plan = release.calibrate_subbotin_release(r=2.0, epsilon=10.0, delta=1e-12)
+    cont = pc.SubbotinMechanism(2.0, epsilon=10.0, delta=1e-12).scale
+    assert plan.scale / cont < 1.02
+    assert plan.grid_exponent > math.frexp(cont)[1] - 1 - 16  # a coarser grid than 16 bits
+    t, _ = lattice._build_table("subbotin", 2.0, int(plan.parameter))
+    assert t.log_delta(10.0, plan.shift) <= math.log(1e-12)
+
+
 # ------------------------------------------------------------------------------------------------------
 # Releases: grid, determinism, threads, timing-stable counts
 # ------------------------------------------------------------------------------------------------------

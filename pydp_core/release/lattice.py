@@ -43,6 +43,10 @@ _MAX_HALF = 1 << 24  # largest table half-width
 #: Total variation distance between the timing-stable uniform (three words) and the exact one.
 STABLE_TV_BOUND = 2.0**-129
 _KIND = {"subbotin": 0, "logistic": 1}
+#: The automatic grid also tries these grid bits when the 16-bit plan's scale exceeds the continuous one
+#: by more than _AUTO_GRID_SLACK (relative).
+_COARSER_GRID_BITS = (12, 8, 4)
+_AUTO_GRID_SLACK = 1e-3
 
 
 def _mass_per_scale(mechanism: str, r: float) -> float:
@@ -200,7 +204,18 @@ def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: flo
                       timing_stable: bool) -> LatticeRelease:
     noise = Subbotin(r) if mechanism == "subbotin" else Logistic()
     s0 = float(minimal_scale(noise, epsilon=eps, delta=dl, sensitivity=sens))
-    return _calibrate(mechanism, r, eps, dl, sens, grid_bits, timing_stable, s0)
+    if grid_bits is not None:
+        return _calibrate(mechanism, r, eps, dl, sens, grid_bits, timing_stable, s0)
+    # Automatic grid: 16 bits, unless the table's dynamic range binds (the truncation charge forces a
+    # scale above the continuous one); then a coarser grid, whose shorter table has a larger weight range
+    # (T < 2**63), is tried too, and the plan with the smallest scale is kept.
+    plan = _calibrate(mechanism, r, eps, dl, sens, DEFAULT_GRID_BITS, timing_stable, s0)
+    if plan.scale > s0 * (1.0 + _AUTO_GRID_SLACK):
+        for bits in _COARSER_GRID_BITS:
+            other = _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0)
+            if other.scale < plan.scale:
+                plan = other
+    return plan
 
 
 def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> Tuple[float, float, float]:
@@ -221,7 +236,7 @@ def calibrate_subbotin_release(
     epsilon: float,
     delta: float,
     sensitivity: float = 1.0,
-    grid_bits: int = DEFAULT_GRID_BITS,
+    grid_bits: Optional[int] = None,
     timing_stable: bool = False,
 ) -> LatticeRelease:
     """The verified smallest Subbotin_r lattice release on the grid meeting (epsilon, delta), delta > 0.
@@ -242,8 +257,11 @@ def calibrate_subbotin_release(
         delta in (0, 1): the table has finite support, so delta = 0 is impossible.
     sensitivity : float, optional
         The sensitivity D of each value (> 0, default 1).
-    grid_bits : int, optional
-        As in :func:`calibrate_laplace_release` (default 16).
+    grid_bits : int or None, optional
+        As in :func:`calibrate_laplace_release`. None (the default): 16, or, when the table's dynamic
+        range binds (large epsilon with a tiny delta: the truncation then forces a scale more than 0.1%
+        above the continuous one), whichever of 16, 12, 8 and 4 bits gives the smallest scale
+        (docs/release.md, section 4).
     timing_stable : bool, optional
         Draw every value from exactly three random words with a fixed number of search steps (its
         total-variation charge ``(1 + e^eps) 2**-129`` is added to delta). Default False: exact uniforms
@@ -280,7 +298,7 @@ def calibrate_logistic_release(
     epsilon: float,
     delta: float = 0.0,
     sensitivity: float = 1.0,
-    grid_bits: int = DEFAULT_GRID_BITS,
+    grid_bits: Optional[int] = None,
     timing_stable: bool = False,
 ) -> LatticeRelease:
     """The verified smallest Logistic lattice release on the grid meeting (epsilon, delta), delta > 0.
@@ -338,7 +356,7 @@ def release_subbotin(
     sensitivity: float = 1.0,
     rng: Any = None,
     bounds: Optional[Tuple[float, float]] = None,
-    grid_bits: int = DEFAULT_GRID_BITS,
+    grid_bits: Optional[int] = None,
     timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,
@@ -388,7 +406,7 @@ def release_logistic(
     sensitivity: float = 1.0,
     rng: Any = None,
     bounds: Optional[Tuple[float, float]] = None,
-    grid_bits: int = DEFAULT_GRID_BITS,
+    grid_bits: Optional[int] = None,
     timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,

@@ -646,6 +646,8 @@ def release_noise(
                 "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
             )
         del options["vector"]
+        if grid_bits == DEFAULT_GRID_BITS:  # the lattice releases' automatic grid (16 bits unless it binds)
+            options["grid_bits"] = None
         if key[0] == "Subbotin":
             return release_subbotin(values, r=key[1], **options)
         return release_logistic(values, **options)
