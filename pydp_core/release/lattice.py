@@ -248,6 +248,9 @@ def calibrate_subbotin_release(
     The noise is the table law ``W(y) ~ floor(2**P exp(-|y / s|**r / r))`` (docs/release.md, section 4);
     the smallest integer ``s`` (grid steps) whose exact table profile at the shift ``k`` meets delta is
     found by a safeguarded secant search from the continuous scale, and ``s - 1`` is checked to fail.
+    r = 1 and r = 2 use the table too (:func:`release_noise` sends ``Subbotin(1)`` and ``Subbotin(2)`` to
+    the exact discrete Laplace and Gaussian instead); ``r=2, timing_stable=True`` is a timing-stable
+    Gaussian-shaped release.
 
     Parameters
     ----------

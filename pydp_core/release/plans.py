@@ -588,7 +588,9 @@ def release_noise(
     epsilon, delta, sensitivity : float
         The guarantee and the sensitivity.
     rng, bounds, grid_bits :
-        As in :func:`release_laplace`.
+        As in :func:`release_laplace`. For the lattice families the default 16 selects their automatic
+        grid (16 bits unless the table's weight range binds; see
+        :func:`~pydp_core.release.calibrate_subbotin_release`).
     vector : bool, optional
         ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
         ``False`` (the default): the guarantee is per value.
