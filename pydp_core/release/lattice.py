@@ -36,9 +36,11 @@ from .plans import (
 
 _D = _core.discrete
 
-#: One unit of scale spans at most 2**(_LATTICE_MAX_BITS + 1) grid steps (the table is about 30 s long
-#: for r near 1, 8 bytes an entry).
+#: One unit of scale spans at most 2**(max_bits + 1) grid steps, max_bits at least _LATTICE_MAX_BITS and
+#: otherwise as large as keeps the table near _TABLE_BUDGET entries (8 bytes each): the table is about
+#: (31 r)**(1/r) s entries long (31 s for r near 1 and the Logistic, 8 s for r = 2, 3.3 s for r = 4).
 _LATTICE_MAX_BITS = 16
+_TABLE_BUDGET = 2**22
 _MAX_HALF = 1 << 24  # largest table half-width
 #: Total variation distance between the timing-stable uniform (three words) and the exact one.
 STABLE_TV_BOUND = 2.0**-129
@@ -54,6 +56,13 @@ def _mass_per_scale(mechanism: str, r: float) -> float:
     if mechanism == "logistic":
         return 2.0
     return math.exp((1.0 / r - 1.0) * math.log(r) + math.lgamma(1.0 / r))
+
+
+def _table_max_bits(mechanism: str, r: float) -> int:
+    """The grid's max_bits for a table of about _TABLE_BUDGET entries at most (a finer grid when the
+    scale exceeds the sensitivity makes the rounding charge smaller)."""
+    length = 31.0 if mechanism == "logistic" else (31.0 * r) ** (1.0 / r)
+    return max(_LATTICE_MAX_BITS, min(30, int(math.floor(math.log2(_TABLE_BUDGET / length))) - 1))
 
 
 def _build_table(mechanism: str, r: float, s: int) -> Tuple[Any, int]:
@@ -144,7 +153,7 @@ class LatticeRelease(GridRelease):
 
 def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
                timing_stable: bool, s0: float) -> LatticeRelease:
-    e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
+    e = _grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r))
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
     tables: Dict[int, Tuple[Any, int]] = {}
@@ -244,7 +253,8 @@ def calibrate_subbotin_release(
     """The verified smallest Subbotin_r lattice release on the grid meeting (epsilon, delta), delta > 0.
 
     The grid comes from the continuous Subbotin_r scale ``s0`` (:func:`pydp_core.minimal_scale`) as in
-    :func:`calibrate_gaussian_release`, with one unit of scale spanning at most ``2**17`` grid steps.
+    :func:`calibrate_gaussian_release`, with one unit of scale spanning at most ``2**17`` grid steps
+    for r near 1 and the Logistic, up to ``2**21`` for large r (a table of about 4 million entries at most).
     The noise is the table law ``W(y) ~ floor(2**P exp(-|y / s|**r / r))`` (docs/release.md, section 4);
     the smallest integer ``s`` (grid steps) whose exact table profile at the shift ``k`` meets delta is
     found by a safeguarded secant search from the continuous scale, and ``s - 1`` is checked to fail.
