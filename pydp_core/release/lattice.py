@@ -116,8 +116,8 @@ class LatticeRelease(GridRelease):
     --------
     >>> from pydp_core import release
     >>> plan = release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6)
-    >>> plan.mechanism, plan.grid == 2.0**-15, plan.shift, plan.parameter, plan.weight_bits
-    ('subbotin', True, 32768, Fraction(78425, 1), 44)
+    >>> plan.mechanism, plan.grid == 2.0**-16, plan.shift, plan.parameter, plan.weight_bits
+    ('subbotin', True, 65536, Fraction(156849, 1), 43)
     >>> plan.delta_achieved <= 1e-6, round(plan.scale, 4)
     (True, 2.3933)
     """
