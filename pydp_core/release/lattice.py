@@ -36,11 +36,15 @@ from .plans import (
 
 _D = _core.discrete
 
-#: One unit of scale spans at most 2**(max_bits + 1) grid steps, max_bits at least _LATTICE_MAX_BITS and
-#: otherwise as large as keeps the table near _TABLE_BUDGET entries (8 bytes each): the table is about
-#: (31 r)**(1/r) s entries long (31 s for r near 1 and the Logistic, 8 s for r = 2, 3.3 s for r = 4).
+#: One unit of scale spans at most 2**(_LATTICE_MAX_BITS + 1) grid steps, or, for small epsilon (below),
+#: up to 2**(max_bits + 1) with max_bits as large as keeps the table near _TABLE_BUDGET entries (8 bytes
+#: each): the table is about (31 r)**(1/r) s entries long (31 s for r near 1 and the Logistic, 8 s for
+#: r = 2, 3.3 s for r = 4).
 _LATTICE_MAX_BITS = 16
 _TABLE_BUDGET = 2**22
+#: The grid is refined beyond _LATTICE_MAX_BITS (within the budget) only while D = sensitivity / g is below
+#: 2**_MIN_SHIFT_BITS (a rounding charge above 2**-12), which happens for small epsilon.
+_MIN_SHIFT_BITS = 12
 _MAX_HALF = 1 << 24  # largest table half-width
 #: Total variation distance between the timing-stable uniform (three words) and the exact one.
 STABLE_TV_BOUND = 2.0**-129
@@ -116,8 +120,8 @@ class LatticeRelease(GridRelease):
     --------
     >>> from pydp_core import release
     >>> plan = release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6)
-    >>> plan.mechanism, plan.grid == 2.0**-16, plan.shift, plan.parameter, plan.weight_bits
-    ('subbotin', True, 65536, Fraction(156849, 1), 43)
+    >>> plan.mechanism, plan.grid == 2.0**-15, plan.shift, plan.parameter, plan.weight_bits
+    ('subbotin', True, 32768, Fraction(78425, 1), 44)
     >>> plan.delta_achieved <= 1e-6, round(plan.scale, 4)
     (True, 2.3933)
     """
@@ -153,7 +157,10 @@ class LatticeRelease(GridRelease):
 
 def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
                timing_stable: bool, s0: float) -> LatticeRelease:
-    e = _grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r))
+    e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
+    short = _MIN_SHIFT_BITS - (math.log2(sens) - e)  # bits by which D = sensitivity / g is below 2**12
+    if short > 0:  # small epsilon: a finer grid, as far as the table budget allows, for a smaller charge
+        e = max(_grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r)), e - math.ceil(short))
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
     tables: Dict[int, Tuple[Any, int]] = {}
@@ -254,7 +261,8 @@ def calibrate_subbotin_release(
 
     The grid comes from the continuous Subbotin_r scale ``s0`` (:func:`pydp_core.minimal_scale`) as in
     :func:`calibrate_gaussian_release`, with one unit of scale spanning at most ``2**17`` grid steps
-    for r near 1 and the Logistic, up to ``2**21`` for large r (a table of about 4 million entries at most).
+    (for small epsilon, where the sensitivity would span fewer than ``2**12`` steps, a finer grid, up to
+    ``2**21`` steps for large r, within a table of about 4 million entries).
     The noise is the table law ``W(y) ~ floor(2**P exp(-|y / s|**r / r))`` (docs/release.md, section 4);
     the smallest integer ``s`` (grid steps) whose exact table profile at the shift ``k`` meets delta is
     found by a safeguarded secant search from the continuous scale, and ``s - 1`` is checked to fail.
