@@ -1,14 +1,17 @@
 // Bindings for the discrete area (kernels in csrc/include/pydp/discrete/): exact discrete Laplace and
-// discrete Gaussian noise from the ChaCha20 generator, the grid release kernel, and the exact profiles.
+// discrete Gaussian noise from the ChaCha20 generator, the lattice tables of the Subbotin and Logistic
+// releases (table.hpp), the grid release kernel, and the exact profiles.
 // The Python layer (pydp_core/discrete.py) validates every argument first; the kernels re-check.
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 
 #include "bind_util.hpp"
 #include "pydp/discrete/profile.hpp"
 #include "pydp/discrete/release.hpp"
 #include "pydp/discrete/samplers.hpp"
+#include "pydp/discrete/table.hpp"
 #include "pydp/random/generator.hpp"
 #include "register.hpp"
 
@@ -148,6 +151,61 @@ void register_discrete(py::module_ m) {
         return py::make_tuple(b.lo.to_string(), b.hi.to_string());
     }, py::arg("p_hi"), py::arg("p_lo"), py::arg("q"), py::arg("words"),
        "Test hook: decimal strings lo, hi with lo <= 2^(64 words) exp(-p/q) <= hi, p = p_hi 2^64 + p_lo.");
+
+
+    py::class_<dsc::LatticeTable>(m, "LatticeTable", "The integer weight table of a lattice noise law (table.hpp).")
+        .def(py::init([](int kind, double r, double s, int weight_bits, std::size_t max_half) {
+                 if (kind != 0 && kind != 1) throw std::invalid_argument("kind: 0 (Subbotin) or 1 (Logistic)");
+                 py::gil_scoped_release release;
+                 return std::make_unique<dsc::LatticeTable>(static_cast<dsc::LatticeKind>(kind), r, s, weight_bits,
+                                                            max_half);
+             }),
+             py::arg("kind"), py::arg("r"), py::arg("scale"), py::arg("weight_bits"), py::arg("max_half"))
+        .def_property_readonly("half_size", &dsc::LatticeTable::half_size)
+        .def_property_readonly("total", &dsc::LatticeTable::total)
+        .def_property_readonly("search_steps", &dsc::LatticeTable::search_steps)
+        .def("weights", [](const dsc::LatticeTable& t) {
+            const std::size_t K = t.half_size();
+            py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(K + 1));
+            std::uint64_t* o = out.mutable_data();
+            for (std::size_t y = 0; y <= K; ++y) o[y] = t.weight(static_cast<std::int64_t>(y));
+            return out;
+        }, "W(0), ..., W(K).")
+        .def("log_delta", [](const dsc::LatticeTable& t, double eps, std::uint64_t shift) {
+            py::gil_scoped_release release;
+            return t.log_delta(eps, shift);
+        }, py::arg("epsilon"), py::arg("shift"), "An upper bound on log delta(epsilon) for the integer shift.")
+        .def("sample", [](const dsc::LatticeTable& t, Generator& gen, py::ssize_t n, bool stable, long threads) {
+            return sample(dsc::TableSampler{&t, stable}, gen, n, threads);
+        }, py::arg("gen"), py::arg("size"), py::arg("timing_stable") = false, py::arg("threads") = 0)
+        .def("release", [](const dsc::LatticeTable& t, Generator& gen, const darray& x, int e, double low, double high,
+                           bool stable, long threads) {
+            return release(dsc::TableSampler{&t, stable}, gen, x, e, low, high, threads);
+        }, py::arg("gen"), py::arg("x"), py::arg("grid_exponent"), py::arg("low"), py::arg("high"),
+           py::arg("timing_stable") = false, py::arg("threads") = 0)
+        .def("_draw_words", [](const dsc::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& words,
+                               py::ssize_t n, bool stable) {
+            // Test hook: n values one at a time from the given words, with the words and search steps of each.
+            WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};  // src.i counts the words
+            i64array vals(n), used(n), steps(n);
+            for (py::ssize_t i = 0; i < n; ++i) {
+                const std::size_t before = src.i;
+                std::uint64_t U;
+                if (stable) {
+                    const std::uint64_t x2 = src.next_u64(), x1 = src.next_u64(), x0 = src.next_u64();
+                    U = dsc::LatticeTable::uniform_stable(x2, x1, x0, t.total());
+                } else {
+                    U = t.uniform_exact(src);
+                }
+                unsigned it = 0;
+                std::int64_t blockv = 0;
+                t.fill_from_uniform(&U, &blockv, 1, &it);
+                vals.mutable_at(i) = blockv;
+                used.mutable_at(i) = static_cast<std::int64_t>(src.i - before);
+                steps.mutable_at(i) = it;
+            }
+            return py::make_tuple(vals, used, steps);
+        }, py::arg("words"), py::arg("size"), py::arg("timing_stable") = false);
 
     const double inf = std::numeric_limits<double>::infinity();
     m.def("release_laplace", [](Generator& gen, const darray& x, std::uint64_t s, std::uint64_t d, int e, double low,

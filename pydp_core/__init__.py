@@ -58,7 +58,8 @@ _EXPORTS: dict[str, str] = {
         ["AdditiveMechanism", "LaplaceMechanism", "GaussianMechanism", "LogisticMechanism", "SubbotinMechanism"],
         "pydp_core.mechanisms",
     ),
-    **dict.fromkeys(["release_laplace", "release_gaussian"], "pydp_core.release"),
+    **dict.fromkeys(["release_laplace", "release_gaussian", "release_subbotin", "release_logistic",
+                     "calibrate_subbotin_release", "calibrate_logistic_release"], "pydp_core.release"),
     **dict.fromkeys(
         [
             "Budget",
@@ -141,6 +142,10 @@ __all__ = [
     "SubbotinMechanism",
     "release_laplace",
     "release_gaussian",
+    "release_subbotin",
+    "release_logistic",
+    "calibrate_subbotin_release",
+    "calibrate_logistic_release",
     "Budget",
     "PureDP",
     "ApproxDP",
@@ -277,7 +282,14 @@ if TYPE_CHECKING:
         Truncated,
     )
     from .random import Random, as_random
-    from .release import release_gaussian, release_laplace
+    from .release import (
+        calibrate_logistic_release,
+        calibrate_subbotin_release,
+        release_gaussian,
+        release_laplace,
+        release_logistic,
+        release_subbotin,
+    )
     from .session import Session
 
     discrete = release

@@ -27,7 +27,8 @@ correction, see :mod:`pydp_core.calibration`):
    (Mironov 2012): the set of reachable doubles depends on the true value, and an attacker who sees the
    exact output can sometimes tell neighbouring datasets apart, whatever epsilon says. Therefore
    :meth:`~AdditiveMechanism.privatize` defaults to ``release=True``, the exact discrete release of
-   :mod:`pydp_core.release` (Laplace and Gaussian only; the other families refuse it), and the
+   :mod:`pydp_core.release` (Laplace, Gaussian, and the lattice Subbotin_r and Logistic releases, per
+   value with delta > 0; truncated and user-defined families refuse it), and the
    floating-point path is :meth:`~AdditiveMechanism.simulate` (or ``privatize(..., release=False)``),
    for research, simulation and utility estimates only.
 """
@@ -184,10 +185,14 @@ class AdditiveMechanism:
 
         ``release=True`` (the default): the floating-point-safe release of :mod:`pydp_core.release`:
         values rounded to a power-of-two grid (the rounding charged to the sensitivity) plus exact
-        discrete Laplace or discrete Gaussian noise, calibrated on the grid and verified. A scalar is one
-        scalar query; an array is one vector query with the l1 (Laplace) or l2 (Gaussian) sensitivity.
-        Only :class:`LaplaceMechanism` and :class:`GaussianMechanism` (and Subbotin orders 1 and 2) have
-        this path; the others raise :class:`pydp_core.release.ReleaseNotSupported`.
+        integer noise, calibrated on the grid and verified: discrete Laplace or discrete Gaussian noise
+        (a scalar is one scalar query; an array is one vector query with the l1 (Laplace) or l2
+        (Gaussian) sensitivity), or, for :class:`SubbotinMechanism` (r not 1 or 2) and
+        :class:`LogisticMechanism`, the lattice table noise of :func:`pydp_core.release_subbotin` /
+        :func:`pydp_core.release_logistic`, which is per value: every entry of an array is released as
+        its own scalar query with the mechanism's (epsilon, delta) (they need delta > 0; a Logistic
+        mechanism with delta = 0 raises :class:`pydp_core.release.ReleaseNotSupported`). Other families
+        raise :class:`pydp_core.release.ReleaseNotSupported`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations
         (not safe against least-significant-bit attacks: see the module docs).
@@ -245,9 +250,11 @@ class AdditiveMechanism:
         from .release.plans import release_noise
 
         arr = as_float_array(values, "values")
+        # Laplace and Gaussian: an array is one vector query; the lattice families release per value.
+        vector = arr.size > 1 and self._noise._key() in (("Laplace",), ("Gaussian",))
         return release_noise(
             self._noise, arr if arr.ndim else float(arr), epsilon=self._epsilon, delta=self._delta,
-            sensitivity=self._sensitivity, rng=rng, vector=arr.size > 1, simulation=True, confirm_delta=True,
+            sensitivity=self._sensitivity, rng=rng, vector=vector, simulation=True, confirm_delta=True,
         )
 
     @accepts_arrays("values", keep_float32=True)

@@ -9,6 +9,7 @@
 #include "pydp/accounting/fft.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "pydp/cpu.hpp"
+#include "pydp/discrete/table.hpp"
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/chacha.hpp"
@@ -164,6 +165,35 @@ void fft_avx2_matches_scalar() {
     }
 #endif
 }
+// The lattice table (discrete/table.hpp): symmetric non-increasing weights, the inversion hits each y
+// exactly W(|y|) times over all U in [0, T) of a small table, the profile is 0 for a shift the table
+// cannot reach beyond, and monotone in the shift.
+void lattice_table_inversion_and_profile() {
+    using pydp::discrete::LatticeKind;
+    using pydp::discrete::LatticeTable;
+    const LatticeTable t(LatticeKind::Subbotin, 2.5, 2.0, 6, 1000);  // W(0) = 64, a handful of entries
+    const std::int64_t K = static_cast<std::int64_t>(t.half_size());
+    CHECK(K >= 2 && t.weight(0) == 64);
+    for (std::int64_t y = 1; y <= K + 1; ++y) CHECK(t.weight(y) <= t.weight(y - 1) && t.weight(-y) == t.weight(y));
+    std::vector<std::uint64_t> hits(static_cast<std::size_t>(2 * K + 1), 0);
+    for (std::uint64_t U = 0; U < t.total(); ++U) {
+        std::int64_t y = 0;
+        unsigned it = 0;
+        t.fill_from_uniform(&U, &y, 1, &it);
+        CHECK(it == t.search_steps());
+        if (y >= -K && y <= K) ++hits[static_cast<std::size_t>(y + K)];
+        else CHECK(false);
+    }
+    for (std::int64_t y = -K; y <= K; ++y) CHECK(hits[static_cast<std::size_t>(y + K)] == t.weight(y));
+    CHECK(LatticeTable::uniform_stable(~0ull, ~0ull, ~0ull, t.total()) == t.total() - 1);
+    CHECK(LatticeTable::uniform_stable(0, 0, 0, t.total()) == 0);
+    double prev = -1e300;
+    for (std::uint64_t k = 1; k <= 6; ++k) {
+        const double ld = t.log_delta(0.5, k);
+        CHECK(ld >= prev && ld <= 0.0);
+        prev = ld;
+    }
+}
 }  // namespace
 
 int main() {
@@ -173,6 +203,7 @@ int main() {
     normal_tails();
     calibration_profile_properties();
     fft_avx2_matches_scalar();
+    lattice_table_inversion_and_profile();
     std::printf("%d failed\n", failures);
     return failures;
 }

@@ -7,7 +7,36 @@ from .random import Generator
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CHUNK', 'MAX_LAPLACE_T', 'MAX_PARAM', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
+__all__: list[str] = ['CHUNK', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
+class LatticeTable:
+    """
+    The integer weight table of a lattice noise law (table.hpp).
+    """
+    def __init__(self, kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, weight_bits: typing.SupportsInt | typing.SupportsIndex, max_half: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def _draw_words(self, words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64]]:
+        ...
+    def log_delta(self, epsilon: typing.SupportsFloat | typing.SupportsIndex, shift: typing.SupportsInt | typing.SupportsIndex) -> float:
+        """
+        An upper bound on log delta(epsilon) for the integer shift.
+        """
+    def release(self, gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex, high: typing.SupportsFloat | typing.SupportsIndex, timing_stable: bool = False, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+        ...
+    def sample(self, gen: Generator, size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
+        ...
+    def weights(self) -> numpy.typing.NDArray[numpy.uint64]:
+        """
+        W(0), ..., W(K).
+        """
+    @property
+    def half_size(self) -> int:
+        ...
+    @property
+    def search_steps(self) -> int:
+        ...
+    @property
+    def total(self) -> int:
+        ...
 def _discrete_gaussian_exact(gen: Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.int64]:
     """
     Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).

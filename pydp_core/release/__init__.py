@@ -1,4 +1,5 @@
-"""Floating-point-safe releases: exact discrete Laplace and discrete Gaussian noise on a power-of-two grid.
+"""Floating-point-safe releases: exact integer noise (discrete Laplace, discrete Gaussian, lattice Subbotin_r
+and Logistic tables) on a power-of-two grid.
 
 Plain floating-point noise is not differentially private: the set of doubles that ``x + noise`` can reach
 depends on ``x``, and the low-order bits of one output can tell two neighbouring inputs apart (Mironov
@@ -33,8 +34,15 @@ discrete Gaussians with the l2 charge ``D + sqrt(d)``, valid but not exact). The
 Bad input: non-finite values, and values beyond ``2**52`` grid steps (where the grid could not be
 represented exactly), raise ``ValueError``. Nothing is clamped unless ``bounds=(low, high)`` is given.
 
-Only the Laplace and Gaussian mechanisms have a safe release path; Subbotin_r (r other than 1 and 2)
-and Logistic noise are refused by :func:`release_noise` (see docs/release.md for why). Floating-point
+Subbotin_r (any real r >= 1) and Logistic noise have a lattice release (:func:`release_subbotin`,
+:func:`release_logistic`, plans from :func:`calibrate_subbotin_release` and
+:func:`calibrate_logistic_release`): the same grid and rounding charge, and noise whose law is an
+exactly specified table of integer weights ``W(y) ~ floor(2**P w(y / s))`` (w the standard density up to
+its normaliser), sampled by exact integer inversion; the table's (epsilon, delta) profile is computed
+from the integers themselves (an upper bound), the worst shift being the charged k because the table is
+symmetric and non-increasing in |y|. These are per value and need delta > 0 (finite support). A
+``timing_stable=True`` plan costs three random words and a fixed number of search steps per value.
+Truncated and user-defined families are refused by :func:`release_noise` (docs/release.md). Floating-point
 noise stays available for simulations through :class:`pydp_core.Random`; it is not a release.
 
 Timing: see docs/release.md. The time to draw the noise depends on the noise values (rejection
@@ -42,6 +50,13 @@ sampling), never on the data; adding the noise to the data has no data-dependent
 """
 from __future__ import annotations
 
+from .lattice import (
+    LatticeRelease,
+    calibrate_logistic_release,
+    calibrate_subbotin_release,
+    release_logistic,
+    release_subbotin,
+)
 from .plans import (
     DEFAULT_GRID_BITS,
     SAFE_RELEASE_FAMILIES,
@@ -78,6 +93,11 @@ __all__ = [
     "release_laplace",
     "release_gaussian",
     "release_noise",
+    "LatticeRelease",
+    "calibrate_subbotin_release",
+    "calibrate_logistic_release",
+    "release_subbotin",
+    "release_logistic",
     "ReleaseNotSupported",
     "SAFE_RELEASE_FAMILIES",
     "DEFAULT_GRID_BITS",

@@ -35,7 +35,7 @@ _D = _core.discrete
 #: Grid steps per unit of scale are 2**DEFAULT_GRID_BITS to 2**(DEFAULT_GRID_BITS + 1).
 DEFAULT_GRID_BITS = 16
 #: The noise families with an exact, floating-point-safe release path.
-SAFE_RELEASE_FAMILIES = ("Laplace()", "Gaussian()", "Subbotin(1)", "Subbotin(2)")
+SAFE_RELEASE_FAMILIES = ("Laplace()", "Gaussian()", "Subbotin(r), r >= 1", "Logistic()")
 
 _MAX_INDEX = 2.0**52  # largest |x / g| accepted
 _LAPLACE_MAX_BITS = 38  # t below 2**39 < 2**40
@@ -125,6 +125,12 @@ class GridRelease:
         """
         check_release_rng(rng, simulation)
         return _release(self, values, rng, bounds)
+
+    def _draw(self, gen: Any, x: np.ndarray, low: float, high: float, threads: int) -> Any:
+        """The release kernel on contiguous float64 values (clamp, round, add the noise)."""
+        p = self.parameter
+        kernel = _D.release_laplace if self.mechanism == "laplace" else _D.release_gaussian
+        return kernel(gen, x, p.numerator, p.denominator, self.grid_exponent, low, high, threads)
 
 
 def _grid_exponent(scale: float, sensitivity: float, grid_bits: Any, max_bits: int) -> int:
@@ -406,13 +412,11 @@ def _release(plan: GridRelease, values: ArrayLike, rng: Any, bounds: Any) -> Any
             raise ValueError("bounds must be finite with low <= high")
     x = np.ascontiguousarray(x, dtype=np.float64)
     gen, threads = generator_and_threads(rng)
-    p = plan.parameter
-    kernel = _D.release_laplace if plan.mechanism == "laplace" else _D.release_gaussian
     # The kernel clamps to the bounds and checks every input (finite, at most 2**52 grid steps after the
     # clamp) in its combine loop, so the data are read once; on a bad input it raises and nothing is
     # returned. The messages below say which check failed.
     try:
-        out = kernel(gen, x, p.numerator, p.denominator, plan.grid_exponent, low, high, threads)
+        out = plan._draw(gen, x, low, high, threads)
     except ValueError as err:
         if "grid steps" not in str(err):
             raise
@@ -571,7 +575,9 @@ def release_noise(
     """The safe release for a noise family (the ``release=True`` path of the mechanisms).
 
     Laplace (and Subbotin(1)) goes to :func:`release_laplace`, Gaussian (and Subbotin(2)) to
-    :func:`release_gaussian`; every other family is refused.
+    :func:`release_gaussian`, Subbotin_r for other r to :func:`~pydp_core.release.release_subbotin` and
+    Logistic to :func:`~pydp_core.release.release_logistic` (both per value, delta > 0); every other
+    family is refused.
 
     Parameters
     ----------
@@ -582,7 +588,9 @@ def release_noise(
     epsilon, delta, sensitivity : float
         The guarantee and the sensitivity.
     rng, bounds, grid_bits :
-        As in :func:`release_laplace`.
+        As in :func:`release_laplace`. For the lattice families the default 16 selects their automatic
+        grid (16 bits unless the table's weight range binds; see
+        :func:`~pydp_core.release.calibrate_subbotin_release`).
     vector : bool, optional
         ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
         ``False`` (the default): the guarantee is per value.
@@ -599,7 +607,8 @@ def release_noise(
     TypeError
         If ``noise`` is not a noise family, or another argument has the wrong type.
     ReleaseNotSupported
-        For a family without a floating-point-safe release (Logistic, Subbotin_r with r not 1 or 2).
+        For a family without a floating-point-safe release (for example a truncated family), and for
+        Subbotin_r (r not 1 or 2) or Logistic noise with ``vector=True`` or ``delta = 0``.
     ValueError
         If a value or parameter is out of range.
 
@@ -609,10 +618,10 @@ def release_noise(
     >>> from pydp_core import release
     >>> release.release_noise(dp.Laplace(), [1.0, 2.0], epsilon=1.0, delta=0.0, rng=dp.Random(7), simulation=True).shape
     (2,)
-    >>> release.release_noise(dp.Logistic(), 1.0, epsilon=1.0, delta=0.0)
+    >>> release.release_noise(dp.Truncated(dp.Laplace(), 2.0), 1.0, epsilon=1.0, delta=0.0)
     Traceback (most recent call last):
     ...
-    pydp_core.release.plans.ReleaseNotSupported: release=True is not available for Logistic() noise...
+    pydp_core.release.plans.ReleaseNotSupported: release=True is not available for Truncated(...
     """
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
@@ -623,10 +632,30 @@ def release_noise(
         return release_laplace(values, **options)
     if key == ("Gaussian",):
         return release_gaussian(values, **options)
+    if key[0] in ("Subbotin", "Logistic"):
+        from .lattice import release_logistic, release_subbotin
+
+        if vector:
+            raise ReleaseNotSupported(
+                f"release=True is not available for {noise!r} noise as a vector query: its lattice release "
+                "is per value only (vector=False), with no vector guarantee; release each coordinate as its "
+                "own query, or use Laplace (l1) or Gaussian (l2) noise for a vector query"
+            )
+        if delta == 0:
+            raise ReleaseNotSupported(
+                f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
+                "needs delta > 0 (the table has finite support, so it cannot be pure epsilon-DP; "
+                "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
+            )
+        del options["vector"]
+        if grid_bits == DEFAULT_GRID_BITS:  # the lattice releases' automatic grid (16 bits unless it binds)
+            options["grid_bits"] = None
+        if key[0] == "Subbotin":
+            return release_subbotin(values, r=key[1], **options)
+        return release_logistic(values, **options)
     raise ReleaseNotSupported(
         f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
-        f"the Laplace and Gaussian mechanisms ({', '.join(SAFE_RELEASE_FAMILIES)}), which use exact discrete "
-        "noise on a power-of-two grid. Use release=False for simulations only (floating-point noise is "
-        "not differentially private against least-significant-bit attacks), or switch to Laplace or "
-        "Gaussian noise for a release. See docs/release.md."
+        f"{', '.join(SAFE_RELEASE_FAMILIES)}, which use exact integer noise on a power-of-two grid. Use "
+        "release=False for simulations only (floating-point noise is not differentially private against "
+        "least-significant-bit attacks), or switch to one of these families for a release. See docs/release.md."
     )

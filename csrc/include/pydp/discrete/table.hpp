@@ -1,0 +1,237 @@
+// Lattice noise given by an exact table of integer weights, for the Subbotin_r (r >= 1) and Logistic
+// releases: the law of the noise Y on the integers is P(Y = y) = W(|y|) / T, T = W(0) + 2 sum_{y>=1} W(y),
+// with W(0) = 2^P and, for 1 <= y <= K,
+//
+//   Subbotin_r, scale s (grid steps):  W(y) = min(W(y - 1), floor(2^P exp(-(y/s)^r / r)))
+//   Logistic, scale s:                 W(y) = min(W(y - 1), floor(2^P 4u / (1 + u)^2)),  u = exp(-y/s)
+//
+// (the running minimum makes W non-increasing in |y| whatever the last bits of the libm results are),
+// K the last y with W(y) >= 1 and W = 0 beyond. The table IS the law: the privacy profile is computed
+// from these integers, so the floating point used to fill them decides which law is used, never whether
+// the accounting matches it.
+//
+// Sampling is exact inversion in integers: U uniform on {0, ..., T - 1} (T < 2^63), then
+//   U < W(0)                       -> y = 0
+//   U - W(0) = V, V < S (S = T_+)  -> y = 1 + #{i : C(i) <= V},     C(i) = W(1) + ... + W(i + 1)
+//   otherwise V - S as above, negated.
+// The search is branchless with a fixed number of steps (ceil(log2 K) + 1, a function of the table only),
+// and runs in lockstep over blocks of values so that the table loads overlap. U comes from
+//   * exact mode: Lemire's multiply-and-reject on 64-bit words (U exactly uniform; the number of words is
+//     random, at least 1, and independent of the value drawn);
+//   * timing-stable mode: always three words X (192 bits), U = floor(X T / 2^192). Each U then has
+//     probability within 2^-192 of 1/T, a total variation distance below 2^-129 from the exact law,
+//     charged to delta by the Python layer ((1 + e^eps) 2^-129).
+//
+// Profile (log_delta): for the shift k >= 1 and epsilon >= 0 an upper bound on
+//   delta = sum_y max(0, W(y) - e^eps W(y - k)) / T
+// over every y, including those where W(y - k) = 0 (the truncation is charged exactly). Every term is
+// computed in 128-bit integers against a lower bound M 2^b <= e^eps (M a 53-bit integer), so each is an
+// upper bound; the sum is exact in 192 bits and only the final division is in floating point, widened
+// by a factor (1 + 2^-40). Only y < k/2 can contribute (for y >= k/2, |y| >= |y - k| so W(y) <= W(y - k)),
+// and for a table that is symmetric and non-increasing in |y| the shift k is the worst of all shifts
+// 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/test_lattice_release.py.
+#pragma once
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "pydp/discrete/bits.hpp"
+#include "pydp/discrete/samplers.hpp"
+
+namespace pydp::discrete {
+
+enum class LatticeKind : int { Subbotin = 0, Logistic = 1 };
+
+class LatticeTable {
+public:
+    static constexpr std::size_t kBlock = 16;  // values searched in lockstep
+
+    // kind, order r (Subbotin only), scale s in grid steps, P = log2 W(0) in [1, 62], and the largest
+    // half-width accepted (the table takes 8 bytes per entry).
+    LatticeTable(LatticeKind kind, double r, double s, int weight_bits, std::size_t max_half) : w0_(0) {
+        if (!(s > 0.0) || !std::isfinite(s)) throw std::invalid_argument("lattice table: the scale must be positive and finite");
+        if (kind == LatticeKind::Subbotin && (!(r >= 1.0) || !std::isfinite(r)))
+            throw std::invalid_argument("lattice table: r must be finite and >= 1");
+        if (weight_bits < 1 || weight_bits > 62) throw std::invalid_argument("lattice table: weight bits must be in [1, 62]");
+        w0_ = u64{1} << weight_bits;
+        const double top = std::ldexp(1.0, weight_bits);
+        u128 sum = 0;  // S = W(1) + ... + W(K)
+        u64 prev = w0_;
+        for (std::size_t y = 1;; ++y) {
+            const double x = static_cast<double>(y) / s;
+            double w;
+            if (kind == LatticeKind::Subbotin) {
+                w = std::exp(-std::pow(x, r) / r);
+            } else {
+                const double u = std::exp(-x);
+                w = 4.0 * u / ((1.0 + u) * (1.0 + u));
+            }
+            const double f = std::floor(w * top);  // w * 2^P is exact; w <= 1
+            u64 wy = f >= top ? w0_ : static_cast<u64>(f);
+            if (wy > prev) wy = prev;
+            if (wy == 0) break;
+            if (y > max_half) throw std::length_error("lattice table: the table would exceed its size limit");
+            sum += wy;
+            if (w0_ + 2 * sum >= (u128{1} << 63)) throw std::overflow_error("lattice table: total weight reached 2^63");
+            cum_.push_back(static_cast<u64>(sum));
+            prev = wy;
+        }
+        s_ = cum_.empty() ? 0 : cum_.back();
+        total_ = w0_ + 2 * s_;
+        steps_ = 0;
+        for (std::size_t n = cum_.size(); n > 1; n -= n / 2) ++steps_;
+    }
+
+    std::size_t half_size() const noexcept { return cum_.size(); }
+    u64 total() const noexcept { return total_; }
+    u64 weight(i64 y) const noexcept {
+        const u64 a = static_cast<u64>(y < 0 ? -y : y);
+        if (a == 0) return w0_;
+        if (a > cum_.size()) return 0;
+        return a == 1 ? cum_[0] : cum_[a - 1] - cum_[a - 2];
+    }
+    unsigned search_steps() const noexcept { return steps_ + (cum_.empty() ? 0u : 1u); }
+
+    // An upper bound on log delta(eps) for the integer shift k (see the header); -inf when delta = 0.
+    double log_delta(double eps, u64 k) const {
+        if (!(eps >= 0.0) || !std::isfinite(eps)) throw std::invalid_argument("epsilon must be finite and >= 0");
+        if (k == 0) throw std::invalid_argument("shift must be >= 1");
+        double e = std::exp(eps);
+        for (int i = 0; i < 4; ++i) e = std::nextafter(e, 0.0);  // a lower bound on e^eps (libm exp: < 1 ulp)
+        if (!(e >= 1.0)) e = 1.0;                                  // e^eps >= 1 exactly
+        int ex = 0;
+        const double m = std::frexp(e, &ex);
+        const u64 M = static_cast<u64>(std::ldexp(m, 53));  // e = M 2^b, b = ex - 53 >= -52
+        const int b = ex - 53;
+        const int sh = b < 0 ? -b : 0;  // terms are summed in units of 2^-sh
+        const i64 K = static_cast<i64>(cum_.size());
+        // only y < k/2 (2y < k, so y <= (k - 1)/2) can contribute, and only y >= -K
+        const u64 half_k = (k - 1) / 2;
+        const i64 hi = half_k < static_cast<u64>(K) ? static_cast<i64>(half_k) : K;
+        const i64 kk = static_cast<i64>(k < static_cast<u64>(2 * K + 2) ? k : static_cast<u64>(2 * K + 2));  // same W(y - k)
+        u128 acc = 0;
+        u64 carry = 0;
+        for (i64 y = -K; y <= hi; ++y) {
+            const u64 wy = weight(y);
+            if (wy == 0) continue;
+            const u64 wz = weight(y - kk);
+            u128 term;
+            if (wz == 0) {
+                term = static_cast<u128>(wy) << sh;
+            } else if (b > 10) {
+                continue;  // M 2^b wz >= 2^52 2^11 > wy
+            } else {
+                const u128 lhs = static_cast<u128>(wy) << sh;
+                const u128 rhs = (static_cast<u128>(M) * wz) << (b > 0 ? b : 0);
+                if (lhs <= rhs) continue;
+                term = lhs - rhs;
+            }
+            const u128 before = acc;
+            acc += term;
+            if (acc < before) ++carry;
+        }
+        if (acc == 0 && carry == 0) return -std::numeric_limits<double>::infinity();
+        const double num = std::ldexp(static_cast<double>(carry), 128) +
+                           std::ldexp(static_cast<double>(static_cast<u64>(acc >> 64)), 64) +
+                           static_cast<double>(static_cast<u64>(acc));
+        const double delta = std::ldexp(num, -sh) / static_cast<double>(total_);
+        return std::log(delta) + std::log1p(0x1p-40);  // conversions, division and log: far below 2^-40
+    }
+
+    // Exact mode: U by multiply-and-reject (Lemire 2019).
+    template <class Source>
+    u64 uniform_exact(Source& src) const {
+        u128 m = static_cast<u128>(src.next_u64()) * total_;
+        u64 l = static_cast<u64>(m);
+        if (l < total_) {
+            const u64 t = (0 - total_) % total_;
+            while (l < t) {
+                m = static_cast<u128>(src.next_u64()) * total_;
+                l = static_cast<u64>(m);
+            }
+        }
+        return static_cast<u64>(m >> 64);
+    }
+    // Timing-stable mode: U = floor(X T / 2^192) for three words X = x2 x1 x0 (x2 most significant).
+    static u64 uniform_stable(u64 x2, u64 x1, u64 x0, u64 T) noexcept {
+        const u128 p0 = static_cast<u128>(x0) * T;
+        const u128 s1 = static_cast<u128>(x1) * T + static_cast<u128>(static_cast<u64>(p0 >> 64));
+        const u128 s2 = static_cast<u128>(x2) * T + static_cast<u128>(static_cast<u64>(s1 >> 64));
+        return static_cast<u64>(s2 >> 64);
+    }
+
+    // n values into out from src; the search runs in lockstep over blocks of kBlock values.
+    template <class Source>
+    void fill(Source& src, i64* out, std::size_t n, bool stable) const {
+        u64 U[kBlock];
+        for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
+            const std::size_t len = n - b0 < kBlock ? n - b0 : kBlock;
+            for (std::size_t i = 0; i < len; ++i) {
+                if (stable) {
+                    const u64 x2 = src.next_u64(), x1 = src.next_u64(), x0 = src.next_u64();
+                    U[i] = uniform_stable(x2, x1, x0, total_);
+                } else {
+                    U[i] = uniform_exact(src);
+                }
+            }
+            fill_from_uniform(U, out + b0, len);
+        }
+    }
+
+    // The values for given uniforms U[0..len) (len <= kBlock), the branchless search in lockstep:
+    // #{i : C(i) <= V} by halving steps whose number depends on K only; iters (if given) gets that number.
+    void fill_from_uniform(const u64* U, i64* out, std::size_t len, unsigned* iters = nullptr) const noexcept {
+        u64 V[kBlock];
+        u64 nz[kBlock], neg[kBlock];
+        std::size_t pos[kBlock];
+        for (std::size_t i = 0; i < len; ++i) {
+            nz[i] = static_cast<u64>(U[i] >= w0_);
+            V[i] = U[i] - (w0_ & (0 - nz[i]));
+            neg[i] = nz[i] & static_cast<u64>(V[i] >= s_);
+            V[i] -= s_ & (0 - neg[i]);
+            pos[i] = 0;
+        }
+        const std::size_t K = cum_.size();
+        if (K > 0) {
+            const u64* c = cum_.data();
+            std::size_t n = K;
+            unsigned it = 0;
+            while (n > 1) {
+                const std::size_t half = n / 2;
+                for (std::size_t i = 0; i < len; ++i) pos[i] += (c[pos[i] + half - 1] <= V[i]) ? half : 0;
+                n -= half;
+                ++it;
+            }
+            for (std::size_t i = 0; i < len; ++i) pos[i] += (c[pos[i]] <= V[i]) ? 1u : 0u;
+            if (iters) *iters = it + 1;
+        } else if (iters) {
+            *iters = 0;
+        }
+        for (std::size_t i = 0; i < len; ++i) {
+            const i64 a = static_cast<i64>(1 + pos[i]);
+            const i64 mask_nz = -static_cast<i64>(nz[i]), mask_neg = -static_cast<i64>(neg[i]);
+            out[i] = ((a ^ mask_neg) - mask_neg) & mask_nz;  // 0, a or -a without branches
+        }
+    }
+
+private:
+    u64 w0_;
+    u64 s_ = 0, total_ = 0;
+    unsigned steps_ = 0;
+    std::vector<u64> cum_;  // C(i) = W(1) + ... + W(i + 1), i = 0 .. K - 1
+};
+
+// The sampler handed to release_on_grid / fill_noise: a table and the mode.
+struct TableSampler {
+    const LatticeTable* table;
+    bool stable;
+};
+template <class Source>
+void fill_chunk(const TableSampler& sampler, Source& source, i64* out, std::size_t n) {
+    sampler.table->fill(source, out, n, sampler.stable);
+}
+
+}  // namespace pydp::discrete

@@ -1,0 +1,471 @@
+"""Subbotin_r and Logistic releases on the grid with noise from an exact integer weight table.
+
+The noise law on the grid is a table of integer weights (``csrc/include/pydp/discrete/table.hpp``):
+``W(0) = 2**P`` and, for ``y >= 1``, ``W(y) = min(W(y - 1), floor(2**P w(y / s)))`` with
+``w(x) = exp(-|x|**r / r)`` (Subbotin_r) or ``w(x) = 4 e^-|x| / (1 + e^-|x|)**2`` (Logistic), stopping
+where the weight reaches 0; ``P(Y = y) = W(|y|) / T``. The table is the law: the privacy profile is
+computed from these integers (an upper bound, exact up to a 2**-40 relative widening), sampling is exact
+integer inversion, and the calibration picks the smallest integer scale ``s`` (grid steps) that meets
+(epsilon, delta), checking that ``s - 1`` does not. docs/release.md, section 4, has the proofs.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from numpy.typing import ArrayLike
+
+from .. import _core
+from .._arrays import accepts_arrays
+from .._safety import check_release_delta, check_release_rng
+from .._validation import check_subbotin_order
+from ..calibration import CalibrationError, minimal_scale
+from ..noise import Logistic, Subbotin
+from .plans import (
+    _DELTA_MARGIN,
+    DEFAULT_GRID_BITS,
+    GridRelease,
+    _check_common,
+    _grid_exponent,
+    _grid_shift,
+    _release,
+)
+
+_D = _core.discrete
+
+#: One unit of scale spans at most 2**(_LATTICE_MAX_BITS + 1) grid steps, or, for small epsilon (below),
+#: up to 2**(max_bits + 1) with max_bits as large as keeps the table near _TABLE_BUDGET entries (8 bytes
+#: each): the table is about (31 r)**(1/r) s entries long (31 s for r near 1 and the Logistic, 8 s for
+#: r = 2, 3.3 s for r = 4).
+_LATTICE_MAX_BITS = 16
+_TABLE_BUDGET = 2**22
+#: The grid is refined beyond _LATTICE_MAX_BITS (within the budget) only while D = sensitivity / g is below
+#: 2**_MIN_SHIFT_BITS (a rounding charge above 2**-12), which happens for small epsilon.
+_MIN_SHIFT_BITS = 12
+_MAX_HALF = 1 << 24  # largest table half-width
+#: Total variation distance between the timing-stable uniform (three words) and the exact one.
+STABLE_TV_BOUND = 2.0**-129
+_KIND = {"subbotin": 0, "logistic": 1}
+#: The automatic grid also tries these grid bits when the 16-bit plan's scale exceeds the continuous one
+#: by more than _AUTO_GRID_SLACK (relative).
+_COARSER_GRID_BITS = (12, 8, 4)
+_AUTO_GRID_SLACK = 1e-3
+
+
+def _mass_per_scale(mechanism: str, r: float) -> float:
+    """The integral of w over (0, inf) in units of s: r**(1/r - 1) Gamma(1/r) (Subbotin), 2 (Logistic)."""
+    if mechanism == "logistic":
+        return 2.0
+    return math.exp((1.0 / r - 1.0) * math.log(r) + math.lgamma(1.0 / r))
+
+
+def _table_max_bits(mechanism: str, r: float) -> int:
+    """The grid's max_bits for a table of about _TABLE_BUDGET entries at most (a finer grid when the
+    scale exceeds the sensitivity makes the rounding charge smaller)."""
+    length = 31.0 if mechanism == "logistic" else (31.0 * r) ** (1.0 / r)
+    return max(_LATTICE_MAX_BITS, min(30, int(math.floor(math.log2(_TABLE_BUDGET / length))) - 1))
+
+
+def _build_table(mechanism: str, r: float, s: int) -> Tuple[Any, int]:
+    """The table for the integer scale s and its weight bits P: the largest P <= 62 with T < 2**63."""
+    est = 1.0 + 2.0 * s * _mass_per_scale(mechanism, r) * 1.01 + 4.0
+    bits = max(1, min(62, int(math.floor(62.0 - math.log2(est)))))
+    while True:
+        try:
+            return _D.LatticeTable(_KIND[mechanism], r, float(s), bits, _MAX_HALF), bits
+        except OverflowError:
+            if bits == 1:
+                raise
+            bits -= 1
+        except ValueError as err:  # std::length_error: the table would be too long
+            raise CalibrationError(f"lattice calibration: {err}") from None
+
+
+def _log_delta(table: Any, eps: float, k: int, timing_stable: bool) -> float:
+    """An upper bound on log delta(eps) of the plan's table for the shift k (with the timing-stable
+    mode's total-variation charge (1 + e^eps) 2**-129 added)."""
+    ld = float(table.log_delta(eps, k))
+    if not timing_stable:
+        return ld
+    extra = math.log1p(math.exp(eps)) + math.log(STABLE_TV_BOUND) if eps < 700 else math.inf
+    return extra if ld == -math.inf else max(ld, extra) + math.log1p(math.exp(-abs(ld - extra)))
+
+
+@dataclass(frozen=True)
+class LatticeRelease(GridRelease):
+    """A calibrated, verified Subbotin_r or Logistic release plan on the grid (a :class:`GridRelease`).
+
+    Made by :func:`calibrate_subbotin_release` and :func:`calibrate_logistic_release`.
+
+    Parameters
+    ----------
+    mechanism : {"subbotin", "logistic"}
+        The family of the table.
+    epsilon, delta, sensitivity, grid_exponent, shift, delta_achieved, dimension :
+        As in :class:`GridRelease` (``dimension`` is always 1: a per-value guarantee).
+    parameter : Fraction
+        The integer scale ``s`` of the table, in grid steps.
+    r : float or None
+        The Subbotin order (None for the Logistic).
+    weight_bits : int
+        P with ``W(0) = 2**P``.
+    timing_stable : bool
+        Every value costs three random words and the same number of search steps; the total-variation
+        charge ``(1 + e^eps) 2**-129`` is included in ``delta_achieved``.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6)
+    >>> plan.mechanism, plan.grid == 2.0**-15, plan.shift, plan.parameter, plan.weight_bits
+    ('subbotin', True, 32768, Fraction(78425, 1), 44)
+    >>> plan.delta_achieved <= 1e-6, round(plan.scale, 4)
+    (True, 2.3933)
+    """
+
+    r: Optional[float] = None
+    weight_bits: int = 0
+    timing_stable: bool = False
+
+    @property
+    def scale(self) -> float:
+        """The noise scale in data units: s * g."""
+        return float(self.parameter) * self.grid
+
+    @functools.cached_property
+    def table(self) -> Any:
+        """The weight table (``_core.discrete.LatticeTable``), built on first use."""
+        t, bits = _build_table(self.mechanism, self.r or 1.0, int(self.parameter))
+        if bits != self.weight_bits:
+            raise CalibrationError("the lattice table could not be rebuilt with the plan's weight bits")
+        return t
+
+    def __getstate__(self) -> Dict[str, Any]:  # pickle the plan, not its table (rebuilt on first use)
+        state = dict(self.__dict__)
+        state.pop("table", None)
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def _draw(self, gen: Any, x: Any, low: float, high: float, threads: int) -> Any:
+        return self.table.release(gen, x, self.grid_exponent, low, high, self.timing_stable, threads)
+
+
+def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
+               timing_stable: bool, s0: float) -> LatticeRelease:
+    e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
+    short = _MIN_SHIFT_BITS - (math.log2(sens) - e)  # bits by which D = sensitivity / g is below 2**12
+    if short > 0:  # small epsilon: a finer grid, as far as the table budget allows, for a smaller charge
+        e = max(_grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r)), e - math.ceil(short))
+    k = _grid_shift(sens, e)
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+    tables: Dict[int, Tuple[Any, int]] = {}
+    values: Dict[int, float] = {}
+
+    def f(s: int) -> float:  # log delta - log target: <= 0 passes
+        if s not in values:
+            tables[s] = _build_table(mechanism, r, s)
+            values[s] = _log_delta(tables[s][0], eps, k, timing_stable) - log_target
+            if len(tables) > 2:  # keep memory bounded: only the current bracket's tables are needed
+                for key in sorted(tables, key=lambda q: abs(q - s))[2:]:
+                    tables.pop(key)
+        return values[s]
+
+    s = max(1, round(s0 / sens * k))  # the continuous calibration for the shift k, in grid steps
+    step = max(1, s // 512)
+    if f(s) <= 0:  # bracket [lo, hi]: lo fails (or is 0), hi passes
+        hi = s
+        lo = max(0, hi - step)
+        while lo > 0 and f(lo) <= 0:
+            hi, step = lo, 2 * step
+            lo = max(0, hi - step)
+    else:
+        lo = s
+        hi = lo + step
+        while f(hi) > 0:
+            lo, step = hi, 2 * step
+            hi = lo + step
+            if hi > 1 << 40:
+                raise CalibrationError("lattice calibration: the scale would exceed 2**40 grid steps")
+    secant = True
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        t = mid
+        if secant and lo > 0 and math.isfinite(values[lo]) and math.isfinite(values[hi]):
+            flo, fhi = values[lo], values[hi]
+            t = round(lo + (hi - lo) * flo / (flo - fhi))
+            t = min(max(t, lo + 1), hi - 1)
+        width = hi - lo
+        if f(t) <= 0:
+            hi = t
+        else:
+            lo = t
+        secant = 2 * (hi - lo) <= width  # fall back to bisection when the secant step did not halve
+    if hi == 0:
+        raise CalibrationError("lattice calibration did not converge")
+    if not (f(hi) <= 0 and (hi == 1 or f(hi - 1) > 0)):
+        raise CalibrationError("lattice calibration could not be verified")
+    table, bits = tables.get(hi) or _build_table(mechanism, r, hi)
+    delta_achieved = math.exp(_log_delta(table, eps, k, timing_stable))
+    plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(hi), delta_achieved, 1,
+                          r if mechanism == "subbotin" else None, bits, bool(timing_stable))
+    plan.__dict__["table"] = table  # the cached_property's slot: reuse the table just verified
+    return plan
+
+
+@functools.lru_cache(maxsize=4)
+def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
+                      timing_stable: bool) -> LatticeRelease:
+    noise = Subbotin(r) if mechanism == "subbotin" else Logistic()
+    s0 = float(minimal_scale(noise, epsilon=eps, delta=dl, sensitivity=sens))
+    if grid_bits is not None:
+        return _calibrate(mechanism, r, eps, dl, sens, grid_bits, timing_stable, s0)
+    # Automatic grid: 16 bits, unless the table's dynamic range binds (the truncation charge forces a
+    # scale above the continuous one); then a coarser grid, whose shorter table has a larger weight range
+    # (T < 2**63), is tried too, and the plan with the smallest scale is kept.
+    plan = _calibrate(mechanism, r, eps, dl, sens, DEFAULT_GRID_BITS, timing_stable, s0)
+    if plan.scale > s0 * (1.0 + _AUTO_GRID_SLACK):
+        for bits in _COARSER_GRID_BITS:
+            other = _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0)
+            if other.scale < plan.scale:
+                plan = other
+    return plan
+
+
+def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> Tuple[float, float, float]:
+    eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    if dl == 0:
+        raise ValueError(
+            f"delta must be > 0 for the lattice {mechanism} release: its table has finite support, so no "
+            "scale gives delta = 0 (docs/release.md, section 4)"
+        )
+    if not isinstance(timing_stable, bool):
+        raise TypeError("timing_stable must be a bool")
+    return eps, dl, sens
+
+
+def calibrate_subbotin_release(
+    *,
+    r: float,
+    epsilon: float,
+    delta: float,
+    sensitivity: float = 1.0,
+    grid_bits: Optional[int] = None,
+    timing_stable: bool = False,
+) -> LatticeRelease:
+    """The verified smallest Subbotin_r lattice release on the grid meeting (epsilon, delta), delta > 0.
+
+    The grid comes from the continuous Subbotin_r scale ``s0`` (:func:`pydp_core.minimal_scale`) as in
+    :func:`calibrate_gaussian_release`, with one unit of scale spanning at most ``2**17`` grid steps
+    (for small epsilon, where the sensitivity would span fewer than ``2**12`` steps, a finer grid, up to
+    ``2**21`` steps for large r, within a table of about 4 million entries).
+    The noise is the table law ``W(y) ~ floor(2**P exp(-|y / s|**r / r))`` (docs/release.md, section 4);
+    the smallest integer ``s`` (grid steps) whose exact table profile at the shift ``k`` meets delta is
+    found by a safeguarded secant search from the continuous scale, and ``s - 1`` is checked to fail.
+    r = 1 and r = 2 use the table too (:func:`release_noise` sends ``Subbotin(1)`` and ``Subbotin(2)`` to
+    the exact discrete Laplace and Gaussian instead); ``r=2, timing_stable=True`` is a timing-stable
+    Gaussian-shaped release.
+
+    Parameters
+    ----------
+    r : float
+        The order, finite and >= 1.
+    epsilon : float
+        epsilon >= 0, finite.
+    delta : float
+        delta in (0, 1): the table has finite support, so delta = 0 is impossible.
+    sensitivity : float, optional
+        The sensitivity D of each value (> 0, default 1).
+    grid_bits : int or None, optional
+        As in :func:`calibrate_laplace_release`. None (the default): 16, or, when the table's dynamic
+        range binds (large epsilon with a tiny delta: the truncation then forces a scale more than 0.1%
+        above the continuous one), whichever of 16, 12, 8 and 4 bits gives the smallest scale
+        (docs/release.md, section 4).
+    timing_stable : bool, optional
+        Draw every value from exactly three random words with a fixed number of search steps (its
+        total-variation charge ``(1 + e^eps) 2**-129`` is added to delta). Default False: exact uniforms
+        by rejection, whose number of words is random but independent of the value drawn.
+
+    Returns
+    -------
+    LatticeRelease
+        The plan (``mechanism="subbotin"``, parameter ``s``).
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type.
+    ValueError
+        If an argument is out of range (r < 1, NaN, delta outside (0, 1), ...).
+    CalibrationError
+        If the table would be too long or the result cannot be verified.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_subbotin_release(r=3.0, epsilon=1.0, delta=1e-6)
+    >>> plan.parameter > 0, plan.delta_achieved <= 1e-6
+    (True, True)
+    """
+    rr = check_subbotin_order(r)
+    eps, dl, sens = _check_lattice("Subbotin", epsilon, delta, sensitivity, timing_stable)
+    return _calibrate_cached("subbotin", rr, eps, dl, sens, grid_bits, timing_stable)
+
+
+def calibrate_logistic_release(
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float = 1.0,
+    grid_bits: Optional[int] = None,
+    timing_stable: bool = False,
+) -> LatticeRelease:
+    """The verified smallest Logistic lattice release on the grid meeting (epsilon, delta), delta > 0.
+
+    As :func:`calibrate_subbotin_release` with the table ``W(y) ~ floor(2**P 4u / (1 + u)**2)``,
+    ``u = exp(-|y| / s)``. The continuous Logistic is pure epsilon-DP; the table has finite support, so
+    ``delta`` must be > 0 (the default 0 raises ValueError naming delta): a delta of 1e-12 costs a few
+    tenths of a percent of scale.
+
+    Parameters
+    ----------
+    epsilon : float
+        epsilon >= 0, finite.
+    delta : float
+        delta in (0, 1); the default 0 is refused (see above).
+    sensitivity, grid_bits, timing_stable :
+        As in :func:`calibrate_subbotin_release`.
+
+    Returns
+    -------
+    LatticeRelease
+        The plan (``mechanism="logistic"``, parameter ``s``).
+
+    Raises
+    ------
+    TypeError, ValueError, CalibrationError
+        As in :func:`calibrate_subbotin_release`.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_logistic_release(epsilon=1.0, delta=1e-9)
+    >>> plan.mechanism, plan.delta_achieved <= 1e-9
+    ('logistic', True)
+    """
+    eps, dl, sens = _check_lattice("Logistic", epsilon, delta, sensitivity, timing_stable)
+    return _calibrate_cached("logistic", 1.0, eps, dl, sens, grid_bits, timing_stable)
+
+
+def _release_with(calibrate: Callable[[], LatticeRelease], values: ArrayLike, rng: Any, bounds: Any,
+                  simulation: bool, confirm_delta: bool) -> Any:
+    check_release_rng(rng, simulation)
+    plan = calibrate()
+    check_release_delta(plan.delta, confirm_delta)
+    return _release(plan, values, rng, bounds)
+
+
+@accepts_arrays("values", keep_float32=True)
+def release_subbotin(
+    values: ArrayLike,
+    *,
+    r: float,
+    epsilon: float,
+    delta: float,
+    sensitivity: float = 1.0,
+    rng: Any = None,
+    bounds: Optional[Tuple[float, float]] = None,
+    grid_bits: Optional[int] = None,
+    timing_stable: bool = False,
+    simulation: bool = False,
+    confirm_delta: bool = False,
+) -> Any:
+    """Release ``values`` with Subbotin_r lattice noise on a power-of-two grid, (epsilon, delta)-DP per value.
+
+    Parameters
+    ----------
+    values : float or array_like
+        The true values, finite and at most 2**52 grid steps in magnitude (after clamping); each entry
+        is one release of a scalar query of the given sensitivity.
+    r, epsilon, delta, sensitivity, grid_bits, timing_stable :
+        As in :func:`calibrate_subbotin_release`.
+    rng, bounds, simulation, confirm_delta :
+        As in :func:`release_laplace`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The noisy values on the grid; a float for a scalar ``values``.
+
+    Raises
+    ------
+    TypeError, ValueError, CalibrationError
+        As in :func:`calibrate_subbotin_release`; ValueError also for a non-finite or too large value.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> x = dp.release_subbotin(np.zeros(4), r=1.5, epsilon=1.0, delta=1e-6, rng=dp.Random(7), simulation=True)
+    >>> x.shape, bool(np.all(x * 2**16 == np.round(x * 2**16)))
+    ((4,), True)
+    """
+    return _release_with(
+        lambda: calibrate_subbotin_release(r=r, epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                                           grid_bits=grid_bits, timing_stable=timing_stable),
+        values, rng, bounds, simulation, confirm_delta,
+    )
+
+
+@accepts_arrays("values", keep_float32=True)
+def release_logistic(
+    values: ArrayLike,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float = 1.0,
+    rng: Any = None,
+    bounds: Optional[Tuple[float, float]] = None,
+    grid_bits: Optional[int] = None,
+    timing_stable: bool = False,
+    simulation: bool = False,
+    confirm_delta: bool = False,
+) -> Any:
+    """Release ``values`` with Logistic lattice noise on a power-of-two grid, (epsilon, delta)-DP per value.
+
+    ``delta`` must be > 0 (the table has finite support; see :func:`calibrate_logistic_release`).
+
+    Parameters
+    ----------
+    values : float or array_like
+        As in :func:`release_subbotin`.
+    epsilon, delta, sensitivity, grid_bits, timing_stable :
+        As in :func:`calibrate_logistic_release`.
+    rng, bounds, simulation, confirm_delta :
+        As in :func:`release_laplace`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The noisy values on the grid; a float for a scalar ``values``.
+
+    Raises
+    ------
+    TypeError, ValueError, CalibrationError
+        As in :func:`calibrate_logistic_release`.
+
+    Examples
+    --------
+    >>> import pydp_core as dp
+    >>> y = dp.release_logistic(2.0, epsilon=1.0, delta=1e-9, rng=dp.Random(7), simulation=True)
+    >>> isinstance(y, float)
+    True
+    """
+    return _release_with(
+        lambda: calibrate_logistic_release(epsilon=epsilon, delta=delta, sensitivity=sensitivity,
+                                           grid_bits=grid_bits, timing_stable=timing_stable),
+        values, rng, bounds, simulation, confirm_delta,
+    )
