@@ -189,9 +189,9 @@ class AdditiveMechanism:
         (a scalar is one scalar query; an array is one vector query with the l1 (Laplace) or l2
         (Gaussian) sensitivity), or, for :class:`SubbotinMechanism` (r not 1 or 2) and
         :class:`LogisticMechanism`, the lattice table noise of :func:`pydp_core.release_subbotin` /
-        :func:`pydp_core.release_logistic`, which is per value: every entry of an array is released as
-        its own scalar query with the mechanism's (epsilon, delta) (they need delta > 0; a Logistic
-        mechanism with delta = 0 raises :class:`pydp_core.release.ReleaseNotSupported`). Other families
+        :func:`pydp_core.release_logistic`, which is calibrated per value: a scalar is released, and an
+        array (a vector query) raises :class:`pydp_core.release.ReleaseNotSupported` (they need
+        delta > 0; a Logistic mechanism with delta = 0 raises it too). Other families
         raise :class:`pydp_core.release.ReleaseNotSupported`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations
@@ -250,8 +250,18 @@ class AdditiveMechanism:
         from .release.plans import release_noise
 
         arr = as_float_array(values, "values")
-        # Laplace and Gaussian: an array is one vector query; the lattice families release per value.
-        vector = arr.size > 1 and self._noise._key() in (("Laplace",), ("Gaussian",))
+        # An array is one vector query. The lattice families have no vector calibration: releasing each entry
+        # with the scalar guarantee would understate the privacy loss of the vector, so it is refused.
+        vector = arr.size > 1
+        if vector and self._noise._key() not in (("Laplace",), ("Gaussian",)):
+            from .release import ReleaseNotSupported
+
+            raise ReleaseNotSupported(
+                f"{type(self).__name__}.privatize of an array is one vector query, and the lattice release of "
+                f"{self._noise!r} is calibrated per value only: release one value at a time, release each entry as "
+                "its own query with pydp_core.release_subbotin / release_logistic, or use pydp_core.privatize for "
+                "one value per row"
+            )
         return release_noise(
             self._noise, arr if arr.ndim else float(arr), epsilon=self._epsilon, delta=self._delta,
             sensitivity=self._sensitivity, rng=rng, vector=vector, simulation=True, confirm_delta=True,

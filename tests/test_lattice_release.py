@@ -230,11 +230,12 @@ def test_release_noise_and_mechanisms_release():
     exp = pc.release_subbotin(np.zeros(5), r=3.0, epsilon=1.0, delta=1e-6, rng=pc.Random(2), simulation=True)
     assert np.array_equal(out, exp)
     m = pc.SubbotinMechanism(3.0, epsilon=1.0, delta=1e-6)
-    assert np.array_equal(m.privatize(np.zeros(5), rng=pc.Random(2), simulation=True), exp)  # per value
+    assert m.privatize(0.0, rng=pc.Random(2), simulation=True) == exp[0]  # a scalar: the first value
+    with pytest.raises(release.ReleaseNotSupported, match="vector query"):  # an array: no vector calibration
+        m.privatize(np.zeros(5), rng=pc.Random(2), simulation=True)
     lm = pc.LogisticMechanism(epsilon=1.0, delta=1e-9)
-    v = lm.privatize(np.zeros(3), rng=pc.Random(2), simulation=True)
-    assert np.array_equal(v, pc.release_logistic(np.zeros(3), epsilon=1.0, delta=1e-9, rng=pc.Random(2),
-                                                 simulation=True))
+    v = lm.privatize(0.0, rng=pc.Random(2), simulation=True)
+    assert v == pc.release_logistic(np.zeros(3), epsilon=1.0, delta=1e-9, rng=pc.Random(2), simulation=True)[0]
     with pytest.raises(release.ReleaseNotSupported, match="delta > 0"):
         pc.LogisticMechanism(epsilon=1.0).privatize(1.0)
     with pytest.raises(release.ReleaseNotSupported, match="per value"):

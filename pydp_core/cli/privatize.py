@@ -236,7 +236,7 @@ def _run(args: argparse.Namespace) -> int:
         what = "SIMULATION (floating-point noise, not a release)" if args.simulate else "privatised"
         k = len(dict.fromkeys(args.column))
         per = args.max_contributions if args.privacy_unit else 1
-        unit = f"per person ({per} row(s) at most)" if args.privacy_unit else "per row (no --privacy-unit)"
+        unit = f"per person ({per} row(s) at most)" if args.privacy_unit else "per record"
         total = f"(epsilon={(args.epsilon * k if args.budget_per_column else args.epsilon) * per:.6g}, " \
                 f"delta={(args.delta * k if args.budget_per_column else args.delta) * per:.3g}) {unit} in total"
         print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r} each, "

@@ -29,11 +29,11 @@ the block that a call does not hold are padded and discarded). So:
 This rests on one property of the noise, which tests/test_etl.py checks: it is added elementwise, and
 the noise of position ``j`` depends on the stream and on ``j`` only, not on the values.
 
-Releases: with the project's Laplace and Gaussian mechanisms each value is released on the
-floating-point-safe path (exact discrete noise on a power-of-two grid, :mod:`pydp_core.release`) as one
-scalar query with the mechanism's sensitivity (:func:`privatizer`); ``release=False`` selects
-floating-point noise for simulations. Logistic and Subbotin noise have no safe path and are refused
-unless ``release=False``.
+Releases: with the project's mechanisms each value is released on the floating-point-safe path
+(exact integer noise on a power-of-two grid, :mod:`pydp_core.release`: discrete Laplace and Gaussian, and
+the exactly specified lattice laws of Subbotin_r and Logistic noise, which need delta > 0) as one scalar
+query with the mechanism's sensitivity (:func:`privatizer`); ``release=False`` selects floating-point
+noise for simulations.
 
 The key is a secret. Generate it once per release (:func:`generate_key`, or ``pydp-core keygen``, which
 writes it with owner-only permissions) and keep it out of logs, job arguments and notebooks. Every use is

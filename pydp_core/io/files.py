@@ -14,6 +14,7 @@ from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_fi
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
 from .keyed import KeyedNoise, check_contributions, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
+from .ledger import ledger_for_key
 
 
 def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -219,6 +220,8 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"output folder {folder!r} does not exist")
     key_ledger = False if key is None else resolve_ledger(check_key(key), ledger)
+    if key_ledger is True:
+        key_ledger = ledger_for_key(check_key(key))
     key = generate_key() if key is None else check_key(key)
     batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}

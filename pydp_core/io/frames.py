@@ -183,6 +183,8 @@ def privatize(
         release_key = generate_key() if key is None else check_key(key)
         # A fresh key is used once: it needs no record.
         key_ledger = False if key is None else resolve_ledger(release_key, ledger)
+        if key_ledger is True:
+            key_ledger = ledger_for_key(release_key)
     else:
         if index is not None:
             raise ValueError("index applies to keyed noise (key=), not to rng=")

@@ -248,8 +248,7 @@ def check_contributions(units: Any, max_contributions: Any) -> int:
 
     Examples
     --------
-    >>> from pydp_core import io
-    >>> io.check_contributions(["ann", "bob", "ann"], 2)
+    >>> check_contributions(["ann", "bob", "ann"], 2)
     2
     """
     from collections import Counter
