@@ -49,7 +49,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
+from .._core import accounting as _acc
+from .._errors import PrivacyWarning
 from .._validation import (
     as_float_array,
     check_alpha,
@@ -76,8 +77,6 @@ __all__ = [
     "PrivacyWarning",
 ]
 
-_acc = _core.accounting
-
 RDP_METHODS = ("mironov", "asoodeh", "balle2020")
 _METHOD_CODE = {name: getattr(_acc.RdpMethod, name) for name in RDP_METHODS}
 
@@ -86,10 +85,6 @@ _METHOD_CODE = {name: getattr(_acc.RdpMethod, name) for name in RDP_METHODS}
 DEFAULT_ALPHAS = np.unique(
     np.concatenate([1.0 + np.geomspace(1e-3, 1.0, 60), np.geomspace(2.0, 1e4, 240), np.arange(2.0, 65.0)])
 )
-
-
-class PrivacyWarning(UserWarning):
-    """A formula was used outside the range its source proves it for (e.g. the classic Gaussian, eps >= 1)."""
 
 
 def _mechanism(mechanism: Any, allowed: Sequence[str]) -> str:

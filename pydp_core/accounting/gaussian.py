@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special as _sc
 
-from .. import _core
+from .._core import accounting as _acc
 from .._validation import (
     broadcast,
     check_alpha_array,
@@ -70,8 +70,6 @@ __all__ = [
     "arsinh_parameters",
     "ArsinhParameters",
 ]
-
-_acc = _core.accounting
 
 
 def psi(*, sensitivity: ArrayLike, sigma: ArrayLike) -> Any:
