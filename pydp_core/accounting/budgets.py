@@ -351,7 +351,7 @@ class ApproxDP(Budget):
         if self.epsilon == 0:
             raise ValueError("epsilon must be > 0 to calibrate a Gaussian mechanism")
         if method == "analytic":
-            from ..calibration import minimal_scale
+            from ..calibration.profile import minimal_scale
             from ..noise import Gaussian
 
             return RaoDP(1.0 / float(minimal_scale(Gaussian(), epsilon=self.epsilon, delta=d)))
@@ -684,7 +684,7 @@ class RaoDP(Budget):
         if m == "gaussian":
             return self.to_gdp("gaussian").to_approx_dp(delta, method)
         d = check_open_delta(delta)
-        from ..calibration import epsilon_for_delta
+        from ..calibration.profile import epsilon_for_delta
         from ..noise import Laplace
 
         if self.theta == 0:

@@ -629,7 +629,7 @@ def _(budget: ApproxDP, d: float, method: Optional[str]) -> float:
     if not 0 < budget.delta < 1:
         raise ValueError(f"delta must lie in (0, 1) for the Gaussian mechanism, got {budget.delta!r}")
     if m == "analytic":
-        from ..calibration import minimal_scale
+        from ..calibration.profile import minimal_scale
         from ..noise import Gaussian
 
         return float(minimal_scale(Gaussian(), epsilon=budget.epsilon, delta=budget.delta, sensitivity=d))
