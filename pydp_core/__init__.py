@@ -122,7 +122,8 @@ _MODULES: dict[str, str] = {
     "aggregate": "pydp_core.aggregate",
     "special": "pydp_core.special",
     "cli": "pydp_core.cli",
-    "gaussian": "pydp_core.accounting.gaussian",
+    "gdp": "pydp_core.accounting.gdp",
+    "gaussian": "pydp_core.accounting.gaussian",  # deprecated: gdp
     "rao": "pydp_core.accounting.rao",
     "spark": "pydp_core.io.spark",
     "dask": "pydp_core.io.dask",
@@ -195,7 +196,7 @@ __all__ = [
     "io",
     "aggregate",
     "special",
-    "gaussian",
+    "gdp",
     "rao",
     "spark",
     "dask",
@@ -257,6 +258,7 @@ if TYPE_CHECKING:
         compose,
         gaussian,
         gaussian_sigma,
+        gdp,
         rao,
         subsample,
     )

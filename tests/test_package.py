@@ -72,3 +72,10 @@ def test_cli_usage_error_exit_code():
     with pytest.raises(SystemExit) as exc:
         main(["no-such-command"])
     assert exc.value.code == 2
+
+
+def test_privacy_warning_is_one_class_re_exported():
+    from pydp_core import _errors, accounting
+    from pydp_core.accounting import budgets
+
+    assert pydp_core.PrivacyWarning is accounting.PrivacyWarning is budgets.PrivacyWarning is _errors.PrivacyWarning

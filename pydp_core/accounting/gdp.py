@@ -1,8 +1,8 @@
 """The Gaussian mechanism through its sensitivity index psi = D / sigma (Kaissis et al. 2023).
 
-psi (the signal-to-noise ratio of the mechanism, equal to mu of mu-GDP) determines everything:
+psi (the signal-to-noise ratio of the mechanism, equal to mu of mu-GDP: :func:`gdp_mu`) determines everything:
 
-- the exact privacy profile, :func:`delta` and its inverse :func:`epsilon` (Corollary 14; lossless,
+- the exact privacy profile, :func:`gdp_delta` and its inverse :func:`gdp_epsilon` (Corollary 14; lossless,
   vectorised C++ in log space, delta down to 1e-300);
 - the ROC curve of the optimal membership test, :func:`roc` (R(x) = Phi(psi + Phi^-1(x)), Lemma 2), its
   area :func:`auc` (Phi(psi / sqrt 2), Lemma 3) and the GDP trade-off function :func:`tradeoff`
@@ -55,9 +55,9 @@ from .budgets import (
 )
 
 __all__ = [
-    "psi",
-    "epsilon",
-    "delta",
+    "gdp_mu",
+    "gdp_epsilon",
+    "gdp_delta",
     "roc",
     "auc",
     "tradeoff",
@@ -72,8 +72,8 @@ __all__ = [
 ]
 
 
-def psi(*, sensitivity: ArrayLike, sigma: ArrayLike) -> Any:
-    """The sensitivity index psi = sensitivity / sigma (Definition 6); sigma is the standard deviation.
+def gdp_mu(*, sensitivity: ArrayLike, sigma: ArrayLike) -> Any:
+    """mu of mu-GDP, the sensitivity index psi = sensitivity / sigma (Definition 6); sigma is the standard deviation.
 
     Parameters
     ----------
@@ -95,7 +95,7 @@ def psi(*, sensitivity: ArrayLike, sigma: ArrayLike) -> Any:
         If an argument is not real-valued.
     Examples
     --------
-    >>> psi(sensitivity=1.0, sigma=4.0)
+    >>> gdp_mu(sensitivity=1.0, sigma=4.0)
     0.25
     """
     d = check_epsilon(sensitivity, "sensitivity")
@@ -104,7 +104,7 @@ def psi(*, sensitivity: ArrayLike, sigma: ArrayLike) -> Any:
     return scalar_or_array(d_b / s_b, sensitivity, sigma)
 
 
-def epsilon(psi: ArrayLike, *, delta: ArrayLike, threads: int = 0) -> Any:
+def gdp_epsilon(psi: ArrayLike, *, delta: ArrayLike, threads: int = 0) -> Any:
     """The exact smallest epsilon with delta_psi(epsilon) <= delta (vectorised; rounded up).
 
     delta must lie in (0, 1); psi = 0 gives 0. Relative accuracy about 1e-15 (tested against mpmath for
@@ -134,7 +134,7 @@ def epsilon(psi: ArrayLike, *, delta: ArrayLike, threads: int = 0) -> Any:
         If an argument is not real-valued.
     Examples
     --------
-    >>> epsilon(1.0, delta=1e-6)
+    >>> gdp_epsilon(1.0, delta=1e-6)
     4.88655411746...
     """
     p = check_epsilon(psi, "psi")
@@ -144,7 +144,7 @@ def epsilon(psi: ArrayLike, *, delta: ArrayLike, threads: int = 0) -> Any:
     return scalar_or_array(out, psi, delta)
 
 
-def delta(psi: ArrayLike, *, epsilon: ArrayLike, threads: int = 0) -> Any:
+def gdp_delta(psi: ArrayLike, *, epsilon: ArrayLike, threads: int = 0) -> Any:
     """The exact privacy profile delta_psi(eps) = Phi(psi/2 - eps/psi) - e^eps Phi(-psi/2 - eps/psi).
 
     Evaluated in log space (Corollary 14; Balle and Wang 2018), accurate down to delta = 1e-300.
@@ -171,7 +171,7 @@ def delta(psi: ArrayLike, *, epsilon: ArrayLike, threads: int = 0) -> Any:
         If an argument is not real-valued.
     Examples
     --------
-    >>> delta(1.0, epsilon=1.0)
+    >>> gdp_delta(1.0, epsilon=1.0)
     0.12693673750...
     """
     p = check_epsilon(psi, "psi")
@@ -318,7 +318,7 @@ def rdp_epsilon(psi: ArrayLike, *, alpha: ArrayLike, delta: ArrayLike, method: s
     """epsilon of the Gaussian mechanism by way of (alpha, alpha psi^2 / 2)-RDP and one conversion.
 
     ``method``: "mironov" (6.1), "asoodeh" (6.4-6.5) or "balle2020" (6.6). Vectorised; every result is
-    at least :func:`epsilon` (the exact one).
+    at least :func:`gdp_epsilon` (the exact one).
 
     Parameters
     ----------
@@ -349,7 +349,7 @@ def rdp_epsilon(psi: ArrayLike, *, alpha: ArrayLike, delta: ArrayLike, method: s
     --------
     >>> rdp_epsilon(1.0, alpha=8.0, delta=1e-6)
     5.97364436542...
-    >>> rdp_epsilon(1.0, alpha=8.0, delta=1e-6) >= epsilon(1.0, delta=1e-6)
+    >>> rdp_epsilon(1.0, alpha=8.0, delta=1e-6) >= gdp_epsilon(1.0, delta=1e-6)
     True
     """
     if method not in _METHOD_CODE:
