@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_HOW_TO_BUILD = "build it with `python -m pip install .` or, in a source checkout, `tools/build-inplace`"
+_HOW_TO_BUILD = "`python -m pip install .` or, in a source checkout, `tools/build-inplace`"
 
 
 def _no_extension(why: object) -> ImportError:
     return ImportError(
         f"pydp_core: the compiled extension pydp_core._core is not in {_os.path.dirname(__file__)} or does not "
-        f"load ({why}); {_HOW_TO_BUILD}"
+        f"load ({why}); build it with {_HOW_TO_BUILD}"
     )
 
 
@@ -46,7 +46,7 @@ if getattr(_core, "__file__", None) is None:
 if getattr(_core, "__version__", None) != __version__:
     raise ImportError(
         f"pydp_core: the compiled extension ({_core.__file__}) is version {getattr(_core, '__version__', None)}, "
-        f"the Python sources ({_os.path.dirname(__file__)}) are version {__version__}; rebuild: {_HOW_TO_BUILD}"
+        f"the Python sources ({_os.path.dirname(__file__)}) are version {__version__}; rebuild it with {_HOW_TO_BUILD}"
     )
 
 # Public name -> the module that defines it. Subpackages are listed under their own name.

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import sys as _sys
 import warnings as _warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import gdp as _gdp
+
+if TYPE_CHECKING:  # what type checkers see; at run time every name goes through __getattr__ (and warns)
+    from .gdp import *  # noqa: F403
+    from .gdp import gdp_delta as delta  # noqa: F401
+    from .gdp import gdp_epsilon as epsilon  # noqa: F401
+    from .gdp import gdp_mu as psi  # noqa: F401
 
 #: Old name -> new name, for the functions that were renamed.
 _RENAMED = {"psi": "gdp_mu", "epsilon": "gdp_epsilon", "delta": "gdp_delta"}
