@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import pydp_core as pc
-from pydp_core import gaussian as G
+from pydp_core import gdp as G
 
 N_VEC = 20000  # elements in one vectorised call
 N_PEER = 40  # peer calls per timing (each is one scalar solve)
@@ -26,7 +26,7 @@ DELTAS = 10.0 ** RNG.uniform(-12.0, -2.0, N_VEC)
 
 
 def _ours():
-    return G.epsilon(PSIS, delta=DELTAS)
+    return G.gdp_epsilon(PSIS, delta=DELTAS)
 
 
 def _dp_accounting():
@@ -45,21 +45,21 @@ def test_ours_vectorised(benchmark):
     out = benchmark(_ours)
     # correctness: each epsilon meets its delta and is minimal (checked on a sample in double precision)
     idx = np.arange(0, N_VEC, 997)
-    back = G.delta(PSIS[idx], epsilon=out[idx])
+    back = G.gdp_delta(PSIS[idx], epsilon=out[idx])
     assert np.all(back <= DELTAS[idx] * (1 + 1e-12))
-    assert np.all(G.delta(PSIS[idx], epsilon=out[idx] * (1 - 1e-8)) > DELTAS[idx])
+    assert np.all(G.gdp_delta(PSIS[idx], epsilon=out[idx] * (1 - 1e-8)) > DELTAS[idx])
 
 
 def test_dp_accounting_per_call(benchmark):
     pytest.importorskip("dp_accounting", reason="dp-accounting is not installed")
     theirs = benchmark(_dp_accounting)
-    np.testing.assert_allclose(theirs, G.epsilon(PSIS[:N_PEER], delta=DELTAS[:N_PEER]), rtol=1e-7)
+    np.testing.assert_allclose(theirs, G.gdp_epsilon(PSIS[:N_PEER], delta=DELTAS[:N_PEER]), rtol=1e-7)
 
 
 def test_autodp_per_call(benchmark):
     pytest.importorskip("autodp", reason="autodp is not installed")
     theirs = benchmark(_autodp)
-    np.testing.assert_allclose(theirs, G.epsilon(PSIS[:N_PEER], delta=DELTAS[:N_PEER]), rtol=1e-6)
+    np.testing.assert_allclose(theirs, G.gdp_epsilon(PSIS[:N_PEER], delta=DELTAS[:N_PEER]), rtol=1e-6)
 
 
 ORDERS = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11.0, 257.0)])

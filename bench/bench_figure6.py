@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from pydp_core import gaussian as G
+from pydp_core import gdp as G
 
 METHODS = ("mironov", "asoodeh", "balle2020")
 DELTA = 1e-5
@@ -27,7 +27,7 @@ ALPHAS = np.unique(np.concatenate([1.0 + np.geomspace(1e-4, 1.0, 80), np.arange(
 
 def table(psis=PSIS, alphas=ALPHAS, delta=DELTA):
     P, A = np.meshgrid(psis, alphas, indexing="ij")
-    exact = G.epsilon(psis, delta=delta)
+    exact = G.gdp_epsilon(psis, delta=delta)
     curves = {m: G.rdp_epsilon(P, alpha=A, delta=delta, method=m) for m in METHODS}
     rows = []
     for i, psi in enumerate(psis):

@@ -20,13 +20,34 @@ from __future__ import annotations
 
 import importlib as _importlib
 import os as _os
+import sys as _sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from ._loader import load_core as _load_core
+_HOW_TO_BUILD = "`python -m pip install .` or, in a source checkout, `tools/build-inplace`"
 
-_core = _load_core(_os.path.dirname(__file__), __version__)
+
+def _no_extension(why: object) -> ImportError:
+    return ImportError(
+        f"pydp_core: the compiled extension pydp_core._core is not in {_os.path.dirname(__file__)} or does not "
+        f"load ({why}); build it with {_HOW_TO_BUILD}"
+    )
+
+
+try:
+    from . import _core  # type: ignore[attr-defined]
+except ImportError as _error:
+    raise _no_extension(_error) from _error
+# Without the compiled module, the folder of its type stubs (_core/*.pyi) imports as an empty namespace package.
+if getattr(_core, "__file__", None) is None:
+    _sys.modules.pop(__name__ + "._core", None)
+    raise _no_extension("only its type stubs are there")
+if getattr(_core, "__version__", None) != __version__:
+    raise ImportError(
+        f"pydp_core: the compiled extension ({_core.__file__}) is version {getattr(_core, '__version__', None)}, "
+        f"the Python sources ({_os.path.dirname(__file__)}) are version {__version__}; rebuild it with {_HOW_TO_BUILD}"
+    )
 
 # Public name -> the module that defines it. Subpackages are listed under their own name.
 _EXPORTS: dict[str, str] = {
@@ -105,7 +126,8 @@ _MODULES: dict[str, str] = {
     "aggregation": "pydp_core.aggregation",
     "special": "pydp_core.special",
     "cli": "pydp_core.cli",
-    "gaussian": "pydp_core.accounting.gaussian",
+    "gdp": "pydp_core.accounting.gdp",
+    "gaussian": "pydp_core.accounting.gaussian",  # deprecated: gdp
     "rao": "pydp_core.accounting.rao",
     "spark": "pydp_core.io.spark",
     "dask": "pydp_core.io.dask",
@@ -185,7 +207,7 @@ __all__ = [
     "io",
     "aggregation",
     "special",
-    "gaussian",
+    "gdp",
     "rao",
     "spark",
     "dask",
@@ -247,6 +269,7 @@ if TYPE_CHECKING:
         compose,
         gaussian,
         gaussian_sigma,
+        gdp,
         rao,
         subsample,
     )

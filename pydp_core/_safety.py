@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .accounting.budgets import PrivacyWarning
+from ._errors import PrivacyWarning
 
 #: delta above this level needs ``confirm_delta=True``. A delta of order 1/n allows a mechanism that
 #: publishes one of n records in full ("name and shame", Dwork and Roth 2014, Section 2.3), so delta

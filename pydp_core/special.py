@@ -18,7 +18,7 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _core
+from ._core import special as _sp
 from ._validation import as_float_array, as_scalar, check_probability, scalar_or_array
 
 __all__ = [
@@ -33,8 +33,6 @@ __all__ = [
     "log_gammaincc",
     "gammaincc_inv_log",
 ]
-
-_sp = _core.special
 
 
 def _real(x: ArrayLike, name: str) -> np.ndarray:

@@ -19,7 +19,7 @@ SUBPACKAGES = [
     "pydp_core.mechanisms",
     "pydp_core.release",
     "pydp_core.accounting",
-    "pydp_core.accounting.gaussian",
+    "pydp_core.accounting.gdp",
     "pydp_core.accounting.rao",
     "pydp_core.accounting.guarantees",
     "pydp_core.accounting.conversions",

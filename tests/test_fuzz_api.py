@@ -49,7 +49,7 @@ SPECS = [
     ("PureDP.to_gdp", "lambda epsilon: dp.PureDP(epsilon).to_gdp()", "dict(epsilon=1.0)", {"epsilon": N}),
     ("PureDP.rdp_epsilon", "dp.PureDP(1.0).rdp_epsilon", "dict(alpha=2.0)", {"alpha": N}),
     ("GDP.to_approx_dp", "dp.GDP(1.0).to_approx_dp", "dict(delta=1e-5)", {"delta": N}),
-    ("gaussian.epsilon", "dp.gaussian.epsilon", "dict(psi=1.0, delta=1e-5)", {"psi": N, "delta": N}),
+    ("gdp.gdp_epsilon", "dp.gdp.gdp_epsilon", "dict(psi=1.0, delta=1e-5)", {"psi": N, "delta": N}),
     ("gaussian_sigma", "dp.gaussian_sigma", "dict(budget=dp.ApproxDP(1.0, 1e-5), sensitivity=1.0)", {"sensitivity": N}),
     ("subsample", "dp.subsample", "dict(budget=dp.RDP(10, 3.0), rate=0.02)", {"rate": N}),
     ("spend_laplace", "dp.Accountant(dp.PureDP(10.0)).spend_laplace", "dict(scale=2.0)", {"scale": N, "sensitivity": N}),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pydp_core as pc
-from pydp_core import gaussian as G
+from pydp_core import gdp as G
 
 
 def mp_delta(eps, mu):
@@ -41,7 +41,7 @@ DELTAS = [1e-300, 1e-150, 1e-50, 1e-12, 1e-5, 1e-2, 0.2, 0.5]
 @pytest.mark.parametrize("mu", MUS)
 def test_epsilon_relative_error_1e10_against_mpmath(mu):
     """GDP(mu).to_approx_dp(delta): relative error <= 1e-10 for mu in [0.01, 20], delta in [1e-300, 0.5]."""
-    got = G.epsilon(mu, delta=np.array(DELTAS))
+    got = G.gdp_epsilon(mu, delta=np.array(DELTAS))
     for d, e in zip(DELTAS, got):
         ref = mp_epsilon(mu, d)
         if ref == 0:
@@ -60,22 +60,22 @@ def test_epsilon_just_below_total_variation():
         for frac in (0.9, 0.999, 1 - 1e-7, 1 - 1e-10, 1 - 1e-13):
             d = tv * frac
             ref = mp_epsilon(mu, d)
-            assert abs(G.epsilon(mu, delta=d) - ref) <= 1e-10 * ref, (mu, frac)
-            assert mp_delta(G.epsilon(mu, delta=d), mu) <= d * (1 + 1e-15)  # conservative to rounding
-        assert G.epsilon(mu, delta=tv * (1 + 1e-13)) == 0.0
+            assert abs(G.gdp_epsilon(mu, delta=d) - ref) <= 1e-10 * ref, (mu, frac)
+            assert mp_delta(G.gdp_epsilon(mu, delta=d), mu) <= d * (1 + 1e-15)  # conservative to rounding
+        assert G.gdp_epsilon(mu, delta=tv * (1 + 1e-13)) == 0.0
 
 
 def test_delta_profile_and_vectorisation():
     eps = np.array([0.0, 0.5, 3.0, 40.0])
     for mu in (0.1, 1.0, 6.0):
-        got = G.delta(mu, epsilon=eps)
+        got = G.gdp_delta(mu, epsilon=eps)
         for e, g in zip(eps, got):
             ref = mp_delta(e, mu)
             assert g == pytest.approx(float(ref), rel=1e-12, abs=1e-310)
-    out = G.epsilon(np.array([[0.5], [1.0]]), delta=np.array([1e-5, 1e-8, 1e-3]))
+    out = G.gdp_epsilon(np.array([[0.5], [1.0]]), delta=np.array([1e-5, 1e-8, 1e-3]))
     assert out.shape == (2, 3)
-    assert G.delta(0.0, epsilon=1.0) == 0.0 and G.epsilon(0.0, delta=1e-5) == 0.0
-    assert isinstance(G.epsilon(1.0, delta=1e-5), float)
+    assert G.gdp_delta(0.0, epsilon=1.0) == 0.0 and G.gdp_epsilon(0.0, delta=1e-5) == 0.0
+    assert isinstance(G.gdp_epsilon(1.0, delta=1e-5), float)
 
 
 def test_roc_auc_tradeoff():
@@ -103,7 +103,7 @@ def test_rdp_group_composition():
     assert G.group_privacy(0.5, 3) == 1.5
     assert G.composition([3.0, 4.0]) == 5.0
     assert G.composition([1e200, 1e200]) == pytest.approx(math.sqrt(2) * 1e200)
-    assert G.psi(sensitivity=2.0, sigma=4.0) == 0.5
+    assert G.gdp_mu(sensitivity=2.0, sigma=4.0) == 0.5
     # composition in psi = GDP composition = the RDP of the sum (alpha psi^2 / 2 adds)
     psis = [0.3, 0.7, 1.1]
     assert G.rdp(5.0, G.composition(psis)) == pytest.approx(sum(G.rdp(5.0, p) for p in psis), rel=1e-14)
@@ -136,19 +136,19 @@ def test_dpsgd_mu_extremes_and_bad_input():
 
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="psi"):
-        G.epsilon(-1.0, delta=1e-5)
+        G.gdp_epsilon(-1.0, delta=1e-5)
     with pytest.raises(ValueError, match="psi"):
-        G.epsilon(float("nan"), delta=1e-5)
+        G.gdp_epsilon(float("nan"), delta=1e-5)
     with pytest.raises(ValueError, match="delta"):
-        G.epsilon(1.0, delta=0.0)
+        G.gdp_epsilon(1.0, delta=0.0)
     with pytest.raises(ValueError, match="delta"):
-        G.epsilon(1.0, delta=1.0)
+        G.gdp_epsilon(1.0, delta=1.0)
     with pytest.raises(ValueError, match="alpha"):
         G.rdp(1.0, 1.0)
     with pytest.raises(ValueError, match="fpr"):
         G.roc(1.5, 1.0)
     with pytest.raises(ValueError, match="sigma"):
-        G.psi(sensitivity=1.0, sigma=0.0)
+        G.gdp_mu(sensitivity=1.0, sigma=0.0)
     with pytest.raises(ValueError, match="method"):
         G.rdp_epsilon(1.0, alpha=2.0, delta=1e-5, method="best")
     with pytest.raises(ValueError, match="group_size"):
@@ -163,7 +163,7 @@ def test_figure_6_claims():
     alphas = np.concatenate([1.0 + np.geomspace(1e-3, 1.0, 30)[:-1], np.linspace(2.0, 64.0, 125)])
     delta = 1e-5
     P, A = np.meshgrid(psis, alphas, indexing="ij")
-    exact = G.epsilon(psis, delta=delta)
+    exact = G.gdp_epsilon(psis, delta=delta)
     curves = {m: G.rdp_epsilon(P, alpha=A, delta=delta, method=m) for m in ("mironov", "asoodeh", "balle2020")}
     # the profile-based conversion is the tightest, at every psi and alpha
     for m, e in curves.items():
@@ -189,7 +189,7 @@ def test_cli_gaussian_epsilon(capsys):
     assert main(["gaussian-epsilon", "--psi", "1.0", "2.0", "--delta", "1e-5"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].split("\t")[:2] == ["psi", "exact"] and len(lines) == 3
-    assert float(lines[1].split("\t")[1]) == pytest.approx(G.epsilon(1.0, delta=1e-5), rel=1e-9)
+    assert float(lines[1].split("\t")[1]) == pytest.approx(G.gdp_epsilon(1.0, delta=1e-5), rel=1e-9)
     assert main(["gaussian-epsilon", "--psi", "-1"]) == 1
     assert "psi must be >= 0" in capsys.readouterr().err
 
@@ -203,8 +203,25 @@ from hypothesis import strategies as st  # noqa: E402
 def test_epsilon_random_points_against_mpmath(log10_mu, log10_delta):
     mu, d = 10.0**log10_mu, 10.0**log10_delta
     ref = mp_epsilon(mu, d)
-    got = G.epsilon(mu, delta=d)
+    got = G.gdp_epsilon(mu, delta=d)
     if ref == 0:
         assert got == 0.0
         return
     assert abs(got - ref) <= 1e-10 * ref
+
+
+def test_the_former_module_gaussian_is_a_deprecated_alias_of_gdp():
+    import pydp_core
+    from pydp_core.accounting import gdp
+
+    for old, new in (("psi", "gdp_mu"), ("epsilon", "gdp_epsilon"), ("delta", "gdp_delta"), ("roc", "roc")):
+        with pytest.warns(DeprecationWarning, match=f"gaussian.{old} is deprecated: use pydp_core.accounting.gdp.{new}"):
+            assert getattr(pydp_core.gaussian, old) is getattr(gdp, new)
+    with pytest.warns(DeprecationWarning):
+        from pydp_core.accounting.gaussian import epsilon
+    assert epsilon is gdp.gdp_epsilon
+    with pytest.warns(DeprecationWarning):
+        assert pydp_core.accounting.gaussian.gaussian_sigma is pydp_core.gaussian_sigma
+    with pytest.raises(AttributeError):
+        pydp_core.accounting.gaussian.no_such_name  # noqa: B018
+    assert "gaussian" not in pydp_core.__all__ and "gdp" in pydp_core.__all__

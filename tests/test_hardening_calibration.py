@@ -1,6 +1,6 @@
 """Calibration at its edges against the 50-digit references of tests/support/mpref.py.
 
-- epsilon_for_delta, gaussian.epsilon and GDP.to_approx_dp are rounded up: the exact delta at the
+- epsilon_for_delta, gdp.gdp_epsilon and GDP.to_approx_dp are rounded up: the exact delta at the
   returned epsilon never exceeds the target, also just below the total variation delta(0) (where
   epsilon -> 0 and the equation is ill-conditioned) and as delta -> 1. The answer is also checked not to
   be loose: the exact delta there is within 1e-9 (relative to min(delta, 1 - delta)) of the target.
@@ -79,7 +79,7 @@ def test_gdp_and_sensitivity_index_epsilon_never_below_exact(mu):
     bad = []
     for dl in deltas:
         for how, eps in (("GDP.to_approx_dp", dp.GDP(mu).to_approx_dp(dl).epsilon),
-                         ("gaussian.epsilon", float(dp.gaussian.epsilon(mu, delta=dl)))):
+                         ("gdp.gdp_epsilon", float(dp.gdp.gdp_epsilon(mu, delta=dl)))):
             m = _check_eps(key, eps, dl, 1.0, mu)
             if m:
                 bad.append(f"{how}: {m}")

@@ -47,10 +47,10 @@ def test_more_threads_than_the_system_can_start_does_not_abort():
 
 @pytest.mark.parametrize("call", [
     lambda t: dp.Random(threads=t),
-    lambda t: dp.gaussian.epsilon(1.0, delta=1e-5, threads=t),
-    lambda t: dp.gaussian.delta(1.0, epsilon=1.0, threads=t),
-    lambda t: dp.gaussian.rdp_epsilon(1.0, alpha=2.0, delta=1e-5, threads=t),
-], ids=["Random", "gaussian.epsilon", "gaussian.delta", "gaussian.rdp_epsilon"])
+    lambda t: dp.gdp.gdp_epsilon(1.0, delta=1e-5, threads=t),
+    lambda t: dp.gdp.gdp_delta(1.0, epsilon=1.0, threads=t),
+    lambda t: dp.gdp.rdp_epsilon(1.0, alpha=2.0, delta=1e-5, threads=t),
+], ids=["Random", "gdp.gdp_epsilon", "gdp.gdp_delta", "gdp.rdp_epsilon"])
 @pytest.mark.parametrize("bad,exc", [(True, TypeError), (-1, ValueError), (10**6, ValueError), (2**64, ValueError),
                                      (1.5, TypeError), ("4", TypeError)])
 def test_bad_thread_counts_name_threads(call, bad, exc):
@@ -59,6 +59,6 @@ def test_bad_thread_counts_name_threads(call, bad, exc):
 
 
 def test_good_thread_counts_agree():
-    ref = dp.gaussian.epsilon(np.linspace(0.1, 5, 1000), delta=1e-6, threads=1)
+    ref = dp.gdp.gdp_epsilon(np.linspace(0.1, 5, 1000), delta=1e-6, threads=1)
     for t in (0, 2, 7, 4096):
-        assert np.array_equal(dp.gaussian.epsilon(np.linspace(0.1, 5, 1000), delta=1e-6, threads=t), ref)
+        assert np.array_equal(dp.gdp.gdp_epsilon(np.linspace(0.1, 5, 1000), delta=1e-6, threads=t), ref)

@@ -79,11 +79,11 @@ def test_k_fold_gaussian_contains_gdp(k, scale):
     mu = math.sqrt(k) / scale
     for d in [1e-3, 1e-5, 1e-8]:
         iv = pld.epsilon(d)
-        truth = pydp_core.gaussian.epsilon(mu, delta=d)
+        truth = pydp_core.gdp.gdp_epsilon(mu, delta=d)
         assert _contains(iv, truth), (k, scale, d, iv, truth)
     eps = np.array([0.0, 0.5 * mu * mu, mu * mu])
     ivd = pld.delta(eps)
-    truth = pydp_core.gaussian.delta(mu, epsilon=eps)
+    truth = pydp_core.gdp.gdp_delta(mu, epsilon=eps)
     assert np.all(ivd.lower <= truth) and np.all(truth <= ivd.upper)
 
 
@@ -93,7 +93,7 @@ def test_two_level_composition_contains_gdp(k):
     # a prime k exercises the two block sizes, 65536 the exact split.
     scale = math.sqrt(k) / 1.5
     iv = PLD.from_noise(Gaussian(), scale=scale).self_compose(k).epsilon(np.array([1e-3, 1e-6]))
-    truth = pydp_core.gaussian.epsilon(1.5, delta=np.array([1e-3, 1e-6]))
+    truth = pydp_core.gdp.gdp_epsilon(1.5, delta=np.array([1e-3, 1e-6]))
     assert np.all(iv.lower <= truth) and np.all(truth <= iv.upper), (iv, truth)
     assert np.all(iv.upper - iv.lower < 1e-3)
 
@@ -103,12 +103,12 @@ def test_two_level_with_small_companion_contains_gdp():
     small = PLD.from_noise(Gaussian(), scale=2.0).self_compose(3)
     mu = math.sqrt(30_000 / 100.0**2 + 3 / 4.0)
     iv = big.compose(small).epsilon(1e-5)
-    assert _contains(iv, pydp_core.gaussian.epsilon(mu, delta=1e-5)), iv
+    assert _contains(iv, pydp_core.gdp.gdp_epsilon(mu, delta=1e-5)), iv
 
 
 def test_gdp_constructor_matches_noise():
     a = PLD.from_gdp(1.5).self_compose(4).epsilon(1e-6)
-    truth = pydp_core.gaussian.epsilon(3.0, delta=1e-6)
+    truth = pydp_core.gdp.gdp_epsilon(3.0, delta=1e-6)
     assert _contains(a, truth)
     assert a.upper - a.lower < 1e-3
 
@@ -213,9 +213,9 @@ def test_heterogeneous_composition_contains_gdp():
     b = PLD.from_noise(Gaussian(), scale=1.0, sensitivity=0.5)
     c = a.self_compose(3).compose(b.self_compose(5))
     mu = math.sqrt(3 * 0.25 + 5 * 0.25)
-    assert _contains(c.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, delta=1e-6))
+    assert _contains(c.epsilon(1e-6), pydp_core.gdp.gdp_epsilon(mu, delta=1e-6))
     d = PLD.composition([a, a, a, b, b, b, b, b])
-    assert _contains(d.epsilon(1e-6), pydp_core.gaussian.epsilon(mu, delta=1e-6))
+    assert _contains(d.epsilon(1e-6), pydp_core.gdp.gdp_epsilon(mu, delta=1e-6))
 
 
 def test_approx_dp_worst_case():
@@ -268,7 +268,7 @@ def test_monotone_in_noise_and_sampling_rate(q, sigma, k, noise):
 def test_upper_never_below_proven_lower_bound(mu, k):
     # The exact GDP profile is both a lower and an upper bound for the Gaussian mechanism.
     iv = PLD.from_gdp(mu).self_compose(k).epsilon(1e-5)
-    truth = pydp_core.gaussian.epsilon(mu * math.sqrt(k), delta=1e-5)
+    truth = pydp_core.gdp.gdp_epsilon(mu * math.sqrt(k), delta=1e-5)
     assert iv.upper >= truth >= iv.lower
 
 
@@ -433,7 +433,7 @@ def test_discrete_laplace_bad_input():
 def test_tradeoff_contains_gdp(mu, k):
     alpha = np.array([0.0, 1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0])
     iv = PLD.from_gdp(mu).self_compose(k).tradeoff(alpha)
-    truth = pydp_core.gaussian.tradeoff(alpha, mu * math.sqrt(k))
+    truth = pydp_core.gdp.tradeoff(alpha, mu * math.sqrt(k))
     assert np.all(iv.lower <= truth + 1e-15) and np.all(truth <= iv.upper + 1e-15), (iv, truth)
     assert np.all(iv.upper - iv.lower < 1e-4)
 
@@ -527,10 +527,10 @@ def test_extreme_scales_contain_gdp(scale, k):
     mu = math.sqrt(k) / scale
     for d in [1e-2, 1e-5]:
         iv = pld.epsilon(d)
-        assert _contains(iv, pydp_core.gaussian.epsilon(mu, delta=d)), (scale, k, d, iv)
+        assert _contains(iv, pydp_core.gdp.gdp_epsilon(mu, delta=d)), (scale, k, d, iv)
     eps = np.array([0.0, 0.25 * mu * mu, 0.5 * mu * mu + mu])
     ivd = pld.delta(eps)
-    truth = pydp_core.gaussian.delta(mu, epsilon=eps)
+    truth = pydp_core.gdp.gdp_delta(mu, epsilon=eps)
     assert np.all(ivd.lower <= truth * (1 + 1e-12) + 1e-300) and np.all(truth <= ivd.upper * (1 + 1e-12) + 1e-300)
 
 
@@ -627,7 +627,7 @@ def test_compose_command_prints_a_certified_interval(tmp_path, capsys):
     assert cli.main(["compose", str(spec), "--delta", "1e-5", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     # four GDP(0.5) steps and one GDP(0.5): GDP(sqrt(5) / 2) exactly
-    truth = pydp_core.gaussian.epsilon(math.sqrt(5.0) / 2.0, delta=1e-5)
+    truth = pydp_core.gdp.gdp_epsilon(math.sqrt(5.0) / 2.0, delta=1e-5)
     assert got["epsilon"]["lower"] <= truth <= got["epsilon"]["upper"]
     assert got["epsilon"]["upper"] - got["epsilon"]["lower"] < 1e-3
     bad = tmp_path / "bad.json"

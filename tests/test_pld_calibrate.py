@@ -12,7 +12,7 @@ import math
 import pytest
 from scipy.optimize import brentq
 
-from pydp_core.accounting import ScaleCalibration, gaussian
+from pydp_core.accounting import ScaleCalibration, gdp
 from pydp_core.accounting.pld import PLD
 from pydp_core.calibration import calibrate_box
 from pydp_core.noise import Gaussian, Laplace, Logistic, Subbotin
@@ -45,7 +45,7 @@ def _pld(noise, scale, sens, k, q, step):
 
 def _gdp_scale(eps, delta, sens, k):
     """The exact minimal sigma of k Gaussian releases: GDP(mu) with mu = sqrt(k) sens / sigma."""
-    mu = brentq(lambda m: float(gaussian.delta(m, epsilon=eps)) - delta, 1e-6, 50.0, xtol=1e-15, rtol=1e-15)
+    mu = brentq(lambda m: float(gdp.gdp_delta(m, epsilon=eps)) - delta, 1e-6, 50.0, xtol=1e-15, rtol=1e-15)
     return math.sqrt(k) * sens / mu
 
 

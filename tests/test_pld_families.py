@@ -17,7 +17,7 @@ from support import mpref as REF
 
 import pydp_core as pc
 from pydp_core import release
-from pydp_core.accounting import gaussian as G
+from pydp_core.accounting import gdp as G
 from pydp_core.accounting.pld import PLD, Interval
 from pydp_core.noise import Gaussian, Laplace, LogConcaveFamily, Logistic, Subbotin, Truncated
 
@@ -100,7 +100,7 @@ def test_discrete_gaussian_scale_and_sampling():
     assert PLD.from_discrete_gaussian(sigma2=4, sampling_rate=0.0).delta(0.0).upper < 1e-12
     # Sampling makes it more private; the large-sigma discrete Gaussian is nearly the continuous one.
     assert PLD.from_discrete_gaussian(sigma2=4, sampling_rate=0.2).delta(0.5).upper < b.lower
-    cont = G.delta(1 / 300.0, epsilon=1e-4)
+    cont = G.gdp_delta(1 / 300.0, epsilon=1e-4)
     iv = PLD.from_discrete_gaussian(sigma2=300.0**2).delta(1e-4)
     assert _inside(iv, cont, 1e-6 * cont)  # they differ by ~e^{-2 pi^2 sigma^2} (Poisson summation)
 
@@ -227,7 +227,7 @@ def test_density_path_agrees_with_builtin_path(noise):
         b = PLD.from_noise(noise, scale=1.3, sampling_rate=q).self_compose(5).epsilon([1e-3, 1e-6])
         assert np.all(a.lower <= b.upper) and np.all(b.lower <= a.upper)
     iv = PLD.from_density(Gaussian(), scale=2.0).self_compose(4).epsilon(1e-5)
-    assert _inside(iv, G.epsilon(1.0, delta=1e-5))
+    assert _inside(iv, G.gdp_epsilon(1.0, delta=1e-5))
 
 
 def test_sampled_truncated_contains_mpmath():
@@ -314,9 +314,9 @@ def test_mu_of_laplace_by_its_definition():
     iv = PLD.from_noise(Laplace(), scale=1.0).mu(delta_floor=floor)
     eps = np.linspace(0.0, 1.0, 401)
     truth = np.array([float(REF.privacy_profile(("Laplace",), float(e), 1.0)) for e in eps])
-    assert np.all(truth <= np.maximum(G.delta(iv.upper, epsilon=eps), floor) * (1 + 1e-9))
+    assert np.all(truth <= np.maximum(G.gdp_delta(iv.upper, epsilon=eps), floor) * (1 + 1e-9))
     below = iv.lower * (1 - 1e-6)
-    assert np.any(truth > np.maximum(G.delta(below, epsilon=eps), floor))
+    assert np.any(truth > np.maximum(G.gdp_delta(below, epsilon=eps), floor))
     assert iv.upper - iv.lower < 1e-5
 
 

@@ -5,8 +5,9 @@ sensitivity index, Rao DP and a thread-safe accountant.
   ``RDP``, ``RDPCurve``, ``GDP``, ``TCDP``, ``RaoDP``, ``KLDP``, ``MCDP``) and their conversions;
 - :mod:`~pydp_core.accounting.composition`: sequential and advanced composition;
 - :mod:`~pydp_core.accounting.subsampling`: amplification by subsampling;
-- :mod:`~pydp_core.accounting.gaussian`: the Gaussian mechanism through its sensitivity index
-  psi = D / sigma (Kaissis et al. 2023) and the calibration of sigma to any budget;
+- :mod:`~pydp_core.accounting.gdp`: the Gaussian mechanism through its sensitivity index
+  psi = D / sigma, the mu of mu-GDP (Kaissis et al. 2023), and the calibration of sigma to any budget
+  (formerly ``pydp_core.accounting.gaussian``, which still works with a DeprecationWarning);
 - :mod:`~pydp_core.accounting.rao`: Rao (Fisher-Rao) differential privacy (Anonymous 2022);
 - :mod:`~pydp_core.accounting.pld`: certified privacy-loss distributions (:class:`PLD`): tight composition of
   many mechanisms with two-sided intervals (docs/pld.md);
@@ -18,7 +19,10 @@ The proofs and the conversion formulas are in ``docs/accounting.md``.
 """
 from __future__ import annotations
 
-from . import gaussian, rao
+import importlib as _importlib
+from typing import Any
+
+from . import gdp, rao
 from .accountant import Accountant, BudgetExceededError
 from .budgets import (
     DEFAULT_ALPHAS,
@@ -38,7 +42,7 @@ from .budgets import (
 )
 from .composition import advanced_composition, compose
 from .curves import PrivacyCurves, privacy_curves
-from .gaussian import ArsinhParameters, arsinh_parameters, gaussian_sigma
+from .gdp import ArsinhParameters, arsinh_parameters, gaussian_sigma
 from .journal import Journal, JournalError
 from .pld import PLD, Interval, ScaleCalibration
 from .subsampling import subsample
@@ -61,7 +65,7 @@ __all__ = [
     "compose",
     "advanced_composition",
     "subsample",
-    "gaussian",
+    "gdp",
     "rao",
     "gaussian_sigma",
     "arsinh_parameters",
@@ -76,3 +80,10 @@ __all__ = [
     "privacy_curves",
     "PrivacyCurves",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The deprecated module gaussian (now gdp) loads on first use: importing it here would load it for everyone.
+    if name == "gaussian":
+        return _importlib.import_module(f"{__name__}.gaussian")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

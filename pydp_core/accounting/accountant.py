@@ -143,7 +143,7 @@ class _Spend:
             self._repeat(self.count)
 
     def _subbotin(self, r: float, scale: float, sensitivity: float) -> None:
-        from ..calibration import epsilon_for_delta
+        from ..calibration.profile import epsilon_for_delta
         from ..noise import Subbotin
         from .rao import theta
 

@@ -49,7 +49,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
+from .._core import accounting as _acc
+from .._errors import PrivacyWarning
 from .._validation import (
     as_float_array,
     check_alpha,
@@ -76,8 +77,6 @@ __all__ = [
     "PrivacyWarning",
 ]
 
-_acc = _core.accounting
-
 RDP_METHODS = ("mironov", "asoodeh", "balle2020")
 _METHOD_CODE = {name: getattr(_acc.RdpMethod, name) for name in RDP_METHODS}
 
@@ -86,10 +85,6 @@ _METHOD_CODE = {name: getattr(_acc.RdpMethod, name) for name in RDP_METHODS}
 DEFAULT_ALPHAS = np.unique(
     np.concatenate([1.0 + np.geomspace(1e-3, 1.0, 60), np.geomspace(2.0, 1e4, 240), np.arange(2.0, 65.0)])
 )
-
-
-class PrivacyWarning(UserWarning):
-    """A formula was used outside the range its source proves it for (e.g. the classic Gaussian, eps >= 1)."""
 
 
 def _mechanism(mechanism: Any, allowed: Sequence[str]) -> str:
@@ -356,7 +351,7 @@ class ApproxDP(Budget):
         if self.epsilon == 0:
             raise ValueError("epsilon must be > 0 to calibrate a Gaussian mechanism")
         if method == "analytic":
-            from ..calibration import minimal_scale
+            from ..calibration.profile import minimal_scale
             from ..noise import Gaussian
 
             return RaoDP(1.0 / float(minimal_scale(Gaussian(), epsilon=self.epsilon, delta=d)))
@@ -689,7 +684,7 @@ class RaoDP(Budget):
         if m == "gaussian":
             return self.to_gdp("gaussian").to_approx_dp(delta, method)
         d = check_open_delta(delta)
-        from ..calibration import epsilon_for_delta
+        from ..calibration.profile import epsilon_for_delta
         from ..noise import Laplace
 
         if self.theta == 0:

@@ -85,9 +85,9 @@ def privacy_curves(pld: PLD, *, epsilon: Any, alpha: Any) -> PrivacyCurves:
 
     Examples
     --------
-    >>> from pydp_core.accounting import gaussian
+    >>> from pydp_core.accounting import gdp
     >>> c = privacy_curves(PLD.from_gdp(1.0).self_compose(4), epsilon=[1.0], alpha=[0.1])
-    >>> exact = float(gaussian.tradeoff(0.1, 2.0))  # 4-fold GDP(1) is GDP(2)
+    >>> exact = float(gdp.tradeoff(0.1, 2.0))  # 4-fold GDP(1) is GDP(2)
     >>> bool(c.beta.lower[0] <= exact <= c.beta.upper[0])
     True
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_alpha, check_positive_scalar
-from ..calibration import epsilon_for_delta
+from ..calibration.profile import epsilon_for_delta
 from ..noise import NoiseFamily, Subbotin
 from .budgets import GDP, PureDP
 from .rao import theta

@@ -13,7 +13,7 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
+from .._core import calibration as _cal
 from .._validation import (
     broadcast,
     check_delta,
@@ -22,8 +22,6 @@ from .._validation import (
     scalar_or_array,
 )
 from ..noise import LogConcaveFamily, NoiseFamily
-
-_cal = _core.calibration
 
 
 class CalibrationError(ArithmeticError):

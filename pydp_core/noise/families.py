@@ -12,10 +12,10 @@ from typing import Any, Tuple, overload
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
+from .._core import noise as _cnoise
 from .._validation import as_float_array, check_probability, check_subbotin_order, scalar_or_array
 
-_Kind = _core.noise.Kind
+_Kind = _cnoise.Kind
 
 
 def as_points(x: ArrayLike, name: str = "x") -> np.ndarray:
@@ -151,7 +151,7 @@ class Laplace(NoiseFamily):
     """
 
     def __init__(self) -> None:
-        self._family = _core.noise.Family(_Kind.Laplace)
+        self._family = _cnoise.Family(_Kind.Laplace)
 
     def __repr__(self) -> str:
         return "Laplace()"
@@ -169,7 +169,7 @@ class Gaussian(NoiseFamily):
     """
 
     def __init__(self) -> None:
-        self._family = _core.noise.Family(_Kind.Gaussian)
+        self._family = _cnoise.Family(_Kind.Gaussian)
 
     def __repr__(self) -> str:
         return "Gaussian()"
@@ -187,7 +187,7 @@ class Logistic(NoiseFamily):
     """
 
     def __init__(self) -> None:
-        self._family = _core.noise.Family(_Kind.Logistic)
+        self._family = _cnoise.Family(_Kind.Logistic)
 
     def __repr__(self) -> str:
         return "Logistic()"
@@ -215,7 +215,7 @@ class Subbotin(NoiseFamily):
 
     def __init__(self, r: float) -> None:
         self.r = check_subbotin_order(r)
-        self._family = _core.noise.Family(_Kind.Subbotin, self.r)
+        self._family = _cnoise.Family(_Kind.Subbotin, self.r)
 
     def _key(self) -> Tuple[Any, ...]:
         # Subbotin(1) == Laplace() and Subbotin(2) == Gaussian() as densities.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Tuple
 
-from .. import _core
+from .._core import noise as _cnoise
 from .._validation import check_positive_scalar
 from .families import Gaussian, Laplace, Logistic, NoiseFamily, Subbotin
 
@@ -41,7 +41,7 @@ class Truncated(NoiseFamily):
         self.bound = check_positive_scalar(bound, "bound")
         kind = base._family.kind
         r = base.r if isinstance(base, Subbotin) else 0.0
-        self._family = _core.noise.Family(kind, r, self.bound)
+        self._family = _cnoise.Family(kind, r, self.bound)
         self._variance: float | None = None
 
     @property

@@ -43,13 +43,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import _core
+from .._core import random as _R
 from .._validation import check_int, check_size
 from .generator import os_key
 
 __all__ = ["ChaCha20"]
 
-_R = _core.random
 _UINT64_MAX = (1 << 64) - 1
 
 # Generators to re-key in a forked child: those whose key came from the operating system.

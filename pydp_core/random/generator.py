@@ -10,8 +10,8 @@ from typing import Any, Callable, Optional, Union, overload
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .. import _core
 from .._arrays import accepts_arrays
+from .._core import random as _R
 from .._validation import (
     as_scalar,
     check_finite,
@@ -24,8 +24,6 @@ from .._validation import (
 )
 
 __all__ = ["Random", "as_random", "CHUNK"]
-
-_R = _core.random
 
 #: Values per fixed chunk of bulk output (part of the stream layout of seeded generators).
 CHUNK: int = int(_R.CHUNK)

@@ -10,8 +10,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import _core
 from .._arrays import accepts_arrays
+from .._core import discrete as _D
 from .._safety import check_release_delta, check_release_rng
 from .._validation import (
     as_float_array,
@@ -29,8 +29,6 @@ from .samplers import (
     MAX_PARAM,
     generator_and_threads,
 )
-
-_D = _core.discrete
 
 #: Grid steps per unit of scale are 2**DEFAULT_GRID_BITS to 2**(DEFAULT_GRID_BITS + 1).
 DEFAULT_GRID_BITS = 16

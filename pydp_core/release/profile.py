@@ -7,11 +7,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .. import _core
+from .._core import discrete as _D
 from .._validation import check_epsilon_scalar, check_int
 from .samplers import Rational, check_shift, rational_parameter
-
-_D = _core.discrete
 
 
 def discrete_laplace_log_delta(*, epsilon: float, t: Rational, shift: int = 1) -> float:

@@ -10,11 +10,9 @@ from typing import Any, Optional, Union, overload
 
 import numpy as np
 
-from .. import _core
+from .._core import discrete as _D
 from .._validation import check_int, check_rational, check_size
 from ..random import as_random
-
-_D = _core.discrete
 
 #: The largest numerator or denominator of a noise parameter (2**62).
 MAX_PARAM = int(_D.MAX_PARAM)
