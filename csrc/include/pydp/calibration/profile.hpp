@@ -9,6 +9,10 @@
 //
 // Derivatives used by the solvers (envelope theorem at the optimal threshold):
 //   d delta / d log d = d f(u - d),     d delta / d eps = -e^eps B.
+// epsilon_for_delta inverts the profile in log space; for the untruncated Gaussian just below the total
+// variation, where that is ill-conditioned, it solves a well-conditioned form in double-double instead.
+// Checked against mpmath in tests/ (the calibration reference suite, the Gaussian profile down to
+// delta = 1e-300) and by csrc/tests/test_kernels.cpp (monotone profiles, the Laplace's pure-DP scale).
 #pragma once
 #include <algorithm>
 #include <cmath>
