@@ -8,9 +8,10 @@
 // is found by bracketing the tails; cells whose P-mass is at most `thin` are merged into blocks of 64 grid
 // steps (their second-order error is weighted by that tiny mass).
 // Why it is exact: log-concavity makes g(x) = log f(x - d) / f(x) nondecreasing, so the loss is monotone
-// in x and each tail of L is one tail of the noise at one point; that point is a closed form (Laplace,
-// Gaussian, Logistic thresholds), the family's inverse, or a bracketed root (substitution) to adjacent
-// doubles. Every mass is formed as the difference of the smaller tail, keeping its relative precision.
+// in x and each tail of L is one tail of the noise at one point; that point is a closed form (the
+// Laplace, Gaussian and Logistic thresholds), the Subbotin threshold solver's, or (substitution) a
+// bracketed root found to adjacent doubles. Every mass is formed as the difference of the smaller tail,
+// keeping its relative precision.
 // How it is checked: tests/test_pld.py and tests/test_pld_sampling.py (single mechanisms, sampled and
 // under substitution, against 30-digit mpmath integrals and dp-accounting), csrc/tests/test_pld.cpp (the
 // Laplace's two-sided bounds against its closed-form pure-DP profile).
