@@ -65,7 +65,7 @@ inline double log_mills_normal(double y) noexcept {
 // The x <= 0 with log Phi(x) = log_q, log_q <= log(1/2); log_q may lie far below the double range of q.
 inline double ndtri_lower_log(double log_q) noexcept {
     // Abramowitz & Stegun 26.2.23 (absolute error < 4.5e-4) as the starting point, then Newton.
-    const double t = std::sqrt(2.0) * std::sqrt(-log_q);
+    const double t = kSqrt2 * std::sqrt(-log_q);
     double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) /
                          (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
     for (int i = 0; i < 30; ++i) {
