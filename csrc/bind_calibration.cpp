@@ -1,6 +1,5 @@
 // Bindings for exact calibration (kernels in csrc/include/pydp/calibration/profile.hpp).
 #include "bind_util.hpp"
-#include "pydp/accounting/conversions.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "register.hpp"
 
@@ -20,7 +19,7 @@ void register_calibration(py::module_ m) {
         return map3(eps, scale, sens, t, [&f](double e, double s, double d) { return cal::log_privacy_profile(f, e, s, d); });
     }, py::arg("family"), py::arg("epsilon"), py::arg("scale"), py::arg("sensitivity"), py::arg("threads") = 0);
     m.def("epsilon_for_delta", [](const Family& f, const darray& delta, const darray& scale, const darray& sens, long t) {
-        return map3(delta, scale, sens, t, [&f](double dl, double s, double d) { return pydp::accounting::epsilon_for_delta(f, dl, s, d); });
+        return map3(delta, scale, sens, t, [&f](double dl, double s, double d) { return pydp::calibration::epsilon_for_delta(f, dl, s, d); });
     }, py::arg("family"), py::arg("delta"), py::arg("scale"), py::arg("sensitivity"), py::arg("threads") = 0);
     // Returns the verified minimal scale, or minus a Status code (the enum above) where none exists: one
     // float array keeps the vectorised call free of a second output.

@@ -1,7 +1,7 @@
 // Bindings for the discrete area (kernels in csrc/include/pydp/discrete/): exact discrete Laplace and
 // discrete Gaussian noise from the ChaCha20 generator, the lattice tables of the Subbotin and Logistic
 // releases (table.hpp), the grid release kernel, and the exact profiles.
-// The Python layer (pydp_core/discrete.py) validates every argument first; the kernels re-check.
+// The Python layer (pydp_core.release) validates every argument first; the kernels re-check.
 #include <cstdint>
 #include <limits>
 #include <memory>

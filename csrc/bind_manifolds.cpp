@@ -1,6 +1,7 @@
 // Bindings for the manifolds area (kernels in csrc/include/pydp/manifolds/).
-// Arrays arrive from pydp_core/manifolds.py already broadcast and flattened to (rows, n); these wrappers
-// check shapes and points again (a second line of defence), release the GIL and run in fixed chunks.
+// Arrays arrive from the Python layer (pydp_core.manifolds) already broadcast and flattened to (rows, n);
+// these wrappers check shapes and points again (a second line of defence), release the GIL and run in
+// fixed chunks.
 #include <cmath>
 #include <cstdint>
 #include <sstream>

@@ -16,7 +16,6 @@
 #include <sys/syscall.h>
 #endif
 
-#include "pydp/accounting/conversions.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
@@ -189,7 +188,7 @@ int pydp_epsilon_for_delta(int family, double r, double delta, double scale, dou
         Family f;
         if (!make_family(family, r, &f) || !delta_ok(delta) || !positive_ok(scale) || !positive_ok(sensitivity))
             return PYDP_ERR_INVALID;
-        *epsilon = pydp::accounting::epsilon_for_delta(f, delta, scale, sensitivity);
+        *epsilon = pydp::calibration::epsilon_for_delta(f, delta, scale, sensitivity);
         return PYDP_OK;
     });
 }

@@ -1,25 +1,35 @@
-"""The C++ kernel tests (csrc/tests/test_kernels.cpp), compiled from the headers alone and run."""
+"""The C++ kernel tests (csrc/tests/test_*.cpp), one pytest case per file: configured with CMake
+(PYDP_BUILD_TESTS=ON, no Python extension), built from the headers alone with warnings as errors, and run
+by ctest. So the Python test suite, and with it CI, runs them."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+from support.downstream import generator_args, run, tool
+
 ROOT = Path(__file__).resolve().parents[1]
+NAMES = sorted(p.stem for p in (ROOT / "csrc" / "tests").glob("test_*.cpp"))
 
 
-def test_kernel_executable(tmp_path):
-    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
-    assert cxx, "a C++17 compiler is needed to build csrc/tests (set CXX)"
-    exe = tmp_path / "test_kernels"
-    # -Wno-uninitialized: GCC 12's own avx512fintrin.h self-initialises a register (`__Y = __Y`) and warns.
-    build = subprocess.run(
-        [cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-Wno-uninitialized", "-ffp-contract=off", "-pthread",
-         "-I", str(ROOT / "csrc" / "include"), str(ROOT / "csrc" / "tests" / "test_kernels.cpp"), "-o", str(exe)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert build.returncode == 0, build.stderr[-4000:]
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stdout[-4000:]
-    assert run.stdout.strip().endswith("0 failed")
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory) -> Path:
+    build = tmp_path_factory.mktemp("cpp_tests")
+    run([tool("cmake"), "-S", ROOT, "-B", build, *generator_args(), "-DCMAKE_BUILD_TYPE=Release",
+         "-DPYDP_BUILD_PYTHON=OFF", "-DPYDP_BUILD_TESTS=ON", "-DPYDP_WERROR=ON"])
+    run([tool("cmake"), "--build", build, "--target", "pydp_cpp_tests"])
+    return build
+
+
+def test_every_test_file_is_registered(build_dir):
+    listed = run([tool("ctest"), "-N"], cwd=build_dir).stdout
+    assert NAMES and all(f": {name}\n" in listed for name in NAMES), listed
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_kernel_executable(build_dir, name):
+    res = subprocess.run([tool("ctest"), "--output-on-failure", "-R", f"^{name}$"], cwd=build_dir,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+    assert "100% tests passed" in res.stdout and "out of 1\n" in res.stdout, res.stdout[-4000:]  # one test ran

@@ -1,6 +1,8 @@
 // Kernel tests that need no Python: the headers under csrc/include/pydp/ compiled on their own, as an
-// embedding C++ project would use them. Built and run by tests/test_cpp_kernels.py (any C++17 compiler).
-// Each CHECK prints the failing expression; the exit status is the number of failures.
+// embedding C++ project would use them: the ChaCha20 block, the CPU dispatch, thread-independent chunks,
+// normal tails, calibration profiles, and the FFT's AVX2 butterflies. Built by CMake (PYDP_BUILD_TESTS)
+// and run by ctest, which tests/test_cpp_kernels.py drives. Each CHECK prints the failing expression;
+// the exit status is the number of failures.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -13,17 +15,12 @@
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/chacha.hpp"
+#include "pydp/special/constants.hpp"
 #include "pydp/special/normal.hpp"
 
+#include "check.hpp"
+
 namespace {
-int failures = 0;
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-            ++failures;                                                        \
-        }                                                                      \
-    } while (0)
 
 // RFC 8439, Section 2.3.2: key 00 01 .. 1f, block counter 1, nonce 00 00 00 09 00 00 00 4a 00 00 00 00.
 // The library's layout keeps a 64-bit counter in words 12-13 and a 64-bit nonce in words 14-15, so the
@@ -126,7 +123,7 @@ void fft_avx2_matches_scalar() {
         for (int kind = 0; kind < 3; ++kind) {
             std::vector<cplx> w(3 * m), a(n), b;
             for (cplx& v : w) {
-                const double t = 3.14159 * uniform();
+                const double t = pydp::special::kPi * uniform();
                 v = cplx(std::cos(t), std::sin(t));
             }
             for (cplx& v : a) v = cplx(uniform(), uniform());
@@ -204,6 +201,5 @@ int main() {
     calibration_profile_properties();
     fft_avx2_matches_scalar();
     lattice_table_inversion_and_profile();
-    std::printf("%d failed\n", failures);
-    return failures;
+    return pydp_test::report();
 }

@@ -1,20 +1,26 @@
-// Conversions between privacy definitions that sit in optimisers' inner loops (papers 003 and 004).
+// Conversions between privacy definitions that sit in optimisers' inner loops (Kaissis et al. 2023,
+// section 6; Variants of DP 2019).
 //
 // - gdp_epsilon / gdp_log_delta: the exact privacy profile of the Gaussian mechanism, i.e. of mu-GDP
-//   (Balle and Wang 2018; paper 004 Corollary 14). delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu),
+//   (Balle and Wang 2018; Kaissis et al. 2023, Corollary 14). delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu),
 //   evaluated and inverted in log space by the calibration core (csrc/include/pydp/calibration/profile.hpp):
 //   psi = mu is the standardised shift D / sigma. Just below the total variation (eps -> 0, where that
-//   equation is ill-conditioned) gdp_epsilon switches to a well-conditioned form (see below).
-// - rdp_to_epsilon: the three (alpha, rho)-RDP -> (eps, delta)-DP conversions of paper 004:
+//   equation is ill-conditioned) calibration::epsilon_for_delta switches to a well-conditioned form.
+// - rdp_to_epsilon: the three (alpha, rho)-RDP -> (eps, delta)-DP conversions of Kaissis et al. 2023:
 //     Mironov (Corollary 11):    eps = rho + log(1/delta) / (alpha - 1)
 //     Asoodeh (Corollary 12):    eps = rho + log(1 - delta)                               if alpha delta >= 1
 //                                eps = min{rho - log(delta / zeta) / (alpha - 1),
 //                                          log(1 + (e^{(alpha-1) rho} - 1) / (alpha delta)) / (alpha - 1)}  else,
 //                                zeta = (1/alpha) (1 - 1/alpha)^(alpha - 1)
 //     Balle et al. 2020 (Corollary 13): eps = rho + log((alpha-1)/alpha) - (log delta + log alpha) / (alpha - 1)
-//   SPEC-NOTES: equation (6.5)'s second case holds for 0 < alpha delta < 1. Results are clamped at 0
-//   ((eps, delta)-DP for eps < 0 implies (0, delta)-DP). Every term is formed without overflow:
-//   log(e^z - 1) = z + log(-expm1(-z)) and log(1 + e^t) = t + log1p(e^-t) for t > 0.
+//   The second case of the Asoodeh conversion holds for 0 < alpha delta < 1 (the paper's equation (6.5)
+//   states alpha delta >= 1 for both; the correction is derived in docs/accounting.md). Results are
+//   clamped at 0 ((eps, delta)-DP for eps < 0 implies (0, delta)-DP). Every term is formed without
+//   overflow: log(e^z - 1) = z + log(-expm1(-z)) and log(1 + e^t) = t + log1p(e^-t) for t > 0
+//   (special/logexp.hpp).
+// - pure_dp_mu: the smallest mu with eps-DP => mu-GDP (Dong, Roth and Su 2022), rounded up.
+// Checked in tests/ against mpmath references (the Gaussian profile down to delta = 1e-300) and by
+// hypothesis over mu, delta and alpha (every RDP route of the Gaussian gives at least the exact eps).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -22,8 +28,9 @@
 
 #include "pydp/calibration/profile.hpp"
 #include "pydp/noise/families.hpp"
+#include "pydp/special/constants.hpp"
+#include "pydp/special/logexp.hpp"
 #include "pydp/special/normal.hpp"
-#include "pydp/special/quadrature.hpp"
 
 namespace pydp::accounting {
 
@@ -32,11 +39,8 @@ enum class RdpMethod : int { Mironov = 0, Asoodeh = 1, Balle2020 = 2 };
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// log(1 + e^t) without overflow.
-inline double log1pexp(double t) noexcept { return t > 0.0 ? t + std::log1p(std::exp(-t)) : std::log1p(std::exp(t)); }
-
-// log(e^z - 1) for z > 0.
-inline double logexpm1(double z) noexcept { return z > 30.0 ? z + std::log1p(-std::exp(-z)) : std::log(std::expm1(z)); }
+using special::log1pexp;
+using special::logexpm1;
 
 // eps such that (alpha, rho)-RDP implies (eps, delta)-DP; NaN for arguments outside the domain
 // (alpha <= 1, rho < 0, delta outside (0, 1)); the Python layer rejects those first.
@@ -92,7 +96,8 @@ inline double pure_dp_mu(double eps) noexcept {
     if (std::isinf(eps)) return kInf;
     constexpr double kUp = 1.0 + 0x1p-50;
     if (eps < 0.05) {
-        constexpr double kPi = 3.14159265358979323846, kSqrtPiOver2 = 1.25331413731550025121;
+        using special::kPi;
+        using special::kSqrtPiOver2;
         const double h = 0.5 * eps, h2 = h * h;
         const double t = 1.0 + h2 * (-1.0 / 3 + h2 * (2.0 / 15 + h2 * (-17.0 / 315 + h2 * (62.0 / 2835))));
         const double w = h2 * t * t;  // z^2
@@ -100,7 +105,7 @@ inline double pure_dp_mu(double eps) noexcept {
                                       w * (4369 * kPi * kPi * kPi * kPi / 5806080))));
         return std::nextafter(kSqrtPiOver2 * eps * t * ser * kUp, kInf);
     }
-    if (eps >= 1e250) return std::nextafter(2.0 * std::sqrt(2.0) * std::sqrt(eps) * kUp, kInf);
+    if (eps >= 1e250) return std::nextafter(2.0 * special::kSqrt2 * std::sqrt(eps) * kUp, kInf);
     const double log_p = -log1pexp(eps);
     double mu = -2.0 * special::ndtri_lower_log(log_p);
     const double target = log_p - 0x1p-49 * std::fabs(log_p);
@@ -112,111 +117,12 @@ inline double pure_dp_mu(double eps) noexcept {
     return mu;
 }
 
-// ---- epsilon just below the total variation -------------------------------------------------------
-// As delta -> TV = delta(0) = erf(mu / (2 sqrt 2)), eps -> 0 and the problem is ill-conditioned in the
-// form delta(eps) = target: the condition number delta / (eps |delta'|) grows like 1 / eps, so the
-// digits of delta lost to rounding cost that many digits of eps. Written instead as
-//   g(eps) = TV - delta(eps) = r := TV - target,
-//   g(eps) = 2 phi(m) int_0^a e^{-s^2/2} sinh(m s) ds + expm1(eps) Phi(-m - a),   m = mu/2, a = eps/mu,
-// (the two end slivers that separate TV from the central probability, folded by symmetry into one
-// positive integrand), every term is positive and g is well conditioned (g ~ eps Phi(-m)). The only
-// cancellation left is in r, which is formed exactly from TV in double-double arithmetic.
-
-struct DD {
-    double hi, lo;
-};
-inline DD quick_two_sum(double a, double b) noexcept {
-    const double s = a + b;
-    return {s, b - (s - a)};
-}
-inline DD two_sum(double a, double b) noexcept {
-    const double s = a + b;
-    const double bb = s - a;
-    return {s, (a - (s - bb)) + (b - bb)};
-}
-inline DD dd_add(DD a, DD b) noexcept {
-    const DD s = two_sum(a.hi, b.hi);
-    return quick_two_sum(s.hi, s.lo + a.lo + b.lo);
-}
-inline DD dd_mul(DD a, DD b) noexcept {
-    const double p = a.hi * b.hi;
-    const double e = std::fma(a.hi, b.hi, -p);
-    return quick_two_sum(p, e + (a.hi * b.lo + a.lo * b.hi));
-}
-inline DD dd_div(DD a, double b) noexcept {
-    const double q = a.hi / b;
-    const double p = q * b;
-    const double e = std::fma(q, b, -p);
-    return quick_two_sum(q, ((a.hi - p) - e + a.lo) / b);
-}
-
-// erf(mu / (2 sqrt 2)) in double-double by its Taylor series. For mu <= 8 (argument <= 2.83) the largest
-// term is below 1e3, so at most 3 of the ~32 digits are lost to the alternating signs; <= 110 terms.
-inline DD total_variation_dd(double mu) noexcept {
-    const DD c{0.3535533905932738, -2.4168233283632284e-17};  // 1 / (2 sqrt 2)
-    const DD two_over_sqrt_pi{1.1283791670955126, 1.533545961316588e-17};
-    const DD x = dd_mul(DD{mu, 0.0}, c);
-    const DD x2 = dd_mul(x, x);
-    DD term = x;  // x^(2n+1) / n!
-    DD sum = x;
-    for (int n = 1; n < 200; ++n) {
-        term = dd_div(dd_mul(term, x2), static_cast<double>(n));
-        DD t = dd_div(term, static_cast<double>(2 * n + 1));
-        if (n % 2) t = DD{-t.hi, -t.lo};
-        sum = dd_add(sum, t);
-        if (std::fabs(t.hi) < 1e-34 * sum.hi) break;
-    }
-    return dd_mul(sum, two_over_sqrt_pi);
-}
-
-// g(eps) = TV - delta(eps) and g'(eps) = e^eps Phi(-m - a), for mu <= 8 and a = eps / mu <= 1.
-inline double gap_below_tv(double mu, double eps, double* slope) noexcept {
-    const double m = 0.5 * mu, a = eps / mu;
-    // int_0^a e^{-s^2/2} sinh(m s) ds by 10-point Gauss-Legendre
-    const double s = special::gauss_legendre10([m](double u) { return std::exp(-0.5 * u * u) * std::sinh(m * u); }, 0.0, a);
-    const double phi_m = 0.39894228040143267794 * std::exp(-0.5 * m * m);
-    const double pc = special::ndtr(-m - a);
-    if (slope) *slope = std::exp(eps) * pc;
-    return 2.0 * phi_m * s + std::expm1(eps) * pc;
-}
-
 // The exact epsilon of mu-GDP at delta, rounded up (the exact delta at the returned eps does not exceed
-// delta); 0 for mu = 0; +inf for delta = 0 and mu > 0. The log-space solver of the calibration core
-// gives the answer (conservatively, see epsilon_for_delta) except where the problem is ill-conditioned
-// (cond > 1e3: delta just below the total variation, mu <= 8); there Newton on g(eps) = r above recovers
-// full relative accuracy. Its answer is certified by g(eps) >= r_up (1 + 1e-13): r_up bounds r from
-// above (the double-double total variation is good to ~1e-30 absolute) and 1e-13 covers the rounding
-// of g (every term positive; quadrature and ndtr to a few ulps).
+// delta); NaN outside the domain, 0 for mu = 0, +inf for delta = 0 and mu > 0. The Gaussian's
+// calibration::epsilon_for_delta at scale 1 and sensitivity mu (exact for every mu: shift_up(mu, 1) = mu),
+// which is well conditioned just below the total variation too.
 inline double gdp_epsilon(const noise::Family& gauss, double mu, double delta) noexcept {
-    if (!(mu >= 0.0) || !(delta >= 0.0) || !(delta <= 1.0)) return kNaN;
-    if (mu == 0.0 || delta >= 1.0) return 0.0;
-    if (std::isinf(mu)) return kInf;
-    const double eps = calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
-    if (!(mu <= 8.0) || !(eps <= 0.5 * mu)) return eps;
-    if (eps > 0.0 && delta < 1e-3 * eps * std::exp(eps) * special::ndtr(-0.5 * mu - eps / mu)) return eps;
-    const DD tv = total_variation_dd(mu);
-    const DD rr = dd_add(tv, DD{-delta, 0.0});
-    const double r_up = (rr.hi + rr.lo) + 1e-28 * tv.hi;
-    if (!(r_up > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
-    const double r = r_up * (1.0 + 1e-13);  // the gap to certify
-    double slope = 0.0;
-    gap_below_tv(mu, 0.0, &slope);
-    double e = eps > 0.0 ? eps : r / slope;
-    for (int it = 0; it < 20; ++it) {
-        if (!(e / mu <= 1.0)) return eps;
-        const double g = gap_below_tv(mu, e, &slope);
-        const double next = e - (g - r) / slope;
-        const bool done = std::fabs(next - e) <= 2e-16 * e;
-        e = next > 0.0 ? next : 0.5 * e;
-        if (done) break;
-    }
-    // round up until g(e) >= r, i.e. delta(e) <= delta with the margin
-    for (int i = 0; i < 64; ++i) {
-        if (!(e / mu <= 1.0)) return eps;
-        if (gap_below_tv(mu, e, nullptr) >= r) return std::min(e, eps);
-        e = std::nextafter(e, kInf) * (1.0 + 1e-16 * i);
-    }
-    return eps;
+    return calibration::epsilon_for_delta(gauss, delta, 1.0, mu);
 }
 
 // log delta of mu-GDP at eps (-inf where delta = 0).
@@ -227,14 +133,7 @@ inline double gdp_log_delta(const noise::Family& gauss, double mu, double eps) n
     return calibration::profile_std(gauss, eps, mu).log_delta;
 }
 
-// The smallest epsilon (rounded up) with delta(epsilon) <= delta for noise `f` at this scale: the entry
-// point of the bindings (Python and C). The untruncated Gaussian goes through the exact GDP epsilon
-// (mu = D / s rounded up), which adds a well-conditioned form just below the total variation, where
-// eps -> 0; the other families use calibration::epsilon_for_delta.
-inline double epsilon_for_delta(const noise::Family& f, double delta, double scale, double sensitivity) noexcept {
-    if (f.kind() == noise::Kind::Gaussian && !f.truncated())
-        return gdp_epsilon(f, calibration::shift_up(sensitivity, scale), delta);
-    return calibration::epsilon_for_delta(f, delta, scale, sensitivity);
-}
+// calibration::epsilon_for_delta under the name the accounting layer has exported to C++ users.
+using calibration::epsilon_for_delta;
 
 }  // namespace pydp::accounting

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "pydp/cpu.hpp"
+#include "pydp/special/constants.hpp"
 
 namespace pydp::accounting::fft {
 
@@ -117,7 +118,7 @@ public:
         while (B * B < half) B <<= 1;
         using lcplx = std::pair<long double, long double>;
         std::vector<lcplx> fine(B), coarse(half / B + 1);
-        const long double two_pi_n = -2.0L * 3.141592653589793238462643383279502884L / static_cast<long double>(n);
+        const long double two_pi_n = -2.0L * special::kPiLong / static_cast<long double>(n);
         for (std::size_t j = 0; j < B; ++j) {
             const long double t = two_pi_n * static_cast<long double>(j);
             fine[j] = {std::cos(t), std::sin(t)};
@@ -155,7 +156,7 @@ public:
 
     static constexpr double kUnit = DBL_EPSILON / 2.0;  // unit roundoff u
     // sqrt(2) gamma_2: relative error bound of one complex multiplication (Higham 2002, Lemma 3.5).
-    static constexpr double kSqrt2Gamma2 = 1.4142135623730951 * (2.0 * kUnit / (1.0 - 2.0 * kUnit)) * (1.0 + 1e-15);
+    static constexpr double kSqrt2Gamma2 = special::kSqrt2 * (2.0 * kUnit / (1.0 - 2.0 * kUnit)) * (1.0 + 1e-15);
 
     // mu: bound on |computed twiddle - exact twiddle|.
     double twiddle_error() const noexcept { return mu_; }

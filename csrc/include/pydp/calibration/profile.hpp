@@ -9,12 +9,20 @@
 //
 // Derivatives used by the solvers (envelope theorem at the optimal threshold):
 //   d delta / d log d = d f(u - d),     d delta / d eps = -e^eps B.
+// epsilon_for_delta inverts the profile in log space; for the untruncated Gaussian just below the total
+// variation, where that is ill-conditioned, it solves a well-conditioned form in double-double instead.
+// Checked against mpmath in tests/ (the calibration reference suite, the Gaussian profile down to
+// delta = 1e-300) and by csrc/tests/test_kernels.cpp (monotone profiles, the Laplace's pure-DP scale).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "pydp/noise/families.hpp"
+#include "pydp/special/constants.hpp"
+#include "pydp/special/double_double.hpp"
+#include "pydp/special/logexp.hpp"
+#include "pydp/special/normal.hpp"
 #include "pydp/special/quadrature.hpp"
 
 namespace pydp::calibration {
@@ -66,7 +74,6 @@ inline GaussianPoint gaussian_point(double eps, double d) noexcept {
     const double q = eps / d, a1 = q - 0.5 * d, a2 = q + 0.5 * d;
     const double t1 = a1 * kSqrt1_2, h = d * kSqrt1_2;
     if (a1 > 1e150) return {-kInf, -kInf, 0.0, a1, a2};  // delta underflows far below the double range
-    constexpr double kSqrtPiOver2 = 1.25331413731550025121;
     double log_em, m, x = kNaN;  // log_em = log(erfcx(t1) m / 2) = log delta + a1^2 / 2; m = 1 - e^x
     double r;                    // R(a1), the Mills ratio
     if (t1 >= 6.0) {
@@ -131,8 +138,8 @@ inline GaussianPoint gaussian_point(double eps, double d) noexcept {
     // e^{-a1^2 / 2} with a1 to about 2^-100 relative: the exact a1 = a1 + a1_lo, where a1_lo gathers the
     // remainder of eps / d (fma) and the rounding of q - d/2 (two-sum). Otherwise the rounding of a1 alone
     // would cost a1^2 2^-53 relative in delta (3e-13 at delta = 1e-300).
-    const double hd = 0.5 * d, bv = a1 - q, a1_lo = std::fma(-q, d, eps) / d + ((q - (a1 - bv)) - (hd + bv));
-    const double hi = a1 * a1, lo = std::fma(a1, a1, -hi);
+    const double a1_lo = std::fma(-q, d, eps) / d + two_sum(q, -0.5 * d).lo;
+    const auto [hi, lo] = two_prod(a1, a1);
     return {log_em - 0.5 * hi - (0.5 * lo + a1 * a1_lo), x, d / (r * m), a1, a2};
 }
 
@@ -195,7 +202,7 @@ inline ProfilePoint profile_std(const Family& f, double eps, double d, bool prec
         const double lsu = f.base_logsf(u);
         const double su = std::exp(lsu);
         // log expm1(eps) without overflow (eps up to the double range)
-        const double log_em1 = eps > 1.0 ? eps + std::log1p(-std::exp(-eps)) : std::log(std::expm1(eps));
+        const double log_em1 = special::logexpm1(eps, 1.0);
         double pos = f.central(u) + f.central(d - u);
         double neg = eps > 0.0 ? std::exp(log_em1 + lsu) : 0.0;
         double a_lin = 0.5 + f.central(d - u);
@@ -380,6 +387,8 @@ inline double gaussian_start(double eps, double lt) noexcept {
     }
     // delta(d) <= TV(d) = 2 Phi(d/2) - 1 <= d phi(0), so the root has d >= delta sqrt(2 pi): the answer
     // when eps -> 0, and a floor wherever the tail model was not used (a1 ~ 0 defeats it).
+    // 2.5066282746310002 is sqrt(2 pi) rounded down (one ulp below the nearest double): a floor must not
+    // exceed the root.
     if (!model) d = std::max(d, std::exp(lt) * 2.5066282746310002);
     return std::isfinite(d) && d > 0.0 ? d : 1.0;
 }
@@ -394,7 +403,8 @@ inline double gaussian_start(double eps, double lt) noexcept {
 // the shift moves by factors of e, so the iteration cannot fail open.
 inline MinimalScale gaussian_minimal_scale(double eps, double log_target, double sensitivity) noexcept {
     if (log_target == -kInf) return {0.0, kNoFiniteScale};
-    constexpr double tol = 5e-15, kE = 2.718281828459045;
+    constexpr double tol = 5e-15;
+    using special::kE;
     double d = gaussian_start(eps, std::min(log_target, std::log(0.5)));
     double lo = 0.0, hi = kInf, s_lo = 0.0;  // lo = 0: no private point yet
     for (int it = 0; it < 400; ++it) {
@@ -484,14 +494,14 @@ inline MinimalScale minimal_scale(const Family& f, double eps, double delta, dou
     return {s, kVerifyFailed};
 }
 
-// The smallest eps >= 0 with delta(eps) <= delta at this scale, rounded up: the exact delta at the
-// returned eps does not exceed delta. The solver accepts an eps only where the library's own log delta
-// is below log delta by log_delta_margin (which covers its rounding); so just below the total
+namespace detail {
+// The smallest eps >= 0 with delta(eps) <= delta at the standardised shift d, rounded up: the exact delta
+// at the returned eps does not exceed delta. The solver accepts an eps only where the library's own log
+// delta is below log delta by log_delta_margin (which covers its rounding); so just below the total
 // variation delta(0), where eps -> 0 and the equation is ill-conditioned, the answer may exceed the exact
 // eps by the margin divided by |d log delta / d eps|, but it is never below it.
 // Returns +inf when no finite eps reaches delta (bounded support with mass beyond it).
-inline double epsilon_for_delta(const Family& f, double delta, double scale, double sensitivity) noexcept {
-    const double d = shift_up(sensitivity, scale);
+inline double epsilon_log_space(const Family& f, double delta, double d) noexcept {
     if (!(d > 0.0)) return 0.0;
     if (delta >= 1.0) return 0.0;
     if (!f.truncated() && f.kind() == Kind::Laplace) {
@@ -549,6 +559,103 @@ inline double epsilon_for_delta(const Family& f, double delta, double scale, dou
     // Round up by a few ulps: the root is resolved to about 1e-16 relative, and the answer must not
     // fall below the exact epsilon.
     return hi * (1.0 + 4e-15) + 1e-300;
+}
+
+// ---- the Gaussian's epsilon just below the total variation ----------------------------------------
+// As delta -> TV = delta(0) = erf(mu / (2 sqrt 2)) (mu = d, the standardised shift), eps -> 0 and the
+// problem is ill-conditioned in the form delta(eps) = target: the condition number delta / (eps |delta'|)
+// grows like 1 / eps, so the digits of delta lost to rounding cost that many digits of eps. Written instead as
+//   g(eps) = TV - delta(eps) = r := TV - target,
+//   g(eps) = 2 phi(m) int_0^a e^{-s^2/2} sinh(m s) ds + expm1(eps) Phi(-m - a),   m = mu/2, a = eps/mu,
+// (the two end slivers that separate TV from the central probability, folded by symmetry into one
+// positive integrand), every term is positive and g is well conditioned (g ~ eps Phi(-m)). The only
+// cancellation left is in r, which is formed exactly from TV in double-double arithmetic.
+
+// erf(mu / (2 sqrt 2)) in double-double by its Taylor series. For mu <= 8 (argument <= 2.83) the largest
+// term is below 1e3, so at most 3 of the ~32 digits are lost to the alternating signs; <= 110 terms.
+inline special::DD gaussian_total_variation_dd(double mu) noexcept {
+    using special::DD;
+    const DD c{0.3535533905932738, -2.4168233283632284e-17};  // 1 / (2 sqrt 2)
+    const DD two_over_sqrt_pi{1.1283791670955126, 1.533545961316588e-17};
+    const DD x = special::dd_mul(DD{mu, 0.0}, c);
+    const DD x2 = special::dd_mul(x, x);
+    DD term = x;  // x^(2n+1) / n!
+    DD sum = x;
+    for (int n = 1; n < 200; ++n) {
+        term = special::dd_div(special::dd_mul(term, x2), static_cast<double>(n));
+        DD t = special::dd_div(term, static_cast<double>(2 * n + 1));
+        if (n % 2) t = DD{-t.hi, -t.lo};
+        sum = special::dd_add(sum, t);
+        if (std::fabs(t.hi) < 1e-34 * sum.hi) break;
+    }
+    return special::dd_mul(sum, two_over_sqrt_pi);
+}
+
+// g(eps) = TV - delta(eps) and g'(eps) = e^eps Phi(-m - a), for mu <= 8 and a = eps / mu <= 1.
+inline double gaussian_gap_below_tv(double mu, double eps, double* slope) noexcept {
+    const double m = 0.5 * mu, a = eps / mu;
+    // int_0^a e^{-s^2/2} sinh(m s) ds by 10-point Gauss-Legendre
+    const double s = special::gauss_legendre10([m](double u) { return std::exp(-0.5 * u * u) * std::sinh(m * u); }, 0.0, a);
+    const double phi_m = special::kInvSqrt2Pi * std::exp(-0.5 * m * m);
+    const double pc = special::ndtr(-m - a);
+    if (slope) *slope = std::exp(eps) * pc;
+    return 2.0 * phi_m * s + std::expm1(eps) * pc;
+}
+
+// The exact epsilon of the untruncated Gaussian (mu-GDP, mu = d) at delta, rounded up; NaN outside the
+// domain, 0 for mu = 0, +inf for delta = 0 and mu > 0. The log-space solver gives the answer
+// (conservatively, see epsilon_log_space) except where the problem is ill-conditioned (cond > 1e3: delta
+// just below the total variation, mu <= 8); there Newton on g(eps) = r above recovers full relative
+// accuracy. Its answer is certified by g(eps) >= r_up (1 + 1e-13): r_up bounds r from above (the
+// double-double total variation is good to ~1e-30 absolute) and 1e-13 covers the rounding of g (every
+// term positive; quadrature and ndtr to a few ulps).
+inline double gaussian_epsilon(const Family& gauss, double mu, double delta) noexcept {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    if (!(mu >= 0.0) || !(delta >= 0.0) || !(delta <= 1.0)) return kNaN;
+    if (mu == 0.0 || delta >= 1.0) return 0.0;
+    if (std::isinf(mu)) return kInf;
+    const double eps = epsilon_log_space(gauss, delta, mu);
+    if (!(mu <= 8.0) || !(eps <= 0.5 * mu)) return eps;
+    if (eps > 0.0 && delta < 1e-3 * eps * std::exp(eps) * special::ndtr(-0.5 * mu - eps / mu)) return eps;
+    const special::DD tv = gaussian_total_variation_dd(mu);
+    const special::DD rr = special::dd_add(tv, special::DD{-delta, 0.0});
+    const double r_up = (rr.hi + rr.lo) + 1e-28 * tv.hi;
+    if (!(r_up > 0.0)) return 0.0;  // delta >= TV: (0, delta)-DP
+    const double r = r_up * (1.0 + 1e-13);  // the gap to certify
+    double slope = 0.0;
+    gaussian_gap_below_tv(mu, 0.0, &slope);
+    double e = eps > 0.0 ? eps : r / slope;
+    for (int it = 0; it < 20; ++it) {
+        if (!(e / mu <= 1.0)) return eps;
+        const double g = gaussian_gap_below_tv(mu, e, &slope);
+        const double next = e - (g - r) / slope;
+        const bool done = std::fabs(next - e) <= 2e-16 * e;
+        e = next > 0.0 ? next : 0.5 * e;
+        if (done) break;
+    }
+    // round up until g(e) >= r, i.e. delta(e) <= delta with the margin
+    for (int i = 0; i < 64; ++i) {
+        if (!(e / mu <= 1.0)) return eps;
+        if (gaussian_gap_below_tv(mu, e, nullptr) >= r) return std::min(e, eps);
+        e = std::nextafter(e, kInf) * (1.0 + 1e-16 * i);
+    }
+    return eps;
+}
+}  // namespace detail
+
+// The smallest eps >= 0 with delta(eps) <= delta for noise f at this scale and sensitivity, rounded up
+// (the exact delta at the returned eps does not exceed delta); +inf when no finite eps reaches delta. The
+// one entry point of the bindings (Python and C) and of the accounting layer's GDP epsilon. Evaluated at
+// the shift D / s rounded up. For the untruncated Gaussian with refine_near_tv (the default), just below
+// the total variation, where eps -> 0 and the log-space solver is only conservative, the well-conditioned
+// form above gives the exact eps to full relative accuracy (detail::gaussian_epsilon); refine_near_tv =
+// false gives the log-space solver's answer for every family (never below the exact eps, possibly above
+// it by the solver's margin there).
+inline double epsilon_for_delta(const Family& f, double delta, double scale, double sensitivity,
+                                bool refine_near_tv = true) noexcept {
+    const double d = shift_up(sensitivity, scale);
+    if (refine_near_tv && f.kind() == Kind::Gaussian && !f.truncated()) return detail::gaussian_epsilon(f, d, delta);
+    return detail::epsilon_log_space(f, delta, d);
 }
 
 }  // namespace pydp::calibration

@@ -23,19 +23,14 @@
 #include <limits>
 #include <stdexcept>
 
+#include "pydp/special/constants.hpp"
+#include "pydp/special/logexp.hpp"
 #include "pydp/special/normal.hpp"
 
 namespace pydp::discrete {
 
-inline constexpr double kPi = 3.14159265358979323846;
+using special::kPi;
 inline constexpr double kLogTailCut = -46.0;  // stop when the remaining tail is below e^-46 of the sum
-
-// log(e^a + e^b) without overflow.
-inline double log_add(double a, double b) noexcept {
-    if (a == -std::numeric_limits<double>::infinity()) return b;
-    if (b == -std::numeric_limits<double>::infinity()) return a;
-    return a > b ? a + std::log1p(std::exp(b - a)) : b + std::log1p(std::exp(a - b));
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Discrete Laplace
@@ -55,14 +50,14 @@ inline double dlaplace_log_delta(double eps, double inv_t, double k) {
     const double log_q = -inv_t;
     double lsum;
     if (b == 0) lsum = std::log(a);
-    else lsum = log_add(std::log(a), log_q + std::log(b));
-    return lsum - std::log1p(std::exp(log_q));
+    else lsum = special::log_add_exp(std::log(a), log_q + std::log(b));
+    return lsum - special::log1pexp(log_q);
 }
 
 // log P(Y <= m) for the discrete Laplace with parameter t = 1/inv_t.
 inline double dlaplace_log_cdf(double m, double inv_t) {
     // P(Y <= m) = q^(-m) / (1 + q) for m < 0; 1 - q^(m+1)/(1 + q) for m >= 0.
-    const double log1q = std::log1p(std::exp(-inv_t));
+    const double log1q = special::log1pexp(-inv_t);
     if (m < 0) return m * inv_t - log1q;
     return std::log1p(-std::exp(-(m + 1) * inv_t - log1q));
 }

@@ -16,11 +16,13 @@
 #include <cmath>
 #include <cstddef>
 
+#include "pydp/special/constants.hpp"
+
 namespace pydp::manifolds {
 
-inline constexpr double kPi = 3.14159265358979323846;
-inline constexpr double kTwoPiHi = 6.28318530717958623200;     // double(2 pi)
-inline constexpr double kTwoPiLo = 2.44929359829470635446e-16;  // 2 pi - kTwoPiHi
+using special::kPi;
+using special::kTwoPiHi;  // double(2 pi)
+using special::kTwoPiLo;  // 2 pi - kTwoPiHi
 
 // ---------------------------------------------------------------------------------------------------
 // Circle

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "pydp/manifolds/geometry.hpp"
+#include "pydp/special/constants.hpp"
 
 namespace pydp::manifolds {
 
@@ -37,7 +38,7 @@ struct RadialDensity {
     double log_s(double t) const noexcept {
         switch (kind) {
             case RadialKind::Sin: return std::log(std::sin(t));
-            case RadialKind::Sinh: return t + std::log(-std::expm1(-2.0 * t)) - kLn2;
+            case RadialKind::Sinh: return t + std::log(-std::expm1(-2.0 * t)) - special::kLn2;
             case RadialKind::Linear: return std::log(t);
             default: return 0.0;
         }
@@ -58,8 +59,6 @@ struct RadialDensity {
         const double base = laplace ? -1.0 / sigma : -t / (sigma * sigma);
         return k == 0.0 ? base : base + k * dlog_s(t);
     }
-
-    static constexpr double kLn2 = 0.69314718055994530942;
 };
 
 class RadialSampler {

@@ -10,7 +10,9 @@
 #include <limits>
 #include <stdexcept>
 
+#include "pydp/special/constants.hpp"
 #include "pydp/special/igamma.hpp"
+#include "pydp/special/logexp.hpp"
 #include "pydp/special/normal.hpp"
 
 namespace pydp::noise {
@@ -100,7 +102,7 @@ public:
         switch (kind_) {
             case Kind::Laplace: return 2.0;
             case Kind::Gaussian: return 1.0;
-            case Kind::Logistic: return M_PI * M_PI / 3.0;
+            case Kind::Logistic: return special::kPi * special::kPi / 3.0;
             default: return std::exp(2.0 * a_ * log_r_ + std::lgamma(3.0 * a_) - std::lgamma(a_));
         }
     }
@@ -117,7 +119,7 @@ public:
                     const double ev = std::exp(-v);
                     return d + 2.0 * std::log1p(ev * std::expm1(-d) / (1.0 + ev));
                 }
-                return (2.0 * u - d) + 2.0 * (std::log1p(std::exp(-u)) - std::log1p(std::exp(-v)));
+                return (2.0 * u - d) + 2.0 * (special::log1pexp(-u) - special::log1pexp(-v));
             }
             default: {  // (u^r - |u - d|^r) / r = -u^r expm1(r log(|u - d| / u)) / r, no cancellation
                 const double rel = u >= d ? -d / u : (d - 2.0 * u) / u;  // |u - d| / u - 1
@@ -136,11 +138,7 @@ public:
                 if (eps >= d) return inf();
                 // cosh(u/2) = e^{eps/2} cosh((u - d)/2)  =>  e^u = expm1((eps+d)/2) / -expm1((eps-d)/2).
                 // log expm1(h) = h + log1p(-e^-h) for h > 1: expm1 overflows once eps + d > 1419.6.
-                {
-                    const double h = 0.5 * (eps + d);
-                    const double log_num = h > 1.0 ? h + std::log1p(-std::exp(-h)) : std::log(std::expm1(h));
-                    return log_num - special::log1mexp(0.5 * (eps - d));
-                }
+                return special::logexpm1(0.5 * (eps + d), 1.0) - special::log1mexp(0.5 * (eps - d));
             default: return subbotin_threshold(d, eps);
         }
     }
@@ -150,7 +148,7 @@ public:
         switch (kind_) {
             case Kind::Laplace: return 0.0;
             case Kind::Gaussian: return special::log_mills_normal(y);
-            case Kind::Logistic: return std::log1p(std::exp(-y));  // (1 + e^y) / e^y
+            case Kind::Logistic: return special::log1pexp(-y);  // (1 + e^y) / e^y
             default: {
                 // log R = log_qs + log y - log r = log(z h) - (r - 1) log y
                 return subbotin_gamma(y).log_xh - (r_ - 1.0) * std::log(y);
@@ -212,7 +210,7 @@ public:
         switch (kind_) {
             case Kind::Laplace: return x >= 0.0 ? -x - special::kLn2 : std::log1p(-0.5 * std::exp(x));
             case Kind::Gaussian: return special::log_ndtr(-x);
-            case Kind::Logistic: return x > 0.0 ? -x - std::log1p(std::exp(-x)) : -std::log1p(std::exp(x));
+            case Kind::Logistic: return -special::log1pexp(x);
             default: {
                 const special::IncGamma g = subbotin_gamma(std::fabs(x));
                 return x >= 0.0 ? g.log_q - special::kLn2 : std::log1p(-0.5 * g.q);
@@ -227,7 +225,7 @@ private:
         switch (kind_) {
             case Kind::Laplace: return -ax - special::kLn2;
             case Kind::Gaussian: return special::log_npdf(ax);
-            case Kind::Logistic: return -ax - 2.0 * std::log1p(std::exp(-ax));
+            case Kind::Logistic: return -ax - 2.0 * special::log1pexp(-ax);
             default: return -std::pow(ax, r_) / r_ - log_c_;
         }
     }
@@ -247,7 +245,7 @@ private:
         if (truncated()) {  // S_T(x) = q  <=>  S(x) = q M + S(A)
             const double la = base_logsf(bound_);
             const double lq = log_q + log_mass_;
-            log_q = std::max(lq, la) + std::log1p(std::exp(-std::fabs(lq - la)));
+            log_q = special::log_add_exp(lq, la);
         }
         switch (kind_) {
             case Kind::Laplace: return -special::kLn2 - log_q;

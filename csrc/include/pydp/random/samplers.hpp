@@ -5,12 +5,13 @@
 // * laplace: sign * exponential, the exponential by ziggurat and the sign from an unused bit of its word.
 // * logistic: inversion, |X| = log1p(2 (1 - u) / u) for u uniform on (0, 1), and an independent sign.
 // * gamma(shape): Marsaglia and Tsang (2000); for shape < 1, Gamma(shape + 1) * U^(1 / shape).
-// * subbotin(r): X = sign * (r G)^(1/r) with G ~ Gamma(1/r) (SPEC-NOTES). With the boost
+// * subbotin(r): X = sign * (r G)^(1/r) with G ~ Gamma(1/r) (the density ~ e^{-|x|^r / r} makes |X|^r / r
+//   a Gamma(1/r) variate). With the boost
 //   G = Gamma(1/r + 1) * U^r this is X = sign * U * (r d v)^(1/r), where d v is the Marsaglia-Tsang draw
 //   of Gamma(1/r + 1): U^r is never formed, so nothing underflows for large r. With v = t^3 this is
 //   (r d)^(1/r) t^(3/r): for r = 3, 1.5 and 6 a product or a sqrt, with no exp or log. r = 1 and r = 2 use
 //   the Laplace and normal samplers (the same distributions).
-// * arsinh_normal(A, sigma): A * asinh(sigma Z / A) (the tCDP mechanism of paper 003).
+// * arsinh_normal(A, sigma): A * asinh(sigma Z / A) (the tCDP mechanism of Bun et al. 2018).
 // * sphere(d): a normal vector divided by its norm.
 //
 // Bulk layout (what a seeded stream's output is a function of): the output is cut into chunks of

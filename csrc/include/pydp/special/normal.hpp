@@ -9,13 +9,11 @@
 #include <cmath>
 #include <limits>
 
-namespace pydp::special {
+#include "pydp/special/constants.hpp"
+#include "pydp/special/double_double.hpp"
+#include "pydp/special/logexp.hpp"
 
-inline constexpr double kSqrt1_2 = 0.70710678118654752440;
-inline constexpr double kLogSqrt2Pi = 0.91893853320467274178;    // log sqrt(2 pi)
-inline constexpr double kLogSqrtPiOver2 = 0.22579135264472743236;  // log sqrt(pi / 2)
-inline constexpr double kInvSqrtPi = 0.56418958354775628695;
-inline constexpr double kLn2 = 0.69314718055994530942;
+namespace pydp::special {
 
 // erfcx(t) = exp(t^2) erfc(t) for t >= 0.
 inline double erfcx_nonneg(double t) noexcept {
@@ -27,14 +25,9 @@ inline double erfcx_nonneg(double t) noexcept {
         for (int k = terms; k >= 1; --k) tail = t + (0.5 * k) / tail;
         return kInvSqrtPi / tail;
     }
-    const double hi = t * t;
-    const double lo = std::fma(t, t, -hi);
-    return std::exp(hi) * (1.0 + lo) * std::erfc(t);  // exp(lo) = 1 + lo to double precision
+    const DD sq = two_prod(t, t);
+    return std::exp(sq.hi) * (1.0 + sq.lo) * std::erfc(t);  // exp(lo) = 1 + lo to double precision
 }
-
-// log(1 - e^x) for x <= 0 (Maechler 2012): log(-expm1(x)) near 0, log1p(-exp(x)) below -log 2, so the
-// result keeps its relative accuracy at both ends (1 - e^x close to 1 included).
-inline double log1mexp(double x) noexcept { return x > -kLn2 ? std::log(-std::expm1(x)) : std::log1p(-std::exp(x)); }
 
 inline double ndtr(double x) noexcept;
 
@@ -43,7 +36,7 @@ inline double log_ndtr(double x) noexcept {
     if (std::isnan(x)) return x;
     if (x >= -1.0) return std::log1p(-ndtr(-x));
     if (x < -1e150) return -std::numeric_limits<double>::infinity();
-    const double hi = x * x, lo = std::fma(x, x, -hi);
+    const auto [hi, lo] = two_prod(x, x);
     return std::log(0.5 * erfcx_nonneg(-x * kSqrt1_2)) - 0.5 * hi - 0.5 * lo;
 }
 
@@ -53,11 +46,11 @@ inline double ndtr(double x) noexcept {
     if (x >= -1.0) {
         if (x <= 1.0) return 0.5 * std::erfc(-x * kSqrt1_2);
         if (x > 40.0) return 1.0;  // 1 - Phi(x) < 2^-53 / 2 (and x = +inf would give inf * 0 below)
-        const double hi = x * x, lo = std::fma(x, x, -hi);
+        const auto [hi, lo] = two_prod(x, x);
         return 1.0 - 0.5 * erfcx_nonneg(x * kSqrt1_2) * std::exp(-0.5 * hi) * (1.0 - 0.5 * lo);
     }
     if (x < -37.5) return x < -40.0 ? 0.0 : std::exp(log_ndtr(x));  // subnormal range
-    const double hi = x * x, lo = std::fma(x, x, -hi);
+    const auto [hi, lo] = two_prod(x, x);
     return 0.5 * erfcx_nonneg(-x * kSqrt1_2) * std::exp(-0.5 * hi) * (1.0 - 0.5 * lo);
 }
 
@@ -72,7 +65,7 @@ inline double log_mills_normal(double y) noexcept {
 // The x <= 0 with log Phi(x) = log_q, log_q <= log(1/2); log_q may lie far below the double range of q.
 inline double ndtri_lower_log(double log_q) noexcept {
     // Abramowitz & Stegun 26.2.23 (absolute error < 4.5e-4) as the starting point, then Newton.
-    const double t = std::sqrt(2.0) * std::sqrt(-log_q);
+    const double t = kSqrt2 * std::sqrt(-log_q);
     double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) /
                          (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
     for (int i = 0; i < 30; ++i) {
