@@ -23,7 +23,7 @@ import os as _os
 import sys as _sys
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _HOW_TO_BUILD = "`python -m pip install .` or, in a source checkout, `tools/build-inplace`"
 

@@ -247,7 +247,7 @@ class AdditiveMechanism:
             self.charge(accountant, release=release)
         if not release:
             return self.simulate(values, rng)
-        from .release.plans import release_noise
+        from .release.dispatch import release_noise
 
         arr = as_float_array(values, "values")
         # An array is one vector query. The lattice families have no vector calibration: releasing each entry

@@ -758,7 +758,7 @@ def _describe(plan: AggregatePlan, alpha: float | None) -> dict:
 
 
 def _report(spec: AggregateSpec, selection: ThresholdSelection | OptimalSelection | None, aggs: dict) -> dict:
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "mechanism": "pydp_core.aggregate",

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import _core
+from .._core import aggregate as _cagg
 from ..random import Random
 from ..release import GridRelease, calibrate_laplace_release, discrete_gaussian_log_cdf
 from ..release.plans import _GAUSS_MAX_BITS, DEFAULT_GRID_BITS, _grid_exponent, _grid_shift
@@ -112,7 +112,7 @@ class IntegerNoise:
         """``values[j]`` plus the noise of ``Random(key).stream(stream_ids[j])`` (one draw per group)."""
         x = np.ascontiguousarray(values, dtype=np.int64)
         ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
-        return _core.aggregate.keyed_laplace_integers(_base_generator(key), ids, x, self.t.numerator, self.t.denominator, 0)
+        return _cagg.keyed_laplace_integers(_base_generator(key), ids, x, self.t.numerator, self.t.denominator, 0)
 
     def half_width(self, alpha: float) -> float:
         return float(_half_width_steps(self.t, alpha))
@@ -143,7 +143,7 @@ class GridNoise:
         x = np.ascontiguousarray(values, dtype=np.float64)
         ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
         p = self.plan.parameter
-        return _core.aggregate.keyed_laplace_release(
+        return _cagg.keyed_laplace_release(
             _base_generator(key), ids, x, p.numerator, p.denominator, self.plan.grid_exponent, 0
         )
 
@@ -257,7 +257,7 @@ class GaussianNoise:
         x = np.ascontiguousarray(values, dtype=np.int64)
         ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
         s = self.sigma2
-        return _core.aggregate.keyed_gaussian_integers(_base_generator(key), ids, x, s.numerator, s.denominator, 0)
+        return _cagg.keyed_gaussian_integers(_base_generator(key), ids, x, s.numerator, s.denominator, 0)
 
     def half_width(self, alpha: float) -> float:
         return float(_dgauss_half_width_steps(self.sigma2, alpha))
@@ -295,7 +295,7 @@ class GaussianGridNoise:
         x = np.ascontiguousarray(values, dtype=np.float64)
         ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
         s = self.sigma2
-        return _core.aggregate.keyed_gaussian_release(
+        return _cagg.keyed_gaussian_release(
             _base_generator(key), ids, x, s.numerator, s.denominator, self.grid_exponent, 0
         )
 
@@ -465,7 +465,7 @@ def component_limb_sums(names: Sequence[str], groups: np.ndarray, values: np.nda
     bounds), n_groups)``, in one C++ pass over the rows without temporaries
     (``csrc/include/pydp/aggregate/exact_sums.hpp``; ``threads`` row ranges, 0 = all cores, the same result
     for any number): a (3 len(names), n_groups) int64 array."""
-    return _core.aggregate.component_limbs(
+    return _cagg.component_limbs(
         np.ascontiguousarray(groups, dtype=np.int64), np.ascontiguousarray(values, dtype=np.float64),
         np.ascontiguousarray(rows, dtype=np.int64), float(bounds[0]), float(bounds[1]), [_TERMS[n] for n in names],
         [component_bound(n, bounds) for n in names], [component_exponent(n, bounds) for n in names], int(n_groups),
@@ -476,7 +476,7 @@ def limbs_on_grid(limbs: Sequence[np.ndarray], counts: np.ndarray, e_gamma: int,
     """``on_grid(limbs_to_totals(limbs, counts), e_gamma, e_grid)`` in C++ (128-bit integers): the exact sums
     rounded to the grid 2**e_grid (ties to even), as floats."""
     l0, l1, l2 = (np.ascontiguousarray(v, dtype=np.int64) for v in limbs)
-    return _core.aggregate.limbs_on_grid(l0, l1, l2, np.ascontiguousarray(counts, dtype=np.int64), e_gamma, e_grid)
+    return _cagg.limbs_on_grid(l0, l1, l2, np.ascontiguousarray(counts, dtype=np.int64), e_gamma, e_grid)
 
 
 def _ratio_range(s_lo, s_hi, c_lo, c_hi):

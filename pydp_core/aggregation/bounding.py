@@ -145,11 +145,11 @@ def bound_contributions(
     thread count. ``rows`` of the result are increasing. A NaN in ``values`` is a ValueError naming the
     column (its entry of ``names``), found by the kernel in its pass over the rows.
     """
-    from .. import _core
+    from .._core import aggregate as _cagg
 
     limits = np.asarray([b for pair in bounds for b in pair] if bounds is not None else [], dtype=np.float64)
     try:
-        rows, units, seen = _core.aggregate.bound_contributions(
+        rows, units, seen = _cagg.bound_contributions(
             np.ascontiguousarray(person, dtype=np.int64), np.ascontiguousarray(person_hash, dtype=np.uint64),
             np.ascontiguousarray(group, dtype=np.int64), np.ascontiguousarray(group_hash, dtype=np.uint64),
             [np.ascontiguousarray(v, dtype=np.float64) for v in values], limits, int(content_seed(key)),

@@ -22,11 +22,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import _core
+from .._core import aggregate as _cagg
 from .aggregations import IntegerNoise, _base_generator, integer_noise
 
 _MARGIN = 1e-12
-#: The partition-selection methods of :func:`pydp_core.aggregate.aggregate`.
+#: The partition-selection methods of :func:`pydp_cagg.aggregate`.
 SELECTION_METHODS = ("threshold", "optimal")
 _GRID_EXTRA_BITS = 96  # grid resolution below delta: pi(1) = delta to ~2**-96 relative
 _MAX_STEPS = 1_000_000  # table entries (~60 MB of Python ints, a few seconds)
@@ -303,7 +303,7 @@ class OptimalSelection:
             return out
         words = self.bits // 64
         ids = np.ascontiguousarray(np.asarray(stream_ids, dtype=np.uint64)[draw])
-        u = _core.aggregate.keyed_words(_base_generator(key), ids, words, 0)
+        u = _cagg.keyed_words(_base_generator(key), ids, words, 0)
         counts, which = np.unique(n[draw], return_inverse=True)
         mask = (1 << 64) - 1
         limbs = np.array([[(self.table[c] >> (64 * (words - 1 - w))) & mask for w in range(words)]

@@ -55,7 +55,7 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``pydp-core`` argument parser with every command of :data:`COMMANDS`."""
-    from .. import __version__
+    from .._version import __version__
 
     parser = argparse.ArgumentParser(prog="pydp-core", description="Exact differential-privacy numerics.")
     parser.add_argument("--version", action="version", version=f"pydp-core {__version__}")

@@ -54,15 +54,15 @@ def add_noise_args(p: argparse.ArgumentParser, *, optional: bool = False) -> Non
 
 def family(args: argparse.Namespace) -> Any:
     """The noise family named by ``args.noise`` (and ``args.r``)."""
-    from .. import noise
+    from ..noise import Gaussian, Laplace, Logistic, Subbotin
 
     if args.noise == "subbotin":
         if args.r is None:
             raise ValueError("--r is required with subbotin noise")
-        return noise.Subbotin(args.r)
+        return Subbotin(args.r)
     if args.r is not None:
         raise ValueError(f"--r applies to subbotin noise only, not {args.noise}")
-    return {"laplace": noise.Laplace, "gaussian": noise.Gaussian, "logistic": noise.Logistic}[args.noise]()
+    return {"laplace": Laplace, "gaussian": Gaussian, "logistic": Logistic}[args.noise]()
 
 
 def sensitivity(args: argparse.Namespace) -> float:

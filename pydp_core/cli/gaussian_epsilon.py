@@ -14,12 +14,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the table of epsilons by psi."""
-    from ..accounting import GDP, gaussian
+    from ..accounting import GDP, gdp
 
     print("psi\texact\tmironov\tasoodeh\tballe2020\tauc")
     for psi in args.psi:
-        exact = gaussian.epsilon(psi, delta=args.delta)
+        exact = gdp.gdp_epsilon(psi, delta=args.delta)
         curve = GDP(psi).to_rdp_curve()
         routes = [curve.best_alpha(args.delta, m)[0] for m in ("mironov", "asoodeh", "balle2020")]
-        print(f"{psi:g}\t{exact:.10g}\t" + "\t".join(f"{c:.10g}" for c in routes) + f"\t{gaussian.auc(psi):.10g}")
+        print(f"{psi:g}\t{exact:.10g}\t" + "\t".join(f"{c:.10g}" for c in routes) + f"\t{gdp.auc(psi):.10g}")
     return 0

@@ -19,21 +19,21 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print mu (with its interval for the Monte Carlo method)."""
-    from .. import manifolds
+    from ..manifolds import Circle, Euclidean, Hyperbolic, Sphere, gdp_mu
 
     if args.manifold == "circle":
         if args.dim not in (None, 1):
             raise ValueError("--dim does not apply to the circle (dimension 1)")
-        m = manifolds.Circle()
+        m = Circle()
     else:
         if args.dim is None:
             raise ValueError(f"--dim is required for the {args.manifold} manifold")
-        spaces = {"euclidean": manifolds.Euclidean, "sphere": manifolds.Sphere, "hyperbolic": manifolds.Hyperbolic}
+        spaces = {"euclidean": Euclidean, "sphere": Sphere, "hyperbolic": Hyperbolic}
         m = spaces[args.manifold](args.dim)
     if args.method == "exact":
-        print(fmt(manifolds.gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma)))
+        print(fmt(gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma)))
     else:
-        res = manifolds.gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma, method="monte_carlo")
+        res = gdp_mu(m, sensitivity=args.sensitivity, sigma=args.sigma, method="monte_carlo")
         lo, hi = res.confidence_interval
         print(f"{fmt(res.mu)} (stderr {fmt(res.stderr)}, 95% interval [{fmt(lo)}, {fmt(hi)}])")
     return 0

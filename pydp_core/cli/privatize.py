@@ -191,16 +191,16 @@ def _stale(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .. import io as etl
+    from ..io import check_bounds, file_format, load_key, mechanism, privatize_file
 
     _stale(args)
-    bounds = etl.check_bounds(args.bounds, "--bounds")
+    bounds = check_bounds(args.bounds, "--bounds")
     epsilon, delta = column_budget(args)
-    mech = etl.mechanism(
+    mech = mechanism(
         args.mechanism, epsilon=epsilon, delta=delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,
         confirm_delta=args.confirm_delta,
     )
-    key = etl.load_key(args.key_file) if args.key_file else None
+    key = load_key(args.key_file) if args.key_file else None
     ledger = args.key_file + ".ledger" if args.key_file else None
     session = None
     if args.session:
@@ -210,7 +210,7 @@ def _run(args: argparse.Namespace) -> int:
 
         session = open_session(args.session, args.key_file)
     extra = {"release": False} if args.simulate else {}
-    fmt = etl.file_format(args.input, args.format)
+    fmt = file_format(args.input, args.format)
     show = sys.stderr.isatty() if args.progress is None else args.progress
     total = None
     if show and fmt == "parquet" and os.path.isfile(args.input):
@@ -227,7 +227,7 @@ def _run(args: argparse.Namespace) -> int:
         if session is not None:
             rows = session.privatize_file(args.input, args.output, mech, columns=args.column, **options)
         else:
-            rows = etl.privatize_file(args.input, args.output, mech, key=key, columns=args.column, ledger=ledger,
+            rows = privatize_file(args.input, args.output, mech, key=key, columns=args.column, ledger=ledger,
                                       **options)
     finally:
         if bar is not None:

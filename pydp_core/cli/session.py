@@ -53,7 +53,7 @@ def open_session(path: str, key_file: str) -> "Session":
 
 def run(args: argparse.Namespace) -> int:
     """Create or show the session."""
-    from .. import ZCDP, ApproxDP, PureDP
+    from ..accounting import ZCDP, ApproxDP, PureDP
     from ..io import load_key
     from ..session import Session, journal_key_for
 

@@ -171,7 +171,7 @@ def mechanism(
     >>> io.mechanism("laplace", epsilon=1.0, sensitivity="bounds", bounds=(0, 10))
     LaplaceMechanism(epsilon=1, delta=0, sensitivity=10, scale=10)
     """
-    import pydp_core
+    from ..mechanisms import GaussianMechanism, LaplaceMechanism, LogisticMechanism, SubbotinMechanism
 
     if not isinstance(name, str) or name.lower() not in _MECHANISMS:
         raise ValueError(f"mechanism must be one of {', '.join(_MECHANISMS)}, got {name!r}")
@@ -187,11 +187,8 @@ def mechanism(
         raise ValueError("the subbotin mechanism needs its order r")
     if name != "subbotin" and r is not None:
         raise ValueError(f"r applies to the subbotin mechanism only, not {name}")
-    cls = getattr(pydp_core, _MECHANISMS[name], None)
-    if cls is None:
-        raise RuntimeError(
-            f"pydp_core.{_MECHANISMS[name]} is not available in this build (the mechanisms of the noise engine)"
-        )
+    cls = {"laplace": LaplaceMechanism, "gaussian": GaussianMechanism, "logistic": LogisticMechanism,
+           "subbotin": SubbotinMechanism}[name]
     if checked is not None:
         check_sensitivity_covers(sensitivity, checked)
     if name == "subbotin":
@@ -351,12 +348,9 @@ def release_bounds(mech: Any, bounds: Any, column: str, sensitivity_holds: bool)
 
 
 def _random_class() -> Any:
-    import pydp_core
+    from ..random import Random
 
-    cls = getattr(pydp_core, "Random", None)
-    if cls is None:
-        raise RuntimeError("pydp_core.Random is not available in this build (the keyed generator of the noise engine)")
-    return cls
+    return Random
 
 
 def check_mechanism(mech: Any, name: str = "mechanism") -> Any:

@@ -50,6 +50,7 @@ sampling), never on the data; adding the noise to the data has no data-dependent
 """
 from __future__ import annotations
 
+from .dispatch import release_noise
 from .lattice import (
     LatticeRelease,
     calibrate_logistic_release,
@@ -66,7 +67,6 @@ from .plans import (
     calibrate_laplace_release,
     release_gaussian,
     release_laplace,
-    release_noise,
 )
 from .profile import (
     discrete_gaussian_delta,

@@ -18,8 +18,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from numpy.typing import ArrayLike
 
-from .. import _core
 from .._arrays import accepts_arrays
+from .._core import discrete as _D
 from .._safety import check_release_delta, check_release_rng
 from .._validation import check_subbotin_order
 from ..calibration import CalibrationError, minimal_scale
@@ -33,8 +33,6 @@ from .plans import (
     _grid_shift,
     _release,
 )
-
-_D = _core.discrete
 
 #: One unit of scale spans at most 2**(_LATTICE_MAX_BITS + 1) grid steps, or, for small epsilon (below),
 #: up to 2**(max_bits + 1) with max_bits as large as keeps the table near _TABLE_BUDGET entries (8 bytes

@@ -23,7 +23,7 @@ from .._validation import (
 )
 from ..accounting.conversions import zcdp_log_delta
 from ..calibration import CalibrationError, minimal_scale
-from ..noise import Gaussian, NoiseFamily
+from ..noise import Gaussian
 from .samplers import (
     MAX_LAPLACE_T,
     MAX_PARAM,
@@ -553,107 +553,3 @@ def release_gaussian(
     )
     check_release_delta(plan.delta, confirm_delta)
     return plan.release(values, rng=rng, bounds=bounds, simulation=simulation)
-
-
-@accepts_arrays("values", keep_float32=True)
-def release_noise(
-    noise: NoiseFamily,
-    values: ArrayLike,
-    *,
-    epsilon: float,
-    delta: float,
-    sensitivity: float = 1.0,
-    rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
-    grid_bits: int = DEFAULT_GRID_BITS,
-    vector: bool = False,
-    simulation: bool = False,
-    confirm_delta: bool = False,
-) -> Any:
-    """The safe release for a noise family (the ``release=True`` path of the mechanisms).
-
-    Laplace (and Subbotin(1)) goes to :func:`release_laplace`, Gaussian (and Subbotin(2)) to
-    :func:`release_gaussian`, Subbotin_r for other r to :func:`~pydp_core.release.release_subbotin` and
-    Logistic to :func:`~pydp_core.release.release_logistic` (both per value, delta > 0); every other
-    family is refused.
-
-    Parameters
-    ----------
-    noise : NoiseFamily
-        The noise family of the mechanism.
-    values : float or array_like
-        The true values.
-    epsilon, delta, sensitivity : float
-        The guarantee and the sensitivity.
-    rng, bounds, grid_bits :
-        As in :func:`release_laplace`. For the lattice families the default 16 selects their automatic
-        grid (16 bits unless the table's weight range binds; see
-        :func:`~pydp_core.release.calibrate_subbotin_release`).
-    vector : bool, optional
-        ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
-        ``False`` (the default): the guarantee is per value.
-    simulation, confirm_delta : bool, optional
-        As in :func:`release_laplace`.
-
-    Returns
-    -------
-    float or numpy.ndarray
-        The noisy values on the grid.
-
-    Raises
-    ------
-    TypeError
-        If ``noise`` is not a noise family, or another argument has the wrong type.
-    ReleaseNotSupported
-        For a family without a floating-point-safe release (for example a truncated family), and for
-        Subbotin_r (r not 1 or 2) or Logistic noise with ``vector=True`` or ``delta = 0``.
-    ValueError
-        If a value or parameter is out of range.
-
-    Examples
-    --------
-    >>> import pydp_core as dp
-    >>> from pydp_core import release
-    >>> release.release_noise(dp.Laplace(), [1.0, 2.0], epsilon=1.0, delta=0.0, rng=dp.Random(7), simulation=True).shape
-    (2,)
-    >>> release.release_noise(dp.Truncated(dp.Laplace(), 2.0), 1.0, epsilon=1.0, delta=0.0)
-    Traceback (most recent call last):
-    ...
-    pydp_core.release.plans.ReleaseNotSupported: release=True is not available for Truncated(...
-    """
-    if not isinstance(noise, NoiseFamily):
-        raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
-    key = noise._key()
-    options = dict(epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds,
-                   grid_bits=grid_bits, vector=vector, simulation=simulation, confirm_delta=confirm_delta)
-    if key == ("Laplace",):
-        return release_laplace(values, **options)
-    if key == ("Gaussian",):
-        return release_gaussian(values, **options)
-    if key[0] in ("Subbotin", "Logistic"):
-        from .lattice import release_logistic, release_subbotin
-
-        if vector:
-            raise ReleaseNotSupported(
-                f"release=True is not available for {noise!r} noise as a vector query: its lattice release "
-                "is per value only (vector=False), with no vector guarantee; release each coordinate as its "
-                "own query, or use Laplace (l1) or Gaussian (l2) noise for a vector query"
-            )
-        if delta == 0:
-            raise ReleaseNotSupported(
-                f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
-                "needs delta > 0 (the table has finite support, so it cannot be pure epsilon-DP; "
-                "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
-            )
-        del options["vector"]
-        if grid_bits == DEFAULT_GRID_BITS:  # the lattice releases' automatic grid (16 bits unless it binds)
-            options["grid_bits"] = None
-        if key[0] == "Subbotin":
-            return release_subbotin(values, r=key[1], **options)
-        return release_logistic(values, **options)
-    raise ReleaseNotSupported(
-        f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
-        f"{', '.join(SAFE_RELEASE_FAMILIES)}, which use exact integer noise on a power-of-two grid. Use "
-        "release=False for simulations only (floating-point noise is not differentially private against "
-        "least-significant-bit attacks), or switch to one of these families for a release. See docs/release.md."
-    )

@@ -44,7 +44,7 @@ def _mu(pld: Any, delta_floor: Any) -> Interval:
     """The certified bracket of ``PLD.mu`` (see there), from the PLD's certified privacy profile."""
     from scipy import special as _special
 
-    from .. import gaussian as _gaussian
+    from ..gdp import gdp_delta
 
     floor = _scalar(delta_floor, "delta_floor", lambda v, n: check_delta(v, n, allow_zero=False))
     if not floor < 0.01:
@@ -61,7 +61,7 @@ def _mu(pld: Any, delta_floor: Any) -> Interval:
     up, lo = np.asarray(prof.upper), np.asarray(prof.lower)
 
     def gdp(m: float) -> np.ndarray:
-        return np.asarray(_gaussian.delta(m, epsilon=grid), dtype=float)
+        return np.asarray(gdp_delta(m, epsilon=grid), dtype=float)
 
     x = np.exp(np.minimum(grid, 700.0))  # x = e^eps: both profiles are convex in x
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ... import noise as _noise
+from ...noise import Gaussian, Laplace, Logistic, Subbotin, Truncated
 
 if TYPE_CHECKING:
     from .core import PLD
@@ -46,11 +46,12 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
             raise ValueError("a noise entry needs a scale")
         if ("r" in spec) != (name == "subbotin"):
             raise ValueError("r is required for subbotin noise and allowed only there")
-        fam = _noise.Subbotin(spec["r"]) if name == "subbotin" else getattr(_noise, name.capitalize())()
+        fam = Subbotin(spec["r"]) if name == "subbotin" else {"laplace": Laplace, "gaussian": Gaussian,
+                                                              "logistic": Logistic}[name]()
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
         if "bound" in spec:
-            pld = cls.from_density(_noise.Truncated(fam, spec["bound"]), **args)
+            pld = cls.from_density(Truncated(fam, spec["bound"]), **args)
         else:
             pld = cls.from_noise(fam, **args)
     elif kind == "gdp":
