@@ -26,7 +26,8 @@ N = int(os.environ.get("PYDP_BENCH_AGG_N", 200_000))
 PDP_N = int(os.environ.get("PYDP_BENCH_AGG_PDP_N", 20_000))
 KEY = bytes(range(32))
 ARGS = dict(privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean"]}, bounds={"x": (0.0, 100.0)},
-            max_partitions=3, max_contributions=2, epsilon=10.0, delta=1e-6, key=KEY)
+            max_partitions=3, max_contributions=2, epsilon=10.0, delta=1e-6, key=KEY,
+            ledger=False)  # timed repeats on tables of several sizes: no record of the key
 
 
 def make_table(n: int):

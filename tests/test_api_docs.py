@@ -30,6 +30,7 @@ SUBPACKAGES = [
     "pydp_core.special",
     "pydp_core.aggregation",
     "pydp_core.aggregation.engines",
+    "pydp_core.session",
     "pydp_core.adapters.dp_accounting",
     "pydp_core.adapters.opacus",
 ]

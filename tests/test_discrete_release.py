@@ -305,7 +305,7 @@ def test_mechanisms_release_by_default_on_the_grid():
 def test_lattice_mechanisms_release_and_simulate_on_request(mech):
     if mech.delta == 0:  # the lattice Logistic needs delta > 0
         with pytest.raises(dsc.ReleaseNotSupported, match="delta > 0"):
-            mech.privatize(np.zeros(3))
+            mech.privatize(0.0)
     else:
         out = mech.privatize(0.0, rng=pc.Random(1), simulation=True)
         assert out * 2**16 == np.round(out * 2**16)

@@ -140,7 +140,7 @@ def test_demo_runs_from_the_installed_wheel(venv, tmp_path):
 # compares with this process's pydp_core (the in-repo build of the same sources).
 _PROBE = """
 import hashlib, json, pydp_core as dp
-import pydp_core.accounting, pydp_core.aggregate, pydp_core.calibration, pydp_core.io, pydp_core.manifolds
+import pydp_core.accounting, pydp_core.aggregation, pydp_core.calibration, pydp_core.io, pydp_core.manifolds
 import pydp_core.noise, pydp_core.release
 from pydp_core._core import random as core_random
 from pydp_core.random import Random

@@ -704,13 +704,14 @@ def partials_digest(group_cols: Sequence[np.ndarray], partials: Mapping[str, np.
     import hashlib
 
     h = hashlib.sha256(b"pydp_core.aggregate/partials\x00")
-    for c in group_cols:
-        arr = np.asarray(c)
-        h.update(str(arr.dtype).encode() + b"\x00" + arr.size.to_bytes(8, "little"))
-        h.update(arr.tobytes() if arr.dtype.kind in "biufcmM" else "\x00".join(map(repr, arr.tolist())).encode())
+    # By value and in the order of the groups' values: an engine may hand back the groups in another order,
+    # int32 for int64, or dictionary-encoded strings.
+    labels = ["\x00".join(map(repr, g)) for g in zip(*[np.asarray(c).tolist() for c in group_cols])]
+    order = np.array(sorted(range(len(labels)), key=labels.__getitem__), dtype=np.int64)
+    h.update(len(labels).to_bytes(8, "little") + "\x01".join(labels[i] for i in order).encode("utf-8"))
     for name in sorted(partials):
         h.update(name.encode("utf-8") + b"\x00")
-        h.update(np.ascontiguousarray(partials[name], dtype=np.int64).tobytes())
+        h.update(np.ascontiguousarray(np.asarray(partials[name], dtype=np.int64)[order]).tobytes())
     return h.hexdigest()
 
 
