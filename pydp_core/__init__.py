@@ -23,31 +23,12 @@ import os as _os
 import sys as _sys
 from typing import TYPE_CHECKING, Any
 
+from ._loader import load_core as _load_core
 from ._version import __version__
 
-_HOW_TO_BUILD = "`python -m pip install .` or, in a source checkout, `tools/build-inplace`"
-
-
-def _no_extension(why: object) -> ImportError:
-    return ImportError(
-        f"pydp_core: the compiled extension pydp_core._core is not in {_os.path.dirname(__file__)} or does not "
-        f"load ({why}); build it with {_HOW_TO_BUILD}"
-    )
-
-
-try:
-    from . import _core  # type: ignore[attr-defined]
-except ImportError as _error:
-    raise _no_extension(_error) from _error
-# Without the compiled module, the folder of its type stubs (_core/*.pyi) imports as an empty namespace package.
-if getattr(_core, "__file__", None) is None:
-    _sys.modules.pop(__name__ + "._core", None)
-    raise _no_extension("only its type stubs are there")
-if getattr(_core, "__version__", None) != __version__:
-    raise ImportError(
-        f"pydp_core: the compiled extension ({_core.__file__}) is version {getattr(_core, '__version__', None)}, "
-        f"the Python sources ({_os.path.dirname(__file__)}) are version {__version__}; rebuild it with {_HOW_TO_BUILD}"
-    )
+# A source checkout without its compiled extension uses the extension of an installed copy of the same
+# version (subprocesses started from the checkout import this folder first); otherwise a clear error.
+_core = _load_core(_os.path.dirname(__file__), __version__)
 
 # Public name -> the module that defines it. Subpackages are listed under their own name.
 _EXPORTS: dict[str, str] = {

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "pydp_core"
 
 LAYERS: list[set[str]] = [
-    {"_errors", "_validation", "_arrays", "_safety", "_files", "_paths", "_chain", "_logspace", "_version"},
+    {"_errors", "_validation", "_arrays", "_safety", "_files", "_paths", "_chain", "_logspace", "_version", "_loader"},
     {"special", "noise", "random"},
     {"calibration"},
     {"accounting"},
