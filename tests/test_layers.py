@@ -65,6 +65,8 @@ _KNOWN_ELSEWHERE: set[tuple[str, str]] = {
     # The box calibration moved to accounting.pld.box; pydp_core.calibration re-exports its three public
     # names lazily (PEP 562, on first access only) so that user code importing them from there keeps working.
     ("pydp_core.calibration", "pydp_core.accounting.pld.box"),
+    # The loader finds the whole extension (in this folder, or an installed copy of the same version).
+    ("pydp_core._loader", "pydp_core._core"),
 }
 
 
