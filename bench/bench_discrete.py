@@ -1,4 +1,4 @@
-"""Floating-point-safe releases (issue 6): exact discrete noise against its peers, in the same run.
+"""Floating-point-safe releases: exact discrete noise against its peers, in the same run.
 
 - secure (unseeded ChaCha20) discrete Gaussian and discrete Laplace integer noise, one thread:
   goal >= 5e6 values/s;

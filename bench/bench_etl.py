@@ -1,4 +1,4 @@
-"""End-to-end `pydp-core privatize` on a float64 Parquet column, against pyarrow alone (issue 7).
+"""End-to-end `pydp-core privatize` on a float64 Parquet column, against pyarrow alone.
 
 Measured in the same run, on the same file (N float64 values, one column, row groups of 2^20 rows,
 uncompressed, in the page cache after the first read):

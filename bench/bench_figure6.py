@@ -1,4 +1,4 @@
-"""Paper 004, Figure 6: converting the Gaussian mechanism's psi to (eps, delta = 1e-5)-DP.
+"""Kaissis et al. 2023, Figure 6: converting the Gaussian mechanism's psi to (eps, delta = 1e-5)-DP.
 
 Four strategies: the exact privacy profile (Corollary 14), and (alpha, alpha psi^2/2)-RDP followed by
 Mironov's (Corollary 11), Asoodeh et al.'s (Corollary 12) or Balle et al.'s (Corollary 13) conversion,

@@ -1,4 +1,4 @@
-"""Reproduction of Figure 1 of paper 001 (Jiang et al., NeurIPS 2023) with the exact mu of this package.
+"""Reproduction of Figure 1 of Jiang et al. 2023 with the exact mu of this package.
 
 Panels 1 and 2: mu against sigma = k/4, k = 1..16, sensitivity 1, on S^1 (panel 1) and R (panel 2):
 exact mu (corrected Corollary 3.2.1 on S^1, 1/sigma on R) and Algorithm 2 with the paper's parameters

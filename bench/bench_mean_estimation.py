@@ -1,4 +1,4 @@
-"""Paper 002 (Vinterbo 2022), Section 4.1 and Figure 2: private mean estimation, Gaussian vs Subbotin_r.
+"""Vinterbo 2022, Section 4.1 and Figure 2: private mean estimation, Gaussian vs Subbotin_r.
 
 Setup as in the paper (after Balle and Wang 2018): records in the unit l_inf ball v + [-1/2, 1/2]^m
 with v ~ N(0, I_m) drawn per database, n = 500 records drawn uniformly, the mean query (l_inf

@@ -1,4 +1,4 @@
-"""Paper 002 (Vinterbo 2022), Section 4.1, under composition: which Subbotin order r minimises the error?
+"""Vinterbo 2022, Section 4.1, under composition: which Subbotin order r minimises the error?
 
 The mean of n = 500 records in an l_inf ball of width 1 in m dimensions (per-coordinate sensitivity
 w = 1/500), released k times with iid Subbotin_r noise in every coordinate, under one total

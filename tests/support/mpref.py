@@ -1,6 +1,6 @@
 """Independent 50-digit mpmath references for the special functions, the noise families and Lemma 1.
 
-Written from the definitions (Vinterbo 2022 and ../shared/SPEC-NOTES.md), not from the C++ kernels:
+Written from the definitions (Vinterbo 2022, with the corrections derived in the proof pages), not from the C++ kernels:
 nothing here imports pydp_core. Every reference works on the *exact* value of its double inputs
 (``mpf(float(x))``) and returns an mpf; tests convert at the end. Results are cached per process, so
 the test modules that share this file (through :func:`load`) share the work.
