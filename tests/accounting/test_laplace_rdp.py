@@ -6,10 +6,10 @@ curve, below the randomised-response bound that holds for every pure-DP mechanis
 """
 import numpy as np
 import pytest
+from support import mpref
 
 import pydp_core as dp
 from pydp_core.accounting.guarantees import laplace_rdp_epsilon
-from support import mpref
 
 
 @pytest.mark.parametrize("alpha", [1.001, 1.5, 2.0, 8.0, 32.0, 1000.0])
