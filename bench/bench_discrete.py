@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import pydp_core as pc
-from pydp_core import discrete as dsc
+from pydp_core import release as dsc
 
 N = 2_000_000
 N_PEER = 20_000

@@ -27,7 +27,8 @@ import numpy as np
 import pytest
 
 import pydp_core
-from pydp_core import cli, etl
+from pydp_core import cli
+from pydp_core import io as etl
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is an optional extra (pydp_core[etl])")

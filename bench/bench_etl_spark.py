@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pydp_core
-from pydp_core import etl
+from pydp_core import io as etl
 
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")

@@ -215,8 +215,10 @@ def test_the_former_module_gaussian_is_a_deprecated_alias_of_gdp():
     from pydp_core.accounting import gdp
 
     for old, new in (("psi", "gdp_mu"), ("epsilon", "gdp_epsilon"), ("delta", "gdp_delta"), ("roc", "roc")):
+        with pytest.warns(DeprecationWarning, match="pydp_core.gaussian is deprecated: use pydp_core.accounting.gdp"):
+            former = pydp_core.gaussian
         with pytest.warns(DeprecationWarning, match=f"gaussian.{old} is deprecated: use pydp_core.accounting.gdp.{new}"):
-            assert getattr(pydp_core.gaussian, old) is getattr(gdp, new)
+            assert getattr(former, old) is getattr(gdp, new)
     with pytest.warns(DeprecationWarning):
         from pydp_core.accounting.gaussian import epsilon
     assert epsilon is gdp.gdp_epsilon
@@ -225,3 +227,14 @@ def test_the_former_module_gaussian_is_a_deprecated_alias_of_gdp():
     with pytest.raises(AttributeError):
         pydp_core.accounting.gaussian.no_such_name  # noqa: B018
     assert "gaussian" not in pydp_core.__all__ and "gdp" in pydp_core.__all__
+
+
+@pytest.mark.parametrize("old,new", [("discrete", "release"), ("etl", "io")])
+def test_former_subpackage_names_warn_and_name_the_new_one(old, new):
+    import importlib
+
+    import pydp_core
+
+    with pytest.warns(DeprecationWarning, match=f"pydp_core.{old} is deprecated: use pydp_core.{new}"):
+        assert getattr(pydp_core, old) is importlib.import_module(f"pydp_core.{new}")
+    assert old not in pydp_core.__all__

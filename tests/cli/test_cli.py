@@ -279,7 +279,7 @@ def test_progress_bar_on_request(capsys, tmp_path):
 
 def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
     """Laplace noise goes through the exact discrete release (outputs on a power-of-two grid)."""
-    from pydp_core import discrete
+    from pydp_core import release as discrete
 
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"x": np.linspace(-1, 1, 3000)}), src)
@@ -439,7 +439,7 @@ def test_a_killed_process_never_leaves_a_partial_output(tmp_path, sig):
     script = textwrap.dedent(f"""
         import os, signal, sys
         from support import frames as sup
-        from pydp_core import etl
+        from pydp_core import io as etl
 
         class Suicidal:
             calls = 0

@@ -21,7 +21,7 @@ CALLS = {
     "Random.random_raw 1e12": "dp.Random(1).random_raw(10**12)",
     "discrete_laplace 1e12": "_core.discrete.discrete_laplace(_core.random.Generator(b'k' * 32), 1, 1, 10**12)",
     "discrete_gaussian 2**62": "_core.discrete.discrete_gaussian(_core.random.Generator(b'k' * 32), 1, 1, 2**62)",
-    "sample_discrete_laplace 1e12": "dp.discrete.sample_discrete_laplace(3, size=10**12, rng=dp.Random(1))",
+    "sample_discrete_laplace 1e12": "dp.release.sample_discrete_laplace(3, size=10**12, rng=dp.Random(1))",
     "manifold sample 1e12 x 3": (
         "_core.manifolds.sample(_core.manifolds.Geometry.hyperbolic, _core.manifolds.RadialKind.sin, 1.0, 1.0, False, 3.0, 1.0, 1.0, np.array([0.0, 0.0, 1.0]), "
         "np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), 10**12 // 3 + 1, _core.random.Generator(b'k' * 32), 1)"),

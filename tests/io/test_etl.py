@@ -1,4 +1,4 @@
-"""pydp_core.privatize / pydp_core.etl: columnar containers, nulls, bounds, keyed block streams."""
+"""pydp_core.privatize / pydp_core.io: columnar containers, nulls, bounds, keyed block streams."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import pytest
 from support import frames as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
-from pydp_core import etl  # noqa: E402
+from pydp_core import io as etl  # noqa: E402
 
 pd = pytest.importorskip("pandas", reason="pandas is an optional extra (pydp_core[etl])")
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
@@ -119,7 +119,7 @@ def test_block_noise_is_elementwise_and_data_independent(make, release):
 
 
 def test_each_value_is_released_as_a_scalar_query_on_the_grid():
-    from pydp_core import discrete
+    from pydp_core import release as discrete
 
     mech = sup.gaussian()
     x = np.linspace(-3, 3, 1000)

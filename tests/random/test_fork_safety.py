@@ -21,7 +21,7 @@ import pydp_core as dp
 def draws(rng):
     # sequential buffered words, a bulk sampler (chunked, threaded), and a kernel of another area
     return [list(map(int, rng.random_raw(3))), [float(v) for v in rng.laplace(size=5)],
-            [int(v) for v in dp.discrete.sample_discrete_laplace(3, size=5, rng=rng)]]
+            [int(v) for v in dp.release.sample_discrete_laplace(3, size=5, rng=rng)]]
 """
 
 _POOL = _PRELUDE + """

@@ -21,7 +21,7 @@ from scipy import stats
 from support.stats import ALPHA  # noqa: E402
 
 import pydp_core as pc
-from pydp_core import discrete as dsc
+from pydp_core import release as dsc
 
 N = 400_000
 JS = list(range(-1080, 1025))

@@ -11,7 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from pydp_core import discrete as dsc
+from pydp_core import release as dsc
 
 
 def ref_dlap_log_delta(eps: float, t: Fraction, k: int) -> mpmath.mpf:

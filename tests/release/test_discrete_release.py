@@ -17,7 +17,7 @@ from scipy import stats
 from support.stats import ALPHA
 
 import pydp_core as pc
-from pydp_core import discrete as dsc
+from pydp_core import release as dsc
 from pydp_core.accounting.conversions import zcdp_log_delta
 
 

@@ -12,7 +12,7 @@ import pytest
 from support.stats import chi_square
 
 import pydp_core as pc
-from pydp_core import discrete as dsc
+from pydp_core import release as dsc
 
 N = 10**6
 
