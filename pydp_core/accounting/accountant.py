@@ -125,6 +125,7 @@ class _Spend:
             self.rao = eps
             # The Laplace mechanism's own Renyi curve (Mironov 2017), below randomised response's at every order.
             pure_rdp = self.rdp
+            assert pure_rdp is not None  # set by track(PureDP)
             self.rdp = lambda alpha: np.minimum(pure_rdp(alpha), laplace_rdp_epsilon(
                 alpha, sensitivity=record["sensitivity"], scale=record["scale"]))
             self.pld = _maybe_pld(lambda: PLD.from_spec({"noise": "laplace", "scale": record["scale"],
