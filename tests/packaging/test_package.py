@@ -78,3 +78,11 @@ def test_privacy_warning_is_one_class_re_exported():
     from pydp_core.accounting import budgets
 
     assert pydp_core.PrivacyWarning is accounting.PrivacyWarning is budgets.PrivacyWarning is _errors.PrivacyWarning
+
+
+def test_all_is_the_export_maps():
+    # __all__ is a literal for type checkers; it must name exactly the exports and the subpackages.
+    expected = {"__version__", *pydp_core._EXPORTS, *pydp_core._MODULES} - {"cli"}
+    assert len(pydp_core.__all__) == len(set(pydp_core.__all__))
+    assert set(pydp_core.__all__) == expected
+    assert not set(pydp_core.__all__) & set(pydp_core._DEPRECATED_MODULES)

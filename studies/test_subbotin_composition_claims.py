@@ -1,4 +1,4 @@
-"""The claims of bench/results/subbotin_composition.csv (Vinterbo 2022, Section 4.1, under composition).
+"""The claims of studies/results/subbotin_composition.csv (Vinterbo 2022, Section 4.1, under composition).
 
 Cells are recomputed with :func:`pydp_core.calibration.calibrate_box` and compared with the CSV; the
 calibrated scales are checked against the target on the CSV's own grid; the best order is checked
@@ -7,22 +7,14 @@ where the paper's Theorem 9 leaks more than delta are recomputed (docs/study-sub
 """
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+import study_subbotin_composition as study
 
 import pydp_core as dp
 from pydp_core.accounting.pld import Interval
 from pydp_core.calibration import box_pld, calibrate_box
 from pydp_core.noise import Subbotin
-
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("study_subbotin", ROOT / "bench" / "study_subbotin_composition.py")
-assert _spec is not None and _spec.loader is not None
-study = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(study)
 
 ROWS = study.read(study.CSV_PATH)
 PAPER = study.read(study.PAPER_CSV)

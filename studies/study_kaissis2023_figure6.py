@@ -5,8 +5,8 @@ Mironov's (Corollary 11), Asoodeh et al.'s (Corollary 12) or Balle et al.'s (Cor
 for psi in [0.1, 6] and alpha in (1, 64]. The table has, per psi: the exact epsilon; each RDP method at
 alpha = 2 and alpha = 6 (the orders of the paper's panels A and B); and each method at its best alpha.
 
-Run ``python bench/bench_figure6.py`` to write ``bench/results/figure6.csv`` (and ``figure6.png`` where
-matplotlib imports); ``pytest bench/bench_figure6.py`` checks the paper's claims on the same table.
+Run ``python studies/study_kaissis2023_figure6.py`` to write ``studies/results/figure6.csv`` (and ``figure6.png`` where
+matplotlib imports); ``pytest studies/study_kaissis2023_figure6.py`` checks the paper's claims on the same table.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ azimuth, D = 2r(2 - h)/(n h) = 0.1214602, sigma = (k/4) D for k = 1..12, 1000 re
 distance from the true Frechet mean to the Gaussian release and to the Laplace release (rate D/eps, eps
 from mu by the Liu et al. conversion). mu is the exact mu here (the paper used Algorithm 2).
 
-PYDP_FULL=1 runs the paper's sizes and writes bench/results/figure1_*.csv and figure1.png; the default
+PYDP_FULL=1 runs the paper's sizes and writes studies/results/figure1_*.csv and figure1.png; the default
 (CI) run uses 1 replicate of Algorithm 2 at n = 300, m = 30, n_eps = 300 and 150 repetitions in panel 3,
 writes into a temporary folder, and still tests the claims at a fixed false-alarm rate.
 """

@@ -12,9 +12,9 @@ For k = 1 the paper's Theorem 9 calibration (l_r sensitivity m^(1/r) w paired wi
 checked against the exact PLD: the columns theorem9_* give its scale and the certified true delta there.
 A second CSV checks the paper's printed Section 4.1 choices (delta = 1e-4).
 
-Outputs: bench/results/subbotin_composition.csv, subbotin_paper_check.csv and subbotin_composition.png.
+Outputs: studies/results/subbotin_composition.csv, subbotin_paper_check.csv and subbotin_composition.png.
 The CSVs are the cache: the plot is redrawn from them unless --recompute is given (about two minutes).
-Run: .venv/bin/python bench/study_subbotin_composition.py [--recompute]
+Run: .venv/bin/python studies/study_subbotin_composition.py [--recompute]
 """
 from __future__ import annotations
 

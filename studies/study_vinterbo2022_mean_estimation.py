@@ -13,10 +13,10 @@ m in {10, 100, 500, 1000, 2000}. Mechanisms:
   t = s * mean of 300 maxima of m standard Subbotin_r variates (Subbotin);
 - Gauss-JS: James-Stein, (1 - (m - 2) s^2 / ||y||^2) y.
 
-The mean l2 error over the databases is written to a CSV: bench/results/mean_estimation_fig2.csv in the
-full-size run (PYDP_BENCH_FULL=1: 100 databases, as in the paper), bench/out/mean_estimation_ci.csv
+The mean l2 error over the databases is written to a CSV: studies/results/mean_estimation_fig2.csv in the
+full-size run (PYDP_BENCH_FULL=1: 100 databases, as in the paper), studies/out/mean_estimation_ci.csv
 otherwise (20 databases, a few seconds). The tests below check the paper's qualitative claims.
-Run: PYDP_BENCH_FULL=1 pytest bench/bench_mean_estimation.py --benchmark-disable
+Run: PYDP_BENCH_FULL=1 pytest studies/study_vinterbo2022_mean_estimation.py --benchmark-disable
 """
 from __future__ import annotations
 
