@@ -127,9 +127,9 @@ def _stable_charge(eps: float, steps: int) -> float:
     return math.inf if eps > 700 else (1.0 + math.exp(eps)) * steps * STABLE_TV_BOUND
 
 
-def _calibrate_on(mechanism: str, r: float, eps: float, dl: float, sens: float, m: int, norm: str, k: int,
-                  grid_bits: int, timing_stable: bool, s0: float, h: float) -> LatticeVectorRelease:
-    e, shift = _lattice_grid(mechanism, r, sens, grid_bits, s0)
+def _search(mechanism: str, r: float, eps: float, dl: float, sens: float, e: int, shift: int, m: int, norm: str,
+            k: int, timing_stable: bool, start: int, h: float) -> LatticeVectorRelease:
+    """The smallest table scale on the grid 2**e whose certificate at the corner shift meets delta."""
     steps = m * k
     target = dl * (1.0 - _DELTA_MARGIN)
     charge = _stable_charge(eps, steps) if timing_stable else 0.0
@@ -138,13 +138,19 @@ def _calibrate_on(mechanism: str, r: float, eps: float, dl: float, sens: float, 
         up = float(_product_pld(table, shift, steps, h).delta(eps).upper) + charge
         return math.inf if up >= 1.0 else up - target
 
-    s, (table, bits) = _smallest_passing(mechanism, r, round(s0 / sens * shift), excess)
+    s, (table, bits) = _smallest_passing(mechanism, r, start, excess)
     iv = _product_pld(table, shift, steps, h).delta(eps)
     plan = LatticeVectorRelease(mechanism, eps, dl, sens, e, shift, Fraction(s), float(iv.upper) + charge, m,
                                 r if mechanism == "subbotin" else None, bits, bool(timing_stable), norm, k, h,
                                 float(iv.lower))
     plan.__dict__["table"] = table
     return plan
+
+
+def _calibrate_on(mechanism: str, r: float, eps: float, dl: float, sens: float, m: int, norm: str, k: int,
+                  grid_bits: int, timing_stable: bool, s0: float, h: float) -> LatticeVectorRelease:
+    e, shift = _lattice_grid(mechanism, r, sens, grid_bits, s0)
+    return _search(mechanism, r, eps, dl, sens, e, shift, m, norm, k, timing_stable, round(s0 / sens * shift), h)
 
 
 def calibrate_vector_release(
