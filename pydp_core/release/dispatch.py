@@ -2,7 +2,8 @@
 
 Laplace (and Subbotin(1)) go to :func:`~pydp_core.release.release_laplace`, Gaussian (and Subbotin(2)) to
 :func:`~pydp_core.release.release_gaussian`, Subbotin_r for other r and Logistic to the lattice releases
-(:mod:`pydp_core.release.lattice`; a vector query through :mod:`pydp_core.release.vector`); truncated and user-defined families are refused.
+(:mod:`pydp_core.release.lattice`; a vector query through :mod:`pydp_core.release.vector`); truncated
+and user-defined families are refused.
 """
 from __future__ import annotations
 
