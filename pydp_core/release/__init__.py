@@ -77,6 +77,13 @@ from .profile import (
     discrete_laplace_log_delta,
 )
 from .samplers import sample_discrete_gaussian, sample_discrete_laplace
+from .vector import (
+    LatticeVectorRelease,
+    SubbotinReleaseChoice,
+    calibrate_vector_release,
+    release_vector,
+    select_subbotin_release,
+)
 
 __all__ = [
     "sample_discrete_laplace",
@@ -98,6 +105,11 @@ __all__ = [
     "calibrate_logistic_release",
     "release_subbotin",
     "release_logistic",
+    "LatticeVectorRelease",
+    "calibrate_vector_release",
+    "release_vector",
+    "select_subbotin_release",
+    "SubbotinReleaseChoice",
     "ReleaseNotSupported",
     "SAFE_RELEASE_FAMILIES",
     "DEFAULT_GRID_BITS",

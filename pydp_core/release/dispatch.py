@@ -2,7 +2,8 @@
 
 Laplace (and Subbotin(1)) go to :func:`~pydp_core.release.release_laplace`, Gaussian (and Subbotin(2)) to
 :func:`~pydp_core.release.release_gaussian`, Subbotin_r for other r and Logistic to the lattice releases
-(:mod:`pydp_core.release.lattice`); truncated and user-defined families are refused.
+(:mod:`pydp_core.release.lattice`; a vector query through :mod:`pydp_core.release.vector`); truncated
+and user-defined families are refused.
 """
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import Any, Optional, Tuple
 from numpy.typing import ArrayLike
 
 from .._arrays import accepts_arrays
+from .._validation import as_float_array
 from ..noise import NoiseFamily
 from .lattice import release_logistic, release_subbotin
 from .plans import DEFAULT_GRID_BITS, SAFE_RELEASE_FAMILIES, ReleaseNotSupported, release_gaussian, release_laplace
+from .vector import release_vector
 
 __all__ = ["release_noise"]
 
@@ -53,8 +56,9 @@ def release_noise(
         grid (16 bits unless the table's weight range binds; see
         :func:`~pydp_core.release.calibrate_subbotin_release`).
     vector : bool, optional
-        ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
-        ``False`` (the default): the guarantee is per value.
+        ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian,
+        l_inf for the lattice families, :func:`~pydp_core.release.release_vector`); ``False`` (the
+        default): the guarantee is per value.
     simulation, confirm_delta : bool, optional
         As in :func:`release_laplace`.
 
@@ -69,7 +73,7 @@ def release_noise(
         If ``noise`` is not a noise family, or another argument has the wrong type.
     ReleaseNotSupported
         For a family without a floating-point-safe release (for example a truncated family), and for
-        Subbotin_r (r not 1 or 2) or Logistic noise with ``vector=True`` or ``delta = 0``.
+        Subbotin_r (r not 1 or 2) or Logistic noise with ``delta = 0``.
     ValueError
         If a value or parameter is out of range.
 
@@ -94,13 +98,6 @@ def release_noise(
     if key == ("Gaussian",):
         return release_gaussian(values, **options)
     if key[0] in ("Subbotin", "Logistic"):
-
-        if vector:
-            raise ReleaseNotSupported(
-                f"release=True is not available for {noise!r} noise as a vector query: its lattice release "
-                "is per value only (vector=False), with no vector guarantee; release each coordinate as its "
-                "own query, or use Laplace (l1) or Gaussian (l2) noise for a vector query"
-            )
         if delta == 0:
             raise ReleaseNotSupported(
                 f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
@@ -110,6 +107,10 @@ def release_noise(
         del options["vector"]
         if grid_bits == DEFAULT_GRID_BITS:  # the lattice releases' automatic grid (16 bits unless it binds)
             options["grid_bits"] = None
+        if vector:  # one vector query, l_inf sensitivity: the product-law calibration
+            x = as_float_array(values, "values")
+            out = release_vector(x.reshape(-1), noise, norm="linf", **options)
+            return out.reshape(x.shape)
         if key[0] == "Subbotin":
             return release_subbotin(values, r=key[1], **options)
         return release_logistic(values, **options)

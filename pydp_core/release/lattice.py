@@ -153,27 +153,33 @@ class LatticeRelease(GridRelease):
         return self.table.release(gen, x, self.grid_exponent, low, high, self.timing_stable, threads)
 
 
-def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
-               timing_stable: bool, s0: float) -> LatticeRelease:
+def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float) -> Tuple[int, int]:
+    """The grid exponent e and the charged integer shift k for the continuous scale s0."""
     e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
     short = _MIN_SHIFT_BITS - (math.log2(sens) - e)  # bits by which D = sensitivity / g is below 2**12
     if short > 0:  # small epsilon: a finer grid, as far as the table budget allows, for a smaller charge
         e = max(_grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r)), e - math.ceil(short))
-    k = _grid_shift(sens, e)
-    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+    return e, _grid_shift(sens, e)
+
+
+def _smallest_passing(mechanism: str, r: float, start: int,
+                      excess: Callable[[Any], float]) -> Tuple[int, Tuple[Any, int]]:
+    """The smallest integer scale s (grid steps) with ``excess(table of s) <= 0`` that the search verifies,
+    and its table: a bracket from ``start``, then a safeguarded secant search; s is checked to pass and
+    s - 1 to fail, else CalibrationError."""
     tables: Dict[int, Tuple[Any, int]] = {}
     values: Dict[int, float] = {}
 
-    def f(s: int) -> float:  # log delta - log target: <= 0 passes
+    def f(s: int) -> float:  # <= 0 passes
         if s not in values:
             tables[s] = _build_table(mechanism, r, s)
-            values[s] = _log_delta(tables[s][0], eps, k, timing_stable) - log_target
+            values[s] = excess(tables[s][0])
             if len(tables) > 2:  # keep memory bounded: only the current bracket's tables are needed
                 for key in sorted(tables, key=lambda q: abs(q - s))[2:]:
                     tables.pop(key)
         return values[s]
 
-    s = max(1, round(s0 / sens * k))  # the continuous calibration for the shift k, in grid steps
+    s = max(1, start)
     step = max(1, s // 512)
     if f(s) <= 0:  # bracket [lo, hi]: lo fails (or is 0), hi passes
         hi = s
@@ -207,9 +213,18 @@ def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, gri
         raise CalibrationError("lattice calibration did not converge")
     if not (f(hi) <= 0 and (hi == 1 or f(hi - 1) > 0)):
         raise CalibrationError("lattice calibration could not be verified")
-    table, bits = tables.get(hi) or _build_table(mechanism, r, hi)
+    return hi, tables.get(hi) or _build_table(mechanism, r, hi)
+
+
+def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
+               timing_stable: bool, s0: float) -> LatticeRelease:
+    e, k = _lattice_grid(mechanism, r, sens, grid_bits, s0)
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+    start = round(s0 / sens * k)  # the continuous calibration for the shift k, in grid steps
+    s, (table, bits) = _smallest_passing(
+        mechanism, r, start, lambda t: _log_delta(t, eps, k, timing_stable) - log_target)
     delta_achieved = math.exp(_log_delta(table, eps, k, timing_stable))
-    plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(hi), delta_achieved, 1,
+    plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(s), delta_achieved, 1,
                           r if mechanism == "subbotin" else None, bits, bool(timing_stable))
     plan.__dict__["table"] = table  # the cached_property's slot: reuse the table just verified
     return plan

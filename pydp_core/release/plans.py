@@ -124,6 +124,10 @@ class GridRelease:
         check_release_rng(rng, simulation)
         return _release(self, values, rng, bounds)
 
+    def _vector_sizes(self) -> Tuple[int, ...]:
+        """The numbers of values one call may release (for ``dimension > 1``): one vector."""
+        return (self.dimension,)
+
     def _draw(self, gen: Any, x: np.ndarray, low: float, high: float, threads: int) -> Any:
         """The release kernel on contiguous float64 values (clamp, round, add the noise)."""
         p = self.parameter
@@ -396,9 +400,10 @@ def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, gr
 def _release(plan: GridRelease, values: ArrayLike, rng: Any, bounds: Any) -> Any:
     x = as_float_array(values, "values")
     scalar = x.ndim == 0
-    if plan.dimension > 1 and x.size != plan.dimension:
+    if plan.dimension > 1 and x.size not in plan._vector_sizes():
         raise ValueError(
             f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}"
+            + ("".join(f" or {n} values" for n in sorted(set(plan._vector_sizes()) - {plan.dimension})))
         )
     low, high = -math.inf, math.inf
     if bounds is not None:

@@ -231,15 +231,22 @@ def test_release_noise_and_mechanisms_release():
     assert np.array_equal(out, exp)
     m = pc.SubbotinMechanism(3.0, epsilon=1.0, delta=1e-6)
     assert m.privatize(0.0, rng=pc.Random(2), simulation=True) == exp[0]  # a scalar: the first value
-    with pytest.raises(release.ReleaseNotSupported, match="vector query"):  # an array: no vector calibration
-        m.privatize(np.zeros(5), rng=pc.Random(2), simulation=True)
+    # An array is one vector query with l_inf sensitivity: the product-law calibration of release_vector.
+    vec = m.privatize(np.zeros((2, 3)), rng=pc.Random(2), simulation=True)
+    assert vec.shape == (2, 3)
+    assert np.array_equal(vec.reshape(-1), release.release_vector(np.zeros(6), pc.Subbotin(3.0), epsilon=1.0,
+                                                                  delta=1e-6, rng=pc.Random(2), simulation=True))
     lm = pc.LogisticMechanism(epsilon=1.0, delta=1e-9)
     v = lm.privatize(0.0, rng=pc.Random(2), simulation=True)
     assert v == pc.release_logistic(np.zeros(3), epsilon=1.0, delta=1e-9, rng=pc.Random(2), simulation=True)[0]
     with pytest.raises(release.ReleaseNotSupported, match="delta > 0"):
         pc.LogisticMechanism(epsilon=1.0).privatize(1.0)
-    with pytest.raises(release.ReleaseNotSupported, match="per value"):
-        release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=1e-6, vector=True)
+    lv = release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=1e-6, vector=True, rng=pc.Random(2),
+                               simulation=True)
+    assert np.array_equal(lv, release.release_vector(np.zeros(3), pc.Logistic(), epsilon=1.0, delta=1e-6,
+                                                     rng=pc.Random(2), simulation=True))
+    with pytest.raises(release.ReleaseNotSupported, match="delta > 0"):
+        release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=0.0, vector=True)
     with pytest.raises(ValueError, match="seed"):
         pc.release_subbotin(1.0, r=3.0, epsilon=1.0, delta=1e-6, rng=pc.Random(2))
 
