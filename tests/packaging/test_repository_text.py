@@ -47,7 +47,7 @@ def test_no_tracker_issue_paper_number_or_notes_file_is_named():
 
 
 # Paths that exist only elsewhere: in the installed wheel, or as a run's output.
-_ELSEWHERE = ("pydp_core/include/", "bench/out/")
+_ELSEWHERE = ("pydp_core/include/", "bench/out/", "studies/out/")
 
 
 def test_every_repository_path_named_exists():
