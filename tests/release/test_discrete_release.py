@@ -212,7 +212,7 @@ def test_bad_release_arguments(call, exc):
 
 @pytest.mark.parametrize("noise", [pc.Truncated(pc.Laplace(), 2.0), pc.Truncated(pc.Gaussian(), 3.0)])
 def test_unsafe_families_are_refused_with_the_safe_ones_named(noise):
-    with pytest.raises(dsc.ReleaseNotSupported, match="Laplace.*Gaussian.*Subbotin.*Logistic") as info:
+    with pytest.raises(dsc.ReleaseNotSupportedError, match="Laplace.*Gaussian.*Subbotin.*Logistic") as info:
         dsc.release_noise(noise, [1.0], epsilon=1.0, delta=1e-6)
     assert "release=False" in str(info.value)
     assert isinstance(info.value, ValueError)
@@ -304,7 +304,7 @@ def test_mechanisms_release_by_default_on_the_grid():
 @pytest.mark.parametrize("mech", [pc.LogisticMechanism(epsilon=1.0), pc.SubbotinMechanism(3.0, epsilon=1.0, delta=1e-6)])
 def test_lattice_mechanisms_release_and_simulate_on_request(mech):
     if mech.delta == 0:  # the lattice Logistic needs delta > 0
-        with pytest.raises(dsc.ReleaseNotSupported, match="delta > 0"):
+        with pytest.raises(dsc.ReleaseNotSupportedError, match="delta > 0"):
             mech.privatize(0.0)
     else:
         out = mech.privatize(0.0, rng=pc.Random(1), simulation=True)
@@ -345,3 +345,9 @@ def test_laplace_calibration_property(eps, delta, sens):
         assert Fraction(plan.shift) / Fraction(eps) > t - 1
     elif t > 1:
         assert dsc.discrete_laplace_delta(epsilon=eps, t=t - 1, shift=plan.shift) > delta * (1 - 1e-12)
+
+
+def test_the_former_name_of_the_refusal_warns():
+    with pytest.warns(DeprecationWarning, match="ReleaseNotSupportedError"):
+        assert dsc.ReleaseNotSupported is dsc.ReleaseNotSupportedError
+    assert issubclass(dsc.ReleaseNotSupportedError, ValueError)

@@ -239,13 +239,13 @@ def test_release_noise_and_mechanisms_release():
     lm = pc.LogisticMechanism(epsilon=1.0, delta=1e-9)
     v = lm.privatize(0.0, rng=pc.Random(2), simulation=True)
     assert v == pc.release_logistic(np.zeros(3), epsilon=1.0, delta=1e-9, rng=pc.Random(2), simulation=True)[0]
-    with pytest.raises(release.ReleaseNotSupported, match="delta > 0"):
+    with pytest.raises(release.ReleaseNotSupportedError, match="delta > 0"):
         pc.LogisticMechanism(epsilon=1.0).privatize(1.0)
     lv = release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=1e-6, vector=True, rng=pc.Random(2),
                                simulation=True)
     assert np.array_equal(lv, release.release_vector(np.zeros(3), pc.Logistic(), epsilon=1.0, delta=1e-6,
                                                      rng=pc.Random(2), simulation=True))
-    with pytest.raises(release.ReleaseNotSupported, match="delta > 0"):
+    with pytest.raises(release.ReleaseNotSupportedError, match="delta > 0"):
         release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=0.0, vector=True)
     with pytest.raises(ValueError, match="seed"):
         pc.release_subbotin(1.0, r=3.0, epsilon=1.0, delta=1e-6, rng=pc.Random(2))
