@@ -319,6 +319,14 @@ class SubbotinReleaseChoice:
     lattice_rmse : dict
         The lattice RMSE of the orders calibrated on the lattice (those within ``candidates`` of the
         continuous best).
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> c = release.select_subbotin_release(epsilon=1.0, delta=1e-6, dimension=2, linf_sensitivity=0.01,
+    ...                                     orders=[1.0, 2.0])
+    >>> c.order, sorted(c.continuous_rmse)
+    (1.0, [1.0, 2.0])
     """
 
     order: float
