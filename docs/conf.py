@@ -1,10 +1,13 @@
-"""Sphinx configuration of the pydp_core documentation (built by tests/test_docs_site.py with -W)."""
+"""Sphinx configuration of the pydp_core documentation (built by tests/packaging/test_docs_site.py with -W)."""
 from __future__ import annotations
 
+import glob
 import os
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
+# Document the checkout when it holds an in-place build; otherwise the installed package.
+if glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pydp_core", "_core*.so")):
+    sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
 
 project = "pydp_core"
 author = "the pydp_core developers"

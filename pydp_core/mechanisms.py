@@ -194,8 +194,8 @@ class AdditiveMechanism:
         covers l1 and l2 sensitivities of that size), calibrated by
         :func:`pydp_core.release.calibrate_vector_release` on the product law (its scale is larger than
         :attr:`scale`, the scalar one). They need delta > 0 (a Logistic mechanism with delta = 0 raises
-        :class:`pydp_core.release.ReleaseNotSupported`). Other families raise
-        :class:`pydp_core.release.ReleaseNotSupported`.
+        :class:`pydp_core.release.ReleaseNotSupportedError`). Other families raise
+        :class:`pydp_core.release.ReleaseNotSupportedError`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations
         (not safe against least-significant-bit attacks: see the module docs).
@@ -232,7 +232,7 @@ class AdditiveMechanism:
             If ``rng`` is reproducible without ``simulation=True``, or a value is not finite.
         BudgetExceededError
             If the accountant's limit would be exceeded.
-        ReleaseNotSupported
+        ReleaseNotSupportedError
             For ``release=True`` with a family that has no floating-point-safe release.
 
         Examples

@@ -58,6 +58,8 @@ sampling), never on the data; adding the noise to the data has no data-dependent
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .dispatch import release_noise
 from .lattice import (
     LatticeRelease,
@@ -70,7 +72,7 @@ from .plans import (
     DEFAULT_GRID_BITS,
     SAFE_RELEASE_FAMILIES,
     GridRelease,
-    ReleaseNotSupported,
+    ReleaseNotSupportedError,
     calibrate_gaussian_release,
     calibrate_laplace_release,
     release_gaussian,
@@ -118,7 +120,17 @@ __all__ = [
     "release_vector",
     "select_subbotin_release",
     "SubbotinReleaseChoice",
-    "ReleaseNotSupported",
+    "ReleaseNotSupportedError",
     "SAFE_RELEASE_FAMILIES",
     "DEFAULT_GRID_BITS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ReleaseNotSupported":  # the former name
+        import warnings
+
+        warnings.warn("pydp_core.release.ReleaseNotSupported is deprecated: use ReleaseNotSupportedError",
+                      DeprecationWarning, stacklevel=2)
+        return ReleaseNotSupportedError
+    raise AttributeError(f"module 'pydp_core.release' has no attribute {name!r}")

@@ -15,7 +15,7 @@ from .._arrays import accepts_arrays
 from .._validation import as_float_array
 from ..noise import NoiseFamily
 from .lattice import release_logistic, release_subbotin
-from .plans import DEFAULT_GRID_BITS, SAFE_RELEASE_FAMILIES, ReleaseNotSupported, release_gaussian, release_laplace
+from .plans import DEFAULT_GRID_BITS, SAFE_RELEASE_FAMILIES, ReleaseNotSupportedError, release_gaussian, release_laplace
 from .vector import release_vector
 
 __all__ = ["release_noise"]
@@ -78,7 +78,7 @@ def release_noise(
     ------
     TypeError
         If ``noise`` is not a noise family, or another argument has the wrong type.
-    ReleaseNotSupported
+    ReleaseNotSupportedError
         For a family without a floating-point-safe release (for example a truncated family), and for
         Subbotin_r (r not 1 or 2) or Logistic noise with ``delta = 0``.
     ValueError
@@ -93,7 +93,7 @@ def release_noise(
     >>> release.release_noise(dp.Truncated(dp.Laplace(), 2.0), 1.0, epsilon=1.0, delta=0.0)
     Traceback (most recent call last):
     ...
-    pydp_core.release.plans.ReleaseNotSupported: release=True is not available for Truncated(...
+    pydp_core.release.plans.ReleaseNotSupportedError: release=True is not available for Truncated(...
     """
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
@@ -110,7 +110,7 @@ def release_noise(
         return release_gaussian(values, **options)
     if key[0] in ("Subbotin", "Logistic"):
         if delta == 0:
-            raise ReleaseNotSupported(
+            raise ReleaseNotSupportedError(
                 f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
                 "needs delta > 0 (the table has finite support, so it cannot be pure epsilon-DP; "
                 "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
@@ -126,7 +126,7 @@ def release_noise(
         if key[0] == "Subbotin":
             return release_subbotin(values, r=key[1], **options)
         return release_logistic(values, **options)
-    raise ReleaseNotSupported(
+    raise ReleaseNotSupportedError(
         f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
         f"{', '.join(SAFE_RELEASE_FAMILIES)}, which use exact integer noise on a power-of-two grid. Use "
         "release=False for simulations only (floating-point noise is not differentially private against "

@@ -42,7 +42,7 @@ _GAUSS_MAX_BITS = 30  # sigma below 2**31 grid steps (sigma2 numerator below 2**
 _DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check, as in calibration
 
 
-class ReleaseNotSupported(ValueError):
+class ReleaseNotSupportedError(ValueError):
     """The requested noise family has no floating-point-safe release path."""
 
 

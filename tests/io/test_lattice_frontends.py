@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import pydp_core
-from pydp_core import cli, etl, release
+from pydp_core import cli, release
+from pydp_core import io as etl
 
 KEY = bytes(range(32))
 B = 1024

@@ -29,7 +29,7 @@
 // upper bound; the sum is exact in 192 bits and only the final division is in floating point, widened
 // by a factor (1 + 2^-40). Only y < k/2 can contribute (for y >= k/2, |y| >= |y - k| so W(y) <= W(y - k)),
 // and for a table that is symmetric and non-increasing in |y| the shift k is the worst of all shifts
-// 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/test_lattice_release.py.
+// 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/release/test_lattice_release.py.
 #pragma once
 #include <cmath>
 #include <cstddef>
