@@ -35,7 +35,7 @@ def test_release_noise_timing_stable_is_the_table_release(noise, r):
 
 
 def test_timing_stable_laplace_needs_delta():
-    with pytest.raises(release.ReleaseNotSupported, match="delta > 0"):
+    with pytest.raises(release.ReleaseNotSupportedError, match="delta > 0"):
         release.release_noise(pc.Laplace(), 1.0, epsilon=1.0, delta=0.0, timing_stable=True)
     with pytest.raises(TypeError, match="timing_stable"):
         release.release_noise(pc.Laplace(), 1.0, epsilon=1.0, delta=1e-6, timing_stable=1)

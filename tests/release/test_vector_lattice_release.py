@@ -169,10 +169,10 @@ def test_select_subbotin_release_picks_the_lattice_best():
     lambda: release.calibrate_subbotin_release(r=2.0, epsilon=1.0, delta=1e-6, timing_stable=True),
 ])
 def test_lsb_distinguisher_finds_nothing(make):
-    # Mironov's least-significant-bit distinguisher (tests/test_discrete_attack.py) on 400,000 outputs per
+    # Mironov's least-significant-bit distinguisher (tests/support/lsb.py) on 400,000 outputs per
     # input: no event violates the guarantee at the confidence limits (every coordinate of a vector
     # release is a post-processing of it, so the total guarantee bounds each coordinate).
-    from test_discrete_attack import N, worst_violation
+    from support.lsb import N, worst_violation
 
     plan = make()
     x0, x1 = 0.0, plan.sensitivity - plan.grid
