@@ -48,3 +48,15 @@ def test_timing_stable_cost_in_scale_is_small():
         plan = release.calibrate_subbotin_release(r=r, epsilon=1.0, delta=1e-6, timing_stable=True)
         cont = float(pc.minimal_scale(pc.Subbotin(r), epsilon=1.0, delta=1e-6))
         assert 0.99 < plan.scale / cont < 1.01
+
+
+def test_timing_stable_budget_refuses_a_scale_far_above_the_sensitivity():
+    # No grid with D >= 1 keeps the table within the cache budget: a clear error naming grid_bits,
+    # before any noise; an explicit grid is used as given.
+    with pytest.raises(pc.CalibrationError, match="grid_bits"):
+        release.calibrate_subbotin_release(r=1.0, epsilon=0.03, delta=1e-6, timing_stable=True)
+    with pytest.raises(pc.CalibrationError, match="grid_bits"):
+        release.calibrate_vector_release(pc.Laplace(), epsilon=1.0, delta=1e-10, sensitivity=0.37, dimension=7,
+                                         releases=3, timing_stable=True)
+    plan = release.calibrate_subbotin_release(r=1.0, epsilon=0.03, delta=1e-6, timing_stable=True, grid_bits=4)
+    assert plan.timing_stable and plan.table.half_size + 1 > lattice.STABLE_TABLE_ENTRIES
