@@ -4,7 +4,8 @@
     Runs its Python code when the site is built and shows the code followed by what it printed (and the
     value of a final expression, as an interactive session would). The blocks of one page share one
     namespace and run in order, in a temporary working folder; an exception fails the build, so every
-    output shown is the output of the code shown.
+    output shown is the output of the code shown. ``:figure: FILE`` shows the PNG or SVG image that the
+    code wrote to FILE (embedded in the page).
 
 ``cli-reference``
     The reference of every ``pydp-core`` command, generated from its argparse parser
@@ -34,7 +35,7 @@ class RunPython(SphinxDirective):
     """The code, run at build time, and its output."""
 
     has_content = True
-    option_spec = {"hide-output": directives.flag}
+    option_spec = {"hide-output": directives.flag, "figure": directives.unchanged_required}
 
     def run(self) -> list[nodes.Node]:
         code = "\n".join(self.content)
@@ -62,7 +63,21 @@ class RunPython(SphinxDirective):
         if text and "hide-output" not in self.options:
             block = nodes.literal_block(text, text, language="text", classes=["run-output"])
             result.append(nodes.container("", block, classes=["run-output-box"]))
+        if "figure" in self.options:
+            result.append(self._figure(os.path.join(folder, self.options["figure"])))
         return result
+
+    def _figure(self, path: str) -> nodes.Node:
+        import base64
+
+        kinds = {".svg": "image/svg+xml", ".png": "image/png"}
+        kind = kinds.get(os.path.splitext(path)[1].lower())
+        if kind is None or not os.path.isfile(path):
+            raise self.error(f"run-python: no PNG or SVG figure {self.options['figure']!r} was written")
+        with open(path, "rb") as fh:
+            data = base64.b64encode(fh.read()).decode("ascii")
+        html = f'<img class="run-figure" alt="{os.path.basename(path)}" src="data:{kind};base64,{data}">'
+        return nodes.raw("", html, format="html")
 
 
 def _invocation(action: argparse.Action) -> str:
