@@ -17,7 +17,8 @@ from support import frames as sup  # noqa: E402
 from support.paths import subprocess_env  # noqa: E402
 
 import pydp_core  # noqa: E402
-from pydp_core import cli, etl  # noqa: E402
+from pydp_core import cli  # noqa: E402
+from pydp_core import io as etl  # noqa: E402
 from pydp_core.accounting.guarantees import guarantees  # noqa: E402
 from pydp_core.io import files as io_files  # noqa: E402
 
