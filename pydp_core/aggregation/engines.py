@@ -27,6 +27,15 @@ from .spec import AggregateSpec, aggregate_spec
 __all__ = ["aggregate_dask", "aggregate_spark"]
 
 
+def _engine_spec(names: list, kwargs: dict) -> AggregateSpec:
+    """The checked spec of an engine call; quantiles are computed by the local engine only."""
+    spec = aggregate_spec(names, **kwargs)
+    if spec.quantile_columns:
+        raise ValueError("aggregations: quantiles (median, quantile, min, max) run on pandas, pyarrow and polars "
+                         "tables; collect the columns first on Dask or Spark")
+    return spec
+
+
 def _columns(spec: AggregateSpec) -> list[str]:
     """The input columns one aggregation reads."""
     return list(dict.fromkeys([spec.privacy_unit, *spec.by, *(c for c, _ in spec.requests)]))
@@ -99,7 +108,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     """
     (dd,) = require_extra("dask", "dask.dataframe")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
-    spec = aggregate_spec(list(ddf.columns), **kwargs)
+    spec = _engine_spec(list(ddf.columns), kwargs)
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
     meta = _partial_frame(ddf._meta[cols], spec)
@@ -140,7 +149,7 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     """
     pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
-    spec = aggregate_spec(list(sdf.columns), **kwargs)
+    spec = _engine_spec(list(sdf.columns), kwargs)
     cols = _columns(spec)
     fields = [sdf.schema[c] for c in spec.by]
     schema = types_mod.StructType(

@@ -10,6 +10,7 @@ from .._validation import require_extra
 from .aggregations import component_exponent, component_limb_sums, estimate, limbs_on_grid
 from .bounding import bound_contributions, combine_hashes, factorize, identity_hashes, subkey, unique_values
 from .keyuse import KeyUse, key_use, record_release
+from .quantiles import QuantilePlan, cell_counts
 from .report import REPORT_KEY, build_result, describe_plan, release_report, to_polars
 from .spec import AggregateSpec, aggregate_spec, output_name, public_groups
 from .tables import Frame, group_type, is_polars
@@ -70,7 +71,10 @@ def aggregate(
         Column -> list of ``"count"`` (rows), ``"sum"``, ``"mean"``, ``"variance"``; the
         ``privacy_unit`` column may map to ``"privacy_id_count"`` (distinct units per group). Output columns
         are named ``<column>_<aggregate>``, except the row count and the unit count asked of the
-        ``privacy_unit`` column: ``count`` and ``privacy_id_count``. Contribution bounding drops rows, so
+        ``privacy_unit`` column: ``count`` and ``privacy_id_count``. Quantiles: ``"median"``, ``"min"``,
+        ``"max"`` and ``("quantile", [levels])`` (levels in [0, 1]; output ``<column>_quantile_<level>``) by a
+        noisy binary search on a grid of 1024 cells between the bounds (``docs/aggregate.md``, section 9;
+        pure DP, no interval columns; pandas, pyarrow and polars tables only). Contribution bounding drops rows, so
         counts and sums are biased downwards when persons exceed the limits; the interval columns cover the
         noise only, not that bias.
     bounds : mapping or None
@@ -205,6 +209,8 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
             for j, comp in enumerate(comps):
                 for k in range(3):
                     partials[f"{c}\x00{comp}\x00{k}"] = limbs[3 * j + k]
+    for c in spec.quantile_columns:
+        partials[f"{c}\x00cells"] = cell_counts(raw[c][kept.rows], row_groups, spec.bounds[c], n_groups)
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
     return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
@@ -231,7 +237,7 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
         public = public_groups(spec.public, by_list, [np.asarray(c) for c in group_cols])
         lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in group_cols]))}
         where = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in public])], dtype=np.int64)
-        partials = {k: np.where(where >= 0, v[np.maximum(where, 0)] if v.size else 0, 0) for k, v in partials.items()}
+        partials = {k: _public_rows(v, where) for k, v in partials.items()}
         group_cols = public
     record_release(spec, use, group_cols, partials)
     stream_ids = group_hashes(group_cols, key) >> np.uint64(1)
@@ -247,6 +253,12 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     columns: dict = {c: v for c, v in zip(by_list, group_cols)}
     report_aggs: dict = {}
     for (col, agg), plan in zip(spec.requests, spec.budget.plans):
+        if isinstance(plan, QuantilePlan):
+            name = output_name(col, agg, spec.privacy_unit)
+            columns[name] = plan.release(partials[f"{col}\x00cells"], stream_ids,
+                                         subkey(key, f"quantile\x00{col}\x00{agg}"))
+            report_aggs[name] = plan.describe()
+            continue
         noisy = {
             comp: noise.draw(_exact_input(partials, col, comp, noise, spec.bounds.get(col)), stream_ids,
                              subkey(key, f"noise\x00{col}\x00{agg}\x00{comp}"))
@@ -266,6 +278,14 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
             out.sort_values(by_list, kind="stable").reset_index(drop=True)
         if kind == "pandas":
             out.attrs[REPORT_KEY] = report
+    return out
+
+
+def _public_rows(values: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """The rows ``where`` of per-group partials (one row per group, scalars or cell counts), 0 where < 0."""
+    out = np.zeros((where.shape[0],) + values.shape[1:], dtype=values.dtype)
+    if values.shape[0]:
+        out[where >= 0] = values[where[where >= 0]]
     return out
 
 

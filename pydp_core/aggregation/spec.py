@@ -12,6 +12,7 @@ from ..io.keyed import check_bounds
 from ..io.keys import check_key, generate_key, release_id, release_key
 from ._budget import BudgetPlan, plan_budget
 from .aggregations import AGGREGATES, COMPONENTS, VALUE_AGGREGATES
+from .quantiles import QUANTILE_NAMES, is_quantile, quantile_requests
 from .selection import SELECTION_METHODS
 
 
@@ -29,12 +30,22 @@ def _requests(aggregations: Any, privacy_unit: str, frame: Any) -> list[tuple[st
     out: list[tuple[str, str]] = []
     for col, aggs in aggregations.items():
         _column_name(col, "aggregations", frame)
-        for agg in check_aggregate_names(aggs, f"aggregations[{col!r}]", AGGREGATES):
+        where = f"aggregations[{col!r}]"
+        items = [aggs] if isinstance(aggs, (str, tuple)) else aggs
+        if not isinstance(items, list):
+            raise TypeError(f"{where} must be an aggregate name or a non-empty list of them")
+        names = [a for a in items if isinstance(a, str)]
+        quantiles = [q for a in items if not isinstance(a, str) for q in quantile_requests(a, where)]
+        for agg in check_aggregate_names(names, where, AGGREGATES + QUANTILE_NAMES) if names else []:
             if agg == "privacy_id_count" and col != privacy_unit:
                 raise ValueError(
                     f"aggregations[{col!r}]: privacy_id_count counts privacy units; ask for it on the privacy_unit "
                     f"column {privacy_unit!r}"
                 )
+            out.append((col, agg))
+        for agg in quantiles:
+            if (col, agg) in out:
+                raise ValueError(f"{where}: aggregate {agg!r} is listed twice")
             out.append((col, agg))
     return out
 
@@ -62,9 +73,9 @@ def _mapping_for(given: Any, needed: list[str], name: str, what: str) -> Mapping
 
 
 def _bounds(bounds: Any, requests: list[tuple[str, str]]) -> dict[str, tuple[float, float]]:
-    """One (low, high) per column with a sum, mean or variance."""
-    needed = sorted({c for c, a in requests if a in VALUE_AGGREGATES})
-    what = "column to (low, high) (the columns with sum, mean or variance)"
+    """One (low, high) per column with a sum, mean, variance or quantile."""
+    needed = sorted({c for c, a in requests if a in VALUE_AGGREGATES or is_quantile(a)})
+    what = "column to (low, high) (the columns with sum, mean, variance or a quantile)"
     given = _mapping_for({} if bounds is None else bounds, needed, "bounds", what)
     return {c: check_bounds(given[c], f"bounds[{c!r}]") for c in needed}  # type: ignore[misc]
 
@@ -126,6 +137,11 @@ class AggregateSpec:
         """The (column, grid component) pairs whose exact sums the aggregates need."""
         wanted = {(c, comp) for c, a in self.requests if a in VALUE_AGGREGATES for comp in COMPONENTS[a] if comp != "rows"}
         return sorted(wanted)
+
+    @property
+    def quantile_columns(self) -> list[str]:
+        """The columns with a quantile aggregate (their partials are grid cell counts)."""
+        return sorted({c for c, a in self.requests if is_quantile(a)})
 
     def partial_names(self) -> list[str]:
         """The partial-aggregate columns: rows, units, then three limb sums per component."""
