@@ -15,6 +15,8 @@ guarantee is (epsilon, delta)-DP for adding or removing all the rows of one priv
 - :mod:`~pydp_core.aggregation.bounding`: keyed identity hashes and contribution bounding;
 - :mod:`~pydp_core.aggregation.aggregations`: sensitivities, noise, estimators, confidence intervals;
 - :mod:`~pydp_core.aggregation.selection`: Laplace thresholding and its delta, and the optimal selection;
+- :mod:`~pydp_core.aggregation.quantiles`: the quantile aggregates (noisy binary search on the grid);
+- :mod:`~pydp_core.aggregation.topk`: :func:`top_k` (report-noisy-max peeling);
 - :mod:`~pydp_core.aggregation.engines`: the same release on Dask and Spark.
 """
 from __future__ import annotations
@@ -33,10 +35,12 @@ from .selection import (
     selection_delta,
     selection_probability,
 )
+from .topk import top_k
 
 __all__ = [
     "aggregate",
     "aggregate_report",
+    "top_k",
     "AGGREGATES",
     "REPORT_KEY",
     "calibrate_selection",

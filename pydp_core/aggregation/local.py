@@ -233,22 +233,8 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     partials, is accepted and gives the same output) and charged to the accountant.
     """
     key, by_list = spec.key, spec.by
-    if spec.public is not None:
-        public = public_groups(spec.public, by_list, [np.asarray(c) for c in group_cols])
-        lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in group_cols]))}
-        where = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in public])], dtype=np.int64)
-        partials = {k: _public_rows(v, where) for k, v in partials.items()}
-        group_cols = public
-    record_release(spec, use, group_cols, partials)
-    stream_ids = group_hashes(group_cols, key) >> np.uint64(1)
+    group_cols, partials, stream_ids = selected_groups(spec, group_cols, partials, use)
     selection = spec.budget.selection
-    if selection is not None:
-        idx = np.flatnonzero(selection.select(partials["units"], stream_ids, subkey(key, "selection")))
-        group_cols = [c[idx] for c in group_cols]
-        stream_ids = stream_ids[idx]
-        partials = {k: v[idx] for k, v in partials.items()}
-    if np.unique(stream_ids).size != stream_ids.size:
-        raise RuntimeError("two groups have the same 64-bit keyed hash; run again with another key")
     alpha = None if spec.confidence is None else 1.0 - spec.confidence
     columns: dict = {c: v for c, v in zip(by_list, group_cols)}
     report_aggs: dict = {}
@@ -279,6 +265,30 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
         if kind == "pandas":
             out.attrs[REPORT_KEY] = report
     return out
+
+
+def selected_groups(spec: AggregateSpec, group_cols: list[np.ndarray], partials: dict,
+                    use: KeyUse | None) -> tuple[list[np.ndarray], dict, np.ndarray]:
+    """The released groups (the public partitions, or the selected ones), their partials and noise stream ids,
+    after the release is recorded in the key's ledger and charged (``use``)."""
+    key, by_list = spec.key, spec.by
+    if spec.public is not None:
+        public = public_groups(spec.public, by_list, [np.asarray(c) for c in group_cols])
+        lookup = {k: i for i, k in enumerate(zip(*[c.tolist() for c in group_cols]))}
+        where = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in public])], dtype=np.int64)
+        partials = {k: _public_rows(v, where) for k, v in partials.items()}
+        group_cols = public
+    record_release(spec, use, group_cols, partials)
+    stream_ids = group_hashes(group_cols, key) >> np.uint64(1)
+    selection = spec.budget.selection
+    if selection is not None:
+        idx = np.flatnonzero(selection.select(partials["units"], stream_ids, subkey(key, "selection")))
+        group_cols = [c[idx] for c in group_cols]
+        stream_ids = stream_ids[idx]
+        partials = {k: v[idx] for k, v in partials.items()}
+    if np.unique(stream_ids).size != stream_ids.size:
+        raise RuntimeError("two groups have the same 64-bit keyed hash; run again with another key")
+    return group_cols, partials, stream_ids
 
 
 def _public_rows(values: np.ndarray, where: np.ndarray) -> np.ndarray:

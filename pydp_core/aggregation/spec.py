@@ -151,8 +151,9 @@ class AggregateSpec:
 def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregations: Any, bounds: Any, max_partitions: Any,
           max_contributions: Any, epsilon: Any = None, delta: Any = 0.0, rho: Any = None, noise: Any = None,
           key: Any = None, public_partitions: Any = None, budget_split: Any = None,
-          confidence: Any = 0.95, partition_selection: Any = "threshold") -> AggregateSpec:
-    """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument)."""
+          confidence: Any = 0.95, partition_selection: Any = "threshold", kind: str = "aggregate") -> AggregateSpec:
+    """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument);
+    ``kind`` names the release in its description (another release kind never shares a release id)."""
     frame = _Names(names)
     pu = _column_name(privacy_unit, "privacy_unit", frame)
     by_list = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else None
@@ -176,7 +177,7 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
                          requests=requests, max_partitions=kp, max_contributions=kc, bounds=col_bounds,
                          method=method)
     description = {
-        "kind": "aggregate", "privacy_unit": pu, "by": by_list, "aggregations": [list(r) for r in requests],
+        "kind": kind, "privacy_unit": pu, "by": by_list, "aggregations": [list(r) for r in requests],
         "bounds": {c: list(b) for c, b in col_bounds.items()}, "max_partitions": kp, "max_contributions": kc,
         "budget": budget.total(), "plans": [p.describe() for p in budget.plans],
         "selection": None if budget.selection is None else budget.selection.describe(),
