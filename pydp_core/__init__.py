@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "Session": "pydp_core.session",
     "aggregate": "pydp_core.aggregation",
     "aggregate_report": "pydp_core.aggregation",
+    "top_k": "pydp_core.aggregation",
     **dict.fromkeys(
         ["NoiseFamily", "Laplace", "Gaussian", "Logistic", "Subbotin", "Truncated", "LogConcaveFamily"],
         "pydp_core.noise",
@@ -178,6 +179,7 @@ __all__ = [
     "Session",
     "aggregate",
     "aggregate_report",
+    "top_k",
     "PLD",
     "privatize",
     "get_include",
@@ -263,7 +265,7 @@ if TYPE_CHECKING:
         rao,
         subsample,
     )
-    from .aggregation import aggregate, aggregate_report
+    from .aggregation import aggregate, aggregate_report, top_k
     from .calibration import (
         CalibrationError,
         SubbotinChoice,

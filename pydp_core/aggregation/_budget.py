@@ -30,6 +30,7 @@ from .._validation import check_delta, check_positive_scalar
 from ..accounting import ApproxDP, compose
 from ..accounting.conversions import zcdp_log_delta
 from .aggregations import AggregatePlan, plan_aggregate, split_epsilon
+from .quantiles import QuantilePlan, is_quantile, plan_quantile
 from .selection import OptimalSelection, ThresholdSelection, calibrate, optimal_selection_for_rho
 
 NOISES = ("laplace", "gaussian")
@@ -111,11 +112,12 @@ def _noise(noise: Any) -> str | None:
 
 
 def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[float], kp: int, kc: int,
-           bounds: dict, given: str) -> list[AggregatePlan]:
+           bounds: dict, given: str) -> list[AggregatePlan | QuantilePlan]:
     out = []
     for (c, a), s in zip(requests, shares):
         try:
-            out.append(plan_aggregate(a, **{kind: s}, max_partitions=kp, max_contributions=kc, bounds=bounds.get(c)))
+            plan = plan_quantile if is_quantile(a) else plan_aggregate
+            out.append(plan(a, **{kind: s}, max_partitions=kp, max_contributions=kc, bounds=bounds.get(c)))
         except ValueError as err:
             raise ValueError(f"{given}: the share of {c}_{a} is too small ({err})") from None
     return out
@@ -210,4 +212,6 @@ def _zcdp_selection(rho_s: float, delta: float, kp: int, method: str) -> Thresho
 def _log_std(plans: Sequence[AggregatePlan]) -> float:
     """The sum of log noise standard deviations over every component (a geometric mean, up to the count)."""
     stds = [c.describe()["std"] for p in plans for c in p.components.values()]
+    if not stds:  # quantiles only: the same search under both families
+        return 0.0
     return -math.inf if min(stds) <= 0.0 else math.fsum(math.log(s) for s in stds)  # a std below 1e-308 is 0

@@ -1,12 +1,12 @@
 """The aggregation on Dask and Spark: the same release as :func:`pydp_core.aggregate.aggregate`, bit for bit.
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
-2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.partial_aggregates`):
+2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
    contribution bounding by keyed hashes of the person's own identifiers and exact integer limb sums.
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
 3. The partials are summed per group by the engine (exact int64 sums) and collected: one row per group.
 4. The driver runs selection (or the public partitions), the keyed noise and the estimates
-   (:func:`~pydp_core.aggregation.release_partials`).
+   (:func:`~pydp_core.aggregation.local.release_partials`).
 
 Since bounding is per person, the limb sums are exact and the noise is keyed by group values, the
 result does not depend on the partitioning and equals the local result for the same key. The result
@@ -20,9 +20,20 @@ from typing import Any
 import numpy as np
 
 from .._validation import require_extra
-from . import AggregateSpec, _spec, key_use, partial_aggregates, release_partials
+from .keyuse import key_use
+from .local import partial_aggregates, release_partials
+from .spec import AggregateSpec, aggregate_spec
 
 __all__ = ["aggregate_dask", "aggregate_spark"]
+
+
+def _engine_spec(names: list, kwargs: dict) -> AggregateSpec:
+    """The checked spec of an engine call; quantiles are computed by the local engine only."""
+    spec = aggregate_spec(names, **kwargs)
+    if spec.quantile_columns:
+        raise ValueError("aggregations: quantiles (median, quantile, min, max) run on pandas, pyarrow and polars "
+                         "tables; collect the columns first on Dask or Spark")
+    return spec
 
 
 def _columns(spec: AggregateSpec) -> list[str]:
@@ -97,7 +108,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     """
     (dd,) = require_extra("dask", "dask.dataframe")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
-    spec = _spec(list(ddf.columns), **kwargs)
+    spec = _engine_spec(list(ddf.columns), kwargs)
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
     meta = _partial_frame(ddf._meta[cols], spec)
@@ -138,7 +149,7 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     """
     pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
-    spec = _spec(list(sdf.columns), **kwargs)
+    spec = _engine_spec(list(sdf.columns), kwargs)
     cols = _columns(spec)
     fields = [sdf.schema[c] for c in spec.by]
     schema = types_mod.StructType(

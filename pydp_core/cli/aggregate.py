@@ -109,10 +109,9 @@ def _split(items: list[str]) -> dict[str, float] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..aggregation import aggregate
-    from ..aggregation.files import input_format, read_columns, write_result
+    from ..aggregation import aggregate, aggregate_report
     from ..io import load_key
-    from ..io.files import file_format
+    from ..io.files import file_format, input_format, read_columns, write_result
 
     aggs = _aggregations(args)
     bounds = {c: (lo, hi) for c, lo, hi in (_bounds(b) for b in args.bounds)}
@@ -145,11 +144,9 @@ def run(args: argparse.Namespace) -> int:
             fmt_out = file_format(args.output)
         except ValueError:
             fmt_out = "parquet"
-    sidecar = write_result(result, args.output, format=fmt_out, delimiter=args.delimiter, overwrite=args.force,
-                           protect=(args.input,))
+    sidecar = write_result(result, args.output, aggregate_report(result), format=fmt_out, delimiter=args.delimiter,
+                           overwrite=args.force, protect=(args.input,))
     if not args.quiet:
-        from ..aggregation import aggregate_report
-
         b = aggregate_report(result)["budget"]
         guarantee = (f"(rho={b['rho']:.6g}, delta={b['delta']:.3g})-{b['definition']}" if "rho_given" in b
                      else f"(epsilon={b['epsilon']:.6g}, delta={b['delta']:.3g})-DP")

@@ -1,4 +1,5 @@
-"""Streaming privatisation of Parquet and CSV files, by batch, with atomic output.
+"""Parquet and CSV files: streaming privatisation by batch with atomic output, and whole-column reads and
+atomic result writes for the aggregation (whose bounding needs every row of a person).
 """
 from __future__ import annotations
 
@@ -53,6 +54,67 @@ def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     if low.endswith((".csv", ".csv.gz", ".csv.bz2", ".tsv")):
         return "csv"
     raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its name: give format='parquet' or 'csv'")
+
+
+#: The suffix of the JSON sidecar written next to an aggregation's output.
+SIDECAR_SUFFIX = ".json"
+
+
+def input_format(path: str, fmt: str | None) -> str:
+    """"parquet" or "csv" from ``fmt`` or the name; a folder is a partitioned Parquet data set."""
+    if fmt is None and os.path.isdir(path):
+        return "parquet"
+    return file_format(path, fmt)
+
+
+def read_columns(path: str, columns: list[str], *, format: str | None = None, delimiter: str = ",") -> Any:
+    """The ``columns`` of a Parquet file or folder (hive partitions and Spark's ``_SUCCESS`` understood) or
+    of a CSV file, as a pyarrow Table (read whole: only the columns asked for)."""
+    pa, pq, pacsv = require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"input {path!r} does not exist")
+    fmt = input_format(path, format)
+    if fmt == "parquet":
+        import pyarrow.dataset as ds
+
+        data = ds.dataset(path, format="parquet", partitioning="hive")
+        missing = [c for c in columns if c not in data.schema.names]
+        if missing:
+            raise ValueError(f"input {path!r} has no column(s) {', '.join(map(repr, missing))}")
+        return data.to_table(columns=columns)
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"delimiter must be one character, got {delimiter!r}")
+    header = _csv_header(path, delimiter)
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise ValueError(f"input {path!r} has no column(s) {', '.join(map(repr, missing))}")
+    return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                          convert_options=pacsv.ConvertOptions(include_columns=columns))
+
+
+def write_result(table: Any, target: str, report: dict, *, format: str = "parquet", delimiter: str = ",",
+                 overwrite: bool = False, protect: tuple[str, ...] = ()) -> str:
+    """Write a result table atomically, with its ``report`` in the table's Parquet key-value metadata (as the
+    table carries it) and in the sidecar ``target + ".json"`` (always). Returns the sidecar path."""
+    pa, pq, pacsv = require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv")
+    for p in protect:
+        if same_file(p, target):
+            raise ValueError(f"output {target!r} is the input: choose another path")
+    sidecar = target + SIDECAR_SUFFIX
+    for p in (target, sidecar):
+        if os.path.exists(p) and not overwrite:
+            raise FileExistsError(f"{p!r} exists (use --force to replace it)")
+    with atomic_output(target) as tmp:
+        if format == "parquet":
+            pq.write_table(table, tmp)
+        else:
+            pacsv.write_csv(table.replace_schema_metadata(None), tmp,
+                            write_options=pacsv.WriteOptions(delimiter=delimiter))
+    with atomic_output(sidecar) as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+    return sidecar
 
 
 def privatize_file(
@@ -324,10 +386,11 @@ def _unit_column(source: str, fmt: str, name: str) -> list[Any]:
     return pcsv.read_csv(source, convert_options=opts).column(name).to_pylist()
 
 
-def _csv_header(source: str) -> list[str]:
+def _csv_header(source: str, delimiter: str = ",") -> list[str]:
     import pyarrow.csv as pcsv
 
-    return pcsv.open_csv(source, read_options=pcsv.ReadOptions(block_size=1 << 16)).schema.names
+    return pcsv.open_csv(source, read_options=pcsv.ReadOptions(block_size=1 << 16),
+                         parse_options=pcsv.ParseOptions(delimiter=delimiter)).schema.names
 
 
 def _csv_reader(source: str, columns: list[str], block_bytes: int):

@@ -170,7 +170,7 @@ def test_confidence_half_width_against_mpmath(t, alpha):
         ({"by": "nope"}, ValueError, "by"),
         ({"by": []}, TypeError, "by"),
         ({"aggregations": {"nope": ["sum"]}}, ValueError, "aggregations"),
-        ({"aggregations": {"x": ["median"]}}, ValueError, "median"),
+        ({"aggregations": {"x": ["mode"]}}, ValueError, "mode"),
         ({"aggregations": {"x": ["privacy_id_count"]}}, ValueError, "privacy_unit"),
         ({"aggregations": {"s": ["sum"]}, "bounds": {"s": (0, 1)}}, TypeError, "'s'"),
         ({"aggregations": {}}, TypeError, "aggregations"),

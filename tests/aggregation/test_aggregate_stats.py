@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 from support.stats import ALPHA  # noqa: E402
 
-import pydp_core.aggregation as agg_mod
+import pydp_core.aggregation.local as agg_local
 from pydp_core.aggregation import aggregate, aggregate_report, calibrate_selection, selection_delta, selection_probability
 from pydp_core.aggregation import aggregations as aggs
 from pydp_core.aggregation.bounding import Bounded
@@ -200,6 +200,6 @@ def test_tester_catches_bounding_switched_off(monkeypatch):
         pairs = np.unique(np.stack([person, group])[:, group >= 0], axis=1)
         return Bounded(np.flatnonzero(group >= 0), np.bincount(pairs[1], minlength=group_hash.shape[0]))
 
-    monkeypatch.setattr(agg_mod, "bound_contributions", no_bounding)
+    monkeypatch.setattr(agg_local, "bound_contributions", no_bounding)
     loss = _losses(500)
     assert loss["x_count"] > 1.0 and loss["x_sum"] > 1.0

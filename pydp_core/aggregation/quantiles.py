@@ -1,0 +1,179 @@
+"""Quantiles per group (``"median"``, ``("quantile", levels)``, ``"min"``, ``"max"``) by a noisy binary search
+on the release grid, with exact discrete Laplace noise (``docs/aggregate.md``, section 9).
+
+The grid of a column with bounds ``(lo, hi)`` is ``g_i = lo + (hi - lo) i / W``, ``i = 0..W``, ``W = 2**DEPTH``.
+Each kept row adds one to the cell ``k(v)``, the smallest ``i`` with ``v <= g_i`` (values clamped), so that
+``c(i)``, the number of kept values ``<= g_i``, is a prefix sum of exact integer cell counts: the partial
+aggregates of disjoint parts add up. For a level ``q = P / D`` (``D = 2**16``), the quantile is the smallest
+``i`` with ``f(i) = D c(i) - P n - R >= 0`` (``n`` the group's kept rows; ``R = D`` for level 0, the minimum,
+else 0), and ``f`` is non-decreasing in ``i``. The search halves ``[0, W]`` in ``S = DEPTH + 1`` steps; each
+step releases ``f(mid)`` of every group with discrete Laplace noise (Canonne, Kamath and Steinke 2020) and goes
+left where the noisy value is ``>= 0``. One row changes ``f`` by at most ``max(P, D - P)``; a unit changes at
+most ``Kp`` groups by ``Kc`` rows each, so each step is ``epsilon / S``-DP with ``t`` calibrated to
+``S Kp Kc max(P, D - P) / epsilon``, and the ``S`` adaptive steps compose to epsilon-DP (Dwork and Roth 2014).
+The decisions compare exact integers: no floating-point decision is made on a released value.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._core import aggregate as _cagg
+from .aggregations import _base_generator, integer_laplace_t
+from .bounding import subkey
+
+#: The quantile aggregates named by a string; ``("quantile", [levels])`` asks for levels.
+QUANTILE_NAMES = ("median", "min", "max")
+#: The grid has ``2**DEPTH`` cells between the bounds.
+DEPTH = 10
+CELLS = 1 << DEPTH
+#: Levels are rounded to multiples of ``1 / LEVEL_DENOMINATOR`` (the report gives the level used).
+LEVEL_DENOMINATOR = 1 << 16
+#: Binary-search steps over the ``CELLS + 1`` grid points.
+STEPS = DEPTH + 1
+
+
+def is_quantile(aggregate: str) -> bool:
+    """Whether an aggregate name (as in a request) is a quantile."""
+    return aggregate in QUANTILE_NAMES or aggregate.startswith("quantile_")
+
+
+def quantile_requests(item: Any, name: str) -> list[str]:
+    """The aggregate names of ``("quantile", levels)``: ``quantile_<level>`` per level, errors naming ``name``."""
+    if not (isinstance(item, (tuple, list)) and len(item) == 2 and item[0] == "quantile"):
+        raise TypeError(f"{name}: a quantile is asked as ('quantile', [levels]), got {item!r}")
+    levels = item[1]
+    levels = [levels] if isinstance(levels, (int, float)) and not isinstance(levels, bool) else levels
+    if not isinstance(levels, (list, tuple)) or not levels:
+        raise TypeError(f"{name}: quantile levels must be a non-empty list of numbers in [0, 1]")
+    out = []
+    for q in levels:
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.floating, np.integer)):
+            raise TypeError(f"{name}: quantile levels must be numbers, not {type(q).__name__}")
+        if not (0.0 <= float(q) <= 1.0):
+            raise ValueError(f"{name}: quantile level {q!r} is outside [0, 1]")
+        agg = f"quantile_{float(q)!r}"
+        if agg in out:
+            raise ValueError(f"{name}: quantile level {q!r} is listed twice")
+        out.append(agg)
+    return out
+
+
+def level_numerator(aggregate: str) -> int:
+    """``P`` of the level ``P / LEVEL_DENOMINATOR`` of a quantile aggregate (round to nearest)."""
+    if aggregate == "median":
+        return LEVEL_DENOMINATOR // 2
+    if aggregate == "min":
+        return 0
+    if aggregate == "max":
+        return LEVEL_DENOMINATOR
+    q = Fraction(float(aggregate[len("quantile_"):]))
+    return int(round(q * LEVEL_DENOMINATOR))
+
+
+def cell_counts(values: np.ndarray, groups: np.ndarray, bounds: tuple[float, float], n_groups: int) -> np.ndarray:
+    """The int64 ``(n_groups, CELLS + 1)`` counts of kept rows per group and grid cell ``k(v)``."""
+    lo, hi = bounds
+    v = np.clip(values, lo, hi)
+    k = np.ceil((v - lo) * (CELLS / (hi - lo))).astype(np.int64)
+    np.clip(k, 0, CELLS, out=k)
+    flat = np.bincount(groups * (CELLS + 1) + k, minlength=n_groups * (CELLS + 1))
+    return flat.astype(np.int64).reshape(n_groups, CELLS + 1)
+
+
+@dataclass(frozen=True)
+class QuantilePlan:
+    """The calibrated noisy binary search of one quantile aggregate (pure ``epsilon``-DP)."""
+
+    aggregate: str
+    epsilon: float  # the share given (pure DP), or sqrt(2 rho) under zCDP
+    bounds: tuple[float, float]
+    numerator: int  # P of the level P / D
+    sensitivity: int  # max(P, D - P) Kc Kp: the L1 change of one step's queries over the groups
+    t: Fraction
+    rho: float = 0.0  # the zCDP share, when the budget is given in zCDP
+
+    @property
+    def components(self) -> dict:
+        """No additive noisy components (the search draws its own noise)."""
+        return {}
+
+    @property
+    def epsilon_achieved(self) -> float:
+        """``S * sensitivity / t`` rounded up: the pure DP the search spends (at most ``epsilon``)."""
+        e = Fraction(STEPS * self.sensitivity) / self.t
+        f = float(e)
+        return f if Fraction(f) >= e else math.nextafter(f, math.inf)
+
+    @property
+    def rho_achieved(self) -> float:
+        """The zCDP parameter ``epsilon_achieved**2 / 2`` (rounded up) of a pure DP search; 0 without ``rho``."""
+        if self.rho <= 0:
+            return 0.0
+        e = Fraction(self.epsilon_achieved) ** 2 / 2
+        f = float(e)
+        return f if Fraction(f) >= e else math.nextafter(f, math.inf)
+
+    @property
+    def noise(self) -> str:
+        return "laplace"
+
+    def describe(self) -> dict:
+        out: dict = {"aggregate": self.aggregate, "mechanism": "noisy binary search on the grid",
+                     "noise": "discrete_laplace", "level": self.numerator / LEVEL_DENOMINATOR,
+                     "level_fraction": [self.numerator, LEVEL_DENOMINATOR], "bounds": list(self.bounds),
+                     "grid_cells": CELLS, "steps": STEPS, "t": [self.t.numerator, self.t.denominator],
+                     "step_sensitivity": self.sensitivity, "epsilon": self.epsilon_achieved, "delta": 0.0}
+        if self.rho > 0:
+            out.update(rho=self.rho, rho_achieved=self.rho_achieved)
+        return out
+
+    def release(self, counts: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
+        """The noisy quantile (a grid point) of each group from its cell counts (one row per group)."""
+        cum = np.cumsum(np.asarray(counts, dtype=np.int64).reshape(-1, CELLS + 1), axis=1)
+        n_groups = cum.shape[0]
+        n = cum[:, -1] if n_groups else np.zeros(0, dtype=np.int64)
+        low = np.zeros(n_groups, dtype=np.int64)
+        high = np.full(n_groups, CELLS, dtype=np.int64)
+        d, p = LEVEL_DENOMINATOR, self.numerator
+        r = d if p == 0 else 0
+        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+        rows = np.arange(n_groups)
+        for step in range(STEPS):
+            mid = (low + high) // 2
+            f = d * cum[rows, mid] - p * n - r
+            gen = _base_generator(subkey(key, f"step\x00{step}"))
+            noisy = _cagg.keyed_laplace_integers(gen, ids, np.ascontiguousarray(f, dtype=np.int64),
+                                                 self.t.numerator, self.t.denominator, 0)
+            active = low < high
+            left = np.asarray(noisy) >= 0
+            high = np.where(active & left, mid, high)
+            low = np.where(active & ~left, mid + 1, low)
+        lo, hi = self.bounds
+        return lo + (hi - lo) * (low.astype(np.float64) / CELLS)
+
+
+def plan_quantile(aggregate: str, *, epsilon: float = 0.0, rho: float = 0.0, max_partitions: int,
+                  max_contributions: int, bounds: tuple[float, float] | None) -> QuantilePlan:
+    """Calibrate the search for its share: ``epsilon`` (pure DP) or ``rho`` (zCDP; the search is then
+    ``epsilon``-DP with ``epsilon**2 / 2 <= rho``, hence rho-zCDP, Bun and Steinke 2016)."""
+    assert bounds is not None  # the spec requires bounds for a quantile column
+    if rho > 0:
+        epsilon = math.nextafter(math.sqrt(2.0 * rho), 0.0)
+        while Fraction(epsilon) ** 2 / 2 > Fraction(rho):
+            epsilon = math.nextafter(epsilon, 0.0)
+    p = level_numerator(aggregate)
+    sens = max(p, LEVEL_DENOMINATOR - p) * max_contributions * max_partitions
+    t = integer_laplace_t(epsilon, STEPS * sens)
+    return QuantilePlan(aggregate, epsilon, bounds, p, sens, t, rho)
+
+
+def error_bound(plan: QuantilePlan, beta: float) -> float:
+    """A bound on the rank error, in rows: with probability >= 1 - beta every step's noise is below
+    ``t log(2 STEPS / beta)`` in magnitude, and the released grid point ``g`` then has
+    ``|D c(g) - P n| <= t log(2 STEPS / beta) + D`` up to the rows in its cell (``docs/aggregate.md``)."""
+    return float(plan.t) * math.log(2.0 * STEPS / beta) / LEVEL_DENOMINATOR + 1.0

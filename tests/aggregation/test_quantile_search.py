@@ -1,0 +1,168 @@
+"""Quantile aggregates (``median``, ``("quantile", levels)``, ``min``, ``max``): the noisy binary search's output
+law against its exact law (mpmath), a broken control, accuracy within the stated bound, keyed reproducibility,
+and bad input."""
+from __future__ import annotations
+
+import dataclasses
+
+import mpmath
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from support.stats import ALPHA
+
+import pydp_core.aggregation._budget as budget_mod
+from pydp_core.aggregation import aggregate, aggregate_report
+from pydp_core.aggregation import quantiles as qm
+
+LO, HI = 0.0, float(qm.CELLS)  # one grid cell per unit: the grid index of a value v is ceil(v)
+VALUES = [100.5, 101.5, 102.5, 104.5, 130.5]  # cells 101, 102, 103, 105, 131
+
+
+def _table(groups: int, values=VALUES) -> pd.DataFrame:
+    k = len(values)
+    return pd.DataFrame({"pid": np.arange(groups * k), "g": np.repeat(np.arange(groups), k),
+                         "x": np.tile(np.asarray(values, dtype=float), groups)})
+
+
+def _run(df, aggs, epsilon, key=b"q" * 32, **kw):
+    groups = sorted(set(df["g"].tolist()))
+    return aggregate(df, privacy_unit="pid", by="g", aggregations={"x": aggs}, bounds={"x": (LO, HI)},
+                     max_partitions=1, max_contributions=1, epsilon=epsilon, key=key, public_partitions=groups,
+                     ledger=False, **kw)
+
+
+def _exact_law(cells: list[int], numerator: int, t: mpmath.mpf) -> dict[int, mpmath.mpf]:
+    """P(output index = i) of the search on the cell indices ``cells`` (mpmath, from the definition)."""
+    d, n = qm.LEVEL_DENOMINATOR, len(cells)
+    r = d if numerator == 0 else 0
+    a = mpmath.exp(-1 / t)
+
+    def p_at_least(k: int) -> mpmath.mpf:  # P(Y >= k), Y discrete Laplace with P(y) ~ a^|y|
+        return a ** k / (1 + a) if k >= 1 else 1 - a ** (1 - k) / (1 + a)
+
+    law: dict[int, mpmath.mpf] = {}
+
+    def walk(low: int, high: int, p: mpmath.mpf) -> None:
+        if low == high:
+            law[low] = law.get(low, 0) + p
+            return
+        mid = (low + high) // 2
+        f = d * sum(1 for c in cells if c <= mid) - numerator * n - r
+        left = p_at_least(-f)
+        walk(low, mid, p * left)
+        walk(mid + 1, high, p * (1 - left))
+
+    walk(0, qm.CELLS, mpmath.mpf(1))
+    return law
+
+
+def _chi_square_p(indices: np.ndarray, law: dict[int, mpmath.mpf]) -> float:
+    """p-value of the chi-square test of ``indices`` against ``law``, thin bins merged into one."""
+    n = indices.size
+    keys = sorted(law)
+    probs = np.array([float(law[k]) for k in keys])
+    thick = probs * n >= 20
+    counts = {k: 0 for k in keys}
+    for v, c in zip(*np.unique(indices, return_counts=True)):
+        counts[int(v)] = int(c)
+    obs = [counts[k] for k, t in zip(keys, thick) if t]
+    exp = [p * n for p, t in zip(probs, thick) if t]
+    rest_obs, rest_exp = n - sum(obs), n - sum(exp)
+    if rest_exp >= 5:
+        obs.append(rest_obs)
+        exp.append(rest_exp)
+    stat = sum((o - e) ** 2 / e for o, e in zip(obs, exp))
+    return float(stats.chi2.sf(stat, len(obs) - 1))
+
+
+@pytest.mark.parametrize("agg, numerator", [("median", 1 << 15), ("min", 0), ("max", 1 << 16),
+                                            (("quantile", [0.3]), round(0.3 * 65536))])
+def test_the_output_law_is_the_exact_law(agg, numerator):
+    groups = 20000
+    out = _run(_table(groups), [agg], epsilon=20.0)
+    name = [c for c in out.columns if c.startswith("x_")][0]
+    desc = aggregate_report(out)["aggregates"][name]
+    assert desc["level_fraction"] == [numerator, qm.LEVEL_DENOMINATOR]
+    t = mpmath.mpf(desc["t"][0]) / desc["t"][1]
+    idx = np.rint((out[name].to_numpy() - LO) * qm.CELLS / (HI - LO)).astype(np.int64)
+    law = _exact_law([int(np.ceil(v)) for v in VALUES], numerator, t)
+    assert _chi_square_p(idx, law) > ALPHA
+
+
+def test_half_the_noise_is_caught(monkeypatch):
+    real = budget_mod.plan_quantile
+
+    def half(*args, **kw):
+        plan = real(*args, **kw)
+        return dataclasses.replace(plan, t=plan.t / 2)
+
+    monkeypatch.setattr(budget_mod, "plan_quantile", half)
+    out = _run(_table(20000), ["median"], epsilon=20.0)
+    desc = aggregate_report(out)["aggregates"]["x_median"]
+    t_claimed = 2 * mpmath.mpf(desc["t"][0]) / desc["t"][1]  # what a correct release would have used
+    idx = np.rint(out["x_median"].to_numpy()).astype(np.int64)
+    law = _exact_law([int(np.ceil(v)) for v in VALUES], 1 << 15, t_claimed)
+    assert _chi_square_p(idx, law) < ALPHA
+
+
+def test_median_error_within_the_stated_bound():
+    rng = np.random.default_rng(7)
+    groups, n = 30, 100_000
+    x = rng.normal(500.0, 80.0, groups * n)
+    df = pd.DataFrame({"pid": np.arange(groups * n), "g": np.repeat(np.arange(groups), n), "x": x})
+    out = _run(df, ["median", ("quantile", [0.9])], epsilon=1.0)
+    rep = aggregate_report(out)["aggregates"]
+    for name, q in (("x_median", 0.5), ("x_quantile_0.9", 0.9)):
+        d = rep[name]
+        plan = qm.QuantilePlan(name, 0.0, (LO, HI), d["level_fraction"][0], d["step_sensitivity"],
+                               qm.Fraction(d["t"][0], d["t"][1]))
+        bound = qm.error_bound(plan, ALPHA / groups)  # all groups within it, but with probability ALPHA
+        cells = np.clip(np.ceil(x), 0, qm.CELLS).reshape(groups, n)
+        for g in range(groups):
+            i = int(round(out[name][g]))
+            assert (cells[g] <= i).sum() > q * n - bound
+            assert (cells[g] <= i - 1).sum() < q * n + bound
+        assert bound < 0.005 * n  # the bound is in rows: a rank error below 0.5% of the rows
+
+
+def test_keyed_and_independent_of_row_order():
+    df = _table(50, values=[3.0, 700.0, 12.5, 600.0, 400.0])
+    a = _run(df, ["median", "min", "max"], epsilon=1.0)
+    b = _run(df.sample(frac=1.0, random_state=3).reset_index(drop=True), ["median", "min", "max"], epsilon=1.0)
+    pd.testing.assert_frame_equal(a, b)
+    c = _run(df, ["median", "min", "max"], epsilon=1.0, key=b"r" * 32)
+    assert not np.array_equal(a["x_median"].to_numpy(), c["x_median"].to_numpy())
+
+
+def test_quantiles_under_zcdp_and_with_selection():
+    df = _table(30)
+    out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["median", "sum"]}, bounds={"x": (LO, HI)},
+                    max_partitions=1, max_contributions=1, rho=0.5, delta=1e-6, key=b"z" * 32, ledger=False)
+    rep = aggregate_report(out)
+    assert rep["budget"]["rho"] <= 0.5
+    assert rep["aggregates"]["x_median"]["rho_achieved"] <= rep["aggregates"]["x_median"]["rho"]
+
+
+@pytest.mark.parametrize("aggs, bounds, match, err", [
+    ([("quantile", [1.5])], {"x": (0, 1)}, "outside", ValueError),
+    ([("quantile", [-0.1])], {"x": (0, 1)}, "outside", ValueError),
+    ([("quantile", [])], {"x": (0, 1)}, "non-empty", TypeError),
+    ([("quantile", ["a"])], {"x": (0, 1)}, "numbers", TypeError),
+    ([("quantile", [0.5, 0.5])], {"x": (0, 1)}, "twice", ValueError),
+    ([("quantil", [0.5])], {"x": (0, 1)}, "quantile", TypeError),
+    (["median"], None, "bounds", ValueError),
+])
+def test_bad_quantile_arguments(aggs, bounds, match, err):
+    df = _table(2)
+    with pytest.raises(err, match=match):
+        aggregate(df, privacy_unit="pid", by="g", aggregations={"x": aggs}, bounds=bounds, max_partitions=1,
+                  max_contributions=1, epsilon=1.0, public_partitions=[0, 1])
+
+
+def test_a_string_column_is_refused():
+    df = _table(2).assign(s="a")
+    with pytest.raises(TypeError, match="'s' must be numeric"):
+        aggregate(df, privacy_unit="pid", by="g", aggregations={"s": ["median"]}, bounds={"s": (0, 1)},
+                  max_partitions=1, max_contributions=1, epsilon=1.0, public_partitions=[0, 1])
