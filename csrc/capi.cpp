@@ -22,6 +22,7 @@
 #endif
 
 #include "pydp/accounting/pld.hpp"
+#include "pydp/aggregate/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "pydp/discrete/release.hpp"
 #include "pydp/discrete/table.hpp"
@@ -211,6 +212,25 @@ pydp_status grid_release(pydp_rng* rng, int grid_exponent, double low, double hi
         const auto sampler = make();  // checks its own parameters (std::invalid_argument with a message)
         const pydp::discrete::ChunkSources src = pydp::discrete::reserve_sources(rng->gen, n);
         pydp::discrete::release_on_grid(sampler, x, out, n, grid_exponent, low, high, pydp::cap_threads(threads), src);
+        return PYDP_OK;
+    });
+}
+
+// The keyed per-group grid release of x[0..n) with `sampler` (the aggregation kernel).
+template <class MakeSampler>
+pydp_status keyed_release(const pydp_rng* rng, const std::uint64_t* streams, int grid_exponent, const double* x,
+                          double* out, std::size_t n, unsigned threads, MakeSampler&& make) noexcept {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_bulk(rng, x, out, n));
+        if (n > 0) PYDP_REQUIRE(streams);
+        if (grid_exponent < pydp::discrete::kMinGridExponent || grid_exponent > pydp::discrete::kMaxGridExponent)
+            return bad("grid_exponent", "must lie in [-1021, 970]", grid_exponent);
+        for (std::size_t j = 0; j < n; ++j) {
+            if (streams[j] == ~std::uint64_t{0})
+                return fail(PYDP_ERR_INVALID, "streams[j] must be below 2^64 - 1 (reserved for key derivation)");
+        }
+        const auto sampler = make();
+        pydp::aggregate::keyed_grid_release(sampler, rng->gen, streams, x, out, n, grid_exponent, pydp::cap_threads(threads));
         return PYDP_OK;
     });
 }
@@ -503,6 +523,19 @@ pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s
     if (rc != PYDP_OK) return rc;
     const dsc::TableSampler sampler{table.get(), timing_stable == 1};
     return grid_release(rng, grid_exponent, low, high, x, out, n, threads, [&] { return sampler; });
+}
+
+pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num, uint64_t t_den,
+                                       int grid_exponent, const double* x, double* out, size_t n, unsigned threads) {
+    return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
+                         [&] { return pydp::discrete::DiscreteLaplace(t_num, t_den); });
+}
+
+pydp_status pydp_keyed_release_gaussian(const pydp_rng* rng, const uint64_t* streams, uint64_t sigma2_num,
+                                        uint64_t sigma2_den, int grid_exponent, const double* x, double* out, size_t n,
+                                        unsigned threads) {
+    return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
+                         [&] { return pydp::discrete::DiscreteGaussian(sigma2_num, sigma2_den); });
 }
 
 pydp_status pydp_pld_from_noise(int family, double r, double scale, double sensitivity, double sampling_rate,

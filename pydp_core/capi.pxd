@@ -68,6 +68,14 @@ cdef extern from "pydp/capi.h" nogil:
                                      int timing_stable, int grid_exponent, double low, double high, const double* x,
                                      double* out, size_t n, unsigned threads)
 
+    # keyed per-group releases
+    pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num,
+                                           uint64_t t_den, int grid_exponent, const double* x, double* out, size_t n,
+                                           unsigned threads)
+    pydp_status pydp_keyed_release_gaussian(const pydp_rng* rng, const uint64_t* streams, uint64_t sigma2_num,
+                                            uint64_t sigma2_den, int grid_exponent, const double* x, double* out,
+                                            size_t n, unsigned threads)
+
     # privacy-loss distributions
     ctypedef struct pydp_pld:
         pass

@@ -3,4 +3,5 @@
 from pydp_core.capi cimport (
     pydp_status, pydp_last_error, pydp_rng, pydp_rng_new_os, pydp_rng_free,
     pydp_release_laplace, pydp_release_gaussian, pydp_release_lattice, PYDP_SUBBOTIN, PYDP_LOGISTIC,
+    pydp_keyed_release_laplace, pydp_keyed_release_gaussian,
 )

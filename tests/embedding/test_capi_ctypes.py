@@ -30,6 +30,8 @@ SIGNATURES = {
     "pydp_release_laplace": [P, U64, U64, I, D, D, DP, DP, C.c_size_t, C.c_uint],
     "pydp_release_gaussian": [P, U64, U64, I, D, D, DP, DP, C.c_size_t, C.c_uint],
     "pydp_release_lattice": [P, I, D, U64, I, I, I, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_keyed_release_laplace": [P, C.POINTER(U64), U64, U64, I, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_keyed_release_gaussian": [P, C.POINTER(U64), U64, U64, I, DP, DP, C.c_size_t, C.c_uint],
     "pydp_pld_from_noise": [I, D, D, D, D, I, D, PP],
     "pydp_pld_compose": [P, P, PP],
     "pydp_pld_self_compose": [P, U64, PP],
@@ -106,6 +108,34 @@ def test_releases_match_the_python_plans(lib, threads):
             assert rc == OK, lib.pydp_last_error()
             assert lib.pydp_last_error() == b""
             np.testing.assert_array_equal(got, want, err_msg=name)
+    finally:
+        lib.pydp_rng_free(rng)
+
+
+def _u64(a: np.ndarray):
+    return a.ctypes.data_as(C.POINTER(U64))
+
+
+def test_keyed_releases_match_one_value_releases_of_the_streams(lib):
+    plans = {"laplace": release.calibrate_laplace_release(epsilon=1.0),
+             "gaussian": release.calibrate_gaussian_release(epsilon=1.0, delta=1e-6)}
+    streams = np.array([7, 0, 123456789, 2**63, 7, 42] * 100, dtype=np.uint64)
+    x = np.linspace(-3.0, 9.0, streams.size)
+    rng = _rng(lib)
+    try:
+        for name, plan in plans.items():
+            fn = lib.pydp_keyed_release_laplace if name == "laplace" else lib.pydp_keyed_release_gaussian
+            p, got = plan.parameter, np.empty_like(x)
+            rc = fn(rng, _u64(streams), p.numerator, p.denominator, plan.grid_exponent, _dp(x), _dp(got), x.size, 2)
+            assert rc == OK, lib.pydp_last_error()
+            base = _py_rng()
+            for j in (0, 1, 2, 3, 4, 599):  # group j: a one-value release from Random(key).stream(streams[j])
+                want = plan.release(x[j:j + 1], rng=base.stream(int(streams[j])), simulation=True)
+                assert got[j] == want[0], (name, j)
+            # The same noise for the same stream id (groups 0 and 4 share stream 7), any thread count.
+            again = np.empty_like(x)
+            fn(rng, _u64(streams), p.numerator, p.denominator, plan.grid_exponent, _dp(x), _dp(again), x.size, 1)
+            np.testing.assert_array_equal(again, got)
     finally:
         lib.pydp_rng_free(rng)
 
@@ -194,6 +224,15 @@ def _calls(lib, rng, pld, buf, out):
         ("lattice bits", lambda: lib.pydp_release_lattice(rng, LOGISTIC, 0.0, 10, 0, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
         ("lattice huge", lambda: lib.pydp_release_lattice(rng, LOGISTIC, 0.0, 10, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), HUGE, 1)),
         ("lattice NULL rng", lambda: lib.pydp_release_lattice(None, LOGISTIC, 0.0, 10, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("keyed NULL streams", lambda: lib.pydp_keyed_release_laplace(rng, None, 1, 1, -10, _dp(buf), _dp(out), 4, 1)),
+        ("keyed reserved stream", lambda: lib.pydp_keyed_release_laplace(rng, _u64(np.full(4, 2**64 - 1, dtype=np.uint64)),
+                                                                        1, 1, -10, _dp(buf), _dp(out), 4, 1)),
+        ("keyed NaN value", lambda: lib.pydp_keyed_release_gaussian(rng, _u64(np.arange(4, dtype=np.uint64)), 1, 1, -10,
+                                                                   _dp(np.full(4, nan)), _dp(out), 4, 1)),
+        ("keyed huge", lambda: lib.pydp_keyed_release_gaussian(rng, _u64(np.arange(4, dtype=np.uint64)), 1, 1, -10,
+                                                              _dp(buf), _dp(out), HUGE, 1)),
+        ("keyed NULL rng", lambda: lib.pydp_keyed_release_laplace(None, _u64(np.arange(4, dtype=np.uint64)), 1, 1, -10,
+                                                                 _dp(buf), _dp(out), 4, 1)),
         ("pld NaN scale", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, nan, 1.0, 0.1, 0, 1e-3, C.byref(h))),
         ("pld zero rate", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, 1.0, 1.0, 0.0, 0, 1e-3, C.byref(h))),
         ("pld NaN step", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, 1.0, 1.0, 0.1, 0, nan, C.byref(h))),

@@ -141,6 +141,18 @@ pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s
                                  int grid_exponent, double low, double high, const double* x, double* out, size_t n,
                                  unsigned threads);
 
+/* ---- keyed per-group releases (the aggregation kernels; docs/aggregate.md) -------------------------- */
+/* out[j] = (round(x[j] / g) + Y_j) * g, g = 2^grid_exponent, with Y_j the first draw of the generator
+ * spawned for streams[j] (pydp_rng_spawn(rng, streams[j]); the same as pydp_core.Random(key).stream(
+ * streams[j]) handing a one-value release): a group's noise depends on the key and its stream id only,
+ * never on the other groups, their order or the thread count. rng is not advanced. streams[j] must not
+ * be 2^64 - 1; the values as in the releases above (no clamp). */
+pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num, uint64_t t_den,
+                                       int grid_exponent, const double* x, double* out, size_t n, unsigned threads);
+pydp_status pydp_keyed_release_gaussian(const pydp_rng* rng, const uint64_t* streams, uint64_t sigma2_num,
+                                        uint64_t sigma2_den, int grid_exponent, const double* x, double* out, size_t n,
+                                        unsigned threads);
+
 /* ---- privacy-loss distributions (pydp_core.accounting.pld.PLD; docs/pld.md) ----------------------- */
 /* A PLD is a composition of additive-noise mechanisms, each q(d) + scale * X for a family above, with
  * Poisson sampling at rate q; certified intervals come from a pessimistic and an optimistic
