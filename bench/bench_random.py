@@ -57,6 +57,7 @@ def _report(speed, name: str, seconds: float, fill_ns: float) -> None:
     print(f"\n{name}: {ns:.2f} ns/value = {ns / fill_ns:.1f}x a plain fill ({fill_ns:.2f} ns/value)")
 
 
+@pytest.mark.guard
 def test_normal_vs_numpy(benchmark, speed, buf):
     rng = dp.Random(1, threads=1)
     g = _np()
@@ -68,6 +69,7 @@ def test_normal_vs_numpy(benchmark, speed, buf):
     speed.ratio("normal vs numpy standard_normal", ours, base, goal=3.0)
 
 
+@pytest.mark.guard
 def test_laplace_vs_numpy(benchmark, speed, buf):
     rng = dp.Random(2, threads=1)
     g = _np()
@@ -87,6 +89,7 @@ def _numpy_subbotin(g: np.random.Generator, r: float, n: int) -> np.ndarray:
     return np.copysign(x, g.random(n) - 0.5, out=x)
 
 
+@pytest.mark.guard
 def test_subbotin3_vs_numpy_gamma(benchmark, speed, buf):
     r = 3.0
     rng = dp.Random(3, threads=1)
@@ -102,6 +105,7 @@ def test_subbotin3_vs_numpy_gamma(benchmark, speed, buf):
     speed.ratio("subbotin(3) vs numpy gamma-based", ours, base, goal=3.0)
 
 
+@pytest.mark.guard
 def test_secure_unseeded_normal_vs_numpy(benchmark, speed, buf):
     rng = dp.Random(threads=1)  # OS-entropy key: the release configuration
     assert not rng.seeded

@@ -23,19 +23,9 @@ using i64array = py::array_t<std::int64_t, py::array::c_style>;
 
 namespace {
 
-// Reserves fresh chunks of `gen` for n values and returns the per-chunk source maker: chunk c of the
-// batch reads the generator's chunk first + c, so the output depends only on the key and the position,
-// never on the thread count.
-struct ChunkSources {
-    const Generator* gen;
-    std::uint64_t first;
-    Generator operator()(std::size_t c) const { return gen->chunk(first + c); }
-};
+using dsc::ChunkSources;
 
-ChunkSources reserve(Generator& gen, std::size_t n) {
-    const std::size_t nchunks = (n + dsc::kNoiseChunk - 1) / dsc::kNoiseChunk;
-    return ChunkSources{&gen, nchunks ? gen.reserve_chunks(nchunks) : 0};
-}
+ChunkSources reserve(Generator& gen, std::size_t n) { return dsc::reserve_sources(gen, n); }
 
 template <class Sampler>
 i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long threads) {
@@ -77,7 +67,9 @@ py::tuple time_draws(const Sampler& sampler, Generator& gen, py::ssize_t n) {
 template <class Sampler>
 darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid_exponent, double low, double high,
                long threads) {
-    if (grid_exponent < -1021 || grid_exponent > 970) throw std::invalid_argument("grid exponent out of range [-1021, 970]");
+    if (grid_exponent < dsc::kMinGridExponent || grid_exponent > dsc::kMaxGridExponent) {
+        throw std::invalid_argument("grid exponent out of range [-1021, 970]");
+    }
     darray out(shape_of(x));
     const double* in = x.data();
     double* o = out.mutable_data();
@@ -129,6 +121,7 @@ void register_discrete(py::module_ m) {
     m.attr("CHUNK") = dsc::kNoiseChunk;
     m.attr("MAX_PARAM") = dsc::kMaxParam;
     m.attr("MAX_LAPLACE_T") = dsc::kMaxLaplaceT;
+    m.attr("MAX_TABLE_HALF") = dsc::kMaxTableHalf;
 
     m.def("discrete_laplace", [](Generator& gen, std::uint64_t s, std::uint64_t d, py::ssize_t n, long threads) {
         return sample(dsc::DiscreteLaplace(s, d), gen, n, threads);

@@ -27,9 +27,8 @@ inline void require_same_shape(const darray& a, const darray& b, const char* nam
     if (shape_of(a) != shape_of(b)) throw std::invalid_argument(std::string(name) + ": shape mismatch after broadcasting");
 }
 
-// More threads than kMaxThreads are never useful (the pool also falls back to the threads it can
-// start); the cap keeps the conversion to unsigned exact. The Python layer rejects such counts first.
-constexpr long kMaxThreads = 65536;
+// The thread cap (pydp/parallel.hpp); the Python layer rejects larger counts first.
+constexpr long kMaxThreads = static_cast<long>(pydp::kMaxThreads);
 
 inline unsigned resolve_threads(long threads) {
     if (threads < 0) throw std::invalid_argument("threads must be >= 0 (0 = all cores)");

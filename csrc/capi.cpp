@@ -3,12 +3,17 @@
 // guard, and returns an error code: no C++ exception crosses the ABI.
 #include "pydp/capi.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,7 +21,11 @@
 #include <sys/syscall.h>
 #endif
 
+#include "pydp/accounting/pld.hpp"
+#include "pydp/aggregate/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
+#include "pydp/discrete/release.hpp"
+#include "pydp/discrete/table.hpp"
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/fill.hpp"
@@ -33,56 +42,107 @@ using pydp::noise::Family;
 using pydp::noise::Kind;
 namespace cal = pydp::calibration;
 
-// Runs fn() and maps every exception to an error code.
+// The calling thread's last message (pydp_last_error): a fixed buffer, so nothing to destroy at exit.
+thread_local char last_message[512];
+
+void set_message(const char* msg) noexcept {
+    std::snprintf(last_message, sizeof last_message, "%s", msg);
+}
+
+// Records a failure's message and returns its code.
+pydp_status fail(pydp_status code, const char* msg) noexcept {
+    set_message(msg);
+    return code;
+}
+
+// "<name> <rule>, got <value>" as the message of a PYDP_ERR_INVALID.
+pydp_status bad(const char* name, const char* rule, double value) noexcept {
+    std::snprintf(last_message, sizeof last_message, "%s %s, got %.17g", name, rule, value);
+    return PYDP_ERR_INVALID;
+}
+
+// Runs fn() with the message cleared, and maps every exception to a code and its what() message.
 template <class Fn>
-int guarded(Fn&& fn) noexcept {
+pydp_status guarded(Fn&& fn) noexcept {
+    last_message[0] = '\0';
     try {
         return fn();
     } catch (const std::bad_alloc&) {
-        return PYDP_ERR_NO_MEMORY;
-    } catch (const std::length_error&) {
-        return PYDP_ERR_EXHAUSTED;
-    } catch (const std::invalid_argument&) {
-        return PYDP_ERR_INVALID;
-    } catch (const std::domain_error&) {
-        return PYDP_ERR_INVALID;
+        return fail(PYDP_ERR_NO_MEMORY, "out of memory");
+    } catch (const std::length_error& e) {
+        return fail(PYDP_ERR_EXHAUSTED, e.what());
+    } catch (const std::invalid_argument& e) {
+        return fail(PYDP_ERR_INVALID, e.what());
+    } catch (const std::domain_error& e) {
+        return fail(PYDP_ERR_INVALID, e.what());
+    } catch (const std::overflow_error& e) {
+        return fail(PYDP_ERR_RANGE, e.what());
+    } catch (const std::exception& e) {
+        return fail(PYDP_ERR_INTERNAL, e.what());
     } catch (...) {
-        return PYDP_ERR_INTERNAL;
+        return fail(PYDP_ERR_INTERNAL, "unknown C++ exception");
     }
 }
 
-bool make_family(int family, double r, Family* out) {
+// A NULL check that records which argument was NULL.
+#define PYDP_REQUIRE(ptr)                                                                        \
+    do {                                                                                         \
+        if (!(ptr)) return fail(PYDP_ERR_NULL, #ptr " must not be NULL");                        \
+    } while (0)
+
+pydp_status check_size(std::size_t n) noexcept {
+    if (n > PYDP_MAX_ELEMENTS) return bad("n", "must be at most PYDP_MAX_ELEMENTS = 2^37", static_cast<double>(n));
+    return PYDP_OK;
+}
+
+pydp_status make_family(int family, double r, Family* out) noexcept {
     switch (family) {
-        case PYDP_LAPLACE: *out = Family::make(Kind::Laplace); return true;
-        case PYDP_GAUSSIAN: *out = Family::make(Kind::Gaussian); return true;
-        case PYDP_LOGISTIC: *out = Family::make(Kind::Logistic); return true;
+        case PYDP_LAPLACE: *out = Family::make(Kind::Laplace); return PYDP_OK;
+        case PYDP_GAUSSIAN: *out = Family::make(Kind::Gaussian); return PYDP_OK;
+        case PYDP_LOGISTIC: *out = Family::make(Kind::Logistic); return PYDP_OK;
         case PYDP_SUBBOTIN:
-            if (!(r >= 1.0) || !std::isfinite(r)) return false;
+            if (!(r >= 1.0) || !std::isfinite(r)) return bad("r", "must be finite and >= 1 for PYDP_SUBBOTIN", r);
             *out = Family::make(Kind::Subbotin, r);
-            return true;
-        default: return false;
+            return PYDP_OK;
+        default: return bad("family", "must be PYDP_LAPLACE, PYDP_GAUSSIAN, PYDP_LOGISTIC or PYDP_SUBBOTIN", family);
     }
 }
 
-bool epsilon_ok(double eps, bool allow_inf) { return eps >= 0.0 && (allow_inf || std::isfinite(eps)); }
-bool delta_ok(double delta) { return delta >= 0.0 && delta < 1.0; }
-bool positive_ok(double v) { return v > 0.0 && std::isfinite(v); }
+pydp_status check_epsilon(double eps, bool allow_inf) noexcept {
+    if (eps >= 0.0 && (allow_inf || std::isfinite(eps))) return PYDP_OK;
+    return bad("epsilon", allow_inf ? "must be >= 0" : "must be finite and >= 0", eps);
+}
+pydp_status check_delta(double delta) noexcept {
+    return delta >= 0.0 && delta < 1.0 ? PYDP_OK : bad("delta", "must lie in [0, 1)", delta);
+}
+pydp_status check_positive(const char* name, double v) noexcept {
+    return v > 0.0 && std::isfinite(v) ? PYDP_OK : bad(name, "must be finite and > 0", v);
+}
 
-int status_code(cal::Status s) {
+// Returns the status of a check if it failed.
+#define PYDP_CHECK(expr)                                       \
+    do {                                                       \
+        const pydp_status rc_ = (expr);                        \
+        if (rc_ != PYDP_OK) return rc_;                        \
+    } while (0)
+
+pydp_status status_code(cal::Status s) noexcept {
     switch (s) {
         case cal::kOk: return PYDP_OK;
-        case cal::kNoFiniteScale: return PYDP_ERR_NO_FINITE_SCALE;
-        case cal::kVerifyFailed: return PYDP_ERR_VERIFY_FAILED;
-        case cal::kNoConvergence: return PYDP_ERR_NO_CONVERGENCE;
-        case cal::kScaleOverflow: return PYDP_ERR_SCALE_OVERFLOW;
+        case cal::kNoFiniteScale: return fail(PYDP_ERR_NO_FINITE_SCALE, "no finite noise scale reaches (epsilon, delta)");
+        case cal::kVerifyFailed: return fail(PYDP_ERR_VERIFY_FAILED, "the computed scale failed its own verification");
+        case cal::kNoConvergence: return fail(PYDP_ERR_NO_CONVERGENCE, "the root finder did not converge");
+        case cal::kScaleOverflow: return fail(PYDP_ERR_SCALE_OVERFLOW, "the minimal noise scale exceeds the double range");
     }
-    return PYDP_ERR_INTERNAL;
+    return fail(PYDP_ERR_INTERNAL, "unknown calibration status");
 }
 
-int log_profile(int family, double r, double eps, double scale, double sens, double* out) {
+pydp_status log_profile(int family, double r, double eps, double scale, double sens, double* out) {
     Family f;
-    if (!make_family(family, r, &f) || !epsilon_ok(eps, true) || !positive_ok(scale) || !positive_ok(sens))
-        return PYDP_ERR_INVALID;
+    PYDP_CHECK(make_family(family, r, &f));
+    PYDP_CHECK(check_epsilon(eps, true));
+    PYDP_CHECK(check_positive("scale", scale));
+    PYDP_CHECK(check_positive("sensitivity", sens));
     *out = std::isinf(eps) ? -cal::kInf : cal::log_privacy_profile(f, eps, scale, sens);
     return PYDP_OK;
 }
@@ -112,26 +172,192 @@ bool os_entropy(unsigned char key[32]) {
     return got2 == 32;
 }
 
-int new_rng(const unsigned char key[32], std::uint64_t stream, pydp_rng** out) {
+
+pydp_status new_rng(const unsigned char key[32], std::uint64_t stream, pydp_rng** out) {
     *out = new pydp_rng{pydp::random::Generator(key, stream)};
     return PYDP_OK;
 }
 
-// Reserves the chunks and fills out[0..n) with a bulk draw.
-int bulk(pydp_rng* rng, double* out, std::size_t n, unsigned threads, const pydp::random::BulkDraw& draw) {
-    const unsigned nt = threads == 0 ? pydp::hardware_threads() : threads;
-    const pydp::random::ChunkPlan plan = pydp::random::plan_chunks(rng->gen, n);
-    draw.fill(rng->gen, plan, nt, out);
-    return PYDP_OK;
+// The checks every bulk call shares: the generator, the buffers (NULL allowed only for n = 0), the size.
+pydp_status check_bulk(const pydp_rng* rng, const void* in, const void* out, std::size_t n) noexcept {
+    PYDP_REQUIRE(rng);
+    if (n > 0) {
+        PYDP_REQUIRE(in);
+        PYDP_REQUIRE(out);
+    }
+    return check_size(n);
 }
 
 template <class MakeDraw>
-int sample(pydp_rng* rng, double* out, std::size_t n, unsigned threads, MakeDraw&& make) noexcept {
-    if (!rng || (!out && n > 0)) return PYDP_ERR_NULL;
-    return guarded([&]() -> int { return bulk(rng, out, n, threads, make()); });
+pydp_status sample(pydp_rng* rng, double* out, std::size_t n, unsigned threads, MakeDraw&& make) noexcept {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_bulk(rng, out, out, n));
+        const pydp::random::BulkDraw draw = make();
+        const pydp::random::ChunkPlan plan = pydp::random::plan_chunks(rng->gen, n);
+        draw.fill(rng->gen, plan, pydp::cap_threads(threads), out);
+        return PYDP_OK;
+    });
+}
+
+// The grid release of x[0..n) with `sampler` (the kernel of the Python plans' release).
+template <class MakeSampler>
+pydp_status grid_release(pydp_rng* rng, int grid_exponent, double low, double high, const double* x, double* out,
+                         std::size_t n, unsigned threads, MakeSampler&& make) noexcept {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_bulk(rng, x, out, n));
+        if (grid_exponent < pydp::discrete::kMinGridExponent || grid_exponent > pydp::discrete::kMaxGridExponent)
+            return bad("grid_exponent", "must lie in [-1021, 970]", grid_exponent);
+        if (std::isnan(low) || std::isnan(high) || !(low <= high))
+            return fail(PYDP_ERR_INVALID, "low and high must not be NaN and must satisfy low <= high");
+        const auto sampler = make();  // checks its own parameters (std::invalid_argument with a message)
+        const pydp::discrete::ChunkSources src = pydp::discrete::reserve_sources(rng->gen, n);
+        pydp::discrete::release_on_grid(sampler, x, out, n, grid_exponent, low, high, pydp::cap_threads(threads), src);
+        return PYDP_OK;
+    });
+}
+
+// The keyed per-group grid release of x[0..n) with `sampler` (the aggregation kernel).
+template <class MakeSampler>
+pydp_status keyed_release(const pydp_rng* rng, const std::uint64_t* streams, int grid_exponent, const double* x,
+                          double* out, std::size_t n, unsigned threads, MakeSampler&& make) noexcept {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_bulk(rng, x, out, n));
+        if (n > 0) PYDP_REQUIRE(streams);
+        if (grid_exponent < pydp::discrete::kMinGridExponent || grid_exponent > pydp::discrete::kMaxGridExponent)
+            return bad("grid_exponent", "must lie in [-1021, 970]", grid_exponent);
+        for (std::size_t j = 0; j < n; ++j) {
+            if (streams[j] == ~std::uint64_t{0})
+                return fail(PYDP_ERR_INVALID, "streams[j] must be below 2^64 - 1 (reserved for key derivation)");
+        }
+        const auto sampler = make();
+        pydp::aggregate::keyed_grid_release(sampler, rng->gen, streams, x, out, n, grid_exponent, pydp::cap_threads(threads));
+        return PYDP_OK;
+    });
 }
 
 }  // namespace
+
+// ---- privacy-loss distributions --------------------------------------------------------------------------
+namespace {
+namespace pld = pydp::accounting::pld;
+
+// The truncated mass of a composition (pydp_core.accounting.pld's default tail_mass).
+constexpr double kTailMass = 1e-15;
+// In a composition, loss blocks of P-mass <= kThin stay one cell (as the Python PLD discretises them).
+constexpr double kThin = 1e-9;
+// The largest number of composed mechanisms.
+constexpr std::uint64_t kMaxSteps = std::uint64_t{1} << 40;
+
+// One mechanism (family, order, shift d = sensitivity / scale, rate q, relation) and its count.
+struct Term {
+    int family;
+    double r, shift, q;
+    bool substitution;
+    long count;
+    bool same_mechanism(const Term& o) const {
+        return family == o.family && (family != PYDP_SUBBOTIN || r == o.r) && shift == o.shift && q == o.q &&
+               substitution == o.substitution;
+    }
+    bool symmetric() const { return q == 1.0 || substitution; }
+};
+
+// A composition's terms, merged by mechanism in order of first appearance (as the Python PLD merges).
+std::vector<Term> merged(const std::vector<Term>& a, const std::vector<Term>& b) {
+    std::vector<Term> out;
+    for (const std::vector<Term>* src : {&a, &b}) {
+        for (const Term& t : *src) {
+            auto it = std::find_if(out.begin(), out.end(), [&](const Term& o) { return o.same_mechanism(t); });
+            if (it == out.end()) out.push_back(t);
+            else it->count += t.count;
+        }
+    }
+    return out;
+}
+
+std::uint64_t total_steps(const std::vector<Term>& terms) {
+    std::uint64_t k = 0;
+    for (const Term& t : terms) k += static_cast<std::uint64_t>(t.count);
+    return k;
+}
+
+// The bounds of each neighbour order (remove, and add unless every term is symmetric) on the grid h.
+std::vector<pld::Bounds> compose_terms(const std::vector<Term>& terms, double h) {
+    const std::uint64_t steps = total_steps(terms);
+    const double tail = kTailMass / static_cast<double>(std::max<std::uint64_t>(1, steps));
+    const double thin = steps > 1 ? kThin : 0.0;
+    const bool symmetric = std::all_of(terms.begin(), terms.end(), [](const Term& t) { return t.symmetric(); });
+    std::vector<bool> orders{true};
+    if (!symmetric) orders.push_back(false);
+    std::vector<std::vector<pld::TwoSided>> parts(orders.size());
+    for (std::size_t o = 0; o < orders.size(); ++o) {
+        for (const Term& t : terms) {
+            Family f;
+            make_family(t.family, t.r, &f);
+            const pld::Relation rel = t.substitution ? pld::Relation::replace : orders[o] ? pld::Relation::remove : pld::Relation::add;
+            parts[o].push_back(pld::NoiseLoss(f, t.shift, t.q, rel).discretise(h, tail, thin));
+        }
+    }
+    pld::Plans plans;  // shared by the orders (same lengths)
+    std::vector<pld::Bounds> out;
+    for (std::size_t o = 0; o < orders.size(); ++o) {
+        std::vector<pld::Component> comps;
+        for (std::size_t i = 0; i < terms.size(); ++i) comps.push_back({&parts[o][i], terms[i].count});
+        out.emplace_back(pld::compose(comps, h, kTailMass, plans));
+    }
+    return out;
+}
+
+// (max over orders of the lower bounds, max over orders of max(upper, lower)).
+template <class Query>
+void order_maximum(const std::vector<pld::Bounds>& bounds, Query q, double* lower, double* upper) {
+    double lo = -cal::kInf, up = -cal::kInf;
+    for (const pld::Bounds& b : bounds) {
+        const double l = q(b.lower);
+        lo = std::max(lo, l);
+        up = std::max(up, std::max(q(b.upper), l));
+    }
+    *lower = lo;
+    *upper = up;
+}
+
+pydp_status make_term(int family, double r, double scale, double sensitivity, double q, int neighbours, Term* out) {
+    Family f;
+    PYDP_CHECK(make_family(family, r, &f));
+    PYDP_CHECK(check_positive("scale", scale));
+    PYDP_CHECK(check_positive("sensitivity", sensitivity));
+    if (!(q > 0.0 && q <= 1.0)) return bad("sampling_rate", "must lie in (0, 1]", q);
+    if (neighbours != PYDP_ADD_REMOVE && neighbours != PYDP_SUBSTITUTION)
+        return bad("neighbours", "must be PYDP_ADD_REMOVE or PYDP_SUBSTITUTION", neighbours);
+    double shift = sensitivity / scale;
+    bool substitution = neighbours == PYDP_SUBSTITUTION;
+    if (substitution && q == 1.0) {  // f(. - d) vs f(. + d): the add/remove pair at shift 2d
+        shift *= 2.0;
+        substitution = false;
+    }
+    if (!(shift > 0.0) || !std::isfinite(shift)) return bad("sensitivity / scale", "must be finite and > 0", shift);
+    *out = Term{family, family == PYDP_SUBBOTIN ? r : 0.0, shift, q, substitution, 1};
+    return PYDP_OK;
+}
+
+pydp_status check_step(double h) noexcept {
+    return h > 0.0 && h <= 1.0 ? PYDP_OK : bad("value_step", "must lie in (0, 1]", h);
+}
+
+}  // namespace
+
+struct pydp_pld {
+    std::vector<Term> terms;
+    double h;
+    mutable std::mutex mu;  // guards the cached bounds
+    mutable std::vector<pld::Bounds> bounds;
+
+    pydp_pld(std::vector<Term> t, double step) : terms(std::move(t)), h(step) {}
+    const std::vector<pld::Bounds>& composed() const {
+        std::lock_guard<std::mutex> lock(mu);
+        if (bounds.empty()) bounds = compose_terms(terms, h);
+        return bounds;
+    }
+};
 
 extern "C" {
 
@@ -148,18 +374,23 @@ const char* pydp_strerror(int code) {
         case PYDP_ERR_ENTROPY: return "the operating system's entropy source failed";
         case PYDP_ERR_INTERNAL: return "internal error";
         case PYDP_ERR_SCALE_OVERFLOW: return "the minimal noise scale exceeds the double range";
+        case PYDP_ERR_RANGE: return "a noisy value left the exactly representable range";
         default: return "unknown error code";
     }
 }
 
+const char* pydp_last_error(void) { return last_message; }
 const char* pydp_version(void) { return PYDP_VERSION_STRING; }
+int pydp_abi_version(void) { return PYDP_ABI_VERSION; }
 
-int pydp_minimal_scale(int family, double r, double epsilon, double delta, double sensitivity, double* scale) {
-    if (!scale) return PYDP_ERR_NULL;
-    return guarded([&]() -> int {
+pydp_status pydp_minimal_scale(int family, double r, double epsilon, double delta, double sensitivity, double* scale) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(scale);
         Family f;
-        if (!make_family(family, r, &f) || !epsilon_ok(epsilon, false) || !delta_ok(delta) || !positive_ok(sensitivity))
-            return PYDP_ERR_INVALID;
+        PYDP_CHECK(make_family(family, r, &f));
+        PYDP_CHECK(check_epsilon(epsilon, false));
+        PYDP_CHECK(check_delta(delta));
+        PYDP_CHECK(check_positive("sensitivity", sensitivity));
         const cal::MinimalScale m = cal::minimal_scale(f, epsilon, delta, sensitivity);
         if (m.status != cal::kOk) return status_code(m.status);
         *scale = m.scale;
@@ -167,50 +398,59 @@ int pydp_minimal_scale(int family, double r, double epsilon, double delta, doubl
     });
 }
 
-int pydp_log_privacy_profile(int family, double r, double epsilon, double scale, double sensitivity, double* log_delta) {
-    if (!log_delta) return PYDP_ERR_NULL;
-    return guarded([&]() -> int { return log_profile(family, r, epsilon, scale, sensitivity, log_delta); });
-}
-
-int pydp_privacy_profile(int family, double r, double epsilon, double scale, double sensitivity, double* delta) {
-    if (!delta) return PYDP_ERR_NULL;
-    return guarded([&]() -> int {
-        double ld = 0.0;
-        const int rc = log_profile(family, r, epsilon, scale, sensitivity, &ld);
-        if (rc == PYDP_OK) *delta = std::exp(ld);
-        return rc;
+pydp_status pydp_log_privacy_profile(int family, double r, double epsilon, double scale, double sensitivity, double* log_delta) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(log_delta);
+        return log_profile(family, r, epsilon, scale, sensitivity, log_delta);
     });
 }
 
-int pydp_epsilon_for_delta(int family, double r, double delta, double scale, double sensitivity, double* epsilon) {
-    if (!epsilon) return PYDP_ERR_NULL;
-    return guarded([&]() -> int {
+pydp_status pydp_privacy_profile(int family, double r, double epsilon, double scale, double sensitivity, double* delta) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(delta);
+        double ld = 0.0;
+        PYDP_CHECK(log_profile(family, r, epsilon, scale, sensitivity, &ld));
+        *delta = std::exp(ld);
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_epsilon_for_delta(int family, double r, double delta, double scale, double sensitivity, double* epsilon) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(epsilon);
         Family f;
-        if (!make_family(family, r, &f) || !delta_ok(delta) || !positive_ok(scale) || !positive_ok(sensitivity))
-            return PYDP_ERR_INVALID;
+        PYDP_CHECK(make_family(family, r, &f));
+        PYDP_CHECK(check_delta(delta));
+        PYDP_CHECK(check_positive("scale", scale));
+        PYDP_CHECK(check_positive("sensitivity", sensitivity));
         *epsilon = pydp::calibration::epsilon_for_delta(f, delta, scale, sensitivity);
         return PYDP_OK;
     });
 }
 
-int pydp_rng_new_os(pydp_rng** out) {
-    if (!out) return PYDP_ERR_NULL;
-    return guarded([&]() -> int {
+pydp_status pydp_rng_new_os(pydp_rng** out) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(out);
         unsigned char key[32];
-        if (!os_entropy(key)) return PYDP_ERR_ENTROPY;
+        if (!os_entropy(key)) return fail(PYDP_ERR_ENTROPY, "the operating system's entropy source failed");
         return new_rng(key, 0, out);
     });
 }
 
-int pydp_rng_new(const uint8_t key[32], uint64_t stream, pydp_rng** out) {
-    if (!key || !out) return PYDP_ERR_NULL;
-    return guarded([&]() -> int { return new_rng(key, stream, out); });
+pydp_status pydp_rng_new(const uint8_t key[32], uint64_t stream, pydp_rng** out) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(key);
+        PYDP_REQUIRE(out);
+        return new_rng(key, stream, out);
+    });
 }
 
-int pydp_rng_spawn(const pydp_rng* rng, uint64_t i, pydp_rng** out) {
-    if (!rng || !out) return PYDP_ERR_NULL;
-    if (i == ~std::uint64_t{0}) return PYDP_ERR_INVALID;  // the same range as Random.stream(i)
-    return guarded([&]() -> int {
+pydp_status pydp_rng_spawn(const pydp_rng* rng, uint64_t i, pydp_rng** out) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(rng);
+        PYDP_REQUIRE(out);
+        // The same range as Random.stream(i).
+        if (i == ~std::uint64_t{0}) return fail(PYDP_ERR_INVALID, "i must be below 2^64 - 1 (reserved for key derivation)");
         *out = new pydp_rng{rng->gen.spawn(i)};
         return PYDP_OK;
     });
@@ -218,34 +458,196 @@ int pydp_rng_spawn(const pydp_rng* rng, uint64_t i, pydp_rng** out) {
 
 void pydp_rng_free(pydp_rng* rng) { delete rng; }
 
-int pydp_rng_fill_u64(pydp_rng* rng, uint64_t* out, size_t n) {
-    if (!rng || (!out && n > 0)) return PYDP_ERR_NULL;
-    return guarded([&]() -> int {
+pydp_status pydp_rng_fill_u64(pydp_rng* rng, uint64_t* out, size_t n) {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_bulk(rng, out, out, n));
         rng->gen.fill_u64(out, n);
         return PYDP_OK;
     });
 }
 
-int pydp_rng_normal(pydp_rng* rng, double loc, double scale, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_normal(pydp_rng* rng, double loc, double scale, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::normal(loc, scale); });
 }
-int pydp_rng_laplace(pydp_rng* rng, double loc, double scale, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_laplace(pydp_rng* rng, double loc, double scale, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::laplace(loc, scale); });
 }
-int pydp_rng_logistic(pydp_rng* rng, double loc, double scale, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_logistic(pydp_rng* rng, double loc, double scale, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::logistic(loc, scale); });
 }
-int pydp_rng_subbotin(pydp_rng* rng, double r, double loc, double scale, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_subbotin(pydp_rng* rng, double r, double loc, double scale, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::subbotin(r, loc, scale); });
 }
-int pydp_rng_exponential(pydp_rng* rng, double scale, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_exponential(pydp_rng* rng, double scale, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::exponential(scale); });
 }
-int pydp_rng_uniform(pydp_rng* rng, double low, double high, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_uniform(pydp_rng* rng, double low, double high, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::uniform(low, high); });
 }
-int pydp_rng_gamma(pydp_rng* rng, double shape, double scale, double* out, size_t n, unsigned threads) {
+pydp_status pydp_rng_gamma(pydp_rng* rng, double shape, double scale, double* out, size_t n, unsigned threads) {
     return sample(rng, out, n, threads, [&] { return pydp::random::BulkDraw::gamma(shape, scale); });
+}
+
+pydp_status pydp_release_laplace(pydp_rng* rng, uint64_t t_num, uint64_t t_den, int grid_exponent, double low,
+                                 double high, const double* x, double* out, size_t n, unsigned threads) {
+    return grid_release(rng, grid_exponent, low, high, x, out, n, threads,
+                        [&] { return pydp::discrete::DiscreteLaplace(t_num, t_den); });
+}
+
+pydp_status pydp_release_gaussian(pydp_rng* rng, uint64_t sigma2_num, uint64_t sigma2_den, int grid_exponent,
+                                  double low, double high, const double* x, double* out, size_t n, unsigned threads) {
+    return grid_release(rng, grid_exponent, low, high, x, out, n, threads,
+                        [&] { return pydp::discrete::DiscreteGaussian(sigma2_num, sigma2_den); });
+}
+
+pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s, int weight_bits, int timing_stable,
+                                 int grid_exponent, double low, double high, const double* x, double* out, size_t n,
+                                 unsigned threads) {
+    namespace dsc = pydp::discrete;
+    if (family != PYDP_SUBBOTIN && family != PYDP_LOGISTIC)
+        return bad("family", "must be PYDP_SUBBOTIN or PYDP_LOGISTIC for a lattice release", family);
+    if (s == 0 || s > (std::uint64_t{1} << 53)) return bad("s", "must lie in [1, 2^53]", static_cast<double>(s));
+    if (timing_stable != 0 && timing_stable != 1) return bad("timing_stable", "must be 0 or 1", timing_stable);
+    std::unique_ptr<dsc::LatticeTable> table;
+    const pydp_status rc = guarded([&]() -> pydp_status {
+        try {
+            table = std::make_unique<dsc::LatticeTable>(family == PYDP_SUBBOTIN ? dsc::LatticeKind::Subbotin : dsc::LatticeKind::Logistic,
+                                                        r, static_cast<double>(s), weight_bits, dsc::kMaxTableHalf);
+        } catch (const std::length_error& e) {  // a parameter, not the stream: the table would be too long
+            return fail(PYDP_ERR_INVALID, e.what());
+        } catch (const std::overflow_error& e) {
+            return fail(PYDP_ERR_INVALID, e.what());
+        }
+        return PYDP_OK;
+    });
+    if (rc != PYDP_OK) return rc;
+    const dsc::TableSampler sampler{table.get(), timing_stable == 1};
+    return grid_release(rng, grid_exponent, low, high, x, out, n, threads, [&] { return sampler; });
+}
+
+pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num, uint64_t t_den,
+                                       int grid_exponent, const double* x, double* out, size_t n, unsigned threads) {
+    return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
+                         [&] { return pydp::discrete::DiscreteLaplace(t_num, t_den); });
+}
+
+pydp_status pydp_keyed_release_gaussian(const pydp_rng* rng, const uint64_t* streams, uint64_t sigma2_num,
+                                        uint64_t sigma2_den, int grid_exponent, const double* x, double* out, size_t n,
+                                        unsigned threads) {
+    return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
+                         [&] { return pydp::discrete::DiscreteGaussian(sigma2_num, sigma2_den); });
+}
+
+pydp_status pydp_pld_from_noise(int family, double r, double scale, double sensitivity, double sampling_rate,
+                                int neighbours, double value_step, pydp_pld** out) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(out);
+        Term t{};
+        PYDP_CHECK(make_term(family, r, scale, sensitivity, sampling_rate, neighbours, &t));
+        PYDP_CHECK(check_step(value_step));
+        *out = new pydp_pld({t}, value_step);
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_pld_compose(const pydp_pld* a, const pydp_pld* b, pydp_pld** out) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(a);
+        PYDP_REQUIRE(b);
+        PYDP_REQUIRE(out);
+        if (total_steps(a->terms) + total_steps(b->terms) > kMaxSteps)
+            return fail(PYDP_ERR_INVALID, "the composition would exceed 2^40 mechanisms");
+        *out = new pydp_pld(merged(a->terms, b->terms), a->h);
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_pld_self_compose(const pydp_pld* a, uint64_t k, pydp_pld** out) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(a);
+        PYDP_REQUIRE(out);
+        if (k == 0 || k > kMaxSteps / total_steps(a->terms))
+            return bad("k", "must be >= 1 with at most 2^40 mechanisms in all", static_cast<double>(k));
+        std::vector<Term> terms = a->terms;
+        for (Term& t : terms) t.count *= static_cast<long>(k);
+        *out = new pydp_pld(std::move(terms), a->h);
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_pld_delta(const pydp_pld* pld, double epsilon, double* lower, double* upper) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(pld);
+        PYDP_REQUIRE(lower);
+        PYDP_REQUIRE(upper);
+        PYDP_CHECK(check_epsilon(epsilon, false));
+        order_maximum(pld->composed(), [&](const pld::Profile& p) { return p.delta(epsilon); }, lower, upper);
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_pld_epsilon(const pydp_pld* pld, double delta, double* lower, double* upper) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(pld);
+        PYDP_REQUIRE(lower);
+        PYDP_REQUIRE(upper);
+        if (!(delta >= 0.0 && delta <= 1.0)) return bad("delta", "must lie in [0, 1]", delta);
+        order_maximum(pld->composed(), [&](const pld::Profile& p) { return p.epsilon(delta); }, lower, upper);
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_pld_steps(const pydp_pld* pld, uint64_t* steps) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(pld);
+        PYDP_REQUIRE(steps);
+        *steps = total_steps(pld->terms);
+        return PYDP_OK;
+    });
+}
+
+void pydp_pld_free(pydp_pld* pld) { delete pld; }
+
+pydp_status pydp_pld_calibrate(int family, double r, double epsilon, double delta, double sensitivity, uint64_t steps,
+                               double sampling_rate, int neighbours, double value_step, double* scale) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(scale);
+        PYDP_CHECK(check_epsilon(epsilon, false));
+        if (!(delta > 0.0 && delta < 1.0)) return bad("delta", "must lie in (0, 1)", delta);
+        if (steps == 0 || steps > kMaxSteps) return bad("steps", "must lie in [1, 2^40]", static_cast<double>(steps));
+        PYDP_CHECK(check_step(value_step));
+        Term probe{};
+        PYDP_CHECK(make_term(family, r, sensitivity, sensitivity, sampling_rate, neighbours, &probe));
+        // passes(s): the composition's certified upper bound on delta(epsilon) at scale s is <= delta.
+        auto passes = [&](double s) {
+            Term t{};
+            if (make_term(family, r, s, sensitivity, sampling_rate, neighbours, &t) != PYDP_OK) return false;
+            t.count = static_cast<long>(steps);
+            double lo = 0.0, up = 0.0;
+            order_maximum(compose_terms({t}, value_step), [&](const pld::Profile& p) { return p.delta(epsilon); }, &lo, &up);
+            return up <= delta;
+        };
+        double lo = sensitivity, hi = sensitivity;  // lo fails, hi passes
+        if (passes(hi)) {
+            do {
+                lo /= 2.0;
+                if (!(lo > sensitivity * 0x1p-60)) return fail(PYDP_ERR_NO_CONVERGENCE, "no failing scale found above 2^-60 sensitivity");
+            } while (passes(lo));
+        } else {
+            do {
+                hi *= 2.0;
+                if (!(hi < sensitivity * 0x1p60)) return fail(PYDP_ERR_NO_FINITE_SCALE, "no scale up to 2^60 sensitivity reaches (epsilon, delta)");
+            } while (!passes(hi));
+            lo = hi / 2.0;
+        }
+        last_message[0] = '\0';  // the probes' messages are not this call's
+        while (hi / lo - 1.0 > 1e-6) {
+            const double mid = std::sqrt(lo) * std::sqrt(hi);
+            (passes(mid) ? hi : lo) = mid;
+        }
+        *scale = hi;
+        return PYDP_OK;
+    });
 }
 
 }  // extern "C"

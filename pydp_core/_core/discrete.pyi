@@ -7,7 +7,7 @@ from .random import Generator
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CHUNK', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
+__all__: list[str] = ['CHUNK', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'MAX_TABLE_HALF', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
 class LatticeTable:
     """
     The integer weight table of a lattice noise law (table.hpp).
@@ -98,3 +98,4 @@ def release_laplace(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, 
 CHUNK: int = 4096
 MAX_LAPLACE_T: int = 1099511627776
 MAX_PARAM: int = 4611686018427387904
+MAX_TABLE_HALF: int = 16777216

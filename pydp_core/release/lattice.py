@@ -43,7 +43,7 @@ _TABLE_BUDGET = 2**22
 #: The grid is refined beyond _LATTICE_MAX_BITS (within the budget) only while D = sensitivity / g is below
 #: 2**_MIN_SHIFT_BITS (a rounding charge above 2**-12), which happens for small epsilon.
 _MIN_SHIFT_BITS = 12
-_MAX_HALF = 1 << 24  # largest table half-width
+_MAX_HALF = _D.MAX_TABLE_HALF  # largest table half-width
 #: Total variation distance between the timing-stable uniform (three words) and the exact one.
 STABLE_TV_BOUND = 2.0**-129
 #: With timing_stable=True and the automatic grid, the table has at most this many entries (12 KiB: within

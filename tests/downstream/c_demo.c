@@ -83,6 +83,44 @@ int main(void) {
         pydp_rng_free(b);
     }
 
+    /* Exact releases from plan parameters (the Python plans' values, checked by tests/support/downstream.py):
+     * calibrate_laplace_release(epsilon=1): t = 65536, grid 2^-16; calibrate_subbotin_release(r=1.5,
+     * epsilon=1, delta=1e-6): s = 78425, 44 weight bits, grid 2^-15. */
+    {
+        pydp_rng* rel = NULL;
+        double in[5] = {0.0, 1.5, -2.25, 100.0, 3.0}, o[5];
+        expect("release rng", pydp_rng_new(key, 1, &rel), PYDP_OK);
+        expect("release_laplace", pydp_release_laplace(rel, 65536, 1, -16, -INFINITY, INFINITY, in, o, 5, 1), PYDP_OK);
+        print_array("release_laplace", o, 5);
+        expect("release_lattice", pydp_release_lattice(rel, PYDP_SUBBOTIN, 1.5, 78425, 44, 0, -15, -1.0, 50.0, in, o, 5, 2),
+               PYDP_OK);
+        print_array("release_lattice", o, 5);
+        expect("release NaN", pydp_release_gaussian(rel, 1, 0, -16, -INFINITY, INFINITY, in, o, 5, 1), PYDP_ERR_INVALID);
+        if (pydp_last_error()[0] == '\0') {
+            printf("FAIL no message after an error\n");
+            ++failures;
+        }
+        pydp_rng_free(rel);
+    }
+    /* A PLD: 100 compositions of the Poisson-subsampled Gaussian (scale 1, rate 0.02), grid step 1e-3. */
+    {
+        pydp_pld *one = NULL, *many = NULL;
+        double lo = 0.0, up = 0.0, lo2 = 0.0, up2 = 0.0;
+        expect("pld_from_noise", pydp_pld_from_noise(PYDP_GAUSSIAN, 0.0, 1.0, 1.0, 0.02, PYDP_ADD_REMOVE, 1e-3, &one), PYDP_OK);
+        expect("pld_self_compose", pydp_pld_self_compose(one, 100, &many), PYDP_OK);
+        expect("pld_delta", pydp_pld_delta(many, 1.0, &lo, &up), PYDP_OK);
+        expect("pld_epsilon", pydp_pld_epsilon(many, 1e-5, &lo2, &up2), PYDP_OK);
+        printf("pld %.17g %.17g %.17g %.17g\n", lo, up, lo2, up2);
+        expect("pld NaN", pydp_pld_delta(many, NAN, &lo, &up), PYDP_ERR_INVALID);
+        expect("pld NULL", pydp_pld_compose(one, NULL, &many), PYDP_ERR_NULL);
+        pydp_pld_free(many);
+        pydp_pld_free(one);
+    }
+    if (pydp_abi_version() != PYDP_ABI_VERSION) {
+        printf("FAIL ABI version %d, header %d\n", pydp_abi_version(), PYDP_ABI_VERSION);
+        ++failures;
+    }
+
     /* Errors: codes, and outputs left untouched. */
     v = 42.0;
     expect("null out", pydp_minimal_scale(PYDP_GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, NULL), PYDP_ERR_NULL);

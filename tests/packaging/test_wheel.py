@@ -76,7 +76,9 @@ def test_wheel_is_manylinux_and_complete(wheel):
     assert "manylinux" in wheel.name, wheel.name
     names = zipfile.ZipFile(wheel).namelist()
     for required in ("pydp_core/py.typed", "pydp_core/include/pydp/capi.h", "pydp_core/include/pydp/version.hpp",
-                     "pydp_core/share/cmake/pydp_core/pydp_coreConfig.cmake", "pydp_core/lib/libpydp_capi.a"):
+                     "pydp_core/share/cmake/pydp_core/pydp_coreConfig.cmake", "pydp_core/lib/libpydp_capi.a",
+                     "pydp_core/capi.pxd", "pydp_core/random/__init__.pxd", "pydp_core/calibration/__init__.pxd",
+                     "pydp_core/release/__init__.pxd"):
         assert required in names, required
     assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))

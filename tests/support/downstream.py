@@ -99,3 +99,22 @@ def check_c(lines: list[str]) -> None:
     for name, values in expected.items():
         assert [float(v) for v in out[name]] == values.tolist(), name
     assert [int(w) for w in out["child_words"]] == rng.stream(3).random_raw(4).tolist()
+    _check_c_releases(out)
+
+
+def _check_c_releases(out: dict[str, list[str]]) -> None:
+    """c_demo's releases and PLD against the Python plans and PLD (the parameters c_demo.c states)."""
+    from pydp_core import release
+    from pydp_core.accounting.pld import PLD
+
+    lap = release.calibrate_laplace_release(epsilon=1.0)
+    sub = release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6)
+    assert (lap.parameter, lap.grid_exponent) == (65536, -16)
+    assert (sub.parameter, sub.weight_bits, sub.grid_exponent) == (78425, 44, -15)
+    rng = Random._wrap(_core.random.Generator(KEY, 1), 1, True)
+    x = np.array([0.0, 1.5, -2.25, 100.0, 3.0])
+    assert [float(v) for v in out["release_laplace"]] == lap.release(x, rng=rng, simulation=True).tolist()
+    want = sub.release(x, rng=rng, bounds=(-1.0, 50.0), simulation=True)
+    assert [float(v) for v in out["release_lattice"]] == want.tolist()
+    pld = PLD.from_noise(dp.Gaussian(), scale=1.0, sampling_rate=0.02).with_discretization(value_step=1e-3).self_compose(100)
+    assert [float(v) for v in out["pld"]] == [*pld.delta(1.0), *pld.epsilon(1e-5)]

@@ -11,9 +11,18 @@
 
 namespace pydp {
 
+// The thread cap of every entry point (Python and C): more threads than this are never useful (the pool
+// also falls back to the threads it can start), and the cap keeps counts exact in any integer type.
+constexpr unsigned kMaxThreads = 65536;
+
 inline unsigned hardware_threads() noexcept {
     unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1u : n;
+}
+
+// The worker count for a requested count: 0 = all cores, and at most kMaxThreads.
+inline unsigned cap_threads(unsigned requested) noexcept {
+    return requested == 0 ? hardware_threads() : std::min(requested, kMaxThreads);
 }
 
 // Calls fn(chunk_index, begin, end) for every chunk [begin, end) of [0, n) of length `chunk`

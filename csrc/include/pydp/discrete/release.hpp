@@ -16,8 +16,27 @@
 #include <vector>
 
 #include "pydp/discrete/samplers.hpp"
+#include "pydp/random/generator.hpp"
 
 namespace pydp::discrete {
+
+// The grid exponents a release accepts: g = 2^e with 2^-e and 2^(e + 53) both finite normal doubles.
+constexpr int kMinGridExponent = -1021;
+constexpr int kMaxGridExponent = 970;
+
+// The per-chunk sources of one bulk call: n values reserve fresh chunks of `gen`, and chunk c of the batch
+// reads the generator's chunk first + c, so the output depends only on the key and the position, never
+// on the thread count.
+struct ChunkSources {
+    const random::Generator* gen;
+    std::uint64_t first;
+    random::Generator operator()(std::size_t c) const { return gen->chunk(first + c); }
+};
+
+inline ChunkSources reserve_sources(random::Generator& gen, std::size_t n) {
+    const std::size_t nchunks = (n + kNoiseChunk - 1) / kNoiseChunk;
+    return ChunkSources{&gen, nchunks ? gen.reserve_chunks(nchunks) : 0};
+}
 
 // Values are clamped to [low, high] first (pass -inf, inf for none); non-finite inputs are errors whatever
 // the bounds.

@@ -45,6 +45,9 @@ namespace pydp::discrete {
 
 enum class LatticeKind : int { Subbotin = 0, Logistic = 1 };
 
+// The largest table half-width the releases build (8 bytes per entry: 128 MiB).
+inline constexpr std::size_t kMaxTableHalf = std::size_t{1} << 24;
+
 class LatticeTable {
 public:
     static constexpr std::size_t kBlock = 16;  // values searched in lockstep

@@ -1,0 +1,292 @@
+"""The C ABI's shared library (libpydp_capi.so.<ABI>) from Python through ctypes, as an FFI client
+would use it: releases, the PLD and the generator give the Python API's values bit for bit for one key,
+and every entry point answers NULLs, zero and huge sizes and NaN with an error code and a message."""
+from __future__ import annotations
+
+import ctypes as C
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from support import downstream as ds
+
+import pydp_core as dp
+from pydp_core import _core, release
+from pydp_core.accounting.pld import PLD
+from pydp_core.random import Random
+
+LAPLACE, GAUSSIAN, LOGISTIC, SUBBOTIN = 0, 1, 2, 3
+OK, ERR_NULL, ERR_INVALID = 0, 1, 2
+D, U64, I, P = C.c_double, C.c_uint64, C.c_int, C.c_void_p
+DP = C.POINTER(C.c_double)
+PP = C.POINTER(C.c_void_p)
+HUGE = 1 << 40  # above PYDP_MAX_ELEMENTS: refused before any memory is touched
+
+SIGNATURES = {
+    "pydp_rng_new": [C.c_char_p, U64, PP],
+    "pydp_rng_fill_u64": [P, C.POINTER(U64), C.c_size_t],
+    "pydp_rng_normal": [P, D, D, DP, C.c_size_t, C.c_uint],
+    "pydp_release_laplace": [P, U64, U64, I, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_release_gaussian": [P, U64, U64, I, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_release_lattice": [P, I, D, U64, I, I, I, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_keyed_release_laplace": [P, C.POINTER(U64), U64, U64, I, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_keyed_release_gaussian": [P, C.POINTER(U64), U64, U64, I, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_pld_from_noise": [I, D, D, D, D, I, D, PP],
+    "pydp_pld_compose": [P, P, PP],
+    "pydp_pld_self_compose": [P, U64, PP],
+    "pydp_pld_delta": [P, D, DP, DP],
+    "pydp_pld_epsilon": [P, D, DP, DP],
+    "pydp_pld_steps": [P, C.POINTER(U64)],
+    "pydp_pld_calibrate": [I, D, D, D, D, U64, D, I, D, DP],
+    "pydp_minimal_scale": [I, D, D, D, D, DP],
+}
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory) -> C.CDLL:
+    tmp = tmp_path_factory.mktemp("capi_shared")
+    build = tmp / "build"
+    ds.run([ds.tool("cmake"), "-S", ds.ROOT, "-B", build, *ds.generator_args(), "-DCMAKE_BUILD_TYPE=Release",
+            "-DPYDP_BUILD_PYTHON=OFF", "-DPYDP_WERROR=ON"])
+    ds.run([ds.tool("cmake"), "--build", build, "--target", "pydp_capi_shared"])
+    so = build / "libpydp_capi.so.1"  # the soname carries PYDP_ABI_VERSION
+    assert so.is_file()
+    lib = C.CDLL(str(so))
+    for name, args in SIGNATURES.items():
+        getattr(lib, name).argtypes = args
+        getattr(lib, name).restype = C.c_int
+    lib.pydp_last_error.restype = C.c_char_p
+    lib.pydp_version.restype = C.c_char_p
+    lib.pydp_pld_free.argtypes = [P]
+    lib.pydp_rng_free.argtypes = [P]
+    return lib
+
+
+def _dp(a: np.ndarray):
+    return a.ctypes.data_as(DP)
+
+
+def _rng(lib) -> C.c_void_p:
+    h = C.c_void_p()
+    assert lib.pydp_rng_new(ds.KEY, 0, C.byref(h)) == OK
+    return h
+
+
+def _py_rng() -> Random:
+    return Random._wrap(_core.random.Generator(ds.KEY, 0), 1, True)
+
+
+def test_versions(lib):
+    assert lib.pydp_version().decode() == dp.__version__
+    header = (Path(dp.get_include()) / "pydp" / "capi.h").read_text()
+    assert f"#define PYDP_ABI_VERSION {lib.pydp_abi_version()}\n" in header
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_releases_match_the_python_plans(lib, threads):
+    x = np.linspace(-50.0, 80.0, 3000)
+    plans = {
+        "laplace": release.calibrate_laplace_release(epsilon=1.0, sensitivity=2.0),
+        "gaussian": release.calibrate_gaussian_release(epsilon=0.5, delta=1e-6),
+        "subbotin": release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6),
+        "logistic": release.calibrate_logistic_release(epsilon=1.0, delta=1e-6, timing_stable=True),
+    }
+    rng, py = _rng(lib), _py_rng()
+    try:
+        for name, plan in plans.items():
+            want = plan.release(x, rng=py, bounds=(-40.0, 70.0), simulation=True)
+            got = np.empty_like(x)
+            e, p = plan.grid_exponent, plan.parameter
+            if name in ("laplace", "gaussian"):
+                fn = lib.pydp_release_laplace if name == "laplace" else lib.pydp_release_gaussian
+                rc = fn(rng, p.numerator, p.denominator, e, -40.0, 70.0, _dp(x), _dp(got), x.size, threads)
+            else:
+                fam, r = (SUBBOTIN, plan.r) if name == "subbotin" else (LOGISTIC, 0.0)
+                rc = lib.pydp_release_lattice(rng, fam, r, int(p), plan.weight_bits, int(plan.timing_stable), e,
+                                              -40.0, 70.0, _dp(x), _dp(got), x.size, threads)
+            assert rc == OK, lib.pydp_last_error()
+            assert lib.pydp_last_error() == b""
+            np.testing.assert_array_equal(got, want, err_msg=name)
+    finally:
+        lib.pydp_rng_free(rng)
+
+
+def _u64(a: np.ndarray):
+    return a.ctypes.data_as(C.POINTER(U64))
+
+
+def test_keyed_releases_match_one_value_releases_of_the_streams(lib):
+    plans = {"laplace": release.calibrate_laplace_release(epsilon=1.0),
+             "gaussian": release.calibrate_gaussian_release(epsilon=1.0, delta=1e-6)}
+    streams = np.array([7, 0, 123456789, 2**63, 7, 42] * 100, dtype=np.uint64)
+    x = np.linspace(-3.0, 9.0, streams.size)
+    rng = _rng(lib)
+    try:
+        for name, plan in plans.items():
+            fn = lib.pydp_keyed_release_laplace if name == "laplace" else lib.pydp_keyed_release_gaussian
+            p, got = plan.parameter, np.empty_like(x)
+            rc = fn(rng, _u64(streams), p.numerator, p.denominator, plan.grid_exponent, _dp(x), _dp(got), x.size, 2)
+            assert rc == OK, lib.pydp_last_error()
+            base = _py_rng()
+            for j in (0, 1, 2, 3, 4, 599):  # group j: a one-value release from Random(key).stream(streams[j])
+                want = plan.release(x[j:j + 1], rng=base.stream(int(streams[j])), simulation=True)
+                assert got[j] == want[0], (name, j)
+            # The same noise for the same stream id (groups 0 and 4 share stream 7), any thread count.
+            again = np.empty_like(x)
+            fn(rng, _u64(streams), p.numerator, p.denominator, plan.grid_exponent, _dp(x), _dp(again), x.size, 1)
+            np.testing.assert_array_equal(again, got)
+    finally:
+        lib.pydp_rng_free(rng)
+
+
+def _c_pld(lib, family, r, scale, q, neighbours, h, k):
+    one, many = C.c_void_p(), C.c_void_p()
+    assert lib.pydp_pld_from_noise(family, r, scale, 1.0, q, neighbours, h, C.byref(one)) == OK, lib.pydp_last_error()
+    assert lib.pydp_pld_self_compose(one, k, C.byref(many)) == OK
+    lib.pydp_pld_free(one)
+    return many
+
+
+def _interval(lib, fn, pld, x):
+    lo, up = D(), D()
+    assert fn(pld, x, C.byref(lo), C.byref(up)) == OK, lib.pydp_last_error()
+    return lo.value, up.value
+
+
+def test_pld_matches_the_python_pld(lib):
+    h = 1e-3
+    gauss = PLD.from_noise(dp.Gaussian(), scale=1.0, sampling_rate=0.01).with_discretization(value_step=h)
+    lap = PLD.from_noise(dp.Laplace(), scale=2.0, sampling_rate=0.1).with_discretization(value_step=h)
+    sub = PLD.from_noise(dp.Subbotin(1.5), scale=3.0, neighbours="substitution").with_discretization(value_step=h)
+    cases = [
+        (gauss.self_compose(200), _c_pld(lib, GAUSSIAN, 0.0, 1.0, 0.01, 0, h, 200)),
+        # The Python PLD lowers a Laplace's step slightly (PLD.value_step); C takes that step as given.
+        (lap.self_compose(5), _c_pld(lib, LAPLACE, 0.0, 2.0, 0.1, 0, lap.self_compose(5).value_step, 5)),
+        (sub.self_compose(3), _c_pld(lib, SUBBOTIN, 1.5, 3.0, 1.0, 1, h, 3)),
+    ]
+    both = C.c_void_p()
+    assert lib.pydp_pld_compose(cases[0][1], cases[2][1], C.byref(both)) == OK
+    cases.append((gauss.self_compose(200).compose(sub.self_compose(3)), both))
+    try:
+        for py, c in cases:
+            steps = U64()
+            assert lib.pydp_pld_steps(c, C.byref(steps)) == OK and steps.value == py.steps
+            for eps in (0.0, 0.5, 2.0, 30.0):
+                assert _interval(lib, lib.pydp_pld_delta, c, eps) == tuple(py.delta(eps)), (py, eps)
+            for delta in (0.0, 1e-9, 1e-5, 0.3):
+                assert _interval(lib, lib.pydp_pld_epsilon, c, delta) == tuple(py.epsilon(delta)), (py, delta)
+    finally:
+        for _, c in cases:
+            lib.pydp_pld_free(c)
+
+
+def test_pld_calibrate_is_certified_and_near_minimal(lib):
+    scale = D()
+    rc = lib.pydp_pld_calibrate(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, 50, 0.05, 0, 2e-3, C.byref(scale))
+    assert rc == OK, lib.pydp_last_error()
+    pld = PLD.from_noise(dp.Gaussian(), scale=scale.value, sampling_rate=0.05).with_discretization(value_step=2e-3)
+    assert pld.self_compose(50).delta(1.0).upper <= 1e-5
+    smaller = PLD.from_noise(dp.Gaussian(), scale=scale.value * (1 - 2e-6), sampling_rate=0.05)
+    assert smaller.with_discretization(value_step=2e-3).self_compose(50).delta(1.0).upper > 1e-5
+
+
+def _calls(lib, rng, pld, buf, out):
+    """(name, thunk) pairs: each call is invalid (a NULL, a zero or huge count, a NaN, a bad code)."""
+    nan, inf = math.nan, math.inf
+    lo, up, v = D(), D(), D()
+    h = C.c_void_p()
+    steps = U64()
+    words = (U64 * 4)()
+    return [
+        ("rng_new NULL key", lambda: lib.pydp_rng_new(None, 0, C.byref(h))),
+        ("rng_new NULL out", lambda: lib.pydp_rng_new(ds.KEY, 0, None)),
+        ("fill_u64 NULL rng", lambda: lib.pydp_rng_fill_u64(None, words, 4)),
+        ("fill_u64 NULL out", lambda: lib.pydp_rng_fill_u64(rng, None, 4)),
+        ("fill_u64 huge", lambda: lib.pydp_rng_fill_u64(rng, words, HUGE)),
+        ("normal NaN scale", lambda: lib.pydp_rng_normal(rng, 0.0, nan, _dp(out), 4, 1)),
+        ("normal huge", lambda: lib.pydp_rng_normal(rng, 0.0, 1.0, _dp(out), HUGE, 1)),
+        ("normal NULL out", lambda: lib.pydp_rng_normal(rng, 0.0, 1.0, None, 4, 1)),
+        ("laplace NULL rng", lambda: lib.pydp_release_laplace(None, 1, 1, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("laplace NULL x", lambda: lib.pydp_release_laplace(rng, 1, 1, -10, -inf, inf, None, _dp(out), 4, 1)),
+        ("laplace NULL out", lambda: lib.pydp_release_laplace(rng, 1, 1, -10, -inf, inf, _dp(buf), None, 4, 1)),
+        ("laplace huge", lambda: lib.pydp_release_laplace(rng, 1, 1, -10, -inf, inf, _dp(buf), _dp(out), HUGE, 1)),
+        ("laplace t = 0", lambda: lib.pydp_release_laplace(rng, 0, 1, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("laplace zero denominator", lambda: lib.pydp_release_laplace(rng, 1, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("laplace NaN low", lambda: lib.pydp_release_laplace(rng, 1, 1, -10, nan, inf, _dp(buf), _dp(out), 4, 1)),
+        ("laplace grid", lambda: lib.pydp_release_laplace(rng, 1, 1, 2000, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("laplace NaN value", lambda: lib.pydp_release_laplace(rng, 1, 1, -10, -inf, inf, _dp(np.full(4, nan)), _dp(out), 4, 1)),
+        ("gaussian zero sigma2", lambda: lib.pydp_release_gaussian(rng, 0, 1, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("gaussian huge", lambda: lib.pydp_release_gaussian(rng, 1, 1, -10, -inf, inf, _dp(buf), _dp(out), HUGE, 1)),
+        ("lattice family", lambda: lib.pydp_release_lattice(rng, GAUSSIAN, 0.0, 10, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("lattice NaN r", lambda: lib.pydp_release_lattice(rng, SUBBOTIN, nan, 10, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("lattice s = 0", lambda: lib.pydp_release_lattice(rng, LOGISTIC, 0.0, 0, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("lattice bits", lambda: lib.pydp_release_lattice(rng, LOGISTIC, 0.0, 10, 0, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("lattice huge", lambda: lib.pydp_release_lattice(rng, LOGISTIC, 0.0, 10, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), HUGE, 1)),
+        ("lattice NULL rng", lambda: lib.pydp_release_lattice(None, LOGISTIC, 0.0, 10, 20, 0, -10, -inf, inf, _dp(buf), _dp(out), 4, 1)),
+        ("keyed NULL streams", lambda: lib.pydp_keyed_release_laplace(rng, None, 1, 1, -10, _dp(buf), _dp(out), 4, 1)),
+        ("keyed reserved stream", lambda: lib.pydp_keyed_release_laplace(rng, _u64(np.full(4, 2**64 - 1, dtype=np.uint64)),
+                                                                        1, 1, -10, _dp(buf), _dp(out), 4, 1)),
+        ("keyed NaN value", lambda: lib.pydp_keyed_release_gaussian(rng, _u64(np.arange(4, dtype=np.uint64)), 1, 1, -10,
+                                                                   _dp(np.full(4, nan)), _dp(out), 4, 1)),
+        ("keyed huge", lambda: lib.pydp_keyed_release_gaussian(rng, _u64(np.arange(4, dtype=np.uint64)), 1, 1, -10,
+                                                              _dp(buf), _dp(out), HUGE, 1)),
+        ("keyed NULL rng", lambda: lib.pydp_keyed_release_laplace(None, _u64(np.arange(4, dtype=np.uint64)), 1, 1, -10,
+                                                                 _dp(buf), _dp(out), 4, 1)),
+        ("pld NaN scale", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, nan, 1.0, 0.1, 0, 1e-3, C.byref(h))),
+        ("pld zero rate", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, 1.0, 1.0, 0.0, 0, 1e-3, C.byref(h))),
+        ("pld NaN step", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, 1.0, 1.0, 0.1, 0, nan, C.byref(h))),
+        ("pld neighbours", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, 1.0, 1.0, 0.1, 7, 1e-3, C.byref(h))),
+        ("pld NULL out", lambda: lib.pydp_pld_from_noise(GAUSSIAN, 0.0, 1.0, 1.0, 0.1, 0, 1e-3, None)),
+        ("compose NULL", lambda: lib.pydp_pld_compose(pld, None, C.byref(h))),
+        ("self_compose zero", lambda: lib.pydp_pld_self_compose(pld, 0, C.byref(h))),
+        ("self_compose huge", lambda: lib.pydp_pld_self_compose(pld, 1 << 62, C.byref(h))),
+        ("self_compose NULL", lambda: lib.pydp_pld_self_compose(None, 2, C.byref(h))),
+        ("delta NaN", lambda: lib.pydp_pld_delta(pld, nan, C.byref(lo), C.byref(up))),
+        ("delta inf", lambda: lib.pydp_pld_delta(pld, inf, C.byref(lo), C.byref(up))),
+        ("delta NULL", lambda: lib.pydp_pld_delta(pld, 1.0, None, C.byref(up))),
+        ("epsilon NaN", lambda: lib.pydp_pld_epsilon(pld, nan, C.byref(lo), C.byref(up))),
+        ("epsilon NULL pld", lambda: lib.pydp_pld_epsilon(None, 1e-5, C.byref(lo), C.byref(up))),
+        ("steps NULL", lambda: lib.pydp_pld_steps(pld, None)),
+        ("steps NULL pld", lambda: lib.pydp_pld_steps(None, C.byref(steps))),
+        ("calibrate NaN epsilon", lambda: lib.pydp_pld_calibrate(GAUSSIAN, 0.0, nan, 1e-5, 1.0, 1, 1.0, 0, 1e-3, C.byref(v))),
+        ("calibrate zero delta", lambda: lib.pydp_pld_calibrate(GAUSSIAN, 0.0, 1.0, 0.0, 1.0, 1, 1.0, 0, 1e-3, C.byref(v))),
+        ("calibrate zero steps", lambda: lib.pydp_pld_calibrate(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, 0, 1.0, 0, 1e-3, C.byref(v))),
+        ("calibrate NULL", lambda: lib.pydp_pld_calibrate(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, 1, 1.0, 0, 1e-3, None)),
+        ("minimal_scale NaN", lambda: lib.pydp_minimal_scale(GAUSSIAN, 0.0, 1.0, nan, 1.0, C.byref(v))),
+        ("minimal_scale NULL", lambda: lib.pydp_minimal_scale(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, None)),
+    ]
+
+
+def test_every_entry_point_refuses_bad_input_with_a_message(lib):
+    rng = _rng(lib)
+    pld = _c_pld(lib, GAUSSIAN, 0.0, 1.0, 0.1, 0, 1e-3, 2)
+    buf, out = np.zeros(4), np.zeros(4)
+    try:
+        for name, call in _calls(lib, rng, pld, buf, out):
+            rc = call()
+            assert rc in (ERR_NULL, ERR_INVALID), (name, rc)
+            msg = lib.pydp_last_error().decode()
+            assert msg, name
+            if rc == ERR_NULL:
+                assert "must not be NULL" in msg, (name, msg)
+            # The next successful call clears the message.
+            assert lib.pydp_rng_fill_u64(rng, None, 0) == OK and lib.pydp_last_error() == b""
+    finally:
+        lib.pydp_pld_free(pld)
+        lib.pydp_rng_free(rng)
+
+
+def test_zero_sizes_succeed_and_write_nothing(lib):
+    rng = _rng(lib)
+    try:
+        for rc in (lib.pydp_rng_normal(rng, 0.0, 1.0, None, 0, 1),
+                   lib.pydp_release_laplace(rng, 1, 1, -10, -math.inf, math.inf, None, None, 0, 1),
+                   lib.pydp_release_lattice(rng, LOGISTIC, 0.0, 10, 20, 0, -10, -math.inf, math.inf, None, None, 0, 1)):
+            assert rc == OK
+        # A zero-sized call takes no words: the stream goes on where it was.
+        words = (U64 * 3)()
+        assert lib.pydp_rng_fill_u64(rng, words, 3) == OK
+        assert list(words) == _py_rng().random_raw(3).tolist()
+    finally:
+        lib.pydp_rng_free(rng)
