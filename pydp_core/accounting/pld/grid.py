@@ -97,8 +97,12 @@ def _probe(terms: Sequence[tuple], tail: float) -> tuple:
         try:
             return [m.discretise(True, coarse, tail) for m, _ in terms], coarse
         except ValueError as exc:
-            if "value_step is too small" not in str(exc) or coarse > 1e290:
+            too_fine = "value_step is too small" in str(exc)
+            if not (too_fine or "max_size" in str(exc)):
                 raise
+            if not too_fine or coarse > 1e290:
+                raise ValueError("the privacy losses of this mechanism span a range that no loss grid covers "
+                                 "(sensitivity / scale is too large): use a larger noise scale") from exc
             coarse *= 16.0
 
 
