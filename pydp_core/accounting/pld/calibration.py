@@ -64,6 +64,9 @@ def _calibration_start(sensitivity: float, steps: int, sampling_rate: float, eps
     return sensitivity * max(sampling_rate * math.sqrt(steps), 1.0) / min(epsilon, 1.0)
 
 
+# The smallest truncated mass a calibration uses (with_discretization accepts tail_mass down to 1e-300).
+_MIN_TAIL = 1e-300
+
 # A calibration refines the loss grid at most _REFINE times, each time 2 to 4 times finer.
 _REFINE = 4
 
@@ -207,10 +210,13 @@ def _calibrate(cls: type[PLD], noise: Any, *, epsilon: Any, delta: Any, sensitiv
         raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
     if q == 0.0:
         raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
+    if dl < 1e3 * _MIN_TAIL:
+        raise ValueError(f"delta must be >= {1e3 * _MIN_TAIL:g} for a calibration: below it the truncated tails "
+                         f"(at least {_MIN_TAIL:g}) leave no room to certify a scale, got {dl:g}")
     _relation(sampling, neighbours)
 
     # The truncated mass joins the upper end of every delta: below delta / 1000 it leaves room to pass.
-    tail = min(_TAIL_MASS, max(dl * 1e-3, 1e-300))
+    tail = min(_TAIL_MASS, dl * 1e-3)
 
     def build(s: float, h: float | None) -> PLD:
         return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q, sampling=sampling,
