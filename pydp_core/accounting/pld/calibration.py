@@ -10,10 +10,12 @@ composed and sampled) and :func:`~pydp_core.accounting.pld.calibrate_box` (a box
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..._validation import check_delta, check_positive, check_probability
 from ._args import _count, _scalar
+from .grid import _TAIL_MASS
 from .interval import Interval
 from .mechanisms import _relation
 
@@ -62,6 +64,9 @@ def _calibration_start(sensitivity: float, steps: int, sampling_rate: float, eps
     return sensitivity * max(sampling_rate * math.sqrt(steps), 1.0) / min(epsilon, 1.0)
 
 
+# The smallest truncated mass a calibration uses (with_discretization accepts tail_mass down to 1e-300).
+_MIN_TAIL = 1e-300
+
 # A calibration refines the loss grid at most _REFINE times, each time 2 to 4 times finer.
 _REFINE = 4
 
@@ -94,7 +99,14 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
             pld = build(s, h)
             key = (s, pld.value_step)
             if key not in memo:
-                memo[key] = pld.delta(epsilon)
+                try:
+                    memo[key] = pld.delta(epsilon)
+                except ValueError as exc:
+                    # A small scale has a loss range too wide for grid h: its automatic grid certifies
+                    # it as well (every grid gives a valid interval; h only sets how tight).
+                    if h is None or "value_step is too small" not in str(exc):
+                        raise
+                    memo[key] = bound(s, None)
             memo[s, h] = memo[key]
         return memo[s, h]
 
@@ -161,7 +173,7 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
         if c == 0.0:
             c = a
             while not bound(c, step).lower > delta and c > 1e-12 * start:
-                c, factor = c / factor, factor * factor
+                c, factor = c / factor, min(factor * factor, 2.0)  # halving at most: a tiny scale has no grid
         if bound(c, step).lower > delta:
             d = min((s for (s, h), iv in memo.items() if h == step and s > c and not iv.lower > delta), default=best)
             boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)
@@ -198,13 +210,24 @@ def _calibrate(cls: type[PLD], noise: Any, *, epsilon: Any, delta: Any, sensitiv
         raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
     if q == 0.0:
         raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
+    if dl < 1e3 * _MIN_TAIL:
+        raise ValueError(f"delta must be >= {1e3 * _MIN_TAIL:g} for a calibration: below it the truncated tails "
+                         f"(at least {_MIN_TAIL:g}) leave no room to certify a scale, got {dl:g}")
     _relation(sampling, neighbours)
+
+    # The truncated mass joins the upper end of every delta: below delta / 1000 it leaves room to pass.
+    tail = min(_TAIL_MASS, dl * 1e-3)
 
     def build(s: float, h: float | None) -> PLD:
         return cls.from_noise(noise, scale=s, sensitivity=sens, sampling_rate=q, sampling=sampling,
                               neighbours=neighbours).self_compose(k) \
-            .with_discretization(value_step=h)
+            .with_discretization(value_step=h, tail_mass=tail)
 
     found = _calibrate_scale(build, epsilon=e, delta=dl, start=_calibration_start(sens, k, q, e),
                              rtol=rtol / 4.0, width=rtol)
+    lower, upper = found.scale_bounds
+    if not upper <= lower * (1.0 + rtol):
+        warnings.warn(f"the calibrated scale {upper:.6g} is certified, but the minimal scale is only known to "
+                      f"lie in [{lower:.6g}, {upper:.6g}], wider than rtol = {rtol:g} (the grid's resolution "
+                      "limits it): a larger rtol states what was reached", RuntimeWarning, stacklevel=3)
     return found if certificate else found.scale

@@ -364,14 +364,17 @@ class PLD:
     @classmethod
     def composition(cls, plds: Iterable["PLD"]) -> "PLD":
         """The composition of a non-empty collection of PLDs."""
+        if isinstance(plds, (str, bytes)) or not isinstance(plds, Iterable):
+            raise TypeError(f"plds must be an iterable of PLD objects, got {type(plds).__name__}")
         items = list(plds)
         if not items:
             raise ValueError("plds must not be empty: there is nothing to compose")
+        for p in items:
+            if not isinstance(p, PLD):
+                raise TypeError(f"plds must contain PLD objects, got {type(p).__name__}")
         out = items[0]
         for p in items[1:]:
             out = out.compose(p)
-        if not isinstance(out, PLD):
-            raise TypeError("plds must contain PLD objects")
         return out
 
     @classmethod
@@ -503,9 +506,19 @@ class PLD:
     def _order_bounds(self, orders: Sequence[bool], h: float) -> list:
         counts = [c for _, c in self._terms]
         per_mech_tail = self._tail_mass / max(1, self.steps)
-        directions = [[m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
-                      for remove in orders]
-        return list(_acc.pld_compose(directions, counts, h, self._tail_mass))
+        try:
+            directions = [[m.discretise(remove, h, per_mech_tail, self.steps > 1) for m, _ in self._terms]
+                          for remove in orders]
+            return list(_acc.pld_compose(directions, counts, h, self._tail_mass))
+        except (ValueError, MemoryError) as exc:
+            # The kernels refuse a grid of more than 2^25 points (or one whose size overflows): say which
+            # parameters set the range, since the automatic step is no parameter the user chose.
+            if not ("value_step is too small" in str(exc) or "max_size" in str(exc) or isinstance(exc, MemoryError)):
+                raise
+            raise ValueError(
+                f"the privacy losses of this PLD ({self.steps} composed steps) span a range that no loss grid of "
+                f"step {h:.3g} covers within 2^25 points: use a larger noise scale or fewer steps, or set a coarser "
+                "value_step with with_discretization (at most 1)") from exc
 
     def _fine_bounds(self, orders: Sequence[bool]) -> list:
         missing = [r for r in orders if r not in self._fine]

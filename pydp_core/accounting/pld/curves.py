@@ -64,6 +64,13 @@ def _mu(pld: Any, delta_floor: Any) -> Interval:
         return np.asarray(gdp_delta(m, epsilon=grid), dtype=float)
 
     x = np.exp(np.minimum(grid, 700.0))  # x = e^eps: both profiles are convex in x
+    # The profile's rounding allowance (64 ulps of its suffix sums A, C and its mass at +inf) steps down
+    # between grid cells and so may lift it above its chord: by at most 5e-14 in all, and on
+    # [e_j, e_{j+1}] by at most 64 u (2 A + inf) with A <= P(L > e_j) <= delta(e_{j-1}) / (1 - e^{-step})
+    # (delta(e) >= (1 - e^{e - e'}) P(L > e') for e' > e), which is far smaller in the tail.
+    step = grid[1] - grid[0]
+    local = 2.0 * 3.0 * 64.0 * 2.0**-53 * up[:-2] / -math.expm1(-step)
+    allowance = np.minimum(5e-14, np.concatenate(([5e-14], local)))
 
     def dominated(m: float) -> bool:
         g = gdp(m) * (1.0 - 1e-12)
@@ -78,9 +85,7 @@ def _mu(pld: Any, delta_floor: Any) -> Interval:
             slope = _special.ndtr(-grid[1:] / m - m / 2.0) * (1.0 - 1e-12)
             with np.errstate(invalid="ignore", over="ignore"):
                 tangent = g[1:] + slope * (x[1:] - x[:-1])
-            # The profile's rounding allowance (64 ulps of its suffix sums, <= 5e-14 in all) steps
-            # down between grid cells and so may lift it above its chord by that much.
-            second = (up[:-1] + 5e-14 <= tangent) & (up[1:] + 5e-14 <= g[1:]) & (grid[1:] < 700.0)
+            second = (up[:-1] + allowance <= tangent) & (up[1:] + allowance <= g[1:]) & (grid[1:] < 700.0)
             first = first | second
         return bool(np.all(first))
 

@@ -26,6 +26,10 @@ _SCREEN = 8
 # No screening once the screening grid would be coarser than this (the fine grid is cheap there anyway).
 _SCREEN_MAX_STEP = 2e-3
 
+# The grids the automatic step uses to look at the losses: at least this many times coarser than the
+# kernels' limit of 2^25 points per discretisation, so that each fits with room to spare.
+_PROBE_POINTS = 2**21
+
 
 def _below_atom(h: float, terms: Sequence[tuple]) -> float:
     """The largest step <= h with a grid point a relative 2^-46 below the Laplace's largest loss, or h.
@@ -72,9 +76,34 @@ def _loss_std(mech: Any, part: Any, grid: float, tail: float) -> float:
         sd = math.sqrt(max(float(p @ (loss - mean) ** 2) / total, 0.0))
         if not 0.0 < sd < 8.0 * grid:
             break
-        grid = sd / 16.0
+        # A loss concentrated far inside a wide range (an atom of mass e^-30 at the other end) keeps the
+        # refined grid within _PROBE_POINTS points across that range; its spread is then an upper bound.
+        finer = max(sd / 16.0, p.size * grid / _PROBE_POINTS)
+        if not finer < grid:
+            break
+        grid = finer
         part = mech.discretise(True, grid, tail)
     return sd
+
+
+def _probe(terms: Sequence[tuple], tail: float) -> tuple:
+    """The terms discretised on the first grid of 1e-2 * 16^j (j >= 0) that the kernels accept, and its step.
+
+    A loss range wider than 1e-2 * 2^25 (sensitivity / scale of about 10^3 for a Gaussian) needs a coarser
+    look; a range that no double-precision grid covers is reported as the mechanism's parameters.
+    """
+    coarse = 1e-2
+    while True:
+        try:
+            return [m.discretise(True, coarse, tail) for m, _ in terms], coarse
+        except ValueError as exc:
+            too_fine = "value_step is too small" in str(exc)
+            if not (too_fine or "max_size" in str(exc)):
+                raise
+            if not too_fine or coarse > 1e290:
+                raise ValueError("the privacy losses of this mechanism span a range that no loss grid covers "
+                                 "(sensitivity / scale is too large): use a larger noise scale") from exc
+            coarse *= 16.0
 
 
 def _automatic_step(terms: Sequence[tuple], tail_mass: float) -> float:
@@ -82,9 +111,8 @@ def _automatic_step(terms: Sequence[tuple], tail_mass: float) -> float:
     :func:`_below_atom`."""
     steps = sum(c for _, c in terms)
     h = min(5e-3, 6e-3 * steps ** -0.45)
-    coarse = 1e-2
     tail = tail_mass / steps
-    parts = [m.discretise(True, coarse, tail) for m, _ in terms]
+    parts, coarse = _probe(terms, tail)
     lo, hi = _acc.pld_window(parts, [c for _, c in terms], coarse, tail_mass)
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):  # no finite loss mass (all at +inf)
         return h
