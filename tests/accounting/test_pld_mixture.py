@@ -182,3 +182,45 @@ def test_banded_bad_input():
     with pytest.raises(ValueError, match="participations"):
         PLD.from_banded_matrix_factorization(sigma=1.0, bands=1, column_sensitivities=[1.0], sampling_rate=0.1,
                                              participations=[3])
+
+
+# ----- the dp-accounting adapter ----------------------------------------------------------------------------
+def test_adapter_maps_mixture_of_gaussians():
+    from dp_accounting import dp_event as dpa
+
+    from pydp_core.adapters import dp_accounting as adapter
+
+    ev = dpa.SelfComposedDpEvent(dpa.MixtureOfGaussiansDpEvent(1.0, [0.0, 0.5, 1.0], [0.5, 0.3, 0.2]), 20)
+    got = adapter.epsilon(ev, delta=1e-5)
+    ref = PLD.from_mixture_of_gaussians(sigma=1.0, sensitivities=[0.0, 0.5, 1.0],
+                                        probabilities=[0.5, 0.3, 0.2]).self_compose(20).epsilon(1e-5)
+    assert got.lower <= ref.upper and ref.lower <= got.upper
+    with pytest.raises(ValueError, match="MixtureOfGaussiansDpEvent"):
+        adapter.to_pld(ev, neighbours="substitution")
+    with pytest.raises(ValueError, match="MixtureOfGaussiansDpEvent.*sum to 1"):
+        adapter.to_pld(dpa.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.6]))
+    assert math.isinf(adapter.epsilon(dpa.MixtureOfGaussiansDpEvent(0.0, [1.0], [1.0]), delta=1e-5).upper)
+
+
+def test_adapter_maps_discrete_laplace_and_tree_aggregation():
+    from dp_accounting import dp_event as dpa
+
+    from pydp_core.adapters import dp_accounting as adapter
+
+    # DLap(a) with sensitivity 1 is pure a-DP: delta(a) = 0 and delta just below a is positive.
+    dl = adapter.to_pld(dpa.DiscreteLaplaceDpEvent(0.7, 1))
+    assert dl.delta(0.7).upper <= 1e-12 and dl.delta(0.6).lower > 0.0
+    tree = adapter.to_pld(dpa.SingleEpochTreeAggregationDpEvent(2.0, [7, 3]))  # depth ceil(log2 8) = 3
+    g = PLD.from_gdp(math.sqrt(3.0) / 2.0)
+    assert tree.epsilon(1e-6) == g.epsilon(1e-6)
+
+
+@pytest.mark.parametrize("name", ["ZCDpEvent", "UnsupportedDpEvent"])
+def test_adapter_refusal_names_the_event(name):
+    from dp_accounting import dp_event as dpa
+
+    from pydp_core.adapters import dp_accounting as adapter
+
+    ev = dpa.ZCDpEvent(0.5) if name == "ZCDpEvent" else dpa.UnsupportedDpEvent()
+    with pytest.raises(ValueError, match=name):
+        adapter.to_pld(ev)
