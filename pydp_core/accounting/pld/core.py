@@ -500,7 +500,8 @@ class PLD:
         records joins with probability ``sampling_rate``; the release is C x + sigma Z with C b-banded lower
         triangular. A record's participations are b steps apart and touch disjoint rows of C, so the
         release is the composition of Poisson-sampled Gaussians, one per participation j, with sensitivity
-        ``column_sensitivities[j]`` = ||C e_j||_2 (Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu 2023, Theorem 1).
+        ``column_sensitivities[j]`` = ||C e_j||_2 (Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta
+        and Xu 2023, Theorem 1).
 
         Parameters
         ----------
