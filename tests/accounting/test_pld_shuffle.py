@@ -82,3 +82,23 @@ def test_bad_input():
         shuffle_delta(1.0, sigma=1.0, steps=10, caps=[])
     with pytest.raises(ValueError, match="delta"):
         shuffle_epsilon(0.0, sigma=1.0, steps=10)
+
+
+@pytest.mark.parametrize("sigma,steps,eps", [(0.8, 4, 0.5), (1.2, 3, 0.2)])
+def test_max_statistic_pld_is_below_its_exact_delta(sigma, steps, eps):
+    from pydp_core.accounting.pld import PLD
+    from pydp_core.accounting.pld.shuffle import shuffle_pld_lower
+
+    with mp.workdps(30):
+        s = mp.mpf(sigma)
+
+        def dens(c, m):  # density of max_t x_t under MoG(m)
+            return (mp.npdf((c - m) / s) / s * mp.ncdf(c / s) ** (steps - 1)
+                    + (steps - 1) * mp.ncdf((c - m) / s) * mp.ncdf(c / s) ** (steps - 2) * mp.npdf(c / s) / s)
+
+        e = mp.e ** mp.mpf(eps)
+        f = lambda c: max(dens(c, 2) - e * dens(c, 1), 0)  # noqa: E731
+        exact = float(mp.quad(f, [-mp.inf, -2, 0, 1, 1.5, 2, 3, 5, mp.inf]))
+    got = PLD([(shuffle_pld_lower(sigma=sigma, steps=steps), 1)]).delta(eps).lower
+    assert got <= exact
+    assert got >= exact * (1 - 1e-2)

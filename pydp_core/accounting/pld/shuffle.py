@@ -104,8 +104,8 @@ def shuffle_pld_lower(*, sigma: Any, steps: Any, value_step: float = 1e-3) -> An
     Slices C_j < max_t x_t <= C_{j+1} with C_{j+1} - C_j = ``value_step`` sigma^2 (the loss moves by about
     ``value_step`` per slice), from a cap with P-mass below 1e-20 under it to one with P-mass below 1e-20
     above it (those two ends are atoms too, so nothing is dropped). Every slice is an atom with its exact P-
-    and Q-masses (lowered by their rounding bounds). Its delta lower-bounds the shuffled mechanism's; only
-    the lower end of the returned PLD's intervals is a bound for shuffling.
+    and Q-masses (P lowered, Q raised by their rounding bounds). Its delta lower-bounds the shuffled
+    mechanism's; only the lower end of the returned PLD's intervals is a bound for shuffling.
     """
     s, t, _ = _check(sigma, steps, 1)
     step = _scalar(value_step, "value_step", check_positive)
@@ -118,20 +118,20 @@ def shuffle_pld_lower(*, sigma: Any, steps: Any, value_step: float = 1e-3) -> An
         raise ValueError("value_step is too small for this sigma and number of steps")
     caps = lo + np.arange(n + 1) * ((hi - lo) / n)
     masses = []
-    for mean in (_MEAN_P, _MEAN_Q):
+    for mean, lowered in ((_MEAN_P, True), (_MEAN_Q, False)):
         lg = _log_in_cube(caps, s, t, mean)
         lb = np.abs(np.asarray(_GAUSS.logcdf(caps / s), dtype=float))
         inside = np.exp(lg)
         err = inside * (8.0 * _U * (np.abs(lg) + t * lb)) * (1.0 + 1e-9) + 2.0 * _U * inside
         outside = -np.expm1(lg[-1])
-        cells = np.concatenate(([inside[0] - err[0]], np.diff(inside) - err[1:] - err[:-1] - 2.0 * _U * inside[1:],
-                                [outside - err[-1] - 2.0 * _U * outside]))
-        masses.append(np.maximum(cells, 0.0))
+        cells = np.concatenate(([inside[0]], np.diff(inside), [outside]))
+        cell_err = np.concatenate(([err[0]], err[1:] + err[:-1] + 2.0 * _U * inside[1:], [err[-1] + 2.0 * _U * outside]))
+        # P-masses lowered and Q-masses raised by their rounding bounds: every atom's loss and P-mass can
+        # only go down, so the list's delta stays below the statistic's.
+        masses.append(np.maximum(cells - cell_err, 0.0) if lowered else np.minimum(cells + cell_err, 1.0))
     p, q = masses
     keep = (p > 0.0) & (q > 0.0)
     loss = np.log(p[keep]) - np.log(q[keep])
-    # Both masses are lowered: the atom list's total is below 1 and its delta below the statistic's, which
-    # the optimistic discretisation keeps as a lower bound.
     return _Atoms("shuffle_max_statistic", (loss, p[keep], q[keep], 0.0))
 
 
