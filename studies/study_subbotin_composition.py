@@ -207,6 +207,11 @@ def plot(rows: list[dict], paper: list[dict], path: Path) -> None:
         best = sorted({(row["N"], row["ratio_vs_gaussian"], row["r"]) for row in rows if row["epsilon"] == eps and row["best"]})
         ax.scatter([b[0] for b in best], [b[1] for b in best], s=90, facecolors="none", edgecolors="red", zorder=5,
                    label="best order on the grid")
+        if "lattice_rmse" in rows[0]:  # the lattice release's RMSE of the lattice-best order (same ratio scale)
+            lat = sorted({(row["N"], row["ratio_vs_gaussian"] * row["lattice_vs_continuous"]) for row in rows
+                          if row["epsilon"] == eps and row["lattice_best"]})
+            ax.scatter([b[0] for b in lat], [b[1] for b in lat], marker="x", s=40, color="red", zorder=6,
+                       label="lattice release, its best order")
         for n, ratio, r in best:
             ax.annotate(f"{r:g}", (n, ratio), textcoords="offset points", xytext=(0, -14), ha="center", fontsize=8,
                         color="red")

@@ -66,6 +66,29 @@ def test_recomputed_cells_equal_the_csv(eps, m, k, r):
     assert other.scale == pytest.approx(c.scale, rel=1e-12)
 
 
+def test_lattice_columns_are_within_a_percent_with_the_same_best_order():
+    for row in ROWS:
+        assert abs(row["lattice_vs_continuous"] - 1.0) < 0.01, row
+        assert row["lattice_delta_upper"] <= DELTA
+        assert row["lattice_vs_continuous"] == pytest.approx(row["lattice_rmse"] / row["rmse"], rel=1e-14)
+    for eps in study.EPSILONS:
+        for n in {row["N"] for row in ROWS}:
+            cells = [row for row in ROWS if (row["epsilon"], row["N"]) == (eps, n)]
+            if cells:
+                lat = {row["r"] for row in cells if row["lattice_best"]}
+                assert lat == {row["r"] for row in cells if row["best"]}, (eps, n)
+
+
+@pytest.mark.parametrize("eps, n, r", [(1.0, 20, 1.75), (4.0, 2, 1.0)])
+def test_recomputed_lattice_cells_equal_the_csv(eps, n, r):
+    from pydp_core.release import calibrate_vector_release
+
+    row = next(row for row in ROWS if (row["epsilon"], row["N"], row["r"]) == (eps, n, r))
+    plan = calibrate_vector_release(Subbotin(r), epsilon=eps, delta=DELTA, sensitivity=W, dimension=n)
+    assert plan.noise_std == pytest.approx(row["lattice_rmse"], rel=1e-12)
+    assert plan.delta_achieved == pytest.approx(row["lattice_delta_upper"], rel=1e-12)
+
+
 def _checked_rows():
     best = [row for row in ROWS if row["best"] and (row["k"] == 1 or row["m"] == 50)]
     extra = [row for row in ROWS if row["m"] == 10 and row["k"] == 10 and row["r"] in (1.0, 1.5, 2.0, 3.0, 8.0)]

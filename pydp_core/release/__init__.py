@@ -41,7 +41,15 @@ exactly specified table of integer weights ``W(y) ~ floor(2**P w(y / s))`` (w th
 its normaliser), sampled by exact integer inversion; the table's (epsilon, delta) profile is computed
 from the integers themselves (an upper bound), the worst shift being the charged k because the table is
 symmetric and non-increasing in |y|. These are per value and need delta > 0 (finite support). A
-``timing_stable=True`` plan costs three random words and a fixed number of search steps per value.
+``timing_stable=True`` plan costs three random words and a fixed number of search steps per value, from a
+table kept within the first-level cache (``release_noise(..., timing_stable=True)`` gives the same for
+the Laplace and Gaussian shapes).
+
+Vector queries with lattice noise (Vinterbo 2022, Section 4.1): :func:`calibrate_vector_release` and
+:func:`release_vector` release m coordinates (or k vectors under one total budget) with iid table noise,
+calibrated through the certified PLD of the product law at the corner of the rounded sensitivity box
+(the worst shift); :func:`select_subbotin_release` picks the order with the smallest lattice RMSE. The
+Subbotin and Logistic mechanisms use this for arrays (an l_inf vector query).
 Truncated and user-defined families are refused by :func:`release_noise` (docs/release.md). Floating-point
 noise stays available for simulations through :class:`pydp_core.Random`; it is not a release.
 

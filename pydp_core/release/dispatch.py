@@ -33,6 +33,7 @@ def release_noise(
     bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
+    timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,
 ) -> Any:
@@ -59,6 +60,12 @@ def release_noise(
         ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian,
         l_inf for the lattice families, :func:`~pydp_core.release.release_vector`); ``False`` (the
         default): the guarantee is per value.
+    timing_stable : bool, optional
+        Draw every value with a fixed amount of work (three random words and a fixed number of search
+        steps, no branch on the value; docs/release.md, section 3): the lattice families in their
+        timing-stable mode, and the Laplace and Gaussian through the lattice table of Subbotin(1) and
+        Subbotin(2) (the floored table law instead of the exact discrete law; needs delta > 0, the
+        truncation and the total-variation charge are in the plan's delta). Default False.
     simulation, confirm_delta : bool, optional
         As in :func:`release_laplace`.
 
@@ -90,7 +97,11 @@ def release_noise(
     """
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
+    if not isinstance(timing_stable, bool):
+        raise TypeError("timing_stable must be a bool")
     key = noise._key()
+    if timing_stable and key in (("Laplace",), ("Gaussian",)):
+        key = ("Subbotin", 1.0 if key == ("Laplace",) else 2.0)  # the table law: fixed work per value
     options = dict(epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds,
                    grid_bits=grid_bits, vector=vector, simulation=simulation, confirm_delta=confirm_delta)
     if key == ("Laplace",):
@@ -105,6 +116,7 @@ def release_noise(
                 "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
             )
         del options["vector"]
+        options["timing_stable"] = timing_stable
         if grid_bits == DEFAULT_GRID_BITS:  # the lattice releases' automatic grid (16 bits unless it binds)
             options["grid_bits"] = None
         if vector:  # one vector query, l_inf sensitivity: the product-law calibration

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -227,6 +228,13 @@ def calibrate_laplace_release(
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
+    return _calibrate_laplace_cached(eps, dl, sens, check_int(grid_bits, "grid_bits", 0, 30), dim)
+
+
+@functools.lru_cache(maxsize=16)
+def _calibrate_laplace_cached(eps: float, dl: float, sens: float, grid_bits: int, dim: int) -> GridRelease:
+    """The body of :func:`calibrate_laplace_release` on validated arguments; plans are cached by them
+    (a plan is immutable), so a single-value release does not recalibrate."""
     denom = eps - 2.0 * math.log1p(-dl)
     if denom <= 0 or (dim > 1 and eps == 0):
         raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
@@ -326,6 +334,13 @@ def calibrate_gaussian_release(
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
+    return _calibrate_gaussian_cached(eps, dl, sens, check_int(grid_bits, "grid_bits", 0, 30), dim)
+
+
+@functools.lru_cache(maxsize=16)
+def _calibrate_gaussian_cached(eps: float, dl: float, sens: float, grid_bits: int, dim: int) -> GridRelease:
+    """The body of :func:`calibrate_gaussian_release` on validated arguments; plans are cached by them
+    (a plan is immutable), so a single-value release does not recalibrate."""
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
     s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))

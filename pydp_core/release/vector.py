@@ -32,6 +32,8 @@ from ..noise import Gaussian, Laplace, Logistic, Subbotin
 from .lattice import (
     _AUTO_GRID_SLACK,
     _COARSER_GRID_BITS,
+    _STABLE_GRID_BITS,
+    STABLE_TABLE_ENTRIES,
     STABLE_TV_BOUND,
     LatticeRelease,
     _check_lattice,
@@ -148,8 +150,8 @@ def _search(mechanism: str, r: float, eps: float, dl: float, sens: float, e: int
 
 
 def _calibrate_on(mechanism: str, r: float, eps: float, dl: float, sens: float, m: int, norm: str, k: int,
-                  grid_bits: int, timing_stable: bool, s0: float, h: float) -> LatticeVectorRelease:
-    e, shift = _lattice_grid(mechanism, r, sens, grid_bits, s0)
+                  grid_bits: int, timing_stable: bool, s0: float, h: float, refine: bool = True) -> LatticeVectorRelease:
+    e, shift = _lattice_grid(mechanism, r, sens, grid_bits, s0, refine)
     return _search(mechanism, r, eps, dl, sens, e, shift, m, norm, k, timing_stable, round(s0 / sens * shift), h)
 
 
@@ -194,7 +196,8 @@ def calibrate_vector_release(
     grid_bits : int or None, optional
         As in :func:`calibrate_subbotin_release` (None: 16, or a coarser grid where the table's range binds).
     timing_stable : bool, optional
-        As in :func:`calibrate_subbotin_release`; the charge ``(1 + e^eps) N 2**-129`` is added to delta.
+        As in :func:`calibrate_subbotin_release` (with the automatic grid, the finest one whose table has
+        at most ``STABLE_TABLE_ENTRIES`` entries); the charge ``(1 + e^eps) N 2**-129`` is added to delta.
 
     Returns
     -------
@@ -233,6 +236,13 @@ def calibrate_vector_release(
     s0, h = float(box.scale), float(box.value_step)
     if grid_bits is not None:
         return _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, grid_bits, timing_stable, s0, h)
+    if timing_stable:  # the finest grid whose table stays cache-resident, as for the scalar plans
+        for bits in _STABLE_GRID_BITS:
+            plan = _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, bits, True, s0, h, refine=False)
+            if plan.table.half_size + 1 <= STABLE_TABLE_ENTRIES:
+                return plan
+        raise CalibrationError(f"timing-stable vector calibration: no grid keeps the table within "
+                               f"{STABLE_TABLE_ENTRIES} entries (give grid_bits to choose the grid yourself)")
     plan = _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, DEFAULT_GRID_BITS, timing_stable, s0, h)
     if plan.scale > s0 * (1.0 + _AUTO_GRID_SLACK):
         for bits in _COARSER_GRID_BITS:
@@ -319,6 +329,14 @@ class SubbotinReleaseChoice:
     lattice_rmse : dict
         The lattice RMSE of the orders calibrated on the lattice (those within ``candidates`` of the
         continuous best).
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> c = release.select_subbotin_release(epsilon=1.0, delta=1e-6, dimension=2, linf_sensitivity=0.01,
+    ...                                     orders=[1.0, 2.0])
+    >>> c.order, sorted(c.continuous_rmse)
+    (1.0, [1.0, 2.0])
     """
 
     order: float
@@ -389,8 +407,6 @@ def select_subbotin_release(
     plans = {r: calibrate_vector_release(Subbotin(r), epsilon=epsilon, delta=delta, sensitivity=linf_sensitivity,
                                          dimension=dimension, releases=releases)
              for r in grid if cont[r] <= best * (1.0 + candidates)}
-    lat = {r: p.noise_std for r, p in plans.items()}
+    lat = {r: p.noise_std for r, p in plans.items()}  # never empty: the continuous best is in the window
     order = min(lat, key=lambda r: (lat[r], r))
-    if not plans:
-        raise CalibrationError("no order could be calibrated")
     return SubbotinReleaseChoice(order, plans[order], lat[order], cont, lat)

@@ -747,3 +747,14 @@ def test_progress_without_tqdm_says_why(tmp_path):
                          env=subprocess_env())
     assert res.returncode == 0, res.stderr
     assert "--progress needs tqdm" in res.stderr and "progress" in res.stderr
+
+
+def test_compose_help_shows_the_json_format(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["compose", "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert "compose --help" not in out  # the help does not point at itself
+    for key in ('"noise"', '"gdp"', '"approx_dp"', '"randomized_response"', '"discrete_laplace"',
+                '"discrete_gaussian"', '"count"'):
+        assert key in out, key

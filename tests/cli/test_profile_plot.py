@@ -113,7 +113,14 @@ def test_other_mechanisms_parse(capsys):
     (["-m", "gaussian:scale=1,colour=2"], "unknown fields"),
     (["-m", "gdp:sigma=1"], "gdp takes exactly one key, mu"),
     (["-m", "gaussian:scale=1", "--out", "x.jpg"], "--out must end in .png, .svg, .pdf"),
-    (["-m", "gaussian:scale=1", "--png", "x.png"], "use --out FILE"),
+    (["-m", "gaussian:scale=1", "--png", "x.png", "--out", "y.png"], "--png is its deprecated alias"),
+    (["-m", "gaussian:scale=1", "--out", "x.png", "--format", "pdf"], "ends in .png but --format is pdf"),
+    (["-m", "gaussian:scale=1", "--out", "x"], "(or give --format)"),
+    (["-m", "gaussian:scale=1", "--title", "T"], "--title applies to a figure: give --out FILE"),
+    (["gaussian", "--scale", "1", "--label", "T"], "--label applies to a figure"),
+    (["-m", "gaussian:scale=1", "-m", "gdp:mu=1", "--label", "A", "--out", "x.png"], "--label: give one per mechanism (2), got 1"),
+    (["-m", "gaussian:scale=1", "--style", "no-such-style", "--out", "x.png"], "--style: unknown style 'no-such-style'"),
+    (["-m", "gaussian:scale=1", "--size", "0", "3", "--out", "x.png"], "--size must be two lengths"),
     (["-m", "gaussian:scale=1", "--eps-max", "-1"], "--eps-max must be > 0"),
     (["-m", "gaussian:scale=1", "--points", "1"], "--points must be >= 2"),
     ([], "give a NOISE family, or --mechanism SPEC"),
@@ -146,3 +153,137 @@ def test_missing_matplotlib_names_the_plot_extra(tmp_path):
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "'plot' extra" in lines[0] and "Traceback" not in res.stderr, res.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+# ----- the figure's structure (what is drawn, not the pixels) -----------------------------------------------
+def figure(*argv):
+    pytest.importorskip("matplotlib", reason="matplotlib is an optional extra (pydp_core[plot])")
+    from pydp_core.cli import profile
+
+    args = cli.build_parser().parse_args(["profile", *argv, "--out", "unused.png"])
+    return profile.figure(args)
+
+
+@pytest.fixture
+def close():
+    figs = []
+    yield figs.append
+    import matplotlib.pyplot as plt
+
+    for fig in figs:
+        plt.close(fig)
+
+
+def legend(fig):
+    (leg,) = fig.legends
+    return [t.get_text() for t in leg.get_texts()], leg.get_title().get_text()
+
+
+def lines(ax):
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def test_figure_has_one_shared_legend_labelled_from_the_mechanisms(close):
+    fig = figure("-m", "gaussian:scale=1", "-m", "laplace:scale=2,sensitivity=0.5", "--compose", "1", "10",
+                 "--points", "40")
+    close(fig)
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == ["privacy profile", "trade-off function", "ROC of the best attack"]
+    assert [ax.get_xlabel() for ax in axes] == ["privacy loss ε", "type I error α", "false-positive rate"]
+    assert [(ax.get_xscale(), ax.get_yscale()) for ax in axes] == [("linear", "log"), ("linear", "linear"), ("log", "log")]
+    assert all(ax.get_legend() is None for ax in axes)  # no legend inside a panel
+    texts, note = legend(fig)
+    curves = ["Gaussian, σ = 1, k = 1", "Gaussian, σ = 1, k = 10", "Laplace, b = 2, Δ = 0.5, k = 1",
+              "Laplace, b = 2, Δ = 0.5, k = 10"]
+    assert texts == curves + ["no leakage"]
+    # Every panel draws every curve; the bounds are about 1e-5 of the height apart: not shaded, and said so.
+    for ax in axes:
+        assert set(curves) <= set(lines(ax)) and not ax.collections
+    assert "too narrow to shade" in note and "shaded: certified" not in note
+    # Curves that coincide stay visible: each is drawn thinner than the one below it.
+    widths = [lines(axes[0])[c].get_linewidth() for c in curves]
+    assert widths == sorted(widths, reverse=True) and len(set(widths)) == len(widths)
+
+
+def test_one_composition_count_keeps_the_plain_label_and_labels_can_be_given(close):
+    fig = figure("gaussian", "--scale", "2", "-m", "gdp:mu=0.5", "-m", "approx_dp:epsilon=1,delta=1e-6",
+                 "-m", "randomized_response:epsilon=2", "--points", "20", "--curves", "tradeoff")
+    close(fig)
+    assert legend(fig)[0] == ["Gaussian, σ = 2", "GDP, μ = 0.5", "(ε, δ)-DP, ε = 1, δ = 1e-06",
+                              "randomized response, ε = 2", "no leakage"]
+    fig = figure("-m", "gaussian:scale=1", "-m", "subbotin:r=1.5,scale=1", "--compose", "4", "--points", "20",
+                 "--label", "A", "--label", "B", "--title", "Two mechanisms", "--size", "7", "3")
+    close(fig)
+    assert legend(fig)[0][:2] == ["A, k = 4", "B, k = 4"]
+    assert fig.get_suptitle() == "Two mechanisms"
+    np.testing.assert_array_equal(fig.get_size_inches(), [7.0, 3.0])
+
+
+def test_a_pure_dp_profile_drops_to_zero_at_its_epsilon(close):
+    fig = figure("-m", "laplace:scale=1", "-m", "gaussian:scale=1", "--curves", "profile")
+    close(fig)
+    (ax,) = fig.get_axes()
+    floor = ax.get_ylim()[0]
+    # The default range reaches past the Laplace mechanism's epsilon = 1 (and the Gaussian's delta 1e-9).
+    assert 1.05 <= ax.get_xlim()[1] <= 9.0
+    x, y = (np.asarray(v, dtype=float) for v in lines(ax)["Laplace, b = 1"].get_data())
+    seen = np.flatnonzero(np.isfinite(y))
+    last = seen[-1]
+    # The line runs from delta(eps) > 0 down through the bottom of the axis at the first grid point past
+    # eps = 1 where the certified upper bound is 0, and stops there (it does not end in mid-air).
+    assert y[last] < floor and np.all(y[:last] > 0) and np.all(np.isnan(y[last + 1:]))
+    step = x[1] - x[0]
+    assert 1.0 <= x[last] <= 1.0 + 2 * step and y[seen[-3]] > 1e-3
+    # A mechanism without pure DP is not cut: the Gaussian's line is finite everywhere.
+    assert np.all(np.isfinite(lines(ax)["Gaussian, σ = 1"].get_data()[1]))
+
+
+def test_bands_are_shaded_when_they_are_wide_enough(close):
+    pytest.importorskip("matplotlib", reason="matplotlib is an optional extra (pydp_core[plot])")
+    from pydp_core.accounting.curves import PrivacyCurves
+    from pydp_core.accounting.pld import Interval
+    from pydp_core.cli import profile
+
+    eps, alpha = np.linspace(0, 2, 11), np.linspace(0, 1, 11)
+    delta = np.exp(-3 * eps) / 2
+    wide = PrivacyCurves(eps, Interval(delta / 10, delta), alpha, Interval(1 - alpha, 1 - alpha),
+                         Interval(alpha, alpha))
+    narrow = PrivacyCurves(eps, Interval(delta * (1 - 1e-9), delta), alpha, Interval(1 - alpha, 1 - alpha),
+                           Interval(alpha, alpha))
+    args = cli.build_parser().parse_args(["profile", "-m", "gdp:mu=1", "--out", "unused.svg"])
+    fig = profile._draw(profile._pyplot(), [("w", "wide", 1, wide), ("n", "narrow", 1, narrow)],
+                        ["profile", "tradeoff"], args)
+    close(fig)
+    profile_ax, tradeoff_ax = fig.get_axes()
+    # One band: the wide profile's, from its lower to its upper bound; the note says the rest is too narrow.
+    (band,) = profile_ax.collections
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert np.isclose(ys.min(), delta.min() / 10) and np.isclose(ys.max(), delta.max())
+    assert not tradeoff_ax.collections
+    note = legend(fig)[1]
+    assert "shaded: certified bounds" in note and "elsewhere within" in note
+
+
+def test_style_and_format_options(capsys, tmp_path, close):
+    import matplotlib.pyplot as plt
+
+    fig = figure("-m", "gaussian:scale=1", "--points", "10", "--style", "grayscale", "--curves", "roc")
+    close(fig)
+    with plt.style.context("grayscale"):
+        first = plt.rcParams["axes.prop_cycle"].by_key()["color"][0]
+    assert lines(fig.get_axes()[0])["Gaussian, σ = 1"].get_color() == first
+    # --format names the format of a file without a suffix.
+    out = tmp_path / "figure"
+    code, stdout, err = run(capsys, "profile", "-m", "gaussian:scale=1", "--points", "10", "--out", str(out),
+                            "--format", "svg")
+    assert code == 0, err
+    svg = out.read_text(encoding="utf-8")
+    assert svg.startswith("<?xml") and "Gaussian, σ = 1" in svg
+
+
+def test_png_is_a_deprecated_alias_of_out(capsys, tmp_path):
+    out = tmp_path / "p.png"
+    code, stdout, err = run(capsys, "profile", "laplace", "--scale", "1", "--points", "10", "--png", str(out))
+    assert code == 0 and stdout == f"wrote {out}\n"
+    assert err == "pydp-core profile: warning: --png is deprecated; use --out FILE (.png, .svg or .pdf)\n"
+    assert out.read_bytes().startswith(MAGIC[".png"])

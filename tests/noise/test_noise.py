@@ -202,7 +202,8 @@ def test_threaded_equals_serial():
 # ------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("r", [0.5, 0.999999, 0.0, -2.0, np.nan, np.inf, -np.inf])
 def test_subbotin_bad_order(r):
-    with pytest.raises(ValueError, match=r"r must be finite and >= 1"):
+    expected = r"r must not be NaN" if np.isnan(r) else r"r must be finite" if r == np.inf else r"r must be >= 1 \(log-concavity\)"
+    with pytest.raises(ValueError, match=expected):
         Subbotin(r)
 
 

@@ -160,3 +160,26 @@ def test_select_subbotin_release_picks_the_lattice_best():
     assert 4.0 not in c.lattice_rmse  # far from the best in the continuous model: not calibrated
     with pytest.raises(ValueError, match="orders"):
         release.select_subbotin_release(epsilon=1.0, delta=1e-6, dimension=5, linf_sensitivity=0.01, orders=[])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: release.calibrate_vector_release(Subbotin(1.5), epsilon=1.0, delta=1e-6, sensitivity=1.0, dimension=2,
+                                             releases=200_000),
+    lambda: release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6, timing_stable=True),
+    lambda: release.calibrate_subbotin_release(r=2.0, epsilon=1.0, delta=1e-6, timing_stable=True),
+])
+def test_lsb_distinguisher_finds_nothing(make):
+    # Mironov's least-significant-bit distinguisher (tests/support/lsb.py) on 400,000 outputs per
+    # input: no event violates the guarantee at the confidence limits (every coordinate of a vector
+    # release is a post-processing of it, so the total guarantee bounds each coordinate).
+    from support.lsb import N, worst_violation
+
+    plan = make()
+    x0, x1 = 0.0, plan.sensitivity - plan.grid
+    r = pc.Random(414)
+    shape = (N // 2, 2) if plan.dimension == 2 else (N,)
+    out0 = plan.release(np.full(shape, x0), rng=r, simulation=True).reshape(-1)
+    out1 = plan.release(np.full(shape, x1), rng=r, simulation=True).reshape(-1)
+    certain, point = worst_violation(out0, out1, plan.epsilon, plan.delta)
+    assert certain <= 0.0, (certain, point)
+    assert point < 0.01

@@ -201,11 +201,13 @@ public:
             unsigned it = 0;
             while (n > 1) {
                 const std::size_t half = n / 2;
-                for (std::size_t i = 0; i < len; ++i) pos[i] += (c[pos[i] + half - 1] <= V[i]) ? half : 0;
+                // A mask, not a conditional: no branch whose prediction could depend on the value.
+                for (std::size_t i = 0; i < len; ++i)
+                    pos[i] += half & (std::size_t{0} - static_cast<std::size_t>(c[pos[i] + half - 1] <= V[i]));
                 n -= half;
                 ++it;
             }
-            for (std::size_t i = 0; i < len; ++i) pos[i] += (c[pos[i]] <= V[i]) ? 1u : 0u;
+            for (std::size_t i = 0; i < len; ++i) pos[i] += static_cast<std::size_t>(c[pos[i]] <= V[i]);
             if (iters) *iters = it + 1;
         } else if (iters) {
             *iters = 0;
