@@ -40,14 +40,17 @@ import json
 import math
 import os
 import threading
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overload
 
 import numpy as np
 
+from .._errors import PrivacyWarning
 from .._files import atomic_output
 from .._validation import (
     check_alpha,
+    check_choice,
     check_int,
     check_open_delta,
     check_positive_scalar,
@@ -544,6 +547,22 @@ def _tightest(spends: List[_Spend], delta: float, base: Optional[ApproxDP]) -> A
 
 
 # ------------------------------------------------------------------------------------------------------
+#: The batch samplers an :class:`Accountant` may be declared with.
+SAMPLERS = ("poisson", "shuffle", "fixed_size", "random_allocation")
+
+
+def _poisson_sampled(mechanism: Any) -> bool:
+    """Whether a PLD description (or a mechanism nested in it) is Poisson-subsampled (sampling_rate < 1)."""
+    if isinstance(mechanism, dict):
+        rate = mechanism.get("sampling_rate", 1.0)
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1.0:
+            return True
+        return any(_poisson_sampled(v) for v in mechanism.values())
+    if isinstance(mechanism, list):
+        return any(_poisson_sampled(v) for v in mechanism)
+    return False
+
+
 class Accountant(Generic[B]):
     """Records privacy spends against ``limit`` and reports totals in any definition.
 
@@ -563,6 +582,11 @@ class Accountant(Generic[B]):
     journal_key : bytes, optional
         The journal's MAC key, at least 32 bytes, required with ``journal`` (keep it apart from the
         journal, e.g. ``pydp_core.io.generate_key()`` stored with the job's secrets).
+    sampler : {"poisson", "shuffle", "fixed_size", "random_allocation"}, optional
+        How the training loop draws its batches (recorded as :attr:`sampler`). With "shuffle",
+        "fixed_size" or "random_allocation", a spend analysed as Poisson-subsampled is refused
+        (:meth:`spend_mechanism`): the Poisson analysis is not proved to bound those samplers (shuffled
+        training can be far less private than its Poisson accounting says; Chua et al. 2024).
 
     Raises
     ------
@@ -597,7 +621,8 @@ class Accountant(Generic[B]):
     """
 
     def __init__(self, limit: B, *, journal: "os.PathLike[str] | str | None" = None,
-                 journal_key: Optional[bytes] = None) -> None:
+                 journal_key: Optional[bytes] = None, sampler: Optional[str] = None) -> None:
+        self._sampler = None if sampler is None else check_choice(sampler, "sampler", SAMPLERS)
         if not isinstance(limit, tuple(LIMITS)):
             names = ", ".join(t.__name__ for t in LIMITS)
             raise TypeError(f"limit must be a {names} budget, got {type(limit).__name__}")
@@ -622,6 +647,11 @@ class Accountant(Generic[B]):
     def limit(self) -> B:
         """The budget the total must not exceed."""
         return self._limit
+
+    @property
+    def sampler(self) -> Optional[str]:
+        """The declared batch sampler ("poisson", "shuffle", "fixed_size", "random_allocation"), or None."""
+        return self._sampler
 
     @property
     def spends(self) -> List[Dict[str, Any]]:
@@ -663,7 +693,8 @@ class Accountant(Generic[B]):
         }
         self._spend(rec, check_int(count, "count", 1))
 
-    def spend_mechanism(self, mechanism: Dict[str, Any], *, count: int = 1) -> None:
+    def spend_mechanism(self, mechanism: Dict[str, Any], *, count: int = 1,
+                        acknowledge_poisson_analysis: bool = False) -> None:
         """Record ``count`` runs of a mechanism described by its privacy-loss distribution.
 
         Any mechanism :meth:`PLD.from_spec <pydp_core.accounting.pld.PLD.from_spec>` describes: additive
@@ -681,11 +712,16 @@ class Accountant(Generic[B]):
             (without ``count``).
         count : int, optional
             Number of runs (>= 1).
+        acknowledge_poisson_analysis : bool, optional
+            Charge a Poisson-subsampled description (a ``sampling_rate`` below 1) although the declared
+            :attr:`sampler` is not Poisson; the spend is recorded with a :class:`PrivacyWarning`.
 
         Raises
         ------
         ValueError, TypeError
-            If the description is malformed; :class:`BudgetExceededError` past the limit.
+            If the description is malformed, or it is Poisson-subsampled while the declared sampler is
+            "shuffle", "fixed_size" or "random_allocation" and ``acknowledge_poisson_analysis`` is not
+            True; :class:`BudgetExceededError` past the limit.
 
         Examples
         --------
@@ -695,7 +731,21 @@ class Accountant(Generic[B]):
         True
         """
         rec = {"kind": "mechanism", "mechanism": json.loads(json.dumps(mechanism))}
+        self._check_sampler(rec["mechanism"], acknowledge_poisson_analysis)
         self._spend(rec, check_int(count, "count", 1))
+
+    def _check_sampler(self, mechanism: Any, acknowledged: Any) -> None:
+        """Refuse (or, acknowledged, warn about) a Poisson analysis charged to a declared non-Poisson sampler."""
+        if not isinstance(acknowledged, bool):
+            raise TypeError(f"acknowledge_poisson_analysis must be a bool, not {type(acknowledged).__name__}")
+        if self._sampler in (None, "poisson") or not _poisson_sampled(mechanism):
+            return
+        message = (f"a Poisson-subsampled analysis is charged to the declared sampler {self._sampler!r}: it is not "
+                   "proved to bound that sampler's privacy loss")
+        if not acknowledged:
+            raise ValueError(f"{message}; use an analysis of the {self._sampler!r} sampler, or pass "
+                             "acknowledge_poisson_analysis=True")
+        warnings.warn(message, PrivacyWarning, stacklevel=3)
 
     def spend(self, budget: Budget, count: int = 1) -> None:
         """Record a mechanism known only by its budget (an RDPCurve must be a grid curve: JSON-persistable)."""

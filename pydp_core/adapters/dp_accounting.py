@@ -20,7 +20,15 @@ units of the sensitivity):
 - ``RandomizedResponseDpEvent(p, k)``: with probability p a uniformly random one of k buckets, else the
   true bucket (the exact k-ary PLD).
 
-Every other event (``UnsupportedDpEvent``, mixtures, trees, ...) is a ValueError naming it.
+- ``MixtureOfGaussiansDpEvent(standard_deviation, sensitivities, sampling_probs)``: the MMCC pair, both
+  orders (:meth:`~pydp_core.accounting.pld.PLD.from_mixture_of_gaussians`; add/remove only);
+- ``DiscreteLaplaceDpEvent(noise_parameter, sensitivity)``: the exact discrete Laplace PLD (scale
+  1 / noise_parameter);
+- ``SingleEpochTreeAggregationDpEvent(noise_multiplier, step_counts)``: the Gaussian mechanism of l2
+  sensitivity sqrt(ceil(log2(max steps + 1))) (Kairouz et al. 2021, Appendix D; add/remove).
+
+Every other event (``UnsupportedDpEvent``, ``ZCDpEvent``, ``RepeatAndSelectDpEvent``, ...) is a ValueError
+naming it.
 
 Neighbours: ``"add_remove"`` (the default, dp-accounting's ``ADD_OR_REMOVE_ONE``) or ``"substitution"``
 (``REPLACE_ONE``); one relation holds for a whole tree.
@@ -114,6 +122,55 @@ def _rr(ev: Any, neighbours: str) -> PLD:
     return PLD([(_Atoms("randomized_response", (loss, mass_p, mass_q, 0.0)), 1)])
 
 
+# ----- mixtures of Gaussians, discrete Laplace and tree aggregation -----------------------------------------
+def _other(ev: Any, neighbours: str, E: Any) -> PLD | None:
+    """The events beyond the noise, sampling and composition ones; None if ``ev`` is none of them."""
+    if isinstance(ev, E.MixtureOfGaussiansDpEvent):
+        if neighbours != "add_remove":
+            raise ValueError("MixtureOfGaussiansDpEvent is defined for neighbours='add_remove' (its pair N(0, s^2) vs "
+                             "sum_i p_i N(c_i, s^2) is an add/remove pair)")
+        sd = float(ev.standard_deviation)
+        sens = [float(c) for c in ev.sensitivities]
+        if all(c == 0.0 for c in sens) and sens:
+            return PLD.identity()
+        if not (math.isfinite(sd) and sd >= 0.0):
+            raise ValueError(f"MixtureOfGaussiansDpEvent: standard_deviation must be finite and >= 0, got {sd!r}")
+        if sd == 0.0:
+            raise _NonPrivate
+        try:
+            return PLD.from_mixture_of_gaussians(sigma=sd, sensitivities=sens,
+                                                 probabilities=[float(p) for p in ev.sampling_probs])
+        except ValueError as exc:
+            raise ValueError(f"MixtureOfGaussiansDpEvent: {exc}") from None
+    if isinstance(ev, E.DiscreteLaplaceDpEvent):
+        # pmf exp(-a |x|) tanh(a / 2): pydp_core's discrete Laplace of scale 1 / a.
+        a = float(ev.noise_parameter)
+        if not (math.isfinite(a) and a >= 0.0):
+            raise ValueError(f"DiscreteLaplaceDpEvent: noise_parameter must be finite and >= 0, got {a!r}")
+        if a == 0.0:
+            raise _NonPrivate
+        options = {} if neighbours == "add_remove" else {"neighbours": neighbours}
+        return PLD.from_discrete_laplace(scale=1.0 / a, sensitivity=int(ev.sensitivity), **options)
+    if isinstance(ev, E.SingleEpochTreeAggregationDpEvent):
+        # Each record sits in at most one tree and touches one node per level: a Gaussian mechanism of l2
+        # sensitivity sqrt(depth), depth = ceil(log2(max steps + 1)) (Kairouz et al. 2021, Appendix D).
+        nm = float(ev.noise_multiplier)
+        counts = [int(c) for c in (ev.step_counts if isinstance(ev.step_counts, (list, tuple)) else [ev.step_counts])]
+        if not counts or any(c < 0 for c in counts):
+            raise ValueError(f"SingleEpochTreeAggregationDpEvent: step_counts must be non-empty and >= 0, got {counts}")
+        if not (math.isfinite(nm) and nm >= 0.0):
+            raise ValueError(f"SingleEpochTreeAggregationDpEvent: noise_multiplier must be finite and >= 0, got {nm!r}")
+        depth = math.ceil(math.log2(max(counts) + 1))
+        if depth == 0:
+            return PLD.identity()
+        if nm == 0.0:
+            raise _NonPrivate
+        if neighbours != "add_remove":
+            raise ValueError("SingleEpochTreeAggregationDpEvent is accounted for neighbours='add_remove'")
+        return PLD.from_noise(Gaussian(), scale=nm, sensitivity=math.sqrt(depth))
+    return None
+
+
 def _convert(ev: Any, neighbours: str, E: Any, depth: int = 0) -> PLD:
     if depth > 200:
         raise ValueError("the DpEvent tree is nested more than 200 levels deep")
@@ -154,8 +211,12 @@ def _convert(ev: Any, neighbours: str, E: Any, depth: int = 0) -> PLD:
         return PLD.composition(parts) if parts else PLD.identity()
     if isinstance(ev, E.RandomizedResponseDpEvent):
         return _rr(ev, neighbours)
+    other = _other(ev, neighbours, E)
+    if other is not None:
+        return other
     if isinstance(ev, E.DpEvent):
-        raise ValueError(f"{type(ev).__name__} is not supported by pydp_core's accounting")
+        raise ValueError(f"{type(ev).__name__} is not supported by pydp_core's accounting: no certified PLD of it is "
+                         "known here")
     raise TypeError(f"event must be a dp_accounting DpEvent, not {type(ev).__name__}")
 
 

@@ -25,6 +25,8 @@ The package, one subject per module:
 - :mod:`.mechanisms`: the mechanisms a PLD composes, built from noise families, approx DP, randomized
   response and the discrete Laplace; :mod:`.sided`: the atom-list mechanisms (the discrete Gaussian, any
   log-concave density);
+- :mod:`.mixture`: mixtures of Gaussians (MMCC) and banded matrix factorization under cyclic Poisson
+  sampling; :mod:`.shuffle`: certified lower and upper bounds for shuffled batches;
 - :mod:`.grid`: the grid and truncation policy;
 - :mod:`.curves`: the trade-off function and the certified GDP parameter;
 - :mod:`.spec`: PLDs from JSON descriptions;

@@ -440,6 +440,116 @@ class PLD:
                           sampling_rate=sampling_rate, sampling=sampling, neighbours=neighbours, rtol=rtol,
                           certificate=certificate)
 
+    # ----- mixtures of Gaussians and banded matrix factorization (:mod:`.mixture`) -------------------
+    @classmethod
+    def from_mixture_of_gaussians(cls, *, sigma: Any, sensitivities: Any, probabilities: Any) -> "PLD":
+        """The PLD of the mixture-of-Gaussians mechanism (MMCC; Choquette-Choo et al. 2023), both orders.
+
+        The Gaussian mechanism with noise ``sigma`` whose sensitivity is ``sensitivities[i]`` with
+        probability ``probabilities[i]``: under add/remove neighbours the pair
+        P = sum_i p_i N(c_i, sigma^2) vs Q = N(0, sigma^2) (remove) and its reverse (add). The loss is
+        monotone in the output, so each order is discretised from exact normal masses between the points
+        where the loss crosses the grid (docs/pld.md, "Mixtures of Gaussians"); the worse order is reported.
+
+        Parameters
+        ----------
+        sigma : float
+            Standard deviation of the Gaussian noise (> 0).
+        sensitivities : array_like
+            The sensitivities c_i >= 0.
+        probabilities : array_like
+            Their probabilities p_i in [0, 1], summing to 1 (within 1e-9; then normalised).
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        TypeError
+            If ``sensitivities`` or ``probabilities`` is not a sequence of numbers.
+        ValueError
+            If ``sigma`` is not finite and > 0, the sequences are empty, of different lengths, contain
+            NaN, a negative sensitivity, a probability outside [0, 1], or the probabilities do not sum to 1.
+
+        References
+        ----------
+        Choquette-Choo, Ganesh, Steinke and Thakurta 2023.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> mog = PLD.from_mixture_of_gaussians(sigma=1.0, sensitivities=[0.0, 1.0], probabilities=[0.9, 0.1])
+        >>> poisson = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.1)
+        >>> a, b = mog.epsilon(1e-5), poisson.epsilon(1e-5)
+        >>> bool(a.lower <= b.upper and b.lower <= a.upper)
+        True
+        """
+        from .mixture import mixture_term
+
+        return cls([(mixture_term(sigma=sigma, sensitivities=sensitivities, probabilities=probabilities), 1)])
+
+    @classmethod
+    def mixture_of_gaussians(cls, *, sigma: Any, sensitivities: Any, probabilities: Any) -> "PLD":
+        """The same as :meth:`from_mixture_of_gaussians`."""
+        return cls.from_mixture_of_gaussians(sigma=sigma, sensitivities=sensitivities, probabilities=probabilities)
+
+    @classmethod
+    def from_banded_matrix_factorization(cls, *, sigma: Any, bands: Any, column_sensitivities: Any,
+                                         sampling_rate: Any, participations: Any = None) -> "PLD":
+        """The PLD of b-banded matrix factorization with cyclic Poisson sampling (one pass over the steps).
+
+        The records are split into ``bands`` groups; at step i group (i mod b) is eligible and each of its
+        records joins with probability ``sampling_rate``; the release is C x + sigma Z with C b-banded lower
+        triangular. A record's participations are b steps apart and touch disjoint rows of C, so the
+        release is the composition of Poisson-sampled Gaussians, one per participation j, with sensitivity
+        ``column_sensitivities[j]`` = ||C e_j||_2 (Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta
+        and Xu 2023, Theorem 1).
+
+        Parameters
+        ----------
+        sigma : float
+            Standard deviation of the noise Z (> 0).
+        bands : int
+            The band count b >= 1 (C[i, j] = 0 unless 0 <= i - j < b).
+        column_sensitivities : array_like
+            ||C e_j||_2 for each step j (times the clipping norm), >= 0.
+        sampling_rate : float
+            The Poisson rate q in [0, 1] within an eligible group.
+        participations : sequence of int, optional
+            The 0-based steps at which the record's group is eligible (at least ``bands`` apart). None:
+            every group of the cyclic pattern, dominated by the largest column sensitivity at each
+            participation index.
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        ValueError
+            If a parameter is out of range, or participations are closer than ``bands`` steps.
+
+        References
+        ----------
+        Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu 2023.
+
+        Examples
+        --------
+        A 1-banded (diagonal) C with unit columns is DP-SGD with Poisson sampling:
+
+        >>> from pydp_core.noise import Gaussian
+        >>> mf = PLD.from_banded_matrix_factorization(sigma=1.0, bands=1, column_sensitivities=[1.0] * 100,
+        ...                                           sampling_rate=0.01)
+        >>> sgd = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(100)
+        >>> bool(abs(mf.epsilon(1e-5).upper - sgd.epsilon(1e-5).upper) < 1e-9)
+        True
+        """
+        from .mixture import banded_terms
+
+        return cls(banded_terms(sigma=sigma, bands=bands, column_sensitivities=column_sensitivities,
+                                sampling_rate=sampling_rate, participations=participations))
+
     # ----- composition ----------------------------------------------------------------------------------
     def self_compose(self, k: Any) -> "PLD":
         """The k-fold composition of this PLD with itself (k an integer >= 1)."""

@@ -325,88 +325,106 @@ def density(fam: Any, d: float, q: float) -> _Sided:
                 mix = (1.0 - q) * f + q * fs
                 return (mix, f, (1.0 - q) * ef + q * efs) if remove else (f, mix, ef)
 
-            l_ends = loss(np.array([x_lo, x_hi]))
-            if not np.all(np.isfinite(l_ends)):
-                raise ValueError("the family's log-density is not finite inside its support")
-            lw_lo, lw_hi = float(l_ends.min()), float(l_ends.max())
-            i0, i1 = math.ceil(lw_lo / h), math.floor(lw_hi / h)  # the grid points in [lw_lo, lw_hi]
-            if i1 - i0 + 1 > _MAX_CUTS:
-                raise ValueError("value_step is too small for this family's loss range")
-            cuts = np.arange(i0, i1 + 1, dtype=float) * h
-            def bisect(strict: bool) -> Tuple[np.ndarray, np.ndarray]:
-                # For each cut: pred(x) = sign L(x) <= sign cut (< if strict) holds at lo, fails at hi.
-                lo = np.full(cuts.shape, x_lo)
-                hi = np.full(cuts.shape, x_hi)
-                for _ in range(200):
-                    mid = 0.5 * (lo + hi)
-                    # Stop at a relative width of ~1e-15: the sliver left around each cut is rounded.
-                    active = (mid > lo) & (mid < hi) & (hi - lo > 1e-15 * np.maximum(np.abs(mid), 1e-3))
-                    if not active.any():
-                        break
-                    lm = sign * loss(mid)
-                    good = lm < sign * cuts if strict else lm <= sign * cuts
-                    lo = np.where(active & good, mid, lo)
-                    hi = np.where(active & ~good, mid, hi)
-                return lo, hi
+            inf_pess += _monotone_atoms(loss, p_q_between, x_lo, x_hi, bl, br, sign, h, pess, opt)
 
-            # Both ends of {L = cut}: a flat stretch of the loss at a cut (the Laplace's L = d) becomes
-            # its own piece, an atom on the grid point.
-            xs = np.unique(np.concatenate(([x_lo, x_hi], *bisect(False), *bisect(True))))
-            ls = loss(xs)
-            pm0, qm0, err = p_q_between(xs[:-1], xs[1:])
-            # The pessimistic side takes each piece's mass plus its error bound, the optimistic side
-            # minus it (both with the same Q / P ratio: the atom's place is unchanged).
-            ratio = np.divide(qm0, pm0, out=np.zeros_like(pm0), where=pm0 > 0.0)
-            pm_up, pm_down = pm0 + err, np.maximum(pm0 - err, 0.0)
-            # Cells are decided by the same comparisons with the cuts as the bisection (no division by
-            # h): a piece with losses in [l_min, l_max] lies in one closed cell [g_c, g_{c+1}] iff no cut
-            # lies strictly between them, c = i0 - 1 + #{cuts <= l_min}.
-            l_min, l_max = np.minimum(ls[:-1], ls[1:]), np.maximum(ls[:-1], ls[1:])
-            k_le = np.searchsorted(cuts, l_min, side="right")
-            k_below_max = np.searchsorted(cuts, l_max, side="left")
-            same = k_below_max <= k_le
-            # A piece inside one cell: an exact atom (P, Q), placed in the cell by pld_atoms.
-            mid_l = (i0 - 0.5 + k_le) * h
-            pess.append((mid_l[same], pm_up[same], np.minimum(pm_up[same] * ratio[same], 1.0)))
-            opt.append((mid_l[same], pm_down[same], pm_down[same] * ratio[same]))
-            # A piece across a grid point (a sliver around a cut): raised to the top of the cell holding
-            # its largest loss (pessimistic), lowered to the bottom of the cell holding its smallest.
-            x = ~same
-            top = (i0 + k_below_max[x]) * h
-            bottom = (i0 - 1 + np.searchsorted(cuts, l_min[x], side="left")) * h
-            with np.errstate(over="ignore"):
-                pess.append((top - 0.5 * h, pm_up[x], np.minimum(pm_up[x] * np.exp(-top), 1.0)))
-                qo = pm_down[x] * np.exp(-bottom)
-            ok = qo <= 1.0  # an atom too low for its Q-mass to be a probability is dropped (a lowering)
-            opt.append((bottom[ok] + 0.5 * h, pm_down[x][ok], qo[ok]))
-            # The tails of B beyond the window: mass on the far side of x_lo / x_hi whose loss lies beyond
-            # L(x_lo) / L(x_hi). Beyond a larger loss: pessimistic +inf, optimistic that loss; beyond a
-            # smaller loss: pessimistic that loss, optimistic dropped.
-            lb = np.array([bl if math.isfinite(bl) else -math.inf])
-            rb = np.array([br if math.isfinite(br) else math.inf])
-            m_low, _, e_low = p_q_between(lb, np.array([x_lo]))
-            m_high, _, e_high = p_q_between(np.array([x_hi]), rb)
-            for m, e, end, beyond_up in ((float(m_low[0]), float(e_low[0]), float(l_ends[0]), not remove),
-                                         (float(m_high[0]), float(e_high[0]), float(l_ends[1]), remove)):
-                if not m + e > 0.0:
-                    continue
-                if beyond_up:
-                    inf_pess += m + e
-                    mo = max(m - e, 0.0)
-                    qo_end = mo * math.exp(-end) if end > -700.0 else math.inf
-                    if mo > 0.0 and qo_end < 1.0:
-                        opt.append((np.array([end]), np.array([mo]), np.array([qo_end])))
-                else:
-                    qp_end = min((m + e) * math.exp(-end), 1.0) if end > -700.0 else 1.0
-                    pess.append((np.array([end]), np.array([m + e]), np.array([qp_end])))
-
-        def join(parts: list, inf: float) -> Atoms:
-            if not parts:
-                return np.zeros(0), np.zeros(0), np.zeros(0), min(inf, 1.0)
-            cols = [np.ascontiguousarray(np.concatenate([p[i] for p in parts]), dtype=float) for i in range(3)]
-            keep = cols[1] > 0.0
-            return cols[0][keep], np.minimum(cols[1][keep], 1.0), cols[2][keep], min(inf, 1.0)
-
-        return join(pess, inf_pess), join(opt, inf_opt)
+        return _join(pess, inf_pess), _join(opt, inf_opt)
 
     return _Sided(("density", fam._key(), d, q), build, q == 1.0)
+
+
+def _monotone_atoms(loss: Callable, p_q_between: Callable, x_lo: float, x_hi: float, bl: float, br: float,
+                    sign: float, h: float, pess: list, opt: list) -> float:
+    """Atoms of a loss monotone in the output x, on the window [x_lo, x_hi] inside the support (bl, br).
+
+    ``loss(x)`` is the oriented loss (``sign`` = +1: nondecreasing in x, -1: nonincreasing);
+    ``p_q_between(xa, xb)`` gives the P-masses, Q-masses and P-mass error bounds of the pieces (xa, xb].
+    The output axis is cut where the loss crosses the grid points of step ``h`` (bisection); the pieces
+    are appended to ``pess`` / ``opt`` as (loss, p, q) arrays (an exact atom inside one cell; a sliver
+    across a grid point raised or lowered), and so are the tails beyond the window. Returns the P-mass
+    the pessimistic side puts at +inf.
+    """
+    remove = sign > 0.0
+    inf_extra = 0.0
+    l_ends = loss(np.array([x_lo, x_hi]))
+    if not np.all(np.isfinite(l_ends)):
+        raise ValueError("the family's log-density is not finite inside its support")
+    lw_lo, lw_hi = float(l_ends.min()), float(l_ends.max())
+    i0, i1 = math.ceil(lw_lo / h), math.floor(lw_hi / h)  # the grid points in [lw_lo, lw_hi]
+    if i1 - i0 + 1 > _MAX_CUTS:
+        raise ValueError("value_step is too small for this family's loss range")
+    cuts = np.arange(i0, i1 + 1, dtype=float) * h
+    def bisect(strict: bool) -> Tuple[np.ndarray, np.ndarray]:
+        # For each cut: pred(x) = sign L(x) <= sign cut (< if strict) holds at lo, fails at hi.
+        lo = np.full(cuts.shape, x_lo)
+        hi = np.full(cuts.shape, x_hi)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            # Stop at a relative width of ~1e-15: the sliver left around each cut is rounded.
+            active = (mid > lo) & (mid < hi) & (hi - lo > 1e-15 * np.maximum(np.abs(mid), 1e-3))
+            if not active.any():
+                break
+            lm = sign * loss(mid)
+            good = lm < sign * cuts if strict else lm <= sign * cuts
+            lo = np.where(active & good, mid, lo)
+            hi = np.where(active & ~good, mid, hi)
+        return lo, hi
+
+    # Both ends of {L = cut}: a flat stretch of the loss at a cut (the Laplace's L = d) becomes
+    # its own piece, an atom on the grid point.
+    xs = np.unique(np.concatenate(([x_lo, x_hi], *bisect(False), *bisect(True))))
+    ls = loss(xs)
+    pm0, qm0, err = p_q_between(xs[:-1], xs[1:])
+    # The pessimistic side takes each piece's mass plus its error bound, the optimistic side
+    # minus it (both with the same Q / P ratio: the atom's place is unchanged).
+    ratio = np.divide(qm0, pm0, out=np.zeros_like(pm0), where=pm0 > 0.0)
+    pm_up, pm_down = pm0 + err, np.maximum(pm0 - err, 0.0)
+    # Cells are decided by the same comparisons with the cuts as the bisection (no division by
+    # h): a piece with losses in [l_min, l_max] lies in one closed cell [g_c, g_{c+1}] iff no cut
+    # lies strictly between them, c = i0 - 1 + #{cuts <= l_min}.
+    l_min, l_max = np.minimum(ls[:-1], ls[1:]), np.maximum(ls[:-1], ls[1:])
+    k_le = np.searchsorted(cuts, l_min, side="right")
+    k_below_max = np.searchsorted(cuts, l_max, side="left")
+    same = k_below_max <= k_le
+    # A piece inside one cell: an exact atom (P, Q), placed in the cell by pld_atoms.
+    mid_l = (i0 - 0.5 + k_le) * h
+    pess.append((mid_l[same], pm_up[same], np.minimum(pm_up[same] * ratio[same], 1.0)))
+    opt.append((mid_l[same], pm_down[same], pm_down[same] * ratio[same]))
+    # A piece across a grid point (a sliver around a cut): raised to the top of the cell holding
+    # its largest loss (pessimistic), lowered to the bottom of the cell holding its smallest.
+    x = ~same
+    top = (i0 + k_below_max[x]) * h
+    bottom = (i0 - 1 + np.searchsorted(cuts, l_min[x], side="left")) * h
+    with np.errstate(over="ignore"):
+        pess.append((top - 0.5 * h, pm_up[x], np.minimum(pm_up[x] * np.exp(-top), 1.0)))
+        qo = pm_down[x] * np.exp(-bottom)
+    ok = qo <= 1.0  # an atom too low for its Q-mass to be a probability is dropped (a lowering)
+    opt.append((bottom[ok] + 0.5 * h, pm_down[x][ok], qo[ok]))
+    # The tails of B beyond the window: mass on the far side of x_lo / x_hi whose loss lies beyond
+    # L(x_lo) / L(x_hi). Beyond a larger loss: pessimistic +inf, optimistic that loss; beyond a
+    # smaller loss: pessimistic that loss, optimistic dropped.
+    lb = np.array([bl if math.isfinite(bl) else -math.inf])
+    rb = np.array([br if math.isfinite(br) else math.inf])
+    m_low, _, e_low = p_q_between(lb, np.array([x_lo]))
+    m_high, _, e_high = p_q_between(np.array([x_hi]), rb)
+    for m, e, end, beyond_up in ((float(m_low[0]), float(e_low[0]), float(l_ends[0]), not remove),
+                                 (float(m_high[0]), float(e_high[0]), float(l_ends[1]), remove)):
+        if not m + e > 0.0:
+            continue
+        if beyond_up:
+            inf_extra += m + e
+            mo = max(m - e, 0.0)
+            qo_end = mo * math.exp(-end) if end > -700.0 else math.inf
+            if mo > 0.0 and qo_end < 1.0:
+                opt.append((np.array([end]), np.array([mo]), np.array([qo_end])))
+        else:
+            qp_end = min((m + e) * math.exp(-end), 1.0) if end > -700.0 else 1.0
+            pess.append((np.array([end]), np.array([m + e]), np.array([qp_end])))
+    return inf_extra
+
+
+def _join(parts: list, inf: float) -> Atoms:
+    if not parts:
+        return np.zeros(0), np.zeros(0), np.zeros(0), min(inf, 1.0)
+    cols = [np.ascontiguousarray(np.concatenate([p[i] for p in parts]), dtype=float) for i in range(3)]
+    keep = cols[1] > 0.0
+    return cols[0][keep], np.minimum(cols[1][keep], 1.0), cols[2][keep], min(inf, 1.0)
