@@ -14,7 +14,8 @@ of the law mu_t of M_t alone:
 Two laws nu_lo <=_cx mu_t <=_cx nu_hi in the convex order give a dominated and a dominating pair of the
 pass (Blackwell 1953: the pair (M dnu, dnu) is a post-processing of (M' dnu', dnu') iff nu <=_cx nu'), so
 their PLDs bracket the true one under any composition. They are built by exponentiation:
-M_{a+b} = (a M_a + b M_b) / (a + b) is a convolution of two independent laws, and after each one the law
+M_{a+b} = (a M_a + b M_b) / (a + b) is a convolution of two independent laws (a = floor(t/2) and
+b = t - a at every level), and after each one the law
 is put back on a geometric grid by a mean-preserving spread of each atom onto the two grid points around
 it (the dominating chain) or by contracting the atoms of each cell to their mean (the dominated chain).
 The convex order is kept by independent sums, so each chain stays on its side at every stage.
@@ -23,9 +24,9 @@ With k > 1 participations, a uniform k-subset is a uniformly random partition of
 blocks of sizes floor(t/k) or ceil(t/k) followed by one uniform step in each block (the law of the subset
 is invariant under permutations of the steps, hence uniform); revealing the partition is a refinement,
 so the pass is dominated by the composition of k one-participation passes over the blocks (Feldman and
-Shenfeld 2025). The lower side for k > 1 is a post-processing of the true output: for the Gaussian, the
-sum of all t outputs, a Gaussian mechanism with shift k d / sqrt(t); other families get the trivial
-lower side (no loss).
+Shenfeld 2025). The lower side for 1 < k < t is a post-processing of the true output: for the Gaussian,
+the sum of all t outputs, a Gaussian mechanism with shift k d / sqrt(t); the Laplace gets the trivial
+lower side (no loss). With k = t the pass is the t-fold composition of one step, exact on both sides.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from typing import Tuple
 import numpy as np
 from scipy import special as sps
 
+from ..._core import accounting as _acc
 from .sided import Atoms, _Sided
 
 __all__ = ["allocation_sided", "mean_laws"]
@@ -43,7 +45,8 @@ __all__ = ["allocation_sided", "mean_laws"]
 _STEP = 5e-3  # grid step of log M in the convolution chains
 _PRUNE = 1e-30  # atoms below this mass are merged (a spread onto the ends / a contraction)
 _TAIL = 1e-17  # P- and Q-mass of the single-step law left to the exact tail atoms
-_CHUNK = 1 << 21  # pairs per block of the convolution
+_FINE = 40.0  # fine grid steps per standard deviation of the mean
+_WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
 
 Law = Tuple[np.ndarray, np.ndarray]  # (values of M, Q-masses), values sorted
 
@@ -72,10 +75,7 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     q_lo, p_lo = float(sps.ndtr(x[0])), float(sps.ndtr(x[0] - d))
     q_hi, p_hi = float(sps.ndtr(-x[-1])), float(sps.ndtr(-(x[-1] - d)))
     g = np.exp(cuts)
-    up = np.clip((p - q * g[:-1]) / (g[1:] - g[:-1]), 0.0, q)
-    w = np.zeros(n + 2)  # on the grid 0, g_0, ..., g_n
-    w[1:-1] += q - up
-    w[2:] += up
+    w = np.concatenate(([0.0], _spread_cells(cuts, q, p)))  # on the grid 0, g_0, ..., g_n
     first = min(p_lo / g[0], q_lo)
     w[1] += first
     w[0] += q_lo - first + q_hi
@@ -87,15 +87,35 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     return (grid, w), p_hi, (lo_v[order], lo_w[order])
 
 
-def _pairs(a: Law, b: Law, ma: int, mb: int):
-    """Blocks (z, w) of the law of (ma A + mb B) / (ma + mb), A, B independent."""
-    va, wa = a
-    vb, wb = b
-    m = float(ma + mb)
-    rows = max(1, _CHUNK // max(vb.size, 1))
-    for s in range(0, va.size, rows):
-        z = (ma * va[s:s + rows, None] + mb * vb[None, :]) / m
-        yield z.ravel(), (wa[s:s + rows, None] * wb[None, :]).ravel()
+def _spread_cells(cuts: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Masses on the grid exp(cuts) of cells (exp(cuts[j]), exp(cuts[j+1])) of Q-mass q and P-mass p
+    (= E[R; cell]), each spread onto its two ends with its mean kept."""
+    g = np.exp(cuts)
+    up = np.clip((p - q * g[:-1]) / (g[1:] - g[:-1]), 0.0, q)
+    w = np.zeros(g.size)
+    w[:-1] += q - up
+    w[1:] += up
+    return w
+
+
+def _base_laplace(d: float, step: float) -> Tuple[Law, float, Law]:
+    """The single-step law of R = f(x - d) / f(x) for the Laplace f(x) = e^{-|x|} / 2: R = e^{-d} on
+    x <= 0 (Q-mass 1/2), R = e^{d} on x >= d (Q-mass e^{-d} / 2), R = e^{2x - d} in between, cut uniformly
+    in the loss 2x - d; each cell's Q-mass (e^{-x_a} - e^{-x_b}) / 2 and P-mass (e^{x_b - d} - e^{x_a - d}) / 2
+    are exact. (dominating law, its P-mass at +inf (none), dominated law)."""
+    n = max(int(math.ceil(2.0 * d / step)), 1)
+    cuts = -d + 2.0 * d * np.arange(n + 1) / n
+    x = (cuts + d) / 2.0
+    q = -0.5 * np.expm1(x[:-1] - x[1:]) * np.exp(-x[:-1])
+    p = 0.5 * np.expm1(x[1:] - x[:-1]) * np.exp(x[:-1] - d)
+    w = _spread_cells(cuts, q, p)
+    w[0] += 0.5
+    w[-1] += 0.5 * math.exp(-d)
+    grid = np.exp(cuts)
+    keep = q > 0.0
+    lo_v = np.concatenate(([math.exp(-d)], p[keep] / q[keep], [math.exp(d)]))
+    lo_w = np.concatenate(([0.5], q[keep], [0.5 * math.exp(-d)]))
+    return (grid, w), 0.0, (lo_v, lo_w)
 
 
 def _span(a: Law, b: Law, ma: int, mb: int) -> Tuple[float, float]:
@@ -112,42 +132,32 @@ def _span(a: Law, b: Law, ma: int, mb: int) -> Tuple[float, float]:
     return zmin, (ma * float(a[0][-1]) + mb * float(b[0][-1])) / m
 
 
-def _grid(zmin: float, zmax: float, step: float) -> np.ndarray:
-    """0, then a geometric grid from zmin to zmax (ratio at most e^step)."""
+def _grid(zmin: float, zmax: float, spread: float) -> np.ndarray:
+    """0, a geometric grid from zmin to zmax (ratio at most e^_STEP), and a finer uniform one (step
+    spread / _FINE) over 1 +- _WIDTH spread, where the mass of a mean of many steps lies (``spread``: the
+    standard deviation of the mean)."""
     if not zmax > zmin * (1.0 + 1e-12):
         return np.array([0.0, zmin, zmin * (1.0 + 1e-9) + 1e-300])
-    n = max(int(math.ceil(math.log(zmax / zmin) / step)), 1)
+    n = max(int(math.ceil(math.log(zmax / zmin) / _STEP)), 1)
     g = np.exp(math.log(zmin) + (math.log(zmax) - math.log(zmin)) * np.arange(n + 1) / n)
     g[0], g[-1] = zmin, max(zmax, g[-1])
+    h = spread / _FINE
+    if h < _STEP:
+        lo, hi = max(zmin, 1.0 - _WIDTH * spread), min(zmax, 1.0 + _WIDTH * spread)
+        if hi > lo:
+            g = np.union1d(g, np.linspace(lo, hi, int(math.ceil((hi - lo) / h)) + 1))
     return np.concatenate(([0.0], g))
 
 
-def _combine_up(a: Law, b: Law, ma: int, mb: int, step: float) -> Law:
-    """The dominating chain: the convolution, each atom spread onto its two grid points (mean kept)."""
-    grid = _grid(*_span(a, b, ma, mb), step)
-    out = np.zeros(grid.size)
-    for z, w in _pairs(a, b, ma, mb):
-        i = np.clip(np.searchsorted(grid, z, side="right") - 1, 0, grid.size - 2)
-        lo, hi = grid[i], grid[i + 1]
-        up = np.clip((z - lo) / (hi - lo), 0.0, 1.0) * w
-        out += np.bincount(i, weights=w - up, minlength=grid.size)
-        out += np.bincount(i + 1, weights=up, minlength=grid.size)
-    keep = out > 0.0
-    return _prune_up(grid[keep], out[keep])
-
-
-def _combine_down(a: Law, b: Law, ma: int, mb: int, step: float) -> Law:
-    """The dominated chain: the convolution, the atoms of each grid cell contracted to their mean."""
-    grid = _grid(*_span(a, b, ma, mb), step)
-    mass = np.zeros(grid.size)
-    moment = np.zeros(grid.size)
-    for z, w in _pairs(a, b, ma, mb):
-        i = np.clip(np.searchsorted(grid, z, side="right") - 1, 0, grid.size - 2)
-        mass += np.bincount(i, weights=w, minlength=grid.size)
-        moment += np.bincount(i, weights=w * z, minlength=grid.size)
+def _combine(a: Law, b: Law, ma: int, mb: int, var: float, spread: bool) -> Law:
+    """The law of (ma A + mb B) / (ma + mb) put back on a grid: spread onto the grid points with the mean
+    kept (the dominating chain) or contracted to the cell means (the dominated chain)."""
+    grid = _grid(*_span(a, b, ma, mb), math.sqrt(var / (ma + mb)))
+    mass, moment = _acc.pld_allocation_convolve(a[0], a[1], b[0], b[1], float(ma), float(mb), grid, spread)
     keep = mass > 0.0
-    v = moment[keep] / mass[keep]
-    return _prune_down(v, mass[keep])
+    if spread:
+        return _prune_up(grid[keep], mass[keep])
+    return _prune_down(moment[keep] / mass[keep], mass[keep])
 
 
 def _prune_up(v: np.ndarray, w: np.ndarray) -> Law:
@@ -178,19 +188,24 @@ def _prune_down(v: np.ndarray, w: np.ndarray) -> Law:
     return v[order], w[order]
 
 
-def mean_laws(d: float, steps: int, step: float = _STEP) -> Tuple[Law, float, Law]:
-    """(dominating law, its P-mass at +inf, dominated law) of M_steps for the Gaussian step of shift d."""
-    up1, inf, down1 = _base_gaussian(d, step)
+_BASES = {"gaussian": _base_gaussian, "laplace": _base_laplace}
+
+
+def mean_laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
+    """(dominating law, its P-mass at +inf, dominated law) of M_steps for one step of ``family`` ("gaussian"
+    or "laplace") at shift d."""
+    up1, inf, down1 = _BASES[family](d, _STEP)
+    var = max(float(np.dot(down1[1], down1[0] ** 2)) - 1.0, 1e-300)  # Var R (of the dominated law: grid choice)
     up: dict = {1: up1}
     down: dict = {1: down1}
 
-    def law(m: int, memo: dict, combine) -> Law:
+    def law(m: int, memo: dict, spread: bool) -> Law:
         if m not in memo:
-            h = m // 2 if m % 2 == 0 else m - 1
-            memo[m] = combine(law(h, memo, combine), law(m - h, memo, combine), h, m - h, step)
+            h = m // 2  # halves: at most two distinct sizes per level, n and n + 1
+            memo[m] = _combine(law(h, memo, spread), law(m - h, memo, spread), h, m - h, var, spread)
         return memo[m]
 
-    return law(steps, up, _combine_up), inf, law(steps, down, _combine_down)
+    return law(steps, up, True), inf, law(steps, down, False)
 
 
 def _sides(law: Law, inf: float, remove: bool) -> Atoms:
@@ -205,18 +220,18 @@ def _sides(law: Law, inf: float, remove: bool) -> Atoms:
 
 
 @lru_cache(maxsize=32)
-def _laws(d: float, steps: int) -> Tuple[Law, float, Law]:
-    return mean_laws(d, steps)
+def _laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
+    return mean_laws(family, d, steps)
 
 
-def allocation_sided(d: float, steps: int) -> _Sided:
-    """The one-participation pass over ``steps`` steps of the Gaussian mechanism of shift ``d``."""
+def allocation_sided(family: str, d: float, steps: int) -> _Sided:
+    """The one-participation pass over ``steps`` steps of the ``family`` mechanism of shift ``d``."""
 
     def build(remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
-        up, inf, down = _laws(d, steps)
+        up, inf, down = _laws(family, d, steps)
         return _sides(up, inf, remove), _sides(down, 0.0, remove)
 
-    return _Sided(("random_allocation", "gaussian", d, steps), build, steps == 1)
+    return _Sided(("random_allocation", family, d, steps), build, steps == 1)
 
 
 class _OneSide:
@@ -243,12 +258,17 @@ class _OneSide:
 def allocation_terms(noise, *, scale, steps, participations, sensitivity) -> list:
     """The (mechanism, count) terms of one pass of random allocation (``PLD.random_allocation``)."""
     from ..._validation import check_positive
-    from ...noise import Gaussian
+    from ...noise import Gaussian, Laplace
     from ._args import _count, _scalar
     from .mechanisms import gdp_term
 
-    if not isinstance(noise, Gaussian):
-        raise TypeError("noise must be Gaussian(): random allocation is implemented for the Gaussian family")
+    if isinstance(noise, Gaussian):
+        family = "gaussian"
+    elif isinstance(noise, Laplace):
+        family = "laplace"
+    else:
+        raise TypeError("noise must be Gaussian() or Laplace(): random allocation is implemented for these "
+                        "families")
     s = _scalar(scale, "scale", check_positive)
     sens = _scalar(sensitivity, "sensitivity", check_positive)
     t = _count(steps, "steps")
@@ -259,13 +279,16 @@ def allocation_terms(noise, *, scale, steps, participations, sensitivity) -> lis
     if not (math.isfinite(d) and d > 0.0):
         raise ValueError("sensitivity / scale must be finite and > 0")
     if k == 1:
-        return [(allocation_sided(d, t), 1)]
+        return [(allocation_sided(family, d, t), 1)]
+    if k == t:  # every step holds the record: the t-fold composition, exact on both sides
+        return [(allocation_sided(family, d, 1), t)]
     # k blocks: t % k of size ceil(t / k), the rest of size floor(t / k).
     small, big = t // k, t // k + 1
     n_big = t % k
-    terms = [(_OneSide(allocation_sided(d, small), True), k - n_big)]
+    terms = [(_OneSide(allocation_sided(family, d, small), True), k - n_big)]
     if n_big:
-        terms.append((_OneSide(allocation_sided(d, big), True), n_big))
-    # The sum of the t outputs: N(k d, t) vs N(0, t), shift k d / sqrt(t) in units of its scale.
-    terms.append((_OneSide(gdp_term(k * d / math.sqrt(t)), False), 1))
+        terms.append((_OneSide(allocation_sided(family, d, big), True), n_big))
+    if family == "gaussian":
+        # The sum of the t outputs: N(k d, t) vs N(0, t), shift k d / sqrt(t) in units of its scale.
+        terms.append((_OneSide(gdp_term(k * d / math.sqrt(t)), False), 1))
     return terms

@@ -327,21 +327,23 @@ class PLD:
         grid points around it (dominating), one contracting each cell to its mean (dominated), so both
         ends are certified (``docs/pld.md``, "Random allocation"). With ``participations`` = k > 1 the
         upper end is the composition of k one-participation passes over blocks of about steps / k steps
-        (Feldman and Shenfeld 2025) and the lower end is the Gaussian mechanism on the sum of all outputs
-        (shift k d / sqrt(steps)): certified, but not tight. Compose epochs with :meth:`self_compose`.
+        (Feldman and Shenfeld 2025) and the lower end is, for the Gaussian, the Gaussian mechanism on the
+        sum of all outputs (shift k d / sqrt(steps)), for the Laplace the trivial 0: certified, but not
+        tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`.
 
         Parameters
         ----------
-        noise : Gaussian
-            The unit-scale noise family (the Gaussian only).
+        noise : Gaussian or Laplace
+            The unit-scale noise family.
         scale : float
-            Noise scale sigma (> 0).
+            Noise scale (> 0): sigma for the Gaussian, b for the Laplace.
         steps : int
             Number of steps t of the pass (>= 1).
         participations : int, optional
             Number k of steps each record takes part in (1 <= k <= t).
         sensitivity : float, optional
-            l2 sensitivity of one record's contribution to a step (> 0).
+            Sensitivity of one record's contribution to a step (> 0; l2 for the Gaussian, l1 for the
+            Laplace).
 
         Returns
         -------
@@ -351,7 +353,7 @@ class PLD:
         Raises
         ------
         TypeError
-            If ``noise`` is not Gaussian(), or ``steps`` / ``participations`` is not an integer.
+            If ``noise`` is not Gaussian() or Laplace(), or ``steps`` / ``participations`` is not an integer.
         ValueError
             If ``scale`` or ``sensitivity`` is not finite and > 0, ``steps`` < 1, or ``participations``
             is outside [1, steps].
