@@ -40,11 +40,13 @@ import json
 import math
 import os
 import threading
+import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overload
 
 import numpy as np
 
+from .._errors import PrivacyWarning
 from .._files import atomic_output
 from .._validation import (
     check_alpha,
@@ -293,6 +295,9 @@ class Limit(Generic[B]):
 
 #: The definitions the accountant reports totals in, each with its rule. A new definition adds an entry.
 LIMITS: Dict[type, Limit[Any]] = {}
+
+# The batch samplers a training run may declare (``Accountant(sampler=...)``).
+SAMPLERS = ("poisson", "shuffled", "fixed_size", "random_allocation")
 
 
 def _limit_rule(kind: type) -> Limit[Any]:
@@ -557,6 +562,10 @@ class Accountant(Generic[B]):
     journal_key : bytes, optional
         The journal's MAC key, at least 32 bytes, required with ``journal`` (keep it apart from the
         journal, e.g. ``pydp_core.io.generate_key()`` stored with the job's secrets).
+    sampler : {"poisson", "shuffled", "fixed_size", "random_allocation"}, optional
+        The batch sampler the training run uses. With a non-Poisson sampler, a Poisson-subsampled
+        description in :meth:`spend_mechanism` is refused unless acknowledged. Kept by :meth:`copy` and
+        the JSON state (:meth:`to_json`); a journal does not record it (pass it again when reopening).
 
     Raises
     ------
@@ -591,7 +600,10 @@ class Accountant(Generic[B]):
     """
 
     def __init__(self, limit: B, *, journal: "os.PathLike[str] | str | None" = None,
-                 journal_key: Optional[bytes] = None) -> None:
+                 journal_key: Optional[bytes] = None, sampler: Optional[str] = None) -> None:
+        if sampler is not None and sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be None or one of {', '.join(SAMPLERS)}, got {sampler!r}")
+        self._sampler = sampler
         if not isinstance(limit, tuple(LIMITS)):
             names = ", ".join(t.__name__ for t in LIMITS)
             raise TypeError(f"limit must be a {names} budget, got {type(limit).__name__}")
@@ -612,6 +624,11 @@ class Accountant(Generic[B]):
             self._journal = jr
 
     # ---------------------------------------------------------------------------------------------
+    @property
+    def sampler(self) -> Optional[str]:
+        """The declared batch sampler of the training run (None: not declared)."""
+        return self._sampler
+
     @property
     def limit(self) -> B:
         """The budget the total must not exceed."""
@@ -657,7 +674,7 @@ class Accountant(Generic[B]):
         }
         self._spend(rec, check_int(count, "count", 1))
 
-    def spend_mechanism(self, mechanism: Dict[str, Any], *, count: int = 1) -> None:
+    def spend_mechanism(self, mechanism: Dict[str, Any], *, count: int = 1, acknowledge_poisson: bool = False) -> None:
         """Record ``count`` runs of a mechanism described by its privacy-loss distribution.
 
         Any mechanism :meth:`PLD.from_spec <pydp_core.accounting.pld.PLD.from_spec>` describes: additive
@@ -675,11 +692,16 @@ class Accountant(Generic[B]):
             (without ``count``).
         count : int, optional
             Number of runs (>= 1).
+        acknowledge_poisson : bool, optional
+            Charge a Poisson-subsampled description (``sampling_rate`` < 1) although the accountant's
+            declared ``sampler`` is shuffled, fixed-size or random allocation (a :class:`PrivacyWarning`
+            is raised); without it such a spend is refused.
 
         Raises
         ------
         ValueError, TypeError
-            If the description is malformed; :class:`BudgetExceededError` past the limit.
+            If the description is malformed, or it is a Poisson analysis of a declared non-Poisson sampler
+            without ``acknowledge_poisson``; :class:`BudgetExceededError` past the limit.
 
         Examples
         --------
@@ -689,7 +711,25 @@ class Accountant(Generic[B]):
         True
         """
         rec = {"kind": "mechanism", "mechanism": json.loads(json.dumps(mechanism))}
+        self._check_sampler(rec["mechanism"], acknowledge_poisson)
         self._spend(rec, check_int(count, "count", 1))
+
+    def _check_sampler(self, mechanism: Any, acknowledge: bool) -> None:
+        """Refuse a Poisson-subsampled analysis of a run whose declared sampler is not Poisson.
+
+        A shuffled, fixed-size or random-allocation sampler can be less private than the Poisson
+        analysis at the same rate (Chua et al. 2024), so the analysis is refused unless acknowledged,
+        and then a PrivacyWarning says that the total is not certified for the declared sampler."""
+        if self._sampler in (None, "poisson") or not isinstance(mechanism, dict):
+            return
+        rate = mechanism.get("sampling_rate", 1.0)
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1.0:
+            msg = (f"a Poisson-subsampled analysis (sampling_rate={rate!r}) of a run whose declared sampler is "
+                   f"{self._sampler!r}")
+            if not acknowledge:
+                raise ValueError(f"{msg} is refused: pass acknowledge_poisson=True to charge it anyway")
+            warnings.warn(f"{msg}: the total is not certified for the declared sampler", PrivacyWarning,
+                          stacklevel=3)
 
     def spend(self, budget: Budget, count: int = 1) -> None:
         """Record a mechanism known only by its budget (an RDPCurve must be a grid curve: JSON-persistable)."""
@@ -735,7 +775,7 @@ class Accountant(Generic[B]):
     def copy(self) -> "Accountant[B]":
         """An in-memory copy (same limit and spends, no journal): to try several spends before making them."""
         with self._lock:
-            out: Accountant[B] = Accountant(self._limit)
+            out: Accountant[B] = Accountant(self._limit, sampler=self._sampler)
             out._spends = list(self._spends)
             return out
 
@@ -828,7 +868,9 @@ class Accountant(Generic[B]):
         """The limit and the spends as a JSON document (read back by :meth:`from_json`)."""
         with self._lock:
             records = [s.record for s in self._spends]
-        doc = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
+        doc: Dict[str, Any] = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
+        if self._sampler is not None:
+            doc["sampler"] = self._sampler
         return json.dumps(doc, indent=1)
 
     @classmethod
@@ -842,7 +884,7 @@ class Accountant(Generic[B]):
             raise ValueError(f"not a {_FORMAT} document")
         try:
             limit: Any = budget_from_fields(doc["limit"]["type"], doc["limit"]["fields"])
-            acc: Accountant[Any] = cls(limit)
+            acc: Accountant[Any] = cls(limit, sampler=doc.get("sampler"))
             spends = [_Spend(r) for r in doc["spends"]]
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed {_FORMAT} document: {exc!r}") from None
