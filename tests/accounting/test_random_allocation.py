@@ -132,6 +132,7 @@ def test_peer_pld_accounting_brackets_ours():
     (dict(steps=2.5), TypeError, "steps"),
     (dict(steps=3, scale=float("nan")), ValueError, "scale"),
     (dict(steps=3, sensitivity=-1.0), ValueError, "sensitivity"),
+    (dict(steps=3, scale=0.05), ValueError, "sensitivity / scale"),
 ])
 def test_bad_input(kwargs, exc, word):
     kw = dict(scale=1.0)

@@ -45,6 +45,8 @@ __all__ = ["allocation_sided", "mean_laws"]
 _STEP = 5e-3  # grid step of log M in the convolution chains
 _PRUNE = 1e-30  # atoms below this mass are merged (a spread onto the ends / a contraction)
 _TAIL = 1e-17  # P- and Q-mass of the single-step law left to the exact tail atoms
+_MAX_BASE = 8000  # geometric cells of a law at most (coarser for large shifts: looser, still valid)
+_MAX_SHIFT = 10.0  # largest shift d (beyond it the loss range outgrows the grids)
 _FINE = 40.0  # fine grid steps per standard deviation of the mean
 _WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
 
@@ -67,7 +69,7 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     the two tails included."""
     reach = float(-sps.ndtri(_TAIL))
     lo, hi = -d * d / 2.0 - reach * d, d * d / 2.0 + reach * d
-    n = max(int(math.ceil((hi - lo) / step)), 1)
+    n = min(max(int(math.ceil((hi - lo) / step)), 1), _MAX_BASE)
     cuts = lo + (hi - lo) * np.arange(n + 1) / n
     x = (cuts + d * d / 2.0) / d
     q = _gauss_between(x[:-1], x[1:])
@@ -75,47 +77,51 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     q_lo, p_lo = float(sps.ndtr(x[0])), float(sps.ndtr(x[0] - d))
     q_hi, p_hi = float(sps.ndtr(-x[-1])), float(sps.ndtr(-(x[-1] - d)))
     g = np.exp(cuts)
-    w = np.concatenate(([0.0], _spread_cells(cuts, q, p)))  # on the grid 0, g_0, ..., g_n
+    spread, short = _spread_cells(cuts, q, p)
+    w = np.concatenate(([0.0], spread))  # on the grid 0, g_0, ..., g_n
     first = min(p_lo / g[0], q_lo)
     w[1] += first
     w[0] += q_lo - first + q_hi
     grid = np.concatenate(([0.0], g))
-    keep = q > 0.0
-    lo_v = np.concatenate(([p_lo / q_lo], p[keep] / q[keep], [p_hi / q_hi]))
-    lo_w = np.concatenate(([q_lo], q[keep], [q_hi]))
+    # Dominated: cells whose Q-mass underflowed are left out (removing P-mass only lowers delta).
+    qs, ps = np.concatenate(([q_lo], q, [q_hi])), np.concatenate(([p_lo], p, [p_hi]))
+    keep = qs > 0.0
+    lo_v, lo_w = ps[keep] / qs[keep], qs[keep]
     order = np.argsort(lo_v, kind="stable")
-    return (grid, w), p_hi, (lo_v[order], lo_w[order])
+    return (grid, w), min(p_hi + short, 1.0), (lo_v[order], lo_w[order])
 
 
-def _spread_cells(cuts: np.ndarray, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+def _spread_cells(cuts: np.ndarray, q: np.ndarray, p: np.ndarray) -> Tuple[np.ndarray, float]:
     """Masses on the grid exp(cuts) of cells (exp(cuts[j]), exp(cuts[j+1])) of Q-mass q and P-mass p
-    (= E[R; cell]), each spread onto its two ends with its mean kept."""
+    (= E[R; cell]), each spread onto its two ends with its mean kept; and the P-mass the spread could not
+    carry (a Q-mass rounded below p / g_{j+1}, or underflowed to 0), for +inf."""
     g = np.exp(cuts)
     up = np.clip((p - q * g[:-1]) / (g[1:] - g[:-1]), 0.0, q)
     w = np.zeros(g.size)
     w[:-1] += q - up
     w[1:] += up
-    return w
+    short = p - (q - up) * g[:-1] - up * g[1:]
+    return w, float(np.sum(short[short > 0.0]))
 
 
 def _base_laplace(d: float, step: float) -> Tuple[Law, float, Law]:
     """The single-step law of R = f(x - d) / f(x) for the Laplace f(x) = e^{-|x|} / 2: R = e^{-d} on
     x <= 0 (Q-mass 1/2), R = e^{d} on x >= d (Q-mass e^{-d} / 2), R = e^{2x - d} in between, cut uniformly
     in the loss 2x - d; each cell's Q-mass (e^{-x_a} - e^{-x_b}) / 2 and P-mass (e^{x_b - d} - e^{x_a - d}) / 2
-    are exact. (dominating law, its P-mass at +inf (none), dominated law)."""
-    n = max(int(math.ceil(2.0 * d / step)), 1)
+    are exact. (dominating law, its P-mass at +inf (rounding only), dominated law)."""
+    n = min(max(int(math.ceil(2.0 * d / step)), 1), _MAX_BASE)
     cuts = -d + 2.0 * d * np.arange(n + 1) / n
     x = (cuts + d) / 2.0
     q = -0.5 * np.expm1(x[:-1] - x[1:]) * np.exp(-x[:-1])
     p = 0.5 * np.expm1(x[1:] - x[:-1]) * np.exp(x[:-1] - d)
-    w = _spread_cells(cuts, q, p)
+    w, short = _spread_cells(cuts, q, p)
     w[0] += 0.5
     w[-1] += 0.5 * math.exp(-d)
     grid = np.exp(cuts)
     keep = q > 0.0
     lo_v = np.concatenate(([math.exp(-d)], p[keep] / q[keep], [math.exp(d)]))
     lo_w = np.concatenate(([0.5], q[keep], [0.5 * math.exp(-d)]))
-    return (grid, w), 0.0, (lo_v, lo_w)
+    return (grid, w), min(short, 1.0), (lo_v, lo_w)
 
 
 def _span(a: Law, b: Law, ma: int, mb: int) -> Tuple[float, float]:
@@ -138,7 +144,7 @@ def _grid(zmin: float, zmax: float, spread: float) -> np.ndarray:
     standard deviation of the mean)."""
     if not zmax > zmin * (1.0 + 1e-12):
         return np.array([0.0, zmin, zmin * (1.0 + 1e-9) + 1e-300])
-    n = max(int(math.ceil(math.log(zmax / zmin) / _STEP)), 1)
+    n = min(max(int(math.ceil((math.log(zmax) - math.log(zmin)) / _STEP)), 1), _MAX_BASE)  # coarser past that
     g = np.exp(math.log(zmin) + (math.log(zmax) - math.log(zmin)) * np.arange(n + 1) / n)
     g[0], g[-1] = zmin, max(zmax, g[-1])
     h = spread / _FINE
@@ -195,7 +201,8 @@ def mean_laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
     """(dominating law, its P-mass at +inf, dominated law) of M_steps for one step of ``family`` ("gaussian"
     or "laplace") at shift d."""
     up1, inf, down1 = _BASES[family](d, _STEP)
-    var = max(float(np.dot(down1[1], down1[0] ** 2)) - 1.0, 1e-300)  # Var R (of the dominated law: grid choice)
+    with np.errstate(over="ignore"):  # Var R (of the dominated law; it only places the fine grid)
+        var = min(max(float(np.dot(down1[1], down1[0] ** 2)) - 1.0, 1e-300), 1e300)
     up: dict = {1: up1}
     down: dict = {1: down1}
 
@@ -278,6 +285,9 @@ def allocation_terms(noise, *, scale, steps, participations, sensitivity) -> lis
     d = sens / s
     if not (math.isfinite(d) and d > 0.0):
         raise ValueError("sensitivity / scale must be finite and > 0")
+    if d > _MAX_SHIFT:
+        raise ValueError(f"sensitivity / scale must be <= {_MAX_SHIFT:g} for random allocation, got {d:g} "
+                         "(the likelihood ratio of one step would overflow)")
     if k == 1:
         return [(allocation_sided(family, d, t), 1)]
     if k == t:  # every step holds the record: the t-fold composition, exact on both sides

@@ -355,8 +355,8 @@ class PLD:
         TypeError
             If ``noise`` is not Gaussian() or Laplace(), or ``steps`` / ``participations`` is not an integer.
         ValueError
-            If ``scale`` or ``sensitivity`` is not finite and > 0, ``steps`` < 1, or ``participations``
-            is outside [1, steps].
+            If ``scale`` or ``sensitivity`` is not finite and > 0, sensitivity / scale > 10, ``steps``
+            < 1, or ``participations`` is outside [1, steps].
 
         References
         ----------
