@@ -1,4 +1,4 @@
-"""pydp_core.aggregate against non-private pyarrow and against PipelineDP's local backend (issue 16).
+"""pydp_core.aggregate against non-private pyarrow and against PipelineDP's local backend.
 
 - ``vs_pyarrow``: N rows, N/100 persons, N/1000 groups, count + sum + mean of one column with contribution
   bounding (3 groups, 2 rows), Laplace-threshold selection and exact noise, against
@@ -7,7 +7,7 @@
 - ``vs_pipeline_dp``: the same aggregation on M rows with pipeline-dp 0.3's ``LocalBackend``
   (``pip install pipeline-dp``). Goal: at least 100x faster.
 
-N = PYDP_BENCH_AGG_N (default 2*10^5, what CI runs once with --benchmark-disable; the figure of issue 16
+N = PYDP_BENCH_AGG_N (default 2*10^5, what CI runs once with --benchmark-disable; the published figure
 is N = 10^8), M = PYDP_BENCH_AGG_PDP_N (default 2*10^4; the issue's figure is 10^6). Correctness is
 asserted in every mode: the released groups, the report's total budget, counts near the bounded truth.
 """

@@ -1,4 +1,4 @@
-"""Calibration core (issue 2): speed against a straightforward scipy implementation and the peers.
+"""Calibration core: speed against a straightforward scipy implementation and the peers.
 
 - minimal_scale for Subbotin_3, vectorised over 10^4 (eps, delta) points, against nested scipy brentq
   (threshold and scale) with scipy.special.gammaincc, per solve (goal >= 50x);

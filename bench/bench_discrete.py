@@ -1,4 +1,4 @@
-"""Floating-point-safe releases (issue 6): exact discrete noise against its peers, in the same run.
+"""Floating-point-safe releases: exact discrete noise against its peers, in the same run.
 
 - secure (unseeded ChaCha20) discrete Gaussian and discrete Laplace integer noise, one thread:
   goal >= 5e6 values/s;
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import pydp_core as pc
-from pydp_core import discrete as dsc
+from pydp_core import release as dsc
 
 N = 2_000_000
 N_PEER = 20_000

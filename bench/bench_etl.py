@@ -1,4 +1,4 @@
-"""End-to-end `pydp-core privatize` on a float64 Parquet column, against pyarrow alone (issue 7).
+"""End-to-end `pydp-core privatize` on a float64 Parquet column, against pyarrow alone.
 
 Measured in the same run, on the same file (N float64 values, one column, row groups of 2^20 rows,
 uncompressed, in the page cache after the first read):
@@ -27,7 +27,8 @@ import numpy as np
 import pytest
 
 import pydp_core
-from pydp_core import cli, etl
+from pydp_core import cli
+from pydp_core import io as etl
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is an optional extra (pydp_core[etl])")

@@ -1,4 +1,4 @@
-"""Spark local mode: pydp_core.spark.privatize against a plain mapInArrow identity (issue 7).
+"""Spark local mode: pydp_core.spark.privatize against a plain mapInArrow identity.
 
 One float64 column of N rows (spark.range, P partitions) is written to Spark's "noop" sink, so the
 timings cover the scan, the Arrow round trip to the Python workers and the noise, not a file format:
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pydp_core
-from pydp_core import etl
+from pydp_core import io as etl
 
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")

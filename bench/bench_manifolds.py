@@ -1,4 +1,4 @@
-"""Manifold GDP (issue 5): speed figures, each measured against a baseline in the same run.
+"""Manifold GDP: speed figures, each measured against a baseline in the same run.
 
 - exact mu on Sphere(2) (goal < 50 ms), checked against the mpmath total-variation reference; and at
   sigma = 0.01 (nearly Gaussian, the certificate's costliest regime; goal < 5 s);

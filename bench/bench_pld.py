@@ -1,4 +1,4 @@
-"""Speed of the certified PLD engine on the DP-SGD problems of issue 14, against dp-accounting and
+"""Speed of the certified PLD engine on DP-SGD problems, against dp-accounting and
 prv_accountant in the same run.
 
 Problem: Poisson-subsampled Gaussian, q = 0.01, sigma = 1, delta = 1e-5; 1e4 steps (true eps 6.18771)

@@ -1,4 +1,4 @@
-"""Noise generation engine (issue 3): bulk samplers against numpy Generator(PCG64) in the same run.
+"""Noise generation engine: bulk samplers against numpy Generator(PCG64) in the same run.
 
 10^7 float64 values per call (one thread unless stated):
 - normal vs numpy standard_normal (goal >= 3x), laplace vs numpy laplace (goal >= 4x), subbotin(3) vs

@@ -1,5 +1,5 @@
 // Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
-// bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregate/bounding.py) validates every argument first.
+// bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregation/bounding.py) validates every argument first.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>

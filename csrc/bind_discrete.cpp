@@ -2,6 +2,7 @@
 // discrete Gaussian noise from the ChaCha20 generator, the lattice tables of the Subbotin and Logistic
 // releases (table.hpp), the grid release kernel, and the exact profiles.
 // The Python layer (pydp_core.release) validates every argument first; the kernels re-check.
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -48,6 +49,29 @@ i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long thre
         dsc::fill_noise(sampler, o, static_cast<std::size_t>(n), nt, src);
     }
     return out;
+}
+
+// Test and bench hook: n values drawn one at a time (the path of a single-value release: a fresh chunk of
+// gen for one value, made before the clock starts), each draw timed with the steady clock; returns
+// (values, nanoseconds).
+template <class Sampler>
+py::tuple time_draws(const Sampler& sampler, Generator& gen, py::ssize_t n) {
+    checked_elements(n, 1, sizeof(std::int64_t), "size");
+    i64array vals(n), ns(n);
+    std::int64_t* v = vals.mutable_data();
+    std::int64_t* t = ns.mutable_data();
+    {
+        py::gil_scoped_release release;
+        const std::uint64_t first = gen.reserve_chunks(static_cast<std::size_t>(n));
+        for (py::ssize_t i = 0; i < n; ++i) {
+            Generator source = gen.chunk(first + static_cast<std::uint64_t>(i));
+            const auto t0 = std::chrono::steady_clock::now();
+            dsc::fill_chunk(sampler, source, v + i, 1);
+            const auto t1 = std::chrono::steady_clock::now();
+            t[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+        }
+    }
+    return py::make_tuple(vals, ns);
 }
 
 template <class Sampler>
@@ -183,6 +207,10 @@ void register_discrete(py::module_ m) {
             return release(dsc::TableSampler{&t, stable}, gen, x, e, low, high, threads);
         }, py::arg("gen"), py::arg("x"), py::arg("grid_exponent"), py::arg("low"), py::arg("high"),
            py::arg("timing_stable") = false, py::arg("threads") = 0)
+        .def("_time_draws", [](const dsc::LatticeTable& t, Generator& gen, py::ssize_t n, bool stable) {
+            return time_draws(dsc::TableSampler{&t, stable}, gen, n);
+        }, py::arg("gen"), py::arg("size"), py::arg("timing_stable") = false,
+           "Bench hook: (values, ns) of n single-value draws.")
         .def("_draw_words", [](const dsc::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& words,
                                py::ssize_t n, bool stable) {
             // Test hook: n values one at a time from the given words, with the words and search steps of each.
@@ -218,6 +246,13 @@ void register_discrete(py::module_ m) {
         return release(dsc::DiscreteGaussian(num, den), gen, x, e, low, high, threads);
     }, py::arg("gen"), py::arg("x"), py::arg("num"), py::arg("den"), py::arg("grid_exponent"), py::arg("low") = -inf,
        py::arg("high") = inf, py::arg("threads") = 0);
+
+    m.def("_time_laplace_draws", [](Generator& gen, std::uint64_t s, std::uint64_t d, py::ssize_t n) {
+        return time_draws(dsc::DiscreteLaplace(s, d), gen, n);
+    }, py::arg("gen"), py::arg("s"), py::arg("d"), py::arg("size"), "Bench hook: (values, ns) of n single-value draws.");
+    m.def("_time_gaussian_draws", [](Generator& gen, std::uint64_t num, std::uint64_t den, py::ssize_t n) {
+        return time_draws(dsc::DiscreteGaussian(num, den), gen, n);
+    }, py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("size"), "Bench hook: (values, ns) of n single-value draws.");
 
     m.def("dlaplace_log_delta", &dsc::dlaplace_log_delta, py::arg("epsilon"), py::arg("inv_t"), py::arg("shift"));
     m.def("dlaplace_log_cdf", &dsc::dlaplace_log_cdf, py::arg("m"), py::arg("inv_t"));

@@ -1,17 +1,23 @@
-"""Sphinx configuration of the pydp_core documentation (built by tests/test_docs_site.py with -W)."""
+"""Sphinx configuration of the pydp_core documentation (built by tests/packaging/test_docs_site.py with -W)."""
 from __future__ import annotations
 
+import glob
 import os
 import sys
 
-sys.path.insert(0, os.path.abspath(".."))
+# Document the checkout when it holds an in-place build; otherwise the installed package.
+if glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pydp_core", "_core*.so")):
+    sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext"))
 
 project = "pydp_core"
 author = "the pydp_core developers"
 copyright = "the pydp_core developers, Apache-2.0"
 release = version = __import__("pydp_core").__version__
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "myst_parser"]
+# pydp_docs: the run-python directive (tutorial code run at build time, its output shown) and the CLI
+# reference generated from the argparse parsers (docs/_ext/pydp_docs.py).
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "myst_parser", "pydp_docs"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build"]
@@ -26,12 +32,19 @@ autodoc_default_options = {"members": True, "undoc-members": False, "show-inheri
 # Names that the signatures mention but that have no page of their own.
 nitpicky = False
 myst_heading_anchors = 3
-html_theme = "alabaster"
+# $...$ and $$...$$ in the Markdown pages are mathematics (rendered by MathJax), as are ```{math} blocks.
+myst_enable_extensions = ["dollarmath", "amsmath"]
+html_theme = "furo"
 html_title = f"pydp_core {release}"
-# A wider body for the formula tables and the examples; docs/_static/custom.css (loaded by alabaster)
-# holds the layout fixes found with tools/screenshot-docs.
-html_theme_options = {"page_width": "1240px", "sidebar_width": "260px"}
+# docs/_static/custom.css holds the layout fixes found with tools/screenshot-docs.
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# Dashes in the text stay as typed: the CLI reference shows options such as --out.
+smartquotes = False
+# MathJax 3 from the django-static-mathjax package of the docs extra (the files of MathJax itself, no
+# Django), copied into _static when the site is built: the site loads nothing from other hosts. tex-svg
+# renders to SVG and needs no font files.
+mathjax_path = "tex-svg.js"
 # Signatures name numpy's ArrayLike instead of spelling out its union (the modules use postponed
 # annotations, so autodoc sees the alias name).
 autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike", "NDArray": "numpy.typing.NDArray",
@@ -70,6 +83,25 @@ def _top_level_names(app, docname, source):
     source[0] += "\n".join(lines)
 
 
+def _mathjax_file() -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("mathjax")
+    path = os.path.join(os.path.dirname(spec.origin or ""), "static", "mathjax", "es5", "tex-svg.js") if spec else ""
+    if not os.path.isfile(path):
+        raise RuntimeError("MathJax is missing: install the docs extra (pip install '.[docs]')")
+    return path
+
+
+def _copy_mathjax(app, exc):
+    import shutil
+
+    if exc is None and app.builder.format == "html":
+        shutil.copyfile(_mathjax_file(), os.path.join(app.outdir, "_static", "tex-svg.js"))
+
+
 def setup(app):
+    _mathjax_file()
+    app.connect("build-finished", _copy_mathjax)
     app.connect("autodoc-process-docstring", _escape_bars)
     app.connect("source-read", _top_level_names)

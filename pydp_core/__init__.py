@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ._loader import load_core as _load_core
 from ._version import __version__
 
-# A source checkout without its compiled extension uses the extension of an installed copy of the same
-# version (subprocesses started from the checkout import this folder first); otherwise a clear error.
+# The compiled extension beside these sources, or an ImportError that says how to build it.
 _core = _load_core(_os.path.dirname(__file__), __version__)
 
 # Public name -> the module that defines it. Subpackages are listed under their own name.
@@ -94,7 +93,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["get_include", "get_cmake_dir"], "pydp_core._paths"),
 }
 
-# Subpackages and modules reachable as attributes; the older flat names stay as aliases.
+# Subpackages and modules reachable as attributes.
 _MODULES: dict[str, str] = {
     "noise": "pydp_core.noise",
     "calibration": "pydp_core.calibration",
@@ -108,14 +107,19 @@ _MODULES: dict[str, str] = {
     "special": "pydp_core.special",
     "cli": "pydp_core.cli",
     "gdp": "pydp_core.accounting.gdp",
-    "gaussian": "pydp_core.accounting.gaussian",  # deprecated: gdp
     "rao": "pydp_core.accounting.rao",
     "spark": "pydp_core.io.spark",
     "dask": "pydp_core.io.dask",
+}
+
+# Former names of subpackages: still reachable, with a DeprecationWarning naming the new one.
+_DEPRECATED_MODULES: dict[str, str] = {
+    "gaussian": "pydp_core.accounting.gdp",
     "discrete": "pydp_core.release",
     "etl": "pydp_core.io",
 }
 
+# Spelled out for static type checkers (mypy needs a literal list); a test checks it against the maps above.
 __all__ = [
     "__version__",
     "NoiseFamily",
@@ -192,8 +196,6 @@ __all__ = [
     "rao",
     "spark",
     "dask",
-    "discrete",
-    "etl",
 ]
 
 
@@ -202,6 +204,14 @@ def __getattr__(name: str) -> Any:
         value = getattr(_importlib.import_module(_EXPORTS[name]), name)
     elif name in _MODULES:
         value = _importlib.import_module(_MODULES[name])
+    elif name in _DEPRECATED_MODULES:
+        import warnings
+
+        new = _DEPRECATED_MODULES[name]
+        warnings.warn(f"pydp_core.{name} is deprecated: use {new}", DeprecationWarning, stacklevel=2)
+        if name == "gaussian":  # its functions kept their former names there, each with its own warning
+            new = "pydp_core.accounting.gaussian"
+        return _importlib.import_module(new)  # not cached, so that every use warns
     else:
         raise AttributeError(f"module 'pydp_core' has no attribute {name!r}")
     globals()[name] = value
@@ -248,7 +258,6 @@ if TYPE_CHECKING:
         advanced_composition,
         arsinh_parameters,
         compose,
-        gaussian,
         gaussian_sigma,
         gdp,
         rao,
@@ -295,6 +304,3 @@ if TYPE_CHECKING:
         release_subbotin,
     )
     from .session import Session
-
-    discrete = release
-    etl = io

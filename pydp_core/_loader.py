@@ -1,15 +1,11 @@
-"""Locate the compiled extension ``pydp_core._core``.
+"""Locate the compiled extension ``pydp_core._core`` and check that it matches the Python sources.
 
-Running Python from a source checkout puts the checkout's ``pydp_core/`` folder (pure Python, no
-compiled extension unless built in place) ahead of the installed package. Rather than failing later
-with an obscure AttributeError, we look for the extension of an installed copy of the same version and
-use it; if there is none, we raise an ImportError that says what to do.
+Running Python from a source checkout puts the checkout's ``pydp_core/`` folder ahead of an installed
+copy; without an in-place build it has no compiled extension. Rather than fail later with an obscure
+AttributeError, the import fails at once with one line that says what to do.
 """
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import os
 import sys
 from typing import Any
 
@@ -20,6 +16,7 @@ _HOW_TO = (
 
 
 def load_core(package_dir: str, version: str) -> Any:
+    """Return the compiled extension beside ``package_dir``, or raise an ImportError saying what to do."""
     try:
         from . import _core  # type: ignore[attr-defined]
 
@@ -28,38 +25,14 @@ def load_core(package_dir: str, version: str) -> Any:
         if getattr(_core, "__file__", None) is None:
             sys.modules.pop(__package__ + "._core", None)
             raise ImportError("only the type stubs of pydp_core._core are here")
-    except ImportError as first_error:
-        core = _load_installed(package_dir)
-        if core is None:
-            raise ImportError(
-                f"pydp_core: the compiled extension pydp_core._core is not in {package_dir} and no "
-                f"installed copy was found ({first_error}). {_HOW_TO}"
-            ) from first_error
-    else:
-        core = _core
-    core_version = getattr(core, "__version__", None)
+    except ImportError as error:
+        raise ImportError(
+            f"pydp_core: the compiled extension pydp_core._core is not in {package_dir} ({error}). {_HOW_TO}"
+        ) from None
+    core_version = getattr(_core, "__version__", None)
     if core_version != version:
         raise ImportError(
-            f"pydp_core: the compiled extension ({core.__file__}) is version {core_version}, the Python "
+            f"pydp_core: the compiled extension ({_core.__file__}) is version {core_version}, the Python "
             f"sources ({package_dir}) are version {version}. Rebuild: {_HOW_TO}"
         )
-    return core
-
-
-def _load_installed(package_dir: str) -> Any:
-    here = os.path.realpath(package_dir)
-    for entry in sys.path:
-        candidate = os.path.join(entry or os.getcwd(), "pydp_core")
-        if not os.path.isdir(candidate) or os.path.realpath(candidate) == here:
-            continue
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = os.path.join(candidate, "_core" + suffix)
-            if os.path.isfile(path):
-                spec = importlib.util.spec_from_file_location("pydp_core._core", path)
-                if spec is None or spec.loader is None:
-                    continue
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                sys.modules["pydp_core._core"] = module
-                return module
-    return None
+    return _core

@@ -4,7 +4,7 @@ Private helpers with no argument checks (their callers check): log(1 - e^x) (:fu
 log Phi(x) by the C++ core (:func:`log_ndtr`, the unchecked array form of :func:`pydp_core.special.log_ndtr`),
 log(Phi(u) - Phi(l)) without cancellation however close u and l are (:func:`log_ndtr_diff`), and
 log-sum-exp along rows (:func:`lse_rows`) and over groups of rows (:func:`lse_groups`). Tested through the
-manifold profiles against 50-digit mpmath references (``tests/test_manifolds*.py``).
+manifold profiles against 50-digit mpmath references (``tests/manifolds/``).
 """
 from __future__ import annotations
 

@@ -91,6 +91,86 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
 MAX_THREADS = 4096
 
 
+
+# ------------------------------------------------------------------------------------------------------
+# the one rule for real arguments: a range with open or closed ends, and whether inf is allowed
+# ------------------------------------------------------------------------------------------------------
+def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    if high is None:
+        return f"be {'>' if low_open else '>='} {low:g}"
+    if low is None:
+        return f"be {'<' if high_open else '<='} {high:g}"
+    return f"lie in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def check_real(value: Any, name: str, *, low: float | None = None, high: float | None = None, low_open: bool = False,
+               high_open: bool = False, allow_inf: bool = False, why: str = "") -> np.ndarray:
+    """Real values in a range, as a float64 array: the rule every range check of the API applies.
+
+    Parameters
+    ----------
+    value : scalar or array_like
+        The argument.
+    name : str
+        Its name, used in every message.
+    low, high : float, optional
+        The ends of the range (None: unbounded on that side).
+    low_open, high_open : bool, optional
+        Whether the end is excluded (default: included).
+    allow_inf : bool, optional
+        Whether an infinite value in the range is allowed (default False).
+    why : str, optional
+        Text appended to the range in the message (the reason for the range).
+
+    Returns
+    -------
+    ndarray
+        The values as float64.
+
+    Raises
+    ------
+    ValueError
+        ``"{name} must not be NaN"``, ``"{name} must <range>{why}"`` (with the value, for a scalar) or
+        ``"{name} must be finite"``: one message per kind of failure.
+    TypeError
+        If ``value`` is not real-valued.
+
+    Examples
+    --------
+    >>> check_real([0.0, 0.5], "q", low=0.0, high=1.0, high_open=True)
+    array([0. , 0.5])
+    >>> check_real(2.0, "q", low=0.0, high=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: q must lie in [0, 1], got 2.0
+    """
+    arr = as_float_array(value, name)
+    _no_nan(arr, name)
+    ok = np.ones(arr.shape, dtype=bool)
+    if low is not None:
+        ok &= (arr > low) if low_open else (arr >= low)
+    if high is not None:
+        ok &= (arr < high) if high_open else (arr <= high)
+    if not ok.all():
+        got = f", got {float(arr)!r}" if arr.ndim == 0 else ""
+        raise ValueError(f"{name} must {_range_text(low, high, low_open, high_open)}{why}{got}")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def check_real_scalar(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+                      low_open: bool = False, high_open: bool = False, allow_inf: bool = False, why: str = "") -> float:
+    """:func:`check_real` for one real scalar, returned as a float (a fast path for Python floats)."""
+    x = real_scalar(value, name)
+    if (low is not None and not (x > low if low_open else x >= low)) or (
+            high is not None and not (x < high if high_open else x <= high)):
+        raise ValueError(f"{name} must {_range_text(low, high, low_open, high_open)}{why}, got {x!r}")
+    if not allow_inf and math.isinf(x):
+        raise ValueError(f"{name} must be finite")
+    return x
+
+
 def check_threads(threads: Any, *, zero_means_all: bool = False) -> int:
     """``threads`` for the bindings (0 = all cores): None, or an int in [1, MAX_THREADS] ([0, ...] with
     ``zero_means_all``); bool and non-integers are a TypeError, anything else a ValueError naming it."""
@@ -140,13 +220,7 @@ def check_epsilon(value: Any, name: str = "epsilon", *, allow_inf: bool = False)
     >>> check_epsilon(0.5)
     array(0.5)
     """
-    arr = as_float_array(value, name)
-    _no_nan(arr, name)
-    if (arr < 0).any():
-        raise ValueError(f"{name} must be >= 0")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    return arr
+    return check_real(value, name, low=0.0, allow_inf=allow_inf)
 
 
 def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True, allow_one: bool = False) -> np.ndarray:
@@ -180,15 +254,7 @@ def check_delta(value: Any, name: str = "delta", *, allow_zero: bool = True, all
     >>> check_delta([0.0, 1e-6])
     array([0.e+00, 1.e-06])
     """
-    arr = as_float_array(value, name)
-    _no_nan(arr, name)
-    low_ok = arr >= 0 if allow_zero else arr > 0
-    high_ok = arr <= 1 if allow_one else arr < 1
-    if not (low_ok & high_ok).all():
-        lo = "[0" if allow_zero else "(0"
-        hi = "1]" if allow_one else "1)"
-        raise ValueError(f"{name} must lie in {lo}, {hi}")
-    return arr
+    return check_real(value, name, low=0.0, high=1.0, low_open=not allow_zero, high_open=not allow_one)
 
 
 def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> np.ndarray:
@@ -220,13 +286,7 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> np.ndar
     >>> check_positive(2, 'scale')
     array(2.)
     """
-    arr = as_float_array(value, name)
-    _no_nan(arr, name)
-    if (arr <= 0).any():
-        raise ValueError(f"{name} must be > 0")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    return arr
+    return check_real(value, name, low=0.0, low_open=True, allow_inf=allow_inf)
 
 
 def check_probability(value: Any, name: str = "q") -> np.ndarray:
@@ -256,11 +316,7 @@ def check_probability(value: Any, name: str = "q") -> np.ndarray:
     >>> check_probability(0.5)
     array(0.5)
     """
-    arr = as_float_array(value, name)
-    _no_nan(arr, name)
-    if ((arr < 0) | (arr > 1)).any():
-        raise ValueError(f"{name} must lie in [0, 1]")
-    return arr
+    return check_real(value, name, low=0.0, high=1.0)
 
 
 def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
@@ -600,12 +656,7 @@ def check_nonneg_scalar(value: Any, name: str, *, allow_inf: bool = False) -> fl
     >>> check_nonneg_scalar(0.0, 'rho')
     0.0
     """
-    x = real_scalar(value, name)
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0, got {x!r}")
-    if not allow_inf and math.isinf(x):
-        raise ValueError(f"{name} must be finite")
-    return x
+    return check_real_scalar(value, name, low=0.0, allow_inf=allow_inf)
 
 
 def check_alpha(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> float:
@@ -637,12 +688,7 @@ def check_alpha(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> 
     >>> check_alpha(2)
     2.0
     """
-    x = real_scalar(value, name)
-    if not x > 1:
-        raise ValueError(f"{name} must be > 1, got {x!r}")
-    if math.isinf(x) and not allow_inf:
-        raise ValueError(f"{name} must be finite")
-    return x
+    return check_real_scalar(value, name, low=1.0, low_open=True, allow_inf=allow_inf)
 
 
 def check_open_delta(value: Any, name: str = "delta") -> float:
@@ -672,10 +718,7 @@ def check_open_delta(value: Any, name: str = "delta") -> float:
     >>> check_open_delta(1e-6)
     1e-06
     """
-    x = real_scalar(value, name)
-    if not 0 < x < 1:
-        raise ValueError(f"{name} must lie in (0, 1) for this conversion, got {x!r}")
-    return x
+    return check_real_scalar(value, name, low=0.0, high=1.0, low_open=True, high_open=True, why=" for this conversion")
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -686,21 +729,12 @@ from fractions import Fraction  # noqa: E402  (kept inside this block: the file 
 
 def check_open_unit(value: Any, name: str) -> float:
     """A real scalar in the open interval (0, 1), such as a confidence level."""
-    x = real_scalar(value, name)
-    if not 0 < x < 1:
-        raise ValueError(f"{name} must lie in (0, 1), got {x!r}")
-    return x
+    return check_real_scalar(value, name, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def check_lower_bounded(value: Any, name: str, low: float, *, strict: bool = False) -> np.ndarray:
     """A float64 array of finite values >= ``low`` (> ``low`` when ``strict``), such as a scale or an order."""
-    arr = as_float_array(value, name)
-    _no_nan(arr, name)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite")
-    if ((arr <= low) if strict else (arr < low)).any():
-        raise ValueError(f"{name} must be {'>' if strict else '>='} {low:g}")
-    return arr
+    return check_real(value, name, low=low, low_open=strict)
 
 
 def check_size(size: Any, name: str = "size") -> tuple[int, ...] | None:
@@ -822,10 +856,7 @@ def check_subbotin_order(value: Any, name: str = "r") -> float:
     >>> check_subbotin_order(3)
     3.0
     """
-    x = as_scalar(as_float_array(value, name), name)
-    if not (x >= 1 and math.isfinite(x)):  # NaN fails the first test
-        raise ValueError(f"{name} must be finite and >= 1 (log-concavity), got {x!r}")
-    return x
+    return check_real_scalar(value, name, low=1.0, why=" (log-concavity)")
 
 
 def check_alpha_array(value: Any, name: str = "alpha", *, allow_inf: bool = False) -> np.ndarray:
@@ -857,13 +888,7 @@ def check_alpha_array(value: Any, name: str = "alpha", *, allow_inf: bool = Fals
     >>> check_alpha_array([2.0, np.inf], allow_inf=True)
     array([ 2., inf])
     """
-    arr = as_float_array(value, name)
-    _no_nan(arr, name)
-    if not (arr > 1).all():
-        raise ValueError(f"{name} must be > 1")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    return arr
+    return check_real(value, name, low=1.0, low_open=True, allow_inf=allow_inf)
 
 
 def check_integral_array(value: Any, name: str, minimum: int = 1) -> np.ndarray:
@@ -928,10 +953,7 @@ def check_rate(value: Any, name: str = "rate") -> float:
     >>> check_rate(0.5)
     0.5
     """
-    x = real_scalar(value, name)
-    if not 0 < x <= 1:
-        raise ValueError(f"{name} must lie in (0, 1], got {x!r}")
-    return x
+    return check_real_scalar(value, name, low=0.0, high=1.0, low_open=True)
 
 
 # aggregate
@@ -954,10 +976,7 @@ def check_aggregate_names(value: Any, name: str, allowed: tuple[str, ...]) -> li
 
 def check_confidence(value: Any, name: str = "confidence") -> float:
     """A confidence level in the open interval (0, 1)."""
-    level = as_scalar(check_probability(value, name), name)
-    if level in (0.0, 1.0):
-        raise ValueError(f"{name} must lie in (0, 1), got {level!r}")
-    return level
+    return check_real_scalar(value, name, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:

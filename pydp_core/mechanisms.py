@@ -27,8 +27,8 @@ correction, see :mod:`pydp_core.calibration`):
    (Mironov 2012): the set of reachable doubles depends on the true value, and an attacker who sees the
    exact output can sometimes tell neighbouring datasets apart, whatever epsilon says. Therefore
    :meth:`~AdditiveMechanism.privatize` defaults to ``release=True``, the exact discrete release of
-   :mod:`pydp_core.release` (Laplace, Gaussian, and the lattice Subbotin_r and Logistic releases, per
-   value with delta > 0; truncated and user-defined families refuse it), and the
+   :mod:`pydp_core.release` (Laplace, Gaussian, and the lattice Subbotin_r and Logistic releases with
+   delta > 0, an array as one l_inf-bounded vector query; truncated and user-defined families refuse it), and the
    floating-point path is :meth:`~AdditiveMechanism.simulate` (or ``privatize(..., release=False)``),
    for research, simulation and utility estimates only.
 """
@@ -189,10 +189,13 @@ class AdditiveMechanism:
         (a scalar is one scalar query; an array is one vector query with the l1 (Laplace) or l2
         (Gaussian) sensitivity), or, for :class:`SubbotinMechanism` (r not 1 or 2) and
         :class:`LogisticMechanism`, the lattice table noise of :func:`pydp_core.release_subbotin` /
-        :func:`pydp_core.release_logistic`, which is calibrated per value: a scalar is released, and an
-        array (a vector query) raises :class:`pydp_core.release.ReleaseNotSupported` (they need
-        delta > 0; a Logistic mechanism with delta = 0 raises it too). Other families
-        raise :class:`pydp_core.release.ReleaseNotSupported`.
+        :func:`pydp_core.release_logistic`: a scalar is one scalar query, and an array one vector
+        query with l_inf sensitivity ``sensitivity`` (every coordinate moves by at most it; this also
+        covers l1 and l2 sensitivities of that size), calibrated by
+        :func:`pydp_core.release.calibrate_vector_release` on the product law (its scale is larger than
+        :attr:`scale`, the scalar one). They need delta > 0 (a Logistic mechanism with delta = 0 raises
+        :class:`pydp_core.release.ReleaseNotSupportedError`). Other families raise
+        :class:`pydp_core.release.ReleaseNotSupportedError`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations
         (not safe against least-significant-bit attacks: see the module docs).
@@ -229,7 +232,7 @@ class AdditiveMechanism:
             If ``rng`` is reproducible without ``simulation=True``, or a value is not finite.
         BudgetExceededError
             If the accountant's limit would be exceeded.
-        ReleaseNotSupported
+        ReleaseNotSupportedError
             For ``release=True`` with a family that has no floating-point-safe release.
 
         Examples
@@ -250,18 +253,8 @@ class AdditiveMechanism:
         from .release.dispatch import release_noise
 
         arr = as_float_array(values, "values")
-        # An array is one vector query. The lattice families have no vector calibration: releasing each entry
-        # with the scalar guarantee would understate the privacy loss of the vector, so it is refused.
+        # An array is one vector query (for the lattice families: l_inf sensitivity, docs/release.md, section 5).
         vector = arr.size > 1
-        if vector and self._noise._key() not in (("Laplace",), ("Gaussian",)):
-            from .release import ReleaseNotSupported
-
-            raise ReleaseNotSupported(
-                f"{type(self).__name__}.privatize of an array is one vector query, and the lattice release of "
-                f"{self._noise!r} is calibrated per value only: release one value at a time, release each entry as "
-                "its own query with pydp_core.release_subbotin / release_logistic, or use pydp_core.privatize for "
-                "one value per row"
-            )
         return release_noise(
             self._noise, arr if arr.ndim else float(arr), epsilon=self._epsilon, delta=self._delta,
             sensitivity=self._sensitivity, rng=rng, vector=vector, simulation=True, confirm_delta=True,

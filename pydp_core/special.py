@@ -1,7 +1,7 @@
 """Special functions of the C++ core, vectorised over numpy arrays.
 
 Written for the calibration core and tested against 50-digit mpmath references, deep tails included
-(``tests/test_special.py``; the methods are described in ``docs/noise.md``):
+(``tests/special/test_special.py``; the methods are described in ``docs/noise.md``):
 
 - :func:`ndtr`, :func:`log_ndtr`, :func:`ndtri`, :func:`erfcx`: the standard normal distribution with
   log-space tails (``log_ndtr(-447.0)`` = -99911.52..., exact to a few ulp);

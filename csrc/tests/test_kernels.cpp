@@ -1,7 +1,7 @@
 // Kernel tests that need no Python: the headers under csrc/include/pydp/ compiled on their own, as an
 // embedding C++ project would use them: the ChaCha20 block, the CPU dispatch, thread-independent chunks,
 // normal tails, calibration profiles, and the FFT's AVX2 butterflies. Built by CMake (PYDP_BUILD_TESTS)
-// and run by ctest, which tests/test_cpp_kernels.py drives. Each CHECK prints the failing expression;
+// and run by ctest, which tests/packaging/test_cpp_kernels.py drives. Each CHECK prints the failing expression;
 // the exit status is the number of failures.
 #include <cmath>
 #include <cstdint>

@@ -16,6 +16,10 @@ class LatticeTable:
         ...
     def _draw_words(self, words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64]]:
         ...
+    def _time_draws(self, gen: Generator, size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False) -> tuple:
+        """
+        Bench hook: (values, ns) of n single-value draws.
+        """
     def log_delta(self, epsilon: typing.SupportsFloat | typing.SupportsIndex, shift: typing.SupportsInt | typing.SupportsIndex) -> float:
         """
         An upper bound on log delta(epsilon) for the integer shift.
@@ -56,6 +60,14 @@ def _exp_ratio_words(words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint6
 def _geometric_exact(words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, int]:
     """
     Test hook: (X, the fast path's answer or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word most significant first; the reader takes 16 words at a time).
+    """
+def _time_gaussian_draws(gen: Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    Bench hook: (values, ns) of n single-value draws.
+    """
+def _time_laplace_draws(gen: Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    Bench hook: (values, ns) of n single-value draws.
     """
 def dgauss_log_cdf(m: typing.SupportsFloat | typing.SupportsIndex, sigma2: typing.SupportsFloat | typing.SupportsIndex) -> float:
     ...

@@ -70,6 +70,7 @@ from .budgets import (
     budget_from_fields,
     rdp_epsilon_array,
 )
+from .guarantees import laplace_rdp_epsilon
 from .journal import Journal, JournalError
 from .pld import PLD
 
@@ -124,6 +125,11 @@ class _Spend:
             eps = _ratio_up(record["sensitivity"], record["scale"])
             track(PureDP(eps), self)
             self.rao = eps
+            # The Laplace mechanism's own Renyi curve (Mironov 2017), below randomised response's at every order.
+            pure_rdp = self.rdp
+            assert pure_rdp is not None  # set by track(PureDP)
+            self.rdp = lambda alpha: np.minimum(pure_rdp(alpha), laplace_rdp_epsilon(
+                alpha, sensitivity=record["sensitivity"], scale=record["scale"]))
             self.pld = _maybe_pld(lambda: PLD.from_spec({"noise": "laplace", "scale": record["scale"],
                                                           "sensitivity": record["sensitivity"]}))
         elif kind == "subbotin":

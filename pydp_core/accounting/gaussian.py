@@ -5,7 +5,7 @@ what they compute (their old names were those of their own parameters): ``psi`` 
 :func:`~pydp_core.accounting.gdp.gdp_mu`, ``epsilon`` is :func:`~pydp_core.accounting.gdp.gdp_epsilon`
 and ``delta`` is :func:`~pydp_core.accounting.gdp.gdp_delta`; the others kept their names.
 
-The warning is for users: a caller inside pydp_core is not warned (tests/test_layers.py forbids such
+The warning is for users: a caller inside pydp_core is not warned (tests/packaging/test_layers.py forbids such
 callers instead, so that the library never depends on its own deprecated names).
 """
 from __future__ import annotations

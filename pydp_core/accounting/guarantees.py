@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_alpha, check_positive_scalar
+from .._validation import check_alpha_array, check_positive_scalar
 from ..calibration.profile import epsilon_for_delta
 from ..noise import NoiseFamily, Subbotin
 from .budgets import GDP, PureDP
@@ -24,13 +24,13 @@ _ALPHAS = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0)
 _DELTAS = (1e-3, 1e-6, 1e-9, 1e-12)
 
 
-def laplace_rdp_epsilon(alpha: float, *, sensitivity: float = 1.0, scale: float) -> float:
+def laplace_rdp_epsilon(alpha: Any, *, sensitivity: float = 1.0, scale: float) -> Any:
     """The exact Renyi divergence of order ``alpha`` of the Laplace mechanism (Mironov 2017, Table II).
 
     Parameters
     ----------
-    alpha : float
-        The Renyi order, > 1 (``inf`` gives the pure-DP epsilon).
+    alpha : float or array_like
+        The Renyi order, > 1 (``inf`` gives the pure-DP epsilon); an array gives an array.
     sensitivity : float, optional
         The l1 sensitivity D (> 0, default 1).
     scale : float
@@ -38,8 +38,9 @@ def laplace_rdp_epsilon(alpha: float, *, sensitivity: float = 1.0, scale: float)
 
     Returns
     -------
-    float
-        ``log(a/(2a-1) e^{(a-1)/t} + (a-1)/(2a-1) e^{-a/t}) / (a - 1)`` with ``t = b / D``, summed in log space.
+    float or ndarray
+        ``log(a/(2a-1) e^{(a-1)/t} + (a-1)/(2a-1) e^{-a/t}) / (a - 1)`` with ``t = b / D``, summed in log space,
+        never above the pure-DP epsilon ``D / b``.
 
     Raises
     ------
@@ -53,13 +54,14 @@ def laplace_rdp_epsilon(alpha: float, *, sensitivity: float = 1.0, scale: float)
     >>> laplace_rdp_epsilon(float("inf"), scale=2.0)
     0.5
     """
-    a = check_alpha(alpha, allow_inf=True)
+    a = check_alpha_array(alpha, allow_inf=True)
     t = check_positive_scalar(scale, "scale") / check_positive_scalar(sensitivity, "sensitivity")
-    if math.isinf(a):
-        return 1.0 / t
-    t1 = math.log(a / (2 * a - 1)) + (a - 1) / t
-    t2 = math.log((a - 1) / (2 * a - 1)) - a / t
-    return float(np.logaddexp(t1, t2)) / (a - 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t1 = np.log(a / (2 * a - 1)) + (a - 1) / t
+        t2 = np.log((a - 1) / (2 * a - 1)) - a / t
+        val = np.logaddexp(t1, t2) / (a - 1)
+    val = np.minimum(np.where(np.isinf(a), 1.0 / t, val), 1.0 / t)
+    return float(val) if val.ndim == 0 else val
 
 
 def guarantees(noise: NoiseFamily, *, sensitivity: float = 1.0, scale: float) -> dict[str, Any]:

@@ -6,9 +6,9 @@ One module per command (``pydp_core.cli.<command>``, each with ``HELP``, ``confi
 - ``calibrate NOISE --epsilon E [--delta D] [--sensitivity S | --sensitivity bounds --bounds L U]``
   (or ``--scale S`` to analyse a given scale): scale, std, variance and the guarantees under each
   definition (pure DP, (epsilon, delta)-DP, GDP, zCDP, RDP, Rao DP) where they are known; ``--json``.
-- ``profile NOISE ...``: the delta(epsilon) table, or ``--png FILE`` for a plot (matplotlib); with
+- ``profile NOISE ...``: the delta(epsilon) table; with
   ``-m SPEC`` (repeatable) and ``--compose K ...``: the certified profile, trade-off and ROC bands of
-  several mechanisms and their compositions in one figure (``--out``) and a CSV (``--csv``).
+  several mechanisms and their compositions in one figure (``--out``, matplotlib) and a CSV (``--csv``).
 - ``compose FILE --delta D | --epsilon E``: the certified interval of a composition listed in JSON.
 - ``privatize IN OUT --column C ... --mechanism M --epsilon E --sensitivity S [--bounds L U]
   [--key-file K]``: Parquet or CSV, streamed by batch, atomic output, never the input.

@@ -30,6 +30,29 @@ def positive_int(text: str) -> int:
     return value
 
 
+def mechanism_arg(text: str) -> str:
+    """argparse type: a family name, or ``subbotin:r=R`` (the order in the name; :func:`split_mechanism`)."""
+    name, _, rest = text.partition(":")
+    if name not in FAMILIES:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(FAMILIES)}, or subbotin:r=R)")
+    if rest:
+        key, _, value = rest.partition("=")
+        if name != "subbotin" or key != "r":
+            raise argparse.ArgumentTypeError(f"{text!r}: only subbotin takes a parameter, as subbotin:r=R")
+        finite_float(value)
+    return text
+
+
+def split_mechanism(text: str, r: float | None) -> tuple[str, float | None]:
+    """(name, r) from ``--mechanism`` (checked by :func:`mechanism_arg`) and ``--r``; both orders given is refused."""
+    name, _, rest = text.partition(":")
+    if not rest:
+        return name, r
+    if r is not None:
+        raise ValueError(f"give the Subbotin order once: --mechanism {text} or --r, not both")
+    return name, finite_float(rest.partition("=")[2])
+
+
 def sensitivity_arg(text: str) -> float | str:
     """argparse type: a finite float or the word ``bounds``."""
     return "bounds" if text == "bounds" else finite_float(text)

@@ -24,9 +24,28 @@ from ._args import finite_float
 
 HELP = "certified epsilon(delta) or delta(epsilon) of a composition of mechanisms listed in a JSON file"
 
+_EPILOG = """\
+the JSON file: {"mechanisms": [ENTRY, ...]} or the list itself; each ENTRY is one of
+  {"noise": "gaussian" | "laplace" | "logistic" | "subbotin", "scale": S,
+   "sensitivity": D, "sampling_rate": Q, "r": R, "bound": B}
+      (r for subbotin only; bound truncates the noise to (-B, B); sensitivity and sampling_rate 1 by default)
+  {"gdp": MU}
+  {"approx_dp": {"epsilon": E, "delta": D}}
+  {"randomized_response": {"epsilon": E}}
+  {"discrete_laplace": {"scale": T, "sensitivity": K, "sampling_rate": Q}}
+  {"discrete_gaussian": {"sigma2": S2, "sensitivity": K, "sampling_rate": Q}}
+with an optional "count": K (the K-fold composition of the entry).
+
+example:
+  echo '{"mechanisms": [{"noise": "gaussian", "scale": 2, "count": 10}, {"gdp": 0.5}]}' > m.json
+  pydp-core compose m.json --delta 1e-6
+"""
+
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", help="JSON file with the mechanisms (see `pydp-core compose --help`)")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = _EPILOG
+    p.add_argument("file", metavar="FILE", help="JSON file with the mechanisms (its format is below)")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--delta", type=finite_float, help="report the interval of epsilon at this delta")
     g.add_argument("--epsilon", type=finite_float, help="report the interval of delta at this epsilon")

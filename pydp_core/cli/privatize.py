@@ -7,7 +7,7 @@ import sys
 import warnings
 from typing import Any
 
-from ._args import FAMILIES, finite_float, positive_int, sensitivity_arg
+from ._args import finite_float, mechanism_arg, positive_int, sensitivity_arg, split_mechanism
 
 HELP = "add calibrated noise to columns of a Parquet or CSV file (streaming, atomic)"
 
@@ -17,7 +17,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="IN", help="input Parquet or CSV file (only read)")
     p.add_argument("output", metavar="OUT", help="output file, written atomically (temporary file, then rename)")
     p.add_argument("--column", "-c", action="append", required=True, metavar="C", help="column to privatise (repeat for more)")
-    p.add_argument("--mechanism", "-m", choices=FAMILIES, required=True, help="noise mechanism")
+    p.add_argument("--mechanism", "-m", type=mechanism_arg, required=True, metavar="M",
+                   help="noise mechanism: laplace, gaussian, logistic, subbotin (with --r), or subbotin:r=R")
     p.add_argument("--r", type=finite_float, help="Subbotin order r >= 1 (subbotin only)")
     p.add_argument(
         "--epsilon", type=finite_float, required=True,
@@ -196,8 +197,9 @@ def _run(args: argparse.Namespace) -> int:
     _stale(args)
     bounds = check_bounds(args.bounds, "--bounds")
     epsilon, delta = column_budget(args)
+    name, r = split_mechanism(args.mechanism, args.r)
     mech = mechanism(
-        args.mechanism, epsilon=epsilon, delta=delta, sensitivity=args.sensitivity, bounds=bounds, r=args.r,
+        name, epsilon=epsilon, delta=delta, sensitivity=args.sensitivity, bounds=bounds, r=r,
         confirm_delta=args.confirm_delta,
     )
     key = load_key(args.key_file) if args.key_file else None

@@ -26,7 +26,7 @@ the block that a call does not hold are padded and discarded). So:
 - a retried or recomputed piece reproduces its noise exactly, so recomputation cannot average noise away;
 - different rows, blocks, columns and releases get independent noise (distinct streams of a keyed CSPRNG).
 
-This rests on one property of the noise, which tests/test_etl.py checks: it is added elementwise, and
+This rests on one property of the noise, which tests/io/test_etl.py checks: it is added elementwise, and
 the noise of position ``j`` depends on the stream and on ``j`` only, not on the values.
 
 Releases: with the project's mechanisms each value is released on the floating-point-safe path

@@ -143,7 +143,7 @@ def privacy_profile(manifold: Manifold, *, epsilon: ArrayLike, sensitivity: floa
         out = np.minimum(_round_up(_sphere_log_profile(manifold, eps, sig, D), _QUADRATURE_LOG_ERROR), 1.0)
     elif isinstance(manifold, Hyperbolic) and manifold.dim > 1:
         out = np.minimum(_round_up(_log_profile(manifold, eps, sig, D)[0], _QUADRATURE_LOG_ERROR), 1.0)
-    else:  # R^d and H^1: delta_mu, accurate to 1e-12 relative in log delta (tests/test_manifolds_small_shift.py)
+    else:  # R^d and H^1: delta_mu, accurate to 1e-12 relative in log delta (tests/manifolds/test_manifolds_small_shift.py)
         ld = _log_profile(manifold, eps, sig, D)[0]
         out = np.minimum(_round_up(ld, 1e-12 * np.maximum(1.0, np.abs(ld))), 1.0)
     return float(out) if np.ndim(epsilon) == 0 else out

@@ -14,7 +14,7 @@ the first footpoint of an incomplete beta function in the angle at it (docs/mani
 
 The stable forms of the loss and of the angle fractions (:func:`_xfrac`, :func:`_loss_at`,
 :func:`_antipode_terms`) keep their relative accuracy as D -> 0. Validated against 50-digit references
-(``tests/test_manifolds_mu.py``, ``tests/test_manifolds_small_shift.py``).
+(``tests/manifolds/test_manifolds_mu.py``, ``tests/manifolds/test_manifolds_small_shift.py``).
 """
 from __future__ import annotations
 

@@ -41,7 +41,15 @@ exactly specified table of integer weights ``W(y) ~ floor(2**P w(y / s))`` (w th
 its normaliser), sampled by exact integer inversion; the table's (epsilon, delta) profile is computed
 from the integers themselves (an upper bound), the worst shift being the charged k because the table is
 symmetric and non-increasing in |y|. These are per value and need delta > 0 (finite support). A
-``timing_stable=True`` plan costs three random words and a fixed number of search steps per value.
+``timing_stable=True`` plan costs three random words and a fixed number of search steps per value, from a
+table kept within the first-level cache (``release_noise(..., timing_stable=True)`` gives the same for
+the Laplace and Gaussian shapes).
+
+Vector queries with lattice noise (Vinterbo 2022, Section 4.1): :func:`calibrate_vector_release` and
+:func:`release_vector` release m coordinates (or k vectors under one total budget) with iid table noise,
+calibrated through the certified PLD of the product law at the corner of the rounded sensitivity box
+(the worst shift); :func:`select_subbotin_release` picks the order with the smallest lattice RMSE. The
+Subbotin and Logistic mechanisms use this for arrays (an l_inf vector query).
 Truncated and user-defined families are refused by :func:`release_noise` (docs/release.md). Floating-point
 noise stays available for simulations through :class:`pydp_core.Random`; it is not a release.
 
@@ -49,6 +57,8 @@ Timing: see docs/release.md. The time to draw the noise depends on the noise val
 sampling), never on the data; adding the noise to the data has no data-dependent branches.
 """
 from __future__ import annotations
+
+from typing import Any
 
 from .dispatch import release_noise
 from .lattice import (
@@ -62,7 +72,7 @@ from .plans import (
     DEFAULT_GRID_BITS,
     SAFE_RELEASE_FAMILIES,
     GridRelease,
-    ReleaseNotSupported,
+    ReleaseNotSupportedError,
     calibrate_gaussian_release,
     calibrate_laplace_release,
     release_gaussian,
@@ -77,6 +87,13 @@ from .profile import (
     discrete_laplace_log_delta,
 )
 from .samplers import sample_discrete_gaussian, sample_discrete_laplace
+from .vector import (
+    LatticeVectorRelease,
+    SubbotinReleaseChoice,
+    calibrate_vector_release,
+    release_vector,
+    select_subbotin_release,
+)
 
 __all__ = [
     "sample_discrete_laplace",
@@ -98,7 +115,22 @@ __all__ = [
     "calibrate_logistic_release",
     "release_subbotin",
     "release_logistic",
-    "ReleaseNotSupported",
+    "LatticeVectorRelease",
+    "calibrate_vector_release",
+    "release_vector",
+    "select_subbotin_release",
+    "SubbotinReleaseChoice",
+    "ReleaseNotSupportedError",
     "SAFE_RELEASE_FAMILIES",
     "DEFAULT_GRID_BITS",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ReleaseNotSupported":  # the former name
+        import warnings
+
+        warnings.warn("pydp_core.release.ReleaseNotSupported is deprecated: use ReleaseNotSupportedError",
+                      DeprecationWarning, stacklevel=2)
+        return ReleaseNotSupportedError
+    raise AttributeError(f"module 'pydp_core.release' has no attribute {name!r}")

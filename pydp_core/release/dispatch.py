@@ -2,7 +2,8 @@
 
 Laplace (and Subbotin(1)) go to :func:`~pydp_core.release.release_laplace`, Gaussian (and Subbotin(2)) to
 :func:`~pydp_core.release.release_gaussian`, Subbotin_r for other r and Logistic to the lattice releases
-(:mod:`pydp_core.release.lattice`); truncated and user-defined families are refused.
+(:mod:`pydp_core.release.lattice`; a vector query through :mod:`pydp_core.release.vector`); truncated
+and user-defined families are refused.
 """
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import Any, Optional, Tuple
 from numpy.typing import ArrayLike
 
 from .._arrays import accepts_arrays
+from .._validation import as_float_array
 from ..noise import NoiseFamily
 from .lattice import release_logistic, release_subbotin
-from .plans import DEFAULT_GRID_BITS, SAFE_RELEASE_FAMILIES, ReleaseNotSupported, release_gaussian, release_laplace
+from .plans import DEFAULT_GRID_BITS, SAFE_RELEASE_FAMILIES, ReleaseNotSupportedError, release_gaussian, release_laplace
+from .vector import release_vector
 
 __all__ = ["release_noise"]
 
@@ -30,6 +33,7 @@ def release_noise(
     bounds: Optional[Tuple[float, float]] = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
+    timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,
 ) -> Any:
@@ -53,8 +57,15 @@ def release_noise(
         grid (16 bits unless the table's weight range binds; see
         :func:`~pydp_core.release.calibrate_subbotin_release`).
     vector : bool, optional
-        ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian);
-        ``False`` (the default): the guarantee is per value.
+        ``True``: ``values`` is one vector query (l1 sensitivity for the Laplace, l2 for the Gaussian,
+        l_inf for the lattice families, :func:`~pydp_core.release.release_vector`); ``False`` (the
+        default): the guarantee is per value.
+    timing_stable : bool, optional
+        Draw every value with a fixed amount of work (three random words and a fixed number of search
+        steps, no branch on the value; docs/release.md, section 3): the lattice families in their
+        timing-stable mode, and the Laplace and Gaussian through the lattice table of Subbotin(1) and
+        Subbotin(2) (the floored table law instead of the exact discrete law; needs delta > 0, the
+        truncation and the total-variation charge are in the plan's delta). Default False.
     simulation, confirm_delta : bool, optional
         As in :func:`release_laplace`.
 
@@ -67,9 +78,9 @@ def release_noise(
     ------
     TypeError
         If ``noise`` is not a noise family, or another argument has the wrong type.
-    ReleaseNotSupported
+    ReleaseNotSupportedError
         For a family without a floating-point-safe release (for example a truncated family), and for
-        Subbotin_r (r not 1 or 2) or Logistic noise with ``vector=True`` or ``delta = 0``.
+        Subbotin_r (r not 1 or 2) or Logistic noise with ``delta = 0``.
     ValueError
         If a value or parameter is out of range.
 
@@ -82,11 +93,15 @@ def release_noise(
     >>> release.release_noise(dp.Truncated(dp.Laplace(), 2.0), 1.0, epsilon=1.0, delta=0.0)
     Traceback (most recent call last):
     ...
-    pydp_core.release.plans.ReleaseNotSupported: release=True is not available for Truncated(...
+    pydp_core.release.plans.ReleaseNotSupportedError: release=True is not available for Truncated(...
     """
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
+    if not isinstance(timing_stable, bool):
+        raise TypeError("timing_stable must be a bool")
     key = noise._key()
+    if timing_stable and key in (("Laplace",), ("Gaussian",)):
+        key = ("Subbotin", 1.0 if key == ("Laplace",) else 2.0)  # the table law: fixed work per value
     options = dict(epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds,
                    grid_bits=grid_bits, vector=vector, simulation=simulation, confirm_delta=confirm_delta)
     if key == ("Laplace",):
@@ -94,26 +109,24 @@ def release_noise(
     if key == ("Gaussian",):
         return release_gaussian(values, **options)
     if key[0] in ("Subbotin", "Logistic"):
-
-        if vector:
-            raise ReleaseNotSupported(
-                f"release=True is not available for {noise!r} noise as a vector query: its lattice release "
-                "is per value only (vector=False), with no vector guarantee; release each coordinate as its "
-                "own query, or use Laplace (l1) or Gaussian (l2) noise for a vector query"
-            )
         if delta == 0:
-            raise ReleaseNotSupported(
+            raise ReleaseNotSupportedError(
                 f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
                 "needs delta > 0 (the table has finite support, so it cannot be pure epsilon-DP; "
                 "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
             )
         del options["vector"]
+        options["timing_stable"] = timing_stable
         if grid_bits == DEFAULT_GRID_BITS:  # the lattice releases' automatic grid (16 bits unless it binds)
             options["grid_bits"] = None
+        if vector:  # one vector query, l_inf sensitivity: the product-law calibration
+            x = as_float_array(values, "values")
+            out = release_vector(x.reshape(-1), noise, norm="linf", **options)
+            return out.reshape(x.shape)
         if key[0] == "Subbotin":
             return release_subbotin(values, r=key[1], **options)
         return release_logistic(values, **options)
-    raise ReleaseNotSupported(
+    raise ReleaseNotSupportedError(
         f"release=True is not available for {noise!r} noise: a floating-point-safe release exists only for "
         f"{', '.join(SAFE_RELEASE_FAMILIES)}, which use exact integer noise on a power-of-two grid. Use "
         "release=False for simulations only (floating-point noise is not differentially private against "

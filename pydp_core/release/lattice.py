@@ -46,6 +46,11 @@ _MIN_SHIFT_BITS = 12
 _MAX_HALF = 1 << 24  # largest table half-width
 #: Total variation distance between the timing-stable uniform (three words) and the exact one.
 STABLE_TV_BOUND = 2.0**-129
+#: With timing_stable=True and the automatic grid, the table has at most this many entries (12 KiB: within
+#: the first-level data cache, where the measured time of a draw does not depend on the value;
+#: bench/bench_timing.py), on the finest of these grids that keeps it so.
+STABLE_TABLE_ENTRIES = 1536
+_STABLE_GRID_BITS = (8, 7, 6, 5, 4, 3, 2, 1, 0)
 _KIND = {"subbotin": 0, "logistic": 1}
 #: The automatic grid also tries these grid bits when the 16-bit plan's scale exceeds the continuous one
 #: by more than _AUTO_GRID_SLACK (relative).
@@ -153,27 +158,35 @@ class LatticeRelease(GridRelease):
         return self.table.release(gen, x, self.grid_exponent, low, high, self.timing_stable, threads)
 
 
-def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
-               timing_stable: bool, s0: float) -> LatticeRelease:
+def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float,
+                  refine: bool = True) -> Tuple[int, int]:
+    """The grid exponent e and the charged integer shift k for the continuous scale s0 (``refine``: a
+    finer grid for small epsilon, within the table budget)."""
     e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
     short = _MIN_SHIFT_BITS - (math.log2(sens) - e)  # bits by which D = sensitivity / g is below 2**12
-    if short > 0:  # small epsilon: a finer grid, as far as the table budget allows, for a smaller charge
+    if short > 0 and refine:  # small epsilon: a finer grid, as far as the table budget allows, for a smaller charge
         e = max(_grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r)), e - math.ceil(short))
-    k = _grid_shift(sens, e)
-    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+    return e, _grid_shift(sens, e)
+
+
+def _smallest_passing(mechanism: str, r: float, start: int,
+                      excess: Callable[[Any], float]) -> Tuple[int, Tuple[Any, int]]:
+    """The smallest integer scale s (grid steps) with ``excess(table of s) <= 0`` that the search verifies,
+    and its table: a bracket from ``start``, then a safeguarded secant search; s is checked to pass and
+    s - 1 to fail, else CalibrationError."""
     tables: Dict[int, Tuple[Any, int]] = {}
     values: Dict[int, float] = {}
 
-    def f(s: int) -> float:  # log delta - log target: <= 0 passes
+    def f(s: int) -> float:  # <= 0 passes
         if s not in values:
             tables[s] = _build_table(mechanism, r, s)
-            values[s] = _log_delta(tables[s][0], eps, k, timing_stable) - log_target
+            values[s] = excess(tables[s][0])
             if len(tables) > 2:  # keep memory bounded: only the current bracket's tables are needed
                 for key in sorted(tables, key=lambda q: abs(q - s))[2:]:
                     tables.pop(key)
         return values[s]
 
-    s = max(1, round(s0 / sens * k))  # the continuous calibration for the shift k, in grid steps
+    s = max(1, start)
     step = max(1, s // 512)
     if f(s) <= 0:  # bracket [lo, hi]: lo fails (or is 0), hi passes
         hi = s
@@ -207,9 +220,18 @@ def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, gri
         raise CalibrationError("lattice calibration did not converge")
     if not (f(hi) <= 0 and (hi == 1 or f(hi - 1) > 0)):
         raise CalibrationError("lattice calibration could not be verified")
-    table, bits = tables.get(hi) or _build_table(mechanism, r, hi)
+    return hi, tables.get(hi) or _build_table(mechanism, r, hi)
+
+
+def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
+               timing_stable: bool, s0: float, refine: bool = True) -> LatticeRelease:
+    e, k = _lattice_grid(mechanism, r, sens, grid_bits, s0, refine)
+    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
+    start = round(s0 / sens * k)  # the continuous calibration for the shift k, in grid steps
+    s, (table, bits) = _smallest_passing(
+        mechanism, r, start, lambda t: _log_delta(t, eps, k, timing_stable) - log_target)
     delta_achieved = math.exp(_log_delta(table, eps, k, timing_stable))
-    plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(hi), delta_achieved, 1,
+    plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(s), delta_achieved, 1,
                           r if mechanism == "subbotin" else None, bits, bool(timing_stable))
     plan.__dict__["table"] = table  # the cached_property's slot: reuse the table just verified
     return plan
@@ -222,6 +244,17 @@ def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: flo
     s0 = float(minimal_scale(noise, epsilon=eps, delta=dl, sensitivity=sens))
     if grid_bits is not None:
         return _calibrate(mechanism, r, eps, dl, sens, grid_bits, timing_stable, s0)
+    if timing_stable:
+        # The finest grid whose table stays cache-resident: the search's memory accesses depend on the
+        # value, and a table beyond the first-level cache makes their time depend on it too.
+        plan = None
+        for bits in _STABLE_GRID_BITS:
+            plan = _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0, refine=False)
+            if plan.table.half_size + 1 <= STABLE_TABLE_ENTRIES:
+                return plan
+        raise CalibrationError(
+            f"timing-stable lattice calibration: no grid keeps the table within {STABLE_TABLE_ENTRIES} entries "
+            "(give grid_bits to choose the grid yourself)")
     # Automatic grid: 16 bits, unless the table's dynamic range binds (the truncation charge forces a
     # scale above the continuous one); then a coarser grid, whose shorter table has a larger weight range
     # (T < 2**63), is tried too, and the plan with the smallest scale is kept.

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,7 +42,7 @@ _GAUSS_MAX_BITS = 30  # sigma below 2**31 grid steps (sigma2 numerator below 2**
 _DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check, as in calibration
 
 
-class ReleaseNotSupported(ValueError):
+class ReleaseNotSupportedError(ValueError):
     """The requested noise family has no floating-point-safe release path."""
 
 
@@ -123,6 +124,10 @@ class GridRelease:
         """
         check_release_rng(rng, simulation)
         return _release(self, values, rng, bounds)
+
+    def _vector_sizes(self) -> Tuple[int, ...]:
+        """The numbers of values one call may release (for ``dimension > 1``): one vector."""
+        return (self.dimension,)
 
     def _draw(self, gen: Any, x: np.ndarray, low: float, high: float, threads: int) -> Any:
         """The release kernel on contiguous float64 values (clamp, round, add the noise)."""
@@ -223,6 +228,13 @@ def calibrate_laplace_release(
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
+    return _calibrate_laplace_cached(eps, dl, sens, check_int(grid_bits, "grid_bits", 0, 30), dim)
+
+
+@functools.lru_cache(maxsize=16)
+def _calibrate_laplace_cached(eps: float, dl: float, sens: float, grid_bits: int, dim: int) -> GridRelease:
+    """The body of :func:`calibrate_laplace_release` on validated arguments; plans are cached by them
+    (a plan is immutable), so a single-value release does not recalibrate."""
     denom = eps - 2.0 * math.log1p(-dl)
     if denom <= 0 or (dim > 1 and eps == 0):
         raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
@@ -322,6 +334,13 @@ def calibrate_gaussian_release(
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
+    return _calibrate_gaussian_cached(eps, dl, sens, check_int(grid_bits, "grid_bits", 0, 30), dim)
+
+
+@functools.lru_cache(maxsize=16)
+def _calibrate_gaussian_cached(eps: float, dl: float, sens: float, grid_bits: int, dim: int) -> GridRelease:
+    """The body of :func:`calibrate_gaussian_release` on validated arguments; plans are cached by them
+    (a plan is immutable), so a single-value release does not recalibrate."""
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
     s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))
@@ -396,9 +415,10 @@ def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, gr
 def _release(plan: GridRelease, values: ArrayLike, rng: Any, bounds: Any) -> Any:
     x = as_float_array(values, "values")
     scalar = x.ndim == 0
-    if plan.dimension > 1 and x.size != plan.dimension:
+    if plan.dimension > 1 and x.size not in plan._vector_sizes():
         raise ValueError(
             f"values has {x.size} entries but the plan was calibrated for one vector of {plan.dimension}"
+            + ("".join(f" or {n} values" for n in sorted(set(plan._vector_sizes()) - {plan.dimension})))
         )
     low, high = -math.inf, math.inf
     if bounds is not None:

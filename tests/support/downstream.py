@@ -1,5 +1,5 @@
 """Build and check tests/downstream (a CMake project using an installed pydp_core) for
-tests/test_cpp_package.py and tests/test_wheel.py."""
+tests/packaging/test_cpp_package.py and tests/packaging/test_wheel.py."""
 from __future__ import annotations
 
 import os

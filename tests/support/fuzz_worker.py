@@ -1,5 +1,5 @@
 """Run one public function with each bad argument and print one JSON line per call (used by
-tests/test_fuzz_api.py in a subprocess with a time limit, so that a crash or a hang is seen, not suffered).
+tests/hardening/test_fuzz_api.py in a subprocess with a time limit, so that a crash or a hang is seen, not suffered).
 
 Outcomes: "ok" (returned, no NaN where the inputs had none), "error" (ValueError, TypeError, ImportError or
 pydp_core's own errors, with a message), "bad" (any other exception, or a silent NaN or inf from finite

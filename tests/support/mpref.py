@@ -1,6 +1,6 @@
 """Independent 50-digit mpmath references for the special functions, the noise families and Lemma 1.
 
-Written from the definitions (Vinterbo 2022 and ../shared/SPEC-NOTES.md), not from the C++ kernels:
+Written from the definitions (Vinterbo 2022, with the corrections derived in the proof pages), not from the C++ kernels:
 nothing here imports pydp_core. Every reference works on the *exact* value of its double inputs
 (``mpf(float(x))``) and returns an mpf; tests convert at the end. Results are cached per process, so
 the test modules that share this file (through :func:`load`) share the work.
@@ -917,3 +917,13 @@ def profile_condition(key: tuple, eps: float, scale: float, sensitivity: float =
         k_d = d * mp.exp(f.logpdf(u - d) - ld)
         k_e = ee * mp.exp(ee + f.logsf(u) - ld) if u != mp.inf else 0
         return float(2 * k_d + k_e)
+
+
+def laplace_renyi(alpha: float, b: float) -> mp.mpf:
+    """D_alpha(Lap(1, b) || Lap(0, b)), the Renyi divergence of the Laplace mechanism, by quadrature of its definition."""
+    with mp.workdps(50):
+        a, b = mp.mpf(alpha), mp.mpf(b)
+        p = lambda x: mp.exp(-abs(x - 1) / b) / (2 * b)  # noqa: E731
+        q = lambda x: mp.exp(-abs(x) / b) / (2 * b)  # noqa: E731
+        integral = mp.quad(lambda x: p(x) ** a * q(x) ** (1 - a), [-mp.inf, 0, 1, mp.inf])
+        return mp.log(integral) / (a - 1)

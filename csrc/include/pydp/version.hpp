@@ -1,6 +1,6 @@
 // The version of the pydp_core C++ headers and C ABI (the same as the Python package's).
 // Kept equal to pyproject.toml's version: CMake stops at configure time if they differ, and
-// tests/test_cpp_package.py checks it too.
+// tests/packaging/test_cpp_package.py checks it too.
 #pragma once
 
 #define PYDP_VERSION_MAJOR 0

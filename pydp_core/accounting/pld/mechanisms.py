@@ -210,6 +210,18 @@ def discrete_gaussian_term(*, sigma2: Any = None, scale: Any = None, sensitivity
     return _sided.discrete_gaussian(s2, D, q)
 
 
+def integer_weights_term(weights: Any, *, shift: Any) -> Any:
+    """The symmetric integer-weight law of a lattice release (``PLD.from_integer_weights``)."""
+    w = np.asarray(weights)
+    if w.ndim != 1 or w.size == 0 or w.dtype.kind not in "ui":
+        raise TypeError("weights must be a non-empty 1-d array of integers")
+    if w.dtype.kind == "i" and bool(np.any(w < 0)):
+        raise ValueError("weights must be >= 0")
+    if not int(w[0]) > 0:
+        raise ValueError("weights[0] must be > 0")
+    return _sided.integer_weights(w.astype(np.uint64), check_int(shift, "shift", 1, 2**52))
+
+
 def density_term(noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> Any:
     """Any symmetric log-concave family from its density and tails (``PLD.from_density``)."""
     if not isinstance(noise, NoiseFamily):

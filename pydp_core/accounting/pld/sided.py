@@ -4,6 +4,8 @@
 - the discrete Gaussian on the integers: exact atoms (the pmf ratio), binned onto the loss grid; its
   normaliser is bracketed (masses over-stated on the pessimistic side, under-stated on the optimistic one)
   and the truncated tails are bounded and moved to +inf on the pessimistic side only;
+- a symmetric law on the integers given by integer weights (the lattice releases' tables): exact atoms
+  from the integers, the outputs beyond the shifted support at +inf;
 - any symmetric log-concave family given by its log-density and log-space tails (``Truncated``,
   ``LogConcaveFamily``, also the built-ins): the output axis is cut at the loss grid points (the loss is
   monotone in the output); a piece whose loss stays inside one grid cell is an exact atom (its P- and
@@ -12,6 +14,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any, Callable, Dict, Tuple
 
@@ -145,6 +148,63 @@ def discrete_gaussian(sigma2: float, shift: int, q: float) -> _Sided:
         return _cells_to_atoms(cells, h, tail, True), _cells_to_atoms(cells, h, 0.0, False)
 
     return _Sided(("discrete_gaussian", sigma2, shift, q), build, q == 1.0)
+
+
+# ----- a symmetric law given by integer weights ----------------------------------------------------------
+def _exact_sum(w: np.ndarray) -> int:
+    """The exact sum of unsigned 64-bit integers (summed as 32-bit halves, so nothing wraps)."""
+    if w.size == 0:
+        return 0
+    hi = int(np.sum(w >> np.uint64(32), dtype=np.uint64))
+    lo = int(np.sum(w & np.uint64(0xFFFFFFFF), dtype=np.uint64))
+    return (hi << 32) + lo
+
+
+def integer_weights(weights: np.ndarray, shift: int) -> _Sided:
+    """The law P(y) = W(|y|) / T on the integers (``W = weights[0..K]``, zero beyond K,
+    ``T = W(0) + 2 sum_{y >= 1} W(y)``) on an integer query with integer sensitivity ``shift``.
+
+    Each output y is an exact atom: P-mass W(|y|) / T, Q-mass W(|y - shift|) / T, loss their log ratio;
+    the outputs with W(|y - shift|) = 0 < W(|y|) are the P-mass at +inf (summed exactly in integers).
+    The masses are formed in floating point (three roundings, bounded by 4 ulps); the raised list adds
+    the bounds, the lowered list subtracts them. W need not be monotone, but only a symmetric W makes
+    the two neighbour orders coincide, which the term assumes (reflection y -> shift - y swaps them).
+    """
+    K = weights.size - 1
+    w = weights.astype(np.uint64)
+    total = int(w[0]) + 2 * _exact_sum(w[1:])
+    if not 0 < total < 2**64:
+        raise ValueError("the weights must have a positive total below 2**64")
+    # P-mass at +inf: y in [-K, shift - K - 1] (and y > K has P = 0); |y| = K, K - 1, ..., down to
+    # |shift - K - 1| (two pieces when the range crosses 0).
+    lo_y, hi_y = -K, min(K, shift - K - 1)
+    inf_int = 0
+    if hi_y >= lo_y:
+        a, b = lo_y, min(hi_y, -1)  # negative part: |y| from -b to -a
+        if b >= a:
+            inf_int += _exact_sum(w[-b:-a + 1])
+        a2 = max(lo_y, 0)
+        if hi_y >= a2:
+            inf_int += _exact_sum(w[a2:hi_y + 1])
+    tf = float(total)
+    inf_hi = min(inf_int / total * (1.0 + 4.0 * _U), 1.0)
+    inf_lo = inf_int / total * (1.0 - 4.0 * _U)
+    logw = np.log(w.astype(np.float64))
+    wf = w.astype(np.float64)
+
+    def build(_remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
+        cells: Dict[int, np.ndarray] = {}
+        # Outputs with both masses positive: |y| <= K and |y - shift| <= K.
+        start, stop = max(-K, shift - K), min(K, shift + K)
+        for c0 in range(start, stop + 1, _CHUNK):
+            y = np.arange(c0, min(c0 + _CHUNK, stop + 1), dtype=np.int64)
+            a, b = np.abs(y), np.abs(y - shift)
+            p = wf[a] / tf
+            _bin(logw[a] - logw[b], p, wf[b] / tf, p * (4.0 * _U), h, cells)
+        return _cells_to_atoms(cells, h, inf_hi, True), _cells_to_atoms(cells, h, inf_lo, False)
+
+    digest = hashlib.sha256(w.tobytes()).hexdigest()
+    return _Sided(("integer_weights", digest, int(shift)), build, True)
 
 
 # ----- densities -----------------------------------------------------------------------------------------

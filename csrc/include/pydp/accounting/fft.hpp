@@ -14,7 +14,7 @@
 // twiddle and eta = mu + (1 + mu) sqrt(2) gamma_2 (gamma_2 = 2u / (1 - 2u)), every output of either
 // transform satisfies |X_computed[k] - X[k]| <= e_L sum_j |x[j]| with e_L = ((1 + eta)(1 + u))^L - 1,
 // L = log2 n (componentwise bound by induction over the L butterfly stages; Higham 2002, ch. 24, gives
-// the normwise version). twiddle_error() is mu, measured at construction; error_factor() is e_L. Checked in tests/test_pld.py against exact
+// the normwise version). twiddle_error() is mu, measured at construction; error_factor() is e_L. Checked in tests/accounting/test_pld.py against exact
 // convolutions.
 #pragma once
 #include <algorithm>

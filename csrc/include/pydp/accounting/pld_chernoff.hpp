@@ -9,7 +9,7 @@
 // Why it is certified: log P(S >= a) <= K(t) - t a for every t > 0 (and the mirror for t < 0), so any
 // tabulated t gives a valid bound; each log M is computed relative to its largest term (no overflow) and
 // raised by 1e-12 to cover the few-ulp roundings of the tabulated exponentials, so K is an upper bound.
-// How it is checked: tests/test_pld.py (the composed intervals, whose aliasing and window masses come from
+// How it is checked: tests/accounting/test_pld.py (the composed intervals, whose aliasing and window masses come from
 // here, contain exact GDP up to 10^6 compositions) and csrc/tests/test_pld.cpp.
 #pragma once
 #include <algorithm>

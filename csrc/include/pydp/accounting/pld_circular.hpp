@@ -11,7 +11,7 @@
 // and remove from the optimistic one. The lowest frequencies, where the amplification by k is largest,
 // are recomputed as direct sums in long double within a fixed work budget, with their own (smaller)
 // error bound. Derivation in docs/pld.md, "Floating point" and "A certified bound on the FFT's rounding".
-// How it is checked: tests/test_pld_fft.py (the bound covers exact mpmath and long-double circular
+// How it is checked: tests/accounting/test_pld_fft.py (the bound covers exact mpmath and long-double circular
 // convolutions, also with a wide dynamic range), csrc/tests/test_kernels.cpp (the AVX2 butterflies equal
 // the scalar ones bit for bit) and csrc/tests/test_pld.cpp (two-fold composition against a direct
 // convolution).

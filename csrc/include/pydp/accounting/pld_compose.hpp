@@ -14,7 +14,7 @@
 // (optimistic) by proven bounds, and regridding is again a spread or a contraction, so the two sides stay
 // an upper and a lower bound on the exact composition's delta (docs/pld.md, "Composition by FFT and the
 // wrap-around", "Two-level composition").
-// How it is checked: tests/test_pld.py (k-fold Gaussian against exact GDP from k = 2 to 10^6, two-level
+// How it is checked: tests/accounting/test_pld.py (k-fold Gaussian against exact GDP from k = 2 to 10^6, two-level
 // splits with prime and power-of-two k, heterogeneous compositions, three-fold against nested
 // integrals) and csrc/tests/test_pld.cpp (k-fold randomized response against its binomial closed form,
 // k-fold Laplace at its pure-DP epsilon, k-fold Gaussian against exact GDP).

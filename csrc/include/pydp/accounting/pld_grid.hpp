@@ -15,7 +15,7 @@
 // it, as does raising or lowering a loss; every step above is one of these, so the pessimistic side's
 // delta is an upper and the optimistic side's a lower bound, also after composition (proofs in
 // docs/pld.md, "The grid and the cells", "Pessimistic discretisation", "Optimistic discretisation").
-// How it is checked: tests/test_pld.py (single mechanisms against mpmath), tests/test_pld_families.py
+// How it is checked: tests/accounting/test_pld.py (single mechanisms against mpmath), tests/accounting/test_pld_families.py
 // (atom lists of the discrete Gaussian against its exact profile) and csrc/tests/test_pld.cpp
 // (both sides keep the mass; a two-point mechanism's sides against its exact delta).
 #pragma once

@@ -12,7 +12,7 @@
 // Laplace, Gaussian and Logistic thresholds), the Subbotin threshold solver's, or (substitution) a
 // bracketed root found to adjacent doubles. Every mass is formed as the difference of the smaller tail,
 // keeping its relative precision.
-// How it is checked: tests/test_pld.py and tests/test_pld_sampling.py (single mechanisms, sampled and
+// How it is checked: tests/accounting/test_pld.py and tests/accounting/test_pld_sampling.py (single mechanisms, sampled and
 // under substitution, against 30-digit mpmath integrals and dp-accounting), csrc/tests/test_pld.cpp (the
 // Laplace's two-sided bounds against its closed-form pure-DP profile).
 #pragma once

@@ -12,7 +12,7 @@
 // Why it is certified: delta(eps) is linear in the pmf with nonnegative weights, so the two sides' values
 // bracket the exact one; the rounding of the suffix sums (a few ulps of their terms) is added on the upper
 // and subtracted on the lower side; epsilon and beta are monotone in delta, so the bracket carries over.
-// How it is checked: tests/test_pld.py (delta, epsilon and trade-off intervals contain exact GDP and
+// How it is checked: tests/accounting/test_pld.py (delta, epsilon and trade-off intervals contain exact GDP and
 // mpmath references; upper never below lower; monotone in k, noise and sampling rate) and
 // csrc/tests/test_pld.cpp.
 #pragma once

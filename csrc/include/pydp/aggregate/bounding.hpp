@@ -11,7 +11,7 @@
 // max_contributions only, the row priorities (from the row content) and a partial sort. A person with at most min(max_partitions,
 // max_contributions) rows keeps everything. Persons are processed in fixed chunks; the output (a keep flag
 // per row and the kept pairs' groups) does not depend on the thread count. Checked against the numpy
-// reference implementation in tests/test_aggregate_kernel.py. For max_partitions <= 16 the streaming path
+// reference implementation in tests/aggregation/test_aggregate_kernel.py. For max_partitions <= 16 the streaming path
 // (bound_contributions_streaming) avoids the sort, and for a persons' table much larger than a core's cache
 // the partitioned path (bound_contributions_partitioned) first routes the rows to buckets of persons.
 #pragma once

@@ -1,5 +1,5 @@
 // Exact per-group sums of quantized row terms for differentially private aggregation (docs/aggregate.md,
-// exact sums; the numpy reference is pydp_core/aggregate/aggregations.py: quantized_terms, limb_sums,
+// exact sums; the numpy reference is pydp_core/aggregation/aggregations.py: quantized_terms, limb_sums,
 // limbs_to_totals, on_grid). A row's term t (x, x - m or (x - m)^2 - b of its clamped value x) is clipped
 // to [-b, b] and rounded to the integer q = rint(t 2^-e_gamma), |q| <= 2^52; per group the three 18-bit
 // limbs of q + 2^52 are summed in int64 (exact for fewer than 2^45 rows), so partial sums of disjoint row

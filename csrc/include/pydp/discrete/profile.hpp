@@ -16,7 +16,7 @@
 // large s2, by the Euler-Maclaurin formula around the continuous integral. The normaliser is
 // Z = sqrt(2 pi s2) (1 + 2 sum_j exp(-2 pi^2 s2 j^2)) (Poisson summation), summed directly for small s2.
 // Cost: at most about 5e4 terms (2e6 in a corner, see dgauss_log_sum). Tested against 50-digit mpmath
-// in tests/test_discrete_profile.py.
+// in tests/release/test_discrete_profile.py.
 #pragma once
 #include <cmath>
 #include <cstdint>

@@ -29,7 +29,7 @@
 // upper bound; the sum is exact in 192 bits and only the final division is in floating point, widened
 // by a factor (1 + 2^-40). Only y < k/2 can contribute (for y >= k/2, |y| >= |y - k| so W(y) <= W(y - k)),
 // and for a table that is symmetric and non-increasing in |y| the shift k is the worst of all shifts
-// 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/test_lattice_release.py.
+// 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/release/test_lattice_release.py.
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -201,11 +201,13 @@ public:
             unsigned it = 0;
             while (n > 1) {
                 const std::size_t half = n / 2;
-                for (std::size_t i = 0; i < len; ++i) pos[i] += (c[pos[i] + half - 1] <= V[i]) ? half : 0;
+                // A mask, not a conditional: no branch whose prediction could depend on the value.
+                for (std::size_t i = 0; i < len; ++i)
+                    pos[i] += half & (std::size_t{0} - static_cast<std::size_t>(c[pos[i] + half - 1] <= V[i]));
                 n -= half;
                 ++it;
             }
-            for (std::size_t i = 0; i < len; ++i) pos[i] += (c[pos[i]] <= V[i]) ? 1u : 0u;
+            for (std::size_t i = 0; i < len; ++i) pos[i] += static_cast<std::size_t>(c[pos[i]] <= V[i]);
             if (iters) *iters = it + 1;
         } else if (iters) {
             *iters = 0;

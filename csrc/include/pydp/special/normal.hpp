@@ -4,7 +4,7 @@
 // size, while the large factor exp(-x^2/2) is formed from an exact split x^2 = hi + lo (fma). So Phi(x)
 // keeps a few-ulp relative accuracy down to the underflow threshold and log Phi(x) down to x = -1e150;
 // the rounding of t = -x/sqrt(2) hardly matters because d log erfcx / d log t is about -1.
-// Tested against mpmath in tests/test_special.py.
+// Tested against mpmath in tests/special/test_special.py.
 #pragma once
 #include <cmath>
 #include <limits>
