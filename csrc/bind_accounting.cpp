@@ -7,6 +7,7 @@
 #include "bind_util.hpp"
 #include "pydp/accounting/conversions.hpp"
 #include "pydp/accounting/pld.hpp"
+#include "pydp/accounting/pld_allocation.hpp"
 #include "register.hpp"
 
 namespace pydp_bind {
@@ -100,6 +101,26 @@ void register_pld(py::module_ m) {
        py::arg("thin") = 0.0, py::arg("substitution") = false,
        "one discretised order of additive noise at shift d: remove / add (Poisson sampling, add/remove "
        "neighbours) or, with substitution, the replace-one pair (1-q) f + q f(. - d) vs (1-q) f + q f(. + d)");
+
+    m.def("pld_allocation_convolve", [](const darray& va, const darray& wa, const darray& vb, const darray& wb,
+                                        double ma, double mb, const darray& grid, bool spread) {
+        require_same_shape(va, wa, "wa");
+        require_same_shape(vb, wb, "wb");
+        if (grid.size() < 2) throw std::invalid_argument("the grid needs at least two points");
+        if (!(ma > 0.0 && mb > 0.0)) throw std::invalid_argument("the weights must be > 0");
+        const std::size_t ng = static_cast<std::size_t>(grid.size());
+        std::vector<double> mass(ng, 0.0), moment(ng, 0.0);
+        {
+            py::gil_scoped_release release;
+            pld::allocation_convolve(va.data(), wa.data(), static_cast<std::size_t>(va.size()), vb.data(), wb.data(),
+                                     static_cast<std::size_t>(vb.size()), ma, mb, grid.data(), ng, spread,
+                                     mass.data(), moment.data());
+        }
+        return py::make_tuple(to_numpy(mass), to_numpy(moment));
+    }, py::arg("va"), py::arg("wa"), py::arg("vb"), py::arg("wb"), py::arg("ma"), py::arg("mb"), py::arg("grid"),
+       py::arg("spread"),
+       "the law of (ma A + mb B) / (ma + mb) on a sorted grid: spread onto the grid points (mean kept) or "
+       "the mass and first moment of each cell");
 
     m.def("pld_atoms", [](const darray& loss, const darray& p, const darray& q, double inf_p, double h) {
         check_step(h);

@@ -95,6 +95,10 @@ def gdp_epsilon_scalar(mu: typing.SupportsFloat | typing.SupportsIndex, delta: t
     ...
 def gdp_log_delta(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
+def pld_allocation_convolve(va: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], wa: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], vb: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], wb: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], ma: typing.SupportsFloat | typing.SupportsIndex, mb: typing.SupportsFloat | typing.SupportsIndex, grid: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], spread: bool) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+    """
+    the law of (ma A + mb B) / (ma + mb) on a sorted grid: spread onto the grid points (mean kept) or the mass and first moment of each cell
+    """
 def pld_atoms(loss: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], inf_mass: typing.SupportsFloat | typing.SupportsIndex, value_step: typing.SupportsFloat | typing.SupportsIndex) -> PldDiscrete:
     ...
 def pld_circular(pess: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], opt: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.float64]], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], n: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], float]:

@@ -303,7 +303,6 @@ class Limit(Generic[B]):
 #: The definitions the accountant reports totals in, each with its rule. A new definition adds an entry.
 LIMITS: Dict[type, Limit[Any]] = {}
 
-
 def _limit_rule(kind: type) -> Limit[Any]:
     for cls in kind.__mro__ if isinstance(kind, type) else ():
         if cls in LIMITS:
@@ -791,7 +790,7 @@ class Accountant(Generic[B]):
     def copy(self) -> "Accountant[B]":
         """An in-memory copy (same limit and spends, no journal): to try several spends before making them."""
         with self._lock:
-            out: Accountant[B] = Accountant(self._limit)
+            out: Accountant[B] = Accountant(self._limit, sampler=self._sampler)
             out._spends = list(self._spends)
             return out
 
@@ -884,7 +883,9 @@ class Accountant(Generic[B]):
         """The limit and the spends as a JSON document (read back by :meth:`from_json`)."""
         with self._lock:
             records = [s.record for s in self._spends]
-        doc = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
+        doc: Dict[str, Any] = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
+        if self._sampler is not None:
+            doc["sampler"] = self._sampler
         return json.dumps(doc, indent=1)
 
     @classmethod
@@ -898,7 +899,7 @@ class Accountant(Generic[B]):
             raise ValueError(f"not a {_FORMAT} document")
         try:
             limit: Any = budget_from_fields(doc["limit"]["type"], doc["limit"]["fields"])
-            acc: Accountant[Any] = cls(limit)
+            acc: Accountant[Any] = cls(limit, sampler=doc.get("sampler"))
             spends = [_Spend(r) for r in doc["spends"]]
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed {_FORMAT} document: {exc!r}") from None

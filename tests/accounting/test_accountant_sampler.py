@@ -48,3 +48,9 @@ def test_bad_sampler_and_acknowledgement():
         Accountant(ApproxDP(8.0, 1e-5), sampler="balls")
     with pytest.raises(TypeError, match="acknowledge_poisson_analysis"):
         Accountant(ApproxDP(8.0, 1e-5), sampler="shuffle").spend_mechanism(POISSON, acknowledge_poisson_analysis=1)
+
+
+def test_the_sampler_survives_copy_and_json():
+    acc = Accountant(ApproxDP(8.0, 1e-5), sampler="shuffle")
+    assert acc.copy().sampler == "shuffle"
+    assert Accountant.from_json(acc.to_json()).sampler == "shuffle"

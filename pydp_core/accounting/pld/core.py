@@ -352,6 +352,68 @@ class PLD:
         return _from_spec(cls, spec)
 
     @classmethod
+    def random_allocation(cls, noise: Any, *, scale: Any, steps: Any, participations: Any = 1,
+                          sensitivity: Any = 1.0) -> "PLD":
+        """The PLD of one pass of random allocation: each record takes part in exactly ``participations``
+        of ``steps`` steps, the subset uniform, every step adding ``scale * X`` to its batch's sum.
+
+        With one participation the pass's likelihood ratio is the mean of ``steps`` independent copies
+        of one step's ratio under the null (Feldman and Shenfeld 2025); its law is bracketed in the
+        convex order by two chains of convolutions on a geometric grid, one spreading each atom onto the
+        grid points around it (dominating), one contracting each cell to its mean (dominated), so both
+        ends are certified (``docs/pld.md``, "Random allocation"). With ``participations`` = k > 1 the
+        upper end is the composition of k one-participation passes over blocks of about steps / k steps
+        (Feldman and Shenfeld 2025) and the lower end is, for the Gaussian, the Gaussian mechanism on the
+        sum of all outputs (shift k d / sqrt(steps)), for the Laplace the trivial 0: certified, but not
+        tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`.
+
+        Parameters
+        ----------
+        noise : Gaussian or Laplace
+            The unit-scale noise family.
+        scale : float
+            Noise scale (> 0): sigma for the Gaussian, b for the Laplace.
+        steps : int
+            Number of steps t of the pass (>= 1).
+        participations : int, optional
+            Number k of steps each record takes part in (1 <= k <= t).
+        sensitivity : float, optional
+            Sensitivity of one record's contribution to a step (> 0; l2 for the Gaussian, l1 for the
+            Laplace).
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours; both orders are kept and the worse one is reported.
+
+        Raises
+        ------
+        TypeError
+            If ``noise`` is not Gaussian() or Laplace(), or ``steps`` / ``participations`` is not an integer.
+        ValueError
+            If ``scale`` or ``sensitivity`` is not finite and > 0, sensitivity / scale > 10, ``steps``
+            < 1, or ``participations`` is outside [1, steps].
+
+        References
+        ----------
+        Feldman and Shenfeld 2025; Blackwell 1953.
+
+        Examples
+        --------
+        With one step, random allocation is the Gaussian mechanism:
+
+        >>> from pydp_core.noise import Gaussian
+        >>> a = PLD.random_allocation(Gaussian(), scale=1.0, steps=1).epsilon(1e-5)
+        >>> g = PLD.from_noise(Gaussian(), scale=1.0).epsilon(1e-5)
+        >>> bool(a.lower <= g.upper and g.lower <= a.upper)
+        True
+        """
+        from .allocation import allocation_terms
+
+        return cls(allocation_terms(noise, scale=scale, steps=steps, participations=participations,
+                                    sensitivity=sensitivity))
+
+    @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
         """Binary randomized response with P(truth) = e^eps / (1 + e^eps): the PLD of pure eps-DP."""
         return cls.from_approx_dp(epsilon=epsilon, delta=0.0)

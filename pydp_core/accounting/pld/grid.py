@@ -74,7 +74,8 @@ def _loss_std(mech: Any, part: Any, grid: float, tail: float) -> float:
         loss = (part.pess_offset + np.arange(p.size)) * grid
         mean = float(p @ loss) / total
         sd = math.sqrt(max(float(p @ (loss - mean) ** 2) / total, 0.0))
-        if not 0.0 < sd < 8.0 * grid:
+        # A point mass (all but rounding-level mass in one cell, as for the identity) has nothing to refine.
+        if not 0.0 < sd < 8.0 * grid or float(p.max()) >= total * (1.0 - 1e-9):
             break
         # A loss concentrated far inside a wide range (an atom of mass e^-30 at the other end) keeps the
         # refined grid within _PROBE_POINTS points across that range; its spread is then an upper bound.
