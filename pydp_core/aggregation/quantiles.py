@@ -85,6 +85,20 @@ def cell_counts(values: np.ndarray, groups: np.ndarray, bounds: tuple[float, flo
     return flat.astype(np.int64).reshape(n_groups, CELLS + 1)
 
 
+def cell_value(index: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """The released value of the search's grid index ``i``: the midpoint of the cell ``(g_{i-1}, g_i]``
+    where the quantile lies (``g_0 = lo`` for ``i = 0``); post-processing of the index."""
+    lo, hi = bounds
+    mid = np.maximum(np.asarray(index, dtype=np.float64) - 0.5, 0.0)
+    return lo + (hi - lo) * (mid / CELLS)
+
+
+def value_index(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """The grid index of released values (the inverse of :func:`cell_value`)."""
+    lo, hi = bounds
+    return np.ceil((np.asarray(values, dtype=np.float64) - lo) * (CELLS / (hi - lo))).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class QuantilePlan:
     """The calibrated noisy binary search of one quantile aggregate (pure ``epsilon``-DP)."""
@@ -133,7 +147,8 @@ class QuantilePlan:
         return out
 
     def release(self, counts: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
-        """The noisy quantile (a grid point) of each group from its cell counts (one row per group)."""
+        """The noisy quantile of each group from its cell counts (one row per group): the midpoint of the
+        grid cell the search ends in (:func:`cell_value`)."""
         cum = np.cumsum(np.asarray(counts, dtype=np.int64).reshape(-1, CELLS + 1), axis=1)
         n_groups = cum.shape[0]
         n = cum[:, -1] if n_groups else np.zeros(0, dtype=np.int64)
@@ -153,8 +168,7 @@ class QuantilePlan:
             left = np.asarray(noisy) >= 0
             high = np.where(active & left, mid, high)
             low = np.where(active & ~left, mid + 1, low)
-        lo, hi = self.bounds
-        return lo + (hi - lo) * (low.astype(np.float64) / CELLS)
+        return cell_value(low, self.bounds)
 
 
 def plan_quantile(aggregate: str, *, epsilon: float = 0.0, rho: float = 0.0, max_partitions: int,

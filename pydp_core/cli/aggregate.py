@@ -48,6 +48,11 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="noisy row count per group (named after C, default the privacy-unit column)")
     for agg in ("sum", "mean", "variance"):
         p.add_argument(f"--{agg}", action="append", default=[], metavar="C", help=f"noisy {agg} of column C (needs --bounds C)")
+    p.add_argument("--quantile", action="append", nargs="+", default=[], metavar=("C", "Q"),
+                   help="noisy quantiles of column C at levels Q in [0, 1] (needs --bounds C); --median C, --min C, "
+                        "--max C likewise")
+    for agg in ("median", "min", "max"):
+        p.add_argument(f"--{agg}", action="append", default=[], metavar="C", help=f"noisy {agg} of column C (needs --bounds C)")
     p.add_argument("--privacy-id-count", action="store_true", help="noisy number of distinct privacy units per group")
     p.add_argument("--bounds", action="append", nargs=3, default=[], metavar=("C", "LOW", "HIGH"),
                    help="clamp column C to [LOW, HIGH] (one per summed/averaged column)")
@@ -82,13 +87,20 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
 
 
-def _aggregations(args: argparse.Namespace) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+def _aggregations(args: argparse.Namespace) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
     for col in args.count or []:
         out.setdefault(col or args.privacy_unit, []).append("count")
     for agg in ("sum", "mean", "variance"):
         for col in getattr(args, agg):
             out.setdefault(col, []).append(agg)
+    for agg in ("median", "min", "max"):
+        for col in getattr(args, agg):
+            out.setdefault(col, []).append(agg)
+    for col, *levels in args.quantile:
+        if not levels:
+            raise ValueError(f"--quantile {col}: give at least one level Q in [0, 1]")
+        out.setdefault(col, []).append(("quantile", [finite_float(q) for q in levels]))
     if args.privacy_id_count:
         out.setdefault(args.privacy_unit, []).append("privacy_id_count")
     if not out:

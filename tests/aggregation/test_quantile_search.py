@@ -86,7 +86,7 @@ def test_the_output_law_is_the_exact_law(agg, numerator):
     desc = aggregate_report(out)["aggregates"][name]
     assert desc["level_fraction"] == [numerator, qm.LEVEL_DENOMINATOR]
     t = mpmath.mpf(desc["t"][0]) / desc["t"][1]
-    idx = np.rint((out[name].to_numpy() - LO) * qm.CELLS / (HI - LO)).astype(np.int64)
+    idx = qm.value_index(out[name].to_numpy(), (LO, HI))
     law = _exact_law([int(np.ceil(v)) for v in VALUES], numerator, t)
     assert _chi_square_p(idx, law) > ALPHA
 
@@ -102,7 +102,7 @@ def test_half_the_noise_is_caught(monkeypatch):
     out = _run(_table(20000), ["median"], epsilon=20.0)
     desc = aggregate_report(out)["aggregates"]["x_median"]
     t_claimed = 2 * mpmath.mpf(desc["t"][0]) / desc["t"][1]  # what a correct release would have used
-    idx = np.rint(out["x_median"].to_numpy()).astype(np.int64)
+    idx = qm.value_index(out["x_median"].to_numpy(), (LO, HI))
     law = _exact_law([int(np.ceil(v)) for v in VALUES], 1 << 15, t_claimed)
     assert _chi_square_p(idx, law) < ALPHA
 
@@ -121,7 +121,7 @@ def test_median_error_within_the_stated_bound():
         bound = qm.error_bound(plan, ALPHA / groups)  # all groups within it, but with probability ALPHA
         cells = np.clip(np.ceil(x), 0, qm.CELLS).reshape(groups, n)
         for g in range(groups):
-            i = int(round(out[name][g]))
+            i = int(qm.value_index(np.array([out[name][g]]), (LO, HI))[0])
             assert (cells[g] <= i).sum() > q * n - bound
             assert (cells[g] <= i - 1).sum() < q * n + bound
         assert bound < 0.005 * n  # the bound is in rows: a rank error below 0.5% of the rows
