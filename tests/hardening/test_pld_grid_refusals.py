@@ -53,3 +53,12 @@ def test_gaussian_with_a_loss_range_wider_than_the_coarse_grid(eps):
     # scale 1e-5: mu = 1e5, the loss is N(mu^2 / 2, mu^2), far wider than 2^25 steps of 1e-2.
     pld = PLD.from_noise(Gaussian(), scale=1e-5)
     _contains(pld.delta(eps), float(_gaussian_delta(1e5, eps)))
+
+
+@pytest.mark.parametrize("scale", [0.001, 1e-5])
+def test_discrete_laplace_whose_tail_mass_underflows(scale):
+    # e^{-1/s} underflows: the losses are still +-1/s, delta(eps) = (1 - e^{eps - 1/s}) / (1 + e^{-1/s}).
+    a = 1 / mp.mpf(scale)
+    for eps in (1.0, 0.5 / scale):
+        truth = float((1 - mp.e ** (eps - a)) / (1 + mp.e ** (-a)))
+        _contains(PLD.from_discrete_laplace(scale=scale).delta(eps), truth)

@@ -71,6 +71,11 @@ class _Atoms:
 
     def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
         loss, p, q, inf_p = self.remove if (remove or self.add is None) else self.add
+        # Outcomes of no P-mass (underflowed: e^{-1/t} of a discrete Laplace of tiny scale t) carry no loss
+        # mass, and would only stretch the grid over their losses.
+        keep = np.asarray(p) > 0.0
+        if not keep.all():
+            loss, p, q = (np.asarray(a)[keep] for a in (loss, p, q))
         return _acc.pld_atoms(loss, p, q, inf_p, h)
 
 
@@ -180,10 +185,13 @@ def discrete_laplace_term(*, scale: Any, sensitivity: int = 1, sampling_rate: An
     # log masses of the classes x <= 0, x = 1..D-1, x >= D under Q = p and under the shifted P.
     log_q = np.concatenate(([-log1pa], lc + la * x, [D * la - log1pa]))
     log_p = np.concatenate(([D * la - log1pa], lc + la * (D - x), [-log1pa]))
-    pq, pp = np.exp(log_q), np.exp(log_p)
-    mix = (1.0 - q) * pq + q * pp
-    remove = (np.log(mix) - log_q, mix, pq, 0.0)
-    add = (log_q - np.log(mix), pq, mix, 0.0)
+    pq = np.exp(log_q)
+    # The mixture's log masses in log space: at a small scale e^{-D / t} underflows, its log does not.
+    with np.errstate(divide="ignore"):  # log(1 - q) = -inf at q = 1 adds nothing
+        log_mix = np.logaddexp(math.log(q) + log_p, np.log1p(-q) + log_q)
+    mix = np.exp(log_mix)
+    remove = (log_mix - log_q, mix, pq, 0.0)
+    add = (log_q - log_mix, pq, mix, 0.0)
     return _Atoms("discrete_laplace", remove, None if q == 1.0 else add)
 
 
