@@ -14,10 +14,11 @@ da = pytest.importorskip("dask.array", reason="dask is an optional extra (pydp_c
 dd = pytest.importorskip("dask.dataframe", reason="dask is an optional extra (pydp_core[dask])")
 distributed = pytest.importorskip("distributed", reason="dask.distributed is an optional extra (pydp_core[dask])")
 from pydp_core import dask as pdask  # noqa: E402
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
 
 # The noise of different data under one key is compared on purpose (the ledger is tested in
 # tests/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
-SIM = dict(ledger=False, sensitivity_holds=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
 
 KEY = bytes(range(32))
 B = 4096

@@ -13,6 +13,7 @@ import pydp_core  # noqa: E402
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pyspark = pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
 from pydp_core import spark as pspark  # noqa: E402
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
 
 # pyspark 4.0 warns that it does not fully support pandas 3 whenever it touches pandas (mapInArrow's
 # set-up does); that is about the environment, not about this code.
@@ -25,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
 
 # The noise of different data under one key is compared on purpose (the ledger is tested in
 # tests/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
-SIM = dict(ledger=False, sensitivity_holds=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +199,7 @@ def test_workers_find_pydp_core_without_pyspark_python(tmp_path):
         "from pydp_core import spark as ps\n"
         "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
         "df = s.range(0, 100).selectExpr('cast(id as double) as x')\n"
-        "out = ps.privatize(df, dp.LaplaceMechanism(epsilon=1.0), key=bytes(32), columns='x', ledger=False,\n"
+        "out = ps.privatize(df, dp.LaplaceMechanism(epsilon=1.0), key=bytes(32), columns='x',\n"
         "                   sensitivity_holds=True).collect()\n"
         "print('rows', len(out))\n"
         "s.stop()\n"

@@ -26,10 +26,10 @@ from .._validation import (
     check_positive_scalar,
     require_extra,
 )
-from ..io.frames import resolve_ledger
+from ..io.frames import release_ledger
 from ..io.keyed import check_bounds, prepared_values
 from ..io.keys import check_key, generate_key, release_id, release_key
-from ..io.ledger import KeyLedger, KeyReuseError, SessionLedger, ledger_for_key
+from ..io.ledger import KeyLedger, KeyReuseError, SessionLedger
 from ._budget import BudgetPlan, plan_budget
 from .aggregations import (
     AGGREGATES,
@@ -390,10 +390,10 @@ def aggregate(
         (:func:`~pydp_core.aggregation.selection.optimal_probability`); with ``rho``, each group gets
         ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
-    ledger : None, False, path or KeyLedger, optional
+    ledger : None, path or KeyLedger, optional
         The use record of ``key`` (:mod:`pydp_core.io.ledger`): None this process's record; a path (the
-        command line uses ``<key file>.ledger``) or a :class:`~pydp_core.io.KeyLedger`; False for none (a
-        check only: nothing is recorded).
+        command line uses ``<key file>.ledger``) or a :class:`~pydp_core.io.KeyLedger`, each consulted
+        together with this process's record. There is no switch that skips the record.
     accountant : Accountant, optional
         Charged with the release's composed guarantee (the report's ``budget``) before any noise is drawn;
         an exact repeat is not charged again.
@@ -470,13 +470,10 @@ def key_use(key: Any, ledger: Any, accountant: Any) -> KeyUse:
     """The :class:`KeyUse` of an :func:`aggregate` call's ``key``, ``ledger`` and ``accountant`` arguments."""
     if accountant is not None and not callable(getattr(accountant, "spend", None)):
         raise TypeError(f"accountant must be a pydp_core.Accountant, not {type(accountant).__name__}")
-    if key is None:
-        if ledger not in (None, False):
-            raise ValueError("ledger applies to a given key (key=): a fresh key is used once and needs no record")
-        return KeyUse(None, accountant)
-    raw = check_key(key)
-    led = resolve_ledger(raw, ledger)
-    return KeyUse(ledger_for_key(raw) if led is True else (led or None), accountant)
+    if key is None and ledger not in (None, False):
+        raise ValueError("ledger applies to a given key (key=): a fresh key is used once and needs no record")
+    led = release_ledger(key, ledger)
+    return KeyUse(led if isinstance(led, (KeyLedger, SessionLedger)) else None, accountant)
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,9 @@ import numpy as np
 
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
-from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
+from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, release_ledger
 from .keyed import KeyedNoise, check_contributions, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
-from .ledger import ledger_for_key
 
 
 def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -111,7 +110,7 @@ def privatize_file(
         Called with the number of rows of each batch written (e.g. ``tqdm.update``).
     compression : str or None, optional
         Parquet output compression (default "snappy"; ``None`` for none).
-    ledger : None, False, path or KeyLedger, optional
+    ledger : None, path or KeyLedger, optional
         The use record of ``key``, as in :func:`privatize` (the command line uses ``<key file>.ledger``).
         Each batch is checked and recorded before its noise is drawn; a rerun with the same data and
         ``batch_rows`` repeats its pieces exactly and is accepted.
@@ -219,9 +218,7 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"output folder {folder!r} does not exist")
-    key_ledger = False if key is None else resolve_ledger(check_key(key), ledger)
-    if key_ledger is True:
-        key_ledger = ledger_for_key(check_key(key))
+    key_ledger = release_ledger(key, ledger)
     key = generate_key() if key is None else check_key(key)
     batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
