@@ -248,3 +248,23 @@ def test_rerun_at_another_epsilon_is_refused_at_the_driver(spark):
     pspark.privatize(df, sup.laplace(), key=KEY, columns="x", sensitivity_holds=True, index="id")
     with pytest.raises(KeyReuseError, match="another release"):
         pspark.privatize(df, sup.laplace(sensitivity=2.0), key=KEY, columns="x", sensitivity_holds=True, index="id")
+
+
+def test_session_charges_once_at_the_driver_and_refuses_past_its_limit(spark):
+    from pydp_core.io import generate_key
+
+    df = _frame(spark, 4, n=4000).selectExpr("id", "x", "cast(id % 1000 as long) as pid", "cast(id % 4 as long) as g")
+    s = pydp_core.Session(pydp_core.PureDP(2.5), key=generate_key())
+    noisy = s.privatize(df, sup.laplace(), columns="x", sensitivity_holds=True, index="id")
+    assert s.spent() == pydp_core.PureDP(1.0)  # recorded and charged at the driver, before any task ran
+    first = _collect(noisy, "x")["x"]
+    assert np.array_equal(_collect(noisy, "x")["x"], first) and s.spent() == pydp_core.PureDP(1.0)
+    args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (0, 100)}, max_partitions=1,
+                max_contributions=4, public_partitions=[0, 1, 2, 3])
+    out = s.aggregate(df, epsilon=1.0, **args)
+    assert out.num_rows == 4 and s.spent() == pydp_core.PureDP(2.0)
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.aggregate(df, epsilon=1.0, **dict(args, bounds={"x": (0, 50)}))
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.privatize(df, sup.laplace(), columns="x", sensitivity_holds=True, index="id", block_rows=1 << 12)
+    assert s.spent() == pydp_core.PureDP(2.0)

@@ -24,6 +24,11 @@ writer, so that several processes serialise on it (:mod:`pydp_core._chain`). A l
 removed from the middle is detected and the ledger refused; a torn last line (a crash mid-write) was never
 acknowledged and is discarded with a warning. For a key held in memory (``bytes``) the record lives in the
 process, so a notebook or a service that releases twice under one key is stopped as well.
+
+Whatever ledger a release is given, it is also checked against and recorded in this process's record of
+the key, and a ledger file also against the key's ledger in :func:`state_dir`, named by the key's
+fingerprint: two copies of one key file share it. No public argument skips the record (``ledger=False`` is
+refused); what a local ledger cannot see (a copy of the key on another machine) is stated in docs/io.md.
 """
 from __future__ import annotations
 
@@ -51,6 +56,9 @@ class _RecordedAtDriver:
 
     def __repr__(self) -> str:
         return "<recorded at the driver>"
+
+    def __reduce__(self) -> str:
+        return "_RECORDED_AT_DRIVER"  # unpickled on an executor as this module's one marker
 
 
 #: Internal: the ledger of an engine task (Spark, Dask) computing a piece of a release that its driver has
