@@ -256,7 +256,7 @@ def release_ledger(key: bytes | None, ledger: Any) -> Any:
     return ledger_for_key(raw) if led is True else led
 
 
-def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger | SessionLedger:
+def resolve_ledger(key: bytes, ledger: Any) -> Any:
     """The ledger argument of :class:`KeyedNoise` for a ``ledger=`` given to :func:`privatize`.
 
     ``None``: the process record of ``key``; a path: the ledger file; a :class:`KeyLedger`: itself (each
