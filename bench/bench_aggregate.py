@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from pydp_core.aggregation import aggregate, aggregate_report
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 
@@ -27,7 +28,7 @@ PDP_N = int(os.environ.get("PYDP_BENCH_AGG_PDP_N", 20_000))
 KEY = bytes(range(32))
 ARGS = dict(privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean"]}, bounds={"x": (0.0, 100.0)},
             max_partitions=3, max_contributions=2, epsilon=10.0, delta=1e-6, key=KEY,
-            ledger=False)  # timed repeats on tables of several sizes: no record of the key
+            ledger=UNRECORDED)  # timed repeats on tables of several sizes: no record of the key
 
 
 def make_table(n: int):

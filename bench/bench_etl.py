@@ -29,6 +29,7 @@ import pytest
 import pydp_core
 from pydp_core import cli
 from pydp_core import io as etl
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is an optional extra (pydp_core[etl])")
@@ -95,7 +96,7 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
     head_in = next(pq.ParquetFile(src).iter_batches(batch_size=100_000)).column(0).to_numpy()
     head_out = next(out.iter_batches(batch_size=100_000)).column(0).to_numpy()
     mech = etl.mechanism("laplace", epsilon=EPS, sensitivity=100.0)
-    want = pydp_core.privatize(head_in, mech, key=KEY, columns="x", bounds=(0, 100), ledger=False)  # a check
+    want = pydp_core.privatize(head_in, mech, key=KEY, columns="x", bounds=(0, 100), ledger=UNRECORDED)  # a check
     np.testing.assert_array_equal(head_out, want)
     noise = head_out - head_in
     assert abs(noise.var() / float(mech.variance) - 1) < 0.05

@@ -25,6 +25,7 @@ from pydp_core import io as etl
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
 from pydp_core import spark as pspark  # noqa: E402
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 
@@ -32,7 +33,7 @@ N = int(os.environ.get("PYDP_BENCH_SPARK_N", 200_000))
 P = 4
 KEY = bytes(range(32))
 # The benchmark releases the same column under one key repeatedly (and the values are already bounded).
-SIM = dict(ledger=False, sensitivity_holds=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
 
 
 @pytest.fixture(scope="module")

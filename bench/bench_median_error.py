@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from pydp_core.aggregation import aggregate
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 G = int(os.environ.get("PYDP_BENCH_MED_G", 20))
 R = int(os.environ.get("PYDP_BENCH_MED_R", 10_000))
@@ -32,7 +33,7 @@ def _ours(x: np.ndarray, seed: int) -> np.ndarray:
     df = pd.DataFrame({"pid": np.arange(x.size), "g": np.repeat(np.arange(G), R), "x": x.ravel()})
     out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["median"]}, bounds={"x": (0.0, 1024.0)},
                     max_partitions=1, max_contributions=1, epsilon=1.0, key=seed.to_bytes(4, "little") * 8,
-                    public_partitions=list(range(G)), ledger=False)
+                    public_partitions=list(range(G)), ledger=UNRECORDED)
     return out["x_median"].to_numpy()
 
 

@@ -16,11 +16,13 @@ def _mp_precision():
 
 
 @pytest.fixture(autouse=True)
-def _fresh_process_ledgers():
-    """Each test is its own session: the in-process key ledgers start empty (tests reuse fixed keys across
-    tests on purpose, for reproducible outputs; reuse inside one test is still refused)."""
+def _fresh_process_ledgers(tmp_path_factory, monkeypatch):
+    """Each test is its own session: the in-process key ledgers start empty and the per-key ledgers of key
+    files live in a directory of the test's own (tests reuse fixed keys across tests on purpose, for
+    reproducible outputs; reuse inside one test is still refused). Subprocesses inherit the directory."""
     from pydp_core.io import ledger
 
+    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path_factory.mktemp("state")))
     ledger._PROCESS_LEDGERS.clear()
     yield
     ledger._PROCESS_LEDGERS.clear()

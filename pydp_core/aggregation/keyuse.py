@@ -7,9 +7,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..io.frames import resolve_ledger
-from ..io.keys import check_key
-from ..io.ledger import KeyLedger, KeyReuseError, SessionLedger, ledger_for_key
+from ..io.frames import release_ledger
+from ..io.ledger import KeyLedger, KeyReuseError, SessionLedger
 from .spec import AggregateSpec
 
 
@@ -26,13 +25,10 @@ def key_use(key: Any, ledger: Any, accountant: Any) -> KeyUse:
     """The :class:`KeyUse` of an :func:`aggregate` call's ``key``, ``ledger`` and ``accountant`` arguments."""
     if accountant is not None and not callable(getattr(accountant, "spend", None)):
         raise TypeError(f"accountant must be a pydp_core.Accountant, not {type(accountant).__name__}")
-    if key is None:
-        if ledger not in (None, False):
-            raise ValueError("ledger applies to a given key (key=): a fresh key is used once and needs no record")
-        return KeyUse(None, accountant)
-    raw = check_key(key)
-    led = resolve_ledger(raw, ledger)
-    return KeyUse(ledger_for_key(raw) if led is True else (led or None), accountant)
+    if key is None and ledger not in (None, False):
+        raise ValueError("ledger applies to a given key (key=): a fresh key is used once and needs no record")
+    led = release_ledger(key, ledger)
+    return KeyUse(led if isinstance(led, (KeyLedger, SessionLedger)) else None, accountant)
 
 
 def record_release(spec: AggregateSpec, use: KeyUse | None, group_cols: list[np.ndarray], partials: dict) -> None:

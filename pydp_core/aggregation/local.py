@@ -116,10 +116,10 @@ def aggregate(
         (:func:`~pydp_core.aggregation.selection.optimal_probability`); with ``rho``, each group gets
         ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
-    ledger : None, False, path or KeyLedger, optional
+    ledger : None, path or KeyLedger, optional
         The use record of ``key`` (:mod:`pydp_core.io.ledger`): None this process's record; a path (the
-        command line uses ``<key file>.ledger``) or a :class:`~pydp_core.io.KeyLedger`; False for none (a
-        check only: nothing is recorded).
+        command line uses ``<key file>.ledger``) or a :class:`~pydp_core.io.KeyLedger`, each consulted
+        together with this process's record. There is no switch that skips the record.
     accountant : Accountant, optional
         Charged with the release's composed guarantee (the report's ``budget``) before any noise is drawn;
         an exact repeat is not charged again.

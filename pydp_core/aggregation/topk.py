@@ -70,7 +70,7 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     >>> import pandas as pd
     >>> df = pd.DataFrame({"pid": range(60), "code": ["a"] * 40 + ["b"] * 15 + ["c"] * 5})
     >>> out = top_k(df, column="code", k=1, privacy_unit="pid", max_partitions=1, epsilon=5.0,
-    ...             candidates=["a", "b", "c"], key=b"k" * 32, ledger=False)
+    ...             candidates=["a", "b", "c"], key=b"k" * 32)
     >>> list(out["code"])
     ['a']
     """

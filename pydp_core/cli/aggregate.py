@@ -82,7 +82,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "to the session's budget before any noise is drawn, and refused past it")
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the name; folders are Parquet)")
     p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else Parquet)")
-    p.add_argument("--delimiter", default=",", help="CSV field delimiter for input and output (default ',')")
+    p.add_argument("--delimiter", help="CSV field delimiter for input and output (default: a tab for .tsv, else ',')")
     p.add_argument("--force", "-f", action="store_true", help="replace OUT (and OUT.json) if they exist (never the input)")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
 
@@ -123,16 +123,17 @@ def _split(items: list[str]) -> dict[str, float] | None:
 def run(args: argparse.Namespace) -> int:
     from ..aggregation import aggregate, aggregate_report
     from ..io import load_key
-    from ..io.files import file_format, input_format, read_columns, write_result
+    from ..io.files import csv_delimiter, file_format, input_format, read_columns, write_result
 
     aggs = _aggregations(args)
     bounds = {c: (lo, hi) for c, lo, hi in (_bounds(b) for b in args.bounds)}
     columns = list(dict.fromkeys([args.privacy_unit, *args.group_by, *aggs]))
     fmt_in = input_format(args.input, args.format)
-    table = read_columns(args.input, columns, format=fmt_in, delimiter=args.delimiter)
+    table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter))
     public: Any = None
     if args.public_partitions:
-        public = read_columns(args.public_partitions, args.group_by, delimiter=args.delimiter)
+        public = read_columns(args.public_partitions, args.group_by,
+                              delimiter=csv_delimiter(args.public_partitions, args.delimiter))
     options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
                    max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
                    delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
@@ -156,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
             fmt_out = file_format(args.output)
         except ValueError:
             fmt_out = "parquet"
-    sidecar = write_result(result, args.output, aggregate_report(result), format=fmt_out, delimiter=args.delimiter,
+    sep_out = csv_delimiter(args.output, args.delimiter)
+    sidecar = write_result(result, args.output, aggregate_report(result), format=fmt_out, delimiter=sep_out,
                            overwrite=args.force, protect=(args.input,))
     if not args.quiet:
         b = aggregate_report(result)["budget"]

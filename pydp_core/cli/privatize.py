@@ -69,6 +69,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "session's budget before any noise is drawn, and refused past it",
     )
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the file name)")
+    p.add_argument("--delimiter", help="CSV input field delimiter (default: a tab for .tsv, else ',')")
     p.add_argument(
         "--output-format", choices=("parquet", "csv"),
         help="output format (default: from OUT's name; a name that does not tell it is refused)",
@@ -220,7 +221,8 @@ def _run(args: argparse.Namespace) -> int:
 
         total = pq.ParquetFile(args.input).metadata.num_rows
     bar = progress_bar(show, total, "privatize", asked=args.progress is True)
-    options = dict(bounds=bounds, format=args.format, output_format=args.output_format, batch_rows=args.batch_rows,
+    options = dict(bounds=bounds, format=args.format, delimiter=args.delimiter, output_format=args.output_format,
+                   batch_rows=args.batch_rows,
                    block_rows=args.block_rows, overwrite=args.force, progress=None if bar is None else bar.update,
                    compression=args.compression, sensitivity_holds=args.sensitivity_holds,
                    simulation=args.simulate and key is None, privacy_unit=args.privacy_unit,

@@ -29,6 +29,7 @@ from .frames import column_names, output_dtype, record_distributed_release, sing
 from .frames import privatize as privatize_local
 from .keyed import check_mechanism, release_bounds
 from .keys import BLOCK_ROWS, check_key
+from .ledger import _RECORDED_AT_DRIVER
 
 __all__ = ["privatize"]
 
@@ -123,7 +124,7 @@ def privatize(
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
     # One generator thread per task: the scheduler already runs tasks in parallel. The driver records the
     # release (record), the tasks run without a ledger.
-    options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=False,
+    options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=_RECORDED_AT_DRIVER,
                    sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
 
     def record(names: Sequence[str]) -> None:

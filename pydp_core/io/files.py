@@ -12,10 +12,9 @@ import numpy as np
 
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
-from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, resolve_ledger
+from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, release_ledger
 from .keyed import KeyedNoise, check_contributions, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
-from .ledger import ledger_for_key
 
 
 def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -51,7 +50,7 @@ def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     low = os.fspath(path).lower()
     if low.endswith((".parquet", ".pq", ".parq")):
         return "parquet"
-    if low.endswith((".csv", ".csv.gz", ".csv.bz2", ".tsv")):
+    if low.endswith((".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz", ".tsv.bz2")):
         return "csv"
     raise ValueError(f"cannot tell the format of {os.fspath(path)!r} from its name: give format='parquet' or 'csv'")
 
@@ -132,6 +131,7 @@ def privatize_file(
     overwrite: bool = False,
     progress: Any = None,
     compression: str | None = "snappy",
+    delimiter: str | None = None,
     ledger: Any = None,
     accountant: Any = None,
     sensitivity_holds: bool = False,
@@ -173,7 +173,9 @@ def privatize_file(
         Called with the number of rows of each batch written (e.g. ``tqdm.update``).
     compression : str or None, optional
         Parquet output compression (default "snappy"; ``None`` for none).
-    ledger : None, False, path or KeyLedger, optional
+    delimiter : str, optional
+        The field delimiter of a CSV input (:func:`csv_delimiter`: default a tab for ``.tsv``, else a comma).
+    ledger : None, path or KeyLedger, optional
         The use record of ``key``, as in :func:`privatize` (the command line uses ``<key file>.ledger``).
         Each batch is checked and recorded before its noise is drawn; a rerun with the same data and
         ``batch_rows`` repeats its pieces exactly and is accepted.
@@ -232,7 +234,7 @@ def privatize_file(
             return _privatize_file(
                 os.fspath(source), os.fspath(target), mechanism, key=key, columns=columns, bounds=bounds, format=format,
                 output_format=output_format, batch_rows=batch_rows, block_rows=block_rows, overwrite=overwrite,
-                progress=progress, compression=compression, ledger=ledger, accountant=accountant,
+                progress=progress, compression=compression, delimiter=delimiter, ledger=ledger, accountant=accountant,
                 sensitivity_holds=sensitivity_holds, simulation=simulation, cancel=cancel, privatize_kwargs=privatize_kwargs,
                 privacy_unit=privacy_unit, max_contributions=max_contributions,
             )
@@ -240,6 +242,40 @@ def privatize_file(
             if cancel.is_set():  # the interruption wins over the errors it caused (a writer stopped mid-batch)
                 raise cancel.error() from None
             raise
+
+
+def csv_delimiter(path: str, delimiter: str | None = None) -> str:
+    """The field delimiter of a CSV file: ``delimiter`` when given, else a tab for a ``.tsv`` name (also
+    compressed) and a comma otherwise.
+
+    Parameters
+    ----------
+    path : str
+        The file name.
+    delimiter : str, optional
+        One character (``--delimiter``).
+
+    Returns
+    -------
+    str
+        One character.
+
+    Raises
+    ------
+    ValueError
+        If ``delimiter`` is not one character.
+
+    Examples
+    --------
+    >>> csv_delimiter("visits.tsv"), csv_delimiter("visits.csv.gz"), csv_delimiter("visits.csv", ";")
+    ('\\t', ',', ';')
+    """
+    if delimiter is None:
+        low = os.fspath(path).lower()
+        return "\t" if low.endswith((".tsv", ".tsv.gz", ".tsv.bz2")) else ","
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise ValueError(f"the delimiter must be one character, got {delimiter!r}")
+    return delimiter
 
 
 def output_format_of(target: str, output_format: str | None) -> str:
@@ -262,11 +298,12 @@ def output_format_of(target: str, output_format: str | None) -> str:
 
 def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, columns: Any, bounds: Any, format: Any,
                     output_format: Any, batch_rows: int, block_rows: int, overwrite: bool, progress: Any,
-                    compression: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
+                    compression: Any, delimiter: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
                     cancel: Cancellation, privatize_kwargs: dict[str, Any], privacy_unit: str | None = None,
                     max_contributions: int = 1) -> int:
     fmt_in = file_format(source, format)
     fmt_out = output_format_of(target, output_format)
+    sep = csv_delimiter(source, delimiter)
     names = [columns] if isinstance(columns, str) else list(columns)
     if not os.path.exists(source):
         raise FileNotFoundError(f"input file {source!r} does not exist")
@@ -281,9 +318,7 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"output folder {folder!r} does not exist")
-    key_ledger = False if key is None else resolve_ledger(check_key(key), ledger)
-    if key_ledger is True:
-        key_ledger = ledger_for_key(check_key(key))
+    key_ledger = release_ledger(key, ledger)
     key = generate_key() if key is None else check_key(key)
     batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
@@ -291,13 +326,13 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
                                          privatize_kwargs=privatize_kwargs))
     contributions = 1
     if privacy_unit is not None:
-        contributions = check_contributions(_unit_column(source, fmt_in, privacy_unit), max_contributions)
+        contributions = check_contributions(_unit_column(source, fmt_in, privacy_unit, sep), max_contributions)
     elif max_contributions != 1:
         raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
                               "release": privatize_kwargs.get("release", True) is not False,
                               "max_contributions": contributions if privacy_unit is not None else None}
-    for c in column_names(names, _file_columns(source, fmt_in)):
+    for c in column_names(names, _file_columns(source, fmt_in, sep)):
         noisers[c] = KeyedNoise(
             pick_column(mechanism, c, "mechanism"), key, c,
             bounds=pick_column(bounds, c, "bounds", optional=True), block_rows=block_rows,
@@ -331,7 +366,7 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
         with atomic_output(target, before_rename=cancel.check) as tmp:
             # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
             # and the samplers release the GIL). The output is renamed into place only after the writer is done.
-            pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows), write, cancel=cancel)
+            pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows, sep), write, cancel=cancel)
             try:
                 for batch in pipe.items():
                     start = rows
@@ -343,7 +378,7 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
                 if state["writer"] is not None:
                     state["writer"].close()
             if state["writer"] is None:  # empty input: write the (privatised) schema
-                schema = _empty_schema(source, fmt_in, list(noisers))
+                schema = _empty_schema(source, fmt_in, list(noisers), sep)
                 _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
             if side is not None:  # published just before the output, never after it
                 with atomic_output(side, before_rename=cancel.check) as side_tmp:
@@ -363,17 +398,17 @@ def _with_report(schema: Any, report_text: str) -> Any:
     return schema.with_metadata(meta)
 
 
-def _file_columns(source: str, fmt: str) -> list[str]:
+def _file_columns(source: str, fmt: str, delimiter: str = ",") -> list[str]:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         return pq.ParquetFile(source).schema_arrow.names
-    return _csv_header(source)
+    return _csv_header(source, delimiter)
 
 
-def _unit_column(source: str, fmt: str, name: str) -> list[Any]:
+def _unit_column(source: str, fmt: str, name: str, delimiter: str = ",") -> list[Any]:
     """The privacy-unit column of a file (read alone, before the release)."""
-    if name not in _file_columns(source, fmt):
+    if name not in _file_columns(source, fmt, delimiter):
         raise ValueError(f"privacy_unit column {name!r} not found in {source!r}")
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -383,7 +418,8 @@ def _unit_column(source: str, fmt: str, name: str) -> list[Any]:
     import pyarrow.csv as pcsv
 
     opts = pcsv.ConvertOptions(include_columns=[name], column_types={name: pa.string()})
-    return pcsv.read_csv(source, convert_options=opts).column(name).to_pylist()
+    return pcsv.read_csv(source, parse_options=pcsv.ParseOptions(delimiter=delimiter),
+                         convert_options=opts).column(name).to_pylist()
 
 
 def _csv_header(source: str, delimiter: str = ",") -> list[str]:
@@ -393,20 +429,21 @@ def _csv_header(source: str, delimiter: str = ",") -> list[str]:
                          parse_options=pcsv.ParseOptions(delimiter=delimiter)).schema.names
 
 
-def _csv_reader(source: str, columns: list[str], block_bytes: int):
+def _csv_reader(source: str, columns: list[str], block_bytes: int, delimiter: str = ","):
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    header = _csv_header(source)
+    header = _csv_header(source, delimiter)
     types = {c: (pa.float64() if c in columns else pa.string()) for c in header}
     return pcsv.open_csv(
         source,
         read_options=pcsv.ReadOptions(block_size=block_bytes),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter),
         convert_options=pcsv.ConvertOptions(column_types=types, strings_can_be_null=False),
     )
 
 
-def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int) -> Iterator[Any]:
+def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int, delimiter: str = ",") -> Iterator[Any]:
     """The batches of ``source``; opened (and imported) in the calling thread, iterated in the reader's."""
     if fmt == "parquet":
         import pyarrow.parquet as pq
@@ -416,7 +453,7 @@ def _read_batches(source: str, fmt: str, columns: list[str], batch_rows: int) ->
         pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 22)
         return iter(pf.iter_batches(batch_size=batch_rows))
     # About 16 bytes a value for a float column: aim for batch_rows rows per block.
-    return iter(_csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16))))
+    return iter(_csv_reader(source, columns, max(1 << 20, min(1 << 30, batch_rows * 16)), delimiter))
 
 
 def _import_writer(fmt: str) -> None:
@@ -427,11 +464,11 @@ def _import_writer(fmt: str) -> None:
         import pyarrow.csv  # noqa: F401
 
 
-def _empty_schema(source: str, fmt: str, columns: list[str]):
+def _empty_schema(source: str, fmt: str, columns: list[str], delimiter: str = ","):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.ParquetFile(source).schema_arrow if fmt == "parquet" else _csv_reader(source, columns, 1 << 20).schema
+    schema = pq.ParquetFile(source).schema_arrow if fmt == "parquet" else _csv_reader(source, columns, 1 << 20, delimiter).schema
     fields = [
         pa.field(f.name, pa.float32() if pa.types.is_float32(f.type) else pa.float64()) if f.name in columns else f
         for f in schema

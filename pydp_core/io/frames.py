@@ -25,7 +25,7 @@ from .keyed import (
     release_description,
 )
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
-from .ledger import KeyLedger, SessionLedger, ledger_for_key
+from .ledger import _RECORDED_AT_DRIVER, KeyLedger, KeyReuseError, SessionLedger, ledger_for_key, unrecorded_refused
 
 #: The key of the release report in pandas ``attrs`` and Arrow / Parquet schema metadata.
 REPORT_KEY = "pydp_core.release"
@@ -101,8 +101,9 @@ def privatize(
         threads of the keyed generator (None: all cores); the output is the same for every value.
     ledger:
         the use record of ``key`` (:mod:`pydp_core.io.ledger`): ``None`` (the default) this process's
-        record of the key; a path (``"<key file>.ledger"``) or a :class:`~pydp_core.io.KeyLedger`; ``False``
-        for none (only where the release is recorded elsewhere, as the Spark and Dask drivers do).
+        record of the key; a path (``"<key file>.ledger"``) or a :class:`~pydp_core.io.KeyLedger`, each
+        consulted together with this process's record (and, for a file, the key's ledger in
+        :func:`~pydp_core.io.ledger.state_dir`). There is no switch that skips the record.
     accountant:
         an :class:`~pydp_core.Accountant` charged once per column before its noise is drawn (pieces of one
         release under one key are charged once; an exact repeat is not charged again).
@@ -156,15 +157,12 @@ def privatize(
     >>> mech = dp.LaplaceMechanism(epsilon=1.0, sensitivity=6.0)
     >>> x = np.arange(6.0)
     >>> first = dp.privatize(x[:4], mech, key=key, bounds=(0, 6))
-    >>> pieces = np.concatenate([first, dp.privatize(x[4:], mech, key=key, bounds=(0, 6), offset=4)])
+    >>> rest = dp.privatize(x[4:], mech, key=key, bounds=(0, 6), offset=4)   # the next piece
     >>> bool(np.array_equal(first, dp.privatize(x[:4], mech, key=key, bounds=(0, 6))))   # an exact repeat
     True
     >>> dp.privatize(x[4:] + 1, mech, key=key, bounds=(0, 6))   # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     KeyReuseError: rows 0..1 of column '' were released under this key with other values ...
-    >>> whole = dp.privatize(x, mech, key=key, bounds=(0, 6), ledger=dp.io.KeyLedger(key))  # a check only
-    >>> bool(np.array_equal(whole, pieces))
-    True
     >>> df = pd.DataFrame({"age": [30.0, None, 50.0], "id": [1, 2, 3]})
     >>> out = dp.privatize(df, mech, key=bytes(range(1, 33)), columns="age", sensitivity_holds=True)
     >>> out["age"].isna().tolist(), out["id"].tolist()
@@ -177,14 +175,12 @@ def privatize(
         data, restore = as_ndarray(data, "data", keep_float32=True)
     release = privatize_kwargs.get("release", True) is not False
     release_key = b""
-    key_ledger: bool | KeyLedger | SessionLedger = False
+    key_ledger: Any = _RECORDED_AT_DRIVER
     rid = None
     if rng is None:
         release_key = generate_key() if key is None else check_key(key)
         # A fresh key is used once: it needs no record.
-        key_ledger = False if key is None else resolve_ledger(release_key, ledger)
-        if key_ledger is True:
-            key_ledger = ledger_for_key(release_key)
+        key_ledger = release_ledger(key, ledger)
     else:
         if index is not None:
             raise ValueError("index applies to keyed noise (key=), not to rng=")
@@ -247,19 +243,33 @@ def _described_columns(data: Any, columns: Any) -> Any:
     return [c if isinstance(c, str) else repr(c) for c in columns]
 
 
-def resolve_ledger(key: bytes, ledger: Any) -> bool | KeyLedger | SessionLedger:
+def release_ledger(key: bytes | None, ledger: Any) -> Any:
+    """The ledger of a release under ``key`` (:class:`KeyedNoise`'s argument) for a ``ledger=`` argument:
+    :func:`resolve_ledger`'s, with the process record for ``None``; no record for a fresh key (``None``),
+    which is used once. ``ledger=False`` is refused."""
+    if ledger is False:
+        raise unrecorded_refused(ledger)
+    if key is None:
+        return _RECORDED_AT_DRIVER
+    raw = check_key(key)
+    led = resolve_ledger(raw, ledger)
+    return ledger_for_key(raw) if led is True else led
+
+
+def resolve_ledger(key: bytes, ledger: Any) -> Any:
     """The ledger argument of :class:`KeyedNoise` for a ``ledger=`` given to :func:`privatize`.
 
-    ``None``: the process record of ``key``; ``False``: none; a path: the ledger file; a
-    :class:`KeyLedger`: itself.
+    ``None``: the process record of ``key``; a path: the ledger file; a :class:`KeyLedger`: itself (each
+    consulted with the process record, :mod:`pydp_core.io.ledger`); the internal marker of an engine task
+    whose driver recorded the release: itself. ``False`` is refused.
     """
     if ledger is None or ledger is True:
         return True
-    if ledger is False or isinstance(ledger, (KeyLedger, SessionLedger)):
+    if ledger is _RECORDED_AT_DRIVER or isinstance(ledger, (KeyLedger, SessionLedger)):
         return ledger
     if isinstance(ledger, (str, os.PathLike)):
         return ledger_for_key(key, ledger)
-    raise TypeError(f"ledger must be None, False, a path or a KeyLedger, not {type(ledger).__name__}")
+    raise unrecorded_refused(ledger)
 
 
 def _unit_ids(data: Any, unit: Any) -> list[Any]:
@@ -298,11 +308,18 @@ def record_distributed_release(
                                          privatize_kwargs=privatize_kwargs))
     if not isinstance(resume, bool):
         raise TypeError(f"resume must be True or False, not {type(resume).__name__}")
+    led = release_ledger(key, ledger)
     if resume:
+        recorded = {p.column for p in (*getattr(led, "pieces", ()), *ledger_for_key(key).pieces)
+                    if p.release == rid and p.digest.startswith("distributed:")}
+        missing = [c for c in columns if c not in recorded]
+        if missing:
+            raise KeyReuseError(
+                f"resume=True continues a release recorded under this key, but column {missing[0]!r} of this "
+                "release (these parameters) was never recorded in the key's ledger: a resumed run must repeat the "
+                "recorded release exactly (same mechanism, parameters, columns and bounds), else use a new key"
+            )
         return
-    led = resolve_ledger(key, ledger)
-    if led is True:
-        led = ledger_for_key(key)
     precheck_charges(accountant, led, rid, mechanism, list(columns), simulated=not release)
     token = "distributed:" + secrets.token_hex(16)
     for col in columns:
@@ -312,7 +329,7 @@ def record_distributed_release(
             charge = functools.partial(check_chargeable(mech).charge, accountant, release=release)
         if isinstance(led, (KeyLedger, SessionLedger)):
             led.claim(col, 0, 1 << 63, token, on_first=charge, release=rid)
-        elif charge is not None:
+        elif charge is not None:  # the internal marker (a check without a record): charged all the same
             charge()
 
 

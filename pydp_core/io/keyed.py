@@ -16,7 +16,7 @@ import numpy as np
 from .._safety import privacy_warning
 from .._validation import check_int
 from .keys import BLOCK_ROWS, check_key, column_key, release_id, release_key
-from .ledger import KeyLedger, SessionLedger, ledger_for_key, values_digest
+from .ledger import _RECORDED_AT_DRIVER, KeyLedger, SessionLedger, ledger_for_key, unrecorded_refused, values_digest
 
 #: ``f(values, rng)``: the noisy copy of a 1-D block of values.
 Privatizer = Callable[[np.ndarray, Any], Any]
@@ -574,11 +574,11 @@ class KeyedNoise:
     release : str, optional
         The :func:`~pydp_core.io.keys.release_id` of the release this column belongs to (default: that of
         :func:`release_description` of this column alone); it keys the noise and labels the ledger's record.
-    ledger : True, False, KeyLedger or SessionLedger, optional
+    ledger : True, KeyLedger or SessionLedger, optional
         The use record of the key (:mod:`pydp_core.io.ledger`): True (the default) this process's record
-        of the key, a :class:`~pydp_core.io.ledger.KeyLedger` (e.g. the file beside a key file), or False
-        for none (tasks of a distributed release whose driver records it). Every piece is checked and
-        recorded before its noise is drawn.
+        of the key, or a :class:`~pydp_core.io.ledger.KeyLedger` (e.g. the file beside a key file), which is
+        consulted together with this process's record. Every piece is checked and recorded before its noise
+        is drawn; there is no way to skip the record.
     accountant : Accountant, optional
         Charged once for the column (:meth:`pydp_core.AdditiveMechanism.charge`) before its first noise is
         drawn: when the ledger records the column's first piece, or at the first call without a ledger.
@@ -600,12 +600,13 @@ class KeyedNoise:
     >>> import pydp_core as dp
     >>> from pydp_core import io
     >>> kn = io.KeyedNoise(dp.LaplaceMechanism(epsilon=1.0), bytes(range(32)), "age", block_rows=4,
-    ...                    sensitivity_holds=True, ledger=False)
+    ...                    sensitivity_holds=True)
     >>> whole = kn.apply(np.zeros(6), 0)
-    >>> bool(np.array_equal(whole[2:5], kn.apply(np.zeros(3), 2)))
+    >>> bool(np.array_equal(whole, kn.apply(np.zeros(6), 0)))   # an exact repeat: the same output
     True
-    >>> bool(np.array_equal(whole[[4, 1]], kn.apply_indexed(np.zeros(2), np.array([4, 1]))))
-    True
+    >>> kn.apply(np.ones(3), 2)   # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    KeyReuseError: rows 2..4 of column 'age' were released under this key with other values ...
     """
 
     def __init__(
@@ -649,14 +650,15 @@ class KeyedNoise:
         rng = _random_class()(column_key(release_key(key, release), column), threads=threads)
         # The stream is keyed by a secret release key, not by a public seed: label it secure.
         self._rng = type(rng)._wrap(rng._gen, rng._threads, False)
+        self._ledger: KeyLedger | SessionLedger | None
         if ledger is True:
-            self._ledger: KeyLedger | SessionLedger | None = ledger_for_key(key)
-        elif ledger is False:
+            self._ledger = ledger_for_key(key)
+        elif ledger is _RECORDED_AT_DRIVER:
             self._ledger = None
         elif isinstance(ledger, (KeyLedger, SessionLedger)):
             self._ledger = ledger
         else:
-            raise TypeError(f"ledger must be True, False or a KeyLedger, not {type(ledger).__name__}")
+            raise unrecorded_refused(ledger)
         self._accountant = accountant
         if accountant is not None:
             check_chargeable(self.mechanism)

@@ -24,22 +24,47 @@ writer, so that several processes serialise on it (:mod:`pydp_core._chain`). A l
 removed from the middle is detected and the ledger refused; a torn last line (a crash mid-write) was never
 acknowledged and is discarded with a warning. For a key held in memory (``bytes``) the record lives in the
 process, so a notebook or a service that releases twice under one key is stopped as well.
+
+Whatever ledger a release is given, it is also checked against and recorded in this process's record of
+the key, and a ledger file also against the key's ledger in :func:`state_dir`, named by the key's
+fingerprint: two copies of one key file share it. No public argument skips the record (``ledger=False`` is
+refused); what a local ledger cannot see (a copy of the key on another machine) is stated in docs/io.md.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from .._chain import ChainedLog
 
-__all__ = ["KeyLedger", "KeyReuseError", "SessionLedger", "values_digest", "ledger_for_key"]
+__all__ = ["KeyLedger", "KeyReuseError", "SessionLedger", "values_digest", "ledger_for_key", "state_dir"]
+
+#: The environment variable naming the directory of the per-key ledgers (:func:`state_dir`).
+STATE_DIR_ENV = "PYDP_STATE_DIR"
+
+
+class _RecordedAtDriver:
+    """The ledger argument of the tasks of a distributed release whose driver recorded it: no record."""
+
+    def __repr__(self) -> str:
+        return "<recorded at the driver>"
+
+    def __reduce__(self) -> str:
+        return "_RECORDED_AT_DRIVER"  # unpickled on an executor as this module's one marker
+
+
+#: Internal: the ledger of an engine task (Spark, Dask) computing a piece of a release that its driver has
+#: already recorded. Not part of the public API: a public switch that skips the record is how one key's
+#: noise gets onto two data sets.
+_RECORDED_AT_DRIVER = _RecordedAtDriver()
 
 
 class KeyReuseError(ValueError):
@@ -95,6 +120,17 @@ def values_digest(values: Any, rows: Any = None) -> str:
     return h.hexdigest()
 
 
+def unrecorded_refused(ledger: Any) -> Exception:
+    """The error for a ``ledger=`` argument that is not a ledger (``False`` once skipped the record)."""
+    if ledger is False:
+        return ValueError(
+            "ledger=False is no longer accepted: every keyed release is recorded, since a release that skips the "
+            "record can put one key's noise on two data sets. For a test or a check of reproducibility use a "
+            "fresh key (pydp_core.io.generate_key); for several releases of one data set use a pydp_core.Session"
+        )
+    return TypeError(f"ledger must be None, a path or a KeyLedger, not {type(ledger).__name__}")
+
+
 def _another_release(release: str, session: str | None, found: Piece) -> KeyReuseError:
     where = "a Session" if found.session is not None else "no Session"
     return KeyReuseError(
@@ -124,7 +160,7 @@ class KeyLedger:
 
     Examples
     --------
-    >>> led = KeyLedger(bytes(32))
+    >>> led = KeyLedger(bytes([1]) * 32)
     >>> r1, r2 = "a" * 64, "b" * 64
     >>> led.claim("x", 0, 3, values_digest([1.0, 2.0, 3.0]), release=r1)
     'first'
@@ -140,10 +176,15 @@ class KeyLedger:
     KeyReuseError: this key was already used for another release ...
     """
 
-    def __init__(self, key: bytes, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, key: bytes, path: str | os.PathLike[str] | None = None, *, _guard: bool = True) -> None:
         mac_key = hmac.new(bytes(key), b"pydp_core.ledger/mac", hashlib.sha256).digest()
         self._log = None if path is None else ChainedLog(path, mac_key, field="piece", error=KeyReuseError,
                                                          what="key ledger")
+        self._key = bytes(key)
+        # The records every use of the key is also checked against and written to: this process's record
+        # of the key, and, for a ledger file, the key's ledger in the state directory (the key's identity,
+        # not its path, names it). None: this ledger is one of those records.
+        self._guarded = _guard
         self._lock = threading.Lock()
         self._pieces: list[Piece] = []
         if self._log is not None:
@@ -189,7 +230,7 @@ class KeyLedger:
 
         Examples
         --------
-        >>> led = KeyLedger(bytes(32))
+        >>> led = KeyLedger(bytes([2]) * 32)
         >>> led.claim("x", 0, 2, "a")
         'first'
         >>> led.check("x", 0, 2, "a"), led.check("x", 2, 3, "b")
@@ -253,18 +294,45 @@ class KeyLedger:
 
         Examples
         --------
-        >>> led = KeyLedger(bytes(32))
+        >>> led = KeyLedger(bytes([3]) * 32)
         >>> [led.claim("x", 0, 2, "a"), led.claim("x", 2, 4, "b"), led.claim("x", 0, 2, "a")]
         ['first', 'next', 'repeat']
         """
         if not (isinstance(start, (int, np.integer)) and isinstance(stop, (int, np.integer)) and 0 <= start <= stop):
             raise ValueError(f"piece rows must satisfy 0 <= start <= stop, got [{start}, {stop})")
+        if not self._guarded:
+            return self._claim_here(column, int(start), int(stop), digest, on_first, release, session, spent)
+        guards = _guards_of(self._key, self._log is not None and not _is_state_file(self._log.path, self._key))
+        with _GUARD_LOCK, contextlib.ExitStack() as stack:
+            # The state ledger's file lock is taken first, then this ledger's: one order for every process.
+            held = [g for g in guards if g is not self]
+            for g in held:
+                stack.enter_context(g._held())
+                g.check(column, int(start), int(stop), digest, release=release, session=session)
+            status = self._claim_here(column, int(start), int(stop), digest, on_first, release, session, spent)
+            for g in held:
+                g._claim(column, int(start), int(stop), digest, None, release, session, spent)
+            return status
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """Hold this ledger's locks, its pieces re-read from its file (for a guard's check and record)."""
         with self._lock:
             if self._log is None:
-                return self._claim(column, int(start), int(stop), digest, on_first, release, session, spent)
+                yield
+                return
+            with self._log.locked() as bodies:
+                self._pieces = self._parse(bodies)
+                yield
+
+    def _claim_here(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None,
+                    release: str, session: str | None, spent: Any) -> str:
+        with self._lock:
+            if self._log is None:
+                return self._claim(column, start, stop, digest, on_first, release, session, spent)
             with self._log.locked() as bodies:  # another process may have appended: decide on the fresh record
                 self._pieces = self._parse(bodies)
-                return self._claim(column, int(start), int(stop), digest, on_first, release, session, spent)
+                return self._claim(column, start, stop, digest, on_first, release, session, spent)
 
     def _claim(self, column: str, start: int, stop: int, digest: str, on_first: Callable[[], None] | None,
                release: str, session: str | None, spent: Any) -> str:
@@ -302,7 +370,7 @@ class SessionLedger:
 
     Examples
     --------
-    >>> led = KeyLedger(bytes(32))
+    >>> led = KeyLedger(bytes([4]) * 32)
     >>> view = SessionLedger(led, "s1")
     >>> view.claim("x", 0, 1, "a", release="a" * 64), view.claim("x", 0, 1, "a", release="b" * 64)
     ('first', 'first')
@@ -331,10 +399,76 @@ class SessionLedger:
 
 _PROCESS_LEDGERS: dict[str, KeyLedger] = {}
 _PROCESS_LOCK = threading.Lock()
+_GUARD_LOCK = threading.RLock()
+
+
+def _fingerprint(key: bytes) -> str:
+    """The public identity of a key: HMAC-SHA256(key, "pydp_core.ledger/id"), hex (it reveals nothing of it)."""
+    return hmac.new(bytes(key), b"pydp_core.ledger/id", hashlib.sha256).hexdigest()
+
+
+def state_dir() -> str:
+    """The directory of the per-key ledgers: ``$PYDP_STATE_DIR``, else ``$XDG_STATE_HOME/pydp_core``, else
+    ``~/.local/state/pydp_core``.
+
+    Returns
+    -------
+    str
+        The directory (it need not exist yet).
+
+    Examples
+    --------
+    >>> import os
+    >>> os.path.isabs(state_dir())
+    True
+    """
+    given = os.environ.get(STATE_DIR_ENV)
+    if given:
+        return os.path.abspath(os.path.expanduser(given))
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.abspath(os.path.join(base, "pydp_core"))
+
+
+def _state_path(key: bytes) -> str:
+    return os.path.join(state_dir(), "ledgers", _fingerprint(key) + ".ledger")
+
+
+def _is_state_file(path: str, key: bytes) -> bool:
+    return os.path.abspath(path) == _state_path(key)
+
+
+def _cached(ident: str, make: Callable[[], KeyLedger]) -> KeyLedger:
+    with _PROCESS_LOCK:
+        led = _PROCESS_LEDGERS.get(ident)
+        if led is None:
+            led = _PROCESS_LEDGERS[ident] = make()
+        return led
+
+
+def _guards_of(key: bytes, file_backed: bool) -> list[KeyLedger]:
+    """The records every use of ``key`` is checked against: the key's state-directory ledger (for a key
+    file's ledger) and this process's record of the key."""
+    out = []
+    if file_backed:
+        path = _state_path(key)
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise OSError(
+                f"cannot create the key ledger directory {os.path.dirname(path)!r} ({exc.strerror}): set "
+                f"{STATE_DIR_ENV} to a writable directory"
+            ) from None
+        out.append(_cached(path, lambda: KeyLedger(key, path, _guard=False)))
+    out.append(_cached(_fingerprint(key), lambda: KeyLedger(key, _guard=False)))
+    return out
 
 
 def ledger_for_key(key: bytes, path: str | os.PathLike[str] | None = None) -> KeyLedger:
     """The ledger of ``key``: the file ``path`` when given, else this process's record of the key.
+
+    Whatever ledger a release is given, it is also checked against (and recorded in) this process's
+    record of the key and, for a ledger file, the key's ledger in :func:`state_dir` (named by the key's
+    fingerprint, so two copies of one key file share it).
 
     Parameters
     ----------
@@ -358,10 +492,7 @@ def ledger_for_key(key: bytes, path: str | os.PathLike[str] | None = None) -> Ke
     >>> ledger_for_key(b"k" * 32) is ledger_for_key(b"k" * 32)
     True
     """
-    fingerprint = hmac.new(bytes(key), b"pydp_core.ledger/id", hashlib.sha256).hexdigest()
-    ident = fingerprint if path is None else fingerprint + "\x00" + os.path.abspath(os.fspath(path))
-    with _PROCESS_LOCK:
-        led = _PROCESS_LEDGERS.get(ident)
-        if led is None:
-            led = _PROCESS_LEDGERS[ident] = KeyLedger(key, path)
-        return led
+    if path is None:
+        return _guards_of(bytes(key), False)[-1]
+    ident = _fingerprint(key) + "\x00" + os.path.abspath(os.fspath(path))
+    return _cached(ident, lambda: KeyLedger(key, path))

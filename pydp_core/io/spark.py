@@ -31,6 +31,7 @@ from .frames import column_names, pick_column, record_distributed_release
 from .frames import privatize as privatize_local
 from .keyed import check_mechanism, release_bounds
 from .keys import BLOCK_ROWS, check_key
+from .ledger import _RECORDED_AT_DRIVER
 
 __all__ = ["privatize"]
 
@@ -208,7 +209,7 @@ def privatize(
                                    privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
                                    accountant=accountant)
     # One generator thread per task: Spark already runs one task per core. The driver recorded the release.
-    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=False,
+    options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=_RECORDED_AT_DRIVER,
                    sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
 
     if index is not None:

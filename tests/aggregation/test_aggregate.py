@@ -14,6 +14,7 @@ import pytest
 
 from pydp_core.aggregation import aggregate, aggregate_report
 from pydp_core.aggregation.aggregations import _half_width_steps, integer_laplace_t, split_epsilon
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 KEY = bytes(range(32))
 
@@ -44,7 +45,7 @@ def test_one_person_changes_at_most_kp_groups_by_at_most_kc_rows():
     kp, kc, hi = 4, 3, 10.0
     args = dict(privacy_unit="pid", by="g", aggregations={"x": ["count", "sum"], "pid": ["privacy_id_count"]},
                 bounds={"x": (0.0, hi)}, max_partitions=kp, max_contributions=kc, epsilon=1.0, key=KEY,
-                public_partitions=list(groups), ledger=False)  # neighbouring data sets under one key: a check only
+                public_partitions=list(groups), ledger=UNRECORDED)  # neighbouring data sets under one key: a check only
     a = aggregate(base, **args)
     b = aggregate(pd.concat([base, heavy], ignore_index=True), **args)
     assert list(a["g"]) == list(b["g"]) == list(groups)
@@ -345,6 +346,6 @@ def test_range_coded_and_hashed_identifiers_give_the_same_release(monkeypatch):
     df["g"] = df["g"] * 3 + 1000  # a range with holes: codes of absent groups must not be released
     dense = aggregate(df, **ARGS, key=KEY)
     monkeypatch.setattr(bounding, "DENSE_SLACK", -(10**9))
-    hashed = aggregate(df, **ARGS, key=KEY, ledger=False)  # a check: the same release
+    hashed = aggregate(df, **ARGS, key=KEY, ledger=UNRECORDED)  # a check: the same release
     assert len(dense) == 20 and set(dense["g"]) <= set(df["g"])
     pd.testing.assert_frame_equal(dense, hashed)

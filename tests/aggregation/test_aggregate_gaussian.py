@@ -19,6 +19,7 @@ from pydp_core.accounting.conversions import zcdp_log_delta
 from pydp_core.aggregation import aggregate, aggregate_report
 from pydp_core.aggregation import aggregations as aggs
 from pydp_core.io import generate_key
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 KEY = bytes(range(32))
 mpmath.mp.dps = 50
@@ -98,7 +99,7 @@ def test_grid_sum_charges_rounding_and_spends_at_most_rho(rho, sens, kp):
 
 def _run(df, **kw):
     args = dict(privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean"]}, bounds={"x": (0.0, 10.0)},
-                max_partitions=2, max_contributions=3, key=KEY, ledger=False)  # several releases per test
+                max_partitions=2, max_contributions=3, key=KEY, ledger=UNRECORDED)  # several releases per test
     args.update(kw)
     return aggregate(df, **args)
 

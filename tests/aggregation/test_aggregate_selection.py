@@ -29,6 +29,7 @@ from pydp_core.aggregation.aggregations import split_epsilon
 from pydp_core.aggregation.selection import _optimal_table, optimal_selection_for_rho
 from pydp_core.cli import aggregate as cmd
 from pydp_core.io import write_key
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 KEY = bytes(range(32))
 def DPS(delta: float) -> int:
@@ -178,7 +179,7 @@ def test_optimal_under_rho_spends_its_zcdp_share():
     df = _groups_of([3, 40], 5)
     for kp, rho in [(1, 0.5), (3, 0.02), (7, 1e-3 / 3)]:
         out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["count"]}, bounds=None, max_partitions=kp,
-                        max_contributions=1, rho=rho, delta=1e-6, partition_selection="optimal", key=KEY, ledger=False)
+                        max_contributions=1, rho=rho, delta=1e-6, partition_selection="optimal", key=KEY, ledger=UNRECORDED)
         rep = aggregate_report(out)
         sel, budget = rep["partition_selection"], rep["budget"]
         rho_s = split_epsilon(rho, [1.0, 1.0])[1]

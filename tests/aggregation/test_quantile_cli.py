@@ -11,6 +11,7 @@ import pytest
 from pydp_core.aggregation import aggregate
 from pydp_core.cli import aggregate as cmd
 from pydp_core.io import write_key
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 KEY = bytes(range(32))
 
@@ -34,7 +35,7 @@ def test_quantile_flags_give_the_library_release(tmp_path):
     got = pq.read_table(tmp_path / "out.parquet")
     want = aggregate(table, privacy_unit="user", by="city", aggregations={"x": ["median", "max", ("quantile", [0.1, 0.9])]},
                      bounds={"x": (0.0, 100.0)}, max_partitions=1, max_contributions=1, epsilon=4.0, delta=1e-7,
-                     key=KEY, ledger=False)
+                     key=KEY, ledger=UNRECORDED)
     for name in ("x_median", "x_max", "x_quantile_0.1", "x_quantile_0.9"):
         assert got.column(name).to_pylist() == want.column(name).to_pylist()
 

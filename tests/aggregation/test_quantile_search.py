@@ -15,6 +15,7 @@ from support.stats import ALPHA
 import pydp_core.aggregation._budget as budget_mod
 from pydp_core.aggregation import aggregate, aggregate_report
 from pydp_core.aggregation import quantiles as qm
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 LO, HI = 0.0, float(qm.CELLS)  # one grid cell per unit: the grid index of a value v is ceil(v)
 VALUES = [100.5, 101.5, 102.5, 104.5, 130.5]  # cells 101, 102, 103, 105, 131
@@ -30,7 +31,7 @@ def _run(df, aggs, epsilon, key=b"q" * 32, **kw):
     groups = sorted(set(df["g"].tolist()))
     return aggregate(df, privacy_unit="pid", by="g", aggregations={"x": aggs}, bounds={"x": (LO, HI)},
                      max_partitions=1, max_contributions=1, epsilon=epsilon, key=key, public_partitions=groups,
-                     ledger=False, **kw)
+                     ledger=UNRECORDED, **kw)
 
 
 def _exact_law(cells: list[int], numerator: int, t: mpmath.mpf) -> dict[int, mpmath.mpf]:
@@ -139,7 +140,7 @@ def test_keyed_and_independent_of_row_order():
 def test_quantiles_under_zcdp_and_with_selection():
     df = _table(30)
     out = aggregate(df, privacy_unit="pid", by="g", aggregations={"x": ["median", "sum"]}, bounds={"x": (LO, HI)},
-                    max_partitions=1, max_contributions=1, rho=0.5, delta=1e-6, key=b"z" * 32, ledger=False)
+                    max_partitions=1, max_contributions=1, rho=0.5, delta=1e-6, key=b"z" * 32, ledger=UNRECORDED)
     rep = aggregate_report(out)
     assert rep["budget"]["rho"] <= 0.5
     assert rep["aggregates"]["x_median"]["rho_achieved"] <= rep["aggregates"]["x_median"]["rho"]

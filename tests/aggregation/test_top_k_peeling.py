@@ -14,6 +14,7 @@ import pydp_core.aggregation.topk as topk_mod
 from pydp_core.aggregation import aggregate_report, top_k
 from pydp_core.aggregation.local import group_hashes
 from pydp_core.aggregation.spec import aggregate_spec
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 COUNTS = {"a": 5, "b": 3}
 
@@ -52,7 +53,7 @@ def _winners(n: int) -> dict[bool, list[bool]]:
     for i in range(n):
         key = i.to_bytes(4, "little") * 8
         res = top_k(df, column="code", k=1, privacy_unit="pid", max_partitions=1, epsilon=1.0,
-                    candidates=["a", "b"], key=key, ledger=False)
+                    candidates=["a", "b"], key=key, ledger=UNRECORDED)
         out[_a_first(key)].append(res["code"][0] == "a")
     return out
 
@@ -77,10 +78,10 @@ def test_clear_winners_keyed_and_order_free():
     codes = np.repeat(np.arange(20), np.arange(20) * 50 + 1)
     df = pd.DataFrame({"pid": np.arange(codes.size), "code": codes}).sample(frac=1.0, random_state=1)
     out = pydp_core.top_k(df, column="code", k=3, privacy_unit="pid", max_partitions=1, epsilon=3.0, delta=1e-6,
-                          key=b"t" * 32, ledger=False)
+                          key=b"t" * 32, ledger=UNRECORDED)
     assert list(out["code"]) == [19, 18, 17] and list(out["rank"]) == [1, 2, 3]
     again = top_k(df.sample(frac=1.0, random_state=2), column="code", k=3, privacy_unit="pid", max_partitions=1,
-                  epsilon=3.0, delta=1e-6, key=b"t" * 32, ledger=False)
+                  epsilon=3.0, delta=1e-6, key=b"t" * 32, ledger=UNRECORDED)
     pd.testing.assert_frame_equal(out.reset_index(drop=True), again.reset_index(drop=True))
     rep = aggregate_report(out)
     assert rep["mechanism"] == "pydp_core.top_k" and rep["budget"]["epsilon"] <= 3.0

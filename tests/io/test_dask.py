@@ -16,10 +16,11 @@ distributed = pytest.importorskip("distributed", reason="dask.distributed is an 
 from support.paths import subprocess_env  # noqa: E402
 
 from pydp_core import dask as pdask  # noqa: E402
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
 
 # The noise of different data under one key is compared on purpose (the ledger is tested in
 # tests/release/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
-SIM = dict(ledger=False, sensitivity_holds=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
 
 KEY = bytes(range(32))
 B = 4096
@@ -122,3 +123,30 @@ def test_rerun_at_another_epsilon_is_refused_at_the_driver(client):
     pdask.privatize(x, sup.laplace(), key=KEY, sensitivity_holds=True, block_rows=B)
     with pytest.raises(KeyReuseError, match="another release"):
         pdask.privatize(x, sup.laplace(sensitivity=2.0), key=KEY, sensitivity_holds=True, block_rows=B)
+
+
+def test_session_charges_once_at_the_driver_and_refuses_past_its_limit(client):
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from pydp_core.io import generate_key
+
+    n = 8000
+    pdf = pd.DataFrame({"id": np.arange(n), "pid": np.arange(n) % 2000, "g": np.arange(n) % 4,
+                        "x": (np.arange(n) % 100).astype(float)})
+    ddf = dd.from_pandas(pdf, npartitions=4)
+    s = pydp_core.Session(pydp_core.PureDP(2.5), key=generate_key())
+    noisy = s.privatize(ddf, sup.laplace(), columns="x", sensitivity_holds=True, index="id", block_rows=B)
+    assert s.spent() == pydp_core.PureDP(1.0)  # recorded and charged at the driver, before any task ran
+    first = noisy.compute()
+    assert noisy.compute().equals(first) and s.spent() == pydp_core.PureDP(1.0)  # four tasks, twice: one charge
+    args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (0, 100)}, max_partitions=1,
+                max_contributions=4, public_partitions=[0, 1, 2, 3])
+    out = s.aggregate(ddf, epsilon=1.0, **args)
+    assert len(out) == 4 and s.spent() == pydp_core.PureDP(2.0)
+    assert out.attrs["pydp_core.aggregate"]["session"]["spent"] == "PureDP(epsilon=2.0)"
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.aggregate(ddf, epsilon=1.0, **dict(args, bounds={"x": (0, 50)}))
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.privatize(ddf, sup.laplace(), columns="x", sensitivity_holds=True, index="id", block_rows=2 * B)
+    assert s.spent() == pydp_core.PureDP(2.0)

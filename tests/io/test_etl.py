@@ -10,6 +10,7 @@ from support import frames as sup  # noqa: E402
 
 import pydp_core  # noqa: E402
 from pydp_core import io as etl  # noqa: E402
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
 
 pd = pytest.importorskip("pandas", reason="pandas is an optional extra (pydp_core[etl])")
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
@@ -21,7 +22,7 @@ OTHER_KEY = bytes(range(1, 33))
 # of key, column and row only), so they run without the key ledger; they declare that the mechanisms'
 # sensitivity holds where they give no bounds, and that seeded generators are simulations. The ledger,
 # the bounds rule and the generator rule are tested in tests/release/test_release_safety.py.
-SIM = dict(ledger=False, sensitivity_holds=True, simulation=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True, simulation=True)
 
 
 def privatize(*args, **kwargs):
@@ -203,7 +204,7 @@ def test_bounds_clamp_before_noise_and_nothing_is_clamped_without_them():
     # the clamped values are what receives the noise: the same release of the clamped data is an exact repeat
     np.testing.assert_array_equal(out, privatize(np.clip(x, 0, 1), mech, key=KEY, bounds=(0, 1)))
     with pytest.raises(ValueError, match="infinite values: give bounds"):
-        privatize(x, mech, key=KEY, ledger=False)
+        privatize(x, mech, key=KEY, ledger=UNRECORDED)
     # NaN is refused with and without bounds, and the message does not offer bounds as the way out
     for bounds in (None, (0, 1)):
         with pytest.raises(ValueError, match="NaN values: store missing values as nulls") as err:
@@ -230,7 +231,7 @@ def test_pandas_dataframe_named_columns_nulls_and_passthrough():
     pd.testing.assert_series_equal(out["k"], df["k"])
     # Valid entries get the noise of their row, whatever the nulls are replaced by (a check only: no ledger).
     filled = df.assign(x=[1.0, -42.0, 3.0, 4.0], n=[1, -7, 3, 4])
-    ref = privatize(filled, mech, key=KEY, columns=["n", "x"], ledger=False)
+    ref = privatize(filled, mech, key=KEY, columns=["n", "x"], ledger=UNRECORDED)
     np.testing.assert_array_equal(out["x"].to_numpy()[[0, 2, 3]], ref["x"].to_numpy()[[0, 2, 3]])
     # A Series is the release of its column alone: the same noise as that column released alone from the frame.
     alone = privatize(df, mech, columns="x", key=bytes(range(1, 33)))

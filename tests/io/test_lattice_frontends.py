@@ -12,10 +12,11 @@ import pytest
 import pydp_core
 from pydp_core import cli, release
 from pydp_core import io as etl
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check only: no record
 
 KEY = bytes(range(32))
 B = 1024
-SIM = dict(ledger=False, sensitivity_holds=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
 
 
@@ -62,7 +63,7 @@ def test_cli_privatize_takes_subbotin_with_its_order(capsys, tmp_path):
         outs.append(pq.read_table(dst))
     assert outs[0].equals(outs[1])
     want = pydp_core.privatize(table, etl.mechanism("subbotin", r=1.5, epsilon=1.0, delta=1e-6, sensitivity=2.0),
-                               columns=["x"], key=KEY, bounds=(-1.0, 1.0), block_rows=B, ledger=False)
+                               columns=["x"], key=KEY, bounds=(-1.0, 1.0), block_rows=B, ledger=UNRECORDED)
     assert outs[0].equals(want)
     grid = release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6, sensitivity=2.0).grid
     assert _on_grid(outs[0].column("x").to_numpy(), grid)

@@ -15,6 +15,7 @@ pyspark = pytest.importorskip("pyspark", reason="pyspark is an optional extra (p
 from support.paths import REPO_ROOT, subprocess_env  # noqa: E402
 
 from pydp_core import spark as pspark  # noqa: E402
+from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
 
 # pyspark 4.0 warns that it does not fully support pandas 3 whenever it touches pandas (mapInArrow's
 # set-up does); that is about the environment, not about this code.
@@ -26,7 +27,7 @@ B = 4096
 
 # The noise of different data under one key is compared on purpose (the ledger is tested in
 # tests/release/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
-SIM = dict(ledger=False, sensitivity_holds=True)
+SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +200,7 @@ def test_workers_find_pydp_core_without_pyspark_python(tmp_path):
         "from pydp_core import spark as ps\n"
         "s = SparkSession.builder.master('local[1]').config('spark.ui.enabled', 'false').getOrCreate()\n"
         "df = s.range(0, 100).selectExpr('cast(id as double) as x')\n"
-        "out = ps.privatize(df, dp.LaplaceMechanism(epsilon=1.0), key=bytes(32), columns='x', ledger=False,\n"
+        "out = ps.privatize(df, dp.LaplaceMechanism(epsilon=1.0), key=bytes(32), columns='x',\n"
         "                   sensitivity_holds=True).collect()\n"
         "print('rows', len(out))\n"
         "s.stop()\n"
@@ -247,3 +248,23 @@ def test_rerun_at_another_epsilon_is_refused_at_the_driver(spark):
     pspark.privatize(df, sup.laplace(), key=KEY, columns="x", sensitivity_holds=True, index="id")
     with pytest.raises(KeyReuseError, match="another release"):
         pspark.privatize(df, sup.laplace(sensitivity=2.0), key=KEY, columns="x", sensitivity_holds=True, index="id")
+
+
+def test_session_charges_once_at_the_driver_and_refuses_past_its_limit(spark):
+    from pydp_core.io import generate_key
+
+    df = _frame(spark, 4, n=4000).selectExpr("id", "x", "cast(id % 1000 as long) as pid", "cast(id % 4 as long) as g")
+    s = pydp_core.Session(pydp_core.PureDP(2.5), key=generate_key())
+    noisy = s.privatize(df, sup.laplace(), columns="x", sensitivity_holds=True, index="id")
+    assert s.spent() == pydp_core.PureDP(1.0)  # recorded and charged at the driver, before any task ran
+    first = _collect(noisy, "x")["x"]
+    assert np.array_equal(_collect(noisy, "x")["x"], first) and s.spent() == pydp_core.PureDP(1.0)
+    args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (0, 100)}, max_partitions=1,
+                max_contributions=4, public_partitions=[0, 1, 2, 3])
+    out = s.aggregate(df, epsilon=1.0, **args)
+    assert out.num_rows == 4 and s.spent() == pydp_core.PureDP(2.0)
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.aggregate(df, epsilon=1.0, **dict(args, bounds={"x": (0, 50)}))
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.privatize(df, sup.laplace(), columns="x", sensitivity_holds=True, index="id", block_rows=1 << 12)
+    assert s.spent() == pydp_core.PureDP(2.0)
