@@ -32,6 +32,9 @@
 #include "pydp/random/generator.hpp"
 #include "pydp/version.hpp"
 
+// One thread cap: the C header states the C++ constant.
+static_assert(PYDP_MAX_THREADS == pydp::kMaxThreads, "capi.h's PYDP_MAX_THREADS must be pydp::kMaxThreads");
+
 struct pydp_rng {
     pydp::random::Generator gen;
 };

@@ -1,9 +1,11 @@
 // The extension module: registration only. Kernels live in csrc/include/pydp/, glue in bind_<area>.cpp.
+#include "pydp/parallel.hpp"
 #include "register.hpp"
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "pydp_core compiled core (private: import pydp_core instead)";
     m.attr("__version__") = PYDP_VERSION;
+    m.attr("MAX_THREADS") = pydp::kMaxThreads;  // the one thread cap (pydp/parallel.hpp)
     pydp_bind::register_special(m.def_submodule("special"));
     pydp_bind::register_noise(m.def_submodule("noise"));
     pydp_bind::register_calibration(m.def_submodule("calibration"));

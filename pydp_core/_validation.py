@@ -88,6 +88,7 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
 
 
 #: The largest ``threads=`` accepted: more is never useful, and the C++ pool would only try to start them.
+#: The same cap as the bindings' and the C ABI's (``pydp::kMaxThreads``, ``PYDP_MAX_THREADS``; checked by a test).
 MAX_THREADS = 4096
 
 

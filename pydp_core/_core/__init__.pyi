@@ -11,4 +11,5 @@ from . import manifolds
 from . import discrete
 from . import aggregate
 __all__: list[str] = ['accounting', 'aggregate', 'calibration', 'discrete', 'manifolds', 'noise', 'random', 'special']
+MAX_THREADS: int = 4096
 __version__: str = '0.1.0'

@@ -63,3 +63,14 @@ def test_good_thread_counts_agree():
     ref = dp.gdp.gdp_epsilon(np.linspace(0.1, 5, 1000), delta=1e-6, threads=1)
     for t in (0, 2, 7, 4096):
         assert np.array_equal(dp.gdp.gdp_epsilon(np.linspace(0.1, 5, 1000), delta=1e-6, threads=t), ref)
+
+
+def test_one_thread_cap_in_python_the_bindings_and_the_c_abi():
+    import re
+
+    from pydp_core import _core, _validation
+    from support.paths import REPO_ROOT
+
+    assert _validation.MAX_THREADS == _core.MAX_THREADS
+    header = (REPO_ROOT / "csrc" / "include" / "pydp" / "capi.h").read_text()
+    assert int(re.search(r"#define PYDP_MAX_THREADS (\d+)u", header).group(1)) == _core.MAX_THREADS

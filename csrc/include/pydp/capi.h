@@ -32,7 +32,7 @@ extern "C" {
 
 /* ---- versions, limits ----------------------------------------------------------------------------- */
 #define PYDP_ABI_VERSION 1
-#define PYDP_MAX_THREADS 65536u
+#define PYDP_MAX_THREADS 4096u
 /* The largest element count of one call (2^37 doubles: 1 TiB); larger counts are PYDP_ERR_INVALID. */
 #define PYDP_MAX_ELEMENTS (((size_t)1) << 37)
 

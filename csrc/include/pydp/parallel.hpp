@@ -13,7 +13,7 @@ namespace pydp {
 
 // The thread cap of every entry point (Python and C): more threads than this are never useful (the pool
 // also falls back to the threads it can start), and the cap keeps counts exact in any integer type.
-constexpr unsigned kMaxThreads = 65536;
+constexpr unsigned kMaxThreads = 4096;
 
 inline unsigned hardware_threads() noexcept {
     unsigned n = std::thread::hardware_concurrency();
