@@ -13,7 +13,7 @@ import pytest
 from pydp_core.aggregation import aggregate, aggregate_report
 
 dd = pytest.importorskip("dask.dataframe", reason="dask is an optional extra (pydp_core[dask])")
-from support.paths import subprocess_env  # noqa: E402
+from support.paths import export_to_subprocesses  # noqa: E402
 
 from pydp_core.aggregation.engines import aggregate_dask, aggregate_spark  # noqa: E402
 
@@ -60,7 +60,7 @@ def spark():
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["PYTHONPATH"] = subprocess_env()["PYTHONPATH"]
+    export_to_subprocesses()
     try:
         session = (SparkSession.builder.master("local[2, 4]").appName("pydp_core-aggregate-tests")
                    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")

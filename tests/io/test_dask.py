@@ -13,7 +13,7 @@ pd = pytest.importorskip("pandas", reason="pandas is an optional extra (pydp_cor
 da = pytest.importorskip("dask.array", reason="dask is an optional extra (pydp_core[dask])")
 dd = pytest.importorskip("dask.dataframe", reason="dask is an optional extra (pydp_core[dask])")
 distributed = pytest.importorskip("distributed", reason="dask.distributed is an optional extra (pydp_core[dask])")
-from support.paths import subprocess_env  # noqa: E402
+from support.paths import export_to_subprocesses  # noqa: E402
 
 from pydp_core import dask as pdask  # noqa: E402
 from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
@@ -28,7 +28,7 @@ B = 4096
 
 @pytest.fixture(scope="module")
 def client():
-    os.environ["PYTHONPATH"] = subprocess_env()["PYTHONPATH"]
+    export_to_subprocesses()
     try:
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     except Exception as exc:

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 import pytest
+from support.paths import subprocess_env
 
 import pydp_core as dp
 from pydp_core import io
@@ -26,7 +27,6 @@ pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_c
 pq = pytest.importorskip("pyarrow.parquet")
 
 BOUNDS = (0.0, 500.0)
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _data(n: int = 5000, seed: int = 7) -> np.ndarray:
@@ -181,13 +181,13 @@ def test_the_state_ledger_is_named_by_the_key_and_authenticated(tmp_path):
 def test_a_copied_key_file_in_another_process_is_refused(tmp_path):
     """Two real processes, two copies of one key file: the second sees the first's use."""
     src, _, key, copy = _key_files(tmp_path)
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = subprocess_env()
 
     def run(epsilon: str, keyfile) -> subprocess.CompletedProcess:
         out = tmp_path / f"o{epsilon}-{os.path.basename(os.path.dirname(keyfile))}.parquet"
         return subprocess.run([sys.executable, "-m", "pydp_core", "privatize", str(src), str(out), *PRIV,
                                "--epsilon", epsilon, "-k", str(keyfile)], capture_output=True, text=True,
-                              env=env, cwd=ROOT, timeout=300)
+                              env=env, cwd=tmp_path, timeout=300)
 
     assert run("1", key).returncode == 0
     second = run("2", copy)

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from support.paths import export_to_subprocesses
 
 import pydp_core
 from pydp_core import cli, release
@@ -17,7 +18,6 @@ from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # a check onl
 KEY = bytes(range(32))
 B = 1024
 SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
 
 
 def _on_grid(values: np.ndarray, grid: float) -> bool:
@@ -100,7 +100,7 @@ def test_spark_lattice_release_does_not_depend_on_the_partitioning():
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["PYTHONPATH"] = ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
+    export_to_subprocesses()
     try:
         spark = (SparkSession.builder.master("local[2]").appName("pydp_core-lattice")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())

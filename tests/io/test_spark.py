@@ -12,7 +12,7 @@ import pydp_core  # noqa: E402
 
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pyspark = pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
-from support.paths import REPO_ROOT, subprocess_env  # noqa: E402
+from support.paths import REPO_ROOT, export_to_subprocesses, subprocess_env  # noqa: E402
 
 from pydp_core import spark as pspark  # noqa: E402
 from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
@@ -37,7 +37,7 @@ def spark():
     # Python workers must run this interpreter and find this pydp_core.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["PYTHONPATH"] = subprocess_env()["PYTHONPATH"]
+    export_to_subprocesses()
     try:
         session = (
             SparkSession.builder.master("local[2, 4]")

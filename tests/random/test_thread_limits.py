@@ -68,8 +68,9 @@ def test_good_thread_counts_agree():
 def test_one_thread_cap_in_python_the_bindings_and_the_c_abi():
     import re
 
-    from pydp_core import _core, _validation
     from support.paths import REPO_ROOT
+
+    from pydp_core import _core, _validation
 
     assert _validation.MAX_THREADS == _core.MAX_THREADS
     header = (REPO_ROOT / "csrc" / "include" / "pydp" / "capi.h").read_text()

@@ -27,3 +27,14 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONSAFEPATH"] = "1"
     env.update(extra)
     return env
+
+
+def export_to_subprocesses() -> None:
+    """Make every process started from now on (engine workers included) import the package under test.
+
+    Spark and Dask start their workers from this process's environment, often with the repository as the
+    working directory, whose ``pydp_core/`` has no compiled extension on a clean clone.
+    """
+    env = subprocess_env()
+    os.environ["PYTHONPATH"] = env["PYTHONPATH"]
+    os.environ["PYTHONSAFEPATH"] = "1"
