@@ -100,6 +100,7 @@ def test_aggregate_spark_vs_group_by(speed):
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__))) + os.pathsep + \
         os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONSAFEPATH"] = "1"  # workers import the package under test, never the working directory's
     session = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
     try:
         table = make_table(SPARK_N)

@@ -116,7 +116,7 @@ def test_cli_privatize_parquet_throughput(benchmark, speed, files):
         # of children would include this process's pages copied at fork).
         code = ("import sys; from pydp_core import cli; code = cli.main(sys.argv[1:]); "
                 "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]); sys.exit(code)")
-        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pydp_core.__file__)))
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pydp_core.__file__)), PYTHONSAFEPATH="1")
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", code, *_argv(src, dst, key)], check=True, env=env,
                               capture_output=True, text=True)

@@ -43,6 +43,7 @@ def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     root = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
     os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONSAFEPATH"] = "1"  # workers import the package under test, never the working directory's
     try:
         s = (SparkSession.builder.master("local[2]").appName("pydp_core-bench")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())

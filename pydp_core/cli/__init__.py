@@ -34,7 +34,8 @@ import argparse
 import importlib
 import signal
 import sys
-from typing import Sequence
+import threading
+from typing import Any, Sequence
 
 #: Command name -> module of ``pydp_core.cli`` that implements it.
 COMMANDS: dict[str, str] = {
@@ -83,13 +84,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    run = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}").run
+    received: list[int] = []
+    restore = _interrupt_on_signals(received)
     try:
+        run = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}").run
         return int(run(args))
     except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError, ImportError) as exc:
+        if received:  # the signal interrupted an import, which reports it as an ImportError
+            return _interrupted(args.command, received[0])
         print(f"pydp-core {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
-        signum = int(getattr(exc, "signum", signal.SIGINT))
-        print(f"pydp-core {args.command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return 128 + signum
+        return _interrupted(args.command, int(getattr(exc, "signum", received[0] if received else signal.SIGINT)))
+    finally:
+        restore()
+
+
+def _interrupted(command: str, signum: int) -> int:
+    print(f"pydp-core {command}: interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+    return 128 + signum
+
+
+def _interrupt_on_signals(received: list[int]) -> Any:
+    """SIGINT and SIGTERM raise KeyboardInterrupt (with ``signum``) and are noted in ``received`` until the
+    returned function restores the previous handlers; commands that stop at safe points install their own."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum: int, frame: Any) -> None:
+        received.append(signum)
+        exc = KeyboardInterrupt()
+        exc.signum = signum  # type: ignore[attr-defined]
+        raise exc
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    return lambda: [signal.signal(s, h) for s, h in previous.items()]
