@@ -42,8 +42,11 @@ def spark():
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     root = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
-    os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
-    os.environ["PYTHONSAFEPATH"] = "1"  # workers import the package under test, never the working directory's
+    # Workers import the package under test first (never the working directory's), then this benchmark's
+    # module (its identity function is pickled by reference) from the repository.
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join([root, repo, os.environ.get("PYTHONPATH", "")])
+    os.environ["PYTHONSAFEPATH"] = "1"
     try:
         s = (SparkSession.builder.master("local[2]").appName("pydp_core-bench")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
