@@ -42,11 +42,8 @@ def spark():
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     root = os.path.dirname(os.path.dirname(os.path.abspath(pydp_core.__file__)))
-    # Workers import the package under test first (never the working directory's), then this benchmark's
-    # module (its identity function is pickled by reference) from the repository.
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, repo, os.environ.get("PYTHONPATH", "")])
-    os.environ["PYTHONSAFEPATH"] = "1"
+    os.environ["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONSAFEPATH"] = "1"  # workers import the package under test, never the working directory's
     try:
         s = (SparkSession.builder.master("local[2]").appName("pydp_core-bench")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
@@ -57,15 +54,14 @@ def spark():
     s.stop()
 
 
-def _identity(batches):
-    yield from batches
-
-
 def _run(df):
     df.write.format("noop").mode("overwrite").save()
 
 
 def test_spark_overhead_against_mapinarrow_identity(benchmark, speed, spark):
+    def _identity(batches):  # defined here, so that it reaches the workers by value, not by module name
+        yield from batches
+
     mech = etl.mechanism("laplace", epsilon=1.0, sensitivity=1.0)
     df = spark.range(0, N, numPartitions=P).selectExpr("id", "cast(id % 1000 as double) as x")
     _run(df.mapInArrow(_identity, df.schema))  # warm up the Python workers
