@@ -1,4 +1,4 @@
-"""pydp_core.aggregate against non-private pyarrow and against PipelineDP's local backend.
+"""pydp_core.aggregation against non-private pyarrow and against PipelineDP's local backend.
 
 - ``vs_pyarrow``: N rows, N/100 persons, N/1000 groups, count + sum + mean of one column with contribution
   bounding (3 groups, 2 rows), Laplace-threshold selection and exact noise, against

@@ -23,7 +23,7 @@ import pydp_core as pc
 from pydp_core import _core, release
 from pydp_core.release.samplers import generator_and_threads
 
-_D = _core.discrete
+_D = _core.release
 N = 1_000_000
 T_GOAL = 4.5
 CROPS = (None, 50, 70, 80, 90, 95, 99)

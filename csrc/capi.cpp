@@ -22,10 +22,10 @@
 #endif
 
 #include "pydp/accounting/pld.hpp"
-#include "pydp/aggregate/keyed_noise.hpp"
+#include "pydp/aggregation/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
-#include "pydp/discrete/release.hpp"
-#include "pydp/discrete/table.hpp"
+#include "pydp/release/release.hpp"
+#include "pydp/release/table.hpp"
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/fill.hpp"
@@ -208,13 +208,13 @@ pydp_status grid_release(pydp_rng* rng, int grid_exponent, double low, double hi
                          std::size_t n, unsigned threads, MakeSampler&& make) noexcept {
     return guarded([&]() -> pydp_status {
         PYDP_CHECK(check_bulk(rng, x, out, n));
-        if (grid_exponent < pydp::discrete::kMinGridExponent || grid_exponent > pydp::discrete::kMaxGridExponent)
+        if (grid_exponent < pydp::release::kMinGridExponent || grid_exponent > pydp::release::kMaxGridExponent)
             return bad("grid_exponent", "must lie in [-1021, 970]", grid_exponent);
         if (std::isnan(low) || std::isnan(high) || !(low <= high))
             return fail(PYDP_ERR_INVALID, "low and high must not be NaN and must satisfy low <= high");
         const auto sampler = make();  // checks its own parameters (std::invalid_argument with a message)
-        const pydp::discrete::ChunkSources src = pydp::discrete::reserve_sources(rng->gen, n);
-        pydp::discrete::release_on_grid(sampler, x, out, n, grid_exponent, low, high, pydp::cap_threads(threads), src);
+        const pydp::release::ChunkSources src = pydp::release::reserve_sources(rng->gen, n);
+        pydp::release::release_on_grid(sampler, x, out, n, grid_exponent, low, high, pydp::cap_threads(threads), src);
         return PYDP_OK;
     });
 }
@@ -226,14 +226,14 @@ pydp_status keyed_release(const pydp_rng* rng, const std::uint64_t* streams, int
     return guarded([&]() -> pydp_status {
         PYDP_CHECK(check_bulk(rng, x, out, n));
         if (n > 0) PYDP_REQUIRE(streams);
-        if (grid_exponent < pydp::discrete::kMinGridExponent || grid_exponent > pydp::discrete::kMaxGridExponent)
+        if (grid_exponent < pydp::release::kMinGridExponent || grid_exponent > pydp::release::kMaxGridExponent)
             return bad("grid_exponent", "must lie in [-1021, 970]", grid_exponent);
         for (std::size_t j = 0; j < n; ++j) {
             if (streams[j] == ~std::uint64_t{0})
                 return fail(PYDP_ERR_INVALID, "streams[j] must be below 2^64 - 1 (reserved for key derivation)");
         }
         const auto sampler = make();
-        pydp::aggregate::keyed_grid_release(sampler, rng->gen, streams, x, out, n, grid_exponent, pydp::cap_threads(threads));
+        pydp::aggregation::keyed_grid_release(sampler, rng->gen, streams, x, out, n, grid_exponent, pydp::cap_threads(threads));
         return PYDP_OK;
     });
 }
@@ -494,28 +494,28 @@ pydp_status pydp_rng_gamma(pydp_rng* rng, double shape, double scale, double* ou
 pydp_status pydp_release_laplace(pydp_rng* rng, uint64_t t_num, uint64_t t_den, int grid_exponent, double low,
                                  double high, const double* x, double* out, size_t n, unsigned threads) {
     return grid_release(rng, grid_exponent, low, high, x, out, n, threads,
-                        [&] { return pydp::discrete::DiscreteLaplace(t_num, t_den); });
+                        [&] { return pydp::release::DiscreteLaplace(t_num, t_den); });
 }
 
 pydp_status pydp_release_gaussian(pydp_rng* rng, uint64_t sigma2_num, uint64_t sigma2_den, int grid_exponent,
                                   double low, double high, const double* x, double* out, size_t n, unsigned threads) {
     return grid_release(rng, grid_exponent, low, high, x, out, n, threads,
-                        [&] { return pydp::discrete::DiscreteGaussian(sigma2_num, sigma2_den); });
+                        [&] { return pydp::release::DiscreteGaussian(sigma2_num, sigma2_den); });
 }
 
 pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s, int weight_bits, int timing_stable,
                                  int grid_exponent, double low, double high, const double* x, double* out, size_t n,
                                  unsigned threads) {
-    namespace dsc = pydp::discrete;
+    namespace rel = pydp::release;
     if (family != PYDP_SUBBOTIN && family != PYDP_LOGISTIC)
         return bad("family", "must be PYDP_SUBBOTIN or PYDP_LOGISTIC for a lattice release", family);
     if (s == 0 || s > (std::uint64_t{1} << 53)) return bad("s", "must lie in [1, 2^53]", static_cast<double>(s));
     if (timing_stable != 0 && timing_stable != 1) return bad("timing_stable", "must be 0 or 1", timing_stable);
-    std::unique_ptr<dsc::LatticeTable> table;
+    std::unique_ptr<rel::LatticeTable> table;
     const pydp_status rc = guarded([&]() -> pydp_status {
         try {
-            table = std::make_unique<dsc::LatticeTable>(family == PYDP_SUBBOTIN ? dsc::LatticeKind::Subbotin : dsc::LatticeKind::Logistic,
-                                                        r, static_cast<double>(s), weight_bits, dsc::kMaxTableHalf);
+            table = std::make_unique<rel::LatticeTable>(family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
+                                                        r, static_cast<double>(s), weight_bits, rel::kMaxTableHalf);
         } catch (const std::length_error& e) {  // a parameter, not the stream: the table would be too long
             return fail(PYDP_ERR_INVALID, e.what());
         } catch (const std::overflow_error& e) {
@@ -524,21 +524,21 @@ pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s
         return PYDP_OK;
     });
     if (rc != PYDP_OK) return rc;
-    const dsc::TableSampler sampler{table.get(), timing_stable == 1};
+    const rel::TableSampler sampler{table.get(), timing_stable == 1};
     return grid_release(rng, grid_exponent, low, high, x, out, n, threads, [&] { return sampler; });
 }
 
 pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num, uint64_t t_den,
                                        int grid_exponent, const double* x, double* out, size_t n, unsigned threads) {
     return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
-                         [&] { return pydp::discrete::DiscreteLaplace(t_num, t_den); });
+                         [&] { return pydp::release::DiscreteLaplace(t_num, t_den); });
 }
 
 pydp_status pydp_keyed_release_gaussian(const pydp_rng* rng, const uint64_t* streams, uint64_t sigma2_num,
                                         uint64_t sigma2_den, int grid_exponent, const double* x, double* out, size_t n,
                                         unsigned threads) {
     return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
-                         [&] { return pydp::discrete::DiscreteGaussian(sigma2_num, sigma2_den); });
+                         [&] { return pydp::release::DiscreteGaussian(sigma2_num, sigma2_den); });
 }
 
 pydp_status pydp_pld_from_noise(int family, double r, double scale, double sensitivity, double sampling_rate,

@@ -12,6 +12,6 @@ PYBIND11_MODULE(_core, m) {
     pydp_bind::register_random(m.def_submodule("random"));
     pydp_bind::register_accounting(m.def_submodule("accounting"));
     pydp_bind::register_manifolds(m.def_submodule("manifolds"));
-    pydp_bind::register_discrete(m.def_submodule("discrete"));
-    pydp_bind::register_aggregate(m.def_submodule("aggregate"));
+    pydp_bind::register_release(m.def_submodule("release"));
+    pydp_bind::register_aggregation(m.def_submodule("aggregation"));
 }

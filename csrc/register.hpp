@@ -9,6 +9,6 @@ void register_calibration(pybind11::module_ m);
 void register_random(pybind11::module_ m);
 void register_accounting(pybind11::module_ m);
 void register_manifolds(pybind11::module_ m);
-void register_discrete(pybind11::module_ m);
-void register_aggregate(pybind11::module_ m);
+void register_release(pybind11::module_ m);
+void register_aggregation(pybind11::module_ m);
 }  // namespace pydp_bind

@@ -199,7 +199,7 @@ class Session:
                               accountant=self._accountant, **kwargs)
 
     def aggregate(self, table: Any, **kwargs: Any) -> Any:
-        """:func:`pydp_core.aggregate` under the session's key, charged to its budget (its composed
+        """:func:`pydp_core.aggregation` under the session's key, charged to its budget (its composed
         guarantee, the report's ``budget``).
 
         Spark and Dask DataFrames are aggregated by their engines. The report gains ``session``.

@@ -11,7 +11,7 @@
 #include "pydp/accounting/fft.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "pydp/cpu.hpp"
-#include "pydp/discrete/table.hpp"
+#include "pydp/release/table.hpp"
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/chacha.hpp"
@@ -166,8 +166,8 @@ void fft_avx2_matches_scalar() {
 // exactly W(|y|) times over all U in [0, T) of a small table, the profile is 0 for a shift the table
 // cannot reach beyond, and monotone in the shift.
 void lattice_table_inversion_and_profile() {
-    using pydp::discrete::LatticeKind;
-    using pydp::discrete::LatticeTable;
+    using pydp::release::LatticeKind;
+    using pydp::release::LatticeTable;
     const LatticeTable t(LatticeKind::Subbotin, 2.5, 2.0, 6, 1000);  // W(0) = 64, a handful of entries
     const std::int64_t K = static_cast<std::int64_t>(t.half_size());
     CHECK(K >= 2 && t.weight(0) == 64);

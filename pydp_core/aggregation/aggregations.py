@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._core import aggregate as _cagg
+from .._core import aggregation as _cagg
 from ..random import Random
 from ..release import GridRelease, calibrate_laplace_release, discrete_gaussian_log_cdf
 from ..release.plans import _GAUSS_MAX_BITS, DEFAULT_GRID_BITS, _grid_exponent, _grid_shift
@@ -463,7 +463,7 @@ def component_limb_sums(names: Sequence[str], groups: np.ndarray, values: np.nda
                         bounds: tuple[float, float], n_groups: int, threads: int = 0) -> np.ndarray:
     """For each component of ``names``, ``limb_sums(groups, quantized_terms(name, clip(values[rows], *bounds),
     bounds), n_groups)``, in one C++ pass over the rows without temporaries
-    (``csrc/include/pydp/aggregate/exact_sums.hpp``; ``threads`` row ranges, 0 = all cores, the same result
+    (``csrc/include/pydp/aggregation/exact_sums.hpp``; ``threads`` row ranges, 0 = all cores, the same result
     for any number): a (3 len(names), n_groups) int64 array."""
     return _cagg.component_limbs(
         np.ascontiguousarray(groups, dtype=np.int64), np.ascontiguousarray(values, dtype=np.float64),

@@ -32,8 +32,8 @@ _S33 = np.uint64(33)
 
 
 def subkey(key: bytes, label: str) -> bytes:
-    """HMAC-SHA256(key, "pydp_core.aggregate" 0x00 label): one independent key per use."""
-    return hmac.new(key, b"pydp_core.aggregate\x00" + label.encode("utf-8"), hashlib.sha256).digest()
+    """HMAC-SHA256(key, "pydp_core.aggregation" 0x00 label): one independent key per use."""
+    return hmac.new(key, b"pydp_core.aggregation\x00" + label.encode("utf-8"), hashlib.sha256).digest()
 
 
 def _word(key: bytes, i: int) -> np.uint64:
@@ -137,7 +137,7 @@ def bound_contributions(
     ``person`` and ``group`` are per-row codes into ``person_hash`` and ``group_hash`` (keyed identity
     hashes; group -1 drops the row); ``values`` are the aggregated columns, whose float64 bits after
     clamping are the row content: already clamped, or raw with ``bounds`` (one (low, high) per column),
-    clamped by the kernel as ``numpy.clip`` would. The C++ kernel (``csrc/include/pydp/aggregate/bounding.hpp``) keeps, per
+    clamped by the kernel as ``numpy.clip`` would. The C++ kernel (``csrc/include/pydp/aggregation/bounding.hpp``) keeps, per
     person, the groups with the smallest pair priority ``keyed_mix(person_hash ^ fmix(group_hash ^
     salt), pair key)`` and, per kept pair, the rows with the smallest ``fmix(row ^ keyed_mix(duplicate
     index, duplicate key))``, where ``row = keyed_mix(pair ^ content, row key)`` and the content hash
@@ -145,7 +145,7 @@ def bound_contributions(
     thread count. ``rows`` of the result are increasing. A NaN in ``values`` is a ValueError naming the
     column (its entry of ``names``), found by the kernel in its pass over the rows.
     """
-    from .._core import aggregate as _cagg
+    from .._core import aggregation as _cagg
 
     limits = np.asarray([b for pair in bounds for b in pair] if bounds is not None else [], dtype=np.float64)
     try:

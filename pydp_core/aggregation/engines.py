@@ -1,4 +1,4 @@
-"""The aggregation on Dask and Spark: the same release as :func:`pydp_core.aggregate.aggregate`, bit for bit.
+"""The aggregation on Dask and Spark: the same release as :func:`pydp_core.aggregation.aggregate`, bit for bit.
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
 2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
@@ -76,14 +76,14 @@ def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
 
 
 def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
-    """:func:`pydp_core.aggregate.aggregate` of a Dask DataFrame (same keyword arguments).
+    """:func:`pydp_core.aggregation.aggregate` of a Dask DataFrame (same keyword arguments).
 
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame
         The rows; shuffled by ``privacy_unit`` so that each partition holds whole persons.
     **kwargs
-        The keyword arguments of :func:`pydp_core.aggregate.aggregate`.
+        The keyword arguments of :func:`pydp_core.aggregation.aggregate`.
 
     Returns
     -------
@@ -94,7 +94,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        As :func:`pydp_core.aggregate.aggregate`.
+        As :func:`pydp_core.aggregation.aggregate`.
 
     Examples
     --------
@@ -120,14 +120,14 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
 
 
 def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
-    """:func:`pydp_core.aggregate.aggregate` of a Spark DataFrame (same keyword arguments).
+    """:func:`pydp_core.aggregation.aggregate` of a Spark DataFrame (same keyword arguments).
 
     Parameters
     ----------
     sdf : pyspark.sql.DataFrame
         The rows; repartitioned by ``privacy_unit`` and bounded per partition with ``mapInArrow``.
     **kwargs
-        The keyword arguments of :func:`pydp_core.aggregate.aggregate`.
+        The keyword arguments of :func:`pydp_core.aggregation.aggregate`.
 
     Returns
     -------

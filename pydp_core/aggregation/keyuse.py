@@ -80,7 +80,7 @@ def partials_digest(group_cols: Sequence[np.ndarray], partials: Mapping[str, np.
     """SHA-256 (hex) of the groups and their exact partial aggregates: what the output depends on."""
     import hashlib
 
-    h = hashlib.sha256(b"pydp_core.aggregate/partials\x00")
+    h = hashlib.sha256(b"pydp_core.aggregation/partials\x00")
     # By value and in the order of the groups' values: an engine may hand back the groups in another order,
     # int32 for int64, or dictionary-encoded strings.
     labels = ["\x00".join(map(repr, g)) for g in zip(*[np.asarray(c).tolist() for c in group_cols])]

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core import aggregate as _cagg
+from .._core import aggregation as _cagg
 from .aggregations import _base_generator, integer_laplace_t
 from .bounding import subkey
 

@@ -21,7 +21,7 @@ BOUNDING_BIAS = (
 
 
 #: The key of the guarantee report in a result's Parquet/Arrow schema metadata and ``DataFrame.attrs``.
-REPORT_KEY = "pydp_core.aggregate"
+REPORT_KEY = "pydp_core.aggregation"
 
 
 def build_result(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
@@ -76,7 +76,7 @@ def aggregate_report(table: Any) -> dict:
     attrs = getattr(table, "attrs", None)
     if isinstance(attrs, dict) and REPORT_KEY in attrs:
         return dict(attrs[REPORT_KEY])
-    raise ValueError("table carries no pydp_core.aggregate report")
+    raise ValueError("table carries no pydp_core.aggregation report")
 
 
 def to_polars(result: Any) -> Any:
@@ -102,7 +102,7 @@ def release_report(spec: AggregateSpec, selection: ThresholdSelection | OptimalS
     from .._version import __version__
 
     return {
-        "mechanism": "pydp_core.aggregate",
+        "mechanism": "pydp_core.aggregation",
         "library_version": __version__,
         "neighbouring": "add or remove all rows of one privacy unit",
         "privacy_unit": spec.privacy_unit,

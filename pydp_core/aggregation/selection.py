@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._core import aggregate as _cagg
+from .._core import aggregation as _cagg
 from .aggregations import IntegerNoise, _base_generator, integer_noise
 
 _MARGIN = 1e-12

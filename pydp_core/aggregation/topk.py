@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._core import aggregate as _cagg
+from .._core import aggregation as _cagg
 from .._validation import check_int
 from .aggregations import _base_generator, integer_laplace_t
 from .bounding import subkey

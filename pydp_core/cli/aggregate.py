@@ -12,7 +12,7 @@ HELP = "differentially private group-by counts, sums, means and variances with p
 _EPILOG = """\
 The budget: --epsilon and --delta (or --rho, zCDP) are the TOTAL for one privacy unit (all its rows),
 split evenly over the aggregates and partition selection unless --budget-split says otherwise; the report
-(written into the Parquet key-value metadata under 'pydp_core.aggregate' and into OUT.json) lists the
+(written into the Parquet key-value metadata under 'pydp_core.aggregation' and into OUT.json) lists the
 definition, the noise, the share, noise scale and interval half-width of every aggregate and the composed
 total. Noise: --epsilon alone is pure DP with discrete Laplace noise; --rho is zCDP with discrete Gaussian
 noise; with --epsilon and --delta > 0, --noise laplace spends delta on partition selection only and

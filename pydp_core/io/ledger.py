@@ -207,7 +207,7 @@ class KeyLedger:
         Parameters
         ----------
         column : str
-            The column (or the label of a whole release, as :func:`pydp_core.aggregate` records).
+            The column (or the label of a whole release, as :func:`pydp_core.aggregation` records).
         start, stop : int
             The piece's rows ``[start, stop)``.
         digest : str

@@ -1,6 +1,6 @@
 """Subbotin_r and Logistic releases on the grid with noise from an exact integer weight table.
 
-The noise law on the grid is a table of integer weights (``csrc/include/pydp/discrete/table.hpp``):
+The noise law on the grid is a table of integer weights (``csrc/include/pydp/release/table.hpp``):
 ``W(0) = 2**P`` and, for ``y >= 1``, ``W(y) = min(W(y - 1), floor(2**P w(y / s)))`` with
 ``w(x) = exp(-|x|**r / r)`` (Subbotin_r) or ``w(x) = 4 e^-|x| / (1 + e^-|x|)**2`` (Logistic), stopping
 where the weight reaches 0; ``P(Y = y) = W(|y|) / T``. The table is the law: the privacy profile is
@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from numpy.typing import ArrayLike
 
 from .._arrays import accepts_arrays
-from .._core import discrete as _D
+from .._core import release as _D
 from .._safety import check_release_delta, check_release_rng
 from .._validation import check_subbotin_order
 from ..calibration import CalibrationError, minimal_scale
@@ -140,7 +140,7 @@ class LatticeRelease(GridRelease):
 
     @functools.cached_property
     def table(self) -> Any:
-        """The weight table (``_core.discrete.LatticeTable``), built on first use."""
+        """The weight table (``_core.release.LatticeTable``), built on first use."""
         t, bits = _build_table(self.mechanism, self.r or 1.0, int(self.parameter))
         if bits != self.weight_bits:
             raise CalibrationError("the lattice table could not be rebuilt with the plan's weight bits")

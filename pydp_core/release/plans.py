@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._arrays import accepts_arrays
-from .._core import discrete as _D
+from .._core import release as _D
 from .._safety import check_release_delta, check_release_rng
 from .._validation import (
     as_float_array,

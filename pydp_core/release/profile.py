@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .._core import discrete as _D
+from .._core import release as _D
 from .._validation import check_epsilon_scalar, check_int
 from .samplers import Rational, check_shift, rational_parameter
 

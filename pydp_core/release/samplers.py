@@ -10,7 +10,7 @@ from typing import Any, Optional, Union, overload
 
 import numpy as np
 
-from .._core import discrete as _D
+from .._core import release as _D
 from .._validation import check_int, check_rational, check_size
 from ..random import as_random
 

@@ -1,4 +1,4 @@
-"""pydp_core.aggregate: bounding on neighbouring data sets, keyed reproducibility, row-order and
+"""pydp_core.aggregation: bounding on neighbouring data sets, keyed reproducibility, row-order and
 front-end independence, the budget split, the report, and bad input."""
 from __future__ import annotations
 

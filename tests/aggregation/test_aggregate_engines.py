@@ -1,4 +1,4 @@
-"""pydp_core.aggregate on Dask and Spark: the release equals the local one bit for bit for one key, does
+"""pydp_core.aggregation on Dask and Spark: the release equals the local one bit for bit for one key, does
 not depend on the partitioning, and a killed-and-retried Spark task reproduces its output."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pydp_core.aggregate with discrete Gaussian noise (zCDP and approximate DP): the noise against its exact
+"""pydp_core.aggregation with discrete Gaussian noise (zCDP and approximate DP): the noise against its exact
 law (chi-square at 1e-6), the calibration (l2 sensitivity sqrt(Kp) Kc, exact rational checks), the budget
 split and its composed total, interval coverage, bad budgets, and the empirical privacy test with an
 under-noised control."""

@@ -1,4 +1,4 @@
-"""The C++ bounding kernel (csrc/include/pydp/aggregate/bounding.hpp) against an independent numpy
+"""The C++ bounding kernel (csrc/include/pydp/aggregation/bounding.hpp) against an independent numpy
 reference written from docs/aggregate.md, section 2: the same kept rows and kept pairs, for any thread count."""
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ NO_BOUNDS = np.zeros(0)
 def test_thread_count_does_not_change_the_kept_rows(kp):
     person, ph, group, gh, values = data(6, 200_000, 5000, 300, 50)
     seed = int(content_seed(KEY))
-    outs = [_core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, kp, 3, bounding_keys(KEY), t)
+    outs = [_core.aggregation.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, kp, 3, bounding_keys(KEY), t)
             for t in (1, 2, 3)]
     for rows, units, seen in outs[1:]:
         assert np.array_equal(rows, outs[0][0]) and np.array_equal(units, outs[0][1]) and np.array_equal(seen, outs[0][2])
@@ -111,9 +111,9 @@ def test_person_buckets_give_the_streaming_result(bucket_persons):
     person, ph, group, gh, values = data(12, 300_000, 3000, 200, 20, dropped=0.2)
     seed = int(content_seed(KEY))
     keys = bounding_keys(KEY)
-    want = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 3, 2, keys, 1, 0)
+    want = _core.aggregation.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 3, 2, keys, 1, 0)
     for t in (1, 2, 3):
-        got = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 3, 2, keys, t,
+        got = _core.aggregation.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 3, 2, keys, t,
                                                   bucket_persons)
         for a, b in zip(got, want):
             assert np.array_equal(a, b)
@@ -128,9 +128,9 @@ def test_person_buckets_across_routing_pieces(n):
     person, ph, group, gh, values = data(13, n, 40_000, 5000, 1000)
     seed = int(content_seed(KEY))
     keys = bounding_keys(KEY)
-    want = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, 1, 0)
+    want = _core.aggregation.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, 1, 0)
     for t in (1, 2):
-        got = _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, t, 1024)
+        got = _core.aggregation.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, seed, 4, 1, keys, t, 1024)
         for a, b in zip(got, want):
             assert np.array_equal(a, b)
 
@@ -140,12 +140,12 @@ def test_person_buckets_reject_bad_sizes_and_codes():
     args = (person, ph, group, gh, values, NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
     for bad in (3, 100):
         with pytest.raises(ValueError, match="power of two"):
-            _core.aggregate.bound_contributions(*args, bad)
+            _core.aggregation.bound_contributions(*args, bad)
     with pytest.raises(ValueError, match="bucket_persons"):
-        _core.aggregate.bound_contributions(*args, -2)
+        _core.aggregation.bound_contributions(*args, -2)
     person[3] = 10
     with pytest.raises(ValueError, match="out of range"):
-        _core.aggregate.bound_contributions(*args, 64)
+        _core.aggregation.bound_contributions(*args, 64)
 
 
 @pytest.mark.parametrize("kp", [2, 20])
@@ -168,13 +168,13 @@ def test_kernel_rejects_bad_codes():
     for bad in (5, -2):
         group[3] = bad
         with pytest.raises(ValueError, match="out of range"):
-            _core.aggregate.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
+            _core.aggregation.bound_contributions(person, ph, group, gh, values, NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
     with pytest.raises(ValueError, match="limits"):
-        _core.aggregate.bound_contributions(*data(7, 100, 10, 5, 3), NO_BOUNDS, 1, 0, 1, bounding_keys(KEY), 1)
+        _core.aggregation.bound_contributions(*data(7, 100, 10, 5, 3), NO_BOUNDS, 1, 0, 1, bounding_keys(KEY), 1)
     with pytest.raises(ValueError, match="values"):
-        _core.aggregate.bound_contributions(person, ph, group, gh, [values[0][:5]], NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
+        _core.aggregation.bound_contributions(person, ph, group, gh, [values[0][:5]], NO_BOUNDS, 1, 1, 1, bounding_keys(KEY), 1)
     with pytest.raises(ValueError, match="bounds"):
-        _core.aggregate.bound_contributions(person, ph, group, gh, values, np.array([1.0, 0.0]), 1, 1, 1,
+        _core.aggregation.bound_contributions(person, ph, group, gh, values, np.array([1.0, 0.0]), 1, 1, 1,
                                             bounding_keys(KEY), 1)
 
 
@@ -207,11 +207,11 @@ def test_keyed_words_are_the_start_of_each_groups_stream(words):
     from pydp_core.aggregation.aggregations import _base_generator
 
     ids = np.array([0, 5, 2**63 - 1, 12345678901234, 7, 5], dtype=np.uint64)
-    got = _core.aggregate.keyed_words(_base_generator(KEY), ids, words, 2)
+    got = _core.aggregation.keyed_words(_base_generator(KEY), ids, words, 2)
     assert got.shape == (ids.size, words) and got.dtype == np.uint64
     for row, i in zip(got, ids.tolist()):
         assert row.tolist() == _base_generator(KEY).spawn(i).random_raw(words).tolist()
     assert got[1].tolist() == got[5].tolist() and got[0].tolist() != got[1].tolist()
     for bad in (0, 65):
         with pytest.raises(ValueError, match="words"):
-            _core.aggregate.keyed_words(_base_generator(KEY), ids, bad, 1)
+            _core.aggregation.keyed_words(_base_generator(KEY), ids, bad, 1)

@@ -1,4 +1,4 @@
-"""``pydp_core.aggregate`` on polars DataFrames: a polars DataFrame in, a polars DataFrame out, equal to the
+"""``pydp_core.aggregation`` on polars DataFrames: a polars DataFrame in, a polars DataFrame out, equal to the
 pyarrow result for the same key (groups, values, types and report)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""pydp_core.aggregate, statistically (false-alarm rate 1e-6 everywhere): the noise of each aggregate
+"""pydp_core.aggregation, statistically (false-alarm rate 1e-6 everywhere): the noise of each aggregate
 against its exact law, the selection probability against its formula, the coverage of the confidence
 intervals, and an empirical privacy test in the spirit of Google's stochastic DP tester, with
 under-noised controls that it must catch."""

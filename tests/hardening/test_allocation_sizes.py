@@ -16,8 +16,8 @@ CALLS = {
     "Generator.random_raw 1e12": "_core.random.Generator(b'k' * 32).random_raw(10**12)",
     "Generator.direction 1e12": "_core.random.Generator(b'k' * 32).direction(10**12)",
     "Random.random_raw 1e12": "dp.Random(1).random_raw(10**12)",
-    "discrete_laplace 1e12": "_core.discrete.discrete_laplace(_core.random.Generator(b'k' * 32), 1, 1, 10**12)",
-    "discrete_gaussian 2**62": "_core.discrete.discrete_gaussian(_core.random.Generator(b'k' * 32), 1, 1, 2**62)",
+    "discrete_laplace 1e12": "_core.release.discrete_laplace(_core.random.Generator(b'k' * 32), 1, 1, 10**12)",
+    "discrete_gaussian 2**62": "_core.release.discrete_gaussian(_core.random.Generator(b'k' * 32), 1, 1, 2**62)",
     "sample_discrete_laplace 1e12": "dp.release.sample_discrete_laplace(3, size=10**12, rng=dp.Random(1))",
     "manifold sample 1e12 x 3": (
         "_core.manifolds.sample(_core.manifolds.Geometry.hyperbolic, _core.manifolds.RadialKind.sin, 1.0, 1.0, False, 3.0, 1.0, 1.0, np.array([0.0, 0.0, 1.0]), "

@@ -144,7 +144,7 @@ def test_session_charges_once_at_the_driver_and_refuses_past_its_limit(client):
                 max_contributions=4, public_partitions=[0, 1, 2, 3])
     out = s.aggregate(ddf, epsilon=1.0, **args)
     assert len(out) == 4 and s.spent() == pydp_core.PureDP(2.0)
-    assert out.attrs["pydp_core.aggregate"]["session"]["spent"] == "PureDP(epsilon=2.0)"
+    assert out.attrs["pydp_core.aggregation"]["session"]["spent"] == "PureDP(epsilon=2.0)"
     with pytest.raises(pydp_core.BudgetExceededError):
         s.aggregate(ddf, epsilon=1.0, **dict(args, bounds={"x": (0, 50)}))
     with pytest.raises(pydp_core.BudgetExceededError):

@@ -157,7 +157,7 @@ def test_session_aggregate_two_epsilons_independent_and_charged():
     s = dp.Session(dp.PureDP(3.0), key=KEY)
     e1, e2 = s.aggregate(df, epsilon=1.0, **args), s.aggregate(df, epsilon=2.0, **args)
     assert s.spent() == dp.PureDP(3.0)
-    assert e1.attrs["pydp_core.aggregate"]["session"]["spent"] == "PureDP(epsilon=1.0)"
+    assert e1.attrs["pydp_core.aggregation"]["session"]["spent"] == "PureDP(epsilon=1.0)"
     n1, n2 = e1.iloc[:, 1].to_numpy(float) - truth, e2.iloc[:, 1].to_numpy(float) - truth
     assert stats.pearsonr(n1, n2).pvalue > ALPHA
     assert np.mean(np.abs(2 * n2 - n1)) > 0.5  # with shared noise, 2 e2 - e1 was the exact count
@@ -240,7 +240,7 @@ def test_cli_session_shares_one_budget_between_commands(tmp_path, capsys):
     shown = capsys.readouterr().out
     assert "spent ApproxDP(epsilon=3.49999" in shown  # 1 + 2 + 0.5, composed by the tightest route
     meta = pq.read_table(tmp_path / "a2.parquet").schema.metadata
-    assert json.loads(meta[b"pydp_core.aggregate"])["session"]["id"]
+    assert json.loads(meta[b"pydp_core.aggregation"])["session"]["id"]
     # outside the session, the key is refused
     assert main(["privatize", str(src), str(tmp_path / "q.parquet"), *PRIV, "--epsilon", "0.1", "-k", str(key)]) == 1
 

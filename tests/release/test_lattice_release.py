@@ -15,7 +15,7 @@ import pydp_core as pc
 from pydp_core import _core, release
 from pydp_core.release import lattice
 
-_D = _core.discrete
+_D = _core.release
 from support.stats import ALPHA  # noqa: E402
 
 

@@ -16,7 +16,7 @@ from pydp_core.calibration import calibrate_box
 from pydp_core.noise import Gaussian, Laplace, Logistic, Subbotin
 from pydp_core.release import vector
 
-_D = _core.discrete
+_D = _core.release
 
 
 def _pmf(table) -> tuple[np.ndarray, int]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..._core import accounting as _acc
-from ..._core import discrete as _discrete
+from ..._core import release as _discrete
 from ..._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_probability, check_rational
 from ...noise import Gaussian, Laplace, LogConcaveFamily, Logistic, NoiseFamily, Subbotin, Truncated
 from . import sided as _sided

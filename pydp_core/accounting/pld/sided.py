@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, Tuple
 import numpy as np
 
 from ..._core import accounting as _acc
-from ..._core import discrete as _discrete
+from ..._core import release as _discrete
 
 # (losses, P-masses, Q-masses, P-mass at +inf): one side's atom list.
 Atoms = Tuple[np.ndarray, np.ndarray, np.ndarray, float]

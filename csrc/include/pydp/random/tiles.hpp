@@ -190,7 +190,7 @@ PYDP_ALWAYS_INLINE void subbotin_finish_pow_body(const double* t, const std::uin
     }
 }
 
-// Exact geometric X = floor(t (-ln W)) (pydp/discrete/geometric.hpp), fast pass over a tile: for W in
+// Exact geometric X = floor(t (-ln W)) (pydp/release/geometric.hpp), fast pass over a tile: for W in
 // [U, U + 1) / 2^64 (U = word j) a bracket of t (-ln W) with the margins of ExactGeometric::candidates;
 // x[j] = the floor of its lower end, ok[j] = 1 when both ends have that floor (and U >= 2^16). Values
 // with ok[j] = 0 are decided exactly by the caller. U enters as w = 2 double((U >> 1) | 2^10), within
@@ -221,7 +221,7 @@ PYDP_ALWAYS_INLINE void geometric_fast_body(const std::uint32_t* words, double t
     }
 }
 
-// The acceptance trials of the discrete Gaussian over a tile (pydp/discrete/samplers.hpp): proposal y[j]
+// The acceptance trials of the discrete Gaussian over a tile (pydp/release/samplers.hpp): proposal y[j]
 // is accepted iff W <= exp(-gamma), gamma = (tm |y| - n)^2 / b, for the W whose first word is word j.
 // acc[j] = 1: accepted for certain; amb[j] = 1: not decided here (the caller compares exactly). In double:
 // a = |tm |y| - n| within err_a = 2^-50 (tm |y| + n) (the conversions of tm, |y| and n, the product and
@@ -246,7 +246,7 @@ PYDP_ALWAYS_INLINE void gauss_accept_body(const std::int64_t* y, const std::uint
     }
 }
 
-// The combine loop of the discrete release (pydp/discrete/release.hpp): out = (rint(clamp(x) 2^-e) + noise) 2^e
+// The combine loop of the discrete release (pydp/release/release.hpp): out = (rint(clamp(x) 2^-e) + noise) 2^e
 // with the range flags (bit 0: an input not finite or beyond 2^52 grid steps; bit 1: an output index beyond
 // 2^53) or-ed into the return value. No data-dependent branch; rint as (|s| + 2^52) - 2^52 with the sign
 // put back (round half to even, exact for |s| <= 2^52), so the loop vectorises on every instruction set.

@@ -1,4 +1,4 @@
-// Tests of the exact discrete Laplace and discrete Gaussian samplers (csrc/include/pydp/discrete/samplers.hpp)
+// Tests of the exact discrete Laplace and discrete Gaussian samplers (csrc/include/pydp/release/samplers.hpp)
 // on the ChaCha20 generator, with fixed keys (every check is deterministic: no flaky statistics):
 // - determinism: a (key, stream) gives the same values on every run and for every thread count, another
 //   key other values, and the vectorised discrete Laplace equals its all-exact-comparisons path bit for bit;
@@ -11,13 +11,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "pydp/discrete/samplers.hpp"
+#include "pydp/release/samplers.hpp"
 #include "pydp/random/generator.hpp"
 
 #include "check.hpp"
 
 namespace {
-namespace dsc = pydp::discrete;
+namespace rel = pydp::release;
 using pydp::random::Generator;
 
 constexpr std::size_t kDraws = 200000;
@@ -32,7 +32,7 @@ Generator make_generator(unsigned char first_byte) {
 template <class Sampler>
 std::vector<std::int64_t> draws(const Sampler& s, const Generator& gen, std::size_t n, unsigned threads) {
     std::vector<std::int64_t> out(n);
-    dsc::fill_noise(s, out.data(), n, threads, [&gen](std::size_t c) { return gen.chunk(c); });
+    rel::fill_noise(s, out.data(), n, threads, [&gen](std::size_t c) { return gen.chunk(c); });
     return out;
 }
 
@@ -70,7 +70,7 @@ void check_moments(const std::vector<std::int64_t>& y, const Moments& m) {
 template <class Sampler>
 void check_determinism(const Sampler& s) {
     const Generator gen = make_generator(0);
-    const std::size_t n = 3 * dsc::kNoiseChunk + 17;  // several chunks and a partial one
+    const std::size_t n = 3 * rel::kNoiseChunk + 17;  // several chunks and a partial one
     const std::vector<std::int64_t> a = draws(s, gen, n, 1);
     CHECK(draws(s, gen, n, 1) == a);
     CHECK(draws(s, gen, n, 3) == a);
@@ -81,7 +81,7 @@ void check_determinism(const Sampler& s) {
 }
 
 void discrete_laplace() {
-    const dsc::DiscreteLaplace lap(7, 2);  // t = 3.5
+    const rel::DiscreteLaplace lap(7, 2);  // t = 3.5
     check_determinism(lap);
     const double t = 3.5;
     check_moments(draws(lap, make_generator(2), kDraws, 2), exact_moments([t](double y) { return std::exp(-y / t); }));
@@ -94,13 +94,13 @@ void discrete_laplace() {
 }
 
 void discrete_gaussian() {
-    const dsc::DiscreteGaussian gau(10, 3);  // sigma^2 = 10 / 3
+    const rel::DiscreteGaussian gau(10, 3);  // sigma^2 = 10 / 3
     check_determinism(gau);
     const double s2 = 10.0 / 3.0;
     check_moments(draws(gau, make_generator(4), kDraws, 2),
                   exact_moments([s2](double y) { return std::exp(-y * y / (2.0 * s2)); }));
     // A large sigma^2 takes the same path at a larger proposal scale.
-    const dsc::DiscreteGaussian wide(1000000, 7);
+    const rel::DiscreteGaussian wide(1000000, 7);
     const double w2 = 1000000.0 / 7.0;
     check_moments(draws(wide, make_generator(5), kDraws / 4, 2),
                   exact_moments([w2](double y) { return std::exp(-y * y / (2.0 * w2)); }));

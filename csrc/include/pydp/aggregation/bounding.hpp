@@ -38,7 +38,7 @@
 #include <sys/mman.h>
 #endif
 
-namespace pydp::aggregate {
+namespace pydp::aggregation {
 
 // The MurmurHash3 64-bit finaliser (a bijection of uint64).
 constexpr std::uint64_t fmix(std::uint64_t h) noexcept {
@@ -730,4 +730,4 @@ inline void bound_contributions(const BoundingInput& in, std::size_t max_partiti
     }
 }
 
-}  // namespace pydp::aggregate
+}  // namespace pydp::aggregation

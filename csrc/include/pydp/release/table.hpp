@@ -38,10 +38,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pydp/discrete/bits.hpp"
-#include "pydp/discrete/samplers.hpp"
+#include "pydp/release/bits.hpp"
+#include "pydp/release/samplers.hpp"
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 enum class LatticeKind : int { Subbotin = 0, Logistic = 1 };
 
@@ -239,4 +239,4 @@ void fill_chunk(const TableSampler& sampler, Source& source, i64* out, std::size
     sampler.table->fill(source, out, n, sampler.stable);
 }
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release

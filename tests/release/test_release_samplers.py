@@ -160,10 +160,10 @@ def test_extreme_parameters_still_sample():
 
 
 # ------------------------------------------------------------------------------------------------------
-# The exact inversion (csrc/include/pydp/discrete/geometric.hpp): a floating-point bracket decides almost
+# The exact inversion (csrc/include/pydp/release/geometric.hpp): a floating-point bracket decides almost
 # every magnitude; the rest are decided by exact comparisons with big-integer brackets of exp(-b d / s).
 # ------------------------------------------------------------------------------------------------------
-_D = pc._core.discrete
+_D = pc._core.release
 
 
 @pytest.mark.parametrize("s, d", [(1, 3), (7, 3), (1000, 1), (102400, 1), (2**20, 1), (2**31 + 5, 1), (3**19, 7)])

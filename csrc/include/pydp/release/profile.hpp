@@ -27,7 +27,7 @@
 #include "pydp/special/logexp.hpp"
 #include "pydp/special/normal.hpp"
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 using special::kPi;
 inline constexpr double kLogTailCut = -46.0;  // stop when the remaining tail is below e^-46 of the sum
@@ -216,4 +216,4 @@ inline double dgauss_log_delta(double eps, double s2, double k, bool direct = fa
     return (direct ? dgauss_log_weighted_sum(s2, m, eps, k) : dgauss_log_sum(s2, m, eps, k)) - lz;
 }
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release

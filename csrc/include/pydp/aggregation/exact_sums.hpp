@@ -14,7 +14,7 @@
 
 #include "pydp/parallel.hpp"
 
-namespace pydp::aggregate {
+namespace pydp::aggregation {
 
 enum class Term : int { Sum = 0, CentredSum = 1, CentredSquares = 2 };
 inline constexpr int kLimbBits = 18;
@@ -111,4 +111,4 @@ inline void limbs_on_grid(const std::int64_t* l0, const std::int64_t* l1, const 
     }
 }
 
-}  // namespace pydp::aggregate
+}  // namespace pydp::aggregation

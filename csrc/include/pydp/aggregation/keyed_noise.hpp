@@ -2,7 +2,7 @@
 // noise is the first value drawn from the stream base.spawn(streams[j]) (one reserved chunk), exactly
 // what pydp_core.Random(key).stream(streams[j]) hands a one-value sampler call: the noise of a group is
 // a function of the key and the group's stream id only, never of the other groups, their order or the
-// thread count. The samplers and the grid combination are those of pydp/discrete (exact integer noise);
+// thread count. The samplers and the grid combination are those of pydp/release (exact integer noise);
 // a one-value draw generates only the keystream blocks it reads (the first derivation step of spawn is
 // shared by all groups).
 #pragma once
@@ -13,12 +13,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pydp/discrete/samplers.hpp"
+#include "pydp/release/samplers.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/generator.hpp"
 #include "pydp/random/tiles.hpp"
 
-namespace pydp::aggregate {
+namespace pydp::aggregation {
 
 inline constexpr std::size_t kGroupChunk = 256;  // groups per work item
 
@@ -29,7 +29,7 @@ void keyed_draws(const Sampler& sampler, const random::Generator& base, const st
     for (std::size_t j = begin; j < end; ++j) {
         random::Generator g = base.spawn_from(mid, streams[j]);
         random::Generator source = g.chunk(g.reserve_chunks(1));
-        discrete::fill_chunk(sampler, source, noise + (j - begin), 1);
+        pydp::release::fill_chunk(sampler, source, noise + (j - begin), 1);
     }
 }
 
@@ -46,7 +46,7 @@ void keyed_integer_noise(const Sampler& sampler, const random::Generator& base, 
     });
 }
 
-// out[j] = (rint(x[j] / g) + Y_j) g on the grid g = 2^grid_exponent, combined as discrete::release_on_grid
+// out[j] = (rint(x[j] / g) + Y_j) g on the grid g = 2^grid_exponent, combined as pydp::release::release_on_grid
 // combines one value with its noise (no bounds).
 template <class Sampler>
 void keyed_grid_release(const Sampler& sampler, const random::Generator& base, const std::uint64_t* streams,
@@ -91,4 +91,4 @@ inline void keyed_words(const random::Generator& base, const std::uint64_t* stre
     });
 }
 
-}  // namespace pydp::aggregate
+}  // namespace pydp::aggregation

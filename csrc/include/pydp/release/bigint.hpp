@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "pydp/discrete/bits.hpp"
+#include "pydp/release/bits.hpp"
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 class BigUInt {
 public:
@@ -189,4 +189,4 @@ private:
     std::vector<u64> limb_;
 };
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release

@@ -1,4 +1,4 @@
-// Bindings for the discrete area (kernels in csrc/include/pydp/discrete/): exact discrete Laplace and
+// Bindings for the discrete area (kernels in csrc/include/pydp/release/): exact discrete Laplace and
 // discrete Gaussian noise from the ChaCha20 generator, the lattice tables of the Subbotin and Logistic
 // releases (table.hpp), the grid release kernel, and the exact profiles.
 // The Python layer (pydp_core.release) validates every argument first; the kernels re-check.
@@ -9,23 +9,23 @@
 #include <stdexcept>
 
 #include "bind_util.hpp"
-#include "pydp/discrete/profile.hpp"
-#include "pydp/discrete/release.hpp"
-#include "pydp/discrete/samplers.hpp"
-#include "pydp/discrete/table.hpp"
+#include "pydp/release/profile.hpp"
+#include "pydp/release/release.hpp"
+#include "pydp/release/samplers.hpp"
+#include "pydp/release/table.hpp"
 #include "pydp/random/generator.hpp"
 #include "register.hpp"
 
 namespace pydp_bind {
-namespace dsc = pydp::discrete;
+namespace rel = pydp::release;
 using pydp::random::Generator;
 using i64array = py::array_t<std::int64_t, py::array::c_style>;
 
 namespace {
 
-using dsc::ChunkSources;
+using rel::ChunkSources;
 
-ChunkSources reserve(Generator& gen, std::size_t n) { return dsc::reserve_sources(gen, n); }
+ChunkSources reserve(Generator& gen, std::size_t n) { return rel::reserve_sources(gen, n); }
 
 template <class Sampler>
 i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long threads) {
@@ -36,7 +36,7 @@ i64array sample(const Sampler& sampler, Generator& gen, py::ssize_t n, long thre
     const ChunkSources src = reserve(gen, static_cast<std::size_t>(n));
     {
         py::gil_scoped_release release;
-        dsc::fill_noise(sampler, o, static_cast<std::size_t>(n), nt, src);
+        rel::fill_noise(sampler, o, static_cast<std::size_t>(n), nt, src);
     }
     return out;
 }
@@ -56,7 +56,7 @@ py::tuple time_draws(const Sampler& sampler, Generator& gen, py::ssize_t n) {
         for (py::ssize_t i = 0; i < n; ++i) {
             Generator source = gen.chunk(first + static_cast<std::uint64_t>(i));
             const auto t0 = std::chrono::steady_clock::now();
-            dsc::fill_chunk(sampler, source, v + i, 1);
+            rel::fill_chunk(sampler, source, v + i, 1);
             const auto t1 = std::chrono::steady_clock::now();
             t[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
         }
@@ -67,7 +67,7 @@ py::tuple time_draws(const Sampler& sampler, Generator& gen, py::ssize_t n) {
 template <class Sampler>
 darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid_exponent, double low, double high,
                long threads) {
-    if (grid_exponent < dsc::kMinGridExponent || grid_exponent > dsc::kMaxGridExponent) {
+    if (grid_exponent < rel::kMinGridExponent || grid_exponent > rel::kMaxGridExponent) {
         throw std::invalid_argument("grid exponent out of range [-1021, 970]");
     }
     darray out(shape_of(x));
@@ -78,7 +78,7 @@ darray release(const Sampler& sampler, Generator& gen, const darray& x, int grid
     const ChunkSources src = reserve(gen, n);
     {
         py::gil_scoped_release release;
-        dsc::release_on_grid(sampler, in, o, n, grid_exponent, low, high, nt, src);
+        rel::release_on_grid(sampler, in, o, n, grid_exponent, low, high, nt, src);
     }
     return out;
 }
@@ -101,14 +101,14 @@ WordSource word_source(const py::array_t<std::uint64_t, py::array::c_style>& wor
 
 // The discrete Laplace with every magnitude decided by exact comparisons (test hook).
 struct ExactLaplace {
-    dsc::DiscreteLaplace lap;
+    rel::DiscreteLaplace lap;
 };
 void fill_chunk(const ExactLaplace& sampler, Generator& source, std::int64_t* out, std::size_t n) {
     sampler.lap.fill<true>(source, out, n);
 }
 // The discrete Gaussian with every proposal and acceptance trial decided by exact comparisons (test hook).
 struct ExactGaussian {
-    dsc::DiscreteGaussian gauss;
+    rel::DiscreteGaussian gauss;
 };
 void fill_chunk(const ExactGaussian& sampler, Generator& source, std::int64_t* out, std::size_t n) {
     sampler.gauss.fill<true>(source, out, n);
@@ -116,95 +116,95 @@ void fill_chunk(const ExactGaussian& sampler, Generator& source, std::int64_t* o
 
 }  // namespace
 
-void register_discrete(py::module_ m) {
+void register_release(py::module_ m) {
     m.doc() = "exact discrete noise (Canonne, Kamath, Steinke 2020) and its privacy profiles";
-    m.attr("CHUNK") = dsc::kNoiseChunk;
-    m.attr("MAX_PARAM") = dsc::kMaxParam;
-    m.attr("MAX_LAPLACE_T") = dsc::kMaxLaplaceT;
-    m.attr("MAX_TABLE_HALF") = dsc::kMaxTableHalf;
+    m.attr("CHUNK") = rel::kNoiseChunk;
+    m.attr("MAX_PARAM") = rel::kMaxParam;
+    m.attr("MAX_LAPLACE_T") = rel::kMaxLaplaceT;
+    m.attr("MAX_TABLE_HALF") = rel::kMaxTableHalf;
 
     m.def("discrete_laplace", [](Generator& gen, std::uint64_t s, std::uint64_t d, py::ssize_t n, long threads) {
-        return sample(dsc::DiscreteLaplace(s, d), gen, n, threads);
+        return sample(rel::DiscreteLaplace(s, d), gen, n, threads);
     }, py::arg("gen"), py::arg("s"), py::arg("d"), py::arg("size"), py::arg("threads") = 0,
        "n integers from the discrete Laplace law with t = s/d: P(y) ~ exp(-|y| / t).");
     m.def("discrete_gaussian", [](Generator& gen, std::uint64_t num, std::uint64_t den, py::ssize_t n, long threads) {
-        return sample(dsc::DiscreteGaussian(num, den), gen, n, threads);
+        return sample(rel::DiscreteGaussian(num, den), gen, n, threads);
     }, py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("size"), py::arg("threads") = 0,
        "n integers from the discrete Gaussian law with sigma^2 = num/den: P(y) ~ exp(-y^2 / (2 sigma^2)).");
-    m.def("gaussian_proposal_t", [](std::uint64_t num, std::uint64_t den) { return dsc::DiscreteGaussian(num, den).t(); },
+    m.def("gaussian_proposal_t", [](std::uint64_t num, std::uint64_t den) { return rel::DiscreteGaussian(num, den).t(); },
           py::arg("num"), py::arg("den"), "The discrete Laplace proposal parameter t used for sigma^2 = num/den.");
 
     m.def("_discrete_laplace_exact", [](Generator& gen, std::uint64_t s, std::uint64_t d, py::ssize_t n, long threads) {
-        return sample(ExactLaplace{dsc::DiscreteLaplace(s, d)}, gen, n, threads);
+        return sample(ExactLaplace{rel::DiscreteLaplace(s, d)}, gen, n, threads);
     }, py::arg("gen"), py::arg("s"), py::arg("d"), py::arg("size"), py::arg("threads") = 0,
        "Test hook: discrete_laplace with every magnitude found by exact comparisons (same law, same bits).");
     m.def("_geometric_exact", [](const py::array_t<std::uint64_t, py::array::c_style>& words, std::uint64_t s,
                                  std::uint64_t d) {
-        const dsc::ExactGeometric geo(s, d);
+        const rel::ExactGeometric geo(s, d);
         WordSource src = word_source(words);
-        dsc::BitReader<WordSource> br(src);
+        rel::BitReader<WordSource> br(src);
         const std::uint64_t U = br.word();
         return py::make_tuple(geo.exact(br, U, false), geo.fast_answer(U));
     }, py::arg("words"), py::arg("s"), py::arg("d"),
        "Test hook: (X, the fast path's answer or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word "
        "most significant first; the reader takes 16 words at a time).");
     m.def("_discrete_gaussian_exact", [](Generator& gen, std::uint64_t num, std::uint64_t den, py::ssize_t n, long threads) {
-        return sample(ExactGaussian{dsc::DiscreteGaussian(num, den)}, gen, n, threads);
+        return sample(ExactGaussian{rel::DiscreteGaussian(num, den)}, gen, n, threads);
     }, py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("size"), py::arg("threads") = 0,
        "Test hook: discrete_gaussian with every trial decided by exact comparisons (same law, same bits).");
     m.def("_exp_ratio_words", [](const py::array_t<std::uint64_t, py::array::c_style>& words, std::uint64_t u,
                                  std::uint64_t s) {
-        if (s == 0 || s > dsc::kMaxParam || u >= s) throw std::invalid_argument("need 0 <= u < s <= 2^62");
-        const dsc::ExpRatio trial(s);
+        if (s == 0 || s > rel::kMaxParam || u >= s) throw std::invalid_argument("need 0 <= u < s <= 2^62");
+        const rel::ExpRatio trial(s);
         WordSource src = word_source(words);
-        dsc::BitReader<WordSource> br(src);
+        rel::BitReader<WordSource> br(src);
         return trial(br, u);
     }, py::arg("words"), py::arg("u"), py::arg("s"),
        "Test hook: the Bernoulli(exp(-u/s)) trial of the CKS geometric stage on given words (W = 0.words[0], then "
        "the bits of words[1:], least significant first).");
     m.def("_exp_neg_bracket", [](std::uint64_t p_hi, std::uint64_t p_lo, std::uint64_t q, std::size_t J) {
         if (q == 0 || J == 0 || J > 64) throw std::invalid_argument("need q >= 1 and 1 <= J <= 64");
-        const dsc::Bracket b = dsc::exp_neg_bracket(dsc::BigUInt::from((static_cast<dsc::u128>(p_hi) << 64) | p_lo), q, J);
+        const rel::Bracket b = rel::exp_neg_bracket(rel::BigUInt::from((static_cast<rel::u128>(p_hi) << 64) | p_lo), q, J);
         return py::make_tuple(b.lo.to_string(), b.hi.to_string());
     }, py::arg("p_hi"), py::arg("p_lo"), py::arg("q"), py::arg("words"),
        "Test hook: decimal strings lo, hi with lo <= 2^(64 words) exp(-p/q) <= hi, p = p_hi 2^64 + p_lo.");
 
 
-    py::class_<dsc::LatticeTable>(m, "LatticeTable", "The integer weight table of a lattice noise law (table.hpp).")
+    py::class_<rel::LatticeTable>(m, "LatticeTable", "The integer weight table of a lattice noise law (table.hpp).")
         .def(py::init([](int kind, double r, double s, int weight_bits, std::size_t max_half) {
                  if (kind != 0 && kind != 1) throw std::invalid_argument("kind: 0 (Subbotin) or 1 (Logistic)");
                  py::gil_scoped_release release;
-                 return std::make_unique<dsc::LatticeTable>(static_cast<dsc::LatticeKind>(kind), r, s, weight_bits,
+                 return std::make_unique<rel::LatticeTable>(static_cast<rel::LatticeKind>(kind), r, s, weight_bits,
                                                             max_half);
              }),
              py::arg("kind"), py::arg("r"), py::arg("scale"), py::arg("weight_bits"), py::arg("max_half"))
-        .def_property_readonly("half_size", &dsc::LatticeTable::half_size)
-        .def_property_readonly("total", &dsc::LatticeTable::total)
-        .def_property_readonly("search_steps", &dsc::LatticeTable::search_steps)
-        .def("weights", [](const dsc::LatticeTable& t) {
+        .def_property_readonly("half_size", &rel::LatticeTable::half_size)
+        .def_property_readonly("total", &rel::LatticeTable::total)
+        .def_property_readonly("search_steps", &rel::LatticeTable::search_steps)
+        .def("weights", [](const rel::LatticeTable& t) {
             const std::size_t K = t.half_size();
             py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(K + 1));
             std::uint64_t* o = out.mutable_data();
             for (std::size_t y = 0; y <= K; ++y) o[y] = t.weight(static_cast<std::int64_t>(y));
             return out;
         }, "W(0), ..., W(K).")
-        .def("log_delta", [](const dsc::LatticeTable& t, double eps, std::uint64_t shift) {
+        .def("log_delta", [](const rel::LatticeTable& t, double eps, std::uint64_t shift) {
             py::gil_scoped_release release;
             return t.log_delta(eps, shift);
         }, py::arg("epsilon"), py::arg("shift"), "An upper bound on log delta(epsilon) for the integer shift.")
-        .def("sample", [](const dsc::LatticeTable& t, Generator& gen, py::ssize_t n, bool stable, long threads) {
-            return sample(dsc::TableSampler{&t, stable}, gen, n, threads);
+        .def("sample", [](const rel::LatticeTable& t, Generator& gen, py::ssize_t n, bool stable, long threads) {
+            return sample(rel::TableSampler{&t, stable}, gen, n, threads);
         }, py::arg("gen"), py::arg("size"), py::arg("timing_stable") = false, py::arg("threads") = 0)
-        .def("release", [](const dsc::LatticeTable& t, Generator& gen, const darray& x, int e, double low, double high,
+        .def("release", [](const rel::LatticeTable& t, Generator& gen, const darray& x, int e, double low, double high,
                            bool stable, long threads) {
-            return release(dsc::TableSampler{&t, stable}, gen, x, e, low, high, threads);
+            return release(rel::TableSampler{&t, stable}, gen, x, e, low, high, threads);
         }, py::arg("gen"), py::arg("x"), py::arg("grid_exponent"), py::arg("low"), py::arg("high"),
            py::arg("timing_stable") = false, py::arg("threads") = 0)
-        .def("_time_draws", [](const dsc::LatticeTable& t, Generator& gen, py::ssize_t n, bool stable) {
-            return time_draws(dsc::TableSampler{&t, stable}, gen, n);
+        .def("_time_draws", [](const rel::LatticeTable& t, Generator& gen, py::ssize_t n, bool stable) {
+            return time_draws(rel::TableSampler{&t, stable}, gen, n);
         }, py::arg("gen"), py::arg("size"), py::arg("timing_stable") = false,
            "Bench hook: (values, ns) of n single-value draws.")
-        .def("_draw_words", [](const dsc::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& words,
+        .def("_draw_words", [](const rel::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& words,
                                py::ssize_t n, bool stable) {
             // Test hook: n values one at a time from the given words, with the words and search steps of each.
             WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};  // src.i counts the words
@@ -214,7 +214,7 @@ void register_discrete(py::module_ m) {
                 std::uint64_t U;
                 if (stable) {
                     const std::uint64_t x2 = src.next_u64(), x1 = src.next_u64(), x0 = src.next_u64();
-                    U = dsc::LatticeTable::uniform_stable(x2, x1, x0, t.total());
+                    U = rel::LatticeTable::uniform_stable(x2, x1, x0, t.total());
                 } else {
                     U = t.uniform_exact(src);
                 }
@@ -231,27 +231,27 @@ void register_discrete(py::module_ m) {
     const double inf = std::numeric_limits<double>::infinity();
     m.def("release_laplace", [](Generator& gen, const darray& x, std::uint64_t s, std::uint64_t d, int e, double low,
                                 double high, long threads) {
-        return release(dsc::DiscreteLaplace(s, d), gen, x, e, low, high, threads);
+        return release(rel::DiscreteLaplace(s, d), gen, x, e, low, high, threads);
     }, py::arg("gen"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("grid_exponent"), py::arg("low") = -inf,
        py::arg("high") = inf, py::arg("threads") = 0);
     m.def("release_gaussian", [](Generator& gen, const darray& x, std::uint64_t num, std::uint64_t den, int e, double low,
                                  double high, long threads) {
-        return release(dsc::DiscreteGaussian(num, den), gen, x, e, low, high, threads);
+        return release(rel::DiscreteGaussian(num, den), gen, x, e, low, high, threads);
     }, py::arg("gen"), py::arg("x"), py::arg("num"), py::arg("den"), py::arg("grid_exponent"), py::arg("low") = -inf,
        py::arg("high") = inf, py::arg("threads") = 0);
 
     m.def("_time_laplace_draws", [](Generator& gen, std::uint64_t s, std::uint64_t d, py::ssize_t n) {
-        return time_draws(dsc::DiscreteLaplace(s, d), gen, n);
+        return time_draws(rel::DiscreteLaplace(s, d), gen, n);
     }, py::arg("gen"), py::arg("s"), py::arg("d"), py::arg("size"), "Bench hook: (values, ns) of n single-value draws.");
     m.def("_time_gaussian_draws", [](Generator& gen, std::uint64_t num, std::uint64_t den, py::ssize_t n) {
-        return time_draws(dsc::DiscreteGaussian(num, den), gen, n);
+        return time_draws(rel::DiscreteGaussian(num, den), gen, n);
     }, py::arg("gen"), py::arg("num"), py::arg("den"), py::arg("size"), "Bench hook: (values, ns) of n single-value draws.");
 
-    m.def("dlaplace_log_delta", &dsc::dlaplace_log_delta, py::arg("epsilon"), py::arg("inv_t"), py::arg("shift"));
-    m.def("dlaplace_log_cdf", &dsc::dlaplace_log_cdf, py::arg("m"), py::arg("inv_t"));
-    m.def("dgauss_log_delta", &dsc::dgauss_log_delta, py::arg("epsilon"), py::arg("sigma2"), py::arg("shift"),
+    m.def("dlaplace_log_delta", &rel::dlaplace_log_delta, py::arg("epsilon"), py::arg("inv_t"), py::arg("shift"));
+    m.def("dlaplace_log_cdf", &rel::dlaplace_log_cdf, py::arg("m"), py::arg("inv_t"));
+    m.def("dgauss_log_delta", &rel::dgauss_log_delta, py::arg("epsilon"), py::arg("sigma2"), py::arg("shift"),
           py::arg("direct") = false);
-    m.def("dgauss_log_cdf", &dsc::dgauss_log_cdf, py::arg("m"), py::arg("sigma2"));
-    m.def("dgauss_log_normaliser", &dsc::dgauss_log_normaliser, py::arg("sigma2"));
+    m.def("dgauss_log_cdf", &rel::dgauss_log_cdf, py::arg("m"), py::arg("sigma2"));
+    m.def("dgauss_log_normaliser", &rel::dgauss_log_normaliser, py::arg("sigma2"));
 }
 }  // namespace pydp_bind

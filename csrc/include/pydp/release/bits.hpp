@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 using u64 = std::uint64_t;
 __extension__ typedef unsigned __int128 u128;
@@ -136,4 +136,4 @@ private:
     u64 words_[kWords];
 };
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release

@@ -22,14 +22,14 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pydp/discrete/bigint.hpp"
-#include "pydp/discrete/bits.hpp"
-#include "pydp/discrete/geometric.hpp"
+#include "pydp/release/bigint.hpp"
+#include "pydp/release/bits.hpp"
+#include "pydp/release/geometric.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/generator.hpp"
 #include "pydp/random/tiles.hpp"
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 using i64 = std::int64_t;
 
@@ -517,4 +517,4 @@ void fill_noise(const Sampler& sampler, i64* out, std::size_t n, unsigned thread
     });
 }
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release

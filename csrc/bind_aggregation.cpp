@@ -1,4 +1,4 @@
-// Bindings for the aggregate area (kernels in csrc/include/pydp/aggregate/): per-person contribution
+// Bindings for the aggregate area (kernels in csrc/include/pydp/aggregation/): per-person contribution
 // bounding and keyed per-group discrete Laplace and discrete Gaussian noise. The Python layer (pydp_core/aggregation/bounding.py) validates every argument first.
 #include <algorithm>
 #include <cstdint>
@@ -9,20 +9,20 @@
 #include <pybind11/stl.h>
 
 #include "bind_util.hpp"
-#include "pydp/aggregate/bounding.hpp"
-#include "pydp/aggregate/exact_sums.hpp"
-#include "pydp/aggregate/keyed_noise.hpp"
+#include "pydp/aggregation/bounding.hpp"
+#include "pydp/aggregation/exact_sums.hpp"
+#include "pydp/aggregation/keyed_noise.hpp"
 #include "pydp/random/generator.hpp"
 #include "register.hpp"
 
 namespace pydp_bind {
-namespace agg = pydp::aggregate;
+namespace agg = pydp::aggregation;
 using i64array = py::array_t<std::int64_t, py::array::c_style>;
 using u64array = py::array_t<std::uint64_t, py::array::c_style>;
 
 namespace {
 // x[j] + noise of gen.spawn(streams[j]) for integers, and the grid release of x[j] with that noise, for
-// one exact sampler family parameterised by the rational s/d (pydp/aggregate/keyed_noise.hpp).
+// one exact sampler family parameterised by the rational s/d (pydp/aggregation/keyed_noise.hpp).
 template <class Sampler>
 void bind_keyed_noise(py::module_& m, const char* integers, const char* release, const char* law) {
     m.def(
@@ -44,7 +44,7 @@ void bind_keyed_noise(py::module_& m, const char* integers, const char* release,
             return out;
         },
         py::arg("gen"), py::arg("streams"), py::arg("x"), py::arg("s"), py::arg("d"), py::arg("threads"),
-        (std::string("x[j] + ") + law + " noise from gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)").c_str());
+        (std::string("x[j] + ") + law + " noise from gen.spawn(streams[j]) (see pydp/aggregation/keyed_noise.hpp)").c_str());
     m.def(
         release,
         [](const pydp::random::Generator& base, const u64array& streams, const darray& x, std::uint64_t s,
@@ -68,7 +68,7 @@ void bind_keyed_noise(py::module_& m, const char* integers, const char* release,
 }
 }  // namespace
 
-void register_aggregate(py::module_ m) {
+void register_aggregation(py::module_ m) {
     m.doc() = "aggregate kernels: per-person contribution bounding, keyed per-group noise";
     m.def(
         "bound_contributions",
@@ -116,7 +116,7 @@ void register_aggregate(py::module_ m) {
         py::arg("person"), py::arg("person_hash"), py::arg("group"), py::arg("group_hash"), py::arg("values"),
         py::arg("bounds"), py::arg("content_seed"), py::arg("max_partitions"), py::arg("max_contributions"),
         py::arg("keys"), py::arg("threads"), py::arg("bucket_persons") = -1,
-        "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregate/bounding.hpp");
+        "(kept row indices, increasing; kept (person, group) pairs per group; groups with rows); see pydp/aggregation/bounding.hpp");
 
     m.def(
         "component_limbs",
@@ -151,7 +151,7 @@ void register_aggregate(py::module_ m) {
         },
         py::arg("groups"), py::arg("values"), py::arg("rows"), py::arg("lo"), py::arg("hi"), py::arg("terms"), py::arg("b"),
         py::arg("e_gamma"), py::arg("n_groups"), py::arg("threads"),
-        "(3 terms, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregate/exact_sums.hpp)");
+        "(3 terms, n_groups) int64 limb sums of the quantized terms of values[rows] (see pydp/aggregation/exact_sums.hpp)");
     m.def(
         "limbs_on_grid",
         [](const i64array& l0, const i64array& l1, const i64array& l2, const i64array& rows, int e_gamma, int e_grid) {
@@ -164,7 +164,7 @@ void register_aggregate(py::module_ m) {
             return out;
         },
         py::arg("l0"), py::arg("l1"), py::arg("l2"), py::arg("rows"), py::arg("e_gamma"), py::arg("e_grid"),
-        "the exact group totals of limb sums rounded to the grid 2**e_grid (see pydp/aggregate/exact_sums.hpp)");
+        "the exact group totals of limb sums rounded to the grid 2**e_grid (see pydp/aggregation/exact_sums.hpp)");
     m.def(
         "keyed_words",
         [](const pydp::random::Generator& base, const u64array& streams, std::size_t words, long threads) {
@@ -182,11 +182,11 @@ void register_aggregate(py::module_ m) {
             return out;
         },
         py::arg("gen"), py::arg("streams"), py::arg("words"), py::arg("threads"),
-        "row j: the first `words` 64-bit words of gen.spawn(streams[j]) (see pydp/aggregate/keyed_noise.hpp)");
+        "row j: the first `words` 64-bit words of gen.spawn(streams[j]) (see pydp/aggregation/keyed_noise.hpp)");
 
-    bind_keyed_noise<pydp::discrete::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
+    bind_keyed_noise<pydp::release::DiscreteLaplace>(m, "keyed_laplace_integers", "keyed_laplace_release",
                                                      "discrete Laplace(t = s/d)");
-    bind_keyed_noise<pydp::discrete::DiscreteGaussian>(m, "keyed_gaussian_integers", "keyed_gaussian_release",
+    bind_keyed_noise<pydp::release::DiscreteGaussian>(m, "keyed_gaussian_integers", "keyed_gaussian_release",
                                                       "discrete Gaussian(sigma^2 = s/d)");
 }
 

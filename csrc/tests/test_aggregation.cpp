@@ -1,4 +1,4 @@
-// Tests of the aggregation kernels (csrc/include/pydp/aggregate/): on fixed pseudo-random data,
+// Tests of the aggregation kernels (csrc/include/pydp/aggregation/): on fixed pseudo-random data,
 // - contribution bounding keeps at most max_partitions groups per person and max_contributions rows per
 //   (person, group) pair, and exactly that many where a person has more (the choice is maximal); a person
 //   with few rows keeps them all; units[g] counts the kept pairs; the streaming, partitioned and sorted
@@ -16,13 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "pydp/aggregate/bounding.hpp"
-#include "pydp/aggregate/exact_sums.hpp"
+#include "pydp/aggregation/bounding.hpp"
+#include "pydp/aggregation/exact_sums.hpp"
 
 #include "check.hpp"
 
 namespace {
-namespace agg = pydp::aggregate;
+namespace agg = pydp::aggregation;
 
 struct Rng {  // splitmix64: a fixed, portable stream for the test data
     std::uint64_t s;

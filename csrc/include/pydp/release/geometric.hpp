@@ -26,11 +26,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pydp/discrete/bigint.hpp"
-#include "pydp/discrete/bits.hpp"
+#include "pydp/release/bigint.hpp"
+#include "pydp/release/bits.hpp"
 #include "pydp/random/tiles.hpp"
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 // Integer brackets lo <= 2^(64 J) exp(-p/q) <= hi, for a big integer p >= 0 and 1 <= q < 2^127.
 struct Bracket {
@@ -187,4 +187,4 @@ private:
     double t_;
 };
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release

@@ -15,10 +15,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pydp/discrete/samplers.hpp"
+#include "pydp/release/samplers.hpp"
 #include "pydp/random/generator.hpp"
 
-namespace pydp::discrete {
+namespace pydp::release {
 
 // The grid exponents a release accepts: g = 2^e with 2^-e and 2^(e + 53) both finite normal doubles.
 constexpr int kMinGridExponent = -1021;
@@ -65,4 +65,4 @@ void release_on_grid(const Sampler& sampler, const double* x, double* out, std::
     if (bad & 2u) throw std::overflow_error("noisy value left the exactly representable grid range (2^53 steps)");
 }
 
-}  // namespace pydp::discrete
+}  // namespace pydp::release
