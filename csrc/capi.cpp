@@ -24,6 +24,7 @@
 #include "pydp/accounting/pld.hpp"
 #include "pydp/aggregation/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
+#include "pydp/release/profile.hpp"
 #include "pydp/release/release.hpp"
 #include "pydp/release/table.hpp"
 #include "pydp/noise/families.hpp"
@@ -236,6 +237,64 @@ pydp_status keyed_release(const pydp_rng* rng, const std::uint64_t* streams, int
         pydp::aggregation::keyed_grid_release(sampler, rng->gen, streams, x, out, n, grid_exponent, pydp::cap_threads(threads));
         return PYDP_OK;
     });
+}
+
+
+// ---- calibration of the grid releases (pydp_core.release.calibrate_*_release, dimension 1) -----------
+namespace rel = pydp::release;
+
+// The relative margin on delta of every check (the calibration's and the Python plans').
+constexpr double kDeltaMargin = 1e-12;
+// Grid steps per unit of scale are at most 2^kLaplaceMaxBits (t below 2^39) and 2^kGaussMaxBits (sigma
+// below 2^31 grid steps).
+constexpr int kLaplaceMaxBits = 38;
+constexpr int kGaussMaxBits = 30;
+
+// e = floor(log2(min(scale, sensitivity))) - grid_bits, raised so that one unit of scale spans at most
+// 2^max_bits grid steps; PYDP_ERR_INVALID outside the range a float64 grid serves.
+pydp_status grid_exponent(double scale, double sensitivity, int grid_bits, int max_bits, int* e) noexcept {
+    int lm = 0, ls = 0;
+    std::frexp(std::min(scale, sensitivity), &lm);
+    std::frexp(scale, &ls);
+    const int out = std::max(lm - 1 - grid_bits, ls - 1 - std::max(grid_bits, max_bits));
+    if (!std::isfinite(scale) || out < -1074 + 53 || out > 970 - 53)
+        return bad("scale", "is outside the range a float64 grid can serve", scale);
+    *e = out;
+    return PYDP_OK;
+}
+
+// The largest |rint(a) - rint(b)| over |a - b| <= D = sensitivity / 2^e (ties to even): floor(D) + 1,
+// except D itself when D is an even integer.
+std::uint64_t grid_shift(double sensitivity, int e) noexcept {
+    const double d = std::ldexp(sensitivity, -e);  // exact
+    const double f = std::floor(d);
+    if (d == f && std::fmod(f, 2.0) == 0.0) return static_cast<std::uint64_t>(f);
+    return static_cast<std::uint64_t>(f) + 1;
+}
+
+__extension__ typedef unsigned __int128 u128;  // GCC and Clang; __extension__ keeps -Wpedantic quiet
+
+// k / t <= eps, decided exactly (k, t >= 1 integers, eps >= 0 finite): k * 2^-x <= m * t for eps = m 2^x.
+bool ratio_at_most(std::uint64_t k, std::uint64_t t, double eps) noexcept {
+    if (eps == 0.0) return false;
+    int x2 = 0;
+    const double f = std::frexp(eps, &x2);  // eps = f 2^x2, f in [0.5, 1)
+    const auto m = static_cast<u128>(std::ldexp(f, 53));
+    const int x = x2 - 53;
+    const u128 rhs = m * t;  // < 2^93
+    if (x >= 0) return x >= 12 || static_cast<u128>(k) <= (rhs << x);  // 2^(52 + 12) > k
+    const int sh = -x;
+    if (sh >= 128 || (static_cast<u128>(k) >> (128 - sh)) != 0) return false;  // k 2^sh >= 2^128
+    return (static_cast<u128>(k) << sh) <= rhs;
+}
+
+pydp_status check_release_args(double epsilon, double delta, double sensitivity, int grid_bits, pydp_grid_plan* plan) noexcept {
+    PYDP_REQUIRE(plan);
+    PYDP_CHECK(check_epsilon(epsilon, false));
+    PYDP_CHECK(check_delta(delta));
+    PYDP_CHECK(check_positive("sensitivity", sensitivity));
+    if (grid_bits < 0 || grid_bits > 30) return bad("grid_bits", "must lie in [0, 30]", grid_bits);
+    return PYDP_OK;
 }
 
 }  // namespace
@@ -649,6 +708,82 @@ pydp_status pydp_pld_calibrate(int family, double r, double epsilon, double delt
             (passes(mid) ? hi : lo) = mid;
         }
         *scale = hi;
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_calibrate_laplace_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                           pydp_grid_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, plan));
+        const double denom = epsilon - 2.0 * std::log1p(-delta);
+        if (!(denom > 0.0))
+            return fail(PYDP_ERR_NO_FINITE_SCALE, "epsilon = 0 with delta = 0 requires an infinite scale");
+        int e = 0;
+        PYDP_CHECK(grid_exponent(sensitivity / denom, sensitivity, grid_bits, kLaplaceMaxBits, &e));
+        const std::uint64_t k = grid_shift(sensitivity, e);
+        const double log_target = std::log(delta) + std::log1p(-kDeltaMargin);
+        // t passes: pure k / t <= epsilon (exact), else the exact delta(epsilon; t, k) within the margin.
+        auto ok = [&](std::uint64_t t) {
+            if (ratio_at_most(k, t, epsilon)) return true;
+            if (delta == 0.0) return false;
+            return rel::dlaplace_log_delta(epsilon, 1.0 / static_cast<double>(t), static_cast<double>(k)) <= log_target;
+        };
+        std::uint64_t hi = 1;
+        while (!ok(hi)) {
+            hi *= 2;
+            if (hi >= rel::kMaxLaplaceT)
+                return fail(PYDP_ERR_SCALE_OVERFLOW, "discrete Laplace calibration: t would exceed 2^40");
+        }
+        std::uint64_t lo = hi / 2;  // fails (or 0)
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (ok(mid) ? hi : lo) = mid;
+        }
+        if (!ok(hi) || (hi > 1 && ok(hi - 1)))
+            return fail(PYDP_ERR_VERIFY_FAILED, "discrete Laplace calibration could not be verified");
+        const bool pure = ratio_at_most(k, hi, epsilon);
+        *plan = pydp_grid_plan{hi, 1, e, k,
+                               pure ? 0.0 : std::exp(rel::dlaplace_log_delta(epsilon, 1.0 / static_cast<double>(hi),
+                                                                             static_cast<double>(k)))};
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                            pydp_grid_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, plan));
+        if (delta == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
+        const cal::MinimalScale m = cal::minimal_scale(Family::make(Kind::Gaussian), epsilon, delta, sensitivity);
+        if (m.status != cal::kOk) return status_code(m.status);
+        int e = 0;
+        PYDP_CHECK(grid_exponent(m.scale, sensitivity, grid_bits, kGaussMaxBits, &e));
+        const std::uint64_t k = grid_shift(sensitivity, e);
+        const double log_target = std::log(delta) + std::log1p(-kDeltaMargin);
+        // sigma2 = n passes: the exact delta(epsilon; n, k) of the discrete Gaussian within the margin.
+        auto ok = [&](std::uint64_t n) {
+            return rel::dgauss_log_delta(epsilon, static_cast<double>(n), static_cast<double>(k)) <= log_target;
+        };
+        // A bracket around the continuous scale for the shift k, in grid steps squared; then bisection.
+        const double guess = std::pow(m.scale / sensitivity * static_cast<double>(k), 2.0);
+        std::uint64_t hi = std::max<std::uint64_t>(2, static_cast<std::uint64_t>(std::min(guess * 1.001, 0x1p62)) + 1);
+        while (!ok(hi)) {
+            if (hi > rel::kMaxParam / 2)
+                return fail(PYDP_ERR_SCALE_OVERFLOW, "discrete Gaussian calibration: sigma2 would exceed 2^62 grid steps squared");
+            hi *= 2;
+        }
+        std::uint64_t lo = std::min(hi - 1, static_cast<std::uint64_t>(guess * 0.999));  // fails, or 0
+        while (lo > 0 && ok(lo)) lo /= 2;
+        if (lo == 0 && ok(1)) hi = 1;
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (ok(mid) ? hi : lo) = mid;
+        }
+        if (!ok(hi) || (hi > 1 && ok(hi - 1)) || hi > rel::kMaxParam)
+            return fail(PYDP_ERR_VERIFY_FAILED, "discrete Gaussian calibration could not be verified");
+        *plan = pydp_grid_plan{hi, 1, e, k,
+                               std::exp(rel::dgauss_log_delta(epsilon, static_cast<double>(hi), static_cast<double>(k)))};
         return PYDP_OK;
     });
 }
