@@ -34,6 +34,13 @@ class GridPlan(C.Structure):
 
 PLAN = C.POINTER(GridPlan)
 
+
+class LatticePlan(C.Structure):
+    """pydp_lattice_plan of capi.h."""
+
+    _fields_ = [("s", U64), ("weight_bits", C.c_int), ("grid_exponent", C.c_int), ("shift", U64),
+                ("delta_achieved", C.c_double), ("table_half", U64)]
+
 SIGNATURES = {
     "pydp_rng_new": [C.c_char_p, U64, PP],
     "pydp_rng_fill_u64": [P, C.POINTER(U64), C.c_size_t],
@@ -53,6 +60,7 @@ SIGNATURES = {
     "pydp_minimal_scale": [I, D, D, D, D, DP],
     "pydp_calibrate_laplace_release": [D, D, D, I, PLAN],
     "pydp_calibrate_gaussian_release": [D, D, D, I, PLAN],
+    "pydp_calibrate_lattice_release": [I, D, D, D, D, I, I, C.POINTER(LatticePlan)],
 }
 
 
@@ -251,6 +259,28 @@ def test_plan_from_c_releases_what_the_python_plan_releases(lib):
         lib.pydp_rng_free(rng)
 
 
+# (family, r, epsilon, delta, sensitivity, grid_bits or None: automatic, timing_stable): the automatic
+# grid, a chosen grid, small epsilon (a refined grid), the timing-stable automatic grid.
+LATTICE_CASES = [(SUBBOTIN, 1.5, 1.0, 1e-6, 1.0, None, False), (SUBBOTIN, 3.0, 0.5, 1e-9, 2.0, 10, False),
+                 (LOGISTIC, 0.0, 1.0, 1e-9, 1.0, None, False), (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, None, True),
+                 (SUBBOTIN, 2.5, 0.1, 1e-5, 1.0, None, False), (SUBBOTIN, 1.0, 2.0, 1e-3, 3.0, 4, True)]
+
+
+@pytest.mark.parametrize("case", LATTICE_CASES)
+def test_lattice_calibration_is_the_python_plan(lib, case):
+    family, r, eps, delta, sens, bits, stable = case
+    got = LatticePlan()
+    rc = lib.pydp_calibrate_lattice_release(family, r, eps, delta, sens, -1 if bits is None else bits, int(stable), C.byref(got))
+    assert rc == OK, lib.pydp_last_error()
+    if family == SUBBOTIN:
+        want = release.calibrate_subbotin_release(r=r, epsilon=eps, delta=delta, sensitivity=sens, grid_bits=bits, timing_stable=stable)
+    else:
+        want = release.calibrate_logistic_release(epsilon=eps, delta=delta, sensitivity=sens, grid_bits=bits, timing_stable=stable)
+    assert (got.s, got.weight_bits, got.grid_exponent, got.shift) == (want.parameter, want.weight_bits, want.grid_exponent, want.shift)
+    assert (got.delta_achieved, got.table_half) == (want.delta_achieved, want.table.half_size)
+    assert got.delta_achieved <= delta
+
+
 def test_release_calibration_without_a_finite_scale_is_an_error(lib):
     plan = GridPlan(7, 7, 7, 7, 7.0)
     assert lib.pydp_calibrate_gaussian_release(1.0, 0.0, 1.0, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
@@ -258,6 +288,8 @@ def test_release_calibration_without_a_finite_scale_is_an_error(lib):
     assert lib.pydp_calibrate_laplace_release(0.0, 0.0, 1.0, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
     assert "infinite scale" in lib.pydp_last_error().decode()
     assert (plan.num, plan.den, plan.grid_exponent, plan.shift, plan.delta_achieved) == (7, 7, 7, 7, 7.0)  # untouched
+    assert lib.pydp_calibrate_lattice_release(LOGISTIC, 0.0, 1.0, 0.0, 1.0, -1, 0, C.byref(LatticePlan())) == ERR_NO_FINITE_SCALE
+    assert "delta must be > 0" in lib.pydp_last_error().decode()
     with pytest.raises(ValueError):
         release.calibrate_gaussian_release(epsilon=1.0, delta=0.0)
     with pytest.raises(ValueError):
@@ -271,7 +303,7 @@ def _calls(lib, rng, pld, buf, out):
     h = C.c_void_p()
     steps = U64()
     words = (U64 * 4)()
-    plan = GridPlan()
+    plan, lattice = GridPlan(), LatticePlan()
     return [
         ("rng_new NULL key", lambda: lib.pydp_rng_new(None, 0, C.byref(h))),
         ("rng_new NULL out", lambda: lib.pydp_rng_new(ds.KEY, 0, None)),
@@ -336,6 +368,16 @@ def _calls(lib, rng, pld, buf, out):
               ("delta 1", (1.0, 1.0, 1.0, 16, C.byref(plan))), ("zero sensitivity", (1.0, 1e-6, 0.0, 16, C.byref(plan))),
               ("inf sensitivity", (1.0, 1e-6, inf, 16, C.byref(plan))), ("grid_bits 31", (1.0, 1e-6, 1.0, 31, C.byref(plan))),
               ("grid_bits -1", (1.0, 1e-6, 1.0, -1, C.byref(plan))), ("NULL plan", (1.0, 1e-6, 1.0, 16, None)))],
+        *[(f"calibrate_lattice {what}", lambda a=args: lib.pydp_calibrate_lattice_release(*a)) for what, args in (
+            ("family", (GAUSSIAN, 0.0, 1.0, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("NaN r", (SUBBOTIN, nan, 1.0, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("r below 1", (SUBBOTIN, 0.5, 1.0, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("NaN epsilon", (LOGISTIC, 0.0, nan, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("NaN delta", (LOGISTIC, 0.0, 1.0, nan, 1.0, -1, 0, C.byref(lattice))),
+            ("inf sensitivity", (LOGISTIC, 0.0, 1.0, 1e-6, inf, -1, 0, C.byref(lattice))),
+            ("grid_bits -2", (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, -2, 0, C.byref(lattice))),
+            ("timing_stable 2", (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, -1, 2, C.byref(lattice))),
+            ("NULL plan", (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, -1, 0, None)))],
     ]
 
 

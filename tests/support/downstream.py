@@ -148,6 +148,9 @@ def _check_c_releases(out: dict[str, list[str]]) -> None:
         assert (int(num), int(den), int(e), int(k)) == (plan.parameter.numerator, plan.parameter.denominator, plan.grid_exponent,
                                                        plan.shift), name
         assert float(achieved) == plan.delta_achieved, name
+    s, bits, e, k, achieved = out["plan_lattice"]
+    assert (int(s), int(bits), int(e), int(k), float(achieved)) == (sub.parameter, sub.weight_bits, sub.grid_exponent, sub.shift,
+                                                                    sub.delta_achieved)
 
 
 def build_cython_demo(dest: Path, package_dir: str, include_dir: str, library_dir: str) -> Path:

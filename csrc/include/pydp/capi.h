@@ -125,8 +125,8 @@ pydp_status pydp_rng_gamma(pydp_rng* rng, double shape, double scale, double* ou
 /* out[i] = (round(clamp(x[i], low, high) / g) + Y_i) * g with g = 2^grid_exponent and Y_i exact integer
  * noise in grid steps, drawn from fresh chunks of rng (so the same values as the Python plan's release
  * for the same generator state: release.calibrate_*_release(...).release(x, rng=Random)). The parameters
- * are those of a calibrated plan (GridRelease.parameter, grid_exponent, or pydp_calibrate_*_release below;
- * LatticeRelease.weight_bits, timing_stable: the lattice laws are calibrated in Python only). A release needs a secret key (pydp_rng_new_os).
+ * are those of a calibrated plan (GridRelease.parameter, grid_exponent, LatticeRelease.weight_bits,
+ * timing_stable in Python, or the pydp_calibrate_*_release functions below). A release needs a secret key (pydp_rng_new_os).
  * low <= high (pass -INFINITY, INFINITY for no clamp); grid_exponent in [-1021, 970]; every value must be
  * finite and at most 2^52 grid steps after the clamp (else PYDP_ERR_INVALID; on any failure the contents
  * of out are unspecified and must not be published). */
@@ -151,6 +151,22 @@ pydp_status pydp_calibrate_laplace_release(double epsilon, double delta, double 
                                            pydp_grid_plan* plan);
 pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double sensitivity, int grid_bits,
                                             pydp_grid_plan* plan);
+/* Calibration of the lattice releases: calibrate_subbotin_release(r=, ...) (family PYDP_SUBBOTIN, r >= 1)
+ * and calibrate_logistic_release(...) (PYDP_LOGISTIC, r ignored) of Python, the same plan: the smallest
+ * integer scale s (grid steps) whose exact table profile at the shift meets delta within the margin (s - 1
+ * checked to fail), the table's weight bits and half size (its entries are table_half + 1). grid_bits -1 is
+ * Python's automatic grid (None), else in [0, 30]; timing_stable 0 or 1; delta > 0. Pass s, weight_bits,
+ * grid_exponent and timing_stable to pydp_release_lattice. */
+typedef struct pydp_lattice_plan {
+    uint64_t s;
+    int weight_bits;
+    int grid_exponent;
+    uint64_t shift;
+    double delta_achieved;
+    uint64_t table_half;
+} pydp_lattice_plan;
+pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon, double delta, double sensitivity,
+                                           int grid_bits, int timing_stable, pydp_lattice_plan* plan);
 /* Discrete Laplace, t = t_num / t_den grid steps (Canonne, Kamath and Steinke 2020). */
 pydp_status pydp_release_laplace(pydp_rng* rng, uint64_t t_num, uint64_t t_den, int grid_exponent, double low,
                                  double high, const double* x, double* out, size_t n, unsigned threads);
