@@ -90,6 +90,39 @@ func EpsilonForDelta(f Family, r, delta, scale, sensitivity float64) (float64, e
 	return float64(e), err
 }
 
+// GridPlan is a calibrated discrete Laplace or Gaussian release plan (pydp_grid_plan): the noise parameter
+// Num / Den in grid steps (t, or sigma^2), the grid 2^GridExponent, the integer shift on the grid and the
+// exact delta of the plan.
+type GridPlan struct {
+	Num, Den      uint64
+	GridExponent  int
+	Shift         uint64
+	DeltaAchieved float64
+}
+
+func gridPlan(p C.pydp_grid_plan) GridPlan {
+	return GridPlan{uint64(p.num), uint64(p.den), int(p.grid_exponent), uint64(p.shift), float64(p.delta_achieved)}
+}
+
+// CalibrateLaplaceRelease is the verified smallest discrete Laplace plan for (epsilon, delta) at this
+// sensitivity (gridBits: 16 is the Python default).
+func CalibrateLaplaceRelease(epsilon, delta, sensitivity float64, gridBits int) (GridPlan, error) {
+	var p C.pydp_grid_plan
+	err := call(func() C.pydp_status {
+		return C.pydp_calibrate_laplace_release(C.double(epsilon), C.double(delta), C.double(sensitivity), C.int(gridBits), &p)
+	})
+	return gridPlan(p), err
+}
+
+// CalibrateGaussianRelease is the verified smallest discrete Gaussian plan for (epsilon, delta), delta > 0.
+func CalibrateGaussianRelease(epsilon, delta, sensitivity float64, gridBits int) (GridPlan, error) {
+	var p C.pydp_grid_plan
+	err := call(func() C.pydp_status {
+		return C.pydp_calibrate_gaussian_release(C.double(epsilon), C.double(delta), C.double(sensitivity), C.int(gridBits), &p)
+	})
+	return gridPlan(p), err
+}
+
 // Rng is a keyed ChaCha20 generator; not safe for use by two goroutines at once (Spawn one for each).
 type Rng struct{ p *C.pydp_rng }
 

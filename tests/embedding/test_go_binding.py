@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 
+import numpy as np
 import pytest
 from support import downstream as ds
 
 import pydp_core as dp
+from pydp_core import _core, release
+from pydp_core.random import Random
 
 GO = shutil.which("go")
 if GO is None and os.environ.get("CI"):
@@ -42,3 +45,12 @@ def test_go_matches_python(go_env):
     lines = {name: values for name, *values in (line.split(" ") for line in res.stdout.splitlines())}
     assert lines["abi"] == ["1"]
     ds.check_binding_demo(lines)
+    # A plan calibrated in Go, then released after the demo's other draws (stream 0: words, normals, release).
+    plan = release.calibrate_gaussian_release(epsilon=0.5, delta=1e-8, sensitivity=3.0, grid_bits=12)
+    assert lines["plan_gaussian"] == [str(plan.parameter.numerator), str(plan.parameter.denominator), str(plan.grid_exponent),
+                                      str(plan.shift), repr(plan.delta_achieved)]
+    rng = Random._wrap(_core.random.Generator(ds.KEY, 0), 1, True)
+    rng.random_raw(4), rng.normal(0.0, 1.0, size=5)
+    release.calibrate_laplace_release(epsilon=1.0).release(np.zeros(3), rng=rng, simulation=True)
+    want = plan.release(np.array([0.0, 1.5, -2.25]), rng=rng, simulation=True)
+    assert [float(v) for v in lines["release_gaussian"]] == want.tolist()
