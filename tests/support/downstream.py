@@ -170,8 +170,8 @@ def build_cython_demo(dest: Path, package_dir: str, include_dir: str, library_di
 
 def check_binding_demo(lines: dict[str, list[str]]) -> None:
     """The demo of a language binding (bindings/rust/pydp-core/examples/demo.rs, bindings/go/cmd/demo),
-    as `name -> values`: the Python API's words, noise, release and PLD bounds bit for bit for one key, and
-    the library's error code and message."""
+    as `name -> values`: the Python API's words, noise, release, Gaussian release plan and PLD bounds bit for
+    bit for one key, and the library's error code and message."""
     from pydp_core import release
     from pydp_core.accounting.pld import PLD
 
@@ -186,5 +186,9 @@ def check_binding_demo(lines: dict[str, list[str]]) -> None:
     assert [float(v) for v in lines["release_laplace"]] == want.tolist()
     pld = PLD.from_noise(dp.Gaussian(), scale=1.0, sampling_rate=0.02).with_discretization(value_step=1e-3).self_compose(100)
     assert [float(v) for v in lines["pld_delta"]] == list(pld.delta(1.0))
+    plan = release.calibrate_gaussian_release(epsilon=0.5, delta=1e-8, sensitivity=3.0, grid_bits=12)
+    num, den, e, k, achieved = lines["plan_gaussian"]
+    assert (int(num), int(den), int(e), int(k), float(achieved)) == (plan.parameter.numerator, plan.parameter.denominator,
+                                                                    plan.grid_exponent, plan.shift, plan.delta_achieved)
     assert lines["error"][0] == "2"  # PYDP_ERR_INVALID
     assert " ".join(lines["error"][1:]) == "epsilon must be finite and >= 0, got nan"
