@@ -136,7 +136,41 @@ def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: in
     ``|j_i| <= K`` (l_inf); docs/release.md, section 5, Lemma 6. The first ``_EXACT_LEADING`` bounds are
     kept as they are, the others rounded up to a geometric ladder of ``_LADDER_STEPS`` values an octave
     (fewer distinct one-coordinate laws for the certificate; rounding up only enlarges the shift).
+
+    Parameters
+    ----------
+    norm : {"linf", "l1", "l2"}
+        The norm of the sensitivity.
+    sensitivity : float
+        The radius of the sensitivity ball in data units (> 0).
+    grid_exponent : int
+        e, the grid ``g = 2**e``.
+    dimension : int
+        m >= 1, the number of coordinates.
+
+    Returns
+    -------
+    tuple of (int, int)
+        (shift, count) pairs, shifts decreasing, counts summing to m.
+
+    Raises
+    ------
+    TypeError
+        If ``dimension`` is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> release.ball_shifts("l1", 3.5, 0, 3), release.ball_shifts("linf", 3.5, 0, 3)
+    (((4, 1), (2, 2)), ((4, 3),))
     """
+    nm = check_choice(norm, "norm", NORMS)
+    m = check_int(dimension, "dimension", 1, 2**20)
+    if not (isinstance(sensitivity, (int, float)) and math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
+    norm, dimension = nm, m
     k = _grid_shift(sensitivity, grid_exponent)
     if norm == "linf":
         return ((k, dimension),)

@@ -86,6 +86,7 @@ public:
         }
         s_ = cum_.empty() ? 0 : cum_.back();
         total_ = w0_ + 2 * s_;
+        reject_below_ = (0 - total_) % total_;  // 2^64 mod T
         steps_ = 0;
         for (std::size_t n = cum_.size(); n > 1; n -= n / 2) ++steps_;
         build_guide();
@@ -153,7 +154,7 @@ public:
         u128 m = static_cast<u128>(src.next_u64()) * total_;
         u64 l = static_cast<u64>(m);
         if (l < total_) {
-            const u64 t = (0 - total_) % total_;
+            const u64 t = reject_below_;
             while (l < t) {
                 m = static_cast<u128>(src.next_u64()) * total_;
                 l = static_cast<u64>(m);
@@ -213,6 +214,8 @@ public:
                 hi[i] = g[b + 1];
             }
             const u64* c = cum_.data();
+            for (std::size_t i = 0; i < len; ++i)  // start the first table loads of the block together
+                if (lo[i] < hi[i]) __builtin_prefetch(c + lo[i] + (hi[i] - lo[i]) / 2);
             for (std::size_t i = 0; i < len; ++i) {
                 std::uint32_t a = lo[i], z = hi[i];
                 while (a < z) {
@@ -274,7 +277,7 @@ public:
 
 private:
     // guide_[b] = #{i : C(i) <= b 2^gshift} for b = 0 .. (S - 1) >> gshift, and K once more at the end.
-    // The bucket width 2^gshift is at most W(1) / 8 (so that most draws near the mode fall in a bucket
+    // The bucket width 2^gshift is at most W(1) / 4 (so that most draws near the mode fall in a bucket
     // without an entry boundary and need no table access), with at most 2^kGuideBits buckets (4 bytes each).
     static constexpr unsigned kGuideBits = 21;
     void build_guide() {
@@ -283,8 +286,8 @@ private:
         if (cum_.empty()) return;
         unsigned width = 0;  // bit length of S - 1 (V < S)
         for (u64 v = s_ - 1; v; v >>= 1) ++width;
-        unsigned fine = 0;  // floor(log2(W(1) / 8))
-        for (u64 v = cum_[0] >> 3; v > 1; v >>= 1) ++fine;
+        unsigned fine = 0;  // floor(log2(W(1) / 4))
+        for (u64 v = cum_[0] >> 2; v > 1; v >>= 1) ++fine;
         gshift_ = width > kGuideBits && width - kGuideBits > fine ? width - kGuideBits : fine;
         const u64 buckets = ((s_ - 1) >> gshift_) + 1;
         guide_.resize(static_cast<std::size_t>(buckets) + 1);
@@ -298,7 +301,7 @@ private:
     }
 
     u64 w0_;
-    u64 s_ = 0, total_ = 0;
+    u64 s_ = 0, total_ = 0, reject_below_ = 0;
     unsigned steps_ = 0;
     unsigned gshift_ = 0;
     std::vector<u64> cum_;  // C(i) = W(1) + ... + W(i + 1), i = 0 .. K - 1
