@@ -32,15 +32,6 @@ PLANS = {
 }
 
 
-def _wall(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def test_bulk_against_numpy(benchmark, speed):
     n = N if speed.enabled else 1000
     x = np.zeros(n)
@@ -53,8 +44,8 @@ def test_bulk_against_numpy(benchmark, speed):
         plan = make()
         xs = np.zeros((n // plan.dimension, plan.dimension)) if plan.dimension > 1 else x
         cpu = speed.cpu_time(lambda: plan.release(xs, rng=one), repeat=3)
-        w1 = _wall(lambda: plan.release(xs, rng=one))
-        w2 = _wall(lambda: plan.release(xs, rng=two))
+        w1 = speed.time(lambda: plan.release(xs, rng=one), repeat=3, min_time=0.0)
+        w2 = speed.time(lambda: plan.release(xs, rng=two), repeat=3, min_time=0.0)
         speed.benchmark.extra_info[name + " rate vs numpy"] = round(base / cpu, 3)
         print(f"{name:28s} {cpu / n * 1e9:6.1f} ns/value CPU (numpy normal {base / n * 1e9:.1f}): "
               f"rate x{base / cpu:.2f} of numpy; 2 threads x{w1 / w2:.2f} (wall)")

@@ -226,7 +226,25 @@ void register_release(py::module_ m) {
                 steps.mutable_at(i) = it;
             }
             return py::make_tuple(vals, used, steps);
-        }, py::arg("words"), py::arg("size"), py::arg("timing_stable") = false);
+        }, py::arg("words"), py::arg("size"), py::arg("timing_stable") = false)
+        .def("_from_uniform", [](const rel::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& u,
+                                 bool guided) {
+            // Test hook: the values for given uniforms U < T, by the guide table or the fixed-step search.
+            const std::uint64_t* up = u.data();
+            const std::size_t n = static_cast<std::size_t>(u.size());
+            for (std::size_t i = 0; i < n; ++i)
+                if (up[i] >= t.total()) throw py::value_error("every uniform must be below the table's total");
+            i64array out(static_cast<py::ssize_t>(n));
+            std::int64_t* o = out.mutable_data();
+            for (std::size_t b = 0; b < n; b += rel::LatticeTable::kBlock) {
+                const std::size_t len = std::min(n - b, rel::LatticeTable::kBlock);
+                if (guided)
+                    t.fill_guided(up + b, o + b, len);
+                else
+                    t.fill_from_uniform(up + b, o + b, len);
+            }
+            return out;
+        }, py::arg("u"), py::arg("guided"));
 
     const double inf = std::numeric_limits<double>::infinity();
     m.def("release_laplace", [](Generator& gen, const darray& x, std::uint64_t s, std::uint64_t d, int e, double low,

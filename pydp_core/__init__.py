@@ -47,7 +47,6 @@ _EXPORTS: dict[str, str] = {
             "epsilon_for_delta",
             "minimal_scale",
             "linear_query_sensitivity",
-            "select_subbotin",
             "SubbotinChoice",
             "variance_ratio",
             "laplace_logistic_scale_ratio",
@@ -62,7 +61,8 @@ _EXPORTS: dict[str, str] = {
         "pydp_core.mechanisms",
     ),
     **dict.fromkeys(["release_laplace", "release_gaussian", "release_subbotin", "release_logistic",
-                     "calibrate_subbotin_release", "calibrate_logistic_release"], "pydp_core.release"),
+                     "calibrate_subbotin_release", "calibrate_logistic_release", "select_subbotin"],
+                    "pydp_core.release"),
     **dict.fromkeys(
         [
             "Budget",
@@ -278,7 +278,6 @@ if TYPE_CHECKING:
         log_privacy_profile,
         minimal_scale,
         privacy_profile,
-        select_subbotin,
         variance_ratio,
     )
     from .io import dask, privatize, spark
@@ -306,5 +305,6 @@ if TYPE_CHECKING:
         release_laplace,
         release_logistic,
         release_subbotin,
+        select_subbotin,
     )
     from .session import Session

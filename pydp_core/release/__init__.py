@@ -47,8 +47,10 @@ the Laplace and Gaussian shapes).
 
 Vector queries with lattice noise (Vinterbo 2022, Section 4.1): :func:`calibrate_vector_release` and
 :func:`release_vector` release m coordinates (or k vectors under one total budget) with iid table noise,
-calibrated through the certified PLD of the product law at the corner of the rounded sensitivity box
-(the worst shift); :func:`select_subbotin_release` picks the order with the smallest lattice RMSE. The
+calibrated through the certified PLD of the product law at the dominating shift of the rounded
+sensitivity ball (:func:`ball_shifts`: the corner of the box for l_inf, the sorted envelope for l_1 and
+l_2); :func:`select_subbotin` with ``release=True`` (also :func:`select_subbotin_release`) picks the order
+with the smallest lattice RMSE and returns its plan. The
 Subbotin and Logistic mechanisms use this for arrays (an l_inf vector query).
 Truncated and user-defined families are refused by :func:`release_noise` (docs/release.md). Floating-point
 noise stays available for simulations through :class:`pydp_core.Random`; it is not a release.
@@ -87,13 +89,8 @@ from .profile import (
     discrete_laplace_log_delta,
 )
 from .samplers import sample_discrete_gaussian, sample_discrete_laplace
-from .vector import (
-    LatticeVectorRelease,
-    SubbotinReleaseChoice,
-    calibrate_vector_release,
-    release_vector,
-    select_subbotin_release,
-)
+from .selection import SubbotinReleaseChoice, select_subbotin, select_subbotin_release
+from .vector import LatticeVectorRelease, ball_shifts, calibrate_vector_release, release_vector
 
 __all__ = [
     "sample_discrete_laplace",
@@ -118,6 +115,8 @@ __all__ = [
     "LatticeVectorRelease",
     "calibrate_vector_release",
     "release_vector",
+    "ball_shifts",
+    "select_subbotin",
     "select_subbotin_release",
     "SubbotinReleaseChoice",
     "ReleaseNotSupportedError",

@@ -14,7 +14,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
 
 from numpy.typing import ArrayLike
 
@@ -237,34 +237,45 @@ def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, gri
     return plan
 
 
+_Plan = TypeVar("_Plan", bound=LatticeRelease)
+
+
+def _on_automatic_grid(calibrate_on: Callable[[int, bool], _Plan], grid_bits: Any, timing_stable: bool,
+                       reference: Optional[float], what: str) -> _Plan:
+    """The plan of ``calibrate_on(bits, refine)`` on the grid that ``grid_bits`` asks for, or (None) on the
+    automatic grid: with ``timing_stable``, the finest grid whose table stays cache-resident (the search's
+    memory accesses depend on the value, and a table beyond the first-level cache makes their time depend
+    on it too); otherwise 16 bits, unless the table's dynamic range binds (the truncation charge forces a
+    scale more than ``_AUTO_GRID_SLACK`` above the continuous ``reference``; None: never), and then a
+    coarser grid, whose shorter table has a larger weight range (T < 2**63), is tried too, keeping the plan
+    with the smallest scale."""
+    if grid_bits is not None:
+        return calibrate_on(grid_bits, True)
+    if timing_stable:
+        for bits in _STABLE_GRID_BITS:
+            plan = calibrate_on(bits, False)
+            if plan.table.half_size + 1 <= STABLE_TABLE_ENTRIES:
+                return plan
+        raise CalibrationError(
+            f"timing-stable {what} calibration: no grid keeps the table within {STABLE_TABLE_ENTRIES} entries "
+            "(give grid_bits to choose the grid yourself)")
+    plan = calibrate_on(DEFAULT_GRID_BITS, True)
+    if reference is not None and plan.scale > reference * (1.0 + _AUTO_GRID_SLACK):
+        for bits in _COARSER_GRID_BITS:
+            other = calibrate_on(bits, True)
+            if other.scale < plan.scale:
+                plan = other
+    return plan
+
+
 @functools.lru_cache(maxsize=4)
 def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
                       timing_stable: bool) -> LatticeRelease:
     noise = Subbotin(r) if mechanism == "subbotin" else Logistic()
     s0 = float(minimal_scale(noise, epsilon=eps, delta=dl, sensitivity=sens))
-    if grid_bits is not None:
-        return _calibrate(mechanism, r, eps, dl, sens, grid_bits, timing_stable, s0)
-    if timing_stable:
-        # The finest grid whose table stays cache-resident: the search's memory accesses depend on the
-        # value, and a table beyond the first-level cache makes their time depend on it too.
-        plan = None
-        for bits in _STABLE_GRID_BITS:
-            plan = _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0, refine=False)
-            if plan.table.half_size + 1 <= STABLE_TABLE_ENTRIES:
-                return plan
-        raise CalibrationError(
-            f"timing-stable lattice calibration: no grid keeps the table within {STABLE_TABLE_ENTRIES} entries "
-            "(give grid_bits to choose the grid yourself)")
-    # Automatic grid: 16 bits, unless the table's dynamic range binds (the truncation charge forces a
-    # scale above the continuous one); then a coarser grid, whose shorter table has a larger weight range
-    # (T < 2**63), is tried too, and the plan with the smallest scale is kept.
-    plan = _calibrate(mechanism, r, eps, dl, sens, DEFAULT_GRID_BITS, timing_stable, s0)
-    if plan.scale > s0 * (1.0 + _AUTO_GRID_SLACK):
-        for bits in _COARSER_GRID_BITS:
-            other = _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0)
-            if other.scale < plan.scale:
-                plan = other
-    return plan
+    return _on_automatic_grid(
+        lambda bits, refine: _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0, refine),
+        grid_bits, timing_stable, s0, "lattice")
 
 
 def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> Tuple[float, float, float]:

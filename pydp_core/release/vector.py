@@ -4,20 +4,23 @@ The query q has m coordinates and neighbouring values differ by a vector d with 
 in the l_inf, l_1 or l_2 norm (the mean of n records in a box of width W: l_inf, ``W / n``; Vinterbo
 2022, Section 4.1). Each coordinate is rounded to the grid and gets independent noise from the exact
 integer table of :mod:`.lattice`; ``releases`` such vectors (k releases of the query) share one total
-(epsilon, delta). The rounded shift vector has every coordinate at most ``k = floor(D) + 1`` grid steps
-(Lemma 1, D the sensitivity in grid steps; every l_1 and l_2 ball lies in the l_inf ball of the same
-radius), and the corner ``(k, ..., k)`` of that box is the worst shift (docs/release.md, section 5), so
-the mechanism is (epsilon, delta)-DP when the PLD of the table law with shift k, self-composed
-``N = m * releases`` times, has delta(epsilon) <= delta. That PLD is certified
+(epsilon, delta). The rounded shift vector j has every coordinate at most ``k = floor(D) + 1`` grid
+steps (Lemma 1, D the sensitivity in grid steps), and for l_1 and l_2 its sorted coordinates obey
+``|j|_(i) <= 1 + D / i`` resp. ``1 + D / sqrt(i)``; a larger shift in any coordinate is never better for
+privacy (docs/release.md, section 5, Lemmas 5 and 6), so the mechanism is (epsilon, delta)-DP when the
+PLD of the product of table laws at the dominating shift (:func:`ball_shifts`: the corner
+``(k, ..., k)`` for l_inf, the sorted envelope for l_1 and l_2), composed over the ``releases`` vectors,
+has delta(epsilon) <= delta. That PLD is certified
 (:meth:`pydp_core.accounting.pld.PLD.from_integer_weights`), and the calibration picks the smallest
 integer table scale whose certified upper bound meets the target.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -27,22 +30,23 @@ from .._safety import check_release_delta, check_release_rng
 from .._validation import as_float_array, check_choice, check_int
 from ..accounting.pld import PLD
 from ..accounting.pld.box import calibrate_box
-from ..calibration import CalibrationError
 from ..noise import Gaussian, Laplace, Logistic, Subbotin
 from .lattice import (
-    _AUTO_GRID_SLACK,
-    _COARSER_GRID_BITS,
-    _STABLE_GRID_BITS,
-    STABLE_TABLE_ENTRIES,
     STABLE_TV_BOUND,
     LatticeRelease,
     _check_lattice,
     _lattice_grid,
+    _on_automatic_grid,
     _smallest_passing,
 )
-from .plans import _DELTA_MARGIN, DEFAULT_GRID_BITS, _release
+from .plans import _DELTA_MARGIN, _grid_shift, _release
 
 NORMS = ("linf", "l1", "l2")
+#: ball_shifts keeps the largest _EXACT_LEADING coordinate bounds exact and rounds the others up to a
+#: ladder of _LADDER_STEPS values an octave (and every integer up to _LADDER_SMALL).
+_EXACT_LEADING = 8
+_LADDER_STEPS = 8
+_LADDER_SMALL = 16
 
 
 def _table_family(noise: Any) -> Tuple[str, float]:
@@ -85,6 +89,9 @@ class LatticeVectorRelease(LatticeRelease):
     delta_lower : float
         The certified lower bound of the exact delta(epsilon) of the product law at the plan
         (``delta_achieved`` is the upper bound).
+    shifts : tuple of (int, int)
+        The dominating integer shift of one vector, as (grid steps, number of coordinates) pairs
+        (:func:`ball_shifts`); ``shift`` is its largest entry.
 
     Examples
     --------
@@ -100,6 +107,7 @@ class LatticeVectorRelease(LatticeRelease):
     releases: int = 1
     value_step: float = 0.0
     delta_lower: float = 0.0
+    shifts: Tuple[Tuple[int, int], ...] = ()
 
     @property
     def steps(self) -> int:
@@ -112,16 +120,96 @@ class LatticeVectorRelease(LatticeRelease):
         return table_std(self.table.weights()) * self.grid
 
     def pld(self) -> PLD:
-        """The certificate: the PLD of the table law at the shift, self-composed ``steps`` times."""
-        return _product_pld(self.table, self.shift, self.steps, self.value_step)
+        """The certificate: the PLD of the product of table laws at ``shifts``, for ``releases`` vectors."""
+        return _product_pld(self.table, self.shifts, self.releases, self.value_step)
 
     def _vector_sizes(self) -> Tuple[int, ...]:
         return (self.dimension, self.dimension * self.releases)
 
 
-def _product_pld(table: Any, shift: int, steps: int, value_step: float) -> PLD:
-    return PLD.from_integer_weights(table.weights(), shift=shift).self_compose(steps) \
-        .with_discretization(value_step=value_step)
+def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: int) -> Tuple[Tuple[int, int], ...]:
+    """The dominating shift of the rounded sensitivity ball, as (grid steps, number of coordinates) pairs.
+
+    With ``D = sensitivity / 2**grid_exponent`` and ``K`` the charged one-coordinate shift (Lemma 1), every
+    integer shift vector j that the rounding can produce has, sorted by decreasing ``|j_i|``,
+    ``|j|_(i) <= min(K, 1 + floor(D / i))`` (l_1) or ``min(K, 1 + floor(D / sqrt(i)))`` (l_2), and
+    ``|j_i| <= K`` (l_inf); docs/release.md, section 5, Lemma 6. The first ``_EXACT_LEADING`` bounds are
+    kept as they are, the others rounded up to a geometric ladder of ``_LADDER_STEPS`` values an octave
+    (fewer distinct one-coordinate laws for the certificate; rounding up only enlarges the shift).
+
+    Parameters
+    ----------
+    norm : {"linf", "l1", "l2"}
+        The norm of the sensitivity.
+    sensitivity : float
+        The radius of the sensitivity ball in data units (> 0).
+    grid_exponent : int
+        e, the grid ``g = 2**e``.
+    dimension : int
+        m >= 1, the number of coordinates.
+
+    Returns
+    -------
+    tuple of (int, int)
+        (shift, count) pairs, shifts decreasing, counts summing to m.
+
+    Raises
+    ------
+    TypeError
+        If ``dimension`` is not an integer.
+    ValueError
+        If an argument is out of range.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> release.ball_shifts("l1", 3.5, 0, 3), release.ball_shifts("linf", 3.5, 0, 3)
+    (((4, 1), (2, 2)), ((4, 3),))
+    """
+    nm = check_choice(norm, "norm", NORMS)
+    m = check_int(dimension, "dimension", 1, 2**20)
+    if not (isinstance(sensitivity, (int, float)) and math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
+    norm, dimension = nm, m
+    k = _grid_shift(sensitivity, grid_exponent)
+    if norm == "linf":
+        return ((k, dimension),)
+    d = Fraction(sensitivity) / Fraction(2) ** grid_exponent  # exact: a power-of-two scaling
+    p, q = d.numerator, d.denominator
+    ladder = sorted({min(k, math.ceil(k * 2.0 ** (-t / _LADDER_STEPS))) for t in range(_LADDER_STEPS * 64)}
+                    | set(range(1, min(k, _LADDER_SMALL) + 1)))
+    counts: Dict[int, int] = {}
+    i = 1
+    while i <= dimension:
+        if norm == "l1":  # a = floor(D / i), constant up to i_end
+            a = p // (q * i)
+            i_end = dimension if a == 0 else min(dimension, p // (q * a))
+        else:  # a = floor(D / sqrt(i)) = isqrt(floor(D**2 / i))
+            a = math.isqrt(p * p // (q * q * i))
+            i_end = dimension if a == 0 else min(dimension, p * p // (q * q * a * a))
+        v = min(k, 1 + a)
+        if i > _EXACT_LEADING:
+            v = ladder[bisect.bisect_left(ladder, v)]
+        n = i_end - i + 1 if i > _EXACT_LEADING else 1
+        counts[v] = counts.get(v, 0) + n
+        i += n
+    return tuple(sorted(counts.items(), reverse=True))
+
+
+def _shift_norm(shifts: Sequence[Tuple[int, int]], p: float) -> float:
+    """The l_p norm of the shift vector given as (shift, count) pairs."""
+    return float(sum(c * float(j) ** p for j, c in shifts)) ** (1.0 / p)
+
+
+def _product_pld(table: Any, shifts: Sequence[Tuple[int, int]], releases: int, value_step: float) -> PLD:
+    """The PLD of the product of table laws at the shift vector ``shifts`` (per vector), ``releases`` times."""
+    w = table.weights()
+    pld: Optional[PLD] = None
+    for j, c in shifts:
+        term = PLD.from_integer_weights(w, shift=j).self_compose(c * releases)
+        pld = term if pld is None else pld.compose(term)
+    assert pld is not None
+    return pld.with_discretization(value_step=value_step)
 
 
 def _stable_charge(eps: float, steps: int) -> float:
@@ -129,30 +217,26 @@ def _stable_charge(eps: float, steps: int) -> float:
     return math.inf if eps > 700 else (1.0 + math.exp(eps)) * steps * STABLE_TV_BOUND
 
 
-def _search(mechanism: str, r: float, eps: float, dl: float, sens: float, e: int, shift: int, m: int, norm: str,
-            k: int, timing_stable: bool, start: int, h: float) -> LatticeVectorRelease:
-    """The smallest table scale on the grid 2**e whose certificate at the corner shift meets delta."""
+def _search(mechanism: str, r: float, eps: float, dl: float, sens: float, e: int, shifts: Sequence[Tuple[int, int]],
+            norm: str, k: int, timing_stable: bool, start: int, h: float) -> LatticeVectorRelease:
+    """The smallest table scale on the grid 2**e whose certificate at the dominating shift meets delta."""
+    shifts = tuple((int(j), int(c)) for j, c in shifts)
+    m = sum(c for _, c in shifts)
     steps = m * k
     target = dl * (1.0 - _DELTA_MARGIN)
     charge = _stable_charge(eps, steps) if timing_stable else 0.0
 
     def excess(table: Any) -> float:
-        up = float(_product_pld(table, shift, steps, h).delta(eps).upper) + charge
+        up = float(_product_pld(table, shifts, k, h).delta(eps).upper) + charge
         return math.inf if up >= 1.0 else up - target
 
     s, (table, bits) = _smallest_passing(mechanism, r, start, excess)
-    iv = _product_pld(table, shift, steps, h).delta(eps)
-    plan = LatticeVectorRelease(mechanism, eps, dl, sens, e, shift, Fraction(s), float(iv.upper) + charge, m,
-                                r if mechanism == "subbotin" else None, bits, bool(timing_stable), norm, k, h,
-                                float(iv.lower))
+    iv = _product_pld(table, shifts, k, h).delta(eps)
+    plan = LatticeVectorRelease(mechanism, eps, dl, sens, e, max(j for j, _ in shifts), Fraction(s),
+                                float(iv.upper) + charge, m, r if mechanism == "subbotin" else None, bits,
+                                bool(timing_stable), norm, k, h, float(iv.lower), shifts)
     plan.__dict__["table"] = table
     return plan
-
-
-def _calibrate_on(mechanism: str, r: float, eps: float, dl: float, sens: float, m: int, norm: str, k: int,
-                  grid_bits: int, timing_stable: bool, s0: float, h: float, refine: bool = True) -> LatticeVectorRelease:
-    e, shift = _lattice_grid(mechanism, r, sens, grid_bits, s0, refine)
-    return _search(mechanism, r, eps, dl, sens, e, shift, m, norm, k, timing_stable, round(s0 / sens * shift), h)
 
 
 def calibrate_vector_release(
@@ -169,11 +253,13 @@ def calibrate_vector_release(
 ) -> LatticeVectorRelease:
     """The verified smallest lattice release of a vector query with iid noise of ``noise``'s shape.
 
-    The continuous calibration of the same product (:func:`pydp_core.calibration.calibrate_box`, the
-    corner of the box, N = m k) gives the start scale and the loss grid; the grid on the data is that of
+    A continuous calibration (:func:`pydp_core.calibration.calibrate_box`: for l_inf the corner of the
+    box, N = m k; for l_1 and l_2 one coordinate with the l_p norm of the dominating shift, a start value
+    only) gives the start scale and the loss grid; the grid on the data is that of
     :func:`calibrate_subbotin_release` for that scale; then the smallest integer table scale ``s`` whose
-    certified upper delta(epsilon) of the N-fold product at the corner shift ``(k, ..., k)`` meets
-    delta is found, and ``s - 1`` is checked to fail (docs/release.md, section 5).
+    certified upper delta(epsilon) of the product law at the dominating shift of the rounded
+    sensitivity ball (:func:`ball_shifts`) meets delta is found, and ``s - 1`` is checked to fail
+    (docs/release.md, section 5).
 
     Parameters
     ----------
@@ -189,12 +275,16 @@ def calibrate_vector_release(
     dimension : int
         m >= 1, the number of coordinates.
     norm : {"linf", "l1", "l2"}, optional
-        The sensitivity's norm. l1 and l2 balls are bounded by the l_inf ball of the same radius (exact
-        for l_inf, an upper bound that over-charges up to m-fold for l1 and l2).
+        The sensitivity's norm. For l_inf the certificate is the product at the corner of the box, which
+        the rounding can reach. For l_1 and l_2 it is the product at the sorted envelope of the ball
+        (the i-th largest coordinate shift at most ``1 + D / i``, resp. ``1 + D / sqrt(i)``, D the
+        sensitivity in grid steps): an upper bound over every shift of the ball, which the rounding
+        need not reach (docs/release.md, section 5, Lemma 6).
     releases : int, optional
         k >= 1: the number of vectors the budget covers.
     grid_bits : int or None, optional
-        As in :func:`calibrate_subbotin_release` (None: 16, or a coarser grid where the table's range binds).
+        As in :func:`calibrate_subbotin_release` (None: 16, or for l_inf a coarser grid where the table's
+        range binds).
     timing_stable : bool, optional
         As in :func:`calibrate_subbotin_release` (with the automatic grid, the finest one whose table has
         at most ``STABLE_TABLE_ENTRIES`` entries); the charge ``(1 + e^eps) N 2**-129`` is added to delta.
@@ -232,24 +322,25 @@ def calibrate_vector_release(
     m = check_int(dimension, "dimension", 1, 2**20)
     k = check_int(releases, "releases", 1, 2**30)
     nm = check_choice(norm, "norm", NORMS)
-    box = calibrate_box(noise, epsilon=eps, delta=dl, sensitivity=sens, dimension=m, releases=k)
+    if nm == "linf" or m == 1:
+        box = calibrate_box(noise, epsilon=eps, delta=dl, sensitivity=sens, dimension=m, releases=k)
+        power, reference = math.inf, float(box.scale)
+    else:  # a start value: one coordinate with the sensitivity of the envelope's l_p norm (p in [1, 2])
+        power = min(max(r, 1.0), 2.0) if mechanism == "subbotin" else 1.0
+        unit = _shift_norm(ball_shifts(nm, 2.0**20, 0, m), power) / 2.0**20  # the envelope over D, large D
+        box = calibrate_box(noise, epsilon=eps, delta=dl, sensitivity=sens * unit, dimension=1, releases=k)
+        reference = None  # no continuous calibration of the envelope to compare with
     s0, h = float(box.scale), float(box.value_step)
-    if grid_bits is not None:
-        return _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, grid_bits, timing_stable, s0, h)
-    if timing_stable:  # the finest grid whose table stays cache-resident, as for the scalar plans
-        for bits in _STABLE_GRID_BITS:
-            plan = _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, bits, True, s0, h, refine=False)
-            if plan.table.half_size + 1 <= STABLE_TABLE_ENTRIES:
-                return plan
-        raise CalibrationError(f"timing-stable vector calibration: no grid keeps the table within "
-                               f"{STABLE_TABLE_ENTRIES} entries (give grid_bits to choose the grid yourself)")
-    plan = _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, DEFAULT_GRID_BITS, timing_stable, s0, h)
-    if plan.scale > s0 * (1.0 + _AUTO_GRID_SLACK):
-        for bits in _COARSER_GRID_BITS:
-            other = _calibrate_on(mechanism, r, eps, dl, sens, m, nm, k, bits, timing_stable, s0, h)
-            if other.scale < plan.scale:
-                plan = other
-    return plan
+
+    def on_grid(bits: int, refine: bool) -> LatticeVectorRelease:
+        e, _ = _lattice_grid(mechanism, r, sens, bits, s0, refine)
+        shifts = ball_shifts(nm, sens, e, m)
+        ratio = (shifts[0][0] * 2.0**e / sens if power == math.inf  # the corner K over D
+                 else _shift_norm(shifts, power) / (sens * unit / 2.0**e))
+        start = round(s0 / 2.0**e * ratio)
+        return _search(mechanism, r, eps, dl, sens, e, shifts, nm, k, timing_stable, start, h)
+
+    return _on_automatic_grid(on_grid, grid_bits, timing_stable, reference, "vector")
 
 
 @accepts_arrays("values", keep_float32=True)
@@ -310,103 +401,3 @@ def release_vector(
                                     norm=norm, releases=k, grid_bits=grid_bits, timing_stable=timing_stable)
     check_release_delta(plan.delta, confirm_delta)
     return _release(plan, x, rng, bounds)
-
-
-@dataclass(frozen=True)
-class SubbotinReleaseChoice:
-    """The result of :func:`select_subbotin_release`.
-
-    Parameters
-    ----------
-    order : float
-        The Subbotin order whose lattice release has the smallest per-coordinate noise RMSE.
-    plan : LatticeVectorRelease
-        Its release plan.
-    rmse : float
-        Its per-coordinate noise standard deviation (data units).
-    continuous_rmse : dict
-        Every order's exact continuous RMSE (``calibrate_box``), by order.
-    lattice_rmse : dict
-        The lattice RMSE of the orders calibrated on the lattice (those within ``candidates`` of the
-        continuous best).
-
-    Examples
-    --------
-    >>> from pydp_core import release
-    >>> c = release.select_subbotin_release(epsilon=1.0, delta=1e-6, dimension=2, linf_sensitivity=0.01,
-    ...                                     orders=[1.0, 2.0])
-    >>> c.order, sorted(c.continuous_rmse)
-    (1.0, [1.0, 2.0])
-    """
-
-    order: float
-    plan: LatticeVectorRelease
-    rmse: float
-    continuous_rmse: dict
-    lattice_rmse: dict
-
-
-def select_subbotin_release(
-    *,
-    epsilon: float,
-    delta: float,
-    dimension: int,
-    linf_sensitivity: float,
-    releases: int = 1,
-    orders: Sequence[float] = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0),
-    candidates: float = 0.02,
-) -> SubbotinReleaseChoice:
-    """The Subbotin order with the smallest lattice-release RMSE for a box-bounded vector query, and its plan.
-
-    Every order is first calibrated exactly in the continuous model (:func:`calibrate_box`, cheap); the
-    orders whose continuous RMSE is within the relative ``candidates`` of the best are calibrated on the
-    lattice (:func:`calibrate_vector_release`), and the smallest lattice RMSE wins (the lattice RMSE is
-    within a few 1e-4 of the continuous one, docs/release.md, section 5, so an order more than 2% worse
-    in the continuous model does not win on the lattice).
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The total guarantee (epsilon > 0, delta in (0, 1)).
-    dimension : int
-        m, the number of coordinates.
-    linf_sensitivity : float
-        The per-coordinate sensitivity (the mean of n records in a box of width W: W / n).
-    releases : int, optional
-        k, the number of vectors under the budget.
-    orders : sequence of float, optional
-        The orders r >= 1 to compare.
-    candidates : float, optional
-        The relative RMSE window, in [0, 1), of the orders calibrated on the lattice.
-
-    Returns
-    -------
-    SubbotinReleaseChoice
-
-    Raises
-    ------
-    ValueError, TypeError, CalibrationError
-        As in :func:`calibrate_vector_release`; ValueError for an empty ``orders``.
-
-    Examples
-    --------
-    >>> from pydp_core import release
-    >>> c = release.select_subbotin_release(epsilon=1.0, delta=1e-6, dimension=10, linf_sensitivity=1 / 500,
-    ...                                     releases=2, orders=[1.0, 1.75, 2.0])
-    >>> c.order, c.plan.steps
-    (1.75, 20)
-    """
-    grid = [float(r) for r in orders]
-    if not grid:
-        raise ValueError("orders must not be empty")
-    if not 0.0 <= candidates < 1.0:
-        raise ValueError(f"candidates must lie in [0, 1), got {candidates}")
-    cont = {r: calibrate_box(Subbotin(r), epsilon=epsilon, delta=delta, sensitivity=linf_sensitivity,
-                             dimension=dimension, releases=releases).rmse for r in grid}
-    best = min(cont.values())
-    plans = {r: calibrate_vector_release(Subbotin(r), epsilon=epsilon, delta=delta, sensitivity=linf_sensitivity,
-                                         dimension=dimension, releases=releases)
-             for r in grid if cont[r] <= best * (1.0 + candidates)}
-    lat = {r: p.noise_std for r, p in plans.items()}  # never empty: the continuous best is in the window
-    order = min(lat, key=lambda r: (lat[r], r))
-    return SubbotinReleaseChoice(order, plans[order], lat[order], cont, lat)

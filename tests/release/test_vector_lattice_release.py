@@ -93,7 +93,7 @@ def test_calibration_against_a_direct_computation(mechanism, r, m):
     # The calibration core on a coarse grid (shift 2, small tables): the plan's certificate brackets the
     # enumerated delta of the m-fold product, the plan meets delta, and one step less does not.
     eps, dl, shift = 1.0, 1e-3, 2
-    plan = vector._search(mechanism, r, eps, dl, 1.0, 0, shift, m, "linf", 1, False, 4, 1e-3)
+    plan = vector._search(mechanism, r, eps, dl, 1.0, 0, ((shift, m),), "linf", 1, False, 4, 1e-3)
     s = int(plan.parameter)
     p, _ = _pmf(plan.table)
     direct = _direct_delta(p, [shift] * m, eps)

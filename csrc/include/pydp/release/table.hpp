@@ -10,11 +10,13 @@
 // from these integers, so the floating point used to fill them decides which law is used, never whether
 // the accounting matches it.
 //
-// Sampling is exact inversion in integers: U uniform on {0, ..., T - 1} (T < 2^63), then
+// Sampling is exact inversion in integers (Chen and Asau 1974 guide table in the exact mode, see fill_guided):
+// U uniform on {0, ..., T - 1} (T < 2^63), then
 //   U < W(0)                       -> y = 0
 //   U - W(0) = V, V < S (S = T_+)  -> y = 1 + #{i : C(i) <= V},     C(i) = W(1) + ... + W(i + 1)
 //   otherwise V - S as above, negated.
-// The search is branchless with a fixed number of steps (ceil(log2 K) + 1, a function of the table only),
+// In the timing-stable mode the search is branchless with a fixed number of steps (ceil(log2 K) + 1, a
+// function of the table only),
 // and runs in lockstep over blocks of values so that the table loads overlap. U comes from
 //   * exact mode: Lemire's multiply-and-reject on 64-bit words (U exactly uniform; the number of words is
 //     random, at least 1, and independent of the value drawn);
@@ -84,8 +86,10 @@ public:
         }
         s_ = cum_.empty() ? 0 : cum_.back();
         total_ = w0_ + 2 * s_;
+        reject_below_ = (0 - total_) % total_;  // 2^64 mod T
         steps_ = 0;
         for (std::size_t n = cum_.size(); n > 1; n -= n / 2) ++steps_;
+        build_guide();
     }
 
     std::size_t half_size() const noexcept { return cum_.size(); }
@@ -150,7 +154,7 @@ public:
         u128 m = static_cast<u128>(src.next_u64()) * total_;
         u64 l = static_cast<u64>(m);
         if (l < total_) {
-            const u64 t = (0 - total_) % total_;
+            const u64 t = reject_below_;
             while (l < t) {
                 m = static_cast<u128>(src.next_u64()) * total_;
                 l = static_cast<u64>(m);
@@ -166,7 +170,8 @@ public:
         return static_cast<u64>(s2 >> 64);
     }
 
-    // n values into out from src; the search runs in lockstep over blocks of kBlock values.
+    // n values into out from src, in blocks of kBlock values: timing-stable mode by the fixed-step
+    // search in lockstep, exact mode through the guide table (the same value for the same U).
     template <class Source>
     void fill(Source& src, i64* out, std::size_t n, bool stable) const {
         u64 U[kBlock];
@@ -180,7 +185,55 @@ public:
                     U[i] = uniform_exact(src);
                 }
             }
-            fill_from_uniform(U, out + b0, len);
+            if (stable)
+                fill_from_uniform(U, out + b0, len);
+            else
+                fill_guided(U, out + b0, len);
+        }
+    }
+
+    // The same map U -> value as fill_from_uniform, by the guide table: V's bucket b = V >> gshift gives
+    // guide_[b] <= #{i : C(i) <= V} <= guide_[b + 1], and a binary search in that range finishes (a few
+    // entries near the mode, one or two cache lines). Its number of steps depends on the value: exact mode only.
+    void fill_guided(const u64* U, i64* out, std::size_t len) const noexcept {
+        u64 V[kBlock];
+        u64 nz[kBlock], neg[kBlock];
+        std::uint32_t lo[kBlock], hi[kBlock];
+        for (std::size_t i = 0; i < len; ++i) {
+            nz[i] = static_cast<u64>(U[i] >= w0_);
+            V[i] = U[i] - (w0_ & (0 - nz[i]));
+            neg[i] = nz[i] & static_cast<u64>(V[i] >= s_);
+            V[i] -= s_ & (0 - neg[i]);
+            V[i] &= 0 - nz[i];  // y = 0 (U < W(0), possibly >= S): search V = 0, the result is masked
+        }
+        if (!cum_.empty()) {
+            const std::uint32_t* g = guide_.data();
+            for (std::size_t i = 0; i < len; ++i) {  // independent loads: they overlap
+                const u64 b = V[i] >> gshift_;
+                lo[i] = g[b];
+                hi[i] = g[b + 1];
+            }
+            const u64* c = cum_.data();
+            for (std::size_t i = 0; i < len; ++i)  // start the first table loads of the block together
+                if (lo[i] < hi[i]) __builtin_prefetch(c + lo[i] + (hi[i] - lo[i]) / 2);
+            for (std::size_t i = 0; i < len; ++i) {
+                std::uint32_t a = lo[i], z = hi[i];
+                while (a < z) {
+                    const std::uint32_t mid = a + (z - a) / 2;
+                    if (c[mid] <= V[i])
+                        a = mid + 1;
+                    else
+                        z = mid;
+                }
+                lo[i] = a;
+            }
+        } else {
+            for (std::size_t i = 0; i < len; ++i) lo[i] = 0;
+        }
+        for (std::size_t i = 0; i < len; ++i) {
+            const i64 a = static_cast<i64>(1 + static_cast<u64>(lo[i]));
+            const i64 mask_nz = -static_cast<i64>(nz[i]), mask_neg = -static_cast<i64>(neg[i]);
+            out[i] = ((a ^ mask_neg) - mask_neg) & mask_nz;
         }
     }
 
@@ -223,10 +276,36 @@ public:
     }
 
 private:
+    // guide_[b] = #{i : C(i) <= b 2^gshift} for b = 0 .. (S - 1) >> gshift, and K once more at the end.
+    // The bucket width 2^gshift is at most W(1) / 4 (so that most draws near the mode fall in a bucket
+    // without an entry boundary and need no table access), with at most 2^kGuideBits buckets (4 bytes each).
+    static constexpr unsigned kGuideBits = 21;
+    void build_guide() {
+        guide_.clear();
+        gshift_ = 0;
+        if (cum_.empty()) return;
+        unsigned width = 0;  // bit length of S - 1 (V < S)
+        for (u64 v = s_ - 1; v; v >>= 1) ++width;
+        unsigned fine = 0;  // floor(log2(W(1) / 4))
+        for (u64 v = cum_[0] >> 2; v > 1; v >>= 1) ++fine;
+        gshift_ = width > kGuideBits && width - kGuideBits > fine ? width - kGuideBits : fine;
+        const u64 buckets = ((s_ - 1) >> gshift_) + 1;
+        guide_.resize(static_cast<std::size_t>(buckets) + 1);
+        std::size_t pos = 0;
+        for (u64 b = 0; b < buckets; ++b) {
+            const u64 start = b << gshift_;
+            while (pos < cum_.size() && cum_[pos] <= start) ++pos;
+            guide_[static_cast<std::size_t>(b)] = static_cast<std::uint32_t>(pos);
+        }
+        guide_[static_cast<std::size_t>(buckets)] = static_cast<std::uint32_t>(cum_.size());
+    }
+
     u64 w0_;
-    u64 s_ = 0, total_ = 0;
+    u64 s_ = 0, total_ = 0, reject_below_ = 0;
     unsigned steps_ = 0;
+    unsigned gshift_ = 0;
     std::vector<u64> cum_;  // C(i) = W(1) + ... + W(i + 1), i = 0 .. K - 1
+    std::vector<std::uint32_t> guide_;
 };
 
 // The sampler handed to release_on_grid / fill_noise: a table and the mode.
