@@ -1,0 +1,151 @@
+"""Training batches of fixed size, truncated Poisson batches, and balls-in-bins: their dominating pairs.
+
+Every constructor here reduces a batch sampler to pairs the engine already discretises (``docs/pld.md``,
+"Training batch samplers"); f is the unit noise density, d = sensitivity / scale, each record's
+contribution has norm <= sensitivity.
+
+- **Fixed-size batches without replacement** (b of n records): under add/remove and under substitution
+  the worst pair is the Poisson pair at rate q = b / n with shift 2d, (1 - q) f + q f(. - 2d) vs f, and
+  its reverse. Upper bound: when the differing record z is in the batch it displaces one other record y,
+  so the batch sum moves by z - y (norm <= 2 sensitivity); writing both outputs as the same mixture
+  over the rest of the batch and over y, joint convexity of the hockey-stick divergence leaves the
+  Poisson pair at shift |z - y| / scale (Balle, Barthe and Gaboardi 2018; Zhu, Dong and Wang 2022).
+  Attained: every other record at -z gives exactly that pair. So both ends are certified and tight.
+- **Truncated Poisson** (rate q from n records, a batch larger than B cut to a uniform B-subset;
+  Ganesh 2025): with K ~ Bin(n - 1, q) the number of other records sampled, revealing whether K >= B
+  gives, with probability 1 - tau (tau = P(K >= B)), the Poisson pair (q, d), and with probability tau
+  a fixed-size batch of B records that holds z with probability r = q E[B / (K + 1) | K >= B]
+  (= B P(Bin(n, q) > B) / (n tau)): the pair (r, 2d) above. The disjoint mixture of the two pairs is the
+  upper end. Lower end: every other record at 0 gives exactly the Poisson pair at rate
+  q E[min(1, B / (K + 1))] and shift d. With B >= n the two coincide with Poisson sampling.
+- **Balls-in-bins** (each record put in one of T bins uniformly, the bins used in turn, the same bin in
+  every epoch; Chua et al. 2024): the record takes part in one step of each of the T-step cycles, always
+  at the same position, so over E epochs the Gaussian release is random allocation with one
+  participation in T steps at sensitivity sqrt(E) sensitivity (the E outputs of its bin are summed
+  without loss: a sufficient statistic). Certified on both sides by :meth:`PLD.random_allocation`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..._core import accounting as _acc
+from ..._validation import check_choice, check_int, check_positive, check_probability
+from ...noise import Gaussian
+from ._args import _count, _scalar
+from .mechanisms import _Noise, noise_term
+
+__all__ = ["fixed_size_term", "truncated_poisson_term", "balls_in_bins_terms", "truncation_weights"]
+
+_U = 2.0 ** -53
+# Relative error allowed for the binomial tails (scipy's regularised incomplete beta is accurate to a few
+# ulps; the weights are widened by this much on each side).
+_WEIGHT_RTOL = 1e-9
+
+
+def fixed_size_term(noise: Any, *, scale: Any, batch_size: Any, dataset_size: Any, sensitivity: Any,
+                    neighbours: str) -> Any:
+    """A batch of ``batch_size`` records drawn without replacement from ``dataset_size`` (``PLD.fixed_size``)."""
+    neighbours = check_choice(neighbours, "neighbours", ("add_remove", "substitution"))
+    n = check_int(dataset_size, "dataset_size", 1)
+    b = check_int(batch_size, "batch_size", 1)
+    if b > n:
+        raise ValueError(f"batch_size must be <= dataset_size, got batch_size={b} > dataset_size={n}")
+    if neighbours == "add_remove" and b == n:
+        raise ValueError("batch_size must be < dataset_size under add/remove neighbours: the neighbour without "
+                         "the record has fewer than batch_size records")
+    s = _scalar(scale, "scale", check_positive)
+    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    # The displaced record moves the batch by up to twice a record's norm.
+    return noise_term(noise, scale=s, sensitivity=2.0 * sens, sampling_rate=b / n, sampling="poisson",
+                      neighbours="add_remove")
+
+
+def truncation_weights(q: float, n: int, cap: int) -> tuple:
+    """(tau, r, q_eff) of truncated Poisson: tau = P(K >= cap), r the rate of the record in a truncated batch
+    (0 if tau = 0) and q_eff = q E[min(1, cap / (K + 1))], K ~ Bin(n - 1, q)."""
+    from scipy.stats import binom
+
+    if cap >= n or q == 0.0:
+        return 0.0, 0.0, q
+    tau = float(binom.sf(cap - 1, n - 1, q))
+    kept = cap / n * float(binom.sf(cap, n, q))  # q E[cap / (K + 1); K >= cap]
+    r = min(kept / tau, 1.0) if tau > 0.0 else 0.0
+    return tau, r, q * float(binom.cdf(cap - 1, n - 1, q)) + kept
+
+
+class _TruncatedPoisson:
+    """The disjoint mixture (1 - tau) [Poisson pair (q, d)] + tau [Poisson pair (r, 2d)] (pessimistic side)
+    with the Poisson pair (q_eff, d) as the optimistic side."""
+
+    symmetric = False
+
+    def __init__(self, family: Any, shift: float, q: float, n: int, cap: int) -> None:
+        tau, r, q_eff = truncation_weights(q, n, cap)
+        self.family, self.shift, self.q, self.n, self.cap = family, shift, q, n, cap
+        self.tau_lo, self.tau_hi = tau * (1.0 - _WEIGHT_RTOL), min(tau * (1.0 + _WEIGHT_RTOL), 1.0)
+        # A larger rate gives a dominating Poisson pair, a smaller one a dominated pair.
+        self.plain = _Noise(family, shift, q)
+        self.truncated = _Noise(family, 2.0 * shift, min(r * (1.0 + _WEIGHT_RTOL), 1.0))
+        self.lower = _Noise(family, shift, q_eff * (1.0 - _WEIGHT_RTOL))
+
+    def key(self) -> tuple:
+        return ("truncated_poisson", self.family._key(), self.shift, self.q, self.n, self.cap)
+
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+        a = self.plain.discretise(remove, h, tail, composed)
+        b = self.truncated.discretise(remove, h, tail, composed)
+        lo = self.lower.discretise(remove, h, tail, composed)
+        return _acc.pld_sides(_mix_pessimistic(a, b, 1.0 - self.tau_hi, self.tau_lo, self.tau_hi - self.tau_lo, h), lo)
+
+
+def _mix_pessimistic(a: Any, b: Any, wa: float, wb: float, spare: float, h: float) -> Any:
+    """The pessimistic side wa A + wb B (+ ``spare`` and the rounding at +inf) as a discretisation on step h.
+
+    The two sides' atoms sit on the grid points (offset + i) h; the mixture's are re-placed there by
+    ``pld_atoms`` (each P-mass with Q-mass P e^{-loss}, so every atom keeps its loss). Mass that the
+    floating-point sums may lose (at most 4 ulps of the total) and the uncertainty of the weights go to
+    +inf: raising a loss only raises delta.
+    """
+    lo = min(a.pess_offset, b.pess_offset)
+    pa, pb = np.asarray(a.pess_pmf, dtype=float), np.asarray(b.pess_pmf, dtype=float)
+    p = np.zeros(max(a.pess_offset + pa.size, b.pess_offset + pb.size) - lo)
+    p[a.pess_offset - lo:a.pess_offset - lo + pa.size] += wa * pa
+    p[b.pess_offset - lo:b.pess_offset - lo + pb.size] += wb * pb
+    inf = wa * a.pess_inf + wb * b.pess_inf
+    inf = min(inf + spare + 4.0 * _U * (float(p.sum()) + inf) + 1e-300, 1.0)
+    keep = p > 0.0
+    loss = (lo + np.flatnonzero(keep)) * h
+    pk = np.minimum(p[keep], 1.0)
+    with np.errstate(over="ignore"):
+        qk = np.minimum(pk * np.exp(-loss), 1.0)
+    return _acc.pld_atoms(loss, pk, qk, inf, h)
+
+
+def truncated_poisson_term(noise: Any, *, scale: Any, sampling_rate: Any, dataset_size: Any, max_batch_size: Any,
+                           sensitivity: Any) -> Any:
+    """Poisson sampling at ``sampling_rate`` cut to ``max_batch_size`` records (``PLD.truncated_poisson``)."""
+    n = check_int(dataset_size, "dataset_size", 1)
+    cap = check_int(max_batch_size, "max_batch_size", 1)
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    base = noise_term(noise, scale=scale, sensitivity=sensitivity, sampling_rate=q, sampling="poisson",
+                      neighbours="add_remove")
+    if cap >= n or q == 0.0:
+        return base
+    if not isinstance(base, _Noise):
+        raise TypeError("truncated Poisson batches take Gaussian(), Laplace(), Logistic() or Subbotin(r) noise")
+    return _TruncatedPoisson(base.family, base.shift, q, n, cap)
+
+
+def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensitivity: Any) -> list:
+    """Balls-in-bins batches over ``epochs`` cycles of ``bins`` steps (``PLD.balls_in_bins``)."""
+    from .allocation import allocation_terms
+
+    if not isinstance(noise, Gaussian):
+        raise TypeError("noise must be Gaussian(): balls-in-bins reduces to random allocation for the Gaussian")
+    t = _count(bins, "bins")
+    e = _count(epochs, "epochs")
+    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    return allocation_terms(noise, scale=scale, steps=t, participations=1, sensitivity=sens * math.sqrt(e))
