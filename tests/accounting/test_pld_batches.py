@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pydp_core.accounting.pld import PLD
-from pydp_core.accounting.pld.batches import truncation_weights
+from pydp_core.accounting.pld.batches import min_sep_participations, truncation_weights
 from pydp_core.noise import Gaussian, Laplace
 
 G = Gaussian()
@@ -205,6 +205,36 @@ def test_balls_in_bins_two_bins_two_epochs_against_quadrature():
     assert iv.lower - 1e-6 <= truth <= iv.upper + 1e-6, (iv, truth)
 
 
+# ----- b-min-separation ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("steps, b, p, warm", [(6, 2, 0.5, False), (7, 3, 0.3, True), (5, 1, 0.2, False)])
+def test_min_sep_participations_against_enumeration(steps, b, p, warm):
+    # Every coin sequence of the sampler (and, warm, every initial wait with its stationary weight).
+    starts = {0: 1.0} if not warm or b == 1 else {0: 1 / (1 + (b - 1) * p), **{j: p / (1 + (b - 1) * p)
+                                                                                for j in range(1, b)}}
+    law = np.zeros(steps + 1)
+    for wait0, w0 in starts.items():
+        for coins in itertools.product((0, 1), repeat=steps):
+            wait, m, w = wait0, 0, w0
+            for c in coins:
+                w *= p if c else 1 - p
+                if wait == 0 and c:
+                    m, wait = m + 1, b - 1
+                elif wait > 0:
+                    wait -= 1
+            law[m] += w
+    assert np.allclose(min_sep_participations(steps, b, p, warm), law, rtol=1e-12, atol=1e-15)
+
+
+def test_b_min_sep_brackets_poisson_at_separation_one():
+    iv = PLD.b_min_sep(G, scale=1.0, steps=200, separation=1, sampling_rate=0.05).epsilon(1e-5)
+    poisson = PLD.from_noise(G, scale=1.0, sampling_rate=0.05).self_compose(200).epsilon(1e-5)
+    assert iv.lower <= poisson.upper and poisson.lower <= iv.upper
+    # Every record in every step of its window: the upper end is the exact Gaussian composition.
+    full = PLD.b_min_sep(G, scale=2.0, steps=40, separation=4, sampling_rate=1.0, warm_start=False).epsilon(1e-5)
+    g = PLD.from_gdp(math.sqrt(10) / 2).epsilon(1e-5)
+    assert abs(full.upper - g.upper) < 1e-4 and full.lower <= g.upper
+
+
 # ----- bad input ------------------------------------------------------------------------------------------
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="batch_size"):
@@ -227,3 +257,9 @@ def test_bad_input_names_the_argument():
         PLD.balls_in_bins(G, scale=1.0, bins=0)
     with pytest.raises(ValueError, match="scale"):
         PLD.balls_in_bins(G, scale=-1.0, bins=3)
+    with pytest.raises(ValueError, match="separation"):
+        PLD.b_min_sep(G, scale=1.0, steps=10, separation=0, sampling_rate=0.1)
+    with pytest.raises(ValueError, match="sampling_rate"):
+        PLD.b_min_sep(G, scale=1.0, steps=10, separation=2, sampling_rate=-0.1)
+    with pytest.raises(TypeError, match="warm_start"):
+        PLD.b_min_sep(G, scale=1.0, steps=10, separation=2, sampling_rate=0.1, warm_start=1)

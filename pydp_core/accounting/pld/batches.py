@@ -23,6 +23,14 @@ contribution has norm <= sensitivity.
   at the same position, so over E epochs the Gaussian release is random allocation with one
   participation in T steps at sensitivity sqrt(E) sensitivity (the E outputs of its bin are summed
   without loss: a sufficient statistic). Certified on both sides by :meth:`PLD.random_allocation`.
+- **b-min-separation** (a record not used in the last b - 1 steps joins with probability p; Dong and
+  Ganesh 2026), Gaussian noise: certified but not tight. Upper end: given the record's participation
+  pattern (the sampler's randomness, the same law under both neighbours), at most ceil(T / b) steps
+  hold it, so the pass is at most ceil(T / b) composed Gaussian mechanisms, GDP(sqrt(ceil(T / b)) d),
+  and joint convexity over the patterns keeps that bound. Lower end: the dataset whose other records
+  contribute 0 and whose record contributes a fixed unit vector, seen through the sum of the T outputs
+  (a post-processing): N(M d, T) against N(0, T) with M the number of participations, the mixture of
+  Gaussians with the exact law of M (a dynamic programme over the sampler's Markov chain).
 """
 from __future__ import annotations
 
@@ -35,9 +43,10 @@ from ..._core import accounting as _acc
 from ..._validation import check_choice, check_int, check_positive, check_probability
 from ...noise import Gaussian
 from ._args import _count, _scalar
-from .mechanisms import _Noise, noise_term
+from .mechanisms import _Noise, identity_term, noise_term
 
-__all__ = ["fixed_size_term", "truncated_poisson_term", "balls_in_bins_terms", "truncation_weights"]
+__all__ = ["fixed_size_term", "truncated_poisson_term", "balls_in_bins_terms", "truncation_weights",
+           "min_sep_terms", "min_sep_participations"]
 
 _U = 2.0 ** -53
 # Relative error allowed for the binomial tails (scipy's regularised incomplete beta is accurate to a few
@@ -149,3 +158,64 @@ def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensi
     e = _count(epochs, "epochs")
     sens = _scalar(sensitivity, "sensitivity", check_positive)
     return allocation_terms(noise, scale=scale, steps=t, participations=1, sensitivity=sens * math.sqrt(e))
+
+
+def min_sep_participations(steps: int, separation: int, p: float, warm_start: bool) -> np.ndarray:
+    """The law of the number M of steps that hold a record under b-min-separation sampling over ``steps`` steps.
+
+    The sampler's state is the number of steps the record still waits (0: eligible; after a participation
+    it waits b - 1 steps). Pure start: eligible. Warm start: the chain's stationary law, P(wait j) =
+    p P(eligible) for j = 1..b-1 (every step then has the same expected batch size).
+    """
+    b = separation
+    state = np.zeros((b, steps + 1))  # state[j, m]: P(wait j, m participations so far)
+    if warm_start and b > 1:
+        e0 = 1.0 / (1.0 + (b - 1) * p)
+        state[0, 0] = e0
+        state[1:, 0] = p * e0
+    else:
+        state[0, 0] = 1.0
+    for _ in range(steps):
+        nxt = np.zeros_like(state)
+        joined = p * state[0, :-1]
+        nxt[0] += (1.0 - p) * state[0]
+        if b > 1:
+            nxt[b - 1, 1:] += joined
+            nxt[:-1] += state[1:]
+        else:
+            nxt[0, 1:] += joined
+        state = nxt
+    return state.sum(axis=0)
+
+
+def min_sep_terms(noise: Any, *, scale: Any, steps: Any, separation: Any, sampling_rate: Any, warm_start: Any,
+                  sensitivity: Any) -> list:
+    """One pass of b-min-separation sampling (``PLD.b_min_sep``): pessimistic GDP bound, optimistic sum statistic."""
+    from .allocation import _OneSide
+    from .mechanisms import gdp_term
+    from .mixture import mixture_term
+
+    if not isinstance(noise, Gaussian):
+        raise TypeError("noise must be Gaussian(): b-min-separation is bounded for the Gaussian mechanism")
+    s = _scalar(scale, "scale", check_positive)
+    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    t = check_int(steps, "steps", 1, 10**5)
+    b = check_int(separation, "separation", 1)
+    p = _scalar(sampling_rate, "sampling_rate", check_probability)
+    if not isinstance(warm_start, bool):
+        raise TypeError(f"warm_start must be a bool, not {type(warm_start).__name__}")
+    d = sens / s
+    if not (math.isfinite(d) and d > 0.0):
+        raise ValueError("sensitivity / scale must be finite and > 0")
+    if p == 0.0:
+        return [(identity_term(), 1)]
+    law = min_sep_participations(t, b, p, warm_start)
+    m = np.flatnonzero(law > 0.0)
+    # The mixture's probabilities are the DP's (rounding ~1e-16 relative): lowered by 1e-12 and the rest put
+    # on sensitivity 0, which can only lower the optimistic side.
+    probs = law[m] * (1.0 - 1e-12)
+    sens_m = m * d / math.sqrt(t)
+    lower = mixture_term(sigma=1.0, sensitivities=np.append(sens_m, 0.0),
+                         probabilities=np.append(probs, max(1.0 - float(probs.sum()), 0.0)))
+    upper = gdp_term(math.sqrt(-(-t // b)) * d)
+    return [(_OneSide(upper, True), 1), (_OneSide(lower, False), 1)]

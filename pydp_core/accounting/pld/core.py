@@ -572,6 +572,62 @@ class PLD:
         return cls(balls_in_bins_terms(noise, scale=scale, bins=bins, epochs=epochs, sensitivity=sensitivity))
 
     @classmethod
+    def b_min_sep(cls, noise: Any, *, scale: Any, steps: Any, separation: Any, sampling_rate: Any,
+                  warm_start: bool = True, sensitivity: Any = 1.0) -> "PLD":
+        """Certified bounds for one pass of b-min-separation sampling (Dong and Ganesh 2026), Gaussian noise.
+
+        Each record that has not taken part in the last ``separation`` - 1 steps joins the batch with
+        probability ``sampling_rate``. Upper end: at most ceil(steps / separation) steps hold a record,
+        so GDP(sqrt(ceil(steps / separation)) sensitivity / scale) (no amplification by the sampling);
+        lower end: the sum of all outputs on a dataset that attains it, a mixture of Gaussians over the
+        exact law of the number of participations (``docs/pld.md``, "Training batch samplers").
+        Certified, not tight: the interval says how far apart the two ends are.
+
+        Parameters
+        ----------
+        noise : Gaussian
+            The unit-scale noise family.
+        scale : float
+            Noise standard deviation (> 0).
+        steps : int
+            Steps T of the pass (1 <= T <= 1e5).
+        separation : int
+            b >= 1 (b = 1 is Poisson sampling, for which :meth:`from_noise` is tight).
+        sampling_rate : float
+            p in [0, 1].
+        warm_start : bool, optional
+            Start the sampler's chain in its stationary law (every step the same expected batch size), or
+            with every record eligible.
+        sensitivity : float, optional
+            l2 norm bound of one record's contribution (> 0).
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours; only one pass (its bounds do not compose per step).
+
+        Raises
+        ------
+        TypeError, ValueError
+            On a bad family or argument (naming it).
+
+        References
+        ----------
+        Dong and Ganesh 2026; Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu 2023.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> iv = PLD.b_min_sep(Gaussian(), scale=1.0, steps=100, separation=10, sampling_rate=0.1).epsilon(1e-5)
+        >>> bool(0.0 < iv.lower < iv.upper)
+        True
+        """
+        from .batches import min_sep_terms
+
+        return cls(min_sep_terms(noise, scale=scale, steps=steps, separation=separation, sampling_rate=sampling_rate,
+                                 warm_start=warm_start, sensitivity=sensitivity))
+
+    @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
         """Binary randomized response with P(truth) = e^eps / (1 + e^eps): the PLD of pure eps-DP."""
         return cls.from_approx_dp(epsilon=epsilon, delta=0.0)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 # The mechanism kinds, and the fields of a noise entry.
 # Batch samplers: {"fixed_size": {"noise": "gaussian", "scale": ..., ...}} calls PLD.fixed_size and so on.
-_BATCHES = ("fixed_size", "truncated_poisson", "balls_in_bins")
+_BATCHES = ("fixed_size", "truncated_poisson", "balls_in_bins", "b_min_sep")
 _KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian") + _BATCHES
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
 _FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
