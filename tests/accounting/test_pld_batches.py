@@ -235,6 +235,23 @@ def test_b_min_sep_brackets_poisson_at_separation_one():
     assert abs(full.upper - g.upper) < 1e-4 and full.lower <= g.upper
 
 
+# ----- calibration --------------------------------------------------------------------------------------
+def test_calibrate_sampler_certifies_both_ends():
+    c = PLD.calibrate_sampler("fixed_size", G, epsilon=1.0, delta=1e-6, count=100, batch_size=10, dataset_size=1000,
+                              certificate=True)
+    at = PLD.fixed_size(G, scale=c.scale, batch_size=10, dataset_size=1000).self_compose(100)
+    assert at.with_discretization(value_step=c.value_step).delta(1.0).upper <= 1e-6
+    below = PLD.fixed_size(G, scale=c.scale_bounds.lower, batch_size=10, dataset_size=1000).self_compose(100)
+    assert below.with_discretization(value_step=c.value_step).delta(1.0).lower > 1e-6
+    assert c.scale_bounds.upper <= c.scale_bounds.lower * 1.001
+    with pytest.raises(ValueError, match="sampler"):
+        PLD.calibrate_sampler("shuffle", G, epsilon=1.0, delta=1e-6)
+    with pytest.raises(TypeError, match="scale"):
+        PLD.calibrate_sampler("balls_in_bins", G, epsilon=1.0, delta=1e-6, scale=1.0, bins=3)
+    with pytest.raises(ValueError, match="bins"):
+        PLD.calibrate_sampler("balls_in_bins", G, epsilon=1.0, delta=1e-6, bins=0)
+
+
 # ----- bad input ------------------------------------------------------------------------------------------
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="batch_size"):

@@ -219,3 +219,36 @@ def min_sep_terms(noise: Any, *, scale: Any, steps: Any, separation: Any, sampli
                          probabilities=np.append(probs, max(1.0 - float(probs.sum()), 0.0)))
     upper = gdp_term(math.sqrt(-(-t // b)) * d)
     return [(_OneSide(upper, True), 1), (_OneSide(lower, False), 1)]
+
+
+#: The samplers :func:`calibrate_sampler` calibrates: the PLD constructors of one step or one pass.
+SAMPLER_CONSTRUCTORS = ("fixed_size", "truncated_poisson", "balls_in_bins", "b_min_sep", "random_allocation")
+
+
+def calibrate_sampler(cls: Any, sampler: Any, noise: Any, *, epsilon: Any, delta: Any, count: Any = 1,
+                      rtol: float = 1e-3, certificate: bool = False, **parameters: Any) -> Any:
+    """``PLD.calibrate_sampler`` (see there): the smallest scale of ``cls.<sampler>(noise, scale=s, **parameters)``
+    composed ``count`` times whose certified upper delta(epsilon) meets ``delta``."""
+    from ..._validation import check_delta
+    from .calibration import _calibrate_scale, _calibration_start
+    from .grid import _TAIL_MASS
+
+    kind = check_choice(sampler, "sampler", SAMPLER_CONSTRUCTORS)
+    if "scale" in parameters:
+        raise TypeError("scale is what calibrate_sampler finds: do not pass it")
+    e = _scalar(epsilon, "epsilon", check_positive)
+    dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False, allow_one=False))
+    k = _count(count, "count")
+    if not 0.0 < rtol < 0.5:
+        raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+    make = getattr(cls, kind)
+    make(noise, scale=1.0, **parameters)  # checks the sampler's arguments once, before the search
+    tail = min(_TAIL_MASS, dl * 1e-3)
+
+    def build(s: float, h: float | None) -> Any:
+        return make(noise, scale=s, **parameters).self_compose(k).with_discretization(value_step=h, tail_mass=tail)
+
+    sens = float(parameters.get("sensitivity", 1.0))
+    found = _calibrate_scale(build, epsilon=e, delta=dl, start=_calibration_start(sens, k, 1.0, e), rtol=rtol / 4.0,
+                             width=rtol)
+    return found if certificate else found.scale

@@ -628,6 +628,59 @@ class PLD:
                                  warm_start=warm_start, sensitivity=sensitivity))
 
     @classmethod
+    def calibrate_sampler(cls, sampler: str, noise: Any, *, epsilon: Any, delta: Any, count: Any = 1,
+                          rtol: float = 1e-3, certificate: bool = False, **parameters: Any) -> Any:
+        """The smallest noise scale at which a batch sampler's certified upper bound meets (epsilon, delta).
+
+        The PLD is ``getattr(PLD, sampler)(noise, scale=s, **parameters).self_compose(count)``: one step of
+        ``"fixed_size"`` or ``"truncated_poisson"``, or one pass of ``"balls_in_bins"``, ``"b_min_sep"`` or
+        ``"random_allocation"``, composed ``count`` times. The search is :meth:`calibrate`'s: the returned
+        scale passes on a certified grid, and the certificate brackets the exact minimal scale of the
+        bound (for ``"b_min_sep"``, of its loose upper end).
+
+        Parameters
+        ----------
+        sampler : str
+            One of the constructor names above.
+        noise : NoiseFamily
+            The unit-scale family the constructor takes.
+        epsilon : float
+            Target epsilon > 0.
+        delta : float
+            Target delta in (0, 1).
+        count : int, optional
+            Compositions of the step or pass (>= 1).
+        rtol : float, optional
+            Relative width of the certified bracket, in (0, 0.5).
+        certificate : bool, optional
+            Return a :class:`ScaleCalibration` instead of the scale.
+        **parameters
+            The constructor's other keyword arguments (not ``scale``).
+
+        Returns
+        -------
+        float or ScaleCalibration
+
+        Raises
+        ------
+        TypeError, ValueError
+            On an unknown sampler, a ``scale`` among the parameters, or a bad argument.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> c = PLD.calibrate_sampler("balls_in_bins", Gaussian(), epsilon=2.0, delta=1e-6, bins=10, epochs=10,
+        ...                           certificate=True)
+        >>> p = PLD.balls_in_bins(Gaussian(), scale=c.scale, bins=10, epochs=10)
+        >>> bool(p.with_discretization(value_step=c.value_step).delta(2.0).upper <= 1e-6)
+        True
+        """
+        from .batches import calibrate_sampler
+
+        return calibrate_sampler(cls, sampler, noise, epsilon=epsilon, delta=delta, count=count, rtol=rtol,
+                                 certificate=certificate, **parameters)
+
+    @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
         """Binary randomized response with P(truth) = e^eps / (1 + e^eps): the PLD of pure eps-DP."""
         return cls.from_approx_dp(epsilon=epsilon, delta=0.0)
