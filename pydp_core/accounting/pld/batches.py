@@ -22,7 +22,8 @@ contribution has norm <= sensitivity.
   every epoch; Chua et al. 2024): the record takes part in one step of each of the T-step cycles, always
   at the same position, so over E epochs the Gaussian release is random allocation with one
   participation in T steps at sensitivity sqrt(E) sensitivity (the E outputs of its bin are summed
-  without loss: a sufficient statistic). Certified on both sides by :meth:`PLD.random_allocation`.
+  without loss: a sufficient statistic); with new bins every epoch it is E independent such passes at
+  the plain sensitivity. Certified on both sides by :meth:`PLD.random_allocation`.
 - **b-min-separation** (a record not used in the last b - 1 steps joins with probability p; Dong and
   Ganesh 2026), Gaussian noise: certified but not tight. Upper end: given the record's participation
   pattern (the sampler's randomness, the same law under both neighbours), at most ceil(T / b) steps
@@ -148,7 +149,7 @@ def truncated_poisson_term(noise: Any, *, scale: Any, sampling_rate: Any, datase
     return _TruncatedPoisson(base.family, base.shift, q, n, cap)
 
 
-def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensitivity: Any) -> list:
+def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensitivity: Any, reassign: Any) -> list:
     """Balls-in-bins batches over ``epochs`` cycles of ``bins`` steps (``PLD.balls_in_bins``)."""
     from .allocation import allocation_terms
 
@@ -157,6 +158,11 @@ def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensi
     t = _count(bins, "bins")
     e = _count(epochs, "epochs")
     sens = _scalar(sensitivity, "sensitivity", check_positive)
+    if not isinstance(reassign, bool):
+        raise TypeError(f"reassign must be a bool, not {type(reassign).__name__}")
+    if reassign:  # new bins every epoch: independent passes
+        return [(m, c * e) for m, c in allocation_terms(noise, scale=scale, steps=t, participations=1,
+                                                         sensitivity=sens)]
     return allocation_terms(noise, scale=scale, steps=t, participations=1, sensitivity=sens * math.sqrt(e))
 
 

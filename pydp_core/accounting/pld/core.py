@@ -488,7 +488,9 @@ class PLD:
         sampling_rate : float
             Poisson rate q in [0, 1].
         dataset_size, max_batch_size : int
-            n >= 1 (the dataset with the record) and B >= 1.
+            n >= 1 and B >= 1. n is the size of the dataset that holds the differing record (as in
+            dp-accounting): the neighbour with one record more than a dataset of m records is covered by
+            ``dataset_size=m + 1``, the one with one fewer by ``dataset_size=m``.
         sensitivity : float, optional
             Norm bound of one record's contribution (> 0).
 
@@ -521,14 +523,16 @@ class PLD:
                                             max_batch_size=max_batch_size, sensitivity=sensitivity), 1)])
 
     @classmethod
-    def balls_in_bins(cls, noise: Any, *, scale: Any, bins: Any, epochs: Any = 1, sensitivity: Any = 1.0) -> "PLD":
+    def balls_in_bins(cls, noise: Any, *, scale: Any, bins: Any, epochs: Any = 1, sensitivity: Any = 1.0,
+                      reassign: bool = False) -> "PLD":
         """The PLD of balls-in-bins batches: each record in one of ``bins`` bins, uniformly and independently,
         the bins used in turn for ``epochs`` cycles (``bins * epochs`` steps).
 
         The record's outputs are those of one bin in every cycle, so the release is random allocation
         with one participation in ``bins`` steps at sensitivity sqrt(epochs) * ``sensitivity`` (the
         record's bin's outputs summed over the cycles are sufficient): certified on both sides
-        (:meth:`random_allocation`; Chua et al. 2024, Feldman and Shenfeld 2025).
+        (:meth:`random_allocation`; Chua et al. 2024, Feldman and Shenfeld 2025). With ``reassign``
+        the bins are drawn anew every epoch (Chua et al.'s balls-and-bins): ``epochs`` independent passes.
 
         Parameters
         ----------
@@ -542,6 +546,9 @@ class PLD:
             Cycles over the bins (>= 1), each bin keeping its records.
         sensitivity : float, optional
             l2 norm bound of one record's contribution (> 0).
+        reassign : bool, optional
+            New bins every epoch (True) or the same bins in every cycle (False, jax_privacy's
+            ``BallsInBinsSampling``).
 
         Returns
         -------
@@ -569,7 +576,8 @@ class PLD:
         """
         from .batches import balls_in_bins_terms
 
-        return cls(balls_in_bins_terms(noise, scale=scale, bins=bins, epochs=epochs, sensitivity=sensitivity))
+        return cls(balls_in_bins_terms(noise, scale=scale, bins=bins, epochs=epochs, sensitivity=sensitivity,
+                                       reassign=reassign))
 
     @classmethod
     def b_min_sep(cls, noise: Any, *, scale: Any, steps: Any, separation: Any, sampling_rate: Any,
