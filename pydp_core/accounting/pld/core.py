@@ -326,7 +326,9 @@ class PLD:
         - ``"gdp"``: mu; ``"approx_dp"``: ``{"epsilon", "delta"}``; ``"randomized_response"``:
           ``{"epsilon"}``;
         - ``"discrete_laplace"``: ``{"scale", "sensitivity", "sampling_rate"}``; ``"discrete_gaussian"``:
-          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``.
+          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``;
+        - ``"fixed_size"``, ``"truncated_poisson"``, ``"balls_in_bins"``, ``"b_min_sep"``: the keyword
+          arguments of the constructor of that name, with ``"noise"`` naming the family (and ``"r"``).
 
         Parameters
         ----------
