@@ -108,6 +108,28 @@ def test_fixed_size_contains_every_small_dataset(n, b, sigma):
             assert iv.lower <= values[0] <= iv.upper, (neighbours, eps, values[0], iv)  # attained
 
 
+def _with_replacement_law(data, b: int) -> dict:
+    """{batch sum: probability} of b independent uniform draws from ``data``."""
+    law: dict = {}
+    for idx in itertools.product(range(len(data)), repeat=b):
+        m = mp.mpf(sum(data[i] for i in idx))
+        law[m] = law.get(m, 0) + mp.mpf(1) / len(data) ** b
+    return law
+
+
+@pytest.mark.parametrize("n, b, sigma", [(3, 2, 1.0), (4, 3, 1.5)])
+def test_fixed_size_with_replacement_contains_every_small_dataset(n, b, sigma):
+    pld = PLD.fixed_size(G, scale=sigma, batch_size=b, dataset_size=n, neighbours="substitution", replacement=True)
+    rng = np.random.default_rng(5)
+    datasets = [[-1.0] * (n - 1)] + [list(rng.uniform(-1, 1, n - 1)) for _ in range(2)]
+    for eps in (0.1, 0.7):
+        iv = pld.delta(eps)
+        values = [_worst(_with_replacement_law(d + [1.0], b), _with_replacement_law(d + [-1.0], b), sigma, eps)
+                  for d in datasets]
+        assert max(values) <= iv.upper, (eps, values, iv)
+        assert iv.lower <= values[0], (eps, values[0], iv)  # every other record at the replacement attains it
+
+
 def test_fixed_size_without_replacement_agrees_with_from_noise():
     a = PLD.fixed_size(Laplace(), scale=1.0, batch_size=20, dataset_size=1000, neighbours="substitution")
     b = PLD.from_noise(Laplace(), scale=1.0, sampling_rate=0.02, sampling="without_replacement",
@@ -274,6 +296,10 @@ def test_bad_input_names_the_argument():
         PLD.fixed_size(G, scale=1.0, batch_size=10, dataset_size=10)
     with pytest.raises(ValueError, match="neighbours"):
         PLD.fixed_size(G, scale=1.0, batch_size=1, dataset_size=10, neighbours="replace")
+    with pytest.raises(ValueError, match="substitution"):
+        PLD.fixed_size(G, scale=1.0, batch_size=1, dataset_size=10, replacement=True)
+    with pytest.raises(TypeError, match="replacement"):
+        PLD.fixed_size(G, scale=1.0, batch_size=1, dataset_size=10, replacement=1)
     with pytest.raises(ValueError, match="sampling_rate"):
         PLD.truncated_poisson(G, scale=1.0, sampling_rate=1.5, dataset_size=10, max_batch_size=2)
     with pytest.raises(ValueError, match="sampling_rate"):

@@ -56,11 +56,25 @@ _WEIGHT_RTOL = 1e-9
 
 
 def fixed_size_term(noise: Any, *, scale: Any, batch_size: Any, dataset_size: Any, sensitivity: Any,
-                    neighbours: str) -> Any:
-    """A batch of ``batch_size`` records drawn without replacement from ``dataset_size`` (``PLD.fixed_size``)."""
+                    neighbours: str, replacement: Any = False) -> Any:
+    """A batch of ``batch_size`` records drawn from ``dataset_size``, without replacement or with it
+    (``PLD.fixed_size``)."""
     neighbours = check_choice(neighbours, "neighbours", ("add_remove", "substitution"))
     n = check_int(dataset_size, "dataset_size", 1)
     b = check_int(batch_size, "batch_size", 1)
+    if not isinstance(replacement, bool):
+        raise TypeError(f"replacement must be a bool, not {type(replacement).__name__}")
+    if replacement:
+        if neighbours != "substitution":
+            raise ValueError("replacement=True needs neighbours='substitution': with replacement the draws' "
+                             "law changes with the dataset's size")
+        if not isinstance(noise, Gaussian):
+            raise TypeError("noise must be Gaussian() for batches drawn with replacement")
+        s = _scalar(scale, "scale", check_positive)
+        d = _scalar(sensitivity, "sensitivity", check_positive) / s
+        if not (math.isfinite(d) and d > 0.0):
+            raise ValueError("sensitivity / scale must be finite and > 0")
+        return _WithReplacement(d, b, n)
     if b > n:
         raise ValueError(f"batch_size must be <= dataset_size, got batch_size={b} > dataset_size={n}")
     if neighbours == "add_remove" and b == n:
@@ -108,30 +122,64 @@ class _TruncatedPoisson:
         a = self.plain.discretise(remove, h, tail, composed)
         b = self.truncated.discretise(remove, h, tail, composed)
         lo = self.lower.discretise(remove, h, tail, composed)
-        return _acc.pld_sides(_mix_pessimistic(a, b, 1.0 - self.tau_hi, self.tau_lo, self.tau_hi - self.tau_lo, h), lo)
+        pess = _mix_pessimistic([a, b], [1.0 - self.tau_hi, self.tau_lo], self.tau_hi - self.tau_lo, h)
+        return _acc.pld_sides(pess, lo)
 
 
-def _mix_pessimistic(a: Any, b: Any, wa: float, wb: float, spare: float, h: float) -> Any:
-    """The pessimistic side wa A + wb B (+ ``spare`` and the rounding at +inf) as a discretisation on step h.
+def _mix_pessimistic(parts: list, weights: list, spare: float, h: float) -> Any:
+    """The pessimistic side sum_j weights[j] parts[j] (+ ``spare`` and the rounding at +inf) on step h.
 
-    The two sides' atoms sit on the grid points (offset + i) h; the mixture's are re-placed there by
+    The parts' atoms sit on the grid points (offset + i) h; the mixture's are re-placed there by
     ``pld_atoms`` (each P-mass with Q-mass P e^{-loss}, so every atom keeps its loss). Mass that the
-    floating-point sums may lose (at most 4 ulps of the total) and the uncertainty of the weights go to
-    +inf: raising a loss only raises delta.
+    floating-point sums may lose (at most 2 ulps per part of the total) and the uncertainty of the weights
+    go to +inf: raising a loss only raises delta.
     """
-    lo = min(a.pess_offset, b.pess_offset)
-    pa, pb = np.asarray(a.pess_pmf, dtype=float), np.asarray(b.pess_pmf, dtype=float)
-    p = np.zeros(max(a.pess_offset + pa.size, b.pess_offset + pb.size) - lo)
-    p[a.pess_offset - lo:a.pess_offset - lo + pa.size] += wa * pa
-    p[b.pess_offset - lo:b.pess_offset - lo + pb.size] += wb * pb
-    inf = wa * a.pess_inf + wb * b.pess_inf
-    inf = min(inf + spare + 4.0 * _U * (float(p.sum()) + inf) + 1e-300, 1.0)
+    lo = min(x.pess_offset for x in parts)
+    pmfs = [np.asarray(x.pess_pmf, dtype=float) for x in parts]
+    p = np.zeros(max(x.pess_offset + pm.size for x, pm in zip(parts, pmfs)) - lo)
+    inf = 0.0
+    for x, pm, w in zip(parts, pmfs, weights):
+        p[x.pess_offset - lo:x.pess_offset - lo + pm.size] += w * pm
+        inf += w * x.pess_inf
+    inf = min(inf + spare + 2.0 * (len(parts) + 1) * _U * (float(p.sum()) + inf) + 1e-300, 1.0)
     keep = p > 0.0
     loss = (lo + np.flatnonzero(keep)) * h
     pk = np.minimum(p[keep], 1.0)
     with np.errstate(over="ignore"):
         qk = np.minimum(pk * np.exp(-loss), 1.0)
     return _acc.pld_atoms(loss, pk, qk, inf, h)
+
+
+class _WithReplacement:
+    """Fixed-size batches drawn with replacement, substitution: pessimistic side the disjoint mixture over the
+    record's draw count m of the Gaussian pairs at shift 2 m d; optimistic side the mixture of Gaussians
+    sum_m w_m N(2 m d) vs N(0) that a dataset attains."""
+
+    symmetric = True
+
+    def __init__(self, d: float, b: int, n: int) -> None:
+        from scipy.stats import binom
+
+        from .mixture import mixture_term
+
+        self.d, self.b, self.n = d, b, n
+        m = np.arange(b + 1)
+        w = binom.pmf(m, b, 1.0 / n)
+        keep = (w > 1e-30) | (m == 0)
+        self.counts, self.w = m[keep], w[keep]
+        self.beyond = float(binom.sf(int(self.counts.max()), b, 1.0 / n))  # draw counts left out (at +inf)
+        self.parts = [identity_term() if c == 0 else _Noise(Gaussian(), 2.0 * c * d, 1.0) for c in self.counts]
+        lw = self.w * (1.0 - _WEIGHT_RTOL)
+        self.lower = mixture_term(sigma=1.0, sensitivities=np.append(2.0 * self.counts * d, 0.0),
+                                  probabilities=np.append(lw, max(1.0 - float(lw.sum()), 0.0)))
+
+    def key(self) -> tuple:
+        return ("fixed_size_with_replacement", self.d, self.b, self.n)
+
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+        parts = [x.discretise(True, h, tail, composed) for x in self.parts]
+        pess = _mix_pessimistic(parts, list(self.w * (1.0 + _WEIGHT_RTOL)), self.beyond * (1.0 + _WEIGHT_RTOL), h)
+        return _acc.pld_sides(pess, self.lower.discretise(True, h, tail, composed))
 
 
 def truncated_poisson_term(noise: Any, *, scale: Any, sampling_rate: Any, dataset_size: Any, max_batch_size: Any,

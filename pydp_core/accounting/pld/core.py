@@ -419,13 +419,18 @@ class PLD:
 
     @classmethod
     def fixed_size(cls, noise: Any, *, scale: Any, batch_size: Any, dataset_size: Any, sensitivity: Any = 1.0,
-                   neighbours: str = "add_remove") -> "PLD":
+                   neighbours: str = "add_remove", replacement: bool = False) -> "PLD":
         """The PLD of one step on a batch of ``batch_size`` records drawn without replacement from ``dataset_size``.
 
         Under add/remove and under substitution neighbours the worst pair is the Poisson pair at rate
         q = batch_size / dataset_size with shift 2 d, d = sensitivity / scale: the differing record, when
         in the batch, displaces another record (proof and the dataset attaining it: ``docs/pld.md``,
         "Training batch samplers"). Exact, so both ends are tight. Compose steps with :meth:`self_compose`.
+
+        With ``replacement`` (b independent uniform draws; Gaussian noise, substitution only) the record is
+        drawn M ~ Bin(b, 1/n) times: the upper end reveals M (the Gaussian mechanism at shift 2 M d, no
+        amplification of epsilon), the lower end is the mixture of Gaussians sum_m P(M = m) N(2 m d) against
+        N(0) that the dataset with every other record at the replacement attains. Certified, not tight.
 
         Parameters
         ----------
@@ -439,6 +444,8 @@ class PLD:
             Norm bound of one record's contribution (> 0).
         neighbours : {"add_remove", "substitution"}, optional
             The neighbouring relation.
+        replacement : bool, optional
+            Draw with replacement (substitution and Gaussian noise only).
 
         Returns
         -------
@@ -447,7 +454,8 @@ class PLD:
         Raises
         ------
         TypeError
-            If ``noise`` is not one of the four families, or a size is not an integer.
+            If ``noise`` is not one of the four families (Gaussian with ``replacement``), or a size is not
+            an integer.
         ValueError
             If a size is out of range, or ``scale`` / ``sensitivity`` is not finite and > 0.
 
@@ -466,7 +474,7 @@ class PLD:
         from .batches import fixed_size_term
 
         return cls([(fixed_size_term(noise, scale=scale, batch_size=batch_size, dataset_size=dataset_size,
-                                     sensitivity=sensitivity, neighbours=neighbours), 1)])
+                                     sensitivity=sensitivity, neighbours=neighbours, replacement=replacement), 1)])
 
     @classmethod
     def truncated_poisson(cls, noise: Any, *, scale: Any, sampling_rate: Any, dataset_size: Any,
