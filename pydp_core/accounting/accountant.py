@@ -547,19 +547,27 @@ def _tightest(spends: List[_Spend], delta: float, base: Optional[ApproxDP]) -> A
 
 # ------------------------------------------------------------------------------------------------------
 #: The batch samplers an :class:`Accountant` may be declared with.
-SAMPLERS = ("poisson", "shuffle", "fixed_size", "random_allocation")
+SAMPLERS = ("poisson", "shuffle", "fixed_size", "truncated_poisson", "random_allocation", "balls_in_bins",
+            "b_min_sep")
 
 
-def _poisson_sampled(mechanism: Any) -> bool:
-    """Whether a PLD description (or a mechanism nested in it) is Poisson-subsampled (sampling_rate < 1)."""
+def _analysed_samplers(mechanism: Any) -> set:
+    """The samplers a PLD description (or a mechanism nested in it) is an analysis of: "poisson" for a
+    sampling_rate below 1 outside a sampler entry, and each sampler named as an entry's key."""
+    found: set = set()
     if isinstance(mechanism, dict):
         rate = mechanism.get("sampling_rate", 1.0)
-        if isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1.0:
-            return True
-        return any(_poisson_sampled(v) for v in mechanism.values())
-    if isinstance(mechanism, list):
-        return any(_poisson_sampled(v) for v in mechanism)
-    return False
+        named = [k for k in mechanism if k in SAMPLERS]
+        if not named and isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate < 1.0:
+            found.add("poisson")
+        found.update(named)
+        for k, v in mechanism.items():
+            if k not in SAMPLERS:
+                found |= _analysed_samplers(v)
+    elif isinstance(mechanism, list):
+        for v in mechanism:
+            found |= _analysed_samplers(v)
+    return found
 
 
 class Accountant(Generic[B]):
@@ -581,11 +589,13 @@ class Accountant(Generic[B]):
     journal_key : bytes, optional
         The journal's MAC key, at least 32 bytes, required with ``journal`` (keep it apart from the
         journal, e.g. ``pydp_core.io.generate_key()`` stored with the job's secrets).
-    sampler : {"poisson", "shuffle", "fixed_size", "random_allocation"}, optional
-        How the training loop draws its batches (recorded as :attr:`sampler`). With "shuffle",
-        "fixed_size" or "random_allocation", a spend analysed as Poisson-subsampled is refused
-        (:meth:`spend_mechanism`): the Poisson analysis is not proved to bound those samplers (shuffled
-        training can be far less private than its Poisson accounting says; Chua et al. 2024).
+    sampler : {"poisson", "shuffle", "fixed_size", "truncated_poisson", "random_allocation", "balls_in_bins", \
+"b_min_sep"}, optional
+        How the training loop draws its batches (recorded as :attr:`sampler`). A spend analysed for
+        another sampler is refused (:meth:`spend_mechanism`): an analysis holds for the sampler it was
+        made for (shuffled training can be far less private than its Poisson accounting says; Chua et
+        al. 2024). Only a Poisson analysis charged to another sampler can be forced, with
+        ``acknowledge_poisson_analysis``.
 
     Raises
     ------
@@ -737,8 +747,12 @@ class Accountant(Generic[B]):
         """Refuse (or, acknowledged, warn about) a Poisson analysis charged to a declared non-Poisson sampler."""
         if not isinstance(acknowledged, bool):
             raise TypeError(f"acknowledge_poisson_analysis must be a bool, not {type(acknowledged).__name__}")
-        if self._sampler in (None, "poisson") or not _poisson_sampled(mechanism):
+        analysed = set() if self._sampler is None else _analysed_samplers(mechanism) - {self._sampler}
+        if not analysed:
             return
+        if analysed != {"poisson"}:
+            raise ValueError(f"an analysis of the {' and '.join(sorted(analysed))} sampler is charged to the declared "
+                             f"sampler {self._sampler!r}: declare the sampler the batches are drawn with")
         message = (f"a Poisson-subsampled analysis is charged to the declared sampler {self._sampler!r}: it is not "
                    "proved to bound that sampler's privacy loss")
         if not acknowledged:

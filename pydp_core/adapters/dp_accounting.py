@@ -199,7 +199,10 @@ def _convert(ev: Any, neighbours: str, E: Any, depth: int = 0) -> PLD:
         if m == 0:
             return PLD.identity()
         noise, scale = _base(ev.event, E, "SampledWithoutReplacementDpEvent")
-        return _sampled(noise, scale, m / n, "without_replacement", neighbours)
+        # dp-accounting's (RDP) analysis of this event bounds the replacement's displacement of the sum by
+        # 1: a record norm of 1/2.
+        return PLD.fixed_size(noise, scale=scale, batch_size=m, dataset_size=n, sensitivity=0.5,
+                              neighbours="substitution")
     if isinstance(ev, E.SelfComposedDpEvent):
         count = int(ev.count)
         if count < 0:

@@ -52,7 +52,7 @@ def _substitution_delta(f, q, d, eps):
 @pytest.mark.parametrize("q", [0.05, 0.3])
 def test_substitution_single_step_contains_mpmath(noise, q):
     f = REF.family(REF.family_key(noise))
-    for sampling in ("poisson", "without_replacement"):
+    for sampling in ("poisson",):
         pld = PLD.from_noise(noise, scale=1.0, sampling_rate=q, sampling=sampling, neighbours="substitution")
         with mp.workdps(30):
             for eps in [0.01, 0.1, 0.5]:
@@ -70,9 +70,10 @@ def test_substitution_without_sampling_is_add_remove_at_twice_the_shift(noise):
         assert sub.epsilon(d) == double.epsilon(d)
 
 
-def test_sampling_without_replacement_equals_poisson_under_substitution():
-    # The pair depends only on the probability that the replaced record is in the sample.
-    a = PLD.from_noise(Gaussian(), scale=1.5, sampling_rate=0.02, neighbours="substitution").self_compose(50)
+def test_sampling_without_replacement_is_the_add_remove_pair_at_twice_the_shift():
+    # The replaced record displaces another one in the fixed-size batch (tests/accounting/test_pld_batches.py
+    # checks the pair against every batch of small datasets).
+    a = PLD.from_noise(Gaussian(), scale=1.5, sensitivity=2.0, sampling_rate=0.02).self_compose(50)
     b = PLD.from_noise(Gaussian(), scale=1.5, sampling_rate=0.02, sampling="without_replacement",
                        neighbours="substitution").self_compose(50)
     assert a.epsilon(1e-6) == b.epsilon(1e-6)
@@ -158,7 +159,7 @@ def _discrete_laplace_substitution_delta(scale, D, q, k, eps, support=80):
 
 @pytest.mark.parametrize("scale, D, q, k", [(1.0, 1, 0.3, 1), (2.0, 3, 0.1, 1), (0.5, 2, 0.5, 2)])
 def test_discrete_laplace_substitution_contains_exact(scale, D, q, k):
-    pld = PLD.from_discrete_laplace(scale=scale, sensitivity=D, sampling_rate=q, sampling="without_replacement",
+    pld = PLD.from_discrete_laplace(scale=scale, sensitivity=D, sampling_rate=q, sampling="poisson",
                                     neighbours="substitution").self_compose(k)
     for eps in [0.05, 0.3, 0.8]:
         truth = _discrete_laplace_substitution_delta(scale, D, q, k, eps)

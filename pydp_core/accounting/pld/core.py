@@ -115,8 +115,10 @@ class PLD:
         PLD
             Supported relations: Poisson sampling with add/remove neighbours (remove: P = (1-q) f +
             q f(. - d) vs Q = f; add: the reverse; both orders are kept and the worse one is reported),
-            and Poisson sampling or sampling without replacement with substitution neighbours
-            (P = (1-q) f + q f(. - d) vs Q = (1-q) f + q f(. + d), one order suffices by symmetry), with
+            Poisson sampling with substitution neighbours (P = (1-q) f + q f(. - d) vs
+            Q = (1-q) f + q f(. + d), one order suffices by symmetry), and sampling without replacement
+            with substitution neighbours: the replaced record displaces another one in the batch, so the
+            pair is the add/remove one at shift 2d (:meth:`fixed_size`), with
             d = sensitivity / scale (Balle, Barthe and Gaboardi 2018; Zhu, Dong and Wang 2022). The loss
             is monotone in the output (log-concavity), so its distribution follows from the family's
             log-space tails at the loss thresholds.
@@ -324,7 +326,9 @@ class PLD:
         - ``"gdp"``: mu; ``"approx_dp"``: ``{"epsilon", "delta"}``; ``"randomized_response"``:
           ``{"epsilon"}``;
         - ``"discrete_laplace"``: ``{"scale", "sensitivity", "sampling_rate"}``; ``"discrete_gaussian"``:
-          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``.
+          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``;
+        - ``"fixed_size"``, ``"truncated_poisson"``, ``"balls_in_bins"``, ``"b_min_sep"``: the keyword
+          arguments of the constructor of that name, with ``"noise"`` naming the family (and ``"r"``).
 
         Parameters
         ----------
@@ -412,6 +416,287 @@ class PLD:
 
         return cls(allocation_terms(noise, scale=scale, steps=steps, participations=participations,
                                     sensitivity=sensitivity))
+
+    @classmethod
+    def fixed_size(cls, noise: Any, *, scale: Any, batch_size: Any, dataset_size: Any, sensitivity: Any = 1.0,
+                   neighbours: str = "add_remove", replacement: bool = False) -> "PLD":
+        """The PLD of one step on a batch of ``batch_size`` records drawn without replacement from ``dataset_size``.
+
+        Under add/remove and under substitution neighbours the worst pair is the Poisson pair at rate
+        q = batch_size / dataset_size with shift 2 d, d = sensitivity / scale: the differing record, when
+        in the batch, displaces another record (proof and the dataset attaining it: ``docs/pld.md``,
+        "Training batch samplers"). Exact, so both ends are tight. Compose steps with :meth:`self_compose`.
+
+        With ``replacement`` (b independent uniform draws; Gaussian noise, substitution only) the record is
+        drawn M ~ Bin(b, 1/n) times: the upper end reveals M (the Gaussian mechanism at shift 2 M d, no
+        amplification of epsilon), the lower end is the mixture of Gaussians sum_m P(M = m) N(2 m d) against
+        N(0) that the dataset with every other record at the replacement attains. Certified, not tight.
+
+        Parameters
+        ----------
+        noise : Gaussian, Laplace, Logistic or Subbotin
+            The unit-scale noise family.
+        scale : float
+            Noise scale (> 0).
+        batch_size, dataset_size : int
+            b and n (1 <= b <= n; b < n under add/remove, where the smaller neighbour has n - 1 records).
+        sensitivity : float, optional
+            Norm bound of one record's contribution (> 0).
+        neighbours : {"add_remove", "substitution"}, optional
+            The neighbouring relation.
+        replacement : bool, optional
+            Draw with replacement (substitution and Gaussian noise only).
+
+        Returns
+        -------
+        PLD
+
+        Raises
+        ------
+        TypeError
+            If ``noise`` is not one of the four families (Gaussian with ``replacement``), or a size is not
+            an integer.
+        ValueError
+            If a size is out of range, or ``scale`` / ``sensitivity`` is not finite and > 0.
+
+        References
+        ----------
+        Balle, Barthe and Gaboardi 2018; Zhu, Dong and Wang 2022.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> a = PLD.fixed_size(Gaussian(), scale=2.0, batch_size=10, dataset_size=1000).epsilon(1e-5)
+        >>> b = PLD.from_noise(Gaussian(), scale=2.0, sensitivity=2.0, sampling_rate=0.01).epsilon(1e-5)
+        >>> a == b
+        True
+        """
+        from .batches import fixed_size_term
+
+        return cls([(fixed_size_term(noise, scale=scale, batch_size=batch_size, dataset_size=dataset_size,
+                                     sensitivity=sensitivity, neighbours=neighbours, replacement=replacement), 1)])
+
+    @classmethod
+    def truncated_poisson(cls, noise: Any, *, scale: Any, sampling_rate: Any, dataset_size: Any,
+                          max_batch_size: Any, sensitivity: Any = 1.0) -> "PLD":
+        """The PLD of one step of Poisson sampling cut to at most ``max_batch_size`` records (add/remove).
+
+        Each of the ``dataset_size`` records is sampled with probability ``sampling_rate``; a sample of
+        more than B = ``max_batch_size`` records is replaced by a uniform B-subset of it (Ganesh 2025).
+        Upper end: revealing whether the other records' count K reaches B, the step is the Poisson pair
+        with probability P(K < B) and a fixed-size batch (:meth:`fixed_size`'s pair) otherwise; lower
+        end: the dataset whose other records contribute 0, exactly the Poisson pair at rate
+        q E[min(1, B / (K + 1))] (``docs/pld.md``, "Training batch samplers"). With B >= n it is Poisson
+        sampling. The interval is tight when truncation is rare, as it is in practice.
+
+        Parameters
+        ----------
+        noise : Gaussian, Laplace, Logistic or Subbotin
+            The unit-scale noise family.
+        scale : float
+            Noise scale (> 0).
+        sampling_rate : float
+            Poisson rate q in [0, 1].
+        dataset_size, max_batch_size : int
+            n >= 1 and B >= 1. n is the size of the dataset that holds the differing record (as in
+            dp-accounting): the neighbour with one record more than a dataset of m records is covered by
+            ``dataset_size=m + 1``, the one with one fewer by ``dataset_size=m``.
+        sensitivity : float, optional
+            Norm bound of one record's contribution (> 0).
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours; both orders are kept and the worse one is reported.
+
+        Raises
+        ------
+        TypeError, ValueError
+            On a bad family, a non-integer size, or a value out of range (naming the argument).
+
+        References
+        ----------
+        Ganesh 2025; Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha and Zhang 2024.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> t = PLD.truncated_poisson(Gaussian(), scale=1.0, sampling_rate=0.01, dataset_size=10_000,
+        ...                           max_batch_size=150).self_compose(1000).epsilon(1e-5)
+        >>> p = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(1000).epsilon(1e-5)
+        >>> bool(t.lower <= p.upper and p.lower <= t.upper and t.upper - t.lower < 5e-3)
+        True
+        """
+        from .batches import truncated_poisson_term
+
+        return cls([(truncated_poisson_term(noise, scale=scale, sampling_rate=sampling_rate, dataset_size=dataset_size,
+                                            max_batch_size=max_batch_size, sensitivity=sensitivity), 1)])
+
+    @classmethod
+    def balls_in_bins(cls, noise: Any, *, scale: Any, bins: Any, epochs: Any = 1, sensitivity: Any = 1.0,
+                      reassign: bool = False) -> "PLD":
+        """The PLD of balls-in-bins batches: each record in one of ``bins`` bins, uniformly and independently,
+        the bins used in turn for ``epochs`` cycles (``bins * epochs`` steps).
+
+        The record's outputs are those of one bin in every cycle, so the release is random allocation
+        with one participation in ``bins`` steps at sensitivity sqrt(epochs) * ``sensitivity`` (the
+        record's bin's outputs summed over the cycles are sufficient): certified on both sides
+        (:meth:`random_allocation`; Chua et al. 2024, Feldman and Shenfeld 2025). With ``reassign``
+        the bins are drawn anew every epoch (Chua et al.'s balls-and-bins): ``epochs`` independent passes.
+
+        Parameters
+        ----------
+        noise : Gaussian
+            The unit-scale noise family.
+        scale : float
+            Noise standard deviation (> 0).
+        bins : int
+            Batches per cycle (>= 1).
+        epochs : int, optional
+            Cycles over the bins (>= 1), each bin keeping its records.
+        sensitivity : float, optional
+            l2 norm bound of one record's contribution (> 0).
+        reassign : bool, optional
+            New bins every epoch (True) or the same bins in every cycle (False, jax_privacy's
+            ``BallsInBinsSampling``).
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours.
+
+        Raises
+        ------
+        TypeError
+            If ``noise`` is not Gaussian(), or ``bins`` / ``epochs`` is not an integer.
+        ValueError
+            If a value is out of range.
+
+        References
+        ----------
+        Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha and Zhang 2024; Feldman and Shenfeld 2025.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> b = PLD.balls_in_bins(Gaussian(), scale=2.0, bins=1, epochs=4).epsilon(1e-5)
+        >>> g = PLD.from_gdp(1.0).epsilon(1e-5)
+        >>> bool(b.lower <= g.upper and g.lower <= b.upper)
+        True
+        """
+        from .batches import balls_in_bins_terms
+
+        return cls(balls_in_bins_terms(noise, scale=scale, bins=bins, epochs=epochs, sensitivity=sensitivity,
+                                       reassign=reassign))
+
+    @classmethod
+    def b_min_sep(cls, noise: Any, *, scale: Any, steps: Any, separation: Any, sampling_rate: Any,
+                  warm_start: bool = True, sensitivity: Any = 1.0) -> "PLD":
+        """Certified bounds for one pass of b-min-separation sampling (Dong and Ganesh 2026), Gaussian noise.
+
+        Each record that has not taken part in the last ``separation`` - 1 steps joins the batch with
+        probability ``sampling_rate``. Upper end: at most ceil(steps / separation) steps hold a record,
+        so GDP(sqrt(ceil(steps / separation)) sensitivity / scale) (no amplification by the sampling);
+        lower end: the sum of all outputs on a dataset that attains it, a mixture of Gaussians over the
+        exact law of the number of participations (``docs/pld.md``, "Training batch samplers").
+        Certified, not tight: the interval says how far apart the two ends are.
+
+        Parameters
+        ----------
+        noise : Gaussian
+            The unit-scale noise family.
+        scale : float
+            Noise standard deviation (> 0).
+        steps : int
+            Steps T of the pass (1 <= T <= 1e5).
+        separation : int
+            b >= 1 (b = 1 is Poisson sampling, for which :meth:`from_noise` is tight).
+        sampling_rate : float
+            p in [0, 1].
+        warm_start : bool, optional
+            Start the sampler's chain in its stationary law (every step the same expected batch size), or
+            with every record eligible.
+        sensitivity : float, optional
+            l2 norm bound of one record's contribution (> 0).
+
+        Returns
+        -------
+        PLD
+            Add/remove neighbours; only one pass (its bounds do not compose per step).
+
+        Raises
+        ------
+        TypeError, ValueError
+            On a bad family or argument (naming it).
+
+        References
+        ----------
+        Dong and Ganesh 2026; Choquette-Choo, Ganesh, McKenna, McMahan, Rush, Thakurta and Xu 2023.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> iv = PLD.b_min_sep(Gaussian(), scale=1.0, steps=100, separation=10, sampling_rate=0.1).epsilon(1e-5)
+        >>> bool(0.0 < iv.lower < iv.upper)
+        True
+        """
+        from .batches import min_sep_terms
+
+        return cls(min_sep_terms(noise, scale=scale, steps=steps, separation=separation, sampling_rate=sampling_rate,
+                                 warm_start=warm_start, sensitivity=sensitivity))
+
+    @classmethod
+    def calibrate_sampler(cls, sampler: str, noise: Any, *, epsilon: Any, delta: Any, count: Any = 1,
+                          rtol: float = 1e-3, certificate: bool = False, **parameters: Any) -> Any:
+        """The smallest noise scale at which a batch sampler's certified upper bound meets (epsilon, delta).
+
+        The PLD is ``getattr(PLD, sampler)(noise, scale=s, **parameters).self_compose(count)``: one step of
+        ``"fixed_size"`` or ``"truncated_poisson"``, or one pass of ``"balls_in_bins"``, ``"b_min_sep"`` or
+        ``"random_allocation"``, composed ``count`` times. The search is :meth:`calibrate`'s: the returned
+        scale passes on a certified grid, and the certificate brackets the exact minimal scale of the
+        bound (for ``"b_min_sep"``, of its loose upper end).
+
+        Parameters
+        ----------
+        sampler : str
+            One of the constructor names above.
+        noise : NoiseFamily
+            The unit-scale family the constructor takes.
+        epsilon : float
+            Target epsilon > 0.
+        delta : float
+            Target delta in (0, 1).
+        count : int, optional
+            Compositions of the step or pass (>= 1).
+        rtol : float, optional
+            Relative width of the certified bracket, in (0, 0.5).
+        certificate : bool, optional
+            Return a :class:`ScaleCalibration` instead of the scale.
+        **parameters
+            The constructor's other keyword arguments (not ``scale``).
+
+        Returns
+        -------
+        float or ScaleCalibration
+
+        Raises
+        ------
+        TypeError, ValueError
+            On an unknown sampler, a ``scale`` among the parameters, or a bad argument.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> c = PLD.calibrate_sampler("balls_in_bins", Gaussian(), epsilon=2.0, delta=1e-6, bins=10, epochs=10,
+        ...                           certificate=True)
+        >>> p = PLD.balls_in_bins(Gaussian(), scale=c.scale, bins=10, epochs=10)
+        >>> bool(p.with_discretization(value_step=c.value_step).delta(2.0).upper <= 1e-6)
+        True
+        """
+        from .batches import calibrate_sampler
+
+        return calibrate_sampler(cls, sampler, noise, epsilon=epsilon, delta=delta, count=count, rtol=rtol,
+                                 certificate=certificate, **parameters)
 
     @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":

@@ -118,7 +118,9 @@ def noise_term(noise: Any, *, scale: Any, sensitivity: Any, sampling_rate: Any, 
         raise ValueError("sensitivity / scale must be finite and > 0")
     if q == 0.0:
         return identity_term()
-    if relation == "substitution" and q == 1.0:
+    if sampling == "without_replacement" or (relation == "substitution" and q == 1.0):
+        # Without replacement the replaced record displaces another in the batch: the Poisson pair at
+        # twice the shift (batches.py states the proof; without sampling, f(. - d) vs f(. + d)).
         # f(. - d) vs f(. + d): the add/remove pair at shift 2d.
         shift *= 2.0
         if not math.isfinite(shift):
@@ -175,8 +177,8 @@ def discrete_laplace_term(*, scale: Any, sensitivity: int = 1, sampling_rate: An
     if q == 0.0:
         return identity_term()
     if relation == "substitution":
-        if q == 1.0:
-            return discrete_laplace_term(scale=t, sensitivity=2 * D)
+        if q == 1.0 or sampling == "without_replacement":
+            return discrete_laplace_term(scale=t, sensitivity=2 * D, sampling_rate=q)
         return _Atoms("discrete_laplace_substitution", _discrete_laplace_substitution(t, D, q))
     la = -1.0 / t  # log a
     log1pa = math.log1p(math.exp(la))

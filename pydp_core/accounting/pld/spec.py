@@ -13,9 +13,20 @@ if TYPE_CHECKING:
     from .core import PLD
 
 # The mechanism kinds, and the fields of a noise entry.
-_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian")
+# Batch samplers: {"fixed_size": {"noise": "gaussian", "scale": ..., ...}} calls PLD.fixed_size and so on.
+_BATCHES = ("fixed_size", "truncated_poisson", "balls_in_bins", "b_min_sep")
+_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian") + _BATCHES
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
 _FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
+
+
+def _family(name: str, fields: dict) -> Any:
+    """The unit noise family ``name`` (one of _FAMILIES), with the order ``fields["r"]`` for the Subbotin."""
+    if ("r" in fields) != (name == "subbotin"):
+        raise ValueError("r is required for subbotin noise and allowed only there")
+    if name == "subbotin":
+        return Subbotin(fields["r"])
+    return {"laplace": Laplace, "gaussian": Gaussian, "logistic": Logistic}[name]()
 
 
 def _from_spec(cls: type[PLD], spec: Any) -> PLD:
@@ -44,10 +55,7 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
             raise ValueError(f"noise must be one of {_FAMILIES}, got {name!r}")
         if "scale" not in spec:
             raise ValueError("a noise entry needs a scale")
-        if ("r" in spec) != (name == "subbotin"):
-            raise ValueError("r is required for subbotin noise and allowed only there")
-        fam = Subbotin(spec["r"]) if name == "subbotin" else {"laplace": Laplace, "gaussian": Gaussian,
-                                                              "logistic": Logistic}[name]()
+        fam = _family(name, spec)
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
         if "bound" in spec:
@@ -62,6 +70,14 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
         pld = cls.from_randomized_response(**fields(spec["randomized_response"]))
     elif kind == "discrete_laplace":
         pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
+    elif kind in _BATCHES:
+        args = fields(spec[kind])
+        name = args.pop("noise", None)
+        if name not in _FAMILIES:
+            raise ValueError(f"spec[{kind!r}]['noise'] must be one of {_FAMILIES}, got {name!r}")
+        fam = _family(name, args)
+        args.pop("r", None)
+        pld = getattr(cls, kind)(fam, **args)
     else:
         pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
     count = spec.get("count", 1)
