@@ -14,8 +14,8 @@ of the law mu_t of M_t alone:
 Two laws nu_lo <=_cx mu_t <=_cx nu_hi in the convex order give a dominated and a dominating pair of the
 pass (Blackwell 1953: the pair (M dnu, dnu) is a post-processing of (M' dnu', dnu') iff nu <=_cx nu'), so
 their PLDs bracket the true one under any composition. They are built by exponentiation:
-M_{a+b} = (a M_a + b M_b) / (a + b) is a convolution of two independent laws (a = floor(t/2) and
-b = t - a at every level), and after each one the law
+M_{a+b} = (a M_a + b M_b) / (a + b) is a convolution of two independent laws (M_{2^j} by
+self-convolutions, then M_t as a mean of the powers at the binary digits of t), and after each one the law
 is put back on a geometric grid by a mean-preserving spread of each atom onto the two grid points around
 it (the dominating chain) or by contracting the atoms of each cell to their mean (the dominated chain).
 The convex order is kept by independent sums, so each chain stays on its side at every stage.
@@ -203,16 +203,23 @@ def mean_laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
     up1, inf, down1 = _BASES[family](d, _STEP)
     with np.errstate(over="ignore"):  # Var R (of the dominated law; it only places the fine grid)
         var = min(max(float(np.dot(down1[1], down1[0] ** 2)) - 1.0, 1e-300), 1e300)
-    up: dict = {1: up1}
-    down: dict = {1: down1}
 
-    def law(m: int, memo: dict, spread: bool) -> Law:
-        if m not in memo:
-            h = m // 2  # halves: at most two distinct sizes per level, n and n + 1
-            memo[m] = _combine(law(h, memo, spread), law(m - h, memo, spread), h, m - h, var, spread)
-        return memo[m]
+    def chain(base: Law, spread: bool) -> Law:
+        # Binary powers: M_{2m} by self-convolutions (half the pairs of two distinct laws), and M_steps
+        # as a weighted mean of the powers at the binary digits of ``steps``.
+        power, power_m, rest = base, 1, steps
+        while not rest & 1:
+            power, power_m, rest = _combine(power, power, power_m, power_m, var, spread), 2 * power_m, rest >> 1
+        out, out_m = power, power_m
+        rest >>= 1
+        while rest:
+            power, power_m = _combine(power, power, power_m, power_m, var, spread), 2 * power_m
+            if rest & 1:
+                out, out_m = _combine(out, power, out_m, power_m, var, spread), out_m + power_m
+            rest >>= 1
+        return out
 
-    return law(steps, up, True), inf, law(steps, down, False)
+    return chain(up1, True), inf, chain(down1, False)
 
 
 def _sides(law: Law, inf: float, remove: bool) -> Atoms:

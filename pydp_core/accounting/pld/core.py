@@ -324,7 +324,11 @@ class PLD:
         - ``"gdp"``: mu; ``"approx_dp"``: ``{"epsilon", "delta"}``; ``"randomized_response"``:
           ``{"epsilon"}``;
         - ``"discrete_laplace"``: ``{"scale", "sensitivity", "sampling_rate"}``; ``"discrete_gaussian"``:
-          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``.
+          ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``;
+        - ``"mixture_of_gaussians"``: the keywords of :meth:`from_mixture_of_gaussians`;
+          ``"banded_matrix_factorization"``: those of :meth:`from_banded_matrix_factorization`;
+          ``"random_allocation"``: ``{"noise"}`` (a family name as above, with ``"r"`` for subbotin) and
+          the keywords of :meth:`random_allocation`.
 
         Parameters
         ----------

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from .core import PLD
 
 # The mechanism kinds, and the fields of a noise entry.
-_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian")
+_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian",
+          "mixture_of_gaussians", "banded_matrix_factorization", "random_allocation")
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
 _FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
 
@@ -37,17 +38,19 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
             raise ValueError(f"spec[{kind!r}] must be a JSON object of keyword arguments")
         return dict(value)
 
+    def family(name: Any, entry: dict, where: str) -> Any:
+        if name not in _FAMILIES:
+            raise ValueError(f"{where} must be one of {_FAMILIES}, got {name!r}")
+        if ("r" in entry) != (name == "subbotin"):
+            raise ValueError("r is required for subbotin noise and allowed only there")
+        return Subbotin(entry["r"]) if name == "subbotin" else {"laplace": Laplace, "gaussian": Gaussian,
+                                                                "logistic": Logistic}[name]()
+
     pld: PLD
     if kind == "noise":
-        name = spec["noise"]
-        if name not in _FAMILIES:
-            raise ValueError(f"noise must be one of {_FAMILIES}, got {name!r}")
         if "scale" not in spec:
             raise ValueError("a noise entry needs a scale")
-        if ("r" in spec) != (name == "subbotin"):
-            raise ValueError("r is required for subbotin noise and allowed only there")
-        fam = Subbotin(spec["r"]) if name == "subbotin" else {"laplace": Laplace, "gaussian": Gaussian,
-                                                              "logistic": Logistic}[name]()
+        fam = family(spec["noise"], spec, "noise")
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
         if "bound" in spec:
@@ -62,7 +65,18 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
         pld = cls.from_randomized_response(**fields(spec["randomized_response"]))
     elif kind == "discrete_laplace":
         pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
-    else:
+    elif kind == "discrete_gaussian":
         pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
+    elif kind == "mixture_of_gaussians":
+        pld = cls.from_mixture_of_gaussians(**fields(spec["mixture_of_gaussians"]))
+    elif kind == "banded_matrix_factorization":
+        pld = cls.from_banded_matrix_factorization(**fields(spec["banded_matrix_factorization"]))
+    else:
+        args = fields(spec["random_allocation"])
+        if "noise" not in args:
+            raise ValueError("spec['random_allocation'] needs a noise family (\"gaussian\", \"laplace\", ...)")
+        fam = family(args.pop("noise"), args, "spec['random_allocation']['noise']")
+        args.pop("r", None)
+        pld = cls.random_allocation(fam, **args)
     count = spec.get("count", 1)
     return pld if count == 1 else pld.self_compose(count)
