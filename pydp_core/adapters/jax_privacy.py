@@ -131,6 +131,18 @@ def strategy_pld(strategy: Any, *, noise_multiplier: Any) -> PLD:
     ValueError
         If the strategy is one that has no certified PLD here (``FixedBatchSampling``,
         ``BMinSepSampling``, ``UserSelectionStrategy``, truncated Poisson), or a field is out of range.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class BallsInBinsSampling:  # the fields of jax_privacy's class
+    ...     iterations: int
+    ...     cycle_length: int
+    >>> pld = strategy_pld(BallsInBinsSampling(iterations=40, cycle_length=10), noise_multiplier=2.0)
+    >>> iv = pld.epsilon(1e-5)  # one pass over 10 bins at scale 2 / sqrt(4)
+    >>> bool(0.0 < iv.lower <= iv.upper)
+    True
     """
     sigma = _sigma(noise_multiplier)
     upper, lower = _pair(strategy, sigma)
@@ -163,6 +175,11 @@ def epsilon(strategy: Any, *, noise_multiplier: Any, delta: Any, tolerance: floa
     -------
     Interval
         ``lower <= epsilon <= upper``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As in :func:`strategy_pld`, and for ``delta`` outside [0, 1].
 
     Examples
     --------

@@ -84,6 +84,12 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
     ``history`` holds ``(noise_multiplier, sample_rate, steps)`` entries, as Opacus's own accountants
     keep it; consecutive steps with the same parameters share an entry.
 
+    Parameters
+    ----------
+    sampler : {"poisson", "random_allocation", "shuffle"}, optional
+        How the batches are drawn (module docstring, "Samplers"); Opacus creates the accountant with the
+        default, Poisson sampling.
+
     Examples
     --------
     >>> from pydp_core.adapters.opacus import PLDAccountant
@@ -289,11 +295,29 @@ def _epoch_interval(sampler: str, history: list[tuple[float, float, int]], delta
 def loader_sampler(data_loader: Any) -> str:
     """The sampler kind of a torch / Opacus data loader: "poisson", "shuffle" or "fixed_size".
 
+    Parameters
+    ----------
+    data_loader : torch.utils.data.DataLoader
+        The loader (Opacus's ``DPDataLoader`` included).
+
+    Returns
+    -------
+    str
+        "poisson" for Opacus's uniform-with-replacement (Poisson) batch samplers, "shuffle" for batches of a
+        ``RandomSampler`` without replacement, "fixed_size" for batches of one with replacement.
+
     Raises
     ------
     ValueError
         If the loader draws its batches in a way none of the kinds describes (a fixed order, a custom
         sampler).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from torch.utils.data import DataLoader, TensorDataset
+    >>> loader_sampler(DataLoader(TensorDataset(torch.zeros(8)), batch_size=2, shuffle=True))
+    'shuffle'
     """
     from opacus.utils.uniform_sampler import DistributedUniformWithReplacementSampler, UniformWithReplacementSampler
     from torch.utils.data import BatchSampler, RandomSampler

@@ -368,15 +368,17 @@ class PLD:
         ends are certified (``docs/pld.md``, "Random allocation"). With ``participations`` = k > 1 the
         upper end is the composition of k one-participation passes over blocks of about steps / k steps
         (Feldman and Shenfeld 2025) and the lower end is, for the Gaussian, the Gaussian mechanism on the
-        sum of all outputs (shift k d / sqrt(steps)), for the Laplace the trivial 0: certified, but not
-        tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`.
+        sum of all outputs (shift k d / sqrt(steps)), for the other families the trivial 0: certified,
+        but not tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`;
+        calibrate the scale with :meth:`calibrate_random_allocation`.
 
         Parameters
         ----------
-        noise : Gaussian or Laplace
-            The unit-scale noise family.
+        noise : Gaussian, Laplace, Logistic or Subbotin
+            The unit-scale noise family (Logistic and Subbotin_r through their cdf and tails: the single
+            step is cut where its loss grows by 0.005).
         scale : float
-            Noise scale (> 0): sigma for the Gaussian, b for the Laplace.
+            Noise scale (> 0): sigma for the Gaussian, b for the Laplace, the family's scale otherwise.
         steps : int
             Number of steps t of the pass (>= 1).
         participations : int, optional
@@ -393,7 +395,8 @@ class PLD:
         Raises
         ------
         TypeError
-            If ``noise`` is not Gaussian() or Laplace(), or ``steps`` / ``participations`` is not an integer.
+            If ``noise`` is not one of the families above, or ``steps`` / ``participations`` is not an
+            integer.
         ValueError
             If ``scale`` or ``sensitivity`` is not finite and > 0, sensitivity / scale > 10, ``steps``
             < 1, or ``participations`` is outside [1, steps].
@@ -416,6 +419,62 @@ class PLD:
 
         return cls(allocation_terms(noise, scale=scale, steps=steps, participations=participations,
                                     sensitivity=sensitivity))
+
+    @classmethod
+    def calibrate_random_allocation(cls, noise: Any, *, epsilon: Any, delta: Any, steps: Any,
+                                    participations: Any = 1, sensitivity: Any = 1.0, epochs: Any = 1,
+                                    rtol: float = 1e-3, certificate: bool = False) -> Any:
+        """The smallest noise scale at which ``epochs`` passes of random allocation are (epsilon, delta)-DP.
+
+        The PLD is :meth:`random_allocation` composed ``epochs`` times; the scale returned passes for
+        certain (the certified upper end of delta(epsilon) is <= ``delta``) or the call raises, and with
+        ``certificate=True`` the result is a :class:`~pydp_core.accounting.pld.calibration.ScaleCalibration`
+        whose ``scale_bounds`` bracket the exact minimal scale (its lower end fails for certain). With
+        ``participations`` > 1 the lower end of :meth:`random_allocation` is loose, so the bracket is wider
+        than ``rtol`` and a ``RuntimeWarning`` says so; the scale is still certified.
+
+        Parameters
+        ----------
+        noise : Gaussian or Laplace
+            The unit-scale noise family.
+        epsilon, delta : float
+            The target: epsilon > 0, delta in (0, 1).
+        steps, participations, sensitivity
+            As in :meth:`random_allocation`.
+        epochs : int, optional
+            The number of passes composed (>= 1).
+        rtol : float, optional
+            Relative width of the bracket on the minimal scale, in (0, 0.5).
+        certificate : bool, optional
+            Return the scale with its certificate.
+
+        Returns
+        -------
+        float or ScaleCalibration
+
+        Raises
+        ------
+        ValueError
+            For an argument out of range, or when no scale the random-allocation PLD is built for
+            (sensitivity / scale <= 10) meets the target from above.
+
+        References
+        ----------
+        Feldman and Shenfeld 2025.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> s = PLD.calibrate_random_allocation(Gaussian(), epsilon=1.0, delta=1e-5, steps=100, epochs=5)
+        >>> pld = PLD.random_allocation(Gaussian(), scale=s, steps=100).self_compose(5)
+        >>> bool(pld.delta(1.0).upper <= 1e-5)
+        True
+        """
+        from .allocation import calibrate_allocation
+
+        return calibrate_allocation(cls, noise, epsilon=epsilon, delta=delta, steps=steps,
+                                    participations=participations, sensitivity=sensitivity, epochs=epochs,
+                                    rtol=rtol, certificate=certificate)
 
     @classmethod
     def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
