@@ -1,6 +1,7 @@
-"""Random allocation for the Logistic and Subbotin_r families (``PLD.random_allocation``), and its sigma
-calibration (``PLD.calibrate_random_allocation``): exact two-step deltas in mpmath, the limits t = 1 and
-k = t, and the calibrated scale meeting its target."""
+"""Random allocation for the Logistic and Subbotin_r families (``PLD.random_allocation``), its lower end
+for 1 < k < t, substitution neighbours, and its sigma calibration (``PLD.calibrate_random_allocation``):
+exact two-step deltas in mpmath, the limits t = 1 and k = t, a Monte Carlo check at alpha = 1e-6, and the
+calibrated scale meeting its target."""
 import math
 import warnings
 
@@ -144,3 +145,24 @@ def test_block_event_lower_end_brackets_a_monte_carlo_estimate():
     assert iv.lower > 0.0  # the block event gives a lower end (the Laplace had none before)
     assert iv.lower <= max(remove + dev_remove, add + dev_add)
     assert max(remove - dev_remove, add - dev_add) <= iv.upper
+
+
+def test_substitution_all_steps_is_the_doubled_shift():
+    # k = t: the record's contribution v -> v' in every step, shift 2 d per step: mu = 2 d sqrt(t)
+    a = PLD.random_allocation(Gaussian(), scale=2.0, steps=5, participations=5, neighbours="substitution")
+    g = PLD.from_gdp(math.sqrt(5)).epsilon(1e-5)
+    iv = a.epsilon(1e-5)
+    assert iv.lower <= g.upper and g.lower <= iv.upper and iv.upper - iv.lower < 1e-4
+
+
+@pytest.mark.parametrize("k", [1, 4])
+def test_substitution_is_bracketed_by_removal_and_no_amplification(k):
+    sub = PLD.random_allocation(Laplace(), scale=2.0, steps=100, participations=k,
+                                neighbours="substitution").epsilon(1e-5)
+    rem = PLD.random_allocation(Laplace(), scale=2.0, steps=100, participations=k).epsilon(1e-5)
+    bare = PLD.from_noise(Laplace(), scale=2.0, sensitivity=2.0).self_compose(k).epsilon(1e-5)
+    assert sub.lower <= rem.lower + 1e-4 and rem.lower - sub.lower < 1e-3
+    # the upper end is that composition (on the coarser grid of the whole PLD)
+    assert bare.lower <= sub.upper < bare.upper + 5e-3
+    with pytest.raises(ValueError, match="neighbours"):
+        PLD.random_allocation(Laplace(), scale=2.0, steps=10, neighbours="swap")

@@ -62,6 +62,15 @@ def test_poisson_is_the_composition_of_subsampled_gaussians():
     ref = PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(500).epsilon(1e-5)
     assert got.lower <= ref.upper and ref.lower <= got.upper
     assert got.upper - got.lower < 1e-4
+    # the peer jax_privacy accounts this strategy with: dp-accounting's PLD of the same event (its
+    # pessimistic estimate, an upper bound up to its discretisation)
+    import dp_accounting as dpa
+    from dp_accounting.pld import PLDAccountant
+
+    acc = PLDAccountant()
+    acc.compose(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 500)
+    peer = acc.get_epsilon(1e-5)
+    assert got.lower <= peer and peer - got.upper < 1e-3
 
 
 def test_cyclic_poisson_counts_the_eligible_steps_and_the_partition_sets_the_neighbours():

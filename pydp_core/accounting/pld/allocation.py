@@ -385,13 +385,20 @@ def _block_lower_terms(family, d: float, t: int, k: int, step: float) -> list:
     return [(_BlockLower(family, d, m, step, w), n) for (m, w), n in counts.items()]
 
 
-def allocation_terms(noise, *, scale, steps, participations, sensitivity, step: float = _STEP) -> list:
+def allocation_terms(noise, *, scale, steps, participations, sensitivity, neighbours: str = "add_remove",
+                     step: float = _STEP) -> list:
     """The (mechanism, count) terms of one pass of random allocation (``PLD.random_allocation``), the
-    chains on loss cells of ``step``."""
-    from ..._validation import check_positive
+    chains on loss cells of ``step``.
+
+    Substitution (the record's contribution v replaced by v', both of norm <= the sensitivity, in the
+    same k steps): revealing the steps leaves k steps of shift v - v', norm <= 2 d, so the upper end is
+    the k-fold composition of the step at shift 2 d (no amplification; exact for k = t). The lower end is
+    the add/remove pass's: the record replaced by one that contributes nothing (v' = 0, a record whose
+    clipped contribution is zero) is the pair of removing it."""
+    from ..._validation import check_choice, check_positive
     from ...noise import Gaussian, Laplace, Logistic, Subbotin
     from ._args import _count, _scalar
-    from .mechanisms import gdp_term
+    from .mechanisms import gdp_term, noise_term
 
     family: Any
     if type(noise) is Gaussian:
@@ -415,6 +422,15 @@ def allocation_terms(noise, *, scale, steps, participations, sensitivity, step: 
     if d > _MAX_SHIFT:
         raise ValueError(f"sensitivity / scale must be <= {_MAX_SHIFT:g} for random allocation, got {d:g} "
                          "(the likelihood ratio of one step would overflow)")
+    if check_choice(neighbours, "neighbours", ("add_remove", "substitution")) == "substitution":
+        swap = noise_term(noise, scale=s, sensitivity=2.0 * sens, sampling_rate=1.0, sampling="poisson",
+                          neighbours="add_remove")
+        if k == t:
+            return [(swap, t)]
+        removal = allocation_terms(noise, scale=s, steps=t, participations=k, sensitivity=sens, step=step)
+        lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else removal[-1:] if family == "gaussian" \
+            else [(m, n) for m, n in removal if isinstance(m, _BlockLower)]
+        return [(_OneSide(swap, True), k)] + lower
     if k == 1:
         return [(allocation_sided(family, d, t, step), 1)]
     if k == t:  # every step holds the record: the t-fold composition, exact on both sides

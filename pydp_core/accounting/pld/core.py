@@ -357,7 +357,7 @@ class PLD:
 
     @classmethod
     def random_allocation(cls, noise: Any, *, scale: Any, steps: Any, participations: Any = 1,
-                          sensitivity: Any = 1.0) -> "PLD":
+                          sensitivity: Any = 1.0, neighbours: str = "add_remove") -> "PLD":
         """The PLD of one pass of random allocation: each record takes part in exactly ``participations``
         of ``steps`` steps, the subset uniform, every step adding ``scale * X`` to its batch's sum.
 
@@ -386,11 +386,16 @@ class PLD:
         sensitivity : float, optional
             Sensitivity of one record's contribution to a step (> 0; l2 for the Gaussian, l1 for the
             Laplace).
+        neighbours : {"add_remove", "substitution"}, optional
+            ``"substitution"``: the record's contribution is replaced by another of norm <= sensitivity
+            in the same steps. Upper end: the k steps revealed, each of shift 2 sensitivity (no
+            amplification; exact for k = steps); lower end: the add/remove pass's (the replacement may
+            contribute nothing). Certified, loose for k < steps.
 
         Returns
         -------
         PLD
-            Add/remove neighbours; both orders are kept and the worse one is reported.
+            Both neighbour orders are kept and the worse one is reported.
 
         Raises
         ------
@@ -418,7 +423,7 @@ class PLD:
         from .allocation import allocation_terms
 
         return cls(allocation_terms(noise, scale=scale, steps=steps, participations=participations,
-                                    sensitivity=sensitivity))
+                                    sensitivity=sensitivity, neighbours=neighbours))
 
     @classmethod
     def calibrate_random_allocation(cls, noise: Any, *, epsilon: Any, delta: Any, steps: Any,
