@@ -26,7 +26,7 @@ public fields, so jax_privacy itself is not imported (and not needed):
 References
 ----------
 Feldman and Shenfeld 2025 (random allocation); Choquette-Choo, Ganesh, McKenna, McMahan, Rush,
-Thakurta and Xu 2023 (cyclic Poisson sampling).
+Thakurta and Xu 2023 (cyclic Poisson sampling); Chua et al. 2025 (balls-in-bins).
 """
 from __future__ import annotations
 

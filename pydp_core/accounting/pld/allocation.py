@@ -49,6 +49,11 @@ _STEP = 5e-3  # grid step of log M in the convolution chains
 _PRUNE = 1e-30  # atoms below this mass are merged (a spread onto the ends / a contraction)
 _TAIL = 1e-17  # P- and Q-mass of the single-step law left to the exact tail atoms
 _MAX_BASE = 8000  # geometric cells of a law at most (coarser for large shifts: looser, still valid)
+
+
+def _cells(step: float) -> int:
+    """The most cells of a law on chains of loss step ``step``: _MAX_BASE at _STEP, fewer on coarser chains."""
+    return max(int(_MAX_BASE * min(_STEP / step, 1.0)), 100)
 _MAX_SHIFT = 10.0  # largest shift d (beyond it the loss range outgrows the grids)
 _FINE = 40.0  # fine grid steps per standard deviation of the mean
 _WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
@@ -72,7 +77,7 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     the two tails included."""
     reach = float(-sps.ndtri(_TAIL))
     lo, hi = -d * d / 2.0 - reach * d, d * d / 2.0 + reach * d
-    n = min(max(int(math.ceil((hi - lo) / step)), 1), _MAX_BASE)
+    n = min(max(int(math.ceil((hi - lo) / step)), 1), _cells(step))
     cuts = lo + (hi - lo) * np.arange(n + 1) / n
     x = (cuts + d * d / 2.0) / d
     q = _gauss_between(x[:-1], x[1:])
@@ -112,7 +117,7 @@ def _base_laplace(d: float, step: float) -> Tuple[Law, float, Law]:
     x <= 0 (Q-mass 1/2), R = e^{d} on x >= d (Q-mass e^{-d} / 2), R = e^{2x - d} in between, cut uniformly
     in the loss 2x - d; each cell's Q-mass (e^{-x_a} - e^{-x_b}) / 2 and P-mass (e^{x_b - d} - e^{x_a - d}) / 2
     are exact. (dominating law, its P-mass at +inf (rounding only), dominated law)."""
-    n = min(max(int(math.ceil(2.0 * d / step)), 1), _MAX_BASE)
+    n = min(max(int(math.ceil(2.0 * d / step)), 1), _cells(step))
     cuts = -d + 2.0 * d * np.arange(n + 1) / n
     x = (cuts + d) / 2.0
     q = -0.5 * np.expm1(x[:-1] - x[1:]) * np.exp(-x[:-1])
@@ -147,7 +152,7 @@ def _grid(zmin: float, zmax: float, spread: float, step: float) -> np.ndarray:
     standard deviation of the mean)."""
     if not zmax > zmin * (1.0 + 1e-12):
         return np.array([0.0, zmin, zmin * (1.0 + 1e-9) + 1e-300])
-    n = min(max(int(math.ceil((math.log(zmax) - math.log(zmin)) / step)), 1), _MAX_BASE)  # coarser past that
+    n = min(max(int(math.ceil((math.log(zmax) - math.log(zmin)) / step)), 1), _cells(step))  # coarser past that
     g = np.exp(math.log(zmin) + (math.log(zmax) - math.log(zmin)) * np.arange(n + 1) / n)
     g[0], g[-1] = zmin, max(zmax, g[-1])
     h = spread / _FINE * (step / _STEP)
@@ -213,7 +218,7 @@ def _base_density(noise, d: float, step: float) -> Tuple[Law, float, Law]:
     span = float(loss[-1] - loss[0])
     if not span > 0.0:
         raise ValueError("the likelihood ratio of one step is constant: the family and shift give no loss")
-    h = max(step, span / _MAX_BASE)
+    h = max(step, span / _cells(step))
     level = np.floor((loss - loss[0]) / h)
     cut = np.concatenate(([True], level[1:] > level[:-1]))  # the first point of every loss level
     cut[-1] = True
