@@ -166,3 +166,16 @@ def test_substitution_is_bracketed_by_removal_and_no_amplification(k):
     assert bare.lower <= sub.upper < bare.upper + 5e-3
     with pytest.raises(ValueError, match="neighbours"):
         PLD.random_allocation(Laplace(), scale=2.0, steps=10, neighbours="swap")
+
+
+# pld-accounting warns at import when numba (optional for it) is absent.
+@pytest.mark.filterwarnings("ignore::ImportWarning")
+@pytest.mark.parametrize("t, k", [(20, 2), (40, 4)])
+def test_peer_pld_accounting_brackets_the_block_upper_end(t, k):
+    # pld-accounting 2.0 bounds the same block composition (Feldman and Shenfeld) from both sides; our
+    # certified upper end of it lies between its two ends.
+    from PLD_accounting import gaussian_allocation_epsilon_range
+
+    upper, lower = gaussian_allocation_epsilon_range(delta=1e-5, sigma=1.0, num_steps=t, num_selected=k)
+    ours = PLD.random_allocation(Gaussian(), scale=1.0, steps=t, participations=k).epsilon(1e-5)
+    assert lower <= ours.upper <= upper
