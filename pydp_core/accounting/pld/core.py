@@ -434,7 +434,9 @@ class PLD:
         The PLD is :meth:`random_allocation` composed ``epochs`` times; the scale returned passes for
         certain (the certified upper end of delta(epsilon) is <= ``delta``) or the call raises, and with
         ``certificate=True`` the result is a :class:`~pydp_core.accounting.pld.calibration.ScaleCalibration`
-        whose ``scale_bounds`` bracket the exact minimal scale (its lower end fails for certain). With
+        whose ``scale_bounds`` bracket the exact minimal scale (its lower end fails for certain); its
+        ``value_step`` and ``delta_bounds`` are those of the chains the scale passed on (loss step 0.02,
+        or those of :meth:`random_allocation` when the coarse bracket was wider than ``rtol``). With
         ``participations`` > 1 the lower end of :meth:`random_allocation` is loose, so the bracket is wider
         than ``rtol`` and a ``RuntimeWarning`` says so; the scale is still certified.
 
