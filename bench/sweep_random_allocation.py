@@ -5,7 +5,8 @@ sigma in {0.5, 1, 3} and delta in {1e-5, 1e-10}, the interval [lower, upper] of
 ``PLD.random_allocation(Gaussian(), scale=sigma, steps=t, participations=k).epsilon(delta)``, its width
 and the CPU time of the first query (building the laws included; the second delta reuses them). With
 ``--peer`` it also times pld-accounting 2.0's ``gaussian_allocation_epsilon_range`` (its default
-accuracy) on the t = 1e3 rows.
+accuracy) on the t = 1e3 rows. With ``--calibrate`` it times ``PLD.calibrate_random_allocation`` instead
+(epsilon = 1, the same t, k and delta; CPU time, the bracket on the minimal scale and its relative width).
 """
 from __future__ import annotations
 
@@ -39,5 +40,23 @@ def main(peer: bool) -> None:
                     print(line, flush=True)
 
 
+def calibrate() -> None:
+    for t in (1000, 10000, 100000):
+        for k in (1, 4, 16):
+            for delta in (1e-5, 1e-10):
+                t0 = time.process_time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # k > 1: the bracket is wide
+                    c = PLD.calibrate_random_allocation(Gaussian(), epsilon=1.0, delta=delta, steps=t,
+                                                        participations=k, certificate=True)
+                cpu = time.process_time() - t0
+                lo, hi = c.scale_bounds
+                print(f"t={t:6d} k={k:2d} delta={delta:.0e} sigma={hi:.6f} bracket=[{lo:.6f}, {hi:.6f}] "
+                      f"rel={hi / lo - 1 if lo > 0 else float('inf'):.1e} cpu={cpu:.2f}s", flush=True)
+
+
 if __name__ == "__main__":
-    main("--peer" in sys.argv)
+    if "--calibrate" in sys.argv:
+        calibrate()
+    else:
+        main("--peer" in sys.argv)

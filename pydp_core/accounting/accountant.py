@@ -647,7 +647,7 @@ class Accountant(Generic[B]):
         if journal is not None:
             if journal_key is None:
                 raise TypeError("journal needs journal_key: bytes of length >= 32, kept apart from the journal")
-            jr = Journal(journal, key=journal_key, limit=self._limit_doc())
+            jr = Journal(journal, key=journal_key, limit=self._limit_doc(), sampler=self._sampler)
             self._spends, self._replayed = self._replay(jr.entries, os.fspath(journal)), len(jr.entries)
             self._journal = jr
 
@@ -827,7 +827,7 @@ class Accountant(Generic[B]):
             limit: Any = budget_from_fields(doc["type"], doc["fields"])
         except (KeyError, TypeError, ValueError, AttributeError):
             raise JournalError(f"the journal {os.fspath(journal)!r} holds a malformed limit") from None
-        return cls(limit, journal=journal, journal_key=journal_key)
+        return cls(limit, journal=journal, journal_key=journal_key, sampler=Journal.read_sampler(journal))
 
     def _limit_doc(self) -> Dict[str, Any]:
         return {"type": type(self._limit).__name__, "fields": budget_fields(self._limit)}

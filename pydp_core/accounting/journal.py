@@ -51,13 +51,17 @@ class Journal:
     limit : dict
         The accountant's limit as a JSON-able mapping: written as the header of a new journal (with a random
         identifier, :attr:`id`), and compared with the header of an existing one.
+    sampler : str, optional
+        The batch sampler the spends are declared for (``Accountant(sampler=...)``): written in the header
+        of a new journal and compared with the header of an existing one, so spends recorded under one
+        sampler are never replayed under another. None (the default) writes no sampler.
 
     Raises
     ------
     JournalError
-        If an existing file fails its authentication, or holds another limit.
+        If an existing file fails its authentication, or holds another limit or sampler.
     TypeError
-        If ``key`` is not bytes of at least 32 bytes.
+        If ``key`` is not bytes of at least 32 bytes, or ``sampler`` is not a string or None.
 
     Examples
     --------
@@ -69,9 +73,13 @@ class Journal:
     [{'kind': 'laplace', 'scale': 2.0}]
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, key: bytes, limit: dict[str, Any]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, key: bytes, limit: dict[str, Any],
+                 sampler: str | None = None) -> None:
         if not isinstance(key, (bytes, bytearray)) or len(key) < 32:
             raise TypeError("key must be bytes of length >= 32 (keep it apart from the journal)")
+        if sampler is not None and not isinstance(sampler, str):
+            raise TypeError(f"sampler must be a string or None, got {type(sampler).__name__}")
+        self._sampler = sampler
         mac_key = hmac.new(bytes(key), b"pydp_core.journal/mac", hashlib.sha256).digest()
         self._log = ChainedLog(path, mac_key, field="entry", error=JournalError, what="journal")
         self._path = self._log.path
@@ -92,11 +100,33 @@ class Journal:
         JournalError
             If the file has no readable header.
         """
+        return Journal._read_header(path)["limit"]
+
+    @staticmethod
+    def read_sampler(path: str | os.PathLike[str]) -> str | None:
+        """The batch sampler written in a journal's header, or None (not verified, as :meth:`read_limit`).
+
+        Raises
+        ------
+        JournalError
+            If the file has no readable header, or its sampler is not a string.
+        """
+        sampler = Journal._read_header(path).get("sampler")
+        if sampler is not None and not isinstance(sampler, str):
+            raise JournalError(f"the journal {os.fspath(path)!r} holds a malformed sampler")
+        return sampler
+
+    @staticmethod
+    def _read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
         try:
             with open(path, "rb") as fh:
-                return json.loads(fh.readline().decode("utf-8"))["entry"]["limit"]
+                header = json.loads(fh.readline().decode("utf-8"))["entry"]
+            header["limit"]
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             raise JournalError(f"{os.fspath(path)!r} is not an accountant journal") from None
+        if not isinstance(header, dict):
+            raise JournalError(f"{os.fspath(path)!r} is not an accountant journal")
+        return header
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -122,6 +152,8 @@ class Journal:
         with self._lock, self._log.locked() as bodies:
             if not bodies:
                 header = {"format": _FORMAT, "limit": self._limit, "id": secrets.token_hex(16)}
+                if self._sampler is not None:
+                    header["sampler"] = self._sampler
                 self._log.append(header)
                 bodies = [header]
             found = bodies[0]
@@ -129,6 +161,9 @@ class Journal:
                 raise JournalError(f"{self._path!r} is not an accountant journal")
             if json.dumps(found.get("limit"), sort_keys=True) != json.dumps(self._limit, sort_keys=True):
                 raise JournalError(f"the journal {self._path!r} was written for another limit ({found.get('limit')!r})")
+            if found.get("sampler") != self._sampler:
+                raise JournalError(f"the journal {self._path!r} was written for the sampler {found.get('sampler')!r}, "
+                                   f"not {self._sampler!r}")
             self._id = str(found.get("id") or self._log.head)
             self._entries = [dict(e) for e in bodies[1:]]
             self._owner = threading.get_ident()

@@ -14,6 +14,24 @@ Opacus's ``PrivacyEngine`` takes an accountant (by name)::
 
 ``make_private_with_epsilon`` then calibrates the noise multiplier with this accountant too.
 
+**Samplers.** ``PLDAccountant(sampler=...)`` declares how the batches are drawn; Opacus reports each step
+as ``step(noise_multiplier=, sample_rate=)`` with ``sample_rate`` = 1 / (steps per epoch) in every case:
+
+- ``"poisson"`` (the default; Opacus's ``DPDataLoader``): every step is the Poisson-subsampled Gaussian;
+- ``"random_allocation"``: each record is used in one uniformly chosen step of each epoch of
+  t = 1 / ``sample_rate`` steps, every epoch one pass of
+  :meth:`PLD.random_allocation <pydp_core.accounting.pld.PLD.random_allocation>`;
+- ``"shuffle"`` (a ``DataLoader(shuffle=True)`` without Poisson sampling): each epoch a random
+  permutation cut into t batches; certified upper end without amplification (one Gaussian step per
+  epoch), lower end from :func:`~pydp_core.accounting.pld.shuffle.shuffle_pld_lower` (every epoch
+  reshuffled).
+
+For the epoch-based samplers ``1 / sample_rate`` must be an integer and stay the same, and an epoch whose
+steps used several noise multipliers is bounded above with the smallest and below with the largest (more
+noise is a post-processing). A last, incomplete epoch counts as a full one in the upper end and as
+nothing in the lower end. :meth:`PLDAccountant.check_data_loader` refuses a data loader whose sampler is
+not the declared one (``"fixed_size"`` batches are not accounted here: the accountant refuses them).
+
 **Noise.** :func:`gaussian_noise_like` and :func:`add_gaussian_noise_` draw Gaussian noise for CPU torch
 tensors (float32 and float64 natively; float16 and bfloat16 through float32) from pydp_core's ChaCha20
 generator (:class:`pydp_core.Random`), which is cryptographically secure, unlike torch's default
@@ -42,6 +60,7 @@ import numpy as np
 from .._safety import check_release_rng
 from .._validation import check_delta, check_nonneg_scalar, check_probability, require_extra
 from ..accounting.pld import PLD, Interval
+from ..accounting.pld.shuffle import shuffle_pld_lower
 from ..noise import Gaussian
 from ..random import Random, as_random
 from ._refine import epsilon_of
@@ -50,10 +69,13 @@ torch, _opacus_accountants, _opacus_registry = require_extra(
     "peers", "torch", "opacus.accountants", "opacus.accountants.registry"
 )
 
-__all__ = ["PLDAccountant", "MECHANISM", "gaussian_noise_like", "add_gaussian_noise_", "SecureNoise"]
+__all__ = ["PLDAccountant", "MECHANISM", "SAMPLERS", "loader_sampler", "gaussian_noise_like", "add_gaussian_noise_",
+           "SecureNoise"]
 
 #: The accountant's name in Opacus's registry (``PrivacyEngine(accountant=MECHANISM)``).
 MECHANISM = "pydp_core"
+#: The batch samplers :class:`PLDAccountant` accounts.
+SAMPLERS = ("poisson", "random_allocation", "shuffle")
 
 
 class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-defined]
@@ -61,6 +83,12 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
 
     ``history`` holds ``(noise_multiplier, sample_rate, steps)`` entries, as Opacus's own accountants
     keep it; consecutive steps with the same parameters share an entry.
+
+    Parameters
+    ----------
+    sampler : {"poisson", "random_allocation", "shuffle"}, optional
+        How the batches are drawn (module docstring, "Samplers"); Opacus creates the accountant with the
+        default, Poisson sampling.
 
     Examples
     --------
@@ -74,9 +102,31 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
     1.8282
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sampler: str = "poisson") -> None:
+        if not isinstance(sampler, str):
+            raise TypeError(f"sampler must be a string, got {type(sampler).__name__}")
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        self.sampler = sampler
         self.history: list[tuple[float, float, int]] = []
         self._cache: dict[tuple, Interval] = {}
+
+    def check_data_loader(self, data_loader: Any) -> None:
+        """Refuse a data loader whose batch sampler is not the declared :attr:`sampler`.
+
+        Opacus's ``DPDataLoader`` (``UniformWithReplacementSampler``) is Poisson sampling; a torch
+        ``DataLoader`` over a ``RandomSampler`` without replacement cut into batches is shuffling.
+
+        Raises
+        ------
+        ValueError
+            If the loader's sampler is another kind than :attr:`sampler`, or one this accountant cannot
+            identify.
+        """
+        found = loader_sampler(data_loader)
+        if found != self.sampler:
+            raise ValueError(f"the data loader draws its batches by {found!r} sampling, but the accountant was "
+                             f"declared with sampler={self.sampler!r}: account the sampler that runs")
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one step of DP-SGD: Poisson sampling at ``sample_rate``, noise ``noise_multiplier``.
@@ -95,6 +145,11 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
         """
         nm = check_nonneg_scalar(noise_multiplier, "noise_multiplier")
         q = float(check_probability(sample_rate, "sample_rate"))
+        if self.sampler != "poisson":
+            _epoch_steps(q)
+            if self.history and self.history[0][1] != q:
+                raise ValueError(f"sample_rate changed from {self.history[0][1]} to {q} under sampler="
+                                 f"{self.sampler!r}: the epoch length 1 / sample_rate must stay the same")
         if self.history and self.history[-1][:2] == (nm, q):
             self.history[-1] = (nm, q, self.history[-1][2] + 1)
         else:
@@ -109,7 +164,13 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
         return MECHANISM
 
     def pld(self) -> PLD | None:
-        """The PLD of the steps so far (the identity before any step); None if a step had no noise."""
+        """The PLD of the steps so far (the identity before any step); None if a step had no noise.
+
+        Poisson sampling only: the epoch-based samplers have their two ends from two PLDs
+        (:meth:`get_epsilon_interval` combines them).
+        """
+        if self.sampler != "poisson":
+            raise ValueError(f"pld() is the Poisson analysis; with sampler={self.sampler!r} use get_epsilon_interval")
         out = PLD.identity()
         for nm, q, steps in self.history:
             if int(steps) <= 0 or q == 0.0:
@@ -140,6 +201,8 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
         if key not in self._cache:
             if not any(int(s) > 0 and q > 0 for _, q, s in self.history):
                 iv = Interval(0.0, 0.0)
+            elif self.sampler != "poisson":
+                iv = _epoch_interval(self.sampler, self.history, dl, tolerance)
             else:
                 pld = self.pld()
                 iv = Interval(math.inf, math.inf) if pld is None else epsilon_of(pld, dl, tolerance)
@@ -167,6 +230,105 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
 
 
 _opacus_registry.register_accountant(MECHANISM, PLDAccountant, force=True)
+
+
+def _epoch_steps(q: float) -> int:
+    """The steps of an epoch, 1 / q, which must be an integer."""
+    if not q > 0.0:
+        raise ValueError("sample_rate must be > 0 for an epoch-based sampler (1 / sample_rate steps per epoch)")
+    t = round(1.0 / q)
+    if abs(t * q - 1.0) > 1e-9:
+        raise ValueError(f"1 / sample_rate must be an integer (the steps of an epoch) for an epoch-based "
+                         f"sampler, got sample_rate={q}")
+    return t
+
+
+def _epochs(history: list[tuple[float, float, int]]) -> tuple[list[tuple[float, float]], bool]:
+    """The (smallest, largest) noise multiplier of each epoch, and whether the last one is incomplete."""
+    t = _epoch_steps(history[0][1])
+    out: list[tuple[float, float]] = []
+    filled = t
+    for nm, _, steps in history:
+        for _ in range(int(steps)):
+            if filled == t:
+                out.append((nm, nm))
+                filled = 0
+            lo, hi = out[-1]
+            out[-1] = (min(lo, nm), max(hi, nm))
+            filled += 1
+    return out, filled < t
+
+
+def _epoch_pld(sampler: str, nm: float, t: int, pessimistic: bool) -> PLD:
+    """The PLD of one epoch: its upper ends (``pessimistic``) or its lower ends are the bounds."""
+    if sampler == "random_allocation":
+        return PLD.random_allocation(Gaussian(), scale=nm, steps=t)
+    if pessimistic:  # shuffling: one Gaussian step per epoch, no amplification
+        return PLD.from_noise(Gaussian(), scale=nm)
+    return PLD([(shuffle_pld_lower(sigma=nm, steps=t), 1)])
+
+
+def _epoch_interval(sampler: str, history: list[tuple[float, float, int]], delta: float,
+                    tolerance: float | None) -> Interval:
+    """The certified epsilon interval of the epoch-based ``sampler`` over the steps of ``history``."""
+    t = _epoch_steps(history[0][1])
+    epochs, partial = _epochs(history)
+    # upper end: every epoch at its smallest multiplier; lower end: the complete epochs at their largest
+    upper_nm = [lo for lo, _ in epochs]
+    lower_nm = [hi for _, hi in (epochs[:-1] if partial else epochs)]
+    ends = []
+    for pessimistic, nms in ((True, upper_nm), (False, lower_nm)):
+        if 0.0 in nms:
+            ends.append(math.inf)
+            continue
+        if not nms:
+            ends.append(0.0)
+            continue
+        pld = PLD.identity()
+        for nm in sorted(set(nms)):
+            pld = pld.compose(_epoch_pld(sampler, nm, t, pessimistic).self_compose(nms.count(nm)))
+        iv = epsilon_of(pld, delta, tolerance)
+        ends.append(float(iv.upper if pessimistic else iv.lower))
+    return Interval(ends[1], ends[0])
+
+
+def loader_sampler(data_loader: Any) -> str:
+    """The sampler kind of a torch / Opacus data loader: "poisson", "shuffle" or "fixed_size".
+
+    Parameters
+    ----------
+    data_loader : torch.utils.data.DataLoader
+        The loader (Opacus's ``DPDataLoader`` included).
+
+    Returns
+    -------
+    str
+        "poisson" for Opacus's uniform-with-replacement (Poisson) batch samplers, "shuffle" for batches of a
+        ``RandomSampler`` without replacement, "fixed_size" for batches of one with replacement.
+
+    Raises
+    ------
+    ValueError
+        If the loader draws its batches in a way none of the kinds describes (a fixed order, a custom
+        sampler).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from torch.utils.data import DataLoader, TensorDataset
+    >>> loader_sampler(DataLoader(TensorDataset(torch.zeros(8)), batch_size=2, shuffle=True))
+    'shuffle'
+    """
+    from opacus.utils.uniform_sampler import DistributedUniformWithReplacementSampler, UniformWithReplacementSampler
+    from torch.utils.data import BatchSampler, RandomSampler
+
+    batches = getattr(data_loader, "batch_sampler", None)
+    if isinstance(batches, (UniformWithReplacementSampler, DistributedUniformWithReplacementSampler)):
+        return "poisson"
+    if isinstance(batches, BatchSampler) and isinstance(batches.sampler, RandomSampler):
+        return "fixed_size" if batches.sampler.replacement else "shuffle"
+    raise ValueError(f"data_loader draws its batches with {type(batches).__name__}"
+                     f"({type(getattr(batches, 'sampler', None)).__name__}): not a sampler this accountant knows")
 
 
 # ------------------------------------------------------------------------------------------------------

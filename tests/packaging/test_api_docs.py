@@ -32,6 +32,7 @@ SUBPACKAGES = [
     "pydp_core.aggregation.engines",
     "pydp_core.session",
     "pydp_core.adapters.dp_accounting",
+    "pydp_core.adapters.jax_privacy",
     "pydp_core.adapters.opacus",
 ]
 

@@ -14,8 +14,8 @@ of the law mu_t of M_t alone:
 Two laws nu_lo <=_cx mu_t <=_cx nu_hi in the convex order give a dominated and a dominating pair of the
 pass (Blackwell 1953: the pair (M dnu, dnu) is a post-processing of (M' dnu', dnu') iff nu <=_cx nu'), so
 their PLDs bracket the true one under any composition. They are built by exponentiation:
-M_{a+b} = (a M_a + b M_b) / (a + b) is a convolution of two independent laws (a = floor(t/2) and
-b = t - a at every level), and after each one the law
+M_{a+b} = (a M_a + b M_b) / (a + b) is a convolution of two independent laws (M_{2^j} by
+self-convolutions, then M_t as a mean of the powers at the binary digits of t), and after each one the law
 is put back on a geometric grid by a mean-preserving spread of each atom onto the two grid points around
 it (the dominating chain) or by contracting the atoms of each cell to their mean (the dominated chain).
 The convex order is kept by independent sums, so each chain stays on its side at every stage.
@@ -24,15 +24,18 @@ With k > 1 participations, a uniform k-subset is a uniformly random partition of
 blocks of sizes floor(t/k) or ceil(t/k) followed by one uniform step in each block (the law of the subset
 is invariant under permutations of the steps, hence uniform); revealing the partition is a refinement,
 so the pass is dominated by the composition of k one-participation passes over the blocks (Feldman and
-Shenfeld 2025). The lower side for 1 < k < t is a post-processing of the true output: for the Gaussian,
-the sum of all t outputs, a Gaussian mechanism with shift k d / sqrt(t); the Laplace gets the trivial
-lower side (no loss). With k = t the pass is the t-fold composition of one step, exact on both sides.
+Shenfeld 2025). The lower side for 1 < k < t is, for the Gaussian, a post-processing of the true output:
+the sum of all t outputs, a Gaussian mechanism with shift k d / sqrt(t). For the other families it is the
+event that the k steps fall one in each block (:class:`_BlockLower`): P >= alpha P_B, P_B the block
+composition, alpha = prod_j m_j / C(t, k), in the remove order (no loss in the add order); it is 0 where
+epsilon is below about log(1 / alpha). With k = t the pass is the t-fold composition of one step, exact
+on both sides.
 """
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 from scipy import special as sps
@@ -46,6 +49,11 @@ _STEP = 5e-3  # grid step of log M in the convolution chains
 _PRUNE = 1e-30  # atoms below this mass are merged (a spread onto the ends / a contraction)
 _TAIL = 1e-17  # P- and Q-mass of the single-step law left to the exact tail atoms
 _MAX_BASE = 8000  # geometric cells of a law at most (coarser for large shifts: looser, still valid)
+
+
+def _cells(step: float) -> int:
+    """The most cells of a law on chains of loss step ``step``: _MAX_BASE at _STEP, fewer on coarser chains."""
+    return max(int(_MAX_BASE * min(_STEP / step, 1.0)), 100)
 _MAX_SHIFT = 10.0  # largest shift d (beyond it the loss range outgrows the grids)
 _FINE = 40.0  # fine grid steps per standard deviation of the mean
 _WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
@@ -69,7 +77,7 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     the two tails included."""
     reach = float(-sps.ndtri(_TAIL))
     lo, hi = -d * d / 2.0 - reach * d, d * d / 2.0 + reach * d
-    n = min(max(int(math.ceil((hi - lo) / step)), 1), _MAX_BASE)
+    n = min(max(int(math.ceil((hi - lo) / step)), 1), _cells(step))
     cuts = lo + (hi - lo) * np.arange(n + 1) / n
     x = (cuts + d * d / 2.0) / d
     q = _gauss_between(x[:-1], x[1:])
@@ -109,7 +117,7 @@ def _base_laplace(d: float, step: float) -> Tuple[Law, float, Law]:
     x <= 0 (Q-mass 1/2), R = e^{d} on x >= d (Q-mass e^{-d} / 2), R = e^{2x - d} in between, cut uniformly
     in the loss 2x - d; each cell's Q-mass (e^{-x_a} - e^{-x_b}) / 2 and P-mass (e^{x_b - d} - e^{x_a - d}) / 2
     are exact. (dominating law, its P-mass at +inf (rounding only), dominated law)."""
-    n = min(max(int(math.ceil(2.0 * d / step)), 1), _MAX_BASE)
+    n = min(max(int(math.ceil(2.0 * d / step)), 1), _cells(step))
     cuts = -d + 2.0 * d * np.arange(n + 1) / n
     x = (cuts + d) / 2.0
     q = -0.5 * np.expm1(x[:-1] - x[1:]) * np.exp(-x[:-1])
@@ -138,27 +146,27 @@ def _span(a: Law, b: Law, ma: int, mb: int) -> Tuple[float, float]:
     return zmin, (ma * float(a[0][-1]) + mb * float(b[0][-1])) / m
 
 
-def _grid(zmin: float, zmax: float, spread: float) -> np.ndarray:
-    """0, a geometric grid from zmin to zmax (ratio at most e^_STEP), and a finer uniform one (step
+def _grid(zmin: float, zmax: float, spread: float, step: float) -> np.ndarray:
+    """0, a geometric grid from zmin to zmax (ratio at most e^step), and a finer uniform one (step
     spread / _FINE) over 1 +- _WIDTH spread, where the mass of a mean of many steps lies (``spread``: the
     standard deviation of the mean)."""
     if not zmax > zmin * (1.0 + 1e-12):
         return np.array([0.0, zmin, zmin * (1.0 + 1e-9) + 1e-300])
-    n = min(max(int(math.ceil((math.log(zmax) - math.log(zmin)) / _STEP)), 1), _MAX_BASE)  # coarser past that
+    n = min(max(int(math.ceil((math.log(zmax) - math.log(zmin)) / step)), 1), _cells(step))  # coarser past that
     g = np.exp(math.log(zmin) + (math.log(zmax) - math.log(zmin)) * np.arange(n + 1) / n)
     g[0], g[-1] = zmin, max(zmax, g[-1])
-    h = spread / _FINE
-    if h < _STEP:
+    h = spread / _FINE * (step / _STEP)
+    if h < step:
         lo, hi = max(zmin, 1.0 - _WIDTH * spread), min(zmax, 1.0 + _WIDTH * spread)
         if hi > lo:
             g = np.union1d(g, np.linspace(lo, hi, int(math.ceil((hi - lo) / h)) + 1))
     return np.concatenate(([0.0], g))
 
 
-def _combine(a: Law, b: Law, ma: int, mb: int, var: float, spread: bool) -> Law:
+def _combine(a: Law, b: Law, ma: int, mb: int, var: float, spread: bool, step: float) -> Law:
     """The law of (ma A + mb B) / (ma + mb) put back on a grid: spread onto the grid points with the mean
     kept (the dominating chain) or contracted to the cell means (the dominated chain)."""
-    grid = _grid(*_span(a, b, ma, mb), math.sqrt(var / (ma + mb)))
+    grid = _grid(*_span(a, b, ma, mb), math.sqrt(var / (ma + mb)), step)
     mass, moment = _acc.pld_allocation_convolve(a[0], a[1], b[0], b[1], float(ma), float(mb), grid, spread)
     keep = mass > 0.0
     if spread:
@@ -194,25 +202,95 @@ def _prune_down(v: np.ndarray, w: np.ndarray) -> Law:
     return v[order], w[order]
 
 
+def _between(noise, xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
+    """The mass of (xa, xb] under a symmetric family, from the tail on the far side of 0."""
+    return np.where(xa > 0.0, noise.sf(xa) - noise.sf(xb), noise.cdf(xb) - noise.cdf(xa))
+
+
+def _base_density(noise, d: float, step: float) -> Tuple[Law, float, Law]:
+    """The single-step law of R = f(x - d) / f(x) for a symmetric log-concave family f (R is nondecreasing
+    in x): as :func:`_base_gaussian`, with cells [x_j, x_{j+1}] of the x axis over the window between the
+    _TAIL quantiles of Q and P, each closed once the loss has grown by ``step`` (a plateau of the loss is one
+    cell); their Q- and P-masses from the family's cdf and sf. (dominating law, P-mass at +inf, dominated)."""
+    reach = float(noise.isf(_TAIL))
+    xs = np.linspace(-reach, d + reach, 64 * _MAX_BASE + 1)
+    loss = np.maximum.accumulate(np.asarray(noise.logpdf(xs - d) - noise.logpdf(xs), dtype=float))
+    span = float(loss[-1] - loss[0])
+    if not span > 0.0:
+        raise ValueError("the likelihood ratio of one step is constant: the family and shift give no loss")
+    h = max(step, span / _cells(step))
+    level = np.floor((loss - loss[0]) / h)
+    cut = np.concatenate(([True], level[1:] > level[:-1]))  # the first point of every loss level
+    cut[-1] = True
+    x, cuts = xs[cut], loss[cut]
+    if x.size > 2 and cuts[-1] - cuts[-2] < 0.5 * h:  # a last sliver joins the cell before it
+        x, cuts = np.delete(x, -2), np.delete(cuts, -2)
+    q = _between(noise, x[:-1], x[1:])
+    p = _between(noise, x[:-1] - d, x[1:] - d)
+    q_lo, p_lo = float(noise.cdf(x[0])), float(noise.cdf(x[0] - d))
+    q_hi, p_hi = float(noise.sf(x[-1])), float(noise.sf(x[-1] - d))
+    g = np.exp(cuts)
+    spread, short = _spread_cells(cuts, q, p)
+    w = np.concatenate(([0.0], spread))
+    first = min(p_lo / g[0], q_lo)
+    w[1] += first
+    w[0] += q_lo - first + q_hi
+    qs, ps = np.concatenate(([q_lo], q, [q_hi])), np.concatenate(([p_lo], p, [p_hi]))
+    keep = qs > 0.0
+    lo_v, lo_w = ps[keep] / qs[keep], qs[keep]
+    order = np.argsort(lo_v, kind="stable")
+    return (np.concatenate(([0.0], g)), w), min(p_hi + short, 1.0), (lo_v[order], lo_w[order])
+
+
 _BASES = {"gaussian": _base_gaussian, "laplace": _base_laplace}
 
 
-def mean_laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
+class _Family:
+    """A noise family as a key: equal (and hashed) by the family's parameters, so laws are shared."""
+
+    def __init__(self, noise) -> None:
+        self.noise, self.key = noise, noise._key()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Family) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return repr(self.key)
+
+
+def _base(family, d: float, step: float) -> Tuple[Law, float, Law]:
+    """The single-step laws of a family given by name ("gaussian", "laplace") or as a :class:`_Family`."""
+    if isinstance(family, str):
+        return _BASES[family](d, step)
+    return _base_density(family.noise, d, step)
+
+
+def mean_laws(family: Any, d: float, steps: int, step: float = _STEP) -> Tuple[Law, float, Law]:
     """(dominating law, its P-mass at +inf, dominated law) of M_steps for one step of ``family`` ("gaussian"
     or "laplace") at shift d."""
-    up1, inf, down1 = _BASES[family](d, _STEP)
+    up1, inf, down1 = _base(family, d, step)
     with np.errstate(over="ignore"):  # Var R (of the dominated law; it only places the fine grid)
         var = min(max(float(np.dot(down1[1], down1[0] ** 2)) - 1.0, 1e-300), 1e300)
-    up: dict = {1: up1}
-    down: dict = {1: down1}
 
-    def law(m: int, memo: dict, spread: bool) -> Law:
-        if m not in memo:
-            h = m // 2  # halves: at most two distinct sizes per level, n and n + 1
-            memo[m] = _combine(law(h, memo, spread), law(m - h, memo, spread), h, m - h, var, spread)
-        return memo[m]
+    def chain(base: Law, spread: bool) -> Law:
+        # Binary powers: M_{2m} by self-convolutions (half the pairs of two distinct laws), and M_steps
+        # as a weighted mean of the powers at the binary digits of ``steps``.
+        power, power_m, rest = base, 1, steps
+        while not rest & 1:
+            power, power_m, rest = _combine(power, power, power_m, power_m, var, spread, step), 2 * power_m, rest >> 1
+        out, out_m = power, power_m
+        rest >>= 1
+        while rest:
+            power, power_m = _combine(power, power, power_m, power_m, var, spread, step), 2 * power_m
+            if rest & 1:
+                out, out_m = _combine(out, power, out_m, power_m, var, spread, step), out_m + power_m
+            rest >>= 1
+        return out
 
-    return law(steps, up, True), inf, law(steps, down, False)
+    return chain(up1, True), inf, chain(down1, False)
 
 
 def _sides(law: Law, inf: float, remove: bool) -> Atoms:
@@ -227,18 +305,19 @@ def _sides(law: Law, inf: float, remove: bool) -> Atoms:
 
 
 @lru_cache(maxsize=32)
-def _laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
-    return mean_laws(family, d, steps)
+def _laws(family: Any, d: float, steps: int, step: float) -> Tuple[Law, float, Law]:
+    return mean_laws(family, d, steps, step)
 
 
-def allocation_sided(family: str, d: float, steps: int) -> _Sided:
+def allocation_sided(family: Any, d: float, steps: int, step: float = _STEP) -> _Sided:
     """The one-participation pass over ``steps`` steps of the ``family`` mechanism of shift ``d``."""
 
     def build(remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
-        up, inf, down = _laws(family, d, steps)
+        up, inf, down = _laws(family, d, steps, step)
         return _sides(up, inf, remove), _sides(down, 0.0, remove)
 
-    return _Sided(("random_allocation", family, d, steps), build, steps == 1)
+    name = family if isinstance(family, str) else family.key
+    return _Sided(("random_allocation", name, d, steps, step), build, steps == 1)
 
 
 class _OneSide:
@@ -262,20 +341,80 @@ class _OneSide:
         return _acc.pld_sides(inner, ident) if self.pessimistic else _acc.pld_sides(ident, inner)
 
 
-def allocation_terms(noise, *, scale, steps, participations, sensitivity) -> list:
-    """The (mechanism, count) terms of one pass of random allocation (``PLD.random_allocation``)."""
-    from ..._validation import check_positive
-    from ...noise import Gaussian, Laplace
-    from ._args import _count, _scalar
-    from .mechanisms import gdp_term
+class _BlockLower:
+    """The remove order's dominated side of one block of a k-participation pass, with its P-masses
+    times ``weight`` (the probability that the record's k steps fall one in each block, on one block of
+    the k; 1 on the others); no loss on the add order and on the dominating side.
 
-    if isinstance(noise, Gaussian):
+    The record's steps S are a uniform k-subset, so P = sum_S P_S / C(t, k) >= alpha P_B as measures,
+    P_B the law given one step in each block: one uniform step per block, independently, the composition
+    of k one-participation passes over the blocks, and alpha = prod_j m_j / C(t, k). Hence
+    sup_A P(A) - e^eps Q(A) >= sup_A alpha P_B(A) - e^eps Q(A): the sub-probability pair (alpha P_B, Q),
+    and any post-processing of it (the dominated chains), is dominated in the remove order, under any
+    composition (products keep the order of measures)."""
+
+    def __init__(self, family, d: float, steps: int, step: float, weight: float) -> None:
+        from .mechanisms import identity_term
+
+        self.family, self.d, self.steps, self.step, self.weight = family, d, steps, step, weight
+        self._identity = identity_term()
+        self.symmetric = False
+
+    def key(self) -> tuple:
+        name = self.family if isinstance(self.family, str) else self.family.key
+        return ("allocation_block_lower", name, self.d, self.steps, self.step, self.weight)
+
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+        from .sided import _drop_tiny
+
+        ident = self._identity.discretise(remove, h, tail, composed)
+        if not remove:
+            return ident
+        _, _, down = _laws(self.family, self.d, self.steps, self.step)
+        loss, p, q, inf = _sides(down, 0.0, True)
+        scaled = (loss + math.log(self.weight), p * self.weight, q, inf)
+        return _acc.pld_sides(ident, _acc.pld_atoms(*_drop_tiny(scaled, False), h))
+
+
+def _block_lower_terms(family, d: float, t: int, k: int, step: float) -> list:
+    """The dominated side of a k-participation pass from the event "one step in each block"."""
+    small, n_big = t // k, t % k
+    log_alpha = ((k - n_big) * math.log(small) + n_big * math.log(small + 1)
+                 - (math.lgamma(t + 1) - math.lgamma(k + 1) - math.lgamma(t - k + 1)))
+    alpha = min(math.exp(log_alpha) * (1.0 - 1e-12), 1.0)  # rounded down: a smaller weight only lowers
+    sizes = [small] * (k - n_big) + [small + 1] * n_big
+    counts: dict = {}
+    for i, m in enumerate(sizes):
+        key = (m, alpha if i == 0 else 1.0)
+        counts[key] = counts.get(key, 0) + 1
+    return [(_BlockLower(family, d, m, step, w), n) for (m, w), n in counts.items()]
+
+
+def allocation_terms(noise, *, scale, steps, participations, sensitivity, neighbours: str = "add_remove",
+                     step: float = _STEP) -> list:
+    """The (mechanism, count) terms of one pass of random allocation (``PLD.random_allocation``), the
+    chains on loss cells of ``step``.
+
+    Substitution (the record's contribution v replaced by v', both of norm <= the sensitivity, in the
+    same k steps): revealing the steps leaves k steps of shift v - v', norm <= 2 d, so the upper end is
+    the k-fold composition of the step at shift 2 d (no amplification; exact for k = t). The lower end is
+    the add/remove pass's: the record replaced by one that contributes nothing (v' = 0, a record whose
+    clipped contribution is zero) is the pair of removing it."""
+    from ..._validation import check_choice, check_positive
+    from ...noise import Gaussian, Laplace, Logistic, Subbotin
+    from ._args import _count, _scalar
+    from .mechanisms import gdp_term, noise_term
+
+    family: Any
+    if type(noise) is Gaussian:
         family = "gaussian"
-    elif isinstance(noise, Laplace):
+    elif type(noise) is Laplace:
         family = "laplace"
+    elif type(noise) in (Logistic, Subbotin):
+        family = _Family(noise)
     else:
-        raise TypeError("noise must be Gaussian() or Laplace(): random allocation is implemented for these "
-                        "families")
+        raise TypeError("noise must be Gaussian(), Laplace(), Logistic() or Subbotin(r): random allocation is "
+                        f"implemented for these families, got {type(noise).__name__}")
     s = _scalar(scale, "scale", check_positive)
     sens = _scalar(sensitivity, "sensitivity", check_positive)
     t = _count(steps, "steps")
@@ -288,17 +427,85 @@ def allocation_terms(noise, *, scale, steps, participations, sensitivity) -> lis
     if d > _MAX_SHIFT:
         raise ValueError(f"sensitivity / scale must be <= {_MAX_SHIFT:g} for random allocation, got {d:g} "
                          "(the likelihood ratio of one step would overflow)")
+    if check_choice(neighbours, "neighbours", ("add_remove", "substitution")) == "substitution":
+        swap = noise_term(noise, scale=s, sensitivity=2.0 * sens, sampling_rate=1.0, sampling="poisson",
+                          neighbours="add_remove")
+        if k == t:
+            return [(swap, t)]
+        removal = allocation_terms(noise, scale=s, steps=t, participations=k, sensitivity=sens, step=step)
+        lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else removal[-1:] if family == "gaussian" \
+            else [(m, n) for m, n in removal if isinstance(m, _BlockLower)]
+        return [(_OneSide(swap, True), k)] + lower
     if k == 1:
-        return [(allocation_sided(family, d, t), 1)]
+        return [(allocation_sided(family, d, t, step), 1)]
     if k == t:  # every step holds the record: the t-fold composition, exact on both sides
-        return [(allocation_sided(family, d, 1), t)]
+        return [(allocation_sided(family, d, 1, step), t)]
     # k blocks: t % k of size ceil(t / k), the rest of size floor(t / k).
     small, big = t // k, t // k + 1
     n_big = t % k
-    terms = [(_OneSide(allocation_sided(family, d, small), True), k - n_big)]
+    terms = [(_OneSide(allocation_sided(family, d, small, step), True), k - n_big)]
     if n_big:
-        terms.append((_OneSide(allocation_sided(family, d, big), True), n_big))
+        terms.append((_OneSide(allocation_sided(family, d, big, step), True), n_big))
     if family == "gaussian":
         # The sum of the t outputs: N(k d, t) vs N(0, t), shift k d / sqrt(t) in units of its scale.
         terms.append((_OneSide(gdp_term(k * d / math.sqrt(t)), False), 1))
+    else:
+        terms.extend(_block_lower_terms(family, d, t, k, step))
     return terms
+
+
+def calibrate_allocation(cls, noise, *, epsilon, delta, steps, participations, sensitivity, epochs, rtol,
+                         certificate):
+    """``PLD.calibrate_random_allocation`` (see there): the arguments checked, the scale calibrated."""
+    import warnings
+
+    from ..._validation import check_delta, check_positive
+    from ._args import _count, _scalar
+    from .calibration import _MIN_TAIL, _calibrate_scale
+    from .grid import _TAIL_MASS
+    from .interval import Interval
+
+    e = _scalar(epsilon, "epsilon", check_positive)
+    dl = _scalar(delta, "delta", lambda v, n: check_delta(v, n, allow_zero=False, allow_one=False))
+    n_epochs = _count(epochs, "epochs")
+    t, k = _count(steps, "steps"), _count(participations, "participations")
+    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    if not (0.0 < rtol < 0.5):
+        raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+    if dl < 1e3 * _MIN_TAIL:
+        raise ValueError(f"delta must be >= {1e3 * _MIN_TAIL:g} for a calibration, got {dl:g}")
+    allocation_terms(noise, scale=sens, steps=t, participations=k, sensitivity=sens)  # checks the rest
+    tail = min(_TAIL_MASS, dl * 1e-3)
+    smallest = sens / _MAX_SHIFT * (1.0 + 1e-12)
+
+    def builder(step: float):
+        def build(s: float, h):
+            # Below the smallest scale random allocation is built for, the loss is only larger: the
+            # search is kept at or above it (a scale there that fails makes every smaller one fail).
+            terms = allocation_terms(noise, scale=max(s, smallest), steps=t, participations=k, sensitivity=sens,
+                                     step=step)
+            return cls(terms).self_compose(n_epochs).with_discretization(value_step=h, tail_mass=tail)
+        return build
+
+    # Start at the scale of the same passes without amplification (high: there the chains are cheap),
+    # calibrate on chains 4 times coarser (16 times cheaper, certified too, only looser), and only when
+    # their bracket is wider than rtol on the chains of PLD.random_allocation, from the coarse answer in
+    # steps of the coarse bracket's width (not for 1 < k < t: there the loose lower end keeps it wide).
+    start = max(sens * math.sqrt(n_epochs * k) / min(e, 1.0), 2.0 * smallest)
+    found = _calibrate_scale(builder(4.0 * _STEP), epsilon=e, delta=dl, start=start, rtol=rtol / 4.0, width=rtol)
+    lower, upper = found.scale_bounds
+    if not upper <= lower * (1.0 + rtol) and k in (1, t):
+        fine = _calibrate_scale(builder(_STEP), epsilon=e, delta=dl, start=upper, rtol=rtol / 4.0, width=rtol,
+                                factor=min(max(upper / max(lower, 1e-300), 1.0 + rtol), 2.0))
+        # both are certified: keep the smaller passing scale and the larger certified failing one
+        found = fine if fine.scale <= found.scale else found._replace(
+            scale_bounds=Interval(max(lower, fine.scale_bounds.lower), upper))
+    lower, upper = found.scale_bounds
+    if upper <= smallest:
+        raise ValueError(f"the target is met at the smallest scale random allocation is built for "
+                         f"(sensitivity / {_MAX_SHIFT:g}); a smaller scale is not certified here")
+    if not upper <= lower * (1.0 + rtol):
+        warnings.warn(f"the calibrated scale {upper:.6g} is certified, but the minimal scale is only known to "
+                      f"lie in [{lower:.6g}, {upper:.6g}], wider than rtol = {rtol:g}", RuntimeWarning,
+                      stacklevel=3)
+    return found if certificate else found.scale

@@ -72,7 +72,7 @@ _REFINE = 4
 
 
 def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol: float,
-                     width: float) -> ScaleCalibration:
+                     width: float, factor: float = 2.0) -> ScaleCalibration:
     """The smallest noise scale whose certified upper delta(epsilon) is <= ``delta``, with a certified bracket.
 
     ``build(scale, value_step)`` is the composed PLD at ``scale`` (``value_step`` None: automatic); its
@@ -81,7 +81,7 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
     certain (certified lower delta > target), so [lower, scale] contains the exact minimal scale
     whatever the grids. The steps:
 
-    1. bracket by doubling from ``start`` on the automatic grid of each scale;
+    1. bracket by doubling from ``start`` (steps of ``factor``) on the automatic grid of each scale;
     2. on one fixed grid (first the automatic one of the passing end) find the boundary of the upper
        criterion and that of the lower one, each to relative ``rtol`` (regula falsi with the Illinois
        safeguard on log(-log delta) against log scale, which is smooth and nearly linear);
@@ -149,10 +149,10 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
     lo = hi = start
     if bound(hi, None).upper <= delta:
         while bound(lo, None).upper <= delta and lo > 1e-12 * start:
-            hi, lo = lo, lo / 2.0
+            hi, lo = lo, lo / factor
     else:
         while not bound(hi, None).upper <= delta:
-            lo, hi = hi, hi * 2.0
+            lo, hi = hi, hi * factor
             if hi > 1e12 * start:
                 raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
     step = build(hi, None).value_step

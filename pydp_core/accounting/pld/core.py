@@ -329,6 +329,10 @@ class PLD:
           ``{"sigma2" or "scale", "sensitivity", "sampling_rate"}``;
         - ``"fixed_size"``, ``"truncated_poisson"``, ``"balls_in_bins"``, ``"b_min_sep"``: the keyword
           arguments of the constructor of that name, with ``"noise"`` naming the family (and ``"r"``).
+        - ``"mixture_of_gaussians"``: the keywords of :meth:`from_mixture_of_gaussians`;
+          ``"banded_matrix_factorization"``: those of :meth:`from_banded_matrix_factorization`;
+          ``"random_allocation"``: ``{"noise"}`` (a family name as above, with ``"r"`` for subbotin) and
+          the keywords of :meth:`random_allocation`.
 
         Parameters
         ----------
@@ -357,7 +361,7 @@ class PLD:
 
     @classmethod
     def random_allocation(cls, noise: Any, *, scale: Any, steps: Any, participations: Any = 1,
-                          sensitivity: Any = 1.0) -> "PLD":
+                          sensitivity: Any = 1.0, neighbours: str = "add_remove") -> "PLD":
         """The PLD of one pass of random allocation: each record takes part in exactly ``participations``
         of ``steps`` steps, the subset uniform, every step adding ``scale * X`` to its batch's sum.
 
@@ -368,15 +372,17 @@ class PLD:
         ends are certified (``docs/pld.md``, "Random allocation"). With ``participations`` = k > 1 the
         upper end is the composition of k one-participation passes over blocks of about steps / k steps
         (Feldman and Shenfeld 2025) and the lower end is, for the Gaussian, the Gaussian mechanism on the
-        sum of all outputs (shift k d / sqrt(steps)), for the Laplace the trivial 0: certified, but not
-        tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`.
+        sum of all outputs (shift k d / sqrt(steps)), for the other families the trivial 0: certified,
+        but not tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`;
+        calibrate the scale with :meth:`calibrate_random_allocation`.
 
         Parameters
         ----------
-        noise : Gaussian or Laplace
-            The unit-scale noise family.
+        noise : Gaussian, Laplace, Logistic or Subbotin
+            The unit-scale noise family (Logistic and Subbotin_r through their cdf and tails: the single
+            step is cut where its loss grows by 0.005).
         scale : float
-            Noise scale (> 0): sigma for the Gaussian, b for the Laplace.
+            Noise scale (> 0): sigma for the Gaussian, b for the Laplace, the family's scale otherwise.
         steps : int
             Number of steps t of the pass (>= 1).
         participations : int, optional
@@ -384,16 +390,22 @@ class PLD:
         sensitivity : float, optional
             Sensitivity of one record's contribution to a step (> 0; l2 for the Gaussian, l1 for the
             Laplace).
+        neighbours : {"add_remove", "substitution"}, optional
+            ``"substitution"``: the record's contribution is replaced by another of norm <= sensitivity
+            in the same steps. Upper end: the k steps revealed, each of shift 2 sensitivity (no
+            amplification; exact for k = steps); lower end: the add/remove pass's (the replacement may
+            contribute nothing). Certified, loose for k < steps.
 
         Returns
         -------
         PLD
-            Add/remove neighbours; both orders are kept and the worse one is reported.
+            Both neighbour orders are kept and the worse one is reported.
 
         Raises
         ------
         TypeError
-            If ``noise`` is not Gaussian() or Laplace(), or ``steps`` / ``participations`` is not an integer.
+            If ``noise`` is not one of the families above, or ``steps`` / ``participations`` is not an
+            integer.
         ValueError
             If ``scale`` or ``sensitivity`` is not finite and > 0, sensitivity / scale > 10, ``steps``
             < 1, or ``participations`` is outside [1, steps].
@@ -415,7 +427,65 @@ class PLD:
         from .allocation import allocation_terms
 
         return cls(allocation_terms(noise, scale=scale, steps=steps, participations=participations,
-                                    sensitivity=sensitivity))
+                                    sensitivity=sensitivity, neighbours=neighbours))
+
+    @classmethod
+    def calibrate_random_allocation(cls, noise: Any, *, epsilon: Any, delta: Any, steps: Any,
+                                    participations: Any = 1, sensitivity: Any = 1.0, epochs: Any = 1,
+                                    rtol: float = 1e-3, certificate: bool = False) -> Any:
+        """The smallest noise scale at which ``epochs`` passes of random allocation are (epsilon, delta)-DP.
+
+        The PLD is :meth:`random_allocation` composed ``epochs`` times; the scale returned passes for
+        certain (the certified upper end of delta(epsilon) is <= ``delta``) or the call raises, and with
+        ``certificate=True`` the result is a :class:`~pydp_core.accounting.pld.calibration.ScaleCalibration`
+        whose ``scale_bounds`` bracket the exact minimal scale (its lower end fails for certain); its
+        ``value_step`` and ``delta_bounds`` are those of the chains the scale passed on (loss step 0.02,
+        or those of :meth:`random_allocation` when the coarse bracket was wider than ``rtol``). With
+        ``participations`` > 1 the lower end of :meth:`random_allocation` is loose, so the bracket is wider
+        than ``rtol`` and a ``RuntimeWarning`` says so; the scale is still certified.
+
+        Parameters
+        ----------
+        noise : Gaussian or Laplace
+            The unit-scale noise family.
+        epsilon, delta : float
+            The target: epsilon > 0, delta in (0, 1).
+        steps, participations, sensitivity
+            As in :meth:`random_allocation`.
+        epochs : int, optional
+            The number of passes composed (>= 1).
+        rtol : float, optional
+            Relative width of the bracket on the minimal scale, in (0, 0.5).
+        certificate : bool, optional
+            Return the scale with its certificate.
+
+        Returns
+        -------
+        float or ScaleCalibration
+
+        Raises
+        ------
+        ValueError
+            For an argument out of range, or when no scale the random-allocation PLD is built for
+            (sensitivity / scale <= 10) meets the target from above.
+
+        References
+        ----------
+        Feldman and Shenfeld 2025.
+
+        Examples
+        --------
+        >>> from pydp_core.noise import Gaussian
+        >>> s = PLD.calibrate_random_allocation(Gaussian(), epsilon=1.0, delta=1e-5, steps=100, epochs=5)
+        >>> pld = PLD.random_allocation(Gaussian(), scale=s, steps=100).self_compose(5)
+        >>> bool(pld.delta(1.0).upper <= 1e-5)
+        True
+        """
+        from .allocation import calibrate_allocation
+
+        return calibrate_allocation(cls, noise, epsilon=epsilon, delta=delta, steps=steps,
+                                    participations=participations, sensitivity=sensitivity, epochs=epochs,
+                                    rtol=rtol, certificate=certificate)
 
     @classmethod
     def fixed_size(cls, noise: Any, *, scale: Any, batch_size: Any, dataset_size: Any, sensitivity: Any = 1.0,

@@ -15,13 +15,17 @@ if TYPE_CHECKING:
 # The mechanism kinds, and the fields of a noise entry.
 # Batch samplers: {"fixed_size": {"noise": "gaussian", "scale": ..., ...}} calls PLD.fixed_size and so on.
 _BATCHES = ("fixed_size", "truncated_poisson", "balls_in_bins", "b_min_sep")
-_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian") + _BATCHES
+_KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian",
+          "mixture_of_gaussians", "banded_matrix_factorization", "random_allocation") + _BATCHES
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
 _FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
 
 
-def _family(name: str, fields: dict) -> Any:
-    """The unit noise family ``name`` (one of _FAMILIES), with the order ``fields["r"]`` for the Subbotin."""
+def _family(name: Any, fields: dict, where: str) -> Any:
+    """The unit noise family ``name`` (one of _FAMILIES), with the order ``fields["r"]`` for the Subbotin;
+    ``where`` names the field in the messages."""
+    if name not in _FAMILIES:
+        raise ValueError(f"{where} must be one of {_FAMILIES}, got {name!r}")
     if ("r" in fields) != (name == "subbotin"):
         raise ValueError("r is required for subbotin noise and allowed only there")
     if name == "subbotin":
@@ -50,12 +54,9 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
 
     pld: PLD
     if kind == "noise":
-        name = spec["noise"]
-        if name not in _FAMILIES:
-            raise ValueError(f"noise must be one of {_FAMILIES}, got {name!r}")
         if "scale" not in spec:
             raise ValueError("a noise entry needs a scale")
-        fam = _family(name, spec)
+        fam = _family(spec["noise"], spec, "noise")
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
         if "bound" in spec:
@@ -72,13 +73,21 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
         pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
     elif kind in _BATCHES:
         args = fields(spec[kind])
-        name = args.pop("noise", None)
-        if name not in _FAMILIES:
-            raise ValueError(f"spec[{kind!r}]['noise'] must be one of {_FAMILIES}, got {name!r}")
-        fam = _family(name, args)
+        fam = _family(args.pop("noise", None), args, f"spec[{kind!r}]['noise']")
         args.pop("r", None)
         pld = getattr(cls, kind)(fam, **args)
-    else:
+    elif kind == "discrete_gaussian":
         pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
+    elif kind == "mixture_of_gaussians":
+        pld = cls.from_mixture_of_gaussians(**fields(spec["mixture_of_gaussians"]))
+    elif kind == "banded_matrix_factorization":
+        pld = cls.from_banded_matrix_factorization(**fields(spec["banded_matrix_factorization"]))
+    else:
+        args = fields(spec["random_allocation"])
+        if "noise" not in args:
+            raise ValueError("spec['random_allocation'] needs a noise family (\"gaussian\", \"laplace\", ...)")
+        fam = _family(args.pop("noise"), args, "spec['random_allocation']['noise']")
+        args.pop("r", None)
+        pld = cls.random_allocation(fam, **args)
     count = spec.get("count", 1)
     return pld if count == 1 else pld.self_compose(count)

@@ -23,6 +23,12 @@ inline void allocation_convolve(const double* va, const double* wa, std::size_t 
     const double m = ma + mb;
     const double fa = ma / m, fb = mb / m;
     if (ng < 2) return;
+    // Reciprocal cell widths, so the inner loop multiplies instead of dividing.
+    std::vector<double> inv(ng - 1);
+    for (std::size_t c = 0; c + 1 < ng; ++c) {
+        const double width = grid[c + 1] - grid[c];
+        inv[c] = width > 0.0 ? 1.0 / width : 0.0;
+    }
     // A self-convolution (same atoms, equal weights) visits each unordered pair once, counted twice.
     const bool self = va == vb && wa == wb && na == nb && ma == mb;
     for (std::size_t i = 0; i < na; ++i) {
@@ -34,8 +40,7 @@ inline void allocation_convolve(const double* va, const double* wa, std::size_t 
             while (c + 2 < ng && grid[c + 1] <= z) ++c;
             const double w = (self && j != i ? 2.0 : 1.0) * w_a * wb[j];
             if (spread) {
-                const double lo = grid[c], hi = grid[c + 1];
-                double f = (z - lo) / (hi - lo);
+                double f = (z - grid[c]) * inv[c];
                 f = f < 0.0 ? 0.0 : (f > 1.0 ? 1.0 : f);
                 const double up = f * w;
                 out_mass[c] += w - up;
