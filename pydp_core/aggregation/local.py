@@ -119,7 +119,8 @@ def aggregate(
     ledger : None, path or KeyLedger, optional
         The use record of ``key`` (:mod:`pydp_core.io.ledger`): None the key's ledger in
         :func:`~pydp_core.io.ledger.state_dir`; a path (the command line uses ``<key file>.ledger``) or a
-        :class:`~pydp_core.io.KeyLedger`, each consulted together with the key's state-directory ledger. There is no switch that skips the record.
+        :class:`~pydp_core.io.KeyLedger`, each consulted together with the key's state-directory ledger.
+        There is no switch that skips the record.
     accountant : Accountant, optional
         Charged with the release's composed guarantee (the report's ``budget``) before any noise is drawn;
         an exact repeat is not charged again.

@@ -102,7 +102,8 @@ def privatize(
     ledger:
         the use record of ``key`` (:mod:`pydp_core.io.ledger`): ``None`` (the default) the key's
         ledger in :func:`~pydp_core.io.ledger.state_dir`; a path (``"<key file>.ledger"``) or a
-        :class:`~pydp_core.io.KeyLedger`, each consulted together with the key's state-directory ledger. There is no switch that skips the record.
+        :class:`~pydp_core.io.KeyLedger`, each consulted together with the key's state-directory ledger.
+        There is no switch that skips the record.
     accountant:
         an :class:`~pydp_core.Accountant` charged once per column before its noise is drawn (pieces of one
         release under one key are charged once; an exact repeat is not charged again).
