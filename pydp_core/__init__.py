@@ -109,8 +109,8 @@ _MODULES: dict[str, str] = {
     "cli": "pydp_core.cli",
     "gdp": "pydp_core.accounting.gdp",
     "rao": "pydp_core.accounting.rao",
-    "spark": "pydp_core.io.spark",
-    "dask": "pydp_core.io.dask",
+    "spark": "pydp_core.spark",
+    "dask": "pydp_core.dask",
 }
 
 # Former names of subpackages: still reachable, with a DeprecationWarning naming the new one.
@@ -229,12 +229,14 @@ if TYPE_CHECKING:
         accounting,
         aggregation,
         calibration,
+        dask,
         io,
         manifolds,
         mechanisms,
         noise,
         random,
         release,
+        spark,
         special,
     )
     from ._paths import get_cmake_dir, get_include
@@ -279,7 +281,7 @@ if TYPE_CHECKING:
         select_subbotin,
         variance_ratio,
     )
-    from .io import dask, privatize, spark
+    from .io import privatize
     from .mechanisms import (
         AdditiveMechanism,
         GaussianMechanism,
