@@ -110,8 +110,8 @@ _MODULES: dict[str, str] = {
     "cli": "pydp_core.cli",
     "gdp": "pydp_core.accounting.gdp",
     "rao": "pydp_core.accounting.rao",
-    "spark": "pydp_core.io.spark",
-    "dask": "pydp_core.io.dask",
+    "spark": "pydp_core.spark",
+    "dask": "pydp_core.dask",
 }
 
 # Former names of subpackages: still reachable, with a DeprecationWarning naming the new one.
@@ -231,12 +231,14 @@ if TYPE_CHECKING:
         accounting,
         aggregation,
         calibration,
+        dask,
         io,
         manifolds,
         mechanisms,
         noise,
         random,
         release,
+        spark,
         special,
     )
     from ._paths import get_cmake_dir, get_include, get_library_dir
@@ -280,7 +282,7 @@ if TYPE_CHECKING:
         privacy_profile,
         variance_ratio,
     )
-    from .io import dask, privatize, spark
+    from .io import privatize
     from .mechanisms import (
         AdditiveMechanism,
         GaussianMechanism,

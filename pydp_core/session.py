@@ -202,7 +202,9 @@ class Session:
         """:func:`pydp_core.aggregation` under the session's key, charged to its budget (its composed
         guarantee, the report's ``budget``).
 
-        Spark and Dask DataFrames are aggregated by their engines. The report gains ``session``.
+        Spark and Dask DataFrames are aggregated by their engines (:func:`pydp_core.spark.aggregate`,
+        :func:`pydp_core.dask.aggregate`: charged once, on the driver) and come back as their kind. The
+        report gains ``session``.
 
         Raises
         ------
@@ -211,14 +213,15 @@ class Session:
         """
         self._check(kwargs)
         from .aggregation import REPORT_KEY, aggregate
-        from .aggregation.engines import aggregate_dask, aggregate_spark
+        from .dask import aggregate as dask_aggregate
+        from .spark import aggregate as spark_aggregate
 
         mod = type(table).__module__.split(".")[0]
         common = dict(key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)
         if mod == "pyspark":
-            return self._noted(aggregate_spark(table, **common), REPORT_KEY)
+            return self._noted(spark_aggregate(table, **common), REPORT_KEY)
         if mod == "dask":
-            return self._noted(aggregate_dask(table, **common), REPORT_KEY)
+            return self._noted(dask_aggregate(table, **common), REPORT_KEY)
         return self._noted(aggregate(table, **common), REPORT_KEY)
 
     def _noted(self, out: Any, report_key: str) -> Any:

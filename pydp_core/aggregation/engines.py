@@ -1,17 +1,22 @@
-"""The aggregation on Dask and Spark: the same release as :func:`pydp_core.aggregation.aggregate`, bit for bit.
+"""The aggregation on Dask and Spark: the same release as :func:`pydp_core.aggregation.aggregate` (and
+:func:`~pydp_core.aggregation.top_k`), bit for bit.
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
 2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
-   contribution bounding by keyed hashes of the person's own identifiers and exact integer limb sums.
+   contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums and,
+   for quantiles, the counts of kept rows per grid cell (one int64 column per cell).
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
 3. The partials are summed per group by the engine (exact int64 sums) and collected: one row per group.
-4. The driver runs selection (or the public partitions), the keyed noise and the estimates
-   (:func:`~pydp_core.aggregation.local.release_partials`).
+4. The driver runs selection (or the public partitions), records the release in the key's ledger, charges
+   the accountant once, and draws the keyed noise and the estimates
+   (:func:`~pydp_core.aggregation.local.release_partials`, or the ranking of
+   :func:`~pydp_core.aggregation.topk.ranked`).
 
-Since bounding is per person, the limb sums are exact and the noise is keyed by group values, the
-result does not depend on the partitioning and equals the local result for the same key. The result
-is small and local: a pandas DataFrame (Dask) or a pyarrow Table (Spark), with the report attached.
-The key is sent to the workers with the task (bounding is keyed); the noise is drawn on the driver.
+Since bounding is per person, the sums are exact and the noise is keyed by group values, the result does
+not depend on the partitioning and equals the local result for the same key. Here it is small and local:
+a pandas DataFrame (Dask) or a pyarrow Table (Spark), with the report attached; the documented front ends
+:func:`pydp_core.spark.aggregate` and :func:`pydp_core.dask.aggregate` return it as the kind they were
+given. The key is sent to the workers with the task (bounding is keyed); the noise is drawn on the driver.
 """
 from __future__ import annotations
 
@@ -22,18 +27,16 @@ import numpy as np
 from .._validation import require_extra
 from .keyuse import key_use
 from .local import partial_aggregates, release_partials
+from .quantiles import CELLS
 from .spec import AggregateSpec, aggregate_spec
+from .topk import ranked, top_k_spec
 
-__all__ = ["aggregate_dask", "aggregate_spark"]
+__all__ = ["aggregate_dask", "aggregate_spark", "top_k_dask", "top_k_spark"]
 
 
 def _engine_spec(names: list, kwargs: dict) -> AggregateSpec:
-    """The checked spec of an engine call; quantiles are computed by the local engine only."""
-    spec = aggregate_spec(names, **kwargs)
-    if spec.quantile_columns:
-        raise ValueError("aggregations: quantiles (median, quantile, min, max) run on pandas, pyarrow and polars "
-                         "tables; collect the columns first on Dask or Spark")
-    return spec
+    """The checked spec of an engine call."""
+    return aggregate_spec(names, **kwargs)
 
 
 def _columns(spec: AggregateSpec) -> list[str]:
@@ -41,9 +44,24 @@ def _columns(spec: AggregateSpec) -> list[str]:
     return list(dict.fromkeys([spec.privacy_unit, *spec.by, *(c for c, _ in spec.requests)]))
 
 
+def _layout(spec: AggregateSpec) -> list[tuple[str, int | None]]:
+    """The engine's int64 partial columns, in order: (partial name, None) for a scalar partial, and
+    (partial name, cell) for each of the ``CELLS + 1`` grid-cell counts of a quantile column."""
+    out: list[tuple[str, int | None]] = [(name, None) for name in spec.partial_names()]
+    for c in spec.quantile_columns:
+        out += [(f"{c}\x00cells", k) for k in range(CELLS + 1)]
+    return out
+
+
 def _partial_names(spec: AggregateSpec) -> list[str]:
     """Engine-safe names of the partial columns (the spec's names hold NUL separators)."""
-    return [f"__pydp_partial_{i}" for i in range(len(spec.partial_names()))]
+    return [f"__pydp_partial_{i}" for i in range(len(_layout(spec)))]
+
+
+def _flat_partials(partials: dict, spec: AggregateSpec) -> list[np.ndarray]:
+    """The partials as the engine's columns (:func:`_layout`)."""
+    return [partials[name] if cell is None else np.ascontiguousarray(partials[name][:, cell])
+            for name, cell in _layout(spec)]
 
 
 def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
@@ -57,8 +75,7 @@ def _partial_frame(pdf: Any, spec: AggregateSpec) -> Any:
 
     groups, partials = _partial_arrays(pdf.reset_index(drop=True), spec)
     data = {c: pd.Series(v, dtype=pdf[c].dtype) for c, v in zip(spec.by, groups)}
-    for out, name in zip(_partial_names(spec), spec.partial_names()):
-        data[out] = partials[name]
+    data.update(zip(_partial_names(spec), _flat_partials(partials, spec)))
     return pd.DataFrame(data)
 
 
@@ -71,7 +88,16 @@ def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
         return np.asarray(col.to_numpy(zero_copy_only=False) if arrow else col.to_numpy())
 
     groups = [column(c) for c in spec.by]
-    partials = {name: column(out).astype(np.int64) for out, name in zip(_partial_names(spec), spec.partial_names())}
+    partials: dict[str, Any] = {}
+    cells: dict[str, list[np.ndarray]] = {}
+    for out, (name, cell) in zip(_partial_names(spec), _layout(spec)):
+        values = column(out).astype(np.int64)
+        if cell is None:
+            partials[name] = values
+        else:
+            cells.setdefault(name, []).append(values)
+    for name, cols in cells.items():
+        partials[name] = np.stack(cols, axis=1) if cols[0].size else np.zeros((0, len(cols)), dtype=np.int64)
     return groups, partials
 
 
@@ -106,17 +132,22 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     >>> list(out["g"])
     [0, 1]
     """
-    (dd,) = require_extra("dask", "dask.dataframe")
+    require_extra("dask", "dask.dataframe")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     spec = _engine_spec(list(ddf.columns), kwargs)
+    groups, partials, kind_types = _dask_partials(ddf, spec)
+    return release_partials(spec, kind_types, groups, partials, use)
+
+
+def _dask_partials(ddf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict, tuple[str, dict]]:
+    """(group values, partials, ("pandas", group types)) of a Dask DataFrame: steps 1 to 3 on Dask."""
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
     meta = _partial_frame(ddf._meta[cols], spec)
     parts = part.map_partitions(_partial_frame, spec, meta=meta)
     sums = parts.groupby(spec.by, sort=False, dropna=False).sum().reset_index().compute()
     groups, partials = _combined(sums, spec)
-    types = {c: ddf[c].dtype for c in spec.by}
-    return release_partials(spec, ("pandas", types), groups, partials, use)
+    return groups, partials, ("pandas", {c: ddf[c].dtype for c in spec.by})
 
 
 def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
@@ -147,9 +178,16 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     ...                       bounds={"x": (0, 5)}, max_partitions=1, max_contributions=1, epsilon=1.0,
     ...                       delta=1e-6)  # doctest: +SKIP
     """
-    pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
+    require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     spec = _engine_spec(list(sdf.columns), kwargs)
+    groups, partials, kind_types = _spark_partials(sdf, spec)
+    return release_partials(spec, kind_types, groups, partials, use)
+
+
+def _spark_partials(sdf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict, tuple[str, dict]]:
+    """(group values, partials, ("arrow", group types)) of a Spark DataFrame: steps 1 to 3 on Spark."""
+    pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     cols = _columns(spec)
     fields = [sdf.schema[c] for c in spec.by]
     schema = types_mod.StructType(
@@ -163,11 +201,87 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
             return
         groups, partials = _partial_arrays(table, spec)
         arrays = [pa.array(g, type=table.schema.field(c).type) for c, g in zip(spec.by, groups)]
-        arrays += [pa.array(partials[name], type=pa.int64()) for name in spec.partial_names()]
+        arrays += [pa.array(v, type=pa.int64()) for v in _flat_partials(partials, spec)]
         yield pa.RecordBatch.from_arrays(arrays, names=spec.by + _partial_names(spec))
 
     parts = sdf.select(*cols).repartition(sql.col(spec.privacy_unit)).mapInArrow(partition, schema)
     sums = parts.groupBy(*spec.by).agg(*[sql.sum(n).alias(n) for n in _partial_names(spec)]).toArrow()
     groups, partials = _combined(sums, spec)
-    arrow_types = {c: sums.schema.field(c).type for c in spec.by}
-    return release_partials(spec, ("arrow", arrow_types), groups, partials, use)
+    return groups, partials, ("arrow", {c: sums.schema.field(c).type for c in spec.by})
+
+
+def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
+    """:func:`pydp_core.aggregation.top_k` of a Dask DataFrame (same keyword arguments).
+
+    Parameters
+    ----------
+    ddf : dask.dataframe.DataFrame
+        The rows.
+    **kwargs
+        The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The release, equal to ``top_k(ddf.compute(), **kwargs)`` for the same key.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`pydp_core.aggregation.top_k`.
+
+    Examples
+    --------
+    >>> import dask.dataframe as dd, pandas as pd
+    >>> df = pd.DataFrame({"pid": range(60), "code": ["a"] * 40 + ["b"] * 15 + ["c"] * 5})
+    >>> out = top_k_dask(dd.from_pandas(df, npartitions=2), column="code", k=1, privacy_unit="pid",
+    ...                  max_partitions=1, epsilon=5.0, candidates=["a", "b", "c"], key=b"k" * 32)
+    >>> list(out["code"])
+    ['a']
+    """
+    require_extra("dask", "dask.dataframe")
+    use, kk, spec = _top_k_spec(list(ddf.columns), kwargs)
+    groups, partials, kind_types = _dask_partials(ddf, spec)
+    return ranked(spec, kk, kind_types, groups, partials, use)
+
+
+def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
+    """:func:`pydp_core.aggregation.top_k` of a Spark DataFrame (same keyword arguments).
+
+    Parameters
+    ----------
+    sdf : pyspark.sql.DataFrame
+        The rows.
+    **kwargs
+        The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+
+    Returns
+    -------
+    pyarrow.Table
+        The release, equal to ``top_k(sdf.toArrow(), **kwargs)`` for the same key.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`pydp_core.aggregation.top_k`.
+
+    Examples
+    --------
+    >>> out = top_k_spark(spark_df, column="code", k=1, privacy_unit="pid", max_partitions=1,
+    ...                   epsilon=5.0, candidates=["a", "b", "c"])  # doctest: +SKIP
+    """
+    require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
+    use, kk, spec = _top_k_spec(list(sdf.columns), kwargs)
+    groups, partials, kind_types = _spark_partials(sdf, spec)
+    return ranked(spec, kk, kind_types, groups, partials, use)
+
+
+def _top_k_spec(names: list, kwargs: dict) -> tuple[Any, int, AggregateSpec]:
+    """(key use, k, spec) of an engine's top-k call, checked on the driver before any job runs."""
+    use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
+    unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates"}
+    if unknown:
+        raise TypeError(f"top_k got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    args = {"delta": 0.0, "key": None, "candidates": None, **kwargs}
+    kk, spec = top_k_spec(names, **args)
+    return use, kk, spec

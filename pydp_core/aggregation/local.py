@@ -59,10 +59,12 @@ def aggregate(
 
     Parameters
     ----------
-    table : pyarrow.Table, pandas.DataFrame or polars.DataFrame
+    table : pyarrow.Table, pandas.DataFrame, polars.DataFrame or polars.LazyFrame
         One row per record; nulls are refused in the columns used. A polars DataFrame goes through
         pyarrow (``to_arrow``/``from_arrow``, zero-copy where the types allow; extra ``polars``) and gives
-        the same groups and values as the pyarrow Table for the same key.
+        the same groups and values as the pyarrow Table for the same key; a LazyFrame is collected first
+        and the result is a LazyFrame. Spark and Dask DataFrames: :func:`pydp_core.spark.aggregate`,
+        :func:`pydp_core.dask.aggregate`.
     privacy_unit : str
         The column identifying the person (privacy unit).
     by : str or sequence of str
@@ -127,7 +129,7 @@ def aggregate(
 
     Returns
     -------
-    pyarrow.Table, pandas.DataFrame or polars.DataFrame
+    pyarrow.Table, pandas.DataFrame, polars.DataFrame or polars.LazyFrame
         The same kind as ``table``: the ``by`` columns, then per aggregate ``<column>_<aggregate>`` and its
         interval columns. Counts are integers. The guarantee (mechanisms, per-aggregate epsilon, noise
         scale and std, total budget, library version; never the key) is attached as schema metadata /
@@ -155,6 +157,9 @@ def aggregate(
     >>> list(out.columns)[:3]
     ['city', 'x_count', 'x_count_ci_low']
     """
+    lazy = type(table).__module__.startswith("polars") and type(table).__name__ == "LazyFrame"
+    if lazy:  # a polars query: run here (the bounding needs every row of a person); the result is lazy again
+        table = table.collect()
     polars = is_polars(table)
     if polars:  # through pyarrow: zero-copy for numeric columns without nulls
         require_extra("polars", "polars", "pyarrow")
@@ -169,7 +174,13 @@ def aggregate(
                  confidence=confidence, partition_selection=partition_selection)
     group_cols, partials = partial_aggregates(frame, spec)
     out = release_partials(spec, frame, group_cols, partials, use)
-    return to_polars(out) if polars else out
+    if not polars:
+        return out
+    result = to_polars(out)
+    if lazy:
+        attrs, result = result.attrs, result.lazy()
+        setattr(result, "attrs", attrs)
+    return result
 
 
 def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:

@@ -70,12 +70,12 @@ def aggregate_report(table: Any) -> dict:
     >>> aggregate_report(out)["budget"]["epsilon"]
     1.0
     """
-    meta = getattr(getattr(table, "schema", None), "metadata", None)  # pyarrow (polars schemas have none)
-    if meta and REPORT_KEY.encode() in meta:
-        return json.loads(meta[REPORT_KEY.encode()])
-    attrs = getattr(table, "attrs", None)
+    attrs = getattr(table, "attrs", None)  # pandas, polars, and the Spark and Dask front ends' results
     if isinstance(attrs, dict) and REPORT_KEY in attrs:
         return dict(attrs[REPORT_KEY])
+    meta = getattr(getattr(table, "schema", None), "metadata", None)  # pyarrow
+    if meta and REPORT_KEY.encode() in meta:
+        return json.loads(meta[REPORT_KEY.encode()])
     raise ValueError("table carries no pydp_core.aggregation report")
 
 

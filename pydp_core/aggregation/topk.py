@@ -74,15 +74,30 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     >>> list(out["code"])
     ['a']
     """
-    kk = check_int(k, "k", 1, 1 << 20)
     frame = Frame(table)
     use = key_use(key, ledger, accountant)
-    spec = aggregate_spec(frame.names, privacy_unit=privacy_unit, by=column,
+    kk, spec = top_k_spec(frame.names, column=column, k=k, privacy_unit=privacy_unit, max_partitions=max_partitions,
+                          epsilon=epsilon, delta=delta, key=key, candidates=candidates)
+    group_cols, partials = partial_aggregates(frame, spec)
+    return ranked(spec, kk, (frame.kind, {column: group_type(frame, column)}), group_cols, partials, use)
+
+
+def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
+               delta: float, key: bytes | None, candidates: Any) -> tuple[int, Any]:
+    """(k, the checked spec) of a :func:`top_k` call: the units per value of ``column``, as an aggregation."""
+    kk = check_int(k, "k", 1, 1 << 20)
+    spec = aggregate_spec(names, privacy_unit=privacy_unit, by=column,
                           aggregations={privacy_unit: ["privacy_id_count"]}, bounds=None,
                           max_partitions=max_partitions, max_contributions=1, epsilon=epsilon, delta=delta,
                           noise="laplace", key=key, public_partitions=candidates, confidence=None,
                           kind=f"top_k\x00{kk}")
-    group_cols, partials = partial_aggregates(frame, spec)
+    return kk, spec
+
+
+def ranked(spec: Any, kk: int, kind_types: tuple[str, dict], group_cols: list, partials: dict, use: Any) -> Any:
+    """The :func:`top_k` result from the partial aggregates of its spec (local, or combined by an engine):
+    selection, the ledger record and charge, then ``kk`` rounds of report-noisy-max."""
+    column = spec.by[0]
     group_cols, partials, stream_ids = selected_groups(spec, group_cols, partials, use)
     eps_r = spec.budget.plans[0].epsilon
     t = integer_laplace_t(eps_r, kk)  # k rounds, each (1 / t)-DP: k / t <= eps_r
@@ -104,4 +119,4 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
         "epsilon": eps_r, "t": [t.numerator, t.denominator], "delta": 0.0}})
     report["mechanism"] = "pydp_core.top_k"
     columns = {column: group_cols[0][idx], "rank": np.arange(1, idx.size + 1, dtype=np.int64)}
-    return build_result(frame.kind, columns, {column: group_type(frame, column)}, report)
+    return build_result(kind_types[0], columns, kind_types[1], report)

@@ -10,8 +10,10 @@ One module per command (``pydp_core.cli.<command>``, each with ``HELP``, ``confi
   ``-m SPEC`` (repeatable) and ``--compose K ...``: the certified profile, trade-off and ROC bands of
   several mechanisms and their compositions in one figure (``--out``, matplotlib) and a CSV (``--csv``).
 - ``compose FILE --delta D | --epsilon E``: the certified interval of a composition listed in JSON.
-- ``privatize IN OUT --column C ... --mechanism M --epsilon E --sensitivity S [--bounds L U]
-  [--key-file K]``: Parquet or CSV, streamed by batch, atomic output, never the input.
+- ``privatize IN OUT --column C ... --mechanism M --epsilon E --sensitivity S [--bounds [C] L U ...]
+  [--nulls [C] keep|drop|replace=V ...] [--key-file K]``: Parquet or CSV files, or partitioned Parquet
+  folders (written as a folder of the same partitions), streamed by batch, atomic output, never the
+  input; privatising an output again adds to its release report.
 - ``mu MANIFOLD --sigma S``: the GDP parameter of the Riemannian Gaussian (pydp_core.manifolds).
 - ``keygen FILE``: a fresh 256-bit release key, mode 0600.
 - ``session create|show FILE -k KEY [--epsilon E [--delta D] | --rho R]``: one budget for several

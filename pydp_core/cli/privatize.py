@@ -3,19 +3,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import warnings
 from typing import Any
 
 from ._args import finite_float, mechanism_arg, positive_int, sensitivity_arg, split_mechanism
 
-HELP = "add calibrated noise to columns of a Parquet or CSV file (streaming, atomic)"
+HELP = "add calibrated noise to columns of a Parquet or CSV file, or a partitioned Parquet folder (streaming, atomic)"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Register the arguments of ``privatize``."""
-    p.add_argument("input", metavar="IN", help="input Parquet or CSV file (only read)")
-    p.add_argument("output", metavar="OUT", help="output file, written atomically (temporary file, then rename)")
+    p.add_argument("input", metavar="IN",
+                   help="input Parquet or CSV file, or a partitioned Parquet folder (hive, Spark output); only read")
+    p.add_argument("output", metavar="OUT",
+                   help="output file, written atomically (temporary file, then rename); for a folder IN, a folder of "
+                        "the same partitions (partition columns kept in the folder names), renamed into place whole")
     p.add_argument("--column", "-c", action="append", required=True, metavar="C", help="column to privatise (repeat for more)")
     p.add_argument("--mechanism", "-m", type=mechanism_arg, required=True, metavar="M",
                    help="noise mechanism: laplace, gaussian, logistic, subbotin (with --r), or subbotin:r=R")
@@ -37,7 +41,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="sensitivity D of one value, or 'bounds' for upper - lower of --bounds",
     )
     p.add_argument(
-        "--bounds", nargs=2, type=finite_float, metavar=("LOWER", "UPPER"), help="clamp values to [LOWER, UPPER] first"
+        "--bounds", nargs="+", action="append", default=[], metavar="[C] LOWER UPPER",
+        help="clamp column C's values to [LOWER, UPPER] first (repeat per column); without C, every --column "
+        "that has no bounds of its own. With --sensitivity bounds each column's sensitivity is its UPPER - LOWER",
+    )
+    p.add_argument(
+        "--nulls", nargs="+", action="append", default=[], metavar="[C] POLICY",
+        help="missing values (nulls) of column C, or without C of every --column: keep (the default: a null stays "
+        "null, so which values are missing is released as it is), drop (the row is left out; no sensitivity "
+        "changes) or replace=VALUE (noised like any value)",
     )
     p.add_argument(
         "--sensitivity-holds", action="store_true",
@@ -119,13 +131,28 @@ _FLAGS = (
     ("confirm_delta=True", "--confirm-delta"),
     ("batch_rows", "--batch-rows"),
     ("block_rows", "--block-rows"),
+    ("read as format='parquet'", "read as --format parquet"),
+    ("output_format='parquet' or none", "--output-format parquet or none"),
+    ("through one pydp_core.Session", "through one --session (pydp-core session create)"),
+    ("pydp-core keygen, pydp_core.io.generate_key", "pydp-core keygen"),
+    ("pass a larger max_contributions", "give a larger --max-contributions"),
+    ("max_contributions=", "--max-contributions "),
+    ("max_contributions", "--max-contributions"),
+    ("privacy_unit", "--privacy-unit"),
+    ("the delimiter must be one character", "--delimiter must be one character"),
 )
+
+#: Library messages that start with an argument's name -> the flag it is given with here.
+_STARTS = (("nulls", "--nulls"), ("column ", "--column: column "), ("columns lists", "--column lists"))
 
 
 def cli_message(text: str) -> str:
     """A library message with its Python argument spellings replaced by this command's flags."""
     for python, flag in _FLAGS:
         text = text.replace(python, flag)
+    for python, flag in _STARTS:
+        if text.startswith(python):
+            return flag + text[len(python):]
     return text
 
 
@@ -185,24 +212,127 @@ def _stale(args: argparse.Namespace) -> None:
     stale = stale_temporaries(args.output)
     for path in stale:
         if args.clean_stale:
-            os.unlink(path)
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
             print(f"pydp-core privatize: removed {path}, left by a killed run", file=sys.stderr)
         else:
             print(f"pydp-core privatize: warning: {path} was left by a killed run; --clean-stale removes it",
                   file=sys.stderr)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from ..io import check_bounds, file_format, load_key, mechanism, privatize_file
+def per_column(items: list[list[str]], columns: list[str], flag: str, width: int) -> tuple[Any, dict[str, list[str]]]:
+    """``[C] VALUE...`` options (``width`` values each): (the values given without C or None, {C: values}).
 
-    _stale(args)
-    bounds = check_bounds(args.bounds, "--bounds")
+    Raises
+    ------
+    ValueError
+        Naming ``flag``: a wrong number of values, a column that is not a ``--column``, or one given twice.
+    """
+    default: Any = None
+    named: dict[str, list[str]] = {}
+    for item in items:
+        if len(item) == width:
+            if default is not None:
+                raise ValueError(f"{flag} is given twice without a column ({' '.join(default)} and {' '.join(item)})")
+            default = item
+        elif len(item) == width + 1:
+            col, values = item[0], item[1:]
+            if col not in columns:
+                raise ValueError(f"{flag} {' '.join(item)}: {col!r} is not one of the --column columns ({', '.join(columns)})")
+            if col in named:
+                raise ValueError(f"{flag} is given twice for column {col!r}")
+            named[col] = values
+        else:
+            raise ValueError(f"{flag} takes [C] {'LOWER UPPER' if width == 2 else 'POLICY'}, got {' '.join(item)!r}")
+    return default, named
+
+
+def column_bounds(args: argparse.Namespace) -> Any:
+    """``--bounds`` as the library takes it: None, one (lower, upper) pair, or ``{column: (lower, upper)}``."""
+    from ..io import check_bounds
+
+    columns = list(dict.fromkeys(args.column))
+    default, named = per_column(args.bounds, columns, "--bounds", 2)
+
+    def pair(values: list[str], where: str) -> Any:
+        try:
+            numbers = [finite_float(v) for v in values]
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        return check_bounds(tuple(numbers), where)
+
+    common = None if default is None else pair(default, "--bounds")
+    if not named:
+        return common
+    out = {c: pair(named[c], f"--bounds {c}") for c in named}
+    if common is not None:
+        out.update({c: common for c in columns if c not in out})
+    return out
+
+
+def column_nulls(args: argparse.Namespace) -> Any:
+    """``--nulls`` as the library takes it: None (the default policy), one policy, or ``{column: policy}``."""
+    columns = list(dict.fromkeys(args.column))
+    default, named = per_column(args.nulls, columns, "--nulls", 1)
+    if not named:
+        return None if default is None else default[0]
+    return {c: named[c][0] if c in named else (None if default is None else default[0]) for c in columns
+            if c in named or default is not None}
+
+
+def _mechanisms(args: argparse.Namespace, bounds: Any) -> Any:
+    """One mechanism, or ``{column: mechanism}`` when ``--sensitivity bounds`` meets per-column ``--bounds``."""
+    from ..io import mechanism
+
     epsilon, delta = column_budget(args)
     name, r = split_mechanism(args.mechanism, args.r)
-    mech = mechanism(
-        name, epsilon=epsilon, delta=delta, sensitivity=args.sensitivity, bounds=bounds, r=r,
-        confirm_delta=args.confirm_delta,
-    )
+
+    def make(b: Any) -> Any:
+        return mechanism(name, epsilon=epsilon, delta=delta, sensitivity=args.sensitivity, bounds=b, r=r,
+                         confirm_delta=args.confirm_delta)
+
+    if not isinstance(bounds, dict):
+        return make(bounds)
+    if args.sensitivity != "bounds":
+        return make(None)
+    missing = [c for c in dict.fromkeys(args.column) if c not in bounds]
+    if missing:
+        raise ValueError(f"--sensitivity bounds needs bounds for every --column: give --bounds {missing[0]} LOWER UPPER "
+                         "(or --bounds LOWER UPPER for all)")
+    mechs = {c: make(b) for c, b in bounds.items()}
+    return {c: mechs[c] for c in dict.fromkeys(args.column)}
+
+
+class _Progress:
+    """The progress display of a run: created on the first call, which the release makes once every check
+    has passed, so that nothing is drawn before an argument or file error."""
+
+    def __init__(self, show: bool, asked: bool, source: str, fmt: str | None) -> None:
+        self.show, self.asked, self.source, self.fmt = show, asked, source, fmt
+        self.bar: Any = None
+        self.started = False
+
+    def __call__(self, rows: int) -> None:
+        if not self.started:
+            self.started = True
+            if self.show:
+                from ..io.files import total_rows
+
+                self.bar = progress_bar(True, total_rows(self.source, self.fmt), "privatize", asked=self.asked)
+        if self.bar is not None and rows:
+            self.bar.update(rows)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..io import load_key, privatize_file
+
+    _stale(args)
+    bounds = column_bounds(args)
+    nulls = column_nulls(args)
+    mech = _mechanisms(args, bounds)
     key = load_key(args.key_file) if args.key_file else None
     ledger = args.key_file + ".ledger" if args.key_file else None
     session = None
@@ -213,17 +343,11 @@ def _run(args: argparse.Namespace) -> int:
 
         session = open_session(args.session, args.key_file)
     extra = {"release": False} if args.simulate else {}
-    fmt = file_format(args.input, args.format)
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    total = None
-    if show and fmt == "parquet" and os.path.isfile(args.input):
-        import pyarrow.parquet as pq
-
-        total = pq.ParquetFile(args.input).metadata.num_rows
-    bar = progress_bar(show, total, "privatize", asked=args.progress is True)
+    bar = _Progress(show, args.progress is True, args.input, args.format)
     options = dict(bounds=bounds, format=args.format, delimiter=args.delimiter, output_format=args.output_format,
-                   batch_rows=args.batch_rows,
-                   block_rows=args.block_rows, overwrite=args.force, progress=None if bar is None else bar.update,
+                   batch_rows=args.batch_rows, nulls=nulls,
+                   block_rows=args.block_rows, overwrite=args.force, progress=bar,
                    compression=args.compression, sensitivity_holds=args.sensitivity_holds,
                    simulation=args.simulate and key is None, privacy_unit=args.privacy_unit,
                    max_contributions=args.max_contributions, **extra)
@@ -234,8 +358,7 @@ def _run(args: argparse.Namespace) -> int:
             rows = privatize_file(args.input, args.output, mech, key=key, columns=args.column, ledger=ledger,
                                       **options)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     if not args.quiet:
         what = "SIMULATION (floating-point noise, not a release)" if args.simulate else "privatised"
         k = len(dict.fromkeys(args.column))
@@ -243,12 +366,29 @@ def _run(args: argparse.Namespace) -> int:
         unit = f"per person ({per} row(s) at most)" if args.privacy_unit else "per record"
         total = f"(epsilon={(args.epsilon * k if args.budget_per_column else args.epsilon) * per:.6g}, " \
                 f"delta={(args.delta * k if args.budget_per_column else args.delta) * per:.3g}) {unit} in total"
-        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {mech!r} each, "
+        how = "; ".join(f"{c}: {m!r}" for c, m in mech.items()) if isinstance(mech, dict) else f"{mech!r} each"
+        print(f"wrote {args.output}: {rows} rows, column(s) {', '.join(args.column)} {what} with {how}, "
               f"{total}" + (" (sensitivity declared to hold without bounds)" if args.sensitivity_holds else ""),
               file=sys.stderr)
+        _note_earlier(args.output)
         if session is not None:
             print(f"session {args.session}: spent {session.spent()!r} of {session.budget!r}", file=sys.stderr)
     return 0
+
+
+def _note_earlier(output: str) -> None:
+    """Say so when the output's report composes earlier releases of the input (its total per record)."""
+    from ..io.files import input_format
+    from ..io.provenance import read_report
+
+    try:
+        report = read_report(output, input_format(output, None))
+    except (ValueError, OSError):
+        return
+    budget = (report or {}).get("budget_per_record")
+    if report and "releases" in report and budget:
+        print(f"{output}: its release report holds {len(report['releases'])} releases of this data, "
+              f"(epsilon={budget['epsilon']:.6g}, delta={budget['delta']:.3g}) per record in all", file=sys.stderr)
 
 
 def column_budget(args: argparse.Namespace) -> tuple[float, float]:

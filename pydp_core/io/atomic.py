@@ -14,15 +14,18 @@ machinery (a half-imported module), while a lock is held, or after the output wa
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
+import shutil
 import signal
 import threading
 from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from .._files import atomic_output, same_file, stale_temporaries
+from .._files import _umask, atomic_output, fsync_dir, same_file, stale_temporaries, temporary_name
 
-__all__ = ["atomic_output", "same_file", "stale_temporaries", "Pipeline", "Interrupted", "Cancellation", "cancellation"]
+__all__ = ["atomic_output", "atomic_folder", "same_file", "stale_temporaries", "Pipeline", "Interrupted", "Cancellation",
+           "cancellation"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _POLL = 0.05  # seconds between checks of the flag while a thread waits on a queue
@@ -92,6 +95,57 @@ def cancellation() -> Iterator[Cancellation]:
         _active.pop()
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def atomic_folder(
+    path: str, *, overwrite: bool = False, before_rename: Optional[Callable[[], None]] = None
+) -> Iterator[str]:
+    """Yield a new temporary folder next to ``path``; on success fsync its files and folders and rename it to
+    ``path``. On any exception the temporary folder is removed and ``path`` is left as it was.
+
+    With ``overwrite``, an existing ``path`` is first renamed to a temporary name, then removed once the new
+    folder is in place: readers find the old folder or the new one, never a mixture (for the instant between
+    the two renames, none).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder that would hold ``path`` does not exist.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"output folder {parent!r} does not exist")
+    name = temporary_name(path)
+    os.mkdir(name, 0o700)
+    done = False
+    try:
+        yield name
+        for root, dirs, names in os.walk(name):
+            for file in names:
+                fd = os.open(os.path.join(root, file), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            fsync_dir(root)
+        os.chmod(name, 0o777 & ~_umask())
+        if before_rename is not None:
+            before_rename()
+        old = None
+        if os.path.lexists(path):
+            if not overwrite:
+                raise FileExistsError(f"output {path!r} exists (use --force / overwrite=True to replace it)")
+            old = temporary_name(path)
+            os.rename(path, old)
+        os.rename(name, path)
+        done = True
+        fsync_dir(parent)
+        if old is not None:
+            shutil.rmtree(old) if os.path.isdir(old) and not os.path.islink(old) else os.unlink(old)
+    finally:
+        if not done:
+            shutil.rmtree(name, ignore_errors=True)
 
 
 class Pipeline:

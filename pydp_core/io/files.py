@@ -11,10 +11,12 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .._validation import check_int, require_extra
-from .atomic import Cancellation, Pipeline, atomic_output, cancellation, same_file
+from .atomic import Cancellation, Pipeline, atomic_folder, atomic_output, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, release_ledger
 from .keyed import KeyedNoise, check_contributions, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
+from .nulls import apply_nulls, describe_nulls, null_policies
+from .provenance import accumulate, data_files, read_report
 
 
 def file_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
@@ -138,9 +140,11 @@ def privatize_file(
     simulation: bool = False,
     privacy_unit: str | None = None,
     max_contributions: int = 1,
+    nulls: Any = None,
     **privatize_kwargs: Any,
 ) -> int:
-    """Privatise ``columns`` of a Parquet or CSV file into ``target``, streaming, with atomic output.
+    """Privatise ``columns`` of a Parquet or CSV file, or of a partitioned Parquet folder, into ``target``,
+    streaming, with atomic output.
 
     The file is read ``batch_rows`` rows at a time (Parquet batches cross row groups; CSV is read in
     blocks), so files larger than memory work. The output is written to a temporary file next to
@@ -148,10 +152,20 @@ def privatize_file(
     output, and the input is only ever read (docs/io.md). The noise is keyed by (key, column, row
     index), so a rerun with the same key writes the same file.
 
+    A folder (hive ``key=value`` partitions, Spark's output) is written to a folder ``target`` of the same
+    layout: each data file's output has the file's relative path, so the partition columns stay in the
+    folder names. The new folder is built under a temporary name and renamed into place when complete.
+    Its rows are numbered through the files in the order of their relative paths.
+
+    When ``source`` carries a release report from an earlier run, the new report adds to it
+    (:mod:`pydp_core.io.provenance`): every run's report, every noised column and the budget composed over
+    the runs.
+
     Parameters
     ----------
     source, target : str or os.PathLike
-        The input file and the output file; ``target`` must not be ``source``.
+        The input file (or partitioned Parquet folder) and the output file (or folder); ``target`` must not
+        be ``source`` or lie inside it.
     mechanism : object
         As in :func:`privatize` (one mechanism, or ``{column: mechanism}``).
     key : bytes, optional
@@ -170,7 +184,8 @@ def privatize_file(
     overwrite : bool, optional
         Replace an existing ``target`` (never ``source``).
     progress : callable, optional
-        Called with the number of rows of each batch written (e.g. ``tqdm.update``).
+        Called with 0 once every check has passed (before any noise is drawn), then with the number of
+        rows of each batch written (e.g. ``tqdm.update``; :func:`total_rows` gives the total for Parquet).
     compression : str or None, optional
         Parquet output compression (default "snappy"; ``None`` for none).
     delimiter : str, optional
@@ -185,6 +200,13 @@ def privatize_file(
         As in :func:`privatize`. The release report (mechanisms, bounds and these two flags) is written to
         the Parquet key-value metadata ``pydp_core.release``, or for CSV output to the JSON file
         ``<target>.release.json``.
+    privacy_unit, max_contributions : optional
+        As in :func:`privatize`.
+    nulls : str or mapping, optional
+        What happens to the nulls of the privatised columns (:mod:`pydp_core.io.nulls`): ``"keep"`` (the
+        default: a null stays null), ``"drop"`` (the row is left out) or ``"replace=VALUE"``, for all
+        columns or as ``{column: policy}``. Dropping rows changes no sensitivity: each value is released on
+        its own.
     **privatize_kwargs
         Passed on to the mechanism (e.g. ``release=False`` for simulations).
 
@@ -236,7 +258,7 @@ def privatize_file(
                 output_format=output_format, batch_rows=batch_rows, block_rows=block_rows, overwrite=overwrite,
                 progress=progress, compression=compression, delimiter=delimiter, ledger=ledger, accountant=accountant,
                 sensitivity_holds=sensitivity_holds, simulation=simulation, cancel=cancel, privatize_kwargs=privatize_kwargs,
-                privacy_unit=privacy_unit, max_contributions=max_contributions,
+                privacy_unit=privacy_unit, max_contributions=max_contributions, nulls=nulls,
             )
         except BaseException:
             if cancel.is_set():  # the interruption wins over the errors it caused (a writer stopped mid-batch)
@@ -300,39 +322,63 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
                     output_format: Any, batch_rows: int, block_rows: int, overwrite: bool, progress: Any,
                     compression: Any, delimiter: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
                     cancel: Cancellation, privatize_kwargs: dict[str, Any], privacy_unit: str | None = None,
-                    max_contributions: int = 1) -> int:
-    fmt_in = file_format(source, format)
-    fmt_out = output_format_of(target, output_format)
+                    max_contributions: int = 1, nulls: Any = None) -> int:
+    folder = os.path.isdir(source)
+    fmt_in = input_format(source, format)
+    if folder:
+        if fmt_in != "parquet":
+            raise ValueError(f"input {source!r} is a folder: a partitioned Parquet data set is read as format='parquet'")
+        fmt_out = output_format_of(target, output_format) if output_format is not None else "parquet"
+        if fmt_out != "parquet" or file_format_or_none(target) == "csv":
+            raise ValueError(f"input {source!r} is a partitioned folder: the output is a folder of the same partitions, "
+                             "in Parquet (give an output name without .csv, and output_format='parquet' or none)")
+    else:
+        fmt_out = output_format_of(target, output_format)
+        if not os.path.exists(source):
+            raise FileNotFoundError(f"input file {source!r} does not exist")
+        if not os.path.isfile(source):
+            raise IsADirectoryError(f"input {source!r} is not a regular file")
     sep = csv_delimiter(source, delimiter)
     names = [columns] if isinstance(columns, str) else list(columns)
-    if not os.path.exists(source):
-        raise FileNotFoundError(f"input file {source!r} does not exist")
-    if not os.path.isfile(source):
-        raise IsADirectoryError(f"input {source!r} is not a regular file")
     if same_file(source, target):
         raise ValueError(f"refusing to overwrite the input file {source!r}: choose another output")
+    if folder and _inside(target, source):
+        raise ValueError(f"output {target!r} is inside the input folder {source!r}: choose another output")
     if os.path.exists(target) and not overwrite:
         raise FileExistsError(f"output {target!r} exists (use --force / overwrite=True to replace it)")
-    if os.path.isdir(target):
+    if os.path.isdir(target) and not folder:
         raise IsADirectoryError(f"output {target!r} is a directory")
-    folder = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"output folder {folder!r} does not exist")
+    out_folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(out_folder):
+        raise FileNotFoundError(f"output folder {out_folder!r} does not exist")
+    parts = _Parts(source, fmt_in, sep)
     key_ledger = release_ledger(key, ledger)
     key = generate_key() if key is None else check_key(key)
     batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
     noisers: dict[str, KeyedNoise] = {}
-    rid = release_id(release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
-                                         privatize_kwargs=privatize_kwargs))
+    available = parts.columns()
+    for c in names:
+        if isinstance(c, str) and c in parts.partition_keys:
+            raise ValueError(f"column {c!r} is a partition column of {source!r} (its values are in the folder names): "
+                             "it cannot be privatised")
+    noised = column_names(names, available)
+    policies = null_policies(nulls, noised)
+    description = release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
+                                      privatize_kwargs=privatize_kwargs)
+    if describe_nulls(policies) is not None:  # a policy other than the default changes the output law
+        description["nulls"] = describe_nulls(policies)
+    rid = release_id(description)
     contributions = 1
     if privacy_unit is not None:
-        contributions = check_contributions(_unit_column(source, fmt_in, privacy_unit, sep), max_contributions)
+        contributions = check_contributions(parts.unit_column(privacy_unit), max_contributions)
     elif max_contributions != 1:
         raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
                               "release": privatize_kwargs.get("release", True) is not False,
                               "max_contributions": contributions if privacy_unit is not None else None}
-    for c in column_names(names, _file_columns(source, fmt_in, sep)):
+    if describe_nulls(policies) is not None:
+        report["nulls"] = describe_nulls(policies)
+    for c in noised:
         noisers[c] = KeyedNoise(
             pick_column(mechanism, c, "mechanism"), key, c,
             bounds=pick_column(bounds, c, "bounds", optional=True), block_rows=block_rows,
@@ -343,43 +389,67 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
     precheck_charges(accountant, key_ledger, rid, mechanism, list(noisers), simulated=not report["release"],
                      contributions=contributions)
-    report_text = json.dumps(report, sort_keys=True)
+    report_text = json.dumps(accumulate(read_report(source, fmt_in), report), sort_keys=True)
     cancel.check()
+    if progress is not None:
+        progress(0)  # every check passed: a progress display may start now
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         cancel.check()  # between columns of a batch
         return noisers[col].apply(values, start)
 
     rows = 0
-    state: dict[str, Any] = {"writer": None}
+    state: dict[str, Any] = {"writer": None, "part": None}  # the writer thread's; the caller's after finish()
     _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
+    pending_nulls = any(name != "keep" for name, _ in policies.values())
 
-    def write(out: Any) -> None:  # runs in the writer thread
+    def finish_part() -> None:  # the file in progress is complete (a file without rows gets the schema only)
+        if state["part"] is not None and state["writer"] is None:
+            schema = parts.empty_schema(state["part"], list(noisers))
+            state["writer"] = _open_writer(parts.output_path(tmp, state["part"]), fmt_out,
+                                           _with_report(schema, report_text), compression, list(noisers))
+        if state["writer"] is not None:
+            state["writer"].close()
+            state["writer"] = None
+
+    def write(item: Any) -> None:  # runs in the writer thread
+        part, out = item
+        if state["part"] != part:
+            finish_part()
+            state["part"] = part
+        if out is None:
+            return
         if state["writer"] is None:
-            state["writer"] = _open_writer(tmp, fmt_out, _with_report(out.schema, report_text), compression, list(noisers))
+            state["writer"] = _open_writer(parts.output_path(tmp, part), fmt_out, _with_report(out.schema, report_text),
+                                           compression, list(noisers))
         state["writer"].write(out)
         if progress is not None:
             progress(out.num_rows)
 
     side = target + ".release.json" if fmt_out == "csv" else None  # the CSV output's release report
+    output = atomic_folder(target, overwrite=overwrite, before_rename=cancel.check) if folder else \
+        atomic_output(target, before_rename=cancel.check)
     try:
-        with atomic_output(target, before_rename=cancel.check) as tmp:
+        with output as tmp:
             # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
             # and the samplers release the GIL). The output is renamed into place only after the writer is done.
-            pipe = Pipeline(_read_batches(source, fmt_in, list(noisers), batch_rows, sep), write, cancel=cancel)
+            pipe = Pipeline(parts.batches(list(noisers), batch_rows), write, cancel=cancel)
             try:
-                for batch in pipe.items():
+                for part, batch in pipe.items():
+                    if batch is not None and pending_nulls:
+                        batch = apply_nulls(batch, policies)
+                    if batch is None or batch.num_rows == 0:
+                        pipe.put((part, None))
+                        continue
                     start = rows
-                    pipe.put(privatize_pyarrow(batch, list(noisers), noiser))
+                    pipe.put((part, privatize_pyarrow(batch, list(noisers), noiser)))
                     rows += batch.num_rows
                 pipe.finish()
+                finish_part()
             finally:
                 pipe.close()
                 if state["writer"] is not None:
                     state["writer"].close()
-            if state["writer"] is None:  # empty input: write the (privatised) schema
-                schema = _empty_schema(source, fmt_in, list(noisers), sep)
-                _open_writer(tmp, fmt_out, _with_report(schema, report_text), compression, list(noisers)).close()
             if side is not None:  # published just before the output, never after it
                 with atomic_output(side, before_rename=cancel.check) as side_tmp:
                     with open(side_tmp, "w", encoding="utf-8") as fh:
@@ -392,10 +462,105 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     return rows
 
 
+def file_format_or_none(path: str) -> str | None:
+    """The format a file name tells (:func:`file_format`), or None."""
+    try:
+        return file_format(path)
+    except ValueError:
+        return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    """True if ``path`` is ``folder`` or lies inside it (following links)."""
+    a, b = os.path.realpath(path), os.path.realpath(folder)
+    return a == b or a.startswith(b.rstrip(os.sep) + os.sep)
+
+
 def _with_report(schema: Any, report_text: str) -> Any:
     meta = dict(schema.metadata or {})
     meta[REPORT_KEY.encode()] = report_text.encode()
     return schema.with_metadata(meta)
+
+
+class _Parts:
+    """The input of a file release: one Parquet or CSV file, or the data files of a partitioned Parquet folder
+    (hive ``key=value`` folders; Spark's ``_SUCCESS`` and other ``_`` or ``.`` names are not data).
+
+    A folder's files are taken in the order of their relative paths; the rows of the release are numbered
+    through them in that order (the keyed noise's row index). Each file's output has the same relative path
+    in the output folder, so the partition columns are kept as the folder names hold them.
+    """
+
+    def __init__(self, source: str, fmt: str, delimiter: str) -> None:
+        self.source, self.fmt, self.delimiter = source, fmt, delimiter
+        self.folder = os.path.isdir(source)
+        self.files = data_files(source) if self.folder else [source]
+        if not self.files:
+            raise ValueError(f"input folder {source!r} holds no data files")
+        keys: dict[str, None] = {}
+        for f in self.files:
+            for level in os.path.relpath(os.path.dirname(f), source).split(os.sep) if self.folder else []:
+                name, eq, _ = level.partition("=")
+                if eq:
+                    keys[name] = None
+        self.partition_keys = list(keys)
+
+    def columns(self) -> list[str]:
+        """The data columns, which every file must hold (the partition columns are not among them)."""
+        first = _file_columns(self.files[0], self.fmt, self.delimiter)
+        for f in self.files[1:]:
+            cols = _file_columns(f, self.fmt, self.delimiter)
+            if cols != first:
+                raise ValueError(f"the files of {self.source!r} have different columns: {os.path.relpath(f, self.source)!r} "
+                                 f"has {', '.join(cols)}, the first has {', '.join(first)}")
+        return first
+
+    def unit_column(self, name: str) -> list[Any]:
+        """The privacy-unit column over every file (a partition column too)."""
+        if not self.folder:
+            return _unit_column(self.source, self.fmt, name, self.delimiter)
+        import pyarrow.parquet as pq
+
+        out: list[Any] = []
+        for f in self.files:
+            if name in self.partition_keys:
+                level = [p for p in os.path.relpath(os.path.dirname(f), self.source).split(os.sep)
+                         if p.partition("=")[0] == name]
+                out.extend([level[0].partition("=")[2] if level else None] * pq.ParquetFile(f).metadata.num_rows)
+            else:
+                out.extend(_unit_column(f, "parquet", name))
+        return out
+
+    def batches(self, columns: list[str], batch_rows: int) -> Iterator[tuple[int, Any]]:
+        """(file number, batch) for every batch of every file; (file number, None) for a file without rows."""
+        for i, f in enumerate(self.files):
+            empty = True
+            for batch in _read_batches(f, self.fmt, columns, batch_rows, self.delimiter):
+                empty = False
+                yield i, batch
+            if empty:
+                yield i, None
+
+    def output_path(self, root: str, part: int) -> str:
+        """Where file ``part``'s output goes under the temporary output ``root`` (a file, or a folder)."""
+        if not self.folder:
+            return root
+        path = os.path.join(root, os.path.relpath(self.files[part], self.source))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return path
+
+    def empty_schema(self, part: int, columns: list[str]) -> Any:
+        return _empty_schema(self.files[part], self.fmt, columns, self.delimiter)
+
+
+def total_rows(source: str, format: str | None = None) -> int | None:
+    """The number of rows of a Parquet file or partitioned folder from its metadata (None for CSV)."""
+    import pyarrow.parquet as pq
+
+    if input_format(source, format) != "parquet":
+        return None
+    files = data_files(source) if os.path.isdir(source) else [source]
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
 
 
 def _file_columns(source: str, fmt: str, delimiter: str = ",") -> list[str]:

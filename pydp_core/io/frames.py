@@ -67,7 +67,9 @@ def privatize(
     data:
         a numpy array (numeric; a ``numpy.ma.MaskedArray``'s masked entries are nulls), a pandas Series or
         DataFrame, or a pyarrow Array, ChunkedArray, RecordBatch or Table. Multi-dimensional numpy arrays
-        are privatised element by element in C order. Any other array offering DLPack or ``__array__``
+        are privatised element by element in C order. A polars DataFrame, LazyFrame (collected) or Series
+        goes through pyarrow and comes back as its kind, the report in ``attrs``. Any other array offering
+        DLPack or ``__array__``
         (a torch CPU tensor, a jax array) is read as a numpy array without a copy and the result comes
         back as its kind (``pydp_core._arrays``).
     mechanism:
@@ -171,7 +173,11 @@ def privatize(
     if key is not None and rng is not None:
         raise ValueError("give either key or rng, not both")
     restore = None
-    if is_foreign(data) and type(data).__module__.split(".")[0] not in ("pandas", "pyarrow"):
+    if type(data).__module__.split(".")[0] == "polars":
+        if columns is None and isinstance(getattr(data, "name", None), str):  # a Series: its name labels the stream
+            columns = data.name
+        data, restore = _from_polars(data)
+    elif is_foreign(data) and type(data).__module__.split(".")[0] not in ("pandas", "pyarrow"):
         data, restore = as_ndarray(data, "data", keep_float32=True)
     release = privatize_kwargs.get("release", True) is not False
     release_key = b""
@@ -229,6 +235,32 @@ def privatize(
 
     out = attach_report(_dispatch(data, columns, noiser), report)
     return out if restore is None else restore(out)
+
+
+def _from_polars(data: Any) -> tuple[Any, Callable[[Any], Any]]:
+    """A polars DataFrame, LazyFrame or Series as pyarrow (a LazyFrame is collected), and the function that
+    turns the privatised pyarrow result back into the same kind, its release report in ``attrs``."""
+    import json
+
+    from .._validation import require_extra
+
+    (pl,) = require_extra("polars", "polars")
+    lazy = isinstance(data, pl.LazyFrame)
+    if not isinstance(data, (pl.DataFrame, pl.LazyFrame, pl.Series)):
+        raise TypeError(f"data must be a polars DataFrame, LazyFrame or Series, not {type(data).__name__}")
+    table = (data.collect() if lazy else data).to_arrow()
+
+    def restore(out: Any) -> Any:
+        meta = getattr(getattr(out, "schema", None), "metadata", None) or {}
+        result = pl.from_arrow(out.replace_schema_metadata(None) if meta else out)
+        if isinstance(data, pl.Series):
+            result = result.alias(data.name)
+        result = result.lazy() if lazy else result
+        if REPORT_KEY.encode() in meta:  # polars frames carry no schema metadata
+            setattr(result, "attrs", {REPORT_KEY: json.loads(meta[REPORT_KEY.encode()])})
+        return result
+
+    return table, restore
 
 
 def _described_columns(data: Any, columns: Any) -> Any:

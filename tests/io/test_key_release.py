@@ -300,7 +300,7 @@ def test_cli_privatize_per_person_refuses_persons_over_the_limit(tmp_path, capsy
     users = pq.read_table(src).column("user").to_numpy()
     most = int(np.bincount(users).max())
     assert main(["privatize", str(src), str(out), *PRIV, "--epsilon", "1", "--privacy-unit", "user"]) == 1
-    assert "hold more than max_contributions=1" in capsys.readouterr().err and not out.exists()
+    assert "hold more than --max-contributions 1" in capsys.readouterr().err and not out.exists()
     assert main(["privatize", str(src), str(out), *PRIV, "--epsilon", "1", "--privacy-unit", "user",
                  "--max-contributions", str(most)]) == 0
     assert f"per person ({most} row(s) at most)" in capsys.readouterr().err

@@ -237,7 +237,7 @@ def test_session_charges_once_at_the_driver_and_refuses_past_its_limit(spark):
     args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (0, 100)}, max_partitions=1,
                 max_contributions=4, public_partitions=[0, 1, 2, 3])
     out = s.aggregate(df, epsilon=1.0, **args)
-    assert out.num_rows == 4 and s.spent() == pydp_core.PureDP(2.0)
+    assert out.count() == 4 and s.spent() == pydp_core.PureDP(2.0)  # a Spark DataFrame, as given
     with pytest.raises(pydp_core.BudgetExceededError):
         s.aggregate(df, epsilon=1.0, **dict(args, bounds={"x": (0, 50)}))
     with pytest.raises(pydp_core.BudgetExceededError):

@@ -27,6 +27,8 @@ SUBPACKAGES = [
     "pydp_core.io",
     "pydp_core.io.spark",
     "pydp_core.io.dask",
+    "pydp_core.spark",
+    "pydp_core.dask",
     "pydp_core.special",
     "pydp_core.aggregation",
     "pydp_core.aggregation.engines",

@@ -18,9 +18,9 @@ PUBLIC_MODULES = [
     "pydp_core", "pydp_core.noise", "pydp_core.calibration", "pydp_core.random", "pydp_core.mechanisms",
     "pydp_core.release", "pydp_core.accounting", "pydp_core.accounting.gdp", "pydp_core.accounting.rao",
     "pydp_core.accounting.guarantees", "pydp_core.accounting.conversions", "pydp_core.manifolds", "pydp_core.io",
-    "pydp_core.io.spark", "pydp_core.io.dask", "pydp_core.special", "pydp_core.cli", "pydp_core.aggregation", "pydp_core.session",
-    "pydp_core.adapters", "pydp_core.adapters.dp_accounting", "pydp_core.adapters.jax_privacy",
-    "pydp_core.adapters.opacus",
+    "pydp_core.io.spark", "pydp_core.io.dask", "pydp_core.spark", "pydp_core.dask", "pydp_core.special", "pydp_core.cli",
+    "pydp_core.aggregation", "pydp_core.session", "pydp_core.adapters", "pydp_core.adapters.dp_accounting",
+    "pydp_core.adapters.jax_privacy", "pydp_core.adapters.opacus",
 ]
 
 

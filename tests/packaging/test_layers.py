@@ -10,7 +10,7 @@ Layers, from the bottom (a module belongs to the layer of the first part of its 
     5  mechanisms, manifolds
     6  io
     7  aggregate (to be renamed aggregation)
-    8  adapters, cli
+    8  adapters, cli, session, spark, dask (the engines' front ends: privatize and aggregate)
 
 ``pydp_core/__init__.py`` and ``pydp_core/__main__.py`` are exempt: they only re-export. Every import
 counts, also one inside a function or under ``if TYPE_CHECKING:``. The rules:
@@ -53,7 +53,7 @@ LAYERS: list[set[str]] = [
     {"mechanisms", "manifolds"},
     {"io"},
     {"aggregation"},
-    {"adapters", "cli", "session"},
+    {"adapters", "cli", "session", "spark", "dask"},
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 EXEMPT = {"pydp_core", "pydp_core.__main__"}
