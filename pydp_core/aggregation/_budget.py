@@ -49,12 +49,13 @@ class BudgetPlan:
     delta: float
     rho: float | None
     block: tuple[float, float] | None = None  # (epsilon, delta) of the Gaussian aggregates under approximate DP
+    searches: tuple = ()  # bounds="auto": the pure DP searches of the bounds (autobounds.BoundsSearch)
 
     def total(self) -> dict:
         """The composed guarantee of everything released (the report's ``budget``)."""
         sel = self.selection
         if self.definition == "zcdp":
-            rho = math.fsum([p.rho_achieved for p in self.plans] + ([sel.zcdp_rho] if sel else []))
+            rho = math.fsum([p.rho_achieved for p in (*self.plans, *self.searches)] + ([sel.zcdp_rho] if sel else []))
             delta = sel.delta_achieved if sel else 0.0
             return {"definition": "approximate zCDP" if delta > 0 else "zCDP", "noise": self.noise, "rho": rho,
                     "delta": delta, "rho_given": self.rho, "delta_given": self.delta}
@@ -70,6 +71,9 @@ class BudgetPlan:
             route = "zCDP composition of the Gaussian aggregates, converted to (epsilon, delta), plus selection"
         if sel is not None:
             parts.append(ApproxDP(sel.epsilon, sel.delta_achieved))
+        parts += [ApproxDP(s.epsilon_achieved, 0.0) for s in self.searches]
+        if self.searches:
+            route += ", plus the searches of the bounds"
         total = compose(parts)
         assert isinstance(total, ApproxDP)
         out = {"definition": "approximate DP" if total.delta > 0 else "pure DP", "noise": self.noise,

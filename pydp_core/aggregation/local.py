@@ -8,8 +8,9 @@ import numpy as np
 
 from .._validation import require_extra
 from .aggregations import component_exponent, component_limb_sums, estimate, limbs_on_grid
+from .autobounds import GRID_RANGE, grid_counts
 from .bounding import bound_contributions, combine_hashes, factorize, identity_hashes, subkey, unique_values
-from .keyuse import KeyUse, key_use, record_release
+from .keyuse import KeyUse, key_use, record_release, record_search
 from .quantiles import QuantilePlan, cell_counts
 from .report import REPORT_KEY, build_result, describe_plan, release_report, to_polars
 from .spec import AggregateSpec, aggregate_spec, output_name, public_groups
@@ -34,6 +35,7 @@ def aggregate(
     budget_split: Mapping[str, float] | None = None,
     confidence: float | None = 0.95,
     partition_selection: str = "threshold",
+    bounds_share: float | None = None,
     ledger: Any = None,
     accountant: Any = None,
 ) -> Any:
@@ -165,8 +167,8 @@ def aggregate(
     spec = aggregate_spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
                  rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
-                 confidence=confidence, partition_selection=partition_selection)
-    group_cols, partials = partial_aggregates(frame, spec)
+                 confidence=confidence, partition_selection=partition_selection, bounds_share=bounds_share)
+    spec, group_cols, partials = bounded_partials(frame, spec, use)
     out = release_partials(spec, frame, group_cols, partials, use)
     return to_polars(out) if polars else out
 
@@ -178,6 +180,17 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
     partitions if given) and int64 partials per group (:meth:`AggregateSpec.partial_names`). Partials of
     partitions that split the persons disjointly add up to the partials of the whole table exactly.
     """
+    if spec.pending:
+        raise ValueError("bounds: 'auto' runs on pandas, pyarrow and polars tables (the searches of the bounds "
+                         "need the whole table); give the bounds of each column to an engine")
+    return bounded_partials(frame, spec, None)[1:]
+
+
+def bounded_partials(frame: Any, spec: AggregateSpec,
+                     use: KeyUse | None) -> tuple[AggregateSpec, list[np.ndarray], dict[str, np.ndarray]]:
+    """:func:`partial_aggregates`, choosing first the bounds of the columns with ``bounds="auto"`` from the
+    kept rows (recorded in the key's ledger and charged to ``use`` before the searches draw noise, section
+    11 of ``docs/aggregate.md``); returns the spec with every bound known."""
     frame = frame if isinstance(frame, Frame) else Frame(frame)
     key, pu, by_list = spec.key, spec.privacy_unit, spec.by
     p_codes, p_uniques = factorize(frame.column(pu), pu)
@@ -194,12 +207,17 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         group_cols = public
     n_groups = group_cols[0].shape[0]
     g_hash = group_hashes(group_cols, key)
-    raw = {c: frame.raw_values(c) for c in spec.bounds}
+    auto = [s.column for s in spec.auto.searches] if spec.pending else []  # type: ignore[union-attr]
+    raw = {c: frame.raw_values(c) for c in [*spec.bounds, *auto]}
     for c in {c for c, _ in spec.requests} - set(raw) - {pu}:
         frame.check_complete(c)
+    # Rows are kept by their content clamped to the bounds, or to the search grid's range for "auto" columns.
+    clamp = [spec.bounds.get(c, GRID_RANGE) for c in raw]
     kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()), max_partitions=spec.max_partitions,
                                max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
-                               bounds=list(spec.bounds.values()), names=list(raw))
+                               bounds=clamp, names=list(raw))
+    if auto:
+        spec = search_bounds(spec, {c: raw[c][kept.rows] for c in auto}, use)
     row_groups = gid[kept.rows]
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
     for c in raw:
@@ -213,7 +231,17 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         partials[f"{c}\x00cells"] = cell_counts(raw[c][kept.rows], row_groups, spec.bounds[c], n_groups)
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
-    return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
+    return spec, [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
+
+
+def search_bounds(spec: AggregateSpec, kept: dict[str, np.ndarray], use: KeyUse | None) -> AggregateSpec:
+    """The spec with the bounds of its "auto" columns chosen from their kept values (all groups): the grid
+    counts are recorded in the key's ledger and the whole budget charged, then the searches run."""
+    assert spec.auto is not None
+    counts = {c: grid_counts(v) for c, v in kept.items()}
+    record_search(spec, use, counts)
+    found = {s.column: s.search(counts[s.column], subkey(spec.key, f"bounds\x00{s.column}")) for s in spec.auto.searches}
+    return spec.with_bounds(found)
 
 
 def group_hashes(group_cols: Sequence[np.ndarray], key: bytes) -> np.ndarray:

@@ -33,8 +33,21 @@ example:
 """
 
 
-def _bounds(text: list[str]) -> tuple[str, float, float]:
-    return text[0], finite_float(text[1]), finite_float(text[2])
+def _bounds(items: list[list[str]]) -> Any:
+    """``--bounds C LOW HIGH``, ``--bounds C auto`` or ``--bounds auto`` (every column) as ``aggregate``'s bounds."""
+    if any(item == ["auto"] for item in items):
+        if len(items) > 1:
+            raise ValueError("--bounds auto chooses every column's bounds: give no other --bounds")
+        return "auto"
+    out: dict[str, Any] = {}
+    for item in items:
+        if len(item) == 2 and item[1] == "auto":
+            out[item[0]] = "auto"
+        elif len(item) == 3:
+            out[item[0]] = (finite_float(item[1]), finite_float(item[2]))
+        else:
+            raise ValueError(f"--bounds takes C LOW HIGH, C auto or auto, got {' '.join(item)!r}")
+    return out or None
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -54,8 +67,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     for agg in ("median", "min", "max"):
         p.add_argument(f"--{agg}", action="append", default=[], metavar="C", help=f"noisy {agg} of column C (needs --bounds C)")
     p.add_argument("--privacy-id-count", action="store_true", help="noisy number of distinct privacy units per group")
-    p.add_argument("--bounds", action="append", nargs=3, default=[], metavar=("C", "LOW", "HIGH"),
-                   help="clamp column C to [LOW, HIGH] (one per summed/averaged column)")
+    p.add_argument("--bounds", action="append", nargs="+", default=[], metavar="C LOW HIGH",
+                   help="clamp column C to [LOW, HIGH] (one per summed/averaged column); 'C auto' chooses C's "
+                        "bounds under DP with a share of the budget, 'auto' every column's")
+    p.add_argument("--bounds-share", type=finite_float, metavar="S",
+                   help="the share of the budget in (0, 1) spent on choosing 'auto' bounds (default 0.1)")
     p.add_argument("--max-partitions", type=positive_int, required=True, metavar="K", help="groups kept per person")
     p.add_argument("--max-contributions", type=positive_int, required=True, metavar="K", help="rows kept per person and group")
     budget = p.add_mutually_exclusive_group(required=True)
@@ -126,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io.files import csv_delimiter, file_format, input_format, read_columns, write_result
 
     aggs = _aggregations(args)
-    bounds = {c: (lo, hi) for c, lo, hi in (_bounds(b) for b in args.bounds)}
+    bounds = _bounds(args.bounds)
     columns = list(dict.fromkeys([args.privacy_unit, *args.group_by, *aggs]))
     fmt_in = input_format(args.input, args.format)
     table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter))
@@ -134,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     if args.public_partitions:
         public = read_columns(args.public_partitions, args.group_by,
                               delimiter=csv_delimiter(args.public_partitions, args.delimiter))
-    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
+    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds,
+                   bounds_share=args.bounds_share,
                    max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
                    delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
                    budget_split=_split(args.budget_split), confidence=args.confidence,
