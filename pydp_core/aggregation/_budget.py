@@ -121,7 +121,8 @@ def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[floa
     for (c, a), s in zip(requests, shares):
         try:
             plan = plan_quantile if is_quantile(a) else plan_aggregate
-            out.append(plan(a, **{kind: s}, max_partitions=kp, max_contributions=kc, bounds=bounds.get(c)))
+            out.append(plan(a, **{kind: s}, max_partitions=kp, max_contributions=kc,
+                            bounds=None if a == "histogram" else bounds.get(c)))
         except ValueError as err:
             raise ValueError(f"{given}: the share of {c}_{a} is too small ({err})") from None
     return out

@@ -2,7 +2,7 @@
 table's columns, and the budget plan and release key derived from them (:class:`AggregateSpec`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -13,6 +13,7 @@ from ..io.keys import check_key, generate_key, release_id, release_key
 from ._budget import BudgetPlan, plan_budget
 from .aggregations import AGGREGATES, COMPONENTS, VALUE_AGGREGATES, split_epsilon
 from .autobounds import BoundsSearch, plan_bounds_search
+from .histograms import histogram_edges
 from .quantiles import QUANTILE_NAMES, is_quantile, quantile_requests
 from .selection import SELECTION_METHODS
 
@@ -25,7 +26,8 @@ def _column_name(value: Any, name: str, frame: Any) -> str:
     return value
 
 
-def _requests(aggregations: Any, privacy_unit: str, frame: Any) -> list[tuple[str, str]]:
+def _requests(aggregations: Any, privacy_unit: str, frame: Any, bins: dict) -> list[tuple[str, str]]:
+    """The (column, aggregate) pairs asked for; the edges of each histogram go to ``bins``."""
     if not isinstance(aggregations, Mapping) or not aggregations:
         raise TypeError("aggregations must be a non-empty mapping from column to a list of aggregates")
     out: list[tuple[str, str]] = []
@@ -36,7 +38,14 @@ def _requests(aggregations: Any, privacy_unit: str, frame: Any) -> list[tuple[st
         if not isinstance(items, list):
             raise TypeError(f"{where} must be an aggregate name or a non-empty list of them")
         names = [a for a in items if isinstance(a, str)]
-        quantiles = [q for a in items if not isinstance(a, str) for q in quantile_requests(a, where)]
+        hist = [a for a in items if isinstance(a, (tuple, list)) and len(a) == 2 and a[0] == "histogram"]
+        if len(hist) > 1:
+            raise ValueError(f"{where}: one histogram per column")
+        if hist:
+            bins[col] = histogram_edges(hist[0], where)
+            out.append((col, "histogram"))
+        quantiles = [q for a in items if not isinstance(a, str) and not (hist and a is hist[0])
+                     for q in quantile_requests(a, where)]
         for agg in check_aggregate_names(names, where, AGGREGATES + QUANTILE_NAMES) if names else []:
             if agg == "privacy_id_count" and col != privacy_unit:
                 raise ValueError(
@@ -189,6 +198,7 @@ class AggregateSpec:
     public: Any  # the raw public_partitions argument, or None
     release: str  # the release id (pydp_core.io.keys.release_id of the description)
     auto: AutoBounds | None = None  # bounds="auto": the searches (the bounds of their columns are not in bounds)
+    bins: dict = field(default_factory=dict)  # column -> histogram edges
 
     @property
     def components(self) -> list[tuple[str, str]]:
@@ -200,6 +210,21 @@ class AggregateSpec:
     def quantile_columns(self) -> list[str]:
         """The columns with a quantile aggregate (their partials are grid cell counts)."""
         return sorted({c for c, a in self.requests if is_quantile(a)})
+
+    @property
+    def distinct_columns(self) -> list[str]:
+        """The columns with ``count_distinct`` (their partials are distinct values per group)."""
+        return sorted({c for c, a in self.requests if a == "count_distinct"})
+
+    @property
+    def local_only(self) -> str | None:
+        """Why the request needs the whole table in one process (None: engines may compute partials per
+        partition): quantiles, histograms and distinct counts have partials the engines do not combine, and
+        automatic bounds search the whole table first."""
+        what = [w for w, needed in (("quantiles (median, quantile, min, max)", self.quantile_columns),
+                                    ("histograms", self.bins), ("count_distinct", self.distinct_columns),
+                                    ("bounds 'auto'", self.pending)) if needed]
+        return ", ".join(what) or None
 
     @property
     def pending(self) -> bool:
@@ -238,7 +263,8 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
     by_list = [_column_name(c, "by", frame) for c in by_list]
     if len(set(by_list)) != len(by_list) or pu in by_list:
         raise ValueError("by must name distinct columns other than privacy_unit")
-    requests = _requests(aggregations, pu, frame)
+    bins: dict = {}
+    requests = _requests(aggregations, pu, frame, bins)
     col_bounds, auto_cols = _bounds(bounds, requests)
     kp = check_int(max_partitions, "max_partitions", 1, 1 << 30)
     kc = check_int(max_contributions, "max_contributions", 1, 1 << 30)
@@ -266,11 +292,13 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
         "selection": None if budget.selection is None else budget.selection.describe(),
         "public_partitions": public_partitions is not None,
     }
+    if bins:
+        description["bins"] = {c: list(e) for c, e in bins.items()}
     if auto is not None:
         description["bounds_auto"] = {"columns": auto_cols, "share": auto.share, "charge": auto.charge}
     rid = release_id(description)
     return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, release_key(key, rid),
-                         public_partitions, rid, auto)
+                         public_partitions, rid, auto, bins)
 
 
 class _Names:

@@ -7,7 +7,8 @@ from typing import Any
 
 from ._args import finite_float, positive_int
 
-HELP = "differentially private group-by counts, sums, means and variances with per-person bounding (atomic)"
+HELP = ("differentially private group-by counts, sums, means, variances, quantiles, distinct counts and histograms "
+        "with per-person bounding (atomic)")
 
 _EPILOG = """\
 The budget: --epsilon and --delta (or --rho, zCDP) are the TOTAL for one privacy unit (all its rows),
@@ -66,6 +67,11 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "--max C likewise")
     for agg in ("median", "min", "max"):
         p.add_argument(f"--{agg}", action="append", default=[], metavar="C", help=f"noisy {agg} of column C (needs --bounds C)")
+    p.add_argument("--count-distinct", action="append", default=[], metavar="C",
+                   help="noisy number of distinct values of column C per group (a person counts with at most "
+                        "--max-contributions rows per group)")
+    p.add_argument("--histogram", action="append", nargs="+", default=[], metavar=("C", "EDGE"),
+                   help="noisy counts of column C in the public bins [E0, E1), ..., [Em-1, Em] (values clamped)")
     p.add_argument("--privacy-id-count", action="store_true", help="noisy number of distinct privacy units per group")
     p.add_argument("--bounds", action="append", nargs="+", default=[], metavar="C LOW HIGH",
                    help="clamp column C to [LOW, HIGH] (one per summed/averaged column); 'C auto' chooses C's "
@@ -117,10 +123,17 @@ def _aggregations(args: argparse.Namespace) -> dict[str, list[Any]]:
         if not levels:
             raise ValueError(f"--quantile {col}: give at least one level Q in [0, 1]")
         out.setdefault(col, []).append(("quantile", [finite_float(q) for q in levels]))
+    for col in args.count_distinct:
+        out.setdefault(col, []).append("count_distinct")
+    for col, *edges in args.histogram:
+        if len(edges) < 2:
+            raise ValueError(f"--histogram {col}: give at least two increasing edges")
+        out.setdefault(col, []).append(("histogram", [finite_float(e) for e in edges]))
     if args.privacy_id_count:
         out.setdefault(args.privacy_unit, []).append("privacy_id_count")
     if not out:
-        raise ValueError("ask for at least one aggregate: --count, --sum C, --mean C, --variance C or --privacy-id-count")
+        raise ValueError("ask for at least one aggregate: --count, --sum C, --mean C, --variance C, --median C, "
+                         "--quantile C Q, --count-distinct C, --histogram C EDGES or --privacy-id-count")
     return out
 
 
