@@ -16,6 +16,7 @@ from .quantiles import QuantilePlan, cell_counts
 from .report import REPORT_KEY, build_result, describe_plan, release_report, to_polars
 from .spec import AggregateSpec, aggregate_spec, output_name, public_groups
 from .tables import Frame, group_type, is_polars
+from .vectors import VectorPlan, clipped_units, row_hashes, unit_sums, vector_values
 
 
 def aggregate(
@@ -234,12 +235,13 @@ def bounded_partials(frame: Any, spec: AggregateSpec,
     clamp = [spec.bounds[c] if c in spec.bounds else (spec.bins[c][0], spec.bins[c][-1]) if c in spec.bins
              else GRID_RANGE for c in raw]
     distinct = {c: factorize(frame.column(c), c) for c in spec.distinct_columns}
-    content = list(raw.values()) + [
-        (identity_hashes(unique_values(u), subkey(key, f"distinct\x00{c}")) >> np.uint64(11))[codes].astype(np.float64)
-        for c, (codes, u) in distinct.items()]
-    kept = bound_contributions(p_codes, p_hash, gid, g_hash, content, max_partitions=spec.max_partitions,
-                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
-                               bounds=clamp + [(0.0, 2.0 ** 53)] * len(distinct), names=[*raw, *distinct])
+    vectors = {c: vector_values(frame, c, size) for c, (_, _, size) in spec.vectors.items()}
+    hashed = [(identity_hashes(unique_values(u), subkey(key, f"distinct\x00{c}")) >> np.uint64(11))[codes]
+              for c, (codes, u) in distinct.items()] + [row_hashes(v) >> np.uint64(11) for v in vectors.values()]
+    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()) + [h.astype(np.float64) for h in hashed],
+                               max_partitions=spec.max_partitions, max_contributions=spec.max_contributions,
+                               key=subkey(key, "bounding"), bounds=clamp + [(0.0, 2.0 ** 53)] * len(hashed),
+                               names=[*raw, *distinct, *vectors])
     if auto:
         spec = search_bounds(spec, {c: raw[c][kept.rows] for c in auto}, use)
     row_groups = gid[kept.rows]
@@ -255,6 +257,9 @@ def bounded_partials(frame: Any, spec: AggregateSpec,
         partials[f"{c}\x00cells"] = cell_counts(raw[c][kept.rows], row_groups, spec.bounds[c], n_groups)
     for c, edges in spec.bins.items():
         partials[f"{c}\x00bins"] = bin_counts(raw[c][kept.rows], row_groups, edges, n_groups)
+    for c, v in vectors.items():
+        norm, bound, _ = spec.vectors[c]
+        partials[f"{c}\x00vector"] = unit_sums(clipped_units(v[kept.rows], norm, bound), row_groups, n_groups)
     for c, (codes, u) in distinct.items():
         pairs = np.unique(row_groups * np.int64(max(1, len(u))) + codes[kept.rows])
         partials[f"{c}\x00distinct"] = np.bincount(pairs // max(1, len(u)), minlength=n_groups).astype(np.int64)
@@ -304,6 +309,11 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
             report_aggs[name] = plan.describe()
             continue
         name = output_name(col, agg, spec.privacy_unit)
+        if isinstance(plan, VectorPlan):
+            columns[name] = plan.release(partials[f"{col}\x00vector"], stream_ids,
+                                         subkey(key, f"noise\x00{col}\x00vector_sum"))
+            report_aggs[name] = plan.describe()
+            continue
         if agg == "histogram":
             (noise,) = plan.components.values()
             counts = partials[f"{col}\x00bins"]

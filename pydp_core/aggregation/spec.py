@@ -16,6 +16,7 @@ from .autobounds import BoundsSearch, plan_bounds_search
 from .histograms import histogram_edges
 from .quantiles import QUANTILE_NAMES, is_quantile, quantile_requests
 from .selection import SELECTION_METHODS
+from .vectors import vector_request
 
 
 def _column_name(value: Any, name: str, frame: Any) -> str:
@@ -26,8 +27,9 @@ def _column_name(value: Any, name: str, frame: Any) -> str:
     return value
 
 
-def _requests(aggregations: Any, privacy_unit: str, frame: Any, bins: dict) -> list[tuple[str, str]]:
-    """The (column, aggregate) pairs asked for; the edges of each histogram go to ``bins``."""
+def _requests(aggregations: Any, privacy_unit: str, frame: Any, bins: dict, vectors: dict) -> list[tuple[str, str]]:
+    """The (column, aggregate) pairs asked for; the edges of each histogram go to ``bins``, the (norm, bound,
+    size) of each vector sum to ``vectors``."""
     if not isinstance(aggregations, Mapping) or not aggregations:
         raise TypeError("aggregations must be a non-empty mapping from column to a list of aggregates")
     out: list[tuple[str, str]] = []
@@ -38,6 +40,13 @@ def _requests(aggregations: Any, privacy_unit: str, frame: Any, bins: dict) -> l
         if not isinstance(items, list):
             raise TypeError(f"{where} must be an aggregate name or a non-empty list of them")
         names = [a for a in items if isinstance(a, str)]
+        vec = [a for a in items if isinstance(a, (tuple, list)) and a and a[0] == "vector_sum"]
+        if len(vec) > 1:
+            raise ValueError(f"{where}: one vector sum per column")
+        if vec:
+            vectors[col] = vector_request(vec[0], where)
+            out.append((col, "vector_sum"))
+        items = [a for a in items if not (vec and a is vec[0])]
         hist = [a for a in items if isinstance(a, (tuple, list)) and len(a) == 2 and a[0] == "histogram"]
         if len(hist) > 1:
             raise ValueError(f"{where}: one histogram per column")
@@ -199,6 +208,7 @@ class AggregateSpec:
     release: str  # the release id (pydp_core.io.keys.release_id of the description)
     auto: AutoBounds | None = None  # bounds="auto": the searches (the bounds of their columns are not in bounds)
     bins: dict = field(default_factory=dict)  # column -> histogram edges
+    vectors: dict = field(default_factory=dict)  # column -> (norm, bound, size) of its vector sum
 
     @property
     def components(self) -> list[tuple[str, str]]:
@@ -222,7 +232,8 @@ class AggregateSpec:
         partition): quantiles, histograms and distinct counts have partials the engines do not combine, and
         automatic bounds search the whole table first."""
         what = [w for w, needed in (("quantiles (median, quantile, min, max)", self.quantile_columns),
-                                    ("histograms", self.bins), ("count_distinct", self.distinct_columns),
+                                    ("histograms", self.bins), ("vector sums", self.vectors),
+                                    ("count_distinct", self.distinct_columns),
                                     ("bounds 'auto'", self.pending)) if needed]
         return ", ".join(what) or None
 
@@ -264,7 +275,8 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
     if len(set(by_list)) != len(by_list) or pu in by_list:
         raise ValueError("by must name distinct columns other than privacy_unit")
     bins: dict = {}
-    requests = _requests(aggregations, pu, frame, bins)
+    vectors: dict = {}
+    requests = _requests(aggregations, pu, frame, bins, vectors)
     col_bounds, auto_cols = _bounds(bounds, requests)
     kp = check_int(max_partitions, "max_partitions", 1, 1 << 30)
     kc = check_int(max_contributions, "max_contributions", 1, 1 << 30)
@@ -276,7 +288,7 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
         raise ValueError("aggregations ask for the same aggregate twice")
     weights = _weights(budget_split, agg_names)
     rest = dict(delta=delta, noise=noise, weights=weights, selection=public_partitions is None, requests=requests,
-                max_partitions=kp, max_contributions=kc, method=method)
+                max_partitions=kp, max_contributions=kc, method=method, vectors=vectors)
     auto, epsilon, rho = _auto_bounds(auto_cols, bounds_share, epsilon=epsilon, rho=rho, delta=delta, kp=kp, kc=kc,
                                       rest=rest)
     # The auto columns are calibrated on placeholder bounds here (the checks of the arguments), and again on
@@ -294,11 +306,13 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
     }
     if bins:
         description["bins"] = {c: list(e) for c, e in bins.items()}
+    if vectors:
+        description["vectors"] = {c: list(v) for c, v in vectors.items()}
     if auto is not None:
         description["bounds_auto"] = {"columns": auto_cols, "share": auto.share, "charge": auto.charge}
     rid = release_id(description)
     return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, release_key(key, rid),
-                         public_partitions, rid, auto, bins)
+                         public_partitions, rid, auto, bins, vectors)
 
 
 class _Names:

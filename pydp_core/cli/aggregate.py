@@ -72,6 +72,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "--max-contributions rows per group)")
     p.add_argument("--histogram", action="append", nargs="+", default=[], metavar=("C", "EDGE"),
                    help="noisy counts of column C in the public bins [E0, E1), ..., [Em-1, Em] (values clamped)")
+    p.add_argument("--vector-sum", action="append", nargs=4, default=[], metavar=("C", "NORM", "BOUND", "SIZE"),
+                   help="noisy sum of the vectors (lists of SIZE numbers) of column C, each clipped to BOUND in the "
+                        "l1, l2 or linf NORM")
     p.add_argument("--privacy-id-count", action="store_true", help="noisy number of distinct privacy units per group")
     p.add_argument("--bounds", action="append", nargs="+", default=[], metavar="C LOW HIGH",
                    help="clamp column C to [LOW, HIGH] (one per summed/averaged column); 'C auto' chooses C's "
@@ -129,6 +132,8 @@ def _aggregations(args: argparse.Namespace) -> dict[str, list[Any]]:
         if len(edges) < 2:
             raise ValueError(f"--histogram {col}: give at least two increasing edges")
         out.setdefault(col, []).append(("histogram", [finite_float(e) for e in edges]))
+    for col, norm, bound, size in args.vector_sum:
+        out.setdefault(col, []).append(("vector_sum", norm, finite_float(bound), positive_int(size)))
     if args.privacy_id_count:
         out.setdefault(args.privacy_unit, []).append("privacy_id_count")
     if not out:
