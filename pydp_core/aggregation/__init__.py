@@ -3,8 +3,9 @@
 :func:`aggregate` computes, per group of ``by``, counts, sums, means, variances, quantiles, distinct
 counts, histograms, vector sums and the number of distinct privacy units (with bounds given or chosen under
 DP), releases them with exact discrete noise and, unless the groups are public, selects the groups to
-release by Laplace thresholding (or the optimal partition selection). The guarantee is (epsilon, delta)-DP for adding or removing all the rows of one privacy unit. The proofs
-(sensitivities, selection, budget split) are in ``docs/aggregate.md``.
+release by Laplace thresholding (or the optimal partition selection). The guarantee is (epsilon, delta)-DP
+for adding or removing all the rows of one privacy unit. The proofs (sensitivities, selection, budget
+split) are in ``docs/aggregate.md``.
 
 - :mod:`~pydp_core.aggregation.spec`: the checked request (:class:`AggregateSpec`);
 - :mod:`~pydp_core.aggregation._budget`: the budget plan (split over the aggregates and the selection);

@@ -46,18 +46,11 @@ def grid_points() -> np.ndarray:
 
 
 def grid_cells(values: np.ndarray) -> np.ndarray:
-    """For each value, the smallest ``i`` with ``value <= p_i`` (values beyond ``p_0``, ``p_W`` clamped), from the
-    exact binary exponent (``numpy.frexp``): no rounded arithmetic decides a cell."""
-    v = np.clip(np.asarray(values, dtype=np.float64), *GRID_RANGE)
-    m, e = np.frexp(np.abs(v))  # |v| = m 2**e, m in [0.5, 1)
-    e = e.astype(np.int64)
-    power = m == 0.5  # |v| = 2**(e - 1) exactly
-    # v > 0: the smallest j with 2**(j - 65) >= v is j = e + 65, or e + 64 when v is a power of two.
-    j_pos = np.clip(np.where(power, e - 1, e) + _OFFSET, 1, _ZERO)
-    # v < 0: the largest j with 2**(j - 65) <= |v| is j = e + 64 (point p_{128 - j}); none when |v| < 2**-64.
-    j_neg = np.clip(e - 1 + _OFFSET, 0, _ZERO)
-    out = np.where(v > 0, _ZERO + j_pos, _ZERO - j_neg)
-    return np.where(v == 0, _ZERO, out).astype(np.int64)
+    """For each value, the smallest ``i`` with ``value <= p_i`` (values beyond ``p_0``, ``p_W`` clamped): exact
+    comparisons with the exact grid points (binary search), no rounded arithmetic."""
+    points = grid_points()
+    return np.searchsorted(points, np.clip(np.asarray(values, dtype=np.float64), points[0], points[-1]),
+                           side="left").astype(np.int64)
 
 
 def grid_counts(values: np.ndarray) -> np.ndarray:
