@@ -1,10 +1,11 @@
 """Differentially private group-by aggregation with per-person contribution bounding.
 
-:func:`aggregate` computes, per group of ``by``, counts, sums, means, variances and the number of
-distinct privacy units, releases them with exact discrete noise and, unless the groups are public,
-selects the groups to release by Laplace thresholding (or the optimal partition selection). The
-guarantee is (epsilon, delta)-DP for adding or removing all the rows of one privacy unit. The proofs
-(sensitivities, selection, budget split) are in ``docs/aggregate.md``.
+:func:`aggregate` computes, per group of ``by``, counts, sums, means, variances, quantiles, distinct
+counts, histograms, vector sums and the number of distinct privacy units (with bounds given or chosen under
+DP), releases them with exact discrete noise and, unless the groups are public, selects the groups to
+release by Laplace thresholding (or the optimal partition selection). The guarantee is (epsilon, delta)-DP
+for adding or removing all the rows of one privacy unit. The proofs (sensitivities, selection, budget
+split) are in ``docs/aggregate.md``.
 
 - :mod:`~pydp_core.aggregation.spec`: the checked request (:class:`AggregateSpec`);
 - :mod:`~pydp_core.aggregation._budget`: the budget plan (split over the aggregates and the selection);
@@ -16,6 +17,9 @@ guarantee is (epsilon, delta)-DP for adding or removing all the rows of one priv
 - :mod:`~pydp_core.aggregation.aggregations`: sensitivities, noise, estimators, confidence intervals;
 - :mod:`~pydp_core.aggregation.selection`: Laplace thresholding and its delta, and the optimal selection;
 - :mod:`~pydp_core.aggregation.quantiles`: the quantile aggregates (noisy binary search on the grid);
+- :mod:`~pydp_core.aggregation.autobounds`: ``bounds="auto"`` (the bounds chosen under DP);
+- :mod:`~pydp_core.aggregation.histograms`: histograms on public bins;
+- :mod:`~pydp_core.aggregation.vectors`: vector sums with l1/l2/linf clipping;
 - :mod:`~pydp_core.aggregation.topk`: :func:`top_k` (report-noisy-max peeling);
 - :mod:`~pydp_core.aggregation.engines`: the same release on Dask and Spark.
 """

@@ -32,6 +32,7 @@ from ..accounting.conversions import zcdp_log_delta
 from .aggregations import AggregatePlan, plan_aggregate, split_epsilon
 from .quantiles import QuantilePlan, is_quantile, plan_quantile
 from .selection import OptimalSelection, ThresholdSelection, calibrate, optimal_selection_for_rho
+from .vectors import VectorPlan, plan_vector
 
 NOISES = ("laplace", "gaussian")
 _MARGIN = 1e-12  # relative margin on delta toward the safe side, as in the calibrations
@@ -49,12 +50,13 @@ class BudgetPlan:
     delta: float
     rho: float | None
     block: tuple[float, float] | None = None  # (epsilon, delta) of the Gaussian aggregates under approximate DP
+    searches: tuple = ()  # bounds="auto": the pure DP searches of the bounds (autobounds.BoundsSearch)
 
     def total(self) -> dict:
         """The composed guarantee of everything released (the report's ``budget``)."""
         sel = self.selection
         if self.definition == "zcdp":
-            rho = math.fsum([p.rho_achieved for p in self.plans] + ([sel.zcdp_rho] if sel else []))
+            rho = math.fsum([p.rho_achieved for p in (*self.plans, *self.searches)] + ([sel.zcdp_rho] if sel else []))
             delta = sel.delta_achieved if sel else 0.0
             return {"definition": "approximate zCDP" if delta > 0 else "zCDP", "noise": self.noise, "rho": rho,
                     "delta": delta, "rho_given": self.rho, "delta_given": self.delta}
@@ -70,6 +72,9 @@ class BudgetPlan:
             route = "zCDP composition of the Gaussian aggregates, converted to (epsilon, delta), plus selection"
         if sel is not None:
             parts.append(ApproxDP(sel.epsilon, sel.delta_achieved))
+        parts += [ApproxDP(s.epsilon_achieved, 0.0) for s in self.searches]
+        if self.searches:
+            route += ", plus the searches of the bounds"
         total = compose(parts)
         assert isinstance(total, ApproxDP)
         out = {"definition": "approximate DP" if total.delta > 0 else "pure DP", "noise": self.noise,
@@ -112,12 +117,18 @@ def _noise(noise: Any) -> str | None:
 
 
 def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[float], kp: int, kc: int,
-           bounds: dict, given: str) -> list[AggregatePlan | QuantilePlan]:
-    out = []
+           bounds: dict, given: str, vectors: dict) -> list[AggregatePlan | QuantilePlan | VectorPlan]:
+    out: list[AggregatePlan | QuantilePlan | VectorPlan] = []
     for (c, a), s in zip(requests, shares):
         try:
+            if a == "vector_sum":
+                norm, bound, size = vectors[c]
+                out.append(plan_vector(a, norm=norm, bound=bound, size=size, **{kind: s}, max_partitions=kp,
+                                       max_contributions=kc))
+                continue
             plan = plan_quantile if is_quantile(a) else plan_aggregate
-            out.append(plan(a, **{kind: s}, max_partitions=kp, max_contributions=kc, bounds=bounds.get(c)))
+            out.append(plan(a, **{kind: s}, max_partitions=kp, max_contributions=kc,
+                            bounds=None if a == "histogram" else bounds.get(c)))
         except ValueError as err:
             raise ValueError(f"{given}: the share of {c}_{a} is too small ({err})") from None
     return out
@@ -125,13 +136,14 @@ def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[floa
 
 def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequence[float], selection: bool,
                 requests: Sequence[tuple[str, str]], max_partitions: int, max_contributions: int,
-                bounds: dict, method: str = "threshold") -> BudgetPlan:
+                bounds: dict, method: str = "threshold", vectors: dict | None = None) -> BudgetPlan:
     """Check the budget arguments and calibrate every aggregate and the selection (errors name the argument).
 
     ``weights`` has one entry per request, then one for selection when ``selection`` is true; ``method``
     is the partition-selection method (``"threshold"`` or ``"optimal"``).
     """
     kind = _noise(noise)
+    vectors = {} if vectors is None else vectors
     dl = float(check_delta(delta, "delta"))
     kp, kc = max_partitions, max_contributions
     if rho is not None and epsilon is not None:
@@ -147,7 +159,7 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
             raise ValueError("noise='laplace' does not go with rho: a zCDP budget uses Gaussian noise")
         shares = split_epsilon(r, weights)
         sel = _zcdp_selection(shares[-1], dl, kp, method) if selection else None
-        plans = _plans(requests, "rho", shares[:n], kp, kc, bounds, "rho")
+        plans = _plans(requests, "rho", shares[:n], kp, kc, bounds, "rho", vectors)
         return BudgetPlan("zcdp", "gaussian", plans, sel, None, dl, r)
     eps = check_positive_scalar(epsilon, "epsilon")
     if kind == "gaussian" and dl == 0.0:
@@ -159,12 +171,12 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
         shares = split_epsilon(eps, weights)
         sel = _selection(shares[-1], dl, kp, method) if selection else None
         laplace = BudgetPlan("pure" if dl == 0.0 else "approx", "laplace",
-                             _plans(requests, "epsilon", shares[:n], kp, kc, bounds, "epsilon"), sel, eps, dl, None)
+                             _plans(requests, "epsilon", shares[:n], kp, kc, bounds, "epsilon", vectors), sel, eps, dl, None)
     if kind == "gaussian":
-        gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds, method)
+        gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds, method, vectors)
     elif kind is None:
         try:  # the default falls back to Laplace when the Gaussian split cannot be calibrated
-            gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds, method)
+            gaussian = _gaussian_plan(eps, dl, weights, selection, requests, kp, kc, bounds, method, vectors)
         except ValueError:
             gaussian = None
     if laplace is None or gaussian is None:
@@ -175,7 +187,8 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
 
 
 def _gaussian_plan(eps: float, dl: float, weights: Sequence[float], selection: bool,
-                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict, method: str) -> BudgetPlan:
+                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict, method: str,
+                   vectors: dict) -> BudgetPlan:
     n = len(requests)
     sel = None
     eps_g, delta_g = eps, dl
@@ -185,7 +198,7 @@ def _gaussian_plan(eps: float, dl: float, weights: Sequence[float], selection: b
         delta_g, delta_s = split_epsilon(dl, [agg_weight, sel_weight])
         sel = _selection(eps_s, delta_s, kp, method)
     rho_g = _largest_rho(eps_g, delta_g)
-    plans = _plans(requests, "rho", split_epsilon(rho_g, weights[:n]), kp, kc, bounds, "epsilon")
+    plans = _plans(requests, "rho", split_epsilon(rho_g, weights[:n]), kp, kc, bounds, "epsilon", vectors)
     return BudgetPlan("approx", "gaussian", plans, sel, eps, dl, None, (eps_g, delta_g))
 
 

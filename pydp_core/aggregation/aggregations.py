@@ -39,13 +39,15 @@ from ..release.plans import _GAUSS_MAX_BITS, DEFAULT_GRID_BITS, _grid_exponent, 
 from ..release.samplers import MAX_LAPLACE_T, MAX_PARAM
 
 #: The aggregates ``aggregations`` may ask for, per column.
-AGGREGATES = ("count", "privacy_id_count", "sum", "mean", "variance")
+AGGREGATES = ("count", "privacy_id_count", "count_distinct", "sum", "mean", "variance")
 #: The aggregates that need numeric values and ``bounds``.
 VALUE_AGGREGATES = ("sum", "mean", "variance")
 #: Each aggregate's noisy components and the share of the aggregate's epsilon each receives.
 COMPONENTS = {
     "count": ("rows",),
     "privacy_id_count": ("units",),
+    "count_distinct": ("distinct",),
+    "histogram": ("bins",),
     "sum": ("sum",),
     "mean": ("rows", "centred_sum"),
     "variance": ("rows", "centred_sum", "centred_squares"),
@@ -387,7 +389,7 @@ def plan_aggregate(
     ints, grid = (gaussian_integer_noise, gaussian_grid_noise) if gaussian else (integer_noise, grid_noise)
     comps: dict = {}
     for name, share in zip(names, shares):
-        if name == "rows":
+        if name in ("rows", "distinct", "bins"):  # a kept row adds at most one to one of them
             comps[name] = ints(share, kc, kp)
         elif name == "units":
             comps[name] = ints(share, 1, kp)
@@ -496,7 +498,7 @@ def estimate(plan: AggregatePlan, noisy: dict, alpha: float) -> tuple[np.ndarray
     a = alpha / len(comps)
     w = {name: noise.half_width(a) for name, noise in comps.items()}
     agg = plan.aggregate
-    if agg in ("count", "privacy_id_count", "sum"):
+    if agg in ("count", "privacy_id_count", "count_distinct", "histogram", "sum"):
         (name,) = comps
         v = noisy[name]
         half = np.int64(w[name]) if v.dtype.kind == "i" else w[name]  # integer intervals for counts

@@ -242,7 +242,8 @@ def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
     require_extra("dask", "dask.dataframe")
     use, kk, spec = _top_k_spec(list(ddf.columns), kwargs)
     groups, partials, kind_types = _dask_partials(ddf, spec)
-    return ranked(spec, kk, kind_types, groups, partials, use)
+    return ranked(spec, kk, kind_types, groups, partials, use, score=kwargs.get("score"),
+                  release_values=kwargs.get("release_values", False))
 
 
 def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
@@ -273,13 +274,15 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
     require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     use, kk, spec = _top_k_spec(list(sdf.columns), kwargs)
     groups, partials, kind_types = _spark_partials(sdf, spec)
-    return ranked(spec, kk, kind_types, groups, partials, use)
+    return ranked(spec, kk, kind_types, groups, partials, use, score=kwargs.get("score"),
+                  release_values=kwargs.get("release_values", False))
 
 
 def _top_k_spec(names: list, kwargs: dict) -> tuple[Any, int, AggregateSpec]:
     """(key use, k, spec) of an engine's top-k call, checked on the driver before any job runs."""
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
-    unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates"}
+    unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates",
+                             "score", "bounds", "max_contributions", "release_values"}
     if unknown:
         raise TypeError(f"top_k got an unexpected keyword argument {sorted(unknown)[0]!r}")
     args = {"delta": 0.0, "key": None, "candidates": None, **kwargs}

@@ -37,25 +37,45 @@ def record_release(spec: AggregateSpec, use: KeyUse | None, group_cols: list[np.
     if use is None:
         return
     total = spec.budget.total()
+    _claim(use, spec, "aggregate", partials_digest(group_cols, partials), None if spec.auto else total, total,
+           "this aggregation was already released under this key on other data: the two outputs would share "
+           "their noise, and their difference would reveal the change")
+
+
+def record_search(spec: AggregateSpec, use: KeyUse | None, counts: Mapping[str, np.ndarray]) -> None:
+    """Record the searches of ``bounds="auto"`` in the key's ledger (their grid counts determine the bounds found
+    for the release's key) and charge the accountant the whole given budget, before the searches draw noise.
+
+    The release itself is recorded after the searches (:func:`record_release`): a second call on data with the
+    same grid counts finds the same bounds, and is then refused if its partials differ."""
+    if use is None:
+        return
+    assert spec.auto is not None
+    names = sorted(counts)
+    digest = partials_digest([np.asarray(names, dtype=object)], {"grid": np.stack([counts[c] for c in names])})
+    _claim(use, spec, "aggregate_bounds", digest, spec.auto.charge, spec.auto.charge,
+           "the bounds of this aggregation were already chosen under this key on other data")
+
+
+def _claim(use: KeyUse, spec: AggregateSpec, piece: str, digest: str, charged: Mapping | None, spent: Mapping,
+           refusal: str) -> None:
+    """Claim ``piece`` of the release in the key's ledger, charging ``charged`` (if any) to the accountant on the
+    first claim; an exact repeat (same release, same digest: the same output) is accepted and not charged again."""
 
     def charge() -> None:
-        if use.accountant is not None:
-            charge_budget(use.accountant, total)
+        if use.accountant is not None and charged is not None:
+            charge_budget(use.accountant, charged)
 
     if use.ledger is None:
         charge()
         return
-    digest = partials_digest(group_cols, partials)
-    try:  # an exact repeat (same release, same partials: the same output) is accepted and not charged again
-        use.ledger.claim("aggregate", 0, 1, digest, on_first=charge, release=spec.release, spent=total)
+    try:
+        use.ledger.claim(piece, 0, 1, digest, on_first=charge, release=spec.release, spent=spent)
     except KeyReuseError as err:
         if "another release" in str(err):
             raise
-        raise KeyReuseError(
-            "this aggregation was already released under this key on other data: the two outputs would share "
-            "their noise, and their difference would reveal the change. Use a new key for a new release, or a "
-            "pydp_core.Session (whose releases get independent noise and are charged to its budget)"
-        ) from None
+        raise KeyReuseError(f"{refusal}. Use a new key for a new release, or a pydp_core.Session (whose releases get "
+                            "independent noise and are charged to its budget)") from None
 
 
 def charge_budget(accountant: Any, total: Mapping[str, Any]) -> None:

@@ -8,12 +8,15 @@ import numpy as np
 
 from .._validation import require_extra
 from .aggregations import component_exponent, component_limb_sums, estimate, limbs_on_grid
+from .autobounds import GRID_RANGE, grid_counts
 from .bounding import bound_contributions, combine_hashes, factorize, identity_hashes, subkey, unique_values
-from .keyuse import KeyUse, key_use, record_release
+from .histograms import bin_counts
+from .keyuse import KeyUse, key_use, record_release, record_search
 from .quantiles import QuantilePlan, cell_counts
 from .report import REPORT_KEY, build_result, describe_plan, release_report, to_polars
 from .spec import AggregateSpec, aggregate_spec, output_name, public_groups
 from .tables import Frame, group_type, is_polars
+from .vectors import VectorPlan, clipped_units, row_hashes, unit_sums, vector_values
 
 
 def aggregate(
@@ -34,6 +37,7 @@ def aggregate(
     budget_split: Mapping[str, float] | None = None,
     confidence: float | None = 0.95,
     partition_selection: str = "threshold",
+    bounds_share: float | None = None,
     ledger: Any = None,
     accountant: Any = None,
 ) -> Any:
@@ -76,11 +80,20 @@ def aggregate(
         ``privacy_unit`` column: ``count`` and ``privacy_id_count``. Quantiles: ``"median"``, ``"min"``,
         ``"max"`` and ``("quantile", [levels])`` (levels in [0, 1]; output ``<column>_quantile_<level>``) by a
         noisy binary search on a grid of 1024 cells between the bounds (``docs/aggregate.md``, section 9;
-        pure DP, no interval columns; pandas, pyarrow and polars tables only). Contribution bounding drops rows, so
+        pure DP, no interval columns; pandas, pyarrow and polars tables only). ``"count_distinct"``: the number
+        of distinct values of the column per group (any column type; one person changes it by at most
+        ``max_contributions`` per group). ``("histogram", [e0, ..., em])``: the counts of the column's values
+        in the public bins ``[e_i, e_{i+1})`` (the last closed; values clamped to ``[e0, em]``), output
+        ``<column>_histogram_<i>``, the whole histogram at the cost of one count (section 12). Distinct counts
+        and histograms run on pandas, pyarrow and polars tables. Contribution bounding drops rows, so
         counts and sums are biased downwards when persons exceed the limits; the interval columns cover the
         noise only, not that bias.
-    bounds : mapping or None
-        Column -> ``(low, high)`` with low < high, for every column with a sum, mean or variance.
+    bounds : mapping, "auto" or None
+        Column -> ``(low, high)`` with low < high, or ``"auto"``, for every column with a sum, mean, variance
+        or quantile; ``"auto"`` alone: every such column. An ``"auto"`` column's bounds are chosen under DP
+        from the kept rows with ``bounds_share`` of the budget (two noisy binary searches on signed powers of
+        two, section 11); the report's ``bounds_search`` gives them and their cost (pandas, pyarrow and
+        polars tables only).
     max_partitions : int
         The most groups one unit contributes to (>= 1).
     max_contributions : int
@@ -118,6 +131,10 @@ def aggregate(
         (:func:`~pydp_core.aggregation.selection.optimal_probability`); with ``rho``, each group gets
         ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
+    bounds_share : float, optional
+        The share, in (0, 1), of the total budget (epsilon, or rho) spent on the ``"auto"`` bounds, split
+        evenly over their columns (default 0.1); the whole given budget is charged to ``accountant`` before
+        the searches.
     ledger : None, path or KeyLedger, optional
         The use record of ``key`` (:mod:`pydp_core.io.ledger`): None the key's ledger in
         :func:`~pydp_core.io.ledger.state_dir`; a path (the command line uses ``<key file>.ledger``) or a
@@ -171,8 +188,8 @@ def aggregate(
     spec = aggregate_spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
                  rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
-                 confidence=confidence, partition_selection=partition_selection)
-    group_cols, partials = partial_aggregates(frame, spec)
+                 confidence=confidence, partition_selection=partition_selection, bounds_share=bounds_share)
+    spec, group_cols, partials = bounded_partials(frame, spec, use)
     out = release_partials(spec, frame, group_cols, partials, use)
     if not polars:
         return out
@@ -190,6 +207,18 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
     partitions if given) and int64 partials per group (:meth:`AggregateSpec.partial_names`). Partials of
     partitions that split the persons disjointly add up to the partials of the whole table exactly.
     """
+    if spec.local_only:
+        raise ValueError(f"aggregations: {spec.local_only} run on pandas, pyarrow and polars tables (their partial "
+                         "aggregates need the whole table); the engines take counts, sums, means and variances with "
+                         "given bounds")
+    return bounded_partials(frame, spec, None)[1:]
+
+
+def bounded_partials(frame: Any, spec: AggregateSpec,
+                     use: KeyUse | None) -> tuple[AggregateSpec, list[np.ndarray], dict[str, np.ndarray]]:
+    """:func:`partial_aggregates`, choosing first the bounds of the columns with ``bounds="auto"`` from the
+    kept rows (recorded in the key's ledger and charged to ``use`` before the searches draw noise, section
+    11 of ``docs/aggregate.md``); returns the spec with every bound known."""
     frame = frame if isinstance(frame, Frame) else Frame(frame)
     key, pu, by_list = spec.key, spec.privacy_unit, spec.by
     p_codes, p_uniques = factorize(frame.column(pu), pu)
@@ -206,12 +235,27 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
         group_cols = public
     n_groups = group_cols[0].shape[0]
     g_hash = group_hashes(group_cols, key)
-    raw = {c: frame.raw_values(c) for c in spec.bounds}
+    auto = [s.column for s in spec.auto.searches] if spec.pending else []  # type: ignore[union-attr]
+    raw = {c: frame.raw_values(c) for c in [*spec.bounds, *auto]}
     for c in {c for c, _ in spec.requests} - set(raw) - {pu}:
         frame.check_complete(c)
-    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()), max_partitions=spec.max_partitions,
-                               max_contributions=spec.max_contributions, key=subkey(key, "bounding"),
-                               bounds=list(spec.bounds.values()), names=list(raw))
+    for c in spec.bins:
+        raw.setdefault(c, frame.raw_values(c))
+    # A row's content is its values clamped to the bounds (the search grid's range for "auto" columns, the
+    # edges for histograms), and a hash of the value of each count_distinct column, so that the rows kept do
+    # not depend on the row order.
+    clamp = [spec.bounds[c] if c in spec.bounds else (spec.bins[c][0], spec.bins[c][-1]) if c in spec.bins
+             else GRID_RANGE for c in raw]
+    distinct = {c: factorize(frame.column(c), c) for c in spec.distinct_columns}
+    vectors = {c: vector_values(frame, c, size) for c, (_, _, size) in spec.vectors.items()}
+    hashed = [(identity_hashes(unique_values(u), subkey(key, f"distinct\x00{c}")) >> np.uint64(11))[codes]
+              for c, (codes, u) in distinct.items()] + [row_hashes(v) >> np.uint64(11) for v in vectors.values()]
+    kept = bound_contributions(p_codes, p_hash, gid, g_hash, list(raw.values()) + [h.astype(np.float64) for h in hashed],
+                               max_partitions=spec.max_partitions, max_contributions=spec.max_contributions,
+                               key=subkey(key, "bounding"), bounds=clamp + [(0.0, 2.0 ** 53)] * len(hashed),
+                               names=[*raw, *distinct, *vectors])
+    if auto:
+        spec = search_bounds(spec, {c: raw[c][kept.rows] for c in auto}, use)
     row_groups = gid[kept.rows]
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
     for c in raw:
@@ -223,9 +267,27 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
                     partials[f"{c}\x00{comp}\x00{k}"] = limbs[3 * j + k]
     for c in spec.quantile_columns:
         partials[f"{c}\x00cells"] = cell_counts(raw[c][kept.rows], row_groups, spec.bounds[c], n_groups)
+    for c, edges in spec.bins.items():
+        partials[f"{c}\x00bins"] = bin_counts(raw[c][kept.rows], row_groups, edges, n_groups)
+    for c, v in vectors.items():
+        norm, bound, _ = spec.vectors[c]
+        partials[f"{c}\x00vector"] = unit_sums(clipped_units(v[kept.rows], norm, bound), row_groups, n_groups)
+    for c, (codes, u) in distinct.items():
+        pairs = np.unique(row_groups * np.int64(max(1, len(u))) + codes[kept.rows])
+        partials[f"{c}\x00distinct"] = np.bincount(pairs // max(1, len(u)), minlength=n_groups).astype(np.int64)
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
-    return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
+    return spec, [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
+
+
+def search_bounds(spec: AggregateSpec, kept: dict[str, np.ndarray], use: KeyUse | None) -> AggregateSpec:
+    """The spec with the bounds of its "auto" columns chosen from their kept values (all groups): the grid
+    counts are recorded in the key's ledger and the whole budget charged, then the searches run."""
+    assert spec.auto is not None
+    counts = {c: grid_counts(v) for c, v in kept.items()}
+    record_search(spec, use, counts)
+    found = {s.column: s.search(counts[s.column], subkey(spec.key, f"bounds\x00{s.column}")) for s in spec.auto.searches}
+    return spec.with_bounds(found)
 
 
 def group_hashes(group_cols: Sequence[np.ndarray], key: bytes) -> np.ndarray:
@@ -248,6 +310,7 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     group_cols, partials, stream_ids = selected_groups(spec, group_cols, partials, use)
     selection = spec.budget.selection
     alpha = None if spec.confidence is None else 1.0 - spec.confidence
+    ci_alpha = 0.05 if alpha is None else alpha
     columns: dict = {c: v for c, v in zip(by_list, group_cols)}
     report_aggs: dict = {}
     for (col, agg), plan in zip(spec.requests, spec.budget.plans):
@@ -257,16 +320,26 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
                                          subkey(key, f"quantile\x00{col}\x00{agg}"))
             report_aggs[name] = plan.describe()
             continue
+        name = output_name(col, agg, spec.privacy_unit)
+        if isinstance(plan, VectorPlan):
+            columns[name] = plan.release(partials[f"{col}\x00vector"], stream_ids,
+                                         subkey(key, f"noise\x00{col}\x00vector_sum"))
+            report_aggs[name] = plan.describe()
+            continue
+        if agg == "histogram":
+            (noise,) = plan.components.values()
+            counts = partials[f"{col}\x00bins"]
+            for i in range(counts.shape[1]):
+                noisy = noise.draw(counts[:, i], stream_ids, subkey(key, f"noise\x00{col}\x00histogram\x00{i}"))
+                _put(columns, f"{name}_{i}", estimate(plan, {"bins": noisy}, ci_alpha), alpha)
+            report_aggs[name] = dict(describe_plan(plan, alpha), edges=list(spec.bins[col]))
+            continue
         noisy = {
             comp: noise.draw(_exact_input(partials, col, comp, noise, spec.bounds.get(col)), stream_ids,
                              subkey(key, f"noise\x00{col}\x00{agg}\x00{comp}"))
             for comp, noise in plan.components.items()
         }
-        name = output_name(col, agg, spec.privacy_unit)
-        est, lo, hi = estimate(plan, noisy, 0.05 if alpha is None else alpha)
-        columns[name] = est
-        if alpha is not None:
-            columns[f"{name}_ci_low"], columns[f"{name}_ci_high"] = lo, hi
+        _put(columns, name, estimate(plan, noisy, ci_alpha), alpha)
         report_aggs[name] = describe_plan(plan, alpha)
     report = release_report(spec, selection, report_aggs)
     kind, types = (frame.kind, {c: group_type(frame, c) for c in by_list}) if isinstance(frame, Frame) else frame
@@ -303,6 +376,13 @@ def selected_groups(spec: AggregateSpec, group_cols: list[np.ndarray], partials:
     return group_cols, partials, stream_ids
 
 
+def _put(columns: dict, name: str, released: tuple, alpha: float | None) -> None:
+    """The estimate of ``released`` (estimate, ci_low, ci_high) as column ``name``, and its interval if asked."""
+    columns[name] = released[0]
+    if alpha is not None:
+        columns[f"{name}_ci_low"], columns[f"{name}_ci_high"] = released[1], released[2]
+
+
 def _public_rows(values: np.ndarray, where: np.ndarray) -> np.ndarray:
     """The rows ``where`` of per-group partials (one row per group, scalars or cell counts), 0 where < 0."""
     out = np.zeros((where.shape[0],) + values.shape[1:], dtype=values.dtype)
@@ -315,6 +395,8 @@ def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -
     """The true value of a component per group: integer counts, or the exact sum rounded to the grid."""
     if comp in ("rows", "units"):
         return partials[comp]
+    if comp == "distinct":
+        return partials[f"{col}\x00distinct"]
     return limbs_on_grid([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"],
                          component_exponent(comp, bounds), noise.grid_exponent)
 

@@ -119,18 +119,12 @@ class QuantilePlan:
     @property
     def epsilon_achieved(self) -> float:
         """``S * sensitivity / t`` rounded up: the pure DP the search spends (at most ``epsilon``)."""
-        e = Fraction(STEPS * self.sensitivity) / self.t
-        f = float(e)
-        return f if Fraction(f) >= e else math.nextafter(f, math.inf)
+        return rounded_up(Fraction(STEPS * self.sensitivity) / self.t)
 
     @property
     def rho_achieved(self) -> float:
         """The zCDP parameter ``epsilon_achieved**2 / 2`` (rounded up) of a pure DP search; 0 without ``rho``."""
-        if self.rho <= 0:
-            return 0.0
-        e = Fraction(self.epsilon_achieved) ** 2 / 2
-        f = float(e)
-        return f if Fraction(f) >= e else math.nextafter(f, math.inf)
+        return rounded_up(Fraction(self.epsilon_achieved) ** 2 / 2) if self.rho > 0 else 0.0
 
     @property
     def noise(self) -> str:
@@ -150,25 +144,48 @@ class QuantilePlan:
         """The noisy quantile of each group from its cell counts (one row per group): the midpoint of the
         grid cell the search ends in (:func:`cell_value`)."""
         cum = np.cumsum(np.asarray(counts, dtype=np.int64).reshape(-1, CELLS + 1), axis=1)
-        n_groups = cum.shape[0]
-        n = cum[:, -1] if n_groups else np.zeros(0, dtype=np.int64)
-        low = np.zeros(n_groups, dtype=np.int64)
-        high = np.full(n_groups, CELLS, dtype=np.int64)
+        n = cum[:, -1:] if cum.shape[0] else np.zeros((0, 1), dtype=np.int64)
         d, p = LEVEL_DENOMINATOR, self.numerator
         r = d if p == 0 else 0
-        ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
-        rows = np.arange(n_groups)
-        for step in range(STEPS):
-            mid = (low + high) // 2
-            f = d * cum[rows, mid] - p * n - r
-            gen = _base_generator(subkey(key, f"step\x00{step}"))
-            noisy = _cagg.keyed_laplace_integers(gen, ids, np.ascontiguousarray(f, dtype=np.int64),
-                                                 self.t.numerator, self.t.denominator, 0)
-            active = low < high
-            left = np.asarray(noisy) >= 0
-            high = np.where(active & left, mid, high)
-            low = np.where(active & ~left, mid + 1, low)
+        low = noisy_search(d * cum - (p * n + r), stream_ids, key, self.t)
         return cell_value(low, self.bounds)
+
+
+def rounded_up(value: Fraction) -> float:
+    """The smallest float ``>= value``."""
+    f = float(value)
+    return f if Fraction(f) >= value else math.nextafter(f, math.inf)
+
+
+def pure_epsilon_for_rho(rho: float) -> float:
+    """The largest float ``epsilon`` with ``epsilon**2 / 2 <= rho`` (exact check): a pure epsilon-DP part is then
+    rho-zCDP (Bun and Steinke 2016)."""
+    epsilon = math.nextafter(math.sqrt(2.0 * rho), 0.0)
+    while Fraction(epsilon) ** 2 / 2 > Fraction(rho):
+        epsilon = math.nextafter(epsilon, 0.0)
+    return epsilon
+
+
+def noisy_search(stat: np.ndarray, stream_ids: np.ndarray, key: bytes, t: Fraction) -> np.ndarray:
+    """Per row of ``stat`` (a non-decreasing int64 statistic at grid points ``0..W``), the index the noisy binary
+    search ends in: ``ceil(log2(W + 1))`` halvings of ``[0, W]``, each releasing ``stat[g, mid] + Y`` with ``Y``
+    discrete Laplace of parameter ``t`` from ``Random(subkey(key, "step<s>")).stream(stream_ids[g])`` and going
+    left where the noisy value is ``>= 0`` (exact integer comparisons)."""
+    n_groups, points = stat.shape
+    low = np.zeros(n_groups, dtype=np.int64)
+    high = np.full(n_groups, points - 1, dtype=np.int64)
+    ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
+    rows = np.arange(n_groups)
+    for step in range(max(1, (points - 1).bit_length())):
+        mid = (low + high) // 2
+        gen = _base_generator(subkey(key, f"step\x00{step}"))
+        noisy = _cagg.keyed_laplace_integers(gen, ids, np.ascontiguousarray(stat[rows, mid], dtype=np.int64),
+                                             t.numerator, t.denominator, 0)
+        active = low < high
+        left = np.asarray(noisy) >= 0
+        high = np.where(active & left, mid, high)
+        low = np.where(active & ~left, mid + 1, low)
+    return low
 
 
 def plan_quantile(aggregate: str, *, epsilon: float = 0.0, rho: float = 0.0, max_partitions: int,
@@ -177,9 +194,7 @@ def plan_quantile(aggregate: str, *, epsilon: float = 0.0, rho: float = 0.0, max
     ``epsilon``-DP with ``epsilon**2 / 2 <= rho``, hence rho-zCDP, Bun and Steinke 2016)."""
     assert bounds is not None  # the spec requires bounds for a quantile column
     if rho > 0:
-        epsilon = math.nextafter(math.sqrt(2.0 * rho), 0.0)
-        while Fraction(epsilon) ** 2 / 2 > Fraction(rho):
-            epsilon = math.nextafter(epsilon, 0.0)
+        epsilon = pure_epsilon_for_rho(rho)
     p = level_numerator(aggregate)
     sens = max(p, LEVEL_DENOMINATOR - p) * max_contributions * max_partitions
     t = integer_laplace_t(epsilon, STEPS * sens)

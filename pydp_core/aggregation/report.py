@@ -101,7 +101,7 @@ def describe_plan(plan: AggregatePlan, alpha: float | None) -> dict:
 def release_report(spec: AggregateSpec, selection: ThresholdSelection | OptimalSelection | None, aggs: dict) -> dict:
     from .._version import __version__
 
-    return {
+    out = {
         "mechanism": "pydp_core.aggregation",
         "library_version": __version__,
         "neighbouring": "add or remove all rows of one privacy unit",
@@ -117,4 +117,7 @@ def release_report(spec: AggregateSpec, selection: ThresholdSelection | OptimalS
         "confidence": spec.confidence,
         "bounding_bias": BOUNDING_BIAS,
     }
+    if spec.auto is not None:
+        out["bounds_search"] = spec.auto.describe()
+    return out
 

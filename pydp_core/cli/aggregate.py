@@ -7,7 +7,8 @@ from typing import Any
 
 from ._args import finite_float, positive_int
 
-HELP = "differentially private group-by counts, sums, means and variances with per-person bounding (atomic)"
+HELP = ("differentially private group-by counts, sums, means, variances, quantiles, distinct counts and histograms "
+        "with per-person bounding (atomic)")
 
 _EPILOG = """\
 The budget: --epsilon and --delta (or --rho, zCDP) are the TOTAL for one privacy unit (all its rows),
@@ -33,8 +34,21 @@ example:
 """
 
 
-def _bounds(text: list[str]) -> tuple[str, float, float]:
-    return text[0], finite_float(text[1]), finite_float(text[2])
+def _bounds(items: list[list[str]]) -> Any:
+    """``--bounds C LOW HIGH``, ``--bounds C auto`` or ``--bounds auto`` (every column) as ``aggregate``'s bounds."""
+    if any(item == ["auto"] for item in items):
+        if len(items) > 1:
+            raise ValueError("--bounds auto chooses every column's bounds: give no other --bounds")
+        return "auto"
+    out: dict[str, Any] = {}
+    for item in items:
+        if len(item) == 2 and item[1] == "auto":
+            out[item[0]] = "auto"
+        elif len(item) == 3:
+            out[item[0]] = (finite_float(item[1]), finite_float(item[2]))
+        else:
+            raise ValueError(f"--bounds takes C LOW HIGH, C auto or auto, got {' '.join(item)!r}")
+    return out or None
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -43,7 +57,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="IN", help="input Parquet file or folder (partitioned, Spark output), or CSV file")
     p.add_argument("output", metavar="OUT", help="output file, written atomically; the report goes to OUT.json too")
     p.add_argument("--privacy-unit", required=True, metavar="C", help="the column identifying a person")
-    p.add_argument("--group-by", action="append", required=True, metavar="C", help="group-by column (repeat for more)")
+    p.add_argument("--group-by", action="append", metavar="C", help="group-by column (repeat for more; not with --top-k)")
     p.add_argument("--count", action="append", nargs="?", const="", metavar="C",
                    help="noisy row count per group (named after C, default the privacy-unit column)")
     for agg in ("sum", "mean", "variance"):
@@ -53,11 +67,30 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "--max C likewise")
     for agg in ("median", "min", "max"):
         p.add_argument(f"--{agg}", action="append", default=[], metavar="C", help=f"noisy {agg} of column C (needs --bounds C)")
+    p.add_argument("--count-distinct", action="append", default=[], metavar="C",
+                   help="noisy number of distinct values of column C per group (a person counts with at most "
+                        "--max-contributions rows per group)")
+    p.add_argument("--histogram", action="append", nargs="+", default=[], metavar=("C", "EDGE"),
+                   help="noisy counts of column C in the public bins [E0, E1), ..., [Em-1, Em] (values clamped)")
+    p.add_argument("--vector-sum", action="append", nargs=4, default=[], metavar=("C", "NORM", "BOUND", "SIZE"),
+                   help="noisy sum of the vectors (lists of SIZE numbers) of column C, each clipped to BOUND in the "
+                        "l1, l2 or linf NORM")
     p.add_argument("--privacy-id-count", action="store_true", help="noisy number of distinct privacy units per group")
-    p.add_argument("--bounds", action="append", nargs=3, default=[], metavar=("C", "LOW", "HIGH"),
-                   help="clamp column C to [LOW, HIGH] (one per summed/averaged column)")
+    p.add_argument("--bounds", action="append", nargs="+", default=[], metavar="C LOW HIGH",
+                   help="clamp column C to [LOW, HIGH] (one per summed/averaged column); 'C auto' chooses C's "
+                        "bounds under DP with a share of the budget, 'auto' every column's")
+    p.add_argument("--bounds-share", type=finite_float, metavar="S",
+                   help="the share of the budget in (0, 1) spent on choosing 'auto' bounds (default 0.1)")
     p.add_argument("--max-partitions", type=positive_int, required=True, metavar="K", help="groups kept per person")
-    p.add_argument("--max-contributions", type=positive_int, required=True, metavar="K", help="rows kept per person and group")
+    p.add_argument("--max-contributions", type=positive_int, metavar="K",
+                   help="rows kept per person and group (required but with --top-k, where it applies to --top-k-score)")
+    p.add_argument("--top-k", nargs=2, metavar=("C", "K"),
+                   help="instead of group-by aggregates: the K values of column C held by the most persons "
+                        "(report-noisy-max; --public-partitions gives public candidates, else --delta > 0 selects them)")
+    p.add_argument("--top-k-score", metavar="S",
+                   help="with --top-k: rank by the sum of column S (needs --bounds S LOW HIGH with 0 <= LOW)")
+    p.add_argument("--top-k-values", action="store_true",
+                   help="with --top-k: also release each winner's noisy count (or sum), with half the ranking's share")
     budget = p.add_mutually_exclusive_group(required=True)
     budget.add_argument("--epsilon", type=finite_float, help="total epsilon of the release (with --delta)")
     budget.add_argument("--rho", type=finite_float, help="total zCDP budget of the release (Gaussian noise)")
@@ -101,10 +134,19 @@ def _aggregations(args: argparse.Namespace) -> dict[str, list[Any]]:
         if not levels:
             raise ValueError(f"--quantile {col}: give at least one level Q in [0, 1]")
         out.setdefault(col, []).append(("quantile", [finite_float(q) for q in levels]))
+    for col in args.count_distinct:
+        out.setdefault(col, []).append("count_distinct")
+    for col, *edges in args.histogram:
+        if len(edges) < 2:
+            raise ValueError(f"--histogram {col}: give at least two increasing edges")
+        out.setdefault(col, []).append(("histogram", [finite_float(e) for e in edges]))
+    for col, norm, bound, size in args.vector_sum:
+        out.setdefault(col, []).append(("vector_sum", norm, finite_float(bound), positive_int(size)))
     if args.privacy_id_count:
         out.setdefault(args.privacy_unit, []).append("privacy_id_count")
     if not out:
-        raise ValueError("ask for at least one aggregate: --count, --sum C, --mean C, --variance C or --privacy-id-count")
+        raise ValueError("ask for at least one aggregate: --count, --sum C, --mean C, --variance C, --median C, "
+                         "--quantile C Q, --count-distinct C, --histogram C EDGES or --privacy-id-count")
     return out
 
 
@@ -120,21 +162,55 @@ def _split(items: list[str]) -> dict[str, float] | None:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..aggregation import aggregate, aggregate_report
-    from ..io import load_key
-    from ..io.files import csv_delimiter, file_format, input_format, read_columns, write_result
+def _top_k_options(args: argparse.Namespace, bounds: Any) -> dict[str, Any]:
+    """The arguments of :func:`pydp_core.top_k` from ``--top-k C K`` and its options."""
+    if args.group_by or args.noise or args.rho is not None or args.budget_split or args.bounds_share is not None:
+        raise ValueError("--top-k takes no --group-by, --noise, --rho, --budget-split or --bounds-share")
+    column, k = args.top_k[0], positive_int(args.top_k[1])
+    score = args.top_k_score
+    if score is not None and (not isinstance(bounds, dict) or set(bounds) != {score}):
+        raise ValueError(f"--top-k-score {score}: give --bounds {score} LOW HIGH (and no other --bounds)")
+    if score is None and (bounds is not None or args.max_contributions is not None):
+        raise ValueError("--bounds and --max-contributions apply to --top-k with --top-k-score")
+    return dict(column=column, k=k, privacy_unit=args.privacy_unit, max_partitions=args.max_partitions,
+                epsilon=args.epsilon, delta=args.delta, score=score, bounds=None if score is None else bounds[score],
+                max_contributions=args.max_contributions or 1, release_values=args.top_k_values)
 
-    aggs = _aggregations(args)
-    bounds = {c: (lo, hi) for c, lo, hi in (_bounds(b) for b in args.bounds)}
-    columns = list(dict.fromkeys([args.privacy_unit, *args.group_by, *aggs]))
+
+def run(args: argparse.Namespace) -> int:
+    from ..aggregation import aggregate, top_k
+    from ..io import load_key
+    from ..io.files import csv_delimiter, input_format, read_columns
+
+    bounds = _bounds(args.bounds)
+    if args.top_k:
+        options = _top_k_options(args, bounds)
+        by = [options["column"]]
+        columns = list(dict.fromkeys([args.privacy_unit, *by] + ([options["score"]] if options["score"] else [])))
+    else:
+        if not args.group_by or args.max_contributions is None:
+            raise ValueError("--group-by and --max-contributions are required (unless --top-k)")
+        if args.top_k_score or args.top_k_values:
+            raise ValueError("--top-k-score and --top-k-values go with --top-k")
+        aggs = _aggregations(args)
+        by = args.group_by
+        columns = list(dict.fromkeys([args.privacy_unit, *by, *aggs]))
     fmt_in = input_format(args.input, args.format)
     table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter))
     public: Any = None
     if args.public_partitions:
-        public = read_columns(args.public_partitions, args.group_by,
-                              delimiter=csv_delimiter(args.public_partitions, args.delimiter))
-    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds or None,
+        public = read_columns(args.public_partitions, by, delimiter=csv_delimiter(args.public_partitions, args.delimiter))
+    if args.top_k:
+        if args.session:
+            raise ValueError("--top-k does not go through a --session yet; use --key-file")
+        key = load_key(args.key_file) if args.key_file else None
+        if public is not None:
+            public = public.column(by[0]).to_pylist()
+        result = top_k(table, key=key, candidates=public, ledger=args.key_file + ".ledger" if args.key_file else None,
+                       **options)
+        return _write(args, result, None)
+    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds,
+                   bounds_share=args.bounds_share,
                    max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
                    delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
                    budget_split=_split(args.budget_split), confidence=args.confidence,
@@ -150,6 +226,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         key = load_key(args.key_file) if args.key_file else None
         result = aggregate(table, key=key, ledger=args.key_file + ".ledger" if args.key_file else None, **options)
+    return _write(args, result, session)
+
+
+def _write(args: argparse.Namespace, result: Any, session: Any) -> int:
+    """Write the result and its report, and say what was released."""
+    from ..aggregation import aggregate_report
+    from ..io.files import csv_delimiter, file_format, write_result
+
     if args.output_format is not None:
         fmt_out = args.output_format
     else:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from support.privacy_loss import estimated_epsilon
 from support.stats import ALPHA  # noqa: E402
 
 import pydp_core.aggregation.local as agg_local
@@ -143,32 +144,9 @@ def _samples(df, n):
     return {c: np.array([r[c].iloc[0] for r in rows]) for c in THRESHOLDS}
 
 
-def _cp(k, n, a):
-    """One-sided Clopper-Pearson bounds (lower, upper) at level 1 - a each."""
-    lo = stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0
-    hi = stats.beta.isf(a, k + 1, n - k) if k < n else 1.0
-    return lo, hi
-
-
-def estimated_epsilon(a: np.ndarray, b: np.ndarray, thresholds: np.ndarray) -> float:
-    """A lower confidence bound on the privacy loss over the events {v <= c}, {v >= c} in both directions:
-    max ln(P_lo(E) / Q_hi(E)), each bound at level 1 - ALPHA / (2 FAMILY) (Bonferroni)."""
-    level = ALPHA / (2 * FAMILY)
-    best = -np.inf
-    for c in thresholds:
-        for ev in (lambda v: v <= c, lambda v: v >= c):
-            ka, kb = int(ev(a).sum()), int(ev(b).sum())
-            for (k1, n1), (k2, n2) in (((ka, a.size), (kb, b.size)), ((kb, b.size), (ka, a.size))):
-                p_lo, _ = _cp(k1, n1, level)
-                _, q_hi = _cp(k2, n2, level)
-                if p_lo > 0:
-                    best = max(best, float(np.log(p_lo / q_hi)))
-    return best
-
-
 def _losses(n):
     a, b = _samples(D, n), _samples(D_PRIME, n)
-    return {c: estimated_epsilon(a[c], b[c], THRESHOLDS[c]) for c in THRESHOLDS}
+    return {c: estimated_epsilon(a[c], b[c], THRESHOLDS[c], FAMILY) for c in THRESHOLDS}
 
 
 def test_estimated_privacy_loss_stays_within_the_guarantee():

@@ -9,7 +9,7 @@ import mpmath
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
+from support.search_law import chi_square_p, search_law
 from support.stats import ALPHA
 
 import pydp_core.aggregation._budget as budget_mod
@@ -38,44 +38,7 @@ def _exact_law(cells: list[int], numerator: int, t: mpmath.mpf) -> dict[int, mpm
     """P(output index = i) of the search on the cell indices ``cells`` (mpmath, from the definition)."""
     d, n = qm.LEVEL_DENOMINATOR, len(cells)
     r = d if numerator == 0 else 0
-    a = mpmath.exp(-1 / t)
-
-    def p_at_least(k: int) -> mpmath.mpf:  # P(Y >= k), Y discrete Laplace with P(y) ~ a^|y|
-        return a ** k / (1 + a) if k >= 1 else 1 - a ** (1 - k) / (1 + a)
-
-    law: dict[int, mpmath.mpf] = {}
-
-    def walk(low: int, high: int, p: mpmath.mpf) -> None:
-        if low == high:
-            law[low] = law.get(low, 0) + p
-            return
-        mid = (low + high) // 2
-        f = d * sum(1 for c in cells if c <= mid) - numerator * n - r
-        left = p_at_least(-f)
-        walk(low, mid, p * left)
-        walk(mid + 1, high, p * (1 - left))
-
-    walk(0, qm.CELLS, mpmath.mpf(1))
-    return law
-
-
-def _chi_square_p(indices: np.ndarray, law: dict[int, mpmath.mpf]) -> float:
-    """p-value of the chi-square test of ``indices`` against ``law``, thin bins merged into one."""
-    n = indices.size
-    keys = sorted(law)
-    probs = np.array([float(law[k]) for k in keys])
-    thick = probs * n >= 20
-    counts = {k: 0 for k in keys}
-    for v, c in zip(*np.unique(indices, return_counts=True)):
-        counts[int(v)] = int(c)
-    obs = [counts[k] for k, t in zip(keys, thick) if t]
-    exp = [p * n for p, t in zip(probs, thick) if t]
-    rest_obs, rest_exp = n - sum(obs), n - sum(exp)
-    if rest_exp >= 5:
-        obs.append(rest_obs)
-        exp.append(rest_exp)
-    stat = sum((o - e) ** 2 / e for o, e in zip(obs, exp))
-    return float(stats.chi2.sf(stat, len(obs) - 1))
+    return search_law([d * sum(1 for c in cells if c <= i) - numerator * n - r for i in range(qm.CELLS + 1)], t)
 
 
 @pytest.mark.parametrize("agg, numerator", [("median", 1 << 15), ("min", 0), ("max", 1 << 16),
@@ -89,7 +52,7 @@ def test_the_output_law_is_the_exact_law(agg, numerator):
     t = mpmath.mpf(desc["t"][0]) / desc["t"][1]
     idx = qm.value_index(out[name].to_numpy(), (LO, HI))
     law = _exact_law([int(np.ceil(v)) for v in VALUES], numerator, t)
-    assert _chi_square_p(idx, law) > ALPHA
+    assert chi_square_p(idx, law) > ALPHA
 
 
 def test_half_the_noise_is_caught(monkeypatch):
@@ -105,7 +68,7 @@ def test_half_the_noise_is_caught(monkeypatch):
     t_claimed = 2 * mpmath.mpf(desc["t"][0]) / desc["t"][1]  # what a correct release would have used
     idx = qm.value_index(out["x_median"].to_numpy(), (LO, HI))
     law = _exact_law([int(np.ceil(v)) for v in VALUES], 1 << 15, t_claimed)
-    assert _chi_square_p(idx, law) < ALPHA
+    assert chi_square_p(idx, law) < ALPHA
 
 
 def test_median_error_within_the_stated_bound():
