@@ -118,6 +118,12 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
         out.opt.p.assign(N, 0.0);
         out.pess.inf = composed_inf(inf_pess, mass_pess, counts[o]);
         out.opt.inf = composed_inf(inf_opt, mass_opt, counts[o]);
+        // A product of masses has the sum of their relative errors, and |log| of a product of masses
+        // <= 1 is the sum of theirs: the largest coefficient carries over.
+        for (const TwoSided* p : parts) {
+            out.pess.log_err = std::max(out.pess.log_err, p->pess.log_err);
+            out.opt.log_err = std::max(out.opt.log_err, p->opt.log_err);
+        }
         // Negative entries are raised to 0: a raise of the pessimistic side; on the optimistic side the
         // raised mass is removed from the top with the rounding bound.
         double neg = 0.0;
@@ -209,6 +215,8 @@ inline TwoSided regrid(Side pess, double low_extra, double inf_extra, Side opt, 
     TwoSided out;
     out.pess = regrid_side(pess, pess.p, h, R).pess;
     out.opt = regrid_side(opt, opt.p, h, R).opt;
+    out.pess.log_err = pess.log_err;
+    out.opt.log_err = opt.log_err;
     return out;
 }
 
