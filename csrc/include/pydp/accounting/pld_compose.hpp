@@ -101,6 +101,14 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
     while (static_cast<long>(N) < need) N <<= 1;
     const fft::Plan& plan = plans.get(N);
     const std::vector<Circular> circ = circular_compose(parts, counts, plan, plans.scratch);
+    for (const Circular& c : circ) {
+        // The rounding bound grows with the number of products in the powers; past ~2^50 of them it is
+        // not finite, and no certified interval can be formed from the transform.
+        if (!std::isfinite(c.tail)) {
+            throw std::domain_error("a composition of this many steps (k) has no finite bound on its FFT rounding: "
+                                    "use fewer steps");
+        }
+    }
     std::vector<double> mass_pess(parts.size()), mass_opt(parts.size()), inf_pess(parts.size()), inf_opt(parts.size());
     for (std::size_t j = 0; j < parts.size(); ++j) {
         mass_pess[j] = std::max(side_mass(parts[j]->pess, true), 1.0);
