@@ -74,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pydp-core`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
 
-    SIGINT and SIGTERM during start-up (the parser and the command's imports) are noted and end the run
-    as interrupted once the imports are complete (no import is torn). During the command they interrupt
+    SIGINT and SIGTERM during start-up (the parser and the command's imports, before anything is
+    written) end the program at once as interrupted; called with ``argv``, the signal is noted and the
+    run ends as interrupted once the imports are complete (no import is torn). During the command they interrupt
     it, until its output is published (``OUT`` of ``privatize`` and ``aggregate`` appears or is
     replaced): from then on the run completes, with its metadata, and reports success. As the program
     (``argv`` None) the handlers stay so until exit, so that a signal while the interpreter shuts down
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         2 on a usage error, 130 when interrupted by SIGINT (Ctrl-C), 143 by SIGTERM.
     """
     received: list[int] = []
-    signals = _Signals(received)
+    signals = _Signals(received, exit_at_start=argv is None)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -129,13 +130,15 @@ def _interrupted(command: str, signum: int) -> int:
 class _Signals:
     """SIGINT and SIGTERM handlers of one run, noting each signal in ``received``.
 
-    Installed disarmed (a signal is only noted). Armed, a signal raises KeyboardInterrupt (with
-    ``signum``) unless the output was published since :meth:`arm`; commands that stop at safe points
-    install their own handlers meanwhile. Nothing is installed outside the main thread.
+    Until :meth:`arm` (start-up, nothing written yet) a signal ends the process at once with 128 + signum
+    if ``exit_at_start``, else it is only noted. Armed, a signal raises KeyboardInterrupt (with ``signum``)
+    unless the output was published since :meth:`arm`; commands that stop at safe points install their
+    own handlers meanwhile. Disarmed, a signal is only noted. Nothing is installed outside the main thread.
     """
 
-    def __init__(self, received: list[int]) -> None:
+    def __init__(self, received: list[int], exit_at_start: bool = False) -> None:
         self.received = received
+        self.starting, self.exit_at_start = True, exit_at_start
         self.armed = False
         self.output: str | None = None
         self.before: tuple | None = None
@@ -154,10 +157,10 @@ class _Signals:
     def arm(self, output: Any) -> None:
         self.output = output if isinstance(output, str) else None
         self.before = self._identity(self.output) if self.output else None
-        self.armed = True
+        self.starting, self.armed = False, True
 
     def disarm(self) -> None:
-        self.armed = False
+        self.starting = self.armed = False
 
     def published(self) -> bool:
         """Whether the output file appeared or was replaced since :meth:`arm`."""
@@ -168,6 +171,9 @@ class _Signals:
 
     def _handler(self, signum: int, frame: Any) -> None:
         self.received.append(signum)
+        if self.starting and self.exit_at_start:
+            os.write(2, f"pydp-core: interrupted ({signal.Signals(signum).name})\n".encode())
+            os._exit(128 + signum)
         if self.armed and not self.published():
             exc = KeyboardInterrupt()
             exc.signum = signum  # type: ignore[attr-defined]
@@ -175,7 +181,7 @@ class _Signals:
 
     def restore(self, keep: bool) -> None:
         """Put the previous handlers back, or (``keep``) leave these, disarmed, until the process exits."""
-        self.armed = False
+        self.starting = self.armed = False
         if not keep:
             for s, h in self.previous.items():
                 signal.signal(s, h)

@@ -25,7 +25,7 @@ _DRIVER = textwrap.dedent("""
     def term():
         os.kill(os.getpid(), signal.SIGTERM)
 
-    if where == "startup":
+    if where.startswith("startup"):
         class Hook(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
                 if name == "pydp_core.cli.aggregate":
@@ -53,6 +53,9 @@ _DRIVER = textwrap.dedent("""
             term()
             return out
         files.write_result = write_result
+    if where == "startup_program":  # as the pydp-core program: main() reads sys.argv
+        sys.argv = ["pydp-core", *argv]
+        raise SystemExit(main())
     raise SystemExit(main(argv))
 """)
 
@@ -88,9 +91,10 @@ def test_a_signal_after_publication_leaves_a_complete_successful_run(job, where)
     assert pq.read_table(dst).num_rows > 0 and "Traceback" not in done.stderr
 
 
-def test_a_signal_during_start_up_is_an_interruption(job):
+@pytest.mark.parametrize("where", ["startup", "startup_program"])
+def test_a_signal_during_start_up_is_an_interruption(job, where):
     tmp_path, dst, argv = job
-    done = _run("startup", argv)
+    done = _run(where, argv)
     assert done.returncode == 128 + signal.SIGTERM, (done.returncode, done.stderr[-1500:])
     assert "interrupted (SIGTERM)" in done.stderr and "Traceback" not in done.stderr
     assert not dst.exists() and not (tmp_path / "out.parquet.json").exists()
