@@ -7,6 +7,9 @@ against the peers' own accountants in the same run.
   1000 steps) through ``pydp_core.adapters.dp_accounting.epsilon`` (refined to width <= 1e-5) against
   dp-accounting's ``PLDAccountant`` and ``RdpAccountant``; the certified upper end is asserted to be no
   looser than dp-accounting's PLD estimate (+ 1e-5) and tighter than RDP.
+- The accountant: ``PLDAccountant.get_epsilon`` for the same step composed 1e4 times against the engine's
+  ``PLD.epsilon`` of that composition (the same answer; a ratio near 1) and dp-accounting's
+  ``PLDAccountant``.
 """
 from __future__ import annotations
 
@@ -15,7 +18,9 @@ import numpy as np
 import torch
 
 import pydp_core as dp
+from pydp_core.accounting.pld import PLD
 from pydp_core.adapters import dp_accounting as ada
+from pydp_core.noise import Gaussian
 
 EVENT = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 1000)
 
@@ -54,3 +59,31 @@ def test_dp_accounting_event(speed):
     ours = speed.cpu_time(lambda: ada.epsilon(EVENT, delta=1e-5), repeat=3)
     speed.ratio("dpsgd_1000_vs_dp_accounting_pld", ours, speed.cpu_time(_google_pld, repeat=3))
     speed.ratio("dpsgd_1000_vs_dp_accounting_rdp", ours, speed.cpu_time(_google_rdp, repeat=3))
+
+
+STEPS_1E4 = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 10_000)
+
+
+def _accountant_1e4() -> float:
+    acc = ada.PLDAccountant()
+    acc.compose(STEPS_1E4)
+    return acc.get_epsilon(1e-5)
+
+
+def _engine_1e4() -> float:
+    return float(PLD.from_noise(Gaussian(), scale=1.0, sampling_rate=0.01).self_compose(10_000).epsilon(1e-5).upper)
+
+
+def _google_pld_1e4() -> float:
+    acc = dpa.pld.PLDAccountant()
+    acc.compose(STEPS_1E4)
+    return acc.get_epsilon(1e-5)
+
+
+def test_accountant_against_its_engine(speed):
+    # PLDAccountant.get_epsilon is one query of the engine (the same certified upper end): a ratio near 1.
+    eps = speed.benchmark.pedantic(_accountant_1e4, rounds=1, iterations=1)
+    assert eps == _engine_1e4()
+    ours = speed.cpu_time(_accountant_1e4, repeat=3)
+    speed.ratio("dpsgd_1e4_accountant_vs_engine", ours, speed.cpu_time(_engine_1e4, repeat=3))
+    speed.ratio("dpsgd_1e4_accountant_vs_dp_accounting_pld", ours, speed.cpu_time(_google_pld_1e4, repeat=3))

@@ -28,12 +28,15 @@ Exit codes: 0 success; 1 runtime failure (bad value, missing or existing file, c
 with one ``pydp-core COMMAND: error: ...`` line on stderr and nothing on stdout; 2 usage error
 (argparse's convention); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the signal's number, as
 shells report it). ``privatize`` stops at its next safe point within about a second, leaving no output
-and no temporary file.
+and no temporary file. Once a run's output is published, a signal no longer interrupts it: the run
+completes (its metadata with it) and exits 0. A signal during start-up ends the run as interrupted once
+its imports are complete.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -73,6 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pydp-core`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit status.
 
+    SIGINT and SIGTERM during start-up (the parser and the command's imports, before anything is
+    written) end the program at once as interrupted; called with ``argv``, the signal is noted and the
+    run ends as interrupted once the imports are complete (no import is torn). During the command they interrupt
+    it, until its output is published (``OUT`` of ``privatize`` and ``aggregate`` appears or is
+    replaced): from then on the run completes, with its metadata, and reports success. As the program
+    (``argv`` None) the handlers stay so until exit, so that a signal while the interpreter shuts down
+    does not turn a published run into a failure.
+
     Parameters
     ----------
     argv : sequence of str, optional
@@ -84,22 +95,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 1 on a runtime failure (one ``pydp-core COMMAND: error: ...`` line on stderr),
         2 on a usage error, 130 when interrupted by SIGINT (Ctrl-C), 143 by SIGTERM.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
     received: list[int] = []
-    restore = _interrupt_on_signals(received)
+    signals = _Signals(received, exit_at_start=argv is None)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         run = importlib.import_module(f"{__name__}.{COMMANDS[args.command]}").run
-        return int(run(args))
-    except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError, ImportError) as exc:
-        if received:  # the signal interrupted an import, which reports it as an ImportError
+        if received:
             return _interrupted(args.command, received[0])
-        print(f"pydp-core {args.command}: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt as exc:
-        return _interrupted(args.command, int(getattr(exc, "signum", received[0] if received else signal.SIGINT)))
+        signals.arm(getattr(args, "output", None))
+        try:
+            code = int(run(args))
+        except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError, ImportError) as exc:
+            if received:  # the signal interrupted an import, which reports it as an ImportError
+                return _interrupted(args.command, received[0])
+            print(f"pydp-core {args.command}: error: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt as exc:
+            return _interrupted(args.command, int(getattr(exc, "signum", received[0] if received else signal.SIGINT)))
+        except Exception:
+            # An import torn by the signal can fail later with another error ("partially initialized module").
+            if received:
+                return _interrupted(args.command, received[0])
+            raise
+        signals.disarm()
+        return code
     finally:
-        restore()
+        signals.restore(keep=argv is None)
 
 
 def _interrupted(command: str, signum: int) -> int:
@@ -107,17 +129,61 @@ def _interrupted(command: str, signum: int) -> int:
     return 128 + signum
 
 
-def _interrupt_on_signals(received: list[int]) -> Any:
-    """SIGINT and SIGTERM raise KeyboardInterrupt (with ``signum``) and are noted in ``received`` until the
-    returned function restores the previous handlers; commands that stop at safe points install their own."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
+class _Signals:
+    """SIGINT and SIGTERM handlers of one run, noting each signal in ``received``.
 
-    def handler(signum: int, frame: Any) -> None:
-        received.append(signum)
-        exc = KeyboardInterrupt()
-        exc.signum = signum  # type: ignore[attr-defined]
-        raise exc
+    Until :meth:`arm` (start-up, nothing written yet) a signal ends the process at once with 128 + signum
+    if ``exit_at_start``, else it is only noted. Armed, a signal raises KeyboardInterrupt (with ``signum``)
+    unless the output was published since :meth:`arm`; commands that stop at safe points install their
+    own handlers meanwhile. Disarmed, a signal is only noted. Nothing is installed outside the main thread.
+    """
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    return lambda: [signal.signal(s, h) for s, h in previous.items()]
+    def __init__(self, received: list[int], exit_at_start: bool = False) -> None:
+        self.received = received
+        self.starting, self.exit_at_start = True, exit_at_start
+        self.armed = False
+        self.output: str | None = None
+        self.before: tuple | None = None
+        self.previous: dict = {}
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self._handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    @staticmethod
+    def _identity(path: str) -> tuple | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size
+
+    def arm(self, output: Any) -> None:
+        self.output = output if isinstance(output, str) else None
+        self.before = self._identity(self.output) if self.output else None
+        self.starting, self.armed = False, True
+
+    def disarm(self) -> None:
+        self.starting = self.armed = False
+
+    def published(self) -> bool:
+        """Whether the output file appeared or was replaced since :meth:`arm`."""
+        if self.output is None:
+            return False
+        now = self._identity(self.output)
+        return now is not None and now != self.before
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.received.append(signum)
+        if self.starting and self.exit_at_start:
+            os.write(2, f"pydp-core: interrupted ({signal.Signals(signum).name})\n".encode())
+            os._exit(128 + signum)
+        if self.armed and not self.published():
+            exc = KeyboardInterrupt()
+            exc.signum = signum  # type: ignore[attr-defined]
+            raise exc
+
+    def restore(self, keep: bool) -> None:
+        """Put the previous handlers back, or (``keep``) leave these, disarmed, until the process exits."""
+        self.starting = self.armed = False
+        if not keep:
+            for s, h in self.previous.items():
+                signal.signal(s, h)

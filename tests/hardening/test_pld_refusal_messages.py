@@ -12,7 +12,7 @@ from pydp_core.noise import Gaussian
     lambda: PLD.from_discrete_gaussian(scale=2.0).self_compose(10**9),
 ], ids=["gaussian-1e-300", "gaussian-k-2^62", "approx-dp-k-1e9", "discrete-gaussian-k-1e9"])
 def test_an_unrepresentable_loss_range_names_scale_or_steps(make):
-    with pytest.raises(ValueError, match="noise scale") as info:
+    with pytest.raises(ValueError, match="noise scale|fewer steps") as info:
         make().delta(1.0)
     assert "max_size" not in str(info.value) and "std::" not in str(info.value)
 

@@ -70,6 +70,13 @@ _MIN_TAIL = 1e-300
 # A calibration refines the loss grid at most _REFINE times, each time 2 to 4 times finer.
 _REFINE = 4
 
+# Doublings of the scale without a lower certified delta after which a calibration gives up.
+_STALL = 3
+
+# The smallest rtol: the delta intervals at the finest grid a calibration uses bracket the minimal scale
+# to about 1e-7 (relative); a smaller rtol could not be met and would only cost time.
+_MIN_RTOL = 1e-6
+
 
 def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol: float,
                      width: float, factor: float = 2.0) -> ScaleCalibration:
@@ -151,7 +158,23 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
         while bound(lo, None).upper <= delta and lo > 1e-12 * start:
             hi, lo = lo, lo / factor
     else:
+        # The exact delta decreases in the scale; the certified upper end does too while the grid resolves
+        # the composed loss. Once it has dropped below 1 and then fails to improve over _STALL doublings,
+        # the discretisation error grows faster than the exact delta falls (a loss per step far below
+        # the grid step, in very long compositions): larger scales cannot pass either.
+        best_up, best_at, stalled = 1.0, hi, 0
         while not bound(hi, None).upper <= delta:
+            up = bound(hi, None).upper
+            if up < best_up:
+                best_up, best_at, stalled = up, hi, 0
+            elif best_up < 1.0:
+                stalled += 1
+                if stalled >= _STALL:
+                    raise ValueError(
+                        f"no noise scale is certified for this many steps: from scale {best_at:.6g} to {hi:.6g} the "
+                        f"certified delta(epsilon) no longer falls (at best {best_up:.3g}, above the target "
+                        f"{delta:g}), the loss grid cannot resolve so long a composition of so small losses; use "
+                        "fewer steps or a larger target")
             lo, hi = hi, hi * factor
             if hi > 1e12 * start:
                 raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
@@ -206,14 +229,23 @@ def _calibrate(cls: type[PLD], noise: Any, *, epsilon: Any, delta: Any, sensitiv
     k = _count(steps, "steps")
     sens = _scalar(sensitivity, "sensitivity", check_positive)
     q = _scalar(sampling_rate, "sampling_rate", check_probability)
-    if not (0.0 < rtol < 0.5):
-        raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
+    if not (_MIN_RTOL <= rtol < 0.5):
+        raise ValueError(f"rtol must lie in [{_MIN_RTOL:g}, 0.5), got {rtol} (the certified bracket on a scale "
+                         "is limited by the loss grid to about 1e-7)")
     if q == 0.0:
         raise ValueError("sampling_rate must be > 0: a mechanism that is never applied needs no noise")
     if dl < 1e3 * _MIN_TAIL:
         raise ValueError(f"delta must be >= {1e3 * _MIN_TAIL:g} for a calibration: below it the truncated tails "
                          f"(at least {_MIN_TAIL:g}) leave no room to certify a scale, got {dl:g}")
     _relation(sampling, neighbours)
+    if q < 1.0:
+        # k sampled steps reveal nothing with probability (1 - q)^k: whatever the noise, delta(epsilon) <=
+        # 1 - (1 - q)^k once epsilon >= -k log(1 - q) (the add order's loss is at least -k log(1 - q)).
+        silent = k * math.log1p(-q)
+        if -math.expm1(silent) <= dl and e >= -silent:
+            raise ValueError(f"sampling_rate = {q:g} over {k} steps meets (epsilon, delta) without any noise "
+                             f"(delta(epsilon) <= 1 - (1 - sampling_rate)^steps = {-math.expm1(silent):.3g} <= delta "
+                             "for every scale): there is no scale to calibrate")
 
     # The truncated mass joins the upper end of every delta: below delta / 1000 it leaves room to pass.
     tail = min(_TAIL_MASS, dl * 1e-3)

@@ -828,7 +828,7 @@ class PLD:
         sampling, neighbours : str, optional
             The sampling scheme and neighbouring relation, as in :meth:`from_noise`.
         rtol : float, optional
-            Relative width of the certified bracket on the exact minimal scale, in (0, 0.5) (reached
+            Relative width of the certified bracket on the exact minimal scale, in [1e-6, 0.5) (reached
             unless the loss grid cannot be refined further; the bracket says how close the answer is).
         certificate : bool, optional
             Return a :class:`ScaleCalibration` (the scale, the certified bracket on the exact minimal
@@ -842,7 +842,10 @@ class PLD:
         Raises
         ------
         ValueError
-            On out-of-range arguments, or if no scale below 1e12 * sensitivity meets the target.
+            On out-of-range arguments, if no scale below 1e12 * sensitivity meets the target, or if
+            larger scales stop lowering the certified delta (a composition of too many steps for the loss
+            grid to resolve: the message names ``steps``), or if ``sampling_rate`` alone meets the target
+            (1 - (1 - sampling_rate)^steps <= delta: any scale does).
 
         Examples
         --------

@@ -101,6 +101,14 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
     while (static_cast<long>(N) < need) N <<= 1;
     const fft::Plan& plan = plans.get(N);
     const std::vector<Circular> circ = circular_compose(parts, counts, plan, plans.scratch);
+    for (const Circular& c : circ) {
+        // The rounding bound grows with the number of products in the powers; past ~2^50 of them it is
+        // not finite, and no certified interval can be formed from the transform.
+        if (!std::isfinite(c.tail)) {
+            throw std::domain_error("a composition of this many steps (k) has no finite bound on its FFT rounding: "
+                                    "use fewer steps");
+        }
+    }
     std::vector<double> mass_pess(parts.size()), mass_opt(parts.size()), inf_pess(parts.size()), inf_opt(parts.size());
     for (std::size_t j = 0; j < parts.size(); ++j) {
         mass_pess[j] = std::max(side_mass(parts[j]->pess, true), 1.0);
@@ -118,6 +126,12 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
         out.opt.p.assign(N, 0.0);
         out.pess.inf = composed_inf(inf_pess, mass_pess, counts[o]);
         out.opt.inf = composed_inf(inf_opt, mass_opt, counts[o]);
+        // A product of masses has the sum of their relative errors, and |log| of a product of masses
+        // <= 1 is the sum of theirs: the largest coefficient carries over.
+        for (const TwoSided* p : parts) {
+            out.pess.log_err = std::max(out.pess.log_err, p->pess.log_err);
+            out.opt.log_err = std::max(out.opt.log_err, p->opt.log_err);
+        }
         // Negative entries are raised to 0: a raise of the pessimistic side; on the optimistic side the
         // raised mass is removed from the top with the rounding bound.
         double neg = 0.0;
@@ -209,6 +223,8 @@ inline TwoSided regrid(Side pess, double low_extra, double inf_extra, Side opt, 
     TwoSided out;
     out.pess = regrid_side(pess, pess.p, h, R).pess;
     out.opt = regrid_side(opt, opt.p, h, R).opt;
+    out.pess.log_err = pess.log_err;
+    out.opt.log_err = opt.log_err;
     return out;
 }
 

@@ -31,11 +31,15 @@ namespace pydp::accounting::pld {
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr long kMaxPoints = 1L << 25;  // grid points of one discretisation or window
 
-// One discretised side: P-mass p[i] at loss (offset + i) h, and P-mass at +inf.
+// One discretised side: P-mass p[i] at loss (offset + i) h, and P-mass at +inf. log_err bounds the error
+// of masses formed from tails evaluated in log space: each P-mass m above (or below) a loss, and each
+// Q-mass, is exact to a relative log_err u |log m| (u = 2^-53), since exp of a log with an absolute error
+// of c u |log m| has that relative error (0: the masses were given, exact up to rounding).
 struct Side {
     long offset = 0;
     std::vector<double> p;
     double inf = 0.0;
+    double log_err = 0.0;
 };
 
 struct TwoSided {

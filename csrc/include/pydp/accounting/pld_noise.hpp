@@ -106,8 +106,18 @@ public:
             }
             left = right;
         }
-        return from_cells(ilo, ihi - ilo, h, cells, first.p_le, left.p_gt, 0.0);
+        TwoSided out = from_cells(ilo, ihi - ilo, h, cells, first.p_le, left.p_gt, 0.0);
+        out.pess.log_err = out.opt.log_err = tail_log_err();
+        return out;
     }
+
+    // Relative error of the tails, per u |log tail| (Side::log_err): the point where a tail is taken is
+    // exact to a few (<= 4) ulps (the closed-form thresholds, solvers run to adjacent doubles), which
+    // moves log T(x) by |x d log T / dx| <= r |log T| (asymptotically, for a tail ~ exp(-x^r / r)) times
+    // that rounding, and the log-space tail itself is exact to a few ulps of |log T|; 4 r + 8 covers both
+    // with room. Every sum of cells telescopes to a difference of two computed tails, so the bound holds
+    // for the masses above and below every loss (mixtures under sampling: the weights only lower |log|).
+    double tail_log_err() const noexcept { return 4.0 * fam_.r() + 8.0; }
 
 private:
     // P- (or Q-) mass of (l_a, l_b]: the difference of the smaller tail, so that tiny cell masses keep

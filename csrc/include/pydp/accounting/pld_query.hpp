@@ -10,7 +10,8 @@
 // Neyman-Pearson duality (Dong, Roth and Su 2022) at the finitely many candidate points where the
 // supremum of a piecewise profile can lie.
 // Why it is certified: delta(eps) is linear in the pmf with nonnegative weights, so the two sides' values
-// bracket the exact one; the rounding of the suffix sums (a few ulps of their terms) is added on the upper
+// bracket the exact one; the rounding of the suffix sums (formed in double-double: a few ulps of their
+// terms) and the error of the log-space tails the masses come from (Side::log_err) are added on the upper
 // and subtracted on the lower side; epsilon and beta are monotone in delta, so the bracket carries over.
 // How it is checked: tests/accounting/test_pld.py (delta, epsilon and trade-off intervals contain exact GDP and
 // mpmath references; upper never below lower; monotone in k, noise and sampling rate) and
@@ -25,6 +26,7 @@
 
 #include "pydp/accounting/pld_compose.hpp"
 #include "pydp/accounting/pld_grid.hpp"
+#include "pydp/special/double_double.hpp"
 
 namespace pydp::accounting::pld {
 
@@ -34,7 +36,7 @@ namespace pydp::accounting::pld {
 class Profile {
 public:
     // sign = +1 for an upper bound, -1 for a lower bound: the rounding of A_j - e^{eps - l_j} C_j (a few
-    // ulps of its terms) is added or subtracted.
+    // ulps of its terms) and the error of the side's masses (Side::log_err) are added or subtracted.
     // Queries have eps >= 0, where losses <= 0 weigh nothing: only the grid points l_j > 0 are kept (and
     // the mass below the window, extra_low, counts only if the window starts above 0).
     Profile(const Side& s, double h, double extra_low, double extra_inf, double neg_top, double sign)
@@ -43,15 +45,30 @@ public:
         const std::size_t n = s.p.size() - skip;
         A_.assign(n + 1, 0.0);
         C_.assign(n + 1, 0.0);
+        // The suffix sums in double-double: a running double sum of n terms drifts by up to n ulps (and
+        // does, systematically, over many small terms of one size), the recurrence C_j = p_j + e^{-h} C_{j+1}
+        // by about 2 / h ulps; in double-double (e^{-h} as 1 + expm1(-h)) both are exact to a few ulps.
+        const special::DD decay = special::quick_two_sum(1.0, std::expm1(-h));
+        special::DD a{0.0, 0.0}, c{0.0, 0.0};
         for (std::size_t j = n; j-- > 0;) {
             double pj = s.p[skip + j];
             if (j == 0 && skip == 0) pj += extra_low;
             if (j + 1 == n) pj -= neg_top;
-            A_[j] = A_[j + 1] + pj;
-            C_[j] = pj + decay_ * C_[j + 1];
+            a = special::dd_add(a, {pj, 0.0});
+            c = special::dd_add({pj, 0.0}, special::dd_mul(decay, c));
+            A_[j] = a.hi + a.lo;
+            C_[j] = c.hi + c.lo;
         }
         constexpr double kRound = 64.0 * std::numeric_limits<double>::epsilon();
-        for (std::size_t j = 0; j < n; ++j) A_[j] += sign * kRound * (std::fabs(A_[j]) + std::fabs(C_[j]) + std::fabs(inf_));
+        const double err = s.log_err * 0.5 * std::numeric_limits<double>::epsilon();
+        const auto mlogm = [](double m) { return m > 0.0 ? m * std::fabs(std::log(m)) : 0.0; };
+        for (std::size_t j = 0; j < n; ++j) {
+            // The Q-mass above l_j is e^{-l_j} C_j: its |log| is l_j - log C_j.
+            const double cj = std::fabs(C_[j]);
+            const double q_err = cj > 0.0 ? cj * std::fabs(std::log(cj) - l(j)) : 0.0;
+            A_[j] += sign * (kRound * (std::fabs(A_[j]) + cj + std::fabs(inf_)) +
+                             err * (mlogm(std::fabs(A_[j])) + q_err + mlogm(std::fabs(inf_))));
+        }
         run_min_.assign(n, 0.0);
         double m = kInf;
         for (std::size_t j = 0; j < n; ++j) {
@@ -66,10 +83,10 @@ public:
         double j;
         if (x <= 0.0) j = 0.0;
         else j = std::ceil(x);
-        if (j >= static_cast<double>(n)) return std::max(inf_, 0.0);
+        if (j >= static_cast<double>(n)) return std::min(std::max(inf_, 0.0), 1.0);
         const std::size_t k = static_cast<std::size_t>(j);
         const double v = A_[k] + inf_ - std::exp(eps - l(k)) * C_[k];
-        return std::max(v, 0.0);
+        return std::min(std::max(v, 0.0), 1.0);  // delta <= 1 for every pair
     }
 
     // inf{eps >= 0 : delta(eps) <= target}.
