@@ -76,7 +76,7 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
 
     def __init__(self) -> None:
         self.history: list[tuple[float, float, int]] = []
-        self._cache: dict[tuple, Interval] = {}
+        self._cache: dict[tuple[Any, ...], Interval] = {}
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one step of DP-SGD: Poisson sampling at ``sample_rate``, noise ``noise_multiplier``.

@@ -96,7 +96,7 @@ def _dlaplace_std(t: Fraction) -> float:
 
 def _base_generator(key: bytes) -> Any:
     """The C++ generator of ``Random(key)``, whose ``spawn(i)`` is ``Random(key).stream(i)``."""
-    return Random(key, threads=1)._gen
+    return Random(key, threads=1).kernel
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Tuple
+from typing import Any, Tuple
 
 import numpy as np
 from scipy import special as sps
@@ -55,7 +55,8 @@ Law = Tuple[np.ndarray, np.ndarray]  # (values of M, Q-masses), values sorted
 
 def _gauss_between(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     """N(0, 1)-mass of (xa, xb], from the tail on the far side of 0 (no cancellation)."""
-    return np.where(xa > 0.0, sps.ndtr(-xa) - sps.ndtr(-xb), sps.ndtr(xb) - sps.ndtr(xa))
+    result: np.ndarray = np.where(xa > 0.0, sps.ndtr(-xa) - sps.ndtr(-xb), sps.ndtr(xb) - sps.ndtr(xa))
+    return result
 
 
 def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
@@ -203,14 +204,15 @@ def mean_laws(family: str, d: float, steps: int) -> Tuple[Law, float, Law]:
     up1, inf, down1 = _BASES[family](d, _STEP)
     with np.errstate(over="ignore"):  # Var R (of the dominated law; it only places the fine grid)
         var = min(max(float(np.dot(down1[1], down1[0] ** 2)) - 1.0, 1e-300), 1e300)
-    up: dict = {1: up1}
-    down: dict = {1: down1}
+    up: dict[Any, Any] = {1: up1}
+    down: dict[Any, Any] = {1: down1}
 
-    def law(m: int, memo: dict, spread: bool) -> Law:
+    def law(m: int, memo: dict[Any, Any], spread: bool) -> Law:
         if m not in memo:
             h = m // 2  # halves: at most two distinct sizes per level, n and n + 1
             memo[m] = _combine(law(h, memo, spread), law(m - h, memo, spread), h, m - h, var, spread)
-        return memo[m]
+        result: tuple[np.ndarray, np.ndarray] = memo[m]
+        return result
 
     return law(steps, up, True), inf, law(steps, down, False)
 
@@ -245,16 +247,16 @@ class _OneSide:
     """A mechanism that keeps one side of another and takes the identity (no loss) on the other: the
     dominating side of a bound that has no matching dominated side, or the reverse."""
 
-    def __init__(self, inner, pessimistic: bool) -> None:
+    def __init__(self, inner: Any, pessimistic: bool) -> None:
         from .mechanisms import identity_term
 
         self.inner, self.pessimistic, self._identity = inner, pessimistic, identity_term()
         self.symmetric = inner.symmetric
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return ("one_side", self.pessimistic, self.inner.key())
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         from ..._core import accounting as _acc
 
         inner = self.inner.discretise(remove, h, tail, composed)
@@ -262,29 +264,20 @@ class _OneSide:
         return _acc.pld_sides(inner, ident) if self.pessimistic else _acc.pld_sides(ident, inner)
 
 
-def allocation_terms(noise, *, scale, steps, participations, sensitivity) -> list:
+def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any, sensitivity: Any) -> list[Any]:
     """The (mechanism, count) terms of one pass of random allocation (``PLD.random_allocation``)."""
-    from ..._validation import check_positive
-    from ...noise import Gaussian, Laplace
-    from ._args import _count, _scalar
-    from .mechanisms import gdp_term
+    from ._args import _count
+    from .mechanisms import _noise_args, gdp_term
 
-    if isinstance(noise, Gaussian):
-        family = "gaussian"
-    elif isinstance(noise, Laplace):
-        family = "laplace"
-    else:
+    family = getattr(noise, "spec_name", None)
+    if family not in ("gaussian", "laplace"):
         raise TypeError("noise must be Gaussian() or Laplace(): random allocation is implemented for these "
                         "families")
-    s = _scalar(scale, "scale", check_positive)
-    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    d, _ = _noise_args(scale, sensitivity)
     t = _count(steps, "steps")
     k = _count(participations, "participations")
     if k > t:
         raise ValueError(f"participations must be <= steps, got participations={k} > steps={t}")
-    d = sens / s
-    if not (math.isfinite(d) and d > 0.0):
-        raise ValueError("sensitivity / scale must be finite and > 0")
     if d > _MAX_SHIFT:
         raise ValueError(f"sensitivity / scale must be <= {_MAX_SHIFT:g} for random allocation, got {d:g} "
                          "(the likelihood ratio of one step would overflow)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...noise import Gaussian, Laplace, Logistic, Subbotin, Truncated
+from ...noise import Truncated, from_name
 
 if TYPE_CHECKING:
     from .core import PLD
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 # The mechanism kinds, and the fields of a noise entry.
 _KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian")
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
-_FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
 
 
 def _from_spec(cls: type[PLD], spec: Any) -> PLD:
@@ -32,22 +31,16 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
     if kind != "noise" and set(spec) & _NOISE_FIELDS:
         raise ValueError(f"the fields scale, sensitivity, sampling_rate, r and bound belong to noise entries, not {kind}")
 
-    def fields(value: Any) -> dict:
+    def fields(value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise ValueError(f"spec[{kind!r}] must be a JSON object of keyword arguments")
         return dict(value)
 
     pld: PLD
     if kind == "noise":
-        name = spec["noise"]
-        if name not in _FAMILIES:
-            raise ValueError(f"noise must be one of {_FAMILIES}, got {name!r}")
+        fam = from_name(spec["noise"], spec.get("r"), name_arg="noise")
         if "scale" not in spec:
             raise ValueError("a noise entry needs a scale")
-        if ("r" in spec) != (name == "subbotin"):
-            raise ValueError("r is required for subbotin noise and allowed only there")
-        fam = Subbotin(spec["r"]) if name == "subbotin" else {"laplace": Laplace, "gaussian": Gaussian,
-                                                              "logistic": Logistic}[name]()
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
         if "bound" in spec:
