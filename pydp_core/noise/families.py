@@ -164,7 +164,8 @@ class NoiseFamily:
         return float(self._kernel.bound)
 
     def psi_diff(self, u: float, d: float) -> float:
-        """psi(u) - psi(u - d) = log f(u - d) - log f(u): the privacy loss of the output u under a shift d."""
+        """psi(u) - psi(u - d) = log f(u - d) - log f(u) for u >= d / 2 (the half-line of the privacy
+        condition): the privacy loss of the output u under a shift d, without cancellation."""
         return float(self._kernel.psi_diff(u, d))
 
     @property
