@@ -43,14 +43,14 @@ class BudgetPlan:
 
     definition: str  # "pure", "approx" or "zcdp"
     noise: str
-    plans: list
+    plans: list[Any]
     selection: ThresholdSelection | OptimalSelection | None
     epsilon: float | None
     delta: float
     rho: float | None
     block: tuple[float, float] | None = None  # (epsilon, delta) of the Gaussian aggregates under approximate DP
 
-    def total(self) -> dict:
+    def total(self) -> dict[Any, Any]:
         """The composed guarantee of everything released (the report's ``budget``)."""
         sel = self.selection
         if self.definition == "zcdp":
@@ -112,7 +112,7 @@ def _noise(noise: Any) -> str | None:
 
 
 def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[float], kp: int, kc: int,
-           bounds: dict, given: str) -> list[AggregatePlan | QuantilePlan]:
+           bounds: dict[Any, Any], given: str) -> list[AggregatePlan | QuantilePlan]:
     out = []
     for (c, a), s in zip(requests, shares):
         try:
@@ -125,7 +125,7 @@ def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[floa
 
 def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequence[float], selection: bool,
                 requests: Sequence[tuple[str, str]], max_partitions: int, max_contributions: int,
-                bounds: dict, method: str = "threshold") -> BudgetPlan:
+                bounds: dict[Any, Any], method: str = "threshold") -> BudgetPlan:
     """Check the budget arguments and calibrate every aggregate and the selection (errors name the argument).
 
     ``weights`` has one entry per request, then one for selection when ``selection`` is true; ``method``
@@ -175,7 +175,7 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
 
 
 def _gaussian_plan(eps: float, dl: float, weights: Sequence[float], selection: bool,
-                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict, method: str) -> BudgetPlan:
+                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict[Any, Any], method: str) -> BudgetPlan:
     n = len(requests)
     sel = None
     eps_g, delta_g = eps, dl

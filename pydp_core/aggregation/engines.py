@@ -27,7 +27,7 @@ from .spec import AggregateSpec, aggregate_spec
 __all__ = ["aggregate_dask", "aggregate_spark"]
 
 
-def _engine_spec(names: list, kwargs: dict) -> AggregateSpec:
+def _engine_spec(names: list[Any], kwargs: dict[Any, Any]) -> AggregateSpec:
     """The checked spec of an engine call; quantiles are computed by the local engine only."""
     spec = aggregate_spec(names, **kwargs)
     if spec.quantile_columns:
@@ -46,7 +46,7 @@ def _partial_names(spec: AggregateSpec) -> list[str]:
     return [f"__pydp_partial_{i}" for i in range(len(spec.partial_names()))]
 
 
-def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
+def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any]]:
     """The partial aggregates of one partition (a pandas DataFrame or a pyarrow Table of whole persons)."""
     return partial_aggregates(table, spec)
 
@@ -62,7 +62,7 @@ def _partial_frame(pdf: Any, spec: AggregateSpec) -> Any:
     return pd.DataFrame(data)
 
 
-def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
+def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any]]:
     """(group values, partials) from the engine's per-group sums (a pandas DataFrame or a pyarrow Table)."""
     arrow = hasattr(table, "column_names")
 

@@ -16,7 +16,15 @@ import numpy as np
 from .._safety import privacy_warning
 from .._validation import check_int
 from .keys import BLOCK_ROWS, check_key, column_key, release_id, release_key
-from .ledger import _RECORDED_AT_DRIVER, KeyLedger, SessionLedger, ledger_for_key, unrecorded_refused, values_digest
+from .ledger import (
+    _RECORDED_AT_DRIVER,
+    KeyLedger,
+    SessionLedger,
+    _RecordedAtDriver,
+    ledger_for_key,
+    unrecorded_refused,
+    values_digest,
+)
 
 #: ``f(values, rng)``: the noisy copy of a 1-D block of values.
 Privatizer = Callable[[np.ndarray, Any], Any]
@@ -609,7 +617,7 @@ class KeyedNoise:
         privatize_kwargs: Mapping[str, Any] | None = None,
         release: str | None = None,
         contributions: int = 1,
-        ledger: bool | KeyLedger | SessionLedger = True,
+        ledger: bool | KeyLedger | SessionLedger | _RecordedAtDriver = True,
         accountant: Any = None,
         sensitivity_holds: bool = False,
         simulation: bool = False,
