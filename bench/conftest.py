@@ -26,6 +26,16 @@ def pytest_addoption(parser) -> None:
                      help="assert each ratio goal at GUARD_FRACTION of its value (CI's throughput guard)")
 
 
+@pytest.fixture(autouse=True)
+def _own_key_ledgers(tmp_path_factory, monkeypatch):
+    """Benchmarks draw keyed noise under fixed keys on every run (a measurement, not a release): their
+    key ledgers live in a directory of the run's own, not in the user's state directory."""
+    from pydp_core.io import ledger
+
+    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path_factory.mktemp("state")))
+    yield
+
+
 def pytest_configure(config) -> None:
     if config.getoption("--throughput-guard") and config.getoption("benchmark_disable", False):
         raise pytest.UsageError("--throughput-guard needs timings: drop --benchmark-disable")

@@ -9,7 +9,7 @@ using pydp::noise::Family;
 
 void register_calibration(py::module_ m) {
     m.doc() = "exact (epsilon, delta) profile and calibration";
-    py::enum_<cal::Status>(m, "Status", "why minimal_scale found no scale (its codes, negated, in the output)")
+    py::enum_<cal::Status>(m, "Status", "why minimal_scale found no scale (its second output)")
         .value("ok", cal::kOk)
         .value("no_finite_scale", cal::kNoFiniteScale)
         .value("verify_failed", cal::kVerifyFailed)
@@ -21,13 +21,28 @@ void register_calibration(py::module_ m) {
     m.def("epsilon_for_delta", [](const Family& f, const darray& delta, const darray& scale, const darray& sens, long t) {
         return map3(delta, scale, sens, t, [&f](double dl, double s, double d) { return pydp::calibration::epsilon_for_delta(f, dl, s, d); });
     }, py::arg("family"), py::arg("delta"), py::arg("scale"), py::arg("sensitivity"), py::arg("threads") = 0);
-    // Returns the verified minimal scale, or minus a Status code (the enum above) where none exists: one
-    // float array keeps the vectorised call free of a second output.
+    // Returns (scale, status): the verified minimal scale where status is ok, else 0 and the Status code
+    // (the enum above) that says why no scale was found.
     m.def("minimal_scale", [](const Family& f, const darray& eps, const darray& delta, const darray& sens, long t) {
-        return map3(eps, delta, sens, t, [&f](double e, double dl, double d) {
-            const cal::MinimalScale r = cal::minimal_scale(f, e, dl, d);
-            return r.status == cal::kOk ? r.scale : -static_cast<double>(r.status);
-        });
+        require_same_shape(eps, delta, "arguments");
+        require_same_shape(eps, sens, "arguments");
+        darray scale(shape_of(eps));
+        py::array_t<int32_t> status(shape_of(eps));
+        const double *pe = eps.data(), *pd = delta.data(), *ps = sens.data();
+        double* out = scale.mutable_data();
+        int32_t* code = status.mutable_data();
+        const unsigned nt = resolve_threads(t);
+        {
+            py::gil_scoped_release release;
+            pydp::parallel_chunks(static_cast<std::size_t>(eps.size()), 64, nt, [&](std::size_t, std::size_t lo, std::size_t hi) {
+                for (std::size_t i = lo; i < hi; ++i) {
+                    const cal::MinimalScale r = cal::minimal_scale(f, pe[i], pd[i], ps[i]);
+                    out[i] = r.status == cal::kOk ? r.scale : 0.0;
+                    code[i] = static_cast<int32_t>(r.status);
+                }
+            });
+        }
+        return std::make_pair(scale, status);
     }, py::arg("family"), py::arg("epsilon"), py::arg("delta"), py::arg("sensitivity"), py::arg("threads") = 0);
 }
 }  // namespace pydp_bind

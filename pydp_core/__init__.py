@@ -24,10 +24,11 @@ import sys as _sys
 from typing import TYPE_CHECKING, Any
 
 from ._loader import load_core as _load_core
-from ._version import __version__
 
 # The compiled extension beside these sources, or an ImportError that says how to build it.
-_core = _load_core(_os.path.dirname(__file__), __version__)
+_core = _load_core(_os.path.dirname(__file__))
+
+from ._version import __version__  # noqa: E402  (read once the extension is known to match it)
 
 # Public name -> the module that defines it. Subpackages are listed under their own name.
 _EXPORTS: dict[str, str] = {

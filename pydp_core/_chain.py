@@ -74,6 +74,7 @@ class ChainedLog:
         self._good = 0  # bytes of authenticated lines: where the next line goes
         self._newline = False  # the last authenticated line lacks its newline
         self._fd: int | None = None
+        self._torn_at = -1  # where the torn last line this object has warned about starts (warned once)
 
     @property
     def head(self) -> str:
@@ -112,6 +113,9 @@ class ChainedLog:
                 ok = False
             if not ok:
                 if end < 0:  # a torn last line: never acknowledged
+                    if self._torn_at == pos:
+                        break
+                    self._torn_at = pos
                     warnings.warn(
                         f"the {self._what} {self.path!r} ends with an incomplete line (a write cut short by a crash or "
                         "a full disk); it was never acknowledged and is discarded",

@@ -15,7 +15,7 @@ _HOW_TO = (
 )
 
 
-def load_core(package_dir: str, version: str) -> Any:
+def load_core(package_dir: str) -> Any:
     """Return the compiled extension beside ``package_dir``, or raise an ImportError saying what to do."""
     try:
         from . import _core
@@ -29,6 +29,10 @@ def load_core(package_dir: str, version: str) -> Any:
         raise ImportError(
             f"pydp_core: the compiled extension pydp_core._core is not in {package_dir} ({error}). {_HOW_TO}"
         ) from None
+    try:
+        from ._version import __version__ as version
+    except FileNotFoundError as error:
+        raise ImportError(f"pydp_core: {error}. {_HOW_TO}") from None
     core_version = getattr(_core, "__version__", None)
     if core_version != version:
         raise ImportError(

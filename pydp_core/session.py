@@ -58,7 +58,7 @@ class Session:
     journal_key : bytes, optional
         The journal's MAC key (at least 32 bytes, kept apart from the journal).
     ledger : str or os.PathLike, optional
-        The key's ledger file (default: this process's record of the key; the command line uses
+        The key's ledger file (default: the key's ledger in the state directory; the command line uses
         ``<key file>.ledger``).
 
     Raises

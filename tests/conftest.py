@@ -1,4 +1,5 @@
 """Shared test fixtures; puts tests/ on sys.path so that tests import ``support``."""
+import os
 import sys
 from pathlib import Path
 
@@ -17,8 +18,8 @@ def _mp_precision():
 
 @pytest.fixture(autouse=True)
 def _fresh_process_ledgers(tmp_path_factory, monkeypatch):
-    """Each test is its own session: the in-process key ledgers start empty and the per-key ledgers of key
-    files live in a directory of the test's own (tests reuse fixed keys across tests on purpose, for
+    """Each test is its own session: the in-process ledger objects start empty and the per-key ledgers live
+    in a state directory of the test's own (tests reuse fixed keys across tests on purpose, for
     reproducible outputs; reuse inside one test is still refused). Subprocesses inherit the directory."""
     from pydp_core.io import ledger
 
@@ -26,3 +27,28 @@ def _fresh_process_ledgers(tmp_path_factory, monkeypatch):
     ledger._PROCESS_LEDGERS.clear()
     yield
     ledger._PROCESS_LEDGERS.clear()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole run (two cores, up to four task attempts), whose Python workers
+    run this interpreter and import the package under test. pyspark is in the test extras: a session that
+    cannot start is a failure, not a skip."""
+    from pyspark.sql import SparkSession
+    from support.paths import export_to_subprocesses
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    export_to_subprocesses()
+    session = (
+        SparkSession.builder.master("local[2, 4]")
+        .appName("pydp_core-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "5000")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -8,8 +8,8 @@ from . import calibration
 from . import random
 from . import accounting
 from . import manifolds
-from . import discrete
-from . import aggregate
-__all__: list[str] = ['accounting', 'aggregate', 'calibration', 'discrete', 'manifolds', 'noise', 'random', 'special']
+from . import release
+from . import aggregation
+__all__: list[str] = ['MAX_THREADS', 'accounting', 'aggregation', 'calibration', 'manifolds', 'noise', 'random', 'release', 'special']
 MAX_THREADS: int = 4096
 __version__: str = '0.1.0'

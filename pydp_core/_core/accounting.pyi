@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_atoms', 'pld_circular', 'pld_compose', 'pld_noise', 'pld_sides', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
+__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_allocation_convolve', 'pld_atoms', 'pld_circular', 'pld_compose', 'pld_noise', 'pld_sides', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
 class RdpMethod:
     """
     the RDP -> (epsilon, delta) conversions (Mironov 2017; Asoodeh et al. 2021; Balle et al. 2020)

@@ -10,7 +10,7 @@ import typing
 __all__: list[str] = ['Status', 'epsilon_for_delta', 'log_privacy_profile', 'minimal_scale']
 class Status:
     """
-    why minimal_scale found no scale (its codes, negated, in the output)
+    why minimal_scale found no scale (its second output)
     
     Members:
     
@@ -74,5 +74,5 @@ def epsilon_for_delta(family: Family, delta: typing.Annotated[numpy.typing.Array
     ...
 def log_privacy_profile(family: Family, epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], scale: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sensitivity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
-def minimal_scale(family: Family, epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sensitivity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
+def minimal_scale(family: Family, epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], sensitivity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int32]]:
     ...

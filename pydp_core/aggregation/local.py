@@ -117,9 +117,9 @@ def aggregate(
         ``delta_s / Kp`` and the largest ``e`` with ``Kp e^2 / 2 <= rho_s``.
 
     ledger : None, path or KeyLedger, optional
-        The use record of ``key`` (:mod:`pydp_core.io.ledger`): None this process's record; a path (the
-        command line uses ``<key file>.ledger``) or a :class:`~pydp_core.io.KeyLedger`, each consulted
-        together with this process's record. There is no switch that skips the record.
+        The use record of ``key`` (:mod:`pydp_core.io.ledger`): None the key's ledger in
+        :func:`~pydp_core.io.ledger.state_dir`; a path (the command line uses ``<key file>.ledger``) or a
+        :class:`~pydp_core.io.KeyLedger`, each consulted together with the key's state-directory ledger. There is no switch that skips the record.
     accountant : Accountant, optional
         Charged with the release's composed guarantee (the report's ``budget``) before any noise is drawn;
         an exact repeat is not charged again.

@@ -280,12 +280,11 @@ def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, s
     if noise.kernel is None:  # a family evaluated in Python
         out = np.vectorize(lambda e, x, dd: _custom_minimal_scale(noise, e, x, dd), otypes=[float])(e_b, dl_b, d_b)
     else:
-        out = _cal.minimal_scale(noise.kernel, e_b, dl_b, d_b)
-        bad = ~(out > 0)
-        if bad.any():
-            idx = np.argwhere(bad)[0]
-            flat = int(np.ravel_multi_index(tuple(idx), out.shape)) if out.ndim else 0
-            code = _cal.Status(int(-np.asarray(out).reshape(-1)[flat]))
+        out, status = _cal.minimal_scale(noise.kernel, e_b, dl_b, d_b)
+        failed = np.flatnonzero(np.asarray(status).reshape(-1) != int(_cal.Status.ok))
+        if failed.size:
+            flat = int(failed[0])
+            code = _cal.Status(int(np.asarray(status).reshape(-1)[flat]))
             raise CalibrationError(
                 f"minimal_scale({noise!r}): {_STATUS.get(code, 'failure')} at epsilon="
                 f"{e_b.reshape(-1)[flat]!r}, delta={dl_b.reshape(-1)[flat]!r}, "

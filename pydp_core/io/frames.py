@@ -100,10 +100,9 @@ def privatize(
     threads:
         threads of the keyed generator (None: all cores); the output is the same for every value.
     ledger:
-        the use record of ``key`` (:mod:`pydp_core.io.ledger`): ``None`` (the default) this process's
-        record of the key; a path (``"<key file>.ledger"``) or a :class:`~pydp_core.io.KeyLedger`, each
-        consulted together with this process's record (and, for a file, the key's ledger in
-        :func:`~pydp_core.io.ledger.state_dir`). There is no switch that skips the record.
+        the use record of ``key`` (:mod:`pydp_core.io.ledger`): ``None`` (the default) the key's
+        ledger in :func:`~pydp_core.io.ledger.state_dir`; a path (``"<key file>.ledger"``) or a
+        :class:`~pydp_core.io.KeyLedger`, each consulted together with the key's state-directory ledger. There is no switch that skips the record.
     accountant:
         an :class:`~pydp_core.Accountant` charged once per column before its noise is drawn (pieces of one
         release under one key are charged once; an exact repeat is not charged again).

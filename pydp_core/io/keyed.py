@@ -571,9 +571,9 @@ class KeyedNoise:
         The :func:`~pydp_core.io.keys.release_id` of the release this column belongs to (default: that of
         :func:`release_description` of this column alone); it keys the noise and labels the ledger's record.
     ledger : True, KeyLedger or SessionLedger, optional
-        The use record of the key (:mod:`pydp_core.io.ledger`): True (the default) this process's record
-        of the key, or a :class:`~pydp_core.io.ledger.KeyLedger` (e.g. the file beside a key file), which is
-        consulted together with this process's record. Every piece is checked and recorded before its noise
+        The use record of the key (:mod:`pydp_core.io.ledger`): True (the default) the key's ledger in
+        the state directory, or a :class:`~pydp_core.io.ledger.KeyLedger` (e.g. the file beside a key file),
+        which is consulted together with the key's state-directory ledger. Every piece is checked and recorded before its noise
         is drawn; there is no way to skip the record.
     accountant : Accountant, optional
         Charged once for the column (:meth:`pydp_core.AdditiveMechanism.charge`) before its first noise is

@@ -18,17 +18,17 @@ new piece is accepted when
 Anything else (a rerun at another epsilon, other bounds or columns, other data on the same rows) is refused
 with :class:`KeyReuseError` before any noise is drawn, with a message that says how to do it right.
 
-Where the record lives. For a key file (``pydp-core keygen``) the record is a file beside it,
-``<key file>.ledger``: HMAC-chained JSON lines under a subkey of the release key, locked and re-read by each
-writer, so that several processes serialise on it (:mod:`pydp_core._chain`). A line edited, reordered or
-removed from the middle is detected and the ledger refused; a torn last line (a crash mid-write) was never
-acknowledged and is discarded with a warning. For a key held in memory (``bytes``) the record lives in the
-process, so a notebook or a service that releases twice under one key is stopped as well.
-
-Whatever ledger a release is given, it is also checked against and recorded in this process's record of
-the key, and a ledger file also against the key's ledger in :func:`state_dir`, named by the key's
-fingerprint: two copies of one key file share it. No public argument skips the record (``ledger=False`` is
-refused); what a local ledger cannot see (a copy of the key on another machine) is stated in docs/io.md.
+Where the record lives. Every key has one ledger in :func:`state_dir`, named by the key's fingerprint
+(HMAC(key, "pydp_core.ledger/id"), which reveals nothing of the key): HMAC-chained JSON lines under a subkey
+of the release key, locked and re-read by each writer, so that several processes serialise on it
+(:mod:`pydp_core._chain`). A line edited, reordered or removed from the middle is detected and the ledger
+refused; a torn last line (a crash mid-write) was never acknowledged and is discarded with a warning. A key
+file (``pydp-core keygen``) has in addition the ledger beside it, ``<key file>.ledger``, which travels with
+the key file. Whatever ledger a release is given, it is also checked against and recorded in the key's
+state-directory ledger, so that two processes, two copies of one key file, or a key file and the same key
+held as ``bytes`` all see each other's releases. No public argument skips the record (``ledger=False`` is
+refused); what a local ledger cannot see (a copy of the key on another machine or under another user, a
+deleted state directory) is stated in docs/io.md.
 """
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def _another_release(release: str, session: str | None, found: Piece) -> KeyReus
 
 
 class KeyLedger:
-    """The use record of one release key (in a file beside the key file, or in this process).
+    """The use record of one release key (a file, or in memory), guarded by the key's state-directory ledger.
 
     Parameters
     ----------
@@ -181,9 +181,8 @@ class KeyLedger:
         self._log = None if path is None else ChainedLog(path, mac_key, field="piece", error=KeyReuseError,
                                                          what="key ledger")
         self._key = bytes(key)
-        # The records every use of the key is also checked against and written to: this process's record
-        # of the key, and, for a ledger file, the key's ledger in the state directory (the key's identity,
-        # not its path, names it). None: this ledger is one of those records.
+        # False: this ledger is the key's state-directory ledger, which guards every other one (a claim on
+        # any other ledger of the key is also checked against and recorded in it).
         self._guarded = _guard
         self._lock = threading.Lock()
         self._pieces: list[Piece] = []
@@ -197,7 +196,10 @@ class KeyLedger:
 
     @property
     def pieces(self) -> tuple[Piece, ...]:
-        """The recorded pieces, oldest first."""
+        """The recorded pieces, oldest first (re-read from the file, where another process may have written)."""
+        if self._log is not None:
+            with self._lock:
+                self._pieces = self._parse(self._log.read())
         return tuple(self._pieces)
 
     def check(self, column: str, start: int, stop: int, digest: str, *, release: str = "",
@@ -302,10 +304,10 @@ class KeyLedger:
             raise ValueError(f"piece rows must satisfy 0 <= start <= stop, got [{start}, {stop})")
         if not self._guarded:
             return self._claim_here(column, int(start), int(stop), digest, on_first, release, session, spent)
-        guards = _guards_of(self._key, self._log is not None and not _is_state_file(self._log.path, self._key))
+        state = _state_ledger(self._key)
         with _GUARD_LOCK, contextlib.ExitStack() as stack:
             # The state ledger's file lock is taken first, then this ledger's: one order for every process.
-            held = [g for g in guards if g is not self]
+            held = [] if state is self else [state]
             for g in held:
                 stack.enter_context(g._held())
                 g.check(column, int(start), int(stop), digest, release=release, session=session)
@@ -433,10 +435,6 @@ def _state_path(key: bytes) -> str:
     return os.path.join(state_dir(), "ledgers", _fingerprint(key) + ".ledger")
 
 
-def _is_state_file(path: str, key: bytes) -> bool:
-    return os.path.abspath(path) == _state_path(key)
-
-
 def _cached(ident: str, make: Callable[[], KeyLedger]) -> KeyLedger:
     with _PROCESS_LOCK:
         led = _PROCESS_LEDGERS.get(ident)
@@ -445,30 +443,25 @@ def _cached(ident: str, make: Callable[[], KeyLedger]) -> KeyLedger:
         return led
 
 
-def _guards_of(key: bytes, file_backed: bool) -> list[KeyLedger]:
-    """The records every use of ``key`` is checked against: the key's state-directory ledger (for a key
-    file's ledger) and this process's record of the key."""
-    out = []
-    if file_backed:
-        path = _state_path(key)
-        try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise OSError(
-                f"cannot create the key ledger directory {os.path.dirname(path)!r} ({exc.strerror}): set "
-                f"{STATE_DIR_ENV} to a writable directory"
-            ) from None
-        out.append(_cached(path, lambda: KeyLedger(key, path, _guard=False)))
-    out.append(_cached(_fingerprint(key), lambda: KeyLedger(key, _guard=False)))
-    return out
+def _state_ledger(key: bytes) -> KeyLedger:
+    """The key's ledger in :func:`state_dir` (one object per path for the life of the process)."""
+    path = _state_path(key)
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise OSError(
+            f"cannot create the key ledger directory {os.path.dirname(path)!r} ({exc.strerror}): set "
+            f"{STATE_DIR_ENV} to a writable directory"
+        ) from None
+    return _cached(path, lambda: KeyLedger(key, path, _guard=False))
 
 
 def ledger_for_key(key: bytes, path: str | os.PathLike[str] | None = None) -> KeyLedger:
-    """The ledger of ``key``: the file ``path`` when given, else this process's record of the key.
+    """The ledger of ``key``: the file ``path`` when given, else the key's ledger in :func:`state_dir`.
 
-    Whatever ledger a release is given, it is also checked against (and recorded in) this process's
-    record of the key and, for a ledger file, the key's ledger in :func:`state_dir` (named by the key's
-    fingerprint, so two copies of one key file share it).
+    Whatever ledger a release is given, it is also checked against (and recorded in) the key's ledger in
+    :func:`state_dir` (named by the key's fingerprint), so every process that holds the key sees the
+    releases made under it.
 
     Parameters
     ----------
@@ -493,6 +486,6 @@ def ledger_for_key(key: bytes, path: str | os.PathLike[str] | None = None) -> Ke
     True
     """
     if path is None:
-        return _guards_of(bytes(key), False)[-1]
+        return _state_ledger(bytes(key))
     ident = _fingerprint(key) + "\x00" + os.path.abspath(os.fspath(path))
     return _cached(ident, lambda: KeyLedger(key, path))

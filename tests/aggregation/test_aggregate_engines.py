@@ -2,9 +2,6 @@
 not depend on the partitioning, and a killed-and-retried Spark task reproduces its output."""
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -13,7 +10,6 @@ import pytest
 from pydp_core.aggregation import aggregate, aggregate_report
 
 dd = pytest.importorskip("dask.dataframe", reason="dask is an optional extra (pydp_core[dask])")
-from support.paths import export_to_subprocesses  # noqa: E402
 
 from pydp_core.aggregation.engines import aggregate_dask, aggregate_spark  # noqa: E402
 
@@ -51,25 +47,6 @@ def test_dask_equals_local_for_any_partitioning(args):
         assert list(out.dtypes[len(args["by"]) if isinstance(args["by"], list) else 1:]) == \
             list(local.dtypes[len(args["by"]) if isinstance(args["by"], list) else 1:])
         assert aggregate_report(out) == aggregate_report(local)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    export_to_subprocesses()
-    try:
-        session = (SparkSession.builder.master("local[2, 4]").appName("pydp_core-aggregate-tests")
-                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.sql.shuffle.partitions", "5").getOrCreate())
-    except Exception as exc:  # no Java, no free port, ...
-        pytest.skip(f"a local Spark session cannot start here: {exc}")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.mark.parametrize("args", [ARGS, PUBLIC], ids=["selection", "public"])

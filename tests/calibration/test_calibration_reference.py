@@ -531,9 +531,11 @@ def test_threaded_equals_serial():
     delta = 10.0 ** rng.uniform(-300, -1, 3000)
     sens = np.ones(3000)
     for noise in (Subbotin(3.0), Gaussian()):
-        one = cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=1)
-        assert np.array_equal(one, cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=2))
-        assert np.array_equal(one, cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=5))
+        one, ok = cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=1)
+        assert (ok == int(cal.Status.ok)).all()
+        for threads in (2, 5):
+            scale, status = cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=threads)
+            assert np.array_equal(one, scale) and np.array_equal(ok, status)
         p1 = cal.log_privacy_profile(noise.kernel, epsilon=eps, scale=one, sensitivity=sens, threads=1)
         assert np.array_equal(p1, cal.log_privacy_profile(noise.kernel, epsilon=eps, scale=one, sensitivity=sens, threads=3))
 

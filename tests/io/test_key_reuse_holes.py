@@ -1,8 +1,8 @@
 """No public switch, ledger object or copy of a key file gives two releases with shared noise.
 
-Every keyed release is checked against this process's record of its key and, for a key file, against the
-key's ledger in the state directory (named by the key's fingerprint, not by the file's path), whatever
-ledger the caller gives; ``ledger=False`` is refused. The attack each test tries is the linear recovery of
+Every keyed release is checked against the key's ledger in the state directory (named by the key's
+fingerprint, not by a file's path), whatever ledger the caller gives and whether the key is a key file or
+``bytes`` in memory; ``ledger=False`` is refused. The attack each test tries is the linear recovery of
 two outputs under one key (a rerun at another epsilon, or the same release on other data).
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _recovery_error(out1: np.ndarray, out2: np.ndarray, truth: np.ndarray) -> fl
 
 
 def _new_process() -> None:
-    """Forget this process's records of keys, as a new process starts (the state directory stays)."""
+    """Forget this process's ledger objects, as a new process starts (the state directory stays)."""
     ledger_mod._PROCESS_LEDGERS.clear()
 
 
@@ -192,6 +192,56 @@ def test_a_copied_key_file_in_another_process_is_refused(tmp_path):
     assert run("1", key).returncode == 0
     second = run("2", copy)
     assert second.returncode == 1 and "another release" in second.stderr
+
+
+_BYTES_KEY_RELEASE = """
+import sys
+import numpy as np
+import pydp_core as dp
+from pydp_core import io
+key = bytes.fromhex(sys.argv[1])
+x = np.random.default_rng(7).uniform(0, 500, 2000)
+mech = io.mechanism("laplace", epsilon=float(sys.argv[2]), sensitivity="bounds", bounds=(0.0, 500.0))
+try:
+    out = dp.privatize(x, mech, key=key)
+except io.KeyReuseError as exc:
+    print("refused:", exc)
+    sys.exit(3)
+np.save(sys.argv[3], out)
+"""
+
+
+def test_a_bytes_key_in_two_processes_is_refused(tmp_path):
+    """Two real processes, one key held as bytes (no key file): the second release, at another epsilon,
+    is refused; without the refusal its output and the first's would give the data back."""
+    key = io.generate_key()
+    env = subprocess_env()
+
+    def run(epsilon: str, out: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", _BYTES_KEY_RELEASE, key.hex(), epsilon, str(tmp_path / out)],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+
+    first = run("1", "first.npy")
+    assert first.returncode == 0, first.stderr
+    second = run("2", "second.npy")
+    assert second.returncode == 3 and "another release" in second.stdout, (second.stdout, second.stderr)
+    assert not (tmp_path / "second.npy").exists()
+    again = run("1", "again.npy")  # the same release on the same data repeats recorded pieces: accepted
+    assert again.returncode == 0, again.stderr
+    assert np.array_equal(np.load(tmp_path / "first.npy"), np.load(tmp_path / "again.npy"))
+
+
+def test_a_bytes_key_then_its_key_file_is_refused(tmp_path, capsys):
+    """The key read into memory and released, then the same key as a key file at another epsilon."""
+    src, _, keyfile, _ = _key_files(tmp_path)
+    key = io.load_key(keyfile)
+    table = pq.read_table(src).to_pandas()
+    column = PRIV[PRIV.index("-c") + 1]
+    dp.privatize(table[column].to_numpy(), _mech(1.0), key=key)
+    _new_process()
+    code = main(["privatize", str(src), str(tmp_path / "o.parquet"), *PRIV, "--epsilon", "2", "-k", str(keyfile)])
+    assert code == 1 and "another release" in capsys.readouterr().err
+    assert not (tmp_path / "o.parquet").exists()
 
 
 def test_an_unwritable_state_directory_is_a_clear_error(tmp_path, monkeypatch):

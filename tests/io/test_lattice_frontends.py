@@ -4,11 +4,9 @@ row index only (not on chunks or partitions)."""
 from __future__ import annotations
 
 import os
-import sys
 
 import numpy as np
 import pytest
-from support.paths import export_to_subprocesses
 
 import pydp_core
 from pydp_core import cli, release
@@ -90,34 +88,19 @@ def test_dask_lattice_release_does_not_depend_on_the_chunking():
         np.testing.assert_array_equal(out.compute(scheduler="synchronous"), ref)
 
 
-def test_spark_lattice_release_does_not_depend_on_the_partitioning():
-    pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
-    pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
+def test_spark_lattice_release_does_not_depend_on_the_partitioning(spark):
     import pandas as pd
-    from pyspark.sql import SparkSession
 
     from pydp_core import spark as pspark
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    export_to_subprocesses()
-    try:
-        spark = (SparkSession.builder.master("local[2]").appName("pydp_core-lattice")
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
-    except Exception as exc:  # no Java, no free port, ...
-        pytest.skip(f"a local Spark session cannot start here: {exc}")
-    try:
-        spark.sparkContext.setLogLevel("ERROR")
-        n = 12_000
-        mech = etl.mechanism("logistic", epsilon=1.0, delta=1e-9, sensitivity=1.0)
-        ref = pydp_core.privatize(pd.DataFrame({"x": (np.arange(n) % 100).astype(float)}), mech, **SIM, key=KEY,
-                                  columns=["x"], block_rows=B)["x"].to_numpy()
-        grid = release.calibrate_logistic_release(epsilon=1.0, delta=1e-9).grid
-        assert _on_grid(ref, grid)
-        for parts in (1, 3):
-            df = spark.range(0, n, numPartitions=parts).selectExpr("id", "cast(id % 100 as double) as x")
-            out = pspark.privatize(df, mech, columns=["x"], **SIM, key=KEY, block_rows=B)
-            got = out.toArrow().to_pandas().sort_values("id")["x"].to_numpy()
-            np.testing.assert_array_equal(got, ref)
-    finally:
-        spark.stop()
+    n = 12_000
+    mech = etl.mechanism("logistic", epsilon=1.0, delta=1e-9, sensitivity=1.0)
+    ref = pydp_core.privatize(pd.DataFrame({"x": (np.arange(n) % 100).astype(float)}), mech, **SIM, key=KEY,
+                              columns=["x"], block_rows=B)["x"].to_numpy()
+    grid = release.calibrate_logistic_release(epsilon=1.0, delta=1e-9).grid
+    assert _on_grid(ref, grid)
+    for parts in (1, 3):
+        df = spark.range(0, n, numPartitions=parts).selectExpr("id", "cast(id % 100 as double) as x")
+        out = pspark.privatize(df, mech, columns=["x"], **SIM, key=KEY, block_rows=B)
+        got = out.toArrow().to_pandas().sort_values("id")["x"].to_numpy()
+        np.testing.assert_array_equal(got, ref)

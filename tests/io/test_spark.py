@@ -12,7 +12,7 @@ import pydp_core  # noqa: E402
 
 pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pyspark = pytest.importorskip("pyspark", reason="pyspark is an optional extra (pydp_core[spark])")
-from support.paths import REPO_ROOT, export_to_subprocesses, subprocess_env  # noqa: E402
+from support.paths import REPO_ROOT, subprocess_env  # noqa: E402
 
 from pydp_core import spark as pspark  # noqa: E402
 from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # noqa: E402  (a check only: no record)
@@ -28,31 +28,6 @@ B = 4096
 # The noise of different data under one key is compared on purpose (the ledger is tested in
 # tests/release/test_release_safety.py): no ledger, and the sensitivity declared to hold without bounds.
 SIM = dict(ledger=UNRECORDED, sensitivity_holds=True)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    # Python workers must run this interpreter and find this pydp_core.
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    export_to_subprocesses()
-    try:
-        session = (
-            SparkSession.builder.master("local[2, 4]")
-            .appName("pydp_core-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "4")
-            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "5000")
-            .getOrCreate()
-        )
-    except Exception as exc:  # no Java, no free port, ...
-        pytest.skip(f"a local Spark session cannot start here: {exc}")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _frame(spark, partitions, n=N):

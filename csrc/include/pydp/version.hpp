@@ -1,6 +1,6 @@
-// The version of the pydp_core C++ headers and C ABI (the same as the Python package's).
-// Kept equal to pyproject.toml's version: CMake stops at configure time if they differ, and
-// tests/packaging/test_cpp_package.py checks it too.
+// The version of pydp_core: its one definition. The package metadata (pyproject.toml), CMake and the
+// Python sources (pydp_core/_version.py) read PYDP_VERSION_STRING from here; the three numbers below
+// must spell it (tests/packaging/test_cpp_package.py checks that they do).
 #pragma once
 
 #define PYDP_VERSION_MAJOR 0
