@@ -24,6 +24,7 @@
 #include "pydp/accounting/pld.hpp"
 #include "pydp/aggregation/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
+#include "pydp/release/profile.hpp"
 #include "pydp/release/release.hpp"
 #include "pydp/release/table.hpp"
 #include "pydp/noise/families.hpp"
@@ -237,6 +238,205 @@ pydp_status keyed_release(const pydp_rng* rng, const std::uint64_t* streams, int
         return PYDP_OK;
     });
 }
+
+
+// ---- calibration of the grid releases (pydp_core.release.calibrate_*_release, dimension 1) -----------
+namespace rel = pydp::release;
+
+// The relative margin on delta of every check (the calibration's and the Python plans').
+constexpr double kDeltaMargin = 1e-12;
+// Grid steps per unit of scale are at most 2^kLaplaceMaxBits (t below 2^39) and 2^kGaussMaxBits (sigma
+// below 2^31 grid steps).
+constexpr int kLaplaceMaxBits = 38;
+constexpr int kGaussMaxBits = 30;
+
+// e = floor(log2(min(scale, sensitivity))) - grid_bits, raised so that one unit of scale spans at most
+// 2^max_bits grid steps; PYDP_ERR_INVALID outside the range a float64 grid serves.
+pydp_status grid_exponent(double scale, double sensitivity, int grid_bits, int max_bits, int* e) noexcept {
+    int lm = 0, ls = 0;
+    std::frexp(std::min(scale, sensitivity), &lm);
+    std::frexp(scale, &ls);
+    const int out = std::max(lm - 1 - grid_bits, ls - 1 - std::max(grid_bits, max_bits));
+    if (!std::isfinite(scale) || out < -1074 + 53 || out > 970 - 53)
+        return bad("scale", "is outside the range a float64 grid can serve", scale);
+    *e = out;
+    return PYDP_OK;
+}
+
+// The largest |rint(a) - rint(b)| over |a - b| <= D = sensitivity / 2^e (ties to even): floor(D) + 1,
+// except D itself when D is an even integer.
+std::uint64_t grid_shift(double sensitivity, int e) noexcept {
+    const double d = std::ldexp(sensitivity, -e);  // exact
+    const double f = std::floor(d);
+    if (d == f && std::fmod(f, 2.0) == 0.0) return static_cast<std::uint64_t>(f);
+    return static_cast<std::uint64_t>(f) + 1;
+}
+
+__extension__ typedef unsigned __int128 u128;  // GCC and Clang; __extension__ keeps -Wpedantic quiet
+
+// k / t <= eps, decided exactly (k, t >= 1 integers, eps >= 0 finite): k * 2^-x <= m * t for eps = m 2^x.
+bool ratio_at_most(std::uint64_t k, std::uint64_t t, double eps) noexcept {
+    if (eps == 0.0) return false;
+    int x2 = 0;
+    const double f = std::frexp(eps, &x2);  // eps = f 2^x2, f in [0.5, 1)
+    const auto m = static_cast<u128>(std::ldexp(f, 53));
+    const int x = x2 - 53;
+    const u128 rhs = m * t;  // < 2^93
+    if (x >= 0) return x >= 12 || static_cast<u128>(k) <= (rhs << x);  // 2^(52 + 12) > k
+    const int sh = -x;
+    if (sh >= 128 || (static_cast<u128>(k) >> (128 - sh)) != 0) return false;  // k 2^sh >= 2^128
+    return (static_cast<u128>(k) << sh) <= rhs;
+}
+
+pydp_status check_release_args(double epsilon, double delta, double sensitivity, int grid_bits, pydp_grid_plan* plan) noexcept {
+    PYDP_REQUIRE(plan);
+    PYDP_CHECK(check_epsilon(epsilon, false));
+    PYDP_CHECK(check_delta(delta));
+    PYDP_CHECK(check_positive("sensitivity", sensitivity));
+    if (grid_bits < 0 || grid_bits > 30) return bad("grid_bits", "must lie in [0, 30]", grid_bits);
+    return PYDP_OK;
+}
+
+// ---- calibration of the lattice releases (pydp_core.release.calibrate_subbotin/logistic_release) ------
+// One unit of scale spans at most 2^(kLatticeMaxBits + 1) grid steps, or, while the sensitivity spans
+// fewer than 2^kMinShiftBits steps (small epsilon), up to a table of about kTableBudget entries.
+constexpr int kLatticeMaxBits = 16;
+constexpr double kTableBudget = 0x1p22;
+constexpr double kMinShiftBits = 12.0;
+// The timing-stable sampler's total-variation distance to the exact law: 2^-129.
+constexpr double kLogStableTv = -129.0 * 0.69314718055994530942;
+// The automatic grid: 16 bits, then coarser grids when the scale exceeds the continuous one by 1e-3; the
+// timing-stable automatic grid: the finest of 8..0 bits whose table has at most 1536 entries.
+constexpr int kAutoGridBits = 16;
+constexpr int kCoarserGridBits[] = {12, 8, 4};
+constexpr double kAutoGridSlack = 1e-3;
+constexpr int kStableGridBits[] = {8, 7, 6, 5, 4, 3, 2, 1, 0};
+constexpr std::size_t kStableTableEntries = 1536;
+
+struct Lattice {
+    rel::LatticeKind kind;
+    double r;  // 1 for the Logistic
+    bool timing_stable;
+};
+
+// The integral of w over (0, inf) in units of s: r^(1/r - 1) Gamma(1/r) (Subbotin), 2 (Logistic).
+double mass_per_scale(const Lattice& L) {
+    if (L.kind == rel::LatticeKind::Logistic) return 2.0;
+    int sign = 0;
+    return std::exp((1.0 / L.r - 1.0) * std::log(L.r) + lgamma_r(1.0 / L.r, &sign));
+}
+
+// The grid's max_bits for a table of about kTableBudget entries at most.
+int table_max_bits(const Lattice& L) {
+    const double length = L.kind == rel::LatticeKind::Logistic ? 31.0 : std::pow(31.0 * L.r, 1.0 / L.r);
+    return std::max(kLatticeMaxBits, std::min(30, static_cast<int>(std::floor(std::log2(kTableBudget / length))) - 1));
+}
+
+// The table of the integer scale s with the largest weight bits P <= 62 whose total stays below 2^63.
+struct BuiltTable {
+    std::unique_ptr<rel::LatticeTable> table;
+    int bits;
+};
+BuiltTable build_table(const Lattice& L, std::uint64_t s) {
+    const double est = 1.0 + 2.0 * static_cast<double>(s) * mass_per_scale(L) * 1.01 + 4.0;
+    int bits = std::max(1, std::min(62, static_cast<int>(std::floor(62.0 - std::log2(est)))));
+    for (;;) {
+        try {
+            return {std::make_unique<rel::LatticeTable>(L.kind, L.r, static_cast<double>(s), bits, rel::kMaxTableHalf), bits};
+        } catch (const std::overflow_error&) {
+            if (bits == 1) throw;
+            --bits;
+        }
+    }
+}
+
+// An upper bound on log delta(eps) of the table for the shift k, with the timing-stable charge.
+double lattice_log_delta(const rel::LatticeTable& t, double eps, std::uint64_t k, bool timing_stable) {
+    const double ld = t.log_delta(eps, k);
+    if (!timing_stable) return ld;
+    const double extra = eps < 700.0 ? std::log1p(std::exp(eps)) + kLogStableTv : cal::kInf;
+    return ld == -cal::kInf ? extra : std::max(ld, extra) + std::log1p(std::exp(-std::fabs(ld - extra)));
+}
+
+struct LatticeResult {
+    pydp_status status;
+    pydp_lattice_plan plan;
+};
+
+// The smallest integer scale s (grid steps) passing at the grid of (grid_bits, refine): a bracket from the
+// continuous scale s0, then a safeguarded secant search (bisection when a step does not halve the
+// bracket); s is checked to pass and s - 1 to fail.
+LatticeResult lattice_at(const Lattice& L, double eps, double delta, double sens, int grid_bits, double s0, bool refine) {
+    LatticeResult res{PYDP_OK, {}};
+    int e = 0;
+    if ((res.status = grid_exponent(s0, sens, grid_bits, kLatticeMaxBits, &e)) != PYDP_OK) return res;
+    const double short_bits = kMinShiftBits - (std::log2(sens) - e);
+    if (short_bits > 0 && refine) {
+        int e2 = 0;
+        if ((res.status = grid_exponent(s0, sens, grid_bits, table_max_bits(L), &e2)) != PYDP_OK) return res;
+        e = std::max(e2, e - static_cast<int>(std::ceil(short_bits)));
+    }
+    const std::uint64_t k = grid_shift(sens, e);
+    const double log_target = std::log(delta) + std::log1p(-kDeltaMargin);
+    std::vector<std::pair<std::uint64_t, double>> values;  // every evaluated (s, excess)
+    auto f = [&](std::uint64_t s) {
+        for (const auto& v : values)
+            if (v.first == s) return v.second;
+        const BuiltTable bt = build_table(L, s);
+        const double x = lattice_log_delta(*bt.table, eps, k, L.timing_stable) - log_target;
+        values.emplace_back(s, x);
+        return x;
+    };
+    const double start = std::nearbyint(s0 / sens * static_cast<double>(k));  // ties to even, as Python's round
+    std::uint64_t s = start >= 1.0 ? static_cast<std::uint64_t>(start) : 1;
+    std::uint64_t step = std::max<std::uint64_t>(1, s / 512), lo = 0, hi = 0;
+    if (f(s) <= 0) {  // bracket [lo, hi]: lo fails (or is 0), hi passes
+        hi = s;
+        lo = hi > step ? hi - step : 0;
+        while (lo > 0 && f(lo) <= 0) {
+            hi = lo;
+            step *= 2;
+            lo = hi > step ? hi - step : 0;
+        }
+    } else {
+        lo = s;
+        hi = lo + step;
+        while (f(hi) > 0) {
+            lo = hi;
+            step *= 2;
+            hi = lo + step;
+            if (hi > (std::uint64_t{1} << 40)) {
+                res.status = fail(PYDP_ERR_SCALE_OVERFLOW, "lattice calibration: the scale would exceed 2^40 grid steps");
+                return res;
+            }
+        }
+    }
+    auto value_of = [&](std::uint64_t q) { return f(q); };  // cached: already evaluated
+    bool secant = true;
+    while (hi - lo > 1) {
+        std::uint64_t t = lo + (hi - lo) / 2;
+        if (secant && lo > 0) {
+            const double flo = value_of(lo), fhi = value_of(hi);
+            if (std::isfinite(flo) && std::isfinite(fhi)) {
+                const double guess = std::nearbyint(static_cast<double>(lo) + static_cast<double>(hi - lo) * flo / (flo - fhi));
+                t = static_cast<std::uint64_t>(std::min(std::max(guess, static_cast<double>(lo + 1)), static_cast<double>(hi - 1)));
+            }
+        }
+        const std::uint64_t width = hi - lo;
+        (f(t) <= 0 ? hi : lo) = t;
+        secant = 2 * (hi - lo) <= width;
+    }
+    if (hi == 0 || !(f(hi) <= 0 && (hi == 1 || f(hi - 1) > 0))) {
+        res.status = fail(PYDP_ERR_VERIFY_FAILED, "lattice calibration could not be verified");
+        return res;
+    }
+    const BuiltTable bt = build_table(L, hi);
+    res.plan = pydp_lattice_plan{hi, bt.bits, e, k, std::exp(lattice_log_delta(*bt.table, eps, k, L.timing_stable)),
+                                 bt.table->half_size()};
+    return res;
+}
+
+double plan_scale(const pydp_lattice_plan& p) { return static_cast<double>(p.s) * std::ldexp(1.0, p.grid_exponent); }
 
 }  // namespace
 
@@ -649,6 +849,136 @@ pydp_status pydp_pld_calibrate(int family, double r, double epsilon, double delt
             (passes(mid) ? hi : lo) = mid;
         }
         *scale = hi;
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_calibrate_laplace_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                           pydp_grid_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, plan));
+        const double denom = epsilon - 2.0 * std::log1p(-delta);
+        if (!(denom > 0.0))
+            return fail(PYDP_ERR_NO_FINITE_SCALE, "epsilon = 0 with delta = 0 requires an infinite scale");
+        int e = 0;
+        PYDP_CHECK(grid_exponent(sensitivity / denom, sensitivity, grid_bits, kLaplaceMaxBits, &e));
+        const std::uint64_t k = grid_shift(sensitivity, e);
+        const double log_target = std::log(delta) + std::log1p(-kDeltaMargin);
+        // t passes: pure k / t <= epsilon (exact), else the exact delta(epsilon; t, k) within the margin.
+        auto ok = [&](std::uint64_t t) {
+            if (ratio_at_most(k, t, epsilon)) return true;
+            if (delta == 0.0) return false;
+            return rel::dlaplace_log_delta(epsilon, 1.0 / static_cast<double>(t), static_cast<double>(k)) <= log_target;
+        };
+        std::uint64_t hi = 1;
+        while (!ok(hi)) {
+            hi *= 2;
+            if (hi >= rel::kMaxLaplaceT)
+                return fail(PYDP_ERR_SCALE_OVERFLOW, "discrete Laplace calibration: t would exceed 2^40");
+        }
+        std::uint64_t lo = hi / 2;  // fails (or 0)
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (ok(mid) ? hi : lo) = mid;
+        }
+        if (!ok(hi) || (hi > 1 && ok(hi - 1)))
+            return fail(PYDP_ERR_VERIFY_FAILED, "discrete Laplace calibration could not be verified");
+        const bool pure = ratio_at_most(k, hi, epsilon);
+        *plan = pydp_grid_plan{hi, 1, e, k,
+                               pure ? 0.0 : std::exp(rel::dlaplace_log_delta(epsilon, 1.0 / static_cast<double>(hi),
+                                                                             static_cast<double>(k)))};
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                            pydp_grid_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, plan));
+        if (delta == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
+        const cal::MinimalScale m = cal::minimal_scale(Family::make(Kind::Gaussian), epsilon, delta, sensitivity);
+        if (m.status != cal::kOk) return status_code(m.status);
+        int e = 0;
+        PYDP_CHECK(grid_exponent(m.scale, sensitivity, grid_bits, kGaussMaxBits, &e));
+        const std::uint64_t k = grid_shift(sensitivity, e);
+        const double log_target = std::log(delta) + std::log1p(-kDeltaMargin);
+        // sigma2 = n passes: the exact delta(epsilon; n, k) of the discrete Gaussian within the margin.
+        auto ok = [&](std::uint64_t n) {
+            return rel::dgauss_log_delta(epsilon, static_cast<double>(n), static_cast<double>(k)) <= log_target;
+        };
+        // A bracket around the continuous scale for the shift k, in grid steps squared; then bisection.
+        const double guess = std::pow(m.scale / sensitivity * static_cast<double>(k), 2.0);
+        std::uint64_t hi = std::max<std::uint64_t>(2, static_cast<std::uint64_t>(std::min(guess * 1.001, 0x1p62)) + 1);
+        while (!ok(hi)) {
+            if (hi > rel::kMaxParam / 2)
+                return fail(PYDP_ERR_SCALE_OVERFLOW, "discrete Gaussian calibration: sigma2 would exceed 2^62 grid steps squared");
+            hi *= 2;
+        }
+        std::uint64_t lo = std::min(hi - 1, static_cast<std::uint64_t>(guess * 0.999));  // fails, or 0
+        while (lo > 0 && ok(lo)) lo /= 2;
+        if (lo == 0 && ok(1)) hi = 1;
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (ok(mid) ? hi : lo) = mid;
+        }
+        if (!ok(hi) || (hi > 1 && ok(hi - 1)) || hi > rel::kMaxParam)
+            return fail(PYDP_ERR_VERIFY_FAILED, "discrete Gaussian calibration could not be verified");
+        *plan = pydp_grid_plan{hi, 1, e, k,
+                               std::exp(rel::dgauss_log_delta(epsilon, static_cast<double>(hi), static_cast<double>(k)))};
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon, double delta, double sensitivity,
+                                           int grid_bits, int timing_stable, pydp_lattice_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(plan);
+        if (family != PYDP_SUBBOTIN && family != PYDP_LOGISTIC)
+            return bad("family", "must be PYDP_SUBBOTIN or PYDP_LOGISTIC for a lattice release", family);
+        Family fam;
+        PYDP_CHECK(make_family(family, r, &fam));
+        PYDP_CHECK(check_epsilon(epsilon, false));
+        PYDP_CHECK(check_delta(delta));
+        PYDP_CHECK(check_positive("sensitivity", sensitivity));
+        if (delta == 0.0)
+            return fail(PYDP_ERR_NO_FINITE_SCALE, "delta must be > 0 for a lattice release: its table has finite support");
+        if (grid_bits < -1 || grid_bits > 30) return bad("grid_bits", "must be -1 (automatic) or lie in [0, 30]", grid_bits);
+        if (timing_stable != 0 && timing_stable != 1) return bad("timing_stable", "must be 0 or 1", timing_stable);
+        const Lattice L{family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
+                        family == PYDP_SUBBOTIN ? r : 1.0, timing_stable == 1};
+        const cal::MinimalScale m = cal::minimal_scale(fam, epsilon, delta, sensitivity);
+        if (m.status != cal::kOk) return status_code(m.status);
+        LatticeResult best{PYDP_OK, {}};
+        try {  // a table too long for its size limit is a parameter problem, not an exhausted stream
+            if (grid_bits >= 0) {
+                best = lattice_at(L, epsilon, delta, sensitivity, grid_bits, m.scale, true);
+            } else if (L.timing_stable) {
+                best.status = fail(PYDP_ERR_VERIFY_FAILED, "timing-stable lattice calibration: no grid keeps the table within "
+                                                           "1536 entries (give grid_bits to choose the grid)");
+                for (int bits : kStableGridBits) {
+                    LatticeResult r1 = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, false);
+                    if (r1.status != PYDP_OK) return r1.status;
+                    if (r1.plan.table_half + 1 <= kStableTableEntries) {
+                        best = r1;
+                        break;
+                    }
+                }
+            } else {
+                best = lattice_at(L, epsilon, delta, sensitivity, kAutoGridBits, m.scale, true);
+                if (best.status == PYDP_OK && plan_scale(best.plan) > m.scale * (1.0 + kAutoGridSlack)) {
+                    for (int bits : kCoarserGridBits) {
+                        const LatticeResult other = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, true);
+                        if (other.status != PYDP_OK) return other.status;
+                        if (plan_scale(other.plan) < plan_scale(best.plan)) best = other;
+                    }
+                }
+            }
+        } catch (const std::length_error& e) {
+            return fail(PYDP_ERR_INVALID, e.what());
+        }
+        if (best.status != PYDP_OK) return best.status;
+        last_message[0] = '\0';
+        *plan = best.plan;
         return PYDP_OK;
     });
 }

@@ -79,7 +79,7 @@ def _top_level_names(app, docname, source):
     for module, names in by_module.items():
         lines += [f"   * - :py:mod:`{module}`", "     - " + ", ".join(f":py:obj:`~{module}.{n}`" for n in names)]
     lines += ["", "The C++ package", "---------------", "", ".. autofunction:: pydp_core.get_include", "",
-              ".. autofunction:: pydp_core.get_cmake_dir", ""]
+              ".. autofunction:: pydp_core.get_cmake_dir", "", ".. autofunction:: pydp_core.get_library_dir", ""]
     source[0] += "\n".join(lines)
 
 

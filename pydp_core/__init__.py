@@ -92,7 +92,7 @@ _EXPORTS: dict[str, str] = {
         "pydp_core.accounting",
     ),
     "privatize": "pydp_core.io",
-    **dict.fromkeys(["get_include", "get_cmake_dir"], "pydp_core._paths"),
+    **dict.fromkeys(["get_include", "get_cmake_dir", "get_library_dir"], "pydp_core._paths"),
 }
 
 # Subpackages and modules reachable as attributes.
@@ -185,6 +185,7 @@ __all__ = [
     "privatize",
     "get_include",
     "get_cmake_dir",
+    "get_library_dir",
     "noise",
     "calibration",
     "random",
@@ -238,7 +239,7 @@ if TYPE_CHECKING:
         release,
         special,
     )
-    from ._paths import get_cmake_dir, get_include
+    from ._paths import get_cmake_dir, get_include, get_library_dir
     from .accounting import (
         DEFAULT_ALPHAS,
         GDP,

@@ -1,16 +1,21 @@
-"""Where the C++ headers and the CMake package of pydp_core are (pybind11's convention).
+"""Where the C++ headers, the C ABI libraries and the CMake package of pydp_core are (pybind11's convention).
 
-An installed wheel holds them inside the package: ``pydp_core/include/pydp/...`` and
-``pydp_core/share/cmake/pydp_core/pydp_coreConfig.cmake`` (targets ``pydp_core::headers``, the
-header-only C++17 kernels, and ``pydp_core::capi``, the C ABI). A source checkout built with
-``tools/build-inplace`` has the headers in ``csrc/include`` and a build-tree package in
-``pydp_core/share/cmake/pydp_core``. The C++ API is described in docs/cpp.md.
+An installed wheel holds them inside the package: ``pydp_core/include/pydp/...``,
+``pydp_core/lib/libpydp_capi.a`` and ``pydp_core/lib/libpydp_capi.so.1`` (the C ABI, static and shared),
+and ``pydp_core/share/cmake/pydp_core/pydp_coreConfig.cmake`` (targets ``pydp_core::headers``, the
+header-only C++17 kernels, ``pydp_core::capi`` and ``pydp_core::capi_shared``, the C ABI). A source
+checkout built with ``tools/build-inplace`` has the headers in ``csrc/include``, the libraries in
+``pydp_core/lib`` and a build-tree package in ``pydp_core/share/cmake/pydp_core``. The C++ API and the
+C ABI are described in docs/cpp.md.
 """
 from __future__ import annotations
 
 import os
 
-__all__ = ["get_include", "get_cmake_dir"]
+__all__ = ["get_include", "get_cmake_dir", "get_library_dir"]
+
+# The shared C ABI library's file name: its soname, libpydp_capi.so.<PYDP_ABI_VERSION of capi.h>.
+CAPI_SHARED = "libpydp_capi.so.1"
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
@@ -65,5 +70,40 @@ def get_cmake_dir() -> str:
         return path
     raise FileNotFoundError(
         f"pydp_core's CMake package is not in {path}: install the package (pip install .) or, in a source "
+        "checkout, build it with tools/build-inplace"
+    )
+
+
+def get_library_dir() -> str:
+    """The directory holding the C ABI libraries: ``libpydp_capi.a`` and ``libpydp_capi.so.1``.
+
+    ``libpydp_capi.so.1`` (its soname carries the ABI version, ``PYDP_ABI_VERSION`` of ``pydp/capi.h``)
+    exports the ``pydp_*`` functions only, for ctypes, cffi, Rust, Go or any C FFI, and needs nothing
+    beyond the C and C++ runtimes the extension needs. Link a C program with
+    ``cc app.c -I<get_include()> -L<dir> -l:libpydp_capi.so.1 -Wl,-rpath,<dir>``, or statically with
+    ``<dir>/libpydp_capi.a -lstdc++ -lm -lpthread``.
+
+    Returns
+    -------
+    str
+        An absolute path.
+
+    Raises
+    ------
+    FileNotFoundError
+        The libraries are not installed (a source checkout not yet built with ``tools/build-inplace``).
+
+    Examples
+    --------
+    >>> import ctypes, os
+    >>> lib = ctypes.CDLL(os.path.join(get_library_dir(), "libpydp_capi.so.1"))
+    >>> lib.pydp_abi_version()
+    1
+    """
+    path = os.path.join(_PKG, "lib")
+    if os.path.isfile(os.path.join(path, CAPI_SHARED)) and os.path.isfile(os.path.join(path, "libpydp_capi.a")):
+        return path
+    raise FileNotFoundError(
+        f"pydp_core's C ABI libraries are not in {path}: install the package (pip install .) or, in a source "
         "checkout, build it with tools/build-inplace"
     )

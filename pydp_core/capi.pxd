@@ -58,6 +58,26 @@ cdef extern from "pydp/capi.h" nogil:
     pydp_status pydp_rng_uniform(pydp_rng* rng, double low, double high, double* out, size_t n, unsigned threads)
     pydp_status pydp_rng_gamma(pydp_rng* rng, double shape, double scale, double* out, size_t n, unsigned threads)
 
+    # calibration of the grid releases (one value per query): the Python plans' parameters
+    ctypedef struct pydp_grid_plan:
+        uint64_t num
+        uint64_t den
+        int grid_exponent
+        uint64_t shift
+        double delta_achieved
+    pydp_status pydp_calibrate_laplace_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                               pydp_grid_plan* plan)
+    pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                                pydp_grid_plan* plan)
+    ctypedef struct pydp_lattice_plan:
+        uint64_t s
+        int weight_bits
+        int grid_exponent
+        uint64_t shift
+        double delta_achieved
+        uint64_t table_half
+    pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon, double delta, double sensitivity,
+                                               int grid_bits, int timing_stable, pydp_lattice_plan* plan)
     # exact releases on a grid
     pydp_status pydp_release_laplace(pydp_rng* rng, uint64_t t_num, uint64_t t_den, int grid_exponent, double low,
                                      double high, const double* x, double* out, size_t n, unsigned threads)

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import mpref as R
+from support import refdata
 
 import pydp_core
 from pydp_core import (
@@ -37,16 +38,15 @@ from pydp_core import (
 )
 
 SCALE_RTOL = 1e-9
-EPSILONS = [1e-3, 0.1, 1.0, 20.0, 1000.0]
-DELTAS = [0.5, 1e-6, 1e-15, 1e-300]
-FAMILIES = [Laplace(), Logistic(), Gaussian()] + [Subbotin(r) for r in (1.001, 1.5, 3.0, 7.0, 20.0)]
+EPSILONS, DELTAS = refdata.EPSILONS, refdata.DELTAS
+FAMILIES = [Subbotin(k[1]) if k[0] == "Subbotin" else getattr(pydp_core, k[0])() for k in refdata.FAMILY_KEYS]
 
 
 def _scale_failures(noise, eps, delta, sens=1.0):
     """Every way minimal_scale(noise, eps, delta, sens) can be wrong, as messages with the numbers."""
     key = R.family_key(noise)
     s = minimal_scale(noise, epsilon=eps, delta=delta, sensitivity=sens)
-    exact = R.minimal_scale(key, eps, delta, sens, guess=sens / s)
+    exact = refdata.value("minimal_scale", key, eps, delta, sens)
     out = []
     with mp.workdps(50):
         err = float((R.X(s) - exact) / exact)
@@ -77,11 +77,11 @@ def test_minimal_scale_against_reference(noise):
     assert not bad, f"{len(bad)} problems:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("r", [1.25, 2.5, 4.0, 11.0, 16.0])
+@pytest.mark.parametrize("r", refdata.MORE_ORDERS)
 def test_minimal_scale_more_orders_and_sensitivities(r):
     # Orders between the grid points, sensitivities other than 1, eps and delta between the grid values.
     bad = []
-    for eps, delta, sens in [(0.05, 1e-4, 1.0), (3.0, 1e-30, 0.01), (0.5, 1e-100, 250.0), (12.0, 0.1, 1e-3)]:
+    for eps, delta, sens in refdata.MORE_POINTS:
         bad += _scale_failures(Subbotin(r), eps, delta, sens)
     assert not bad, "\n".join(bad)
 
@@ -142,11 +142,11 @@ def test_privacy_profile_against_reference(noise):
 
 @pytest.mark.parametrize("noise", [Laplace(), Logistic(), Gaussian(), Subbotin(3.0), Truncated(Laplace(), 4.0),
                                    Truncated(Subbotin(1.5), 6.0)], ids=repr)
-def test_lemma1_against_hockey_stick_quadrature(noise):
+def test_lemma1_against_hockey_stick_quadrature(noise):  # the keys of refdata.HOCKEY_KEYS
     """The reference's Lemma 1 form and the library against the definition of delta by quadrature."""
     key = R.family_key(noise)
-    for eps, s in [(0.5, 1.0), (0.1, 3.0), (1.0, 0.7), (2.0, 0.4)]:
-        quad = R.hockey_stick(key, eps, s)
+    for eps, s in refdata.HOCKEY_POINTS:
+        quad = refdata.value("hockey_stick", key, eps, s)
         lemma = R.privacy_profile(key, eps, s)
         assert mp.almosteq(quad, lemma, rel_eps=mp.mpf(10) ** -18), (eps, s, quad, lemma)
         assert R.mismatch(privacy_profile(noise, epsilon=eps, scale=s), lemma, 1e-12, R.profile_condition(key, eps, s)) is None
@@ -156,10 +156,10 @@ def test_lemma1_against_hockey_stick_quadrature(noise):
 def test_epsilon_for_delta_against_reference(noise):
     key = R.family_key(noise)
     bad = []
-    for delta in (0.3, 1e-6, 1e-15, 1e-300):
-        for s in (0.05, 1.0, 30.0):
+    for delta in refdata.EFD_DELTAS:
+        for s in refdata.EFD_SCALES:
             e = epsilon_for_delta(noise, delta=delta, scale=s)
-            ref = R.epsilon_for_delta(key, delta, s)
+            ref = refdata.value("epsilon_for_delta", key, delta, s, 1.0)
             if not math.isfinite(e):
                 # Documented cap for Subbotin_r (numerical threshold): answers beyond epsilon = 1e6 are
                 # reported as +inf (conservative); double arithmetic cannot resolve the threshold there.
@@ -195,7 +195,7 @@ def test_epsilon_for_delta_edges():
 # ------------------------------------------------------------------------------------------------------
 # Closed forms (Theorem 3, Theorem 4, Balle-Wang) against the general condition
 # ------------------------------------------------------------------------------------------------------
-CLOSED_POINTS = [(e, d) for e in (1e-3, 0.05, 1.0, 5.0, 20.0, 700.0, 1000.0) for d in (0.4, 1e-4, 1e-12, 1e-40, 1e-300)]
+CLOSED_POINTS = refdata.CLOSED_POINTS
 
 
 def _laplace_closed(eps, delta):
@@ -214,7 +214,7 @@ def test_closed_forms_against_general_condition(noise, closed):
     for eps, delta in CLOSED_POINTS:
         with mp.workdps(400):  # d* - eps ~ delta: enough digits for delta = 1e-300
             c = closed(eps, delta)
-        general = R.minimal_scale(key, eps, delta)
+        general = refdata.value("minimal_scale", key, eps, delta, 1.0)
         with mp.workdps(60):
             if abs(c / general - 1) > mp.mpf(10) ** -40:
                 bad.append(f"reference: closed form {mp.nstr(c, 25)} != Lemma 1 root {mp.nstr(general, 25)} at {eps}, {delta}")
@@ -335,19 +335,19 @@ def test_gaussian_minimal_scale_random_points():
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("noise", [Logistic()] + [Subbotin(r) for r in (1.001, 1.5, 3.0, 7.0, 20.0)], ids=repr)
+@pytest.mark.parametrize("noise", [Logistic()] + [Subbotin(k[1]) for k in refdata.THRESHOLD_KEYS[1:]], ids=repr)
 def test_library_threshold_against_reference(noise):
     key = R.family_key(noise)
     f = R.family(key)
     bad = []
-    for d in (1e-4, 0.01, 0.5, 1.0, 3.0):
-        for eps in (1e-3, 0.1, 0.4, 2.0, 20.0):
+    for d in refdata.THRESHOLD_SHIFTS:
+        for eps in refdata.THRESHOLD_EPSILONS:
             if noise.mlr_bounded and eps >= d:
                 if noise.kernel.threshold(d, eps) != math.inf:
                     bad.append(f"d={d} eps={eps}: expected inf")
                 continue
             with mp.workdps(60):
-                u = R.threshold(f, R.X(eps), R.X(d), capped=False)
+                u = refdata.value("threshold", key, eps, d)
                 lib = noise.kernel.threshold(d, eps)
                 if u > mp.mpf(np.finfo(float).max):
                     if lib != math.inf:

@@ -102,6 +102,27 @@ int main(void) {
         }
         pydp_rng_free(rel);
     }
+    /* Release plans calibrated in C (the Python plans, checked by tests/support/downstream.py). */
+    {
+        pydp_grid_plan plan;
+        expect("calibrate_laplace_release", pydp_calibrate_laplace_release(1.0, 0.0, 1.0, 16, &plan), PYDP_OK);
+        printf("plan_laplace %llu %llu %d %llu %.17g\n", (unsigned long long)plan.num, (unsigned long long)plan.den,
+               plan.grid_exponent, (unsigned long long)plan.shift, plan.delta_achieved);
+        expect("calibrate_gaussian_release", pydp_calibrate_gaussian_release(0.5, 1e-8, 3.0, 12, &plan), PYDP_OK);
+        printf("plan_gaussian %llu %llu %d %llu %.17g\n", (unsigned long long)plan.num, (unsigned long long)plan.den,
+               plan.grid_exponent, (unsigned long long)plan.shift, plan.delta_achieved);
+        {
+            pydp_lattice_plan lp;
+            expect("calibrate_lattice_release", pydp_calibrate_lattice_release(PYDP_SUBBOTIN, 1.5, 1.0, 1e-6, 1.0, -1, 0, &lp),
+                   PYDP_OK);
+            printf("plan_lattice %llu %d %d %llu %.17g\n", (unsigned long long)lp.s, lp.weight_bits, lp.grid_exponent,
+                   (unsigned long long)lp.shift, lp.delta_achieved);
+            expect("calibrate lattice Gaussian", pydp_calibrate_lattice_release(PYDP_GAUSSIAN, 0.0, 1.0, 1e-6, 1.0, -1, 0, &lp),
+                   PYDP_ERR_INVALID);
+        }
+        expect("calibrate Gaussian delta 0", pydp_calibrate_gaussian_release(1.0, 0.0, 1.0, 16, &plan), PYDP_ERR_NO_FINITE_SCALE);
+        expect("calibrate NULL plan", pydp_calibrate_laplace_release(1.0, 0.0, 1.0, 16, NULL), PYDP_ERR_NULL);
+    }
     /* A PLD: 100 compositions of the Poisson-subsampled Gaussian (scale 1, rate 0.02), grid step 1e-3. */
     {
         pydp_pld *one = NULL, *many = NULL;

@@ -68,3 +68,13 @@ def bad_call():
     """A refused call: the error message reaches Python."""
     cdef double s = 0.0
     check(cal.pydp_minimal_scale(cal.PYDP_GAUSSIAN, 0.0, float("nan"), 1e-5, 1.0, &s))
+
+
+def gaussian_plan(double epsilon, double delta, double sensitivity, int grid_bits):
+    """(num, den, grid_exponent, shift, delta_achieved) of the discrete Gaussian release plan."""
+    cdef rel.pydp_grid_plan plan
+    cdef int rc
+    with nogil:
+        rc = rel.pydp_calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits, &plan)
+    check(rc)
+    return plan.num, plan.den, plan.grid_exponent, plan.shift, plan.delta_achieved

@@ -1,10 +1,11 @@
-"""The C ABI's shared library (libpydp_capi.so.<ABI>) from Python through ctypes, as an FFI client
-would use it: releases, the PLD and the generator give the Python API's values bit for bit for one key,
+"""The C ABI's shared library (libpydp_capi.so.<ABI> in pydp_core.get_library_dir()) from Python
+through ctypes, as an FFI client would use it: releases, the PLD and the generator give the Python API's values bit for bit for one key,
 and every entry point answers NULLs, zero and huge sizes and NaN with an error code and a message."""
 from __future__ import annotations
 
 import ctypes as C
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,23 @@ D, U64, I, P = C.c_double, C.c_uint64, C.c_int, C.c_void_p
 DP = C.POINTER(C.c_double)
 PP = C.POINTER(C.c_void_p)
 HUGE = 1 << 40  # above PYDP_MAX_ELEMENTS: refused before any memory is touched
+ERR_NO_FINITE_SCALE = 3
+
+
+class GridPlan(C.Structure):
+    """pydp_grid_plan of capi.h."""
+
+    _fields_ = [("num", U64), ("den", U64), ("grid_exponent", C.c_int), ("shift", U64), ("delta_achieved", C.c_double)]
+
+
+PLAN = C.POINTER(GridPlan)
+
+
+class LatticePlan(C.Structure):
+    """pydp_lattice_plan of capi.h."""
+
+    _fields_ = [("s", U64), ("weight_bits", C.c_int), ("grid_exponent", C.c_int), ("shift", U64),
+                ("delta_achieved", C.c_double), ("table_half", U64)]
 
 SIGNATURES = {
     "pydp_rng_new": [C.c_char_p, U64, PP],
@@ -40,18 +58,16 @@ SIGNATURES = {
     "pydp_pld_steps": [P, C.POINTER(U64)],
     "pydp_pld_calibrate": [I, D, D, D, D, U64, D, I, D, DP],
     "pydp_minimal_scale": [I, D, D, D, D, DP],
+    "pydp_calibrate_laplace_release": [D, D, D, I, PLAN],
+    "pydp_calibrate_gaussian_release": [D, D, D, I, PLAN],
+    "pydp_calibrate_lattice_release": [I, D, D, D, D, I, I, C.POINTER(LatticePlan)],
 }
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory) -> C.CDLL:
-    tmp = tmp_path_factory.mktemp("capi_shared")
-    build = tmp / "build"
-    ds.run([ds.tool("cmake"), "-S", ds.ROOT, "-B", build, *ds.generator_args(), "-DCMAKE_BUILD_TYPE=Release",
-            "-DPYDP_BUILD_PYTHON=OFF", "-DPYDP_WERROR=ON"])
-    ds.run([ds.tool("cmake"), "--build", build, "--target", "pydp_capi_shared"])
-    so = build / "libpydp_capi.so.1"  # the soname carries PYDP_ABI_VERSION
-    assert so.is_file()
+def lib() -> C.CDLL:
+    """The imported package's shared library (in CI the installed package's copy)."""
+    so = Path(dp.get_library_dir()) / ds.CAPI_SHARED  # the soname carries PYDP_ABI_VERSION
     lib = C.CDLL(str(so))
     for name, args in SIGNATURES.items():
         getattr(lib, name).argtypes = args
@@ -191,6 +207,95 @@ def test_pld_calibrate_is_certified_and_near_minimal(lib):
     assert smaller.with_discretization(value_step=2e-3).self_compose(50).delta(1.0).upper > 1e-5
 
 
+# (epsilon, delta, sensitivity, grid_bits): pure and approximate DP, coarse and fine grids, epsilon = 0.
+LAPLACE_CASES = [(1.0, 0.0, 1.0, 16), (0.5, 1e-6, 3.0, 16), (2.0, 1e-9, 0.7, 10), (0.0, 1e-3, 1.0, 16),
+                 (1e-3, 0.0, 1.0, 16), (5.0, 0.2, 1e-3, 0), (0.3, 0.0, 1e5, 30)]
+GAUSSIAN_CASES = [(1.0, 1e-6, 1.0, 16), (0.5, 1e-10, 2.5, 16), (3.0, 1e-5, 0.1, 8), (0.0, 1e-3, 1.0, 16),
+                  (10.0, 1e-300, 1.0, 16), (0.05, 0.3, 7.0, 0)]
+
+
+def _c_plan(lib, mechanism: str, eps: float, delta: float, sens: float, bits: int) -> GridPlan:
+    plan = GridPlan()
+    fn = lib.pydp_calibrate_laplace_release if mechanism == "laplace" else lib.pydp_calibrate_gaussian_release
+    assert fn(eps, delta, sens, bits, C.byref(plan)) == OK, lib.pydp_last_error()
+    assert lib.pydp_last_error() == b""
+    return plan
+
+
+@pytest.mark.parametrize("mechanism, case", [("laplace", c) for c in LAPLACE_CASES] + [("gaussian", c) for c in GAUSSIAN_CASES])
+def test_release_calibration_is_the_python_plan(lib, mechanism, case):
+    """pydp_calibrate_*_release gives calibrate_*_release's plan bit for bit, and the plan is certified:
+    the exact profile at num meets delta within the margin (pure: k / t <= epsilon exactly), num - 1 fails."""
+    eps, delta, sens, bits = case
+    got = _c_plan(lib, mechanism, eps, delta, sens, bits)
+    calibrate = release.calibrate_laplace_release if mechanism == "laplace" else release.calibrate_gaussian_release
+    want = calibrate(epsilon=eps, delta=delta, sensitivity=sens, grid_bits=bits)
+    assert (got.num, got.den) == (want.parameter.numerator, want.parameter.denominator)
+    assert (got.grid_exponent, got.shift, got.delta_achieved) == (want.grid_exponent, want.shift, want.delta_achieved)
+    log_target = math.log(delta) + math.log1p(-1e-12) if delta > 0 else -math.inf
+    k = float(got.shift)
+
+    def passes(n: int) -> bool:
+        if mechanism == "gaussian":
+            return _core.release.dgauss_log_delta(eps, float(n), k) <= log_target
+        return Fraction(got.shift, n) <= Fraction(eps) or _core.release.dlaplace_log_delta(eps, 1.0 / n, k) <= log_target
+
+    assert passes(got.num) and (got.num == 1 or not passes(got.num - 1))
+    assert got.delta_achieved <= delta
+
+
+def test_plan_from_c_releases_what_the_python_plan_releases(lib):
+    x = np.linspace(-20.0, 20.0, 2000)
+    rng, py = _rng(lib), _py_rng()
+    try:
+        for mechanism, fn in (("laplace", lib.pydp_release_laplace), ("gaussian", lib.pydp_release_gaussian)):
+            plan = _c_plan(lib, mechanism, 0.7, 1e-7, 2.0, 16)
+            got = np.empty_like(x)
+            assert fn(rng, plan.num, plan.den, plan.grid_exponent, -math.inf, math.inf, _dp(x), _dp(got), x.size, 2) == OK
+            calibrate = release.calibrate_laplace_release if mechanism == "laplace" else release.calibrate_gaussian_release
+            want = calibrate(epsilon=0.7, delta=1e-7, sensitivity=2.0).release(x, rng=py, simulation=True)
+            np.testing.assert_array_equal(got, want, err_msg=mechanism)
+    finally:
+        lib.pydp_rng_free(rng)
+
+
+# (family, r, epsilon, delta, sensitivity, grid_bits or None: automatic, timing_stable): the automatic
+# grid, a chosen grid, small epsilon (a refined grid), the timing-stable automatic grid.
+LATTICE_CASES = [(SUBBOTIN, 1.5, 1.0, 1e-6, 1.0, None, False), (SUBBOTIN, 3.0, 0.5, 1e-9, 2.0, 10, False),
+                 (LOGISTIC, 0.0, 1.0, 1e-9, 1.0, None, False), (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, None, True),
+                 (SUBBOTIN, 2.5, 0.1, 1e-5, 1.0, None, False), (SUBBOTIN, 1.0, 2.0, 1e-3, 3.0, 4, True)]
+
+
+@pytest.mark.parametrize("case", LATTICE_CASES)
+def test_lattice_calibration_is_the_python_plan(lib, case):
+    family, r, eps, delta, sens, bits, stable = case
+    got = LatticePlan()
+    rc = lib.pydp_calibrate_lattice_release(family, r, eps, delta, sens, -1 if bits is None else bits, int(stable), C.byref(got))
+    assert rc == OK, lib.pydp_last_error()
+    if family == SUBBOTIN:
+        want = release.calibrate_subbotin_release(r=r, epsilon=eps, delta=delta, sensitivity=sens, grid_bits=bits, timing_stable=stable)
+    else:
+        want = release.calibrate_logistic_release(epsilon=eps, delta=delta, sensitivity=sens, grid_bits=bits, timing_stable=stable)
+    assert (got.s, got.weight_bits, got.grid_exponent, got.shift) == (want.parameter, want.weight_bits, want.grid_exponent, want.shift)
+    assert (got.delta_achieved, got.table_half) == (want.delta_achieved, want.table.half_size)
+    assert got.delta_achieved <= delta
+
+
+def test_release_calibration_without_a_finite_scale_is_an_error(lib):
+    plan = GridPlan(7, 7, 7, 7, 7.0)
+    assert lib.pydp_calibrate_gaussian_release(1.0, 0.0, 1.0, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
+    assert "delta > 0" in lib.pydp_last_error().decode()
+    assert lib.pydp_calibrate_laplace_release(0.0, 0.0, 1.0, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
+    assert "infinite scale" in lib.pydp_last_error().decode()
+    assert (plan.num, plan.den, plan.grid_exponent, plan.shift, plan.delta_achieved) == (7, 7, 7, 7, 7.0)  # untouched
+    assert lib.pydp_calibrate_lattice_release(LOGISTIC, 0.0, 1.0, 0.0, 1.0, -1, 0, C.byref(LatticePlan())) == ERR_NO_FINITE_SCALE
+    assert "delta must be > 0" in lib.pydp_last_error().decode()
+    with pytest.raises(ValueError):
+        release.calibrate_gaussian_release(epsilon=1.0, delta=0.0)
+    with pytest.raises(ValueError):
+        release.calibrate_laplace_release(epsilon=0.0, delta=0.0)
+
+
 def _calls(lib, rng, pld, buf, out):
     """(name, thunk) pairs: each call is invalid (a NULL, a zero or huge count, a NaN, a bad code)."""
     nan, inf = math.nan, math.inf
@@ -198,6 +303,7 @@ def _calls(lib, rng, pld, buf, out):
     h = C.c_void_p()
     steps = U64()
     words = (U64 * 4)()
+    plan, lattice = GridPlan(), LatticePlan()
     return [
         ("rng_new NULL key", lambda: lib.pydp_rng_new(None, 0, C.byref(h))),
         ("rng_new NULL out", lambda: lib.pydp_rng_new(ds.KEY, 0, None)),
@@ -255,6 +361,23 @@ def _calls(lib, rng, pld, buf, out):
         ("calibrate NULL", lambda: lib.pydp_pld_calibrate(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, 1, 1.0, 0, 1e-3, None)),
         ("minimal_scale NaN", lambda: lib.pydp_minimal_scale(GAUSSIAN, 0.0, 1.0, nan, 1.0, C.byref(v))),
         ("minimal_scale NULL", lambda: lib.pydp_minimal_scale(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, None)),
+        *[(f"calibrate_{m} {what}", lambda fn=getattr(lib, f"pydp_calibrate_{m}_release"), a=args: fn(*a))
+          for m in ("laplace", "gaussian") for what, args in (
+              ("NaN epsilon", (nan, 1e-6, 1.0, 16, C.byref(plan))), ("inf epsilon", (inf, 1e-6, 1.0, 16, C.byref(plan))),
+              ("negative epsilon", (-1.0, 1e-6, 1.0, 16, C.byref(plan))), ("NaN delta", (1.0, nan, 1.0, 16, C.byref(plan))),
+              ("delta 1", (1.0, 1.0, 1.0, 16, C.byref(plan))), ("zero sensitivity", (1.0, 1e-6, 0.0, 16, C.byref(plan))),
+              ("inf sensitivity", (1.0, 1e-6, inf, 16, C.byref(plan))), ("grid_bits 31", (1.0, 1e-6, 1.0, 31, C.byref(plan))),
+              ("grid_bits -1", (1.0, 1e-6, 1.0, -1, C.byref(plan))), ("NULL plan", (1.0, 1e-6, 1.0, 16, None)))],
+        *[(f"calibrate_lattice {what}", lambda a=args: lib.pydp_calibrate_lattice_release(*a)) for what, args in (
+            ("family", (GAUSSIAN, 0.0, 1.0, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("NaN r", (SUBBOTIN, nan, 1.0, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("r below 1", (SUBBOTIN, 0.5, 1.0, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("NaN epsilon", (LOGISTIC, 0.0, nan, 1e-6, 1.0, -1, 0, C.byref(lattice))),
+            ("NaN delta", (LOGISTIC, 0.0, 1.0, nan, 1.0, -1, 0, C.byref(lattice))),
+            ("inf sensitivity", (LOGISTIC, 0.0, 1.0, 1e-6, inf, -1, 0, C.byref(lattice))),
+            ("grid_bits -2", (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, -2, 0, C.byref(lattice))),
+            ("timing_stable 2", (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, -1, 2, C.byref(lattice))),
+            ("NULL plan", (LOGISTIC, 0.0, 1.0, 1e-6, 1.0, -1, 0, None)))],
     ]
 
 

@@ -1,12 +1,10 @@
 """The Cython API: a small extension (cython_demo.pyx) cimports pydp_core.random, .calibration and
 .release (the .pxd files shipped in the package), is compiled against pydp_core.get_include() and the
-C ABI's static library, runs with the GIL released on two threads, and gives the Python API's output
-bit for bit for one key."""
+package's static C ABI library (pydp_core.get_library_dir()), runs with the GIL released on two
+threads, and gives the Python API's output bit for bit for one key."""
 from __future__ import annotations
 
 import importlib.util
-import sys
-import sysconfig
 import threading
 from pathlib import Path
 
@@ -23,18 +21,11 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
+    """The extension built against the imported pydp_core (in CI the installed package: its .pxd files,
+    headers and static library; tests/packaging/test_wheel.py does the same with the release wheel)."""
     pytest.importorskip("Cython", reason="Cython is in the test extra: pip install 'pydp_core[test]'")
-    tmp = tmp_path_factory.mktemp("cython_demo")
-    build = tmp / "build"
-    ds.run([ds.tool("cmake"), "-S", ds.ROOT, "-B", build, *ds.generator_args(), "-DCMAKE_BUILD_TYPE=Release",
-            "-DPYDP_BUILD_PYTHON=OFF"])
-    ds.run([ds.tool("cmake"), "--build", build, "--target", "pydp_capi"])
-    package_parent = Path(dp.__file__).resolve().parent.parent  # where `cimport pydp_core.random` looks
-    c_file = tmp / "cython_demo.c"
-    ds.run([sys.executable, "-m", "cython", "-3", "-I", package_parent, HERE / "cython_demo.pyx", "-o", c_file])
-    so = tmp / f"cython_demo{sysconfig.get_config_var('EXT_SUFFIX')}"
-    ds.run([ds.tool("gcc"), "-shared", "-fPIC", "-O2", f"-I{sysconfig.get_paths()['include']}",
-            f"-I{dp.get_include()}", c_file, build / "libpydp_capi.a", "-lstdc++", "-lm", "-lpthread", "-o", so])
+    so = ds.build_cython_demo(tmp_path_factory.mktemp("cython_demo"), str(Path(dp.__file__).resolve().parent),
+                              dp.get_include(), dp.get_library_dir())
     spec = importlib.util.spec_from_file_location("cython_demo", so)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -89,3 +80,9 @@ def test_bitgenerator_capsule(demo):
 def test_errors_carry_the_message(demo):
     with pytest.raises(ValueError, match="epsilon must be finite and >= 0, got nan"):
         demo.bad_call()
+
+
+def test_release_calibration_matches_the_plan(demo):
+    plan = release.calibrate_gaussian_release(epsilon=0.8, delta=1e-9, sensitivity=2.0)
+    want = (plan.parameter.numerator, plan.parameter.denominator, plan.grid_exponent, plan.shift, plan.delta_achieved)
+    assert demo.gaussian_plan(0.8, 1e-9, 2.0, 16) == want

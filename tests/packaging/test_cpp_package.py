@@ -34,6 +34,7 @@ def test_installed_layout(prefix):
     assert (prefix / "include" / "pydp" / "capi.h").is_file()
     assert (prefix / "include" / "pydp" / "calibration" / "profile.hpp").is_file()
     assert list((prefix / "lib").glob("libpydp_capi.a"))
+    assert (prefix / "lib" / ds.CAPI_SHARED).is_file()
     cmake_dir = prefix / "lib" / "cmake" / "pydp_core"
     assert (cmake_dir / "pydp_coreConfig.cmake").is_file() and (cmake_dir / "pydp_coreConfigVersion.cmake").is_file()
     for f in cmake_dir.iterdir():
@@ -43,7 +44,8 @@ def test_installed_layout(prefix):
 def test_downstream_cmake_project(prefix, tmp_path):
     outputs = ds.build(tmp_path, f"-DCMAKE_PREFIX_PATH={prefix}")
     ds.check_cpp(outputs["cpp_demo"])
-    ds.check_c(outputs["c_demo"])
+    for exe in ("c_demo", "c_demo_shared"):
+        ds.check_c(outputs[exe])
 
 
 def test_version_requirement_is_enforced(prefix, tmp_path):
@@ -98,4 +100,5 @@ def test_paths_in_a_checkout_built_in_place(tmp_path):
     assert (Path(get_cmake_dir()) / "pydp_coreConfig.cmake").is_file()
     outputs = ds.build(tmp_path, f"-Dpydp_core_DIR={get_cmake_dir()}")
     ds.check_cpp(outputs["cpp_demo"])
-    ds.check_c(outputs["c_demo"])
+    for exe in ("c_demo", "c_demo_shared"):
+        ds.check_c(outputs[exe])

@@ -17,6 +17,7 @@ from pydp_core.random import Random
 SOURCE = Path(__file__).resolve().parent.parent / "downstream"
 ROOT = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
+CAPI_SHARED = "libpydp_capi.so.1"  # the shared C ABI library's file name and soname
 
 
 def tool(name: str) -> str:
@@ -40,11 +41,34 @@ def generator_args() -> list[str]:
 
 
 def build(dest: Path, *defines: str) -> dict[str, list[str]]:
-    """Configure and build tests/downstream with the given -D definitions; run both programs."""
+    """Configure and build tests/downstream with the given -D definitions; run its programs (c_demo_shared:
+    c_demo.c linked against the shared C ABI library, which it must list as needed)."""
     build_dir = dest / "downstream-build"
     run([tool("cmake"), "-S", SOURCE, "-B", build_dir, *generator_args(), "-DCMAKE_BUILD_TYPE=Release", *defines])
     run([tool("cmake"), "--build", build_dir])
-    return {exe: run([build_dir / exe]).stdout.splitlines() for exe in ("cpp_demo", "c_demo")}
+    assert CAPI_SHARED in needed_libraries(build_dir / "c_demo_shared")
+    return {exe: run([build_dir / exe]).stdout.splitlines() for exe in ("cpp_demo", "c_demo", "c_demo_shared")}
+
+
+def needed_libraries(binary: Path) -> set[str]:
+    """The DT_NEEDED entries of an ELF file."""
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
+    with open(binary, "rb") as f:
+        dynamic = ELFFile(f).get_section_by_name(".dynamic")
+        assert isinstance(dynamic, DynamicSection), binary
+        return {t.needed for t in dynamic.iter_tags() if t.entry.d_tag == "DT_NEEDED"}
+
+
+def link_c_demo(dest: Path, include_dir: str, library_dir: str) -> list[str]:
+    """c_demo.c compiled and linked by hand against the shared library in `library_dir` (as docs/cpp.md
+    shows, no CMake), run; its output lines."""
+    exe = dest / "c_demo_by_hand"
+    run([tool("gcc"), "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", SOURCE / "c_demo.c", f"-I{include_dir}",
+         f"-L{library_dir}", f"-l:{CAPI_SHARED}", f"-Wl,-rpath,{library_dir}", "-o", exe])
+    assert CAPI_SHARED in needed_libraries(exe)
+    return run([exe]).stdout.splitlines()
 
 
 def parse(lines: list[str]) -> dict[str, list[str]]:
@@ -118,3 +142,53 @@ def _check_c_releases(out: dict[str, list[str]]) -> None:
     assert [float(v) for v in out["release_lattice"]] == want.tolist()
     pld = PLD.from_noise(dp.Gaussian(), scale=1.0, sampling_rate=0.02).with_discretization(value_step=1e-3).self_compose(100)
     assert [float(v) for v in out["pld"]] == [*pld.delta(1.0), *pld.epsilon(1e-5)]
+    for name, plan in (("plan_laplace", release.calibrate_laplace_release(epsilon=1.0)),
+                       ("plan_gaussian", release.calibrate_gaussian_release(epsilon=0.5, delta=1e-8, sensitivity=3.0, grid_bits=12))):
+        num, den, e, k, achieved = out[name]
+        assert (int(num), int(den), int(e), int(k)) == (plan.parameter.numerator, plan.parameter.denominator, plan.grid_exponent,
+                                                       plan.shift), name
+        assert float(achieved) == plan.delta_achieved, name
+    s, bits, e, k, achieved = out["plan_lattice"]
+    assert (int(s), int(bits), int(e), int(k), float(achieved)) == (sub.parameter, sub.weight_bits, sub.grid_exponent, sub.shift,
+                                                                    sub.delta_achieved)
+
+
+def build_cython_demo(dest: Path, package_dir: str, include_dir: str, library_dir: str) -> Path:
+    """tests/embedding/cython_demo.pyx compiled against a pydp_core package: the .pxd files in
+    `package_dir`, the headers of its get_include() and the static C ABI library of its get_library_dir();
+    the extension's path. Cython and the compiler are this interpreter's (the package's Python version)."""
+    import sysconfig
+
+    c_file = dest / "cython_demo.c"
+    run([sys.executable, "-m", "cython", "-3", "-I", Path(package_dir).parent, ROOT / "tests" / "embedding" / "cython_demo.pyx",
+         "-o", c_file])
+    so = dest / f"cython_demo{sysconfig.get_config_var('EXT_SUFFIX')}"
+    run([tool("gcc"), "-shared", "-fPIC", "-O2", f"-I{sysconfig.get_paths()['include']}", f"-I{include_dir}",
+         c_file, Path(library_dir) / "libpydp_capi.a", "-lstdc++", "-lm", "-lpthread", "-o", so])
+    return so
+
+
+def check_binding_demo(lines: dict[str, list[str]]) -> None:
+    """The demo of a language binding (bindings/rust/pydp-core/examples/demo.rs, bindings/go/cmd/demo),
+    as `name -> values`: the Python API's words, noise, release, Gaussian release plan and PLD bounds bit for
+    bit for one key, and the library's error code and message."""
+    from pydp_core import release
+    from pydp_core.accounting.pld import PLD
+
+    assert lines["version"] == [dp.__version__]
+    assert float(lines["scale"][0]) == dp.minimal_scale(dp.Gaussian(), epsilon=1.0, delta=1e-6)
+    rng = Random._wrap(_core.random.Generator(KEY, 0), 1, True)
+    assert [int(w) for w in lines["words"]] == rng.random_raw(4).tolist()
+    assert [float(v) for v in lines["normal"]] == rng.normal(0.0, 1.0, size=5).tolist()
+    plan = release.calibrate_laplace_release(epsilon=1.0)
+    assert (plan.parameter, plan.grid_exponent) == (65536, -16)  # the parameters the demos state
+    want = plan.release(np.array([0.0, 1.5, -2.25]), rng=rng, simulation=True)
+    assert [float(v) for v in lines["release_laplace"]] == want.tolist()
+    pld = PLD.from_noise(dp.Gaussian(), scale=1.0, sampling_rate=0.02).with_discretization(value_step=1e-3).self_compose(100)
+    assert [float(v) for v in lines["pld_delta"]] == list(pld.delta(1.0))
+    plan = release.calibrate_gaussian_release(epsilon=0.5, delta=1e-8, sensitivity=3.0, grid_bits=12)
+    num, den, e, k, achieved = lines["plan_gaussian"]
+    assert (int(num), int(den), int(e), int(k), float(achieved)) == (plan.parameter.numerator, plan.parameter.denominator,
+                                                                    plan.grid_exponent, plan.shift, plan.delta_achieved)
+    assert lines["error"][0] == "2"  # PYDP_ERR_INVALID
+    assert " ".join(lines["error"][1:]) == "epsilon must be finite and >= 0, got nan"

@@ -1,9 +1,11 @@
 /* pydp_core C ABI: exact calibration, the keyed ChaCha20 generator and the bulk samplers, for C and for
  * bindings in other languages (Rust, Go, Java, ...). Documented in docs/cpp.md.
  *
- * Link: with CMake, `find_package(pydp_core CONFIG)` and `target_link_libraries(app pydp_core::capi)`;
- * by hand, `cc -std=c99 app.c -I<include dir> <lib dir>/libpydp_capi.a -lstdc++ -lm -lpthread`
- * (the library is written in C++17; its C++ runtime must be linked).
+ * Link: with CMake, `find_package(pydp_core CONFIG)` and `target_link_libraries(app pydp_core::capi)`
+ * (static) or `pydp_core::capi_shared`; by hand, `cc -std=c99 app.c -I<include dir> <lib dir>/libpydp_capi.a
+ * -lstdc++ -lm -lpthread` (the library is written in C++17; its C++ runtime must be linked) or
+ * `cc -std=c99 app.c -I<include dir> -L<lib dir> -l:libpydp_capi.so.1 -Wl,-rpath,<lib dir>`. From Python,
+ * pydp_core.get_include() and pydp_core.get_library_dir() give the two directories of an installed wheel.
  *
  * Conventions: every function returns a pydp_status (PYDP_OK = 0 on success) and writes its result
  * through a pointer argument, which is left untouched on failure. No C++ exception crosses this ABI.
@@ -123,11 +125,48 @@ pydp_status pydp_rng_gamma(pydp_rng* rng, double shape, double scale, double* ou
 /* out[i] = (round(clamp(x[i], low, high) / g) + Y_i) * g with g = 2^grid_exponent and Y_i exact integer
  * noise in grid steps, drawn from fresh chunks of rng (so the same values as the Python plan's release
  * for the same generator state: release.calibrate_*_release(...).release(x, rng=Random)). The parameters
- * are those of a calibrated plan (GridRelease.parameter, grid_exponent; LatticeRelease.weight_bits,
- * timing_stable): this ABI does not calibrate the grid. A release needs a secret key (pydp_rng_new_os).
+ * are those of a calibrated plan (GridRelease.parameter, grid_exponent, LatticeRelease.weight_bits,
+ * timing_stable in Python, or the pydp_calibrate_*_release functions below). A release needs a secret key (pydp_rng_new_os).
  * low <= high (pass -INFINITY, INFINITY for no clamp); grid_exponent in [-1021, 970]; every value must be
  * finite and at most 2^52 grid steps after the clamp (else PYDP_ERR_INVALID; on any failure the contents
  * of out are unspecified and must not be published). */
+/* Calibration of these releases (one value per query; the plans of pydp_core.release with dimension 1):
+ * the verified smallest integer noise parameter on the grid, the same plan as calibrate_laplace_release(
+ * epsilon=, delta=, sensitivity=, grid_bits=) and calibrate_gaussian_release(...) in Python. num / den is
+ * t (discrete Laplace) or sigma^2 (discrete Gaussian) in grid steps (den = 1), the grid is
+ * 2^grid_exponent, shift the integer sensitivity k on the grid, and delta_achieved the exact delta at
+ * epsilon of the plan (0 for a pure Laplace plan). Certified: the exact profile at num meets delta with a
+ * relative margin of 1e-12 (pure DP: k / t <= epsilon, decided exactly), and num - 1 is checked to fail;
+ * otherwise an error and nothing written. epsilon >= 0 finite, 0 <= delta < 1 (> 0 for the Gaussian;
+ * the Laplace needs epsilon > 0 when delta = 0), sensitivity > 0 finite, grid_bits in [0, 30] (16 is
+ * Python's default). Pass the plan to pydp_release_laplace / _gaussian (t_num = num, t_den = den). */
+typedef struct pydp_grid_plan {
+    uint64_t num;
+    uint64_t den;
+    int grid_exponent;
+    uint64_t shift;
+    double delta_achieved;
+} pydp_grid_plan;
+pydp_status pydp_calibrate_laplace_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                           pydp_grid_plan* plan);
+pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double sensitivity, int grid_bits,
+                                            pydp_grid_plan* plan);
+/* Calibration of the lattice releases: calibrate_subbotin_release(r=, ...) (family PYDP_SUBBOTIN, r >= 1)
+ * and calibrate_logistic_release(...) (PYDP_LOGISTIC, r ignored) of Python, the same plan: the smallest
+ * integer scale s (grid steps) whose exact table profile at the shift meets delta within the margin (s - 1
+ * checked to fail), the table's weight bits and half size (its entries are table_half + 1). grid_bits -1 is
+ * Python's automatic grid (None), else in [0, 30]; timing_stable 0 or 1; delta > 0. Pass s, weight_bits,
+ * grid_exponent and timing_stable to pydp_release_lattice. */
+typedef struct pydp_lattice_plan {
+    uint64_t s;
+    int weight_bits;
+    int grid_exponent;
+    uint64_t shift;
+    double delta_achieved;
+    uint64_t table_half;
+} pydp_lattice_plan;
+pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon, double delta, double sensitivity,
+                                           int grid_bits, int timing_stable, pydp_lattice_plan* plan);
 /* Discrete Laplace, t = t_num / t_den grid steps (Canonne, Kamath and Steinke 2020). */
 pydp_status pydp_release_laplace(pydp_rng* rng, uint64_t t_num, uint64_t t_den, int grid_exponent, double low,
                                  double high, const double* x, double* out, size_t n, unsigned threads);

@@ -17,6 +17,16 @@ pub const PYDP_SUBSTITUTION: c_int = 1;
 pub struct pydp_rng {
     _private: [u8; 0],
 }
+/// A calibrated discrete Laplace or Gaussian plan (`pydp_grid_plan`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct pydp_grid_plan {
+    pub num: u64,
+    pub den: u64,
+    pub grid_exponent: c_int,
+    pub shift: u64,
+    pub delta_achieved: c_double,
+}
 #[repr(C)]
 pub struct pydp_pld {
     _private: [u8; 0],
@@ -41,6 +51,10 @@ extern "C" {
     pub fn pydp_release_gaussian(rng: *mut pydp_rng, sigma2_num: u64, sigma2_den: u64, grid_exponent: c_int,
                                  low: c_double, high: c_double, x: *const c_double, out: *mut c_double, n: usize,
                                  threads: c_uint) -> pydp_status;
+    pub fn pydp_calibrate_laplace_release(epsilon: c_double, delta: c_double, sensitivity: c_double, grid_bits: c_int,
+                                          plan: *mut pydp_grid_plan) -> pydp_status;
+    pub fn pydp_calibrate_gaussian_release(epsilon: c_double, delta: c_double, sensitivity: c_double, grid_bits: c_int,
+                                           plan: *mut pydp_grid_plan) -> pydp_status;
     pub fn pydp_pld_from_noise(family: c_int, r: c_double, scale: c_double, sensitivity: c_double,
                                sampling_rate: c_double, neighbours: c_int, value_step: c_double,
                                out: *mut *mut pydp_pld) -> pydp_status;

@@ -1,5 +1,5 @@
 //! Prints `name value ...` lines for tests/embedding/test_rust_binding.py to compare with the Python API.
-use pydp_core::{minimal_scale, version, Family, Pld, Rng};
+use pydp_core::{calibrate_gaussian_release, minimal_scale, version, Family, Pld, Rng};
 
 fn main() {
     let key: [u8; 32] = std::array::from_fn(|i| i as u8);
@@ -17,6 +17,8 @@ fn main() {
     let pld = Pld::from_noise(Family::Gaussian, 1.0, 1.0, 0.02, 1e-3).unwrap().self_compose(100).unwrap();
     let (lo, up) = pld.delta(1.0).unwrap();
     println!("pld_delta {lo:?} {up:?}");
+    let plan = calibrate_gaussian_release(0.5, 1e-8, 3.0, 12).unwrap();
+    println!("plan_gaussian {} {} {} {} {:?}", plan.num, plan.den, plan.grid_exponent, plan.shift, plan.delta_achieved);
     let err = minimal_scale(Family::Gaussian, f64::NAN, 1e-6, 1.0).unwrap_err();
     println!("error {} {}", err.code, err.message);
 }

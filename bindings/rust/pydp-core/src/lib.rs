@@ -22,6 +22,24 @@ pub fn version() -> String {
     unsafe { CStr::from_ptr(sys::pydp_version()) }.to_string_lossy().into_owned()
 }
 
+/// A calibrated discrete Laplace or Gaussian release plan: the parameter `num / den` in grid steps (t, or
+/// sigma^2), the grid 2^`grid_exponent`, the integer shift and the exact delta of the plan.
+pub type GridPlan = sys::pydp_grid_plan;
+
+/// The verified smallest discrete Laplace plan for (epsilon, delta) (grid_bits: 16 is Python's default).
+pub fn calibrate_laplace_release(epsilon: f64, delta: f64, sensitivity: f64, grid_bits: i32) -> Result<GridPlan, Error> {
+    let mut plan = GridPlan::default();
+    check(unsafe { sys::pydp_calibrate_laplace_release(epsilon, delta, sensitivity, grid_bits, &mut plan) })?;
+    Ok(plan)
+}
+
+/// The verified smallest discrete Gaussian plan for (epsilon, delta), delta > 0.
+pub fn calibrate_gaussian_release(epsilon: f64, delta: f64, sensitivity: f64, grid_bits: i32) -> Result<GridPlan, Error> {
+    let mut plan = GridPlan::default();
+    check(unsafe { sys::pydp_calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits, &mut plan) })?;
+    Ok(plan)
+}
+
 /// The noise families of the calibration and the PLD.
 #[derive(Debug, Clone, Copy)]
 pub enum Family {

@@ -1,0 +1,3 @@
+module pydpcore
+
+go 1.19
