@@ -91,7 +91,7 @@ def test_gaussian_minimal_scale_per_solve(benchmark, speed):
     g = dp.Gaussian()
     sig = benchmark(dp.minimal_scale, g, epsilon=eps, delta=delta)
     assert np.all(dp.privacy_profile(g, epsilon=eps, scale=sig) <= delta)
-    per_solve = speed.time(lambda: dp._core.calibration.minimal_scale(g._family, eps, delta, np.ones_like(eps), 1), repeat=5)
+    per_solve = speed.time(lambda: dp._core.calibration.minimal_scale(g.kernel, eps, delta, np.ones_like(eps), 1), repeat=5)
     per_solve /= eps.size
     benchmark.extra_info["Gaussian minimal_scale us per solve (1 thread)"] = round(per_solve * 1e6, 4)
     print(f"\nGaussian minimal_scale: {per_solve * 1e6:.3f} us per solve, one thread")

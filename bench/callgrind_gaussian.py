@@ -22,4 +22,4 @@ n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 rng = np.random.default_rng(2)
 eps = 10 ** rng.uniform(-3, math.log10(20.0), 10_000)
 delta = 10 ** rng.uniform(-300, math.log10(0.5), 10_000)
-dp._core.calibration.minimal_scale(dp.Gaussian()._family, eps[:n], delta[:n], np.ones(n), 1)
+dp._core.calibration.minimal_scale(dp.Gaussian().kernel, eps[:n], delta[:n], np.ones(n), 1)

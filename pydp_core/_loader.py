@@ -18,7 +18,7 @@ _HOW_TO = (
 def load_core(package_dir: str) -> Any:
     """Return the compiled extension beside ``package_dir``, or raise an ImportError saying what to do."""
     try:
-        from . import _core  # type: ignore[attr-defined]
+        from . import _core
 
         # Without a compiled module here, the folder of its type stubs (_core/*.pyi) would import as an
         # empty namespace package: that is not the extension.

@@ -81,7 +81,8 @@ def lse_rows(v: np.ndarray) -> np.ndarray:
     m = np.max(v, axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
-        return np.log(np.sum(np.exp(v - m), axis=-1)) + m[..., 0]
+        out: np.ndarray = np.log(np.sum(np.exp(v - m), axis=-1)) + m[..., 0]
+    return out
 
 
 def lse_groups(v: np.ndarray, group: np.ndarray) -> np.ndarray:

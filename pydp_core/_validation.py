@@ -616,7 +616,8 @@ def real_scalar(value: Any, name: str) -> float:
     if t is float:  # fast path for the common case (optimisers call conversions in inner loops)
         if value != value:
             raise ValueError(f"{name} must not be NaN")
-        return value
+        checked: float = value
+        return checked
     if t is int and -(2**53) <= value <= 2**53:
         return float(value)
     arr = as_float_array(value, name)
@@ -779,7 +780,7 @@ def check_allocation(count: int, itemsize: int, name: str = "size") -> int:
 def check_float_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
     """``dtype`` as ``numpy.float64`` or ``numpy.float32`` (torch's float dtypes too; anything else is a TypeError)."""
     try:
-        dt = np.dtype(numpy_dtype(dtype))
+        dt: np.dtype = np.dtype(numpy_dtype(dtype))
     except TypeError:
         raise TypeError(f"{name} must be float64 or float32, not {dtype!r}") from None
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):

@@ -74,6 +74,13 @@ class AdditiveMechanism:
         Accept a delta above :data:`pydp_core._safety.DELTA_CONFIRM` (1e-3) without a
         :class:`~pydp_core.PrivacyWarning`. delta >= 1/2 is always refused.
 
+    Attributes
+    ----------
+    tied_bounds : (float, float) or None
+        The clamping bounds the mechanism is tied to (set by :func:`pydp_core.io.mechanism`): the
+        privatizers of :mod:`pydp_core.io` clamp to them when given no bounds and refuse other bounds.
+        None (the default) ties it to none.
+
     Raises
     ------
     ValueError
@@ -87,6 +94,7 @@ class AdditiveMechanism:
     """
 
     _noise: NoiseFamily
+    tied_bounds: tuple[float, float] | None = None
 
     def __init__(self, *, epsilon: float, delta: float = 0.0, sensitivity: float = 1.0,
                  confirm_delta: bool = False) -> None:
@@ -168,7 +176,7 @@ class AdditiveMechanism:
 
         if not callable(getattr(accountant, "spend", None)):
             raise TypeError(f"accountant must be a pydp_core.Accountant, not {type(accountant).__name__}")
-        key = self._noise._key()
+        key = self._noise.identity
         if key == ("Laplace",) and (not release or self._delta == 0.0):
             accountant.spend_laplace(scale=self._scale, sensitivity=self._sensitivity)
         elif key == ("Gaussian",) and not release:

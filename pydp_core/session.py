@@ -123,7 +123,8 @@ class Session:
     @property
     def budget(self) -> Budget:
         """The session's total budget."""
-        return self._accountant.limit
+        result: Budget = self._accountant.limit
+        return result
 
     @property
     def accountant(self) -> Accountant[Any]:
@@ -132,11 +133,13 @@ class Session:
 
     def spent(self) -> Budget:
         """The budget spent so far, in the budget's definition (the accountant's tightest certified total)."""
-        return self._accountant.total()
+        result: Budget = self._accountant.total()
+        return result
 
     def remaining(self) -> Budget:
         """What is left of the budget, in its definition."""
-        return self._accountant.remaining()
+        result: Budget = self._accountant.remaining()
+        return result
 
     def _summary(self) -> dict[str, Any]:
         return {"id": self.id, "budget": repr(self.budget), "spent": repr(self.spent())}

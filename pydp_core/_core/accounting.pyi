@@ -85,9 +85,9 @@ class PldBounds:
     """
     upper and lower privacy profiles of one composed direction
     """
-    def delta(self, epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+    def delta(self, epsilon: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[typing.Any, ...]:
         ...
-    def epsilon(self, delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+    def epsilon(self, delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[typing.Any, ...]:
         ...
 def gdp_epsilon(mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], delta: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
@@ -117,7 +117,7 @@ def pld_sides(pessimistic: PldDiscrete, optimistic: PldDiscrete) -> PldDiscrete:
     """
     the pessimistic side of one discretisation with the optimistic side of another (both on one grid)
     """
-def pld_tradeoff(pq: PldBounds, qp: PldBounds, alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
+def pld_tradeoff(pq: PldBounds, qp: PldBounds, alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple[typing.Any, ...]:
     ...
 def pld_window(parts: collections.abc.Sequence[PldDiscrete], counts: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], value_step: typing.SupportsFloat | typing.SupportsIndex, tail_mass: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float]:
     ...

@@ -18,7 +18,7 @@ class LatticeTable:
         ...
     def _from_uniform(self, u: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], guided: bool) -> numpy.typing.NDArray[numpy.int64]:
         ...
-    def _time_draws(self, gen: Generator, size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False) -> tuple:
+    def _time_draws(self, gen: Generator, size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False) -> tuple[typing.Any, ...]:
         """
         Bench hook: (values, ns) of n single-value draws.
         """
@@ -63,11 +63,11 @@ def _geometric_exact(words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint6
     """
     Test hook: (X, the fast path's answer or -1) of the exact geometric for W = 0.words[0] words[1] ... (each word most significant first; the reader takes 16 words at a time).
     """
-def _time_gaussian_draws(gen: Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+def _time_gaussian_draws(gen: Generator, num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
     """
     Bench hook: (values, ns) of n single-value draws.
     """
-def _time_laplace_draws(gen: Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+def _time_laplace_draws(gen: Generator, s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex) -> tuple[typing.Any, ...]:
     """
     Bench hook: (values, ns) of n single-value draws.
     """

@@ -500,7 +500,7 @@ def _approx_total(spends: List[_Spend], delta: float, group: Optional[Callable[[
 
 #: Certified upper epsilons of recent PLD compositions, by the spends' records and delta (limit checks
 #: and totals of a growing list of spends ask for the same compositions again).
-_PLD_CACHE: "OrderedDict[tuple, float]" = OrderedDict()
+_PLD_CACHE: "OrderedDict[tuple[Any, ...], float]" = OrderedDict()
 _PLD_CACHE_LOCK = threading.Lock()
 
 

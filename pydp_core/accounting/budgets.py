@@ -872,7 +872,8 @@ class RDPCurve(Budget):
         if self._fn is not None and 0 < i < g.size - 1 and best_e > 0 and math.isfinite(best_e):
             from scipy import optimize
 
-            f = lambda a: _rdp_eps(float(a), float(self(float(a))), d, meth)  # noqa: E731
+            def f(a: float) -> float:
+                return _rdp_eps(float(a), float(self(float(a))), d, meth)
             res = optimize.minimize_scalar(f, bounds=(g[i - 1], g[i + 1]), method="bounded", options={"xatol": 1e-10})
             if res.success and res.fun < best_e:
                 best_a = float(res.x)

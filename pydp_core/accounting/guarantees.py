@@ -14,7 +14,7 @@ import numpy as np
 
 from .._validation import check_alpha_array, check_positive_scalar
 from ..calibration.profile import epsilon_for_delta
-from ..noise import NoiseFamily, Subbotin
+from ..noise import NoiseFamily
 from .budgets import GDP, PureDP
 from .rao import theta
 
@@ -99,9 +99,7 @@ def guarantees(noise: NoiseFamily, *, sensitivity: float = 1.0, scale: float) ->
     """
     s = check_positive_scalar(scale, "scale")
     d = check_positive_scalar(sensitivity, "sensitivity")
-    kind = type(noise).__name__
-    if isinstance(noise, Subbotin) and noise.r in (1.0, 2.0):
-        kind = "Laplace" if noise.r == 1.0 else "Gaussian"
+    kind = noise.identity[0]
     out: dict[str, Any] = {"variance": s * s * noise.variance}
     out["std"] = math.sqrt(out["variance"])
     eps0 = float(epsilon_for_delta(noise, delta=0.0, sensitivity=d, scale=s))

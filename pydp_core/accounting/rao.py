@@ -36,7 +36,7 @@ from .._validation import (
     real_scalar,
     scalar_or_array,
 )
-from ..noise import Gaussian, Laplace, Logistic, NoiseFamily, Subbotin
+from ..noise import Gaussian, Laplace, NoiseFamily  # noqa: F401 (Gaussian, Laplace: the Examples)
 from .budgets import (
     RaoDP,
 )
@@ -106,17 +106,8 @@ def unit_information(noise: NoiseFamily) -> float:
     Subbotin_r, whose density is exp(-|z|^r / r) / C(r) (Anonymous 2022, with the correction of
     ``docs/accounting.md``).
     """
-    if isinstance(noise, (Laplace, Gaussian)):
-        return 1.0
-    if isinstance(noise, Logistic):
-        return 1.0 / 3.0
-    if isinstance(noise, Subbotin):
-        r = float(noise.r)
-        if r in (1.0, 2.0):
-            return 1.0
-        return math.exp((2.0 - 2.0 / r) * math.log(r) + math.lgamma(2.0 - 1.0 / r) - math.lgamma(1.0 / r))
     if isinstance(noise, NoiseFamily):
-        raise TypeError(f"the Fisher information is implemented for Laplace, Gaussian, Logistic and Subbotin(r), not {noise!r}")
+        return noise.fisher_information
     raise TypeError(f"noise must be Laplace(), Gaussian(), Logistic() or Subbotin(r), got {type(noise).__name__}")
 
 

@@ -75,9 +75,11 @@ def _noise(ev: Any, kind: Any, name: str) -> Any:
 
 def _base(ev: Any, E: Any, where: str) -> tuple[Any, float]:
     if isinstance(ev, E.GaussianDpEvent):
-        return _noise(ev, Gaussian(), "GaussianDpEvent")
+        result: tuple[Any, float] = _noise(ev, Gaussian(), "GaussianDpEvent")
+        return result
     if isinstance(ev, E.LaplaceDpEvent):
-        return _noise(ev, Laplace(), "LaplaceDpEvent")
+        laplace: tuple[Any, float] = _noise(ev, Laplace(), "LaplaceDpEvent")
+        return laplace
     raise ValueError(f"{where}: the sampled event must be a GaussianDpEvent or LaplaceDpEvent, not {type(ev).__name__}")
 
 

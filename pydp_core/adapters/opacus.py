@@ -109,7 +109,7 @@ class PLDAccountant(_opacus_accountants.IAccountant):  # type: ignore[misc,name-
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
         self.sampler = sampler
         self.history: list[tuple[float, float, int]] = []
-        self._cache: dict[tuple, Interval] = {}
+        self._cache: dict[tuple[Any, ...], Interval] = {}
 
     def check_data_loader(self, data_loader: Any) -> None:
         """Refuse a data loader whose batch sampler is not the declared :attr:`sampler`.

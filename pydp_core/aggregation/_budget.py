@@ -44,7 +44,7 @@ class BudgetPlan:
 
     definition: str  # "pure", "approx" or "zcdp"
     noise: str
-    plans: list
+    plans: list[Any]
     selection: ThresholdSelection | OptimalSelection | None
     epsilon: float | None
     delta: float
@@ -52,7 +52,7 @@ class BudgetPlan:
     block: tuple[float, float] | None = None  # (epsilon, delta) of the Gaussian aggregates under approximate DP
     searches: tuple = ()  # bounds="auto": the pure DP searches of the bounds (autobounds.BoundsSearch)
 
-    def total(self) -> dict:
+    def total(self) -> dict[Any, Any]:
         """The composed guarantee of everything released (the report's ``budget``)."""
         sel = self.selection
         if self.definition == "zcdp":
@@ -117,7 +117,7 @@ def _noise(noise: Any) -> str | None:
 
 
 def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[float], kp: int, kc: int,
-           bounds: dict, given: str, vectors: dict) -> list[AggregatePlan | QuantilePlan | VectorPlan]:
+           bounds: dict[Any, Any], given: str, vectors: dict[Any, Any]) -> list[AggregatePlan | QuantilePlan | VectorPlan]:
     out: list[AggregatePlan | QuantilePlan | VectorPlan] = []
     for (c, a), s in zip(requests, shares):
         try:
@@ -136,7 +136,7 @@ def _plans(requests: Sequence[tuple[str, str]], kind: str, shares: Sequence[floa
 
 def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequence[float], selection: bool,
                 requests: Sequence[tuple[str, str]], max_partitions: int, max_contributions: int,
-                bounds: dict, method: str = "threshold", vectors: dict | None = None) -> BudgetPlan:
+                bounds: dict[Any, Any], method: str = "threshold", vectors: dict[Any, Any] | None = None) -> BudgetPlan:
     """Check the budget arguments and calibrate every aggregate and the selection (errors name the argument).
 
     ``weights`` has one entry per request, then one for selection when ``selection`` is true; ``method``
@@ -187,8 +187,8 @@ def plan_budget(*, epsilon: Any, delta: Any, rho: Any, noise: Any, weights: Sequ
 
 
 def _gaussian_plan(eps: float, dl: float, weights: Sequence[float], selection: bool,
-                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict, method: str,
-                   vectors: dict) -> BudgetPlan:
+                   requests: Sequence[tuple[str, str]], kp: int, kc: int, bounds: dict[Any, Any], method: str,
+                   vectors: dict[Any, Any]) -> BudgetPlan:
     n = len(requests)
     sel = None
     eps_g, delta_g = eps, dl

@@ -98,7 +98,7 @@ def _dlaplace_std(t: Fraction) -> float:
 
 def _base_generator(key: bytes) -> Any:
     """The C++ generator of ``Random(key)``, whose ``spawn(i)`` is ``Random(key).stream(i)``."""
-    return Random(key, threads=1)._gen
+    return Random(key, threads=1).kernel
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class IntegerNoise:
     def half_width(self, alpha: float) -> float:
         return float(_half_width_steps(self.t, alpha))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         return {
             "noise": "discrete_laplace", "epsilon": self.epsilon, "delta": 0.0,
             "sensitivity_per_partition": self.sensitivity, "l1_sensitivity": self.l1_sensitivity,
@@ -153,7 +153,7 @@ class GridNoise:
         # |Y| <= m steps with probability >= 1 - alpha, plus half a step of rounding of the true value.
         return (_half_width_steps(self.plan.parameter, alpha) + 0.5) * self.plan.grid
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         t = self.plan.parameter
         return {
             "noise": "discrete_laplace_on_grid", "epsilon": self.epsilon, "delta": 0.0,
@@ -264,7 +264,7 @@ class GaussianNoise:
     def half_width(self, alpha: float) -> float:
         return float(_dgauss_half_width_steps(self.sigma2, alpha))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         return {
             "noise": "discrete_gaussian", "rho": self.rho, "rho_achieved": self.rho_achieved,
             "sensitivity_per_partition": self.sensitivity, "l2_sensitivity": math.sqrt(self.l2_squared),
@@ -304,7 +304,7 @@ class GaussianGridNoise:
     def half_width(self, alpha: float) -> float:
         return (_dgauss_half_width_steps(self.sigma2, alpha) + 0.5) * self.grid
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         return {
             "noise": "discrete_gaussian_on_grid", "rho": self.rho, "rho_achieved": self.rho_achieved,
             "sensitivity_per_partition": self.sensitivity,
@@ -345,7 +345,7 @@ class AggregatePlan:
     aggregate: str
     epsilon: float  # the share of a Laplace plan (pure DP); 0.0 for a Gaussian plan
     bounds: tuple[float, float] | None
-    components: dict
+    components: dict[Any, Any]
     rho: float = 0.0  # the share of a Gaussian plan (zCDP); 0.0 for a Laplace plan
 
     @property
@@ -357,8 +357,8 @@ class AggregatePlan:
         """The zCDP parameter the Gaussian components spend (at most ``rho``)."""
         return math.fsum(c.rho_achieved for c in self.components.values()) if self.rho > 0 else 0.0
 
-    def describe(self) -> dict:
-        out: dict = {"aggregate": self.aggregate, "noise": self.noise}
+    def describe(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {"aggregate": self.aggregate, "noise": self.noise}
         if self.rho > 0:
             out.update(rho=self.rho, rho_achieved=self.rho_achieved)
         else:
@@ -387,7 +387,7 @@ def plan_aggregate(
     shares = split_epsilon(rho if gaussian else epsilon, [1.0] * len(names))
     kp, kc = max_partitions, max_contributions
     ints, grid = (gaussian_integer_noise, gaussian_grid_noise) if gaussian else (integer_noise, grid_noise)
-    comps: dict = {}
+    comps: dict[Any, Any] = {}
     for name, share in zip(names, shares):
         if name in ("rows", "distinct", "bins"):  # a kept row adds at most one to one of them
             comps[name] = ints(share, kc, kp)
@@ -438,7 +438,8 @@ def limbs_to_totals(limbs: Sequence[np.ndarray], counts: np.ndarray) -> np.ndarr
     """The exact sums of q per group (an object array of Python ints) from :func:`limb_sums` and the row
     counts."""
     obj = [np.asarray(v, dtype=np.int64).astype(object) for v in (*limbs, counts)]
-    return obj[0] + (obj[1] << _LIMB) + (obj[2] << (2 * _LIMB)) - (obj[3] << 52)
+    result: np.ndarray = obj[0] + (obj[1] << _LIMB) + (obj[2] << (2 * _LIMB)) - (obj[3] << 52)
+    return result
 
 
 def on_grid(totals: np.ndarray, e_gamma: int, e_grid: int) -> np.ndarray:
@@ -481,12 +482,12 @@ def limbs_on_grid(limbs: Sequence[np.ndarray], counts: np.ndarray, e_gamma: int,
     return _cagg.limbs_on_grid(l0, l1, l2, np.ascontiguousarray(counts, dtype=np.int64), e_gamma, e_grid)
 
 
-def _ratio_range(s_lo, s_hi, c_lo, c_hi):
+def _ratio_range(s_lo: np.ndarray, s_hi: np.ndarray, c_lo: np.ndarray, c_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     corners = np.stack([s_lo / c_lo, s_lo / c_hi, s_hi / c_lo, s_hi / c_hi])
     return corners.min(axis=0), corners.max(axis=0)
 
 
-def estimate(plan: AggregatePlan, noisy: dict, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def estimate(plan: AggregatePlan, noisy: dict[Any, Any], alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(estimate, ci_low, ci_high) per group from the noisy components.
 
     Each interval holds the aggregate of the bounded (clamped, contribution-limited) data with

@@ -34,7 +34,7 @@ from .topk import ranked, top_k_spec
 __all__ = ["aggregate_dask", "aggregate_spark", "top_k_dask", "top_k_spark"]
 
 
-def _engine_spec(names: list, kwargs: dict) -> AggregateSpec:
+def _engine_spec(names: list[Any], kwargs: dict[Any, Any]) -> AggregateSpec:
     """The checked spec of an engine call."""
     return aggregate_spec(names, **kwargs)
 
@@ -64,7 +64,7 @@ def _flat_partials(partials: dict, spec: AggregateSpec) -> list[np.ndarray]:
             for name, cell in _layout(spec)]
 
 
-def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
+def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any]]:
     """The partial aggregates of one partition (a pandas DataFrame or a pyarrow Table of whole persons)."""
     return partial_aggregates(table, spec)
 
@@ -79,7 +79,7 @@ def _partial_frame(pdf: Any, spec: AggregateSpec) -> Any:
     return pd.DataFrame(data)
 
 
-def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict]:
+def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any]]:
     """(group values, partials) from the engine's per-group sums (a pandas DataFrame or a pyarrow Table)."""
     arrow = hasattr(table, "column_names")
 

@@ -31,7 +31,7 @@ def key_use(key: Any, ledger: Any, accountant: Any) -> KeyUse:
     return KeyUse(led if isinstance(led, (KeyLedger, SessionLedger)) else None, accountant)
 
 
-def record_release(spec: AggregateSpec, use: KeyUse | None, group_cols: list[np.ndarray], partials: dict) -> None:
+def record_release(spec: AggregateSpec, use: KeyUse | None, group_cols: list[np.ndarray], partials: dict[Any, Any]) -> None:
     """Record the release in the key's ledger (the partials determine the output for the release's key) and
     charge the accountant, once, before any noise is drawn."""
     if use is None:

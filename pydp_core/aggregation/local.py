@@ -297,7 +297,7 @@ def group_hashes(group_cols: Sequence[np.ndarray], key: bytes) -> np.ndarray:
     )
 
 
-def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarray], partials: dict,
+def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarray], partials: dict[Any, Any],
                      use: KeyUse | None = None) -> Any:
     """Selection (or the public partitions), keyed noise and estimates from combined partial aggregates.
 
@@ -311,8 +311,8 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     selection = spec.budget.selection
     alpha = None if spec.confidence is None else 1.0 - spec.confidence
     ci_alpha = 0.05 if alpha is None else alpha
-    columns: dict = {c: v for c, v in zip(by_list, group_cols)}
-    report_aggs: dict = {}
+    columns: dict[Any, Any] = {c: v for c, v in zip(by_list, group_cols)}
+    report_aggs: dict[Any, Any] = {}
     for (col, agg), plan in zip(spec.requests, spec.budget.plans):
         if isinstance(plan, QuantilePlan):
             name = output_name(col, agg, spec.privacy_unit)
@@ -352,8 +352,8 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
     return out
 
 
-def selected_groups(spec: AggregateSpec, group_cols: list[np.ndarray], partials: dict,
-                    use: KeyUse | None) -> tuple[list[np.ndarray], dict, np.ndarray]:
+def selected_groups(spec: AggregateSpec, group_cols: list[np.ndarray], partials: dict[Any, Any],
+                    use: KeyUse | None) -> tuple[list[np.ndarray], dict[Any, Any], np.ndarray]:
     """The released groups (the public partitions, or the selected ones), their partials and noise stream ids,
     after the release is recorded in the key's ledger and charged (``use``)."""
     key, by_list = spec.key, spec.by
@@ -391,12 +391,14 @@ def _public_rows(values: np.ndarray, where: np.ndarray) -> np.ndarray:
     return out
 
 
-def _exact_input(partials: dict, col: str, comp: str, noise: Any, bounds: Any) -> np.ndarray:
+def _exact_input(partials: dict[Any, Any], col: str, comp: str, noise: Any, bounds: Any) -> np.ndarray:
     """The true value of a component per group: integer counts, or the exact sum rounded to the grid."""
     if comp in ("rows", "units"):
-        return partials[comp]
+        result: np.ndarray = partials[comp]
+        return result
     if comp == "distinct":
-        return partials[f"{col}\x00distinct"]
+        distinct: np.ndarray = partials[f"{col}\x00distinct"]
+        return distinct
     return limbs_on_grid([partials[f"{col}\x00{comp}\x00{k}"] for k in range(3)], partials["rows"],
                          component_exponent(comp, bounds), noise.grid_exponent)
 

@@ -112,7 +112,7 @@ class QuantilePlan:
     rho: float = 0.0  # the zCDP share, when the budget is given in zCDP
 
     @property
-    def components(self) -> dict:
+    def components(self) -> dict[Any, Any]:
         """No additive noisy components (the search draws its own noise)."""
         return {}
 
@@ -130,8 +130,8 @@ class QuantilePlan:
     def noise(self) -> str:
         return "laplace"
 
-    def describe(self) -> dict:
-        out: dict = {"aggregate": self.aggregate, "mechanism": "noisy binary search on the grid",
+    def describe(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {"aggregate": self.aggregate, "mechanism": "noisy binary search on the grid",
                      "noise": "discrete_laplace", "level": self.numerator / LEVEL_DENOMINATOR,
                      "level_fraction": [self.numerator, LEVEL_DENOMINATOR], "bounds": list(self.bounds),
                      "grid_cells": CELLS, "steps": STEPS, "t": [self.t.numerator, self.t.denominator],

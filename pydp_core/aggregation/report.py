@@ -24,7 +24,7 @@ BOUNDING_BIAS = (
 REPORT_KEY = "pydp_core.aggregation"
 
 
-def build_result(kind: str, columns: dict, group_types: dict, report: dict) -> Any:
+def build_result(kind: str, columns: dict[Any, Any], group_types: dict[Any, Any], report: dict[Any, Any]) -> Any:
     """The result table of ``kind`` ("arrow" or "pandas") with the report attached."""
     text = json.dumps(report, sort_keys=True)
     if kind == "arrow":
@@ -40,7 +40,7 @@ def build_result(kind: str, columns: dict, group_types: dict, report: dict) -> A
     return out
 
 
-def aggregate_report(table: Any) -> dict:
+def aggregate_report(table: Any) -> dict[Any, Any]:
     """The guarantee report :func:`aggregate` attached to its result (schema metadata or ``attrs``).
 
     Parameters
@@ -75,7 +75,8 @@ def aggregate_report(table: Any) -> dict:
         return dict(attrs[REPORT_KEY])
     meta = getattr(getattr(table, "schema", None), "metadata", None)  # pyarrow
     if meta and REPORT_KEY.encode() in meta:
-        return json.loads(meta[REPORT_KEY.encode()])
+        value: dict[Any, Any] = json.loads(meta[REPORT_KEY.encode()])
+        return value
     raise ValueError("table carries no pydp_core.aggregation report")
 
 
@@ -88,7 +89,7 @@ def to_polars(result: Any) -> Any:
     return out
 
 
-def describe_plan(plan: AggregatePlan, alpha: float | None) -> dict:
+def describe_plan(plan: AggregatePlan, alpha: float | None) -> dict[Any, Any]:
     out = plan.describe()
     if alpha is not None:
         # Each component's interval has level 1 - alpha / k (union bound over the k components).
@@ -98,7 +99,8 @@ def describe_plan(plan: AggregatePlan, alpha: float | None) -> dict:
     return out
 
 
-def release_report(spec: AggregateSpec, selection: ThresholdSelection | OptimalSelection | None, aggs: dict) -> dict:
+def release_report(spec: AggregateSpec, selection: ThresholdSelection | OptimalSelection | None,
+                   aggs: dict[Any, Any]) -> dict[Any, Any]:
     from .._version import __version__
 
     out = {

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ _GRID_EXTRA_BITS = 96  # grid resolution below delta: pi(1) = delta to ~2**-96 r
 _MAX_STEPS = 1_000_000  # table entries (~60 MB of Python ints, a few seconds)
 
 
-def _log_tail(m, t: Fraction):
+def _log_tail(m: Any, t: Fraction) -> Any:
     """log P(Y >= m) for Y ~ discrete Laplace(t), m an integer (array)."""
     m = np.asarray(m, dtype=np.float64)
     log_q = -1.0 / float(t)
@@ -76,7 +77,7 @@ def selection_delta(*, threshold: int, t: Fraction, max_partitions: int) -> floa
     return -math.expm1(max_partitions * math.log1p(-math.exp(log_p)))
 
 
-def selection_probability(units, *, threshold: int, t: Fraction) -> np.ndarray:
+def selection_probability(units: Any, *, threshold: int, t: Fraction) -> np.ndarray:
     """The probability that a group with ``units`` privacy units is released.
 
     Parameters
@@ -104,7 +105,8 @@ def selection_probability(units, *, threshold: int, t: Fraction) -> np.ndarray:
     >>> float(selection_probability(15, threshold=15, t=Fraction(1)))  # P(Y >= 0) = 1 / (1 + e^-1)
     0.7310585786300049
     """
-    return np.exp(_log_tail(threshold - np.asarray(units, dtype=np.float64), t))
+    result: np.ndarray = np.exp(_log_tail(threshold - np.asarray(units, dtype=np.float64), t))
+    return result
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class ThresholdSelection:
         """The boolean mask of released groups (keyed noise per group, as every aggregate)."""
         return self.noise.draw(units, stream_ids, key) >= self.threshold
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         return {
             "method": "laplace_threshold", "epsilon": self.epsilon, "delta": self.delta,
             "delta_achieved": self.delta_achieved, "threshold": self.threshold,
@@ -225,7 +227,7 @@ def _optimal_table(epsilon: float, delta: float) -> tuple[int, tuple[int, ...]]:
     return bits, tuple(table)
 
 
-def optimal_probability(units, *, epsilon: float, delta: float, max_partitions: int = 1) -> np.ndarray:
+def optimal_probability(units: Any, *, epsilon: float, delta: float, max_partitions: int = 1) -> np.ndarray:
     """The release probability ``pi(n)`` of the optimal partition selection (Desfontaines et al. 2022).
 
     ``pi(0) = 0`` and ``pi(n) = min(e^e pi(n-1) + d, 1 - e^-e (1 - pi(n-1) - d), 1)`` with
@@ -276,7 +278,7 @@ class OptimalSelection:
     epsilon_group: float
     delta_group: float
     bits: int  # the grid: release probabilities are multiples of 2**-bits
-    table: tuple  # 2**bits pi(n), n = 0..N, last entry 2**bits
+    table: tuple[Any, ...]  # 2**bits pi(n), n = 0..N, last entry 2**bits
     rho: float | None = None  # calibrated from a zCDP share: Kp epsilon_group^2 / 2 (rounded up), else None
 
     @property
@@ -297,7 +299,7 @@ class OptimalSelection:
         """
         last = len(self.table) - 1  # table[last] = 2**bits, the only entry that large; table[0] = 0
         n = np.minimum(np.asarray(units, dtype=np.int64), last)
-        out = n == last
+        out: np.ndarray = n == last
         draw = np.flatnonzero((n > 0) & (n < last))
         if draw.size == 0:
             return out
@@ -314,7 +316,7 @@ class OptimalSelection:
         out[draw] = less[rows, first]  # equal everywhere: U == threshold, not released (less is all False)
         return out
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         return {
             "method": "optimal", "epsilon": self.epsilon, "delta": self.delta, "delta_achieved": self.delta_achieved,
             "epsilon_per_partition": self.epsilon_group, "delta_per_partition": self.delta_group,

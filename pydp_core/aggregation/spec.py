@@ -77,7 +77,7 @@ def output_name(column: str, aggregate: str, privacy_unit: str) -> str:
     return f"{column}_{aggregate}"
 
 
-def _mapping_for(given: Any, needed: list[str], name: str, what: str) -> Mapping:
+def _mapping_for(given: Any, needed: list[str], name: str, what: str) -> Mapping[str, Any]:
     """``given`` as a mapping with exactly the keys ``needed`` (else an error naming ``name``)."""
     if not isinstance(given, Mapping):
         raise TypeError(f"{name} must be a mapping from {what}")
@@ -196,9 +196,9 @@ class AggregateSpec:
     """The checked arguments of one :func:`aggregate` call (shared by the local path and the engines)."""
 
     privacy_unit: str
-    by: list
-    requests: list
-    bounds: dict
+    by: list[Any]
+    requests: list[Any]
+    bounds: dict[Any, Any]
     max_partitions: int
     max_contributions: int
     budget: BudgetPlan

@@ -9,7 +9,7 @@ import numpy as np
 from ..io.keyed import prepared_values
 
 
-def _FLOAT_TYPES() -> tuple:
+def _FLOAT_TYPES() -> tuple[Any, ...]:
     import pyarrow as pa
 
     return (pa.float16(), pa.float32(), pa.float64())
@@ -68,7 +68,8 @@ class Frame:
             arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
         if arr.dtype.kind != "f":
             return prepared_values(arr, None, name)  # integers: exact conversion checked
-        return arr.astype(np.float64, copy=False)  # NaN: refused by the bounding kernel (see partial_aggregates)
+        result: np.ndarray = arr.astype(np.float64, copy=False)  # NaN: refused by the bounding kernel (see partial_aggregates)
+        return result
 
 
 def is_polars(obj: Any) -> bool:

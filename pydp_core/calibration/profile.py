@@ -21,7 +21,7 @@ from .._validation import (
     check_positive,
     scalar_or_array,
 )
-from ..noise import LogConcaveFamily, NoiseFamily
+from ..noise import NoiseFamily
 
 
 class CalibrationError(ArithmeticError):
@@ -85,16 +85,16 @@ def log_privacy_profile(noise: NoiseFamily, *, epsilon: ArrayLike, sensitivity: 
     s = check_positive(scale, "scale")
     d = check_positive(sensitivity, "sensitivity")
     e_b, s_b, d_b = broadcast(epsilon=eps, scale=s, sensitivity=d)
-    if isinstance(noise, LogConcaveFamily):
+    if noise.kernel is None:  # a family evaluated in Python
         custom = noise
         out = np.vectorize(lambda e, ss, dd: _custom_log_delta(custom, e, dd / ss), otypes=[float])(e_b, s_b, d_b)
     else:
         fin = np.isfinite(e_b)
         out = np.full(e_b.shape, -np.inf)
         if fin.all():
-            out = _cal.log_privacy_profile(noise._family, e_b, s_b, d_b)
+            out = _cal.log_privacy_profile(noise.kernel, e_b, s_b, d_b)
         elif fin.any():
-            out[fin] = _cal.log_privacy_profile(noise._family, e_b[fin], s_b[fin], d_b[fin])
+            out[fin] = _cal.log_privacy_profile(noise.kernel, e_b[fin], s_b[fin], d_b[fin])
     return scalar_or_array(out, epsilon, scale, sensitivity)
 
 
@@ -194,10 +194,10 @@ def epsilon_for_delta(noise: NoiseFamily, *, delta: ArrayLike, sensitivity: Arra
     s = check_positive(scale, "scale")
     d = check_positive(sensitivity, "sensitivity")
     dl_b, s_b, d_b = broadcast(delta=dl, scale=s, sensitivity=d)
-    if isinstance(noise, LogConcaveFamily):
+    if noise.kernel is None:  # a family evaluated in Python
         out = np.vectorize(lambda x, ss, dd: _custom_epsilon(noise, x, dd / ss), otypes=[float])(dl_b, s_b, d_b)
     else:
-        out = _cal.epsilon_for_delta(noise._family, dl_b, s_b, d_b)
+        out = _cal.epsilon_for_delta(noise.kernel, dl_b, s_b, d_b)
     return scalar_or_array(out, delta, scale, sensitivity)
 
 
@@ -277,10 +277,10 @@ def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, s
             )
         if (e_b[zero] == 0).any():
             raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
-    if isinstance(noise, LogConcaveFamily):
+    if noise.kernel is None:  # a family evaluated in Python
         out = np.vectorize(lambda e, x, dd: _custom_minimal_scale(noise, e, x, dd), otypes=[float])(e_b, dl_b, d_b)
     else:
-        out, status = _cal.minimal_scale(noise._family, e_b, dl_b, d_b)
+        out, status = _cal.minimal_scale(noise.kernel, e_b, dl_b, d_b)
         failed = np.flatnonzero(np.asarray(status).reshape(-1) != int(_cal.Status.ok))
         if failed.size:
             flat = int(failed[0])
@@ -296,7 +296,7 @@ def minimal_scale(noise: NoiseFamily, *, epsilon: ArrayLike, delta: ArrayLike, s
 # ------------------------------------------------------------------------------------------------------
 # User-defined families: the same condition evaluated with scipy (slow path)
 # ------------------------------------------------------------------------------------------------------
-def _custom_threshold(f: LogConcaveFamily, d: float, eps: float) -> float:
+def _custom_threshold(f: NoiseFamily, d: float, eps: float) -> float:
     from scipy import optimize
 
     lo = d / 2.0
@@ -304,18 +304,18 @@ def _custom_threshold(f: LogConcaveFamily, d: float, eps: float) -> float:
         return lo
     hi = max(d, 1.0)
     while f.psi_diff(hi, d) < eps:
-        if hi >= f.bound or float(f.logsf(hi)) < -745.0 * 1.5:
+        if hi >= f.support_bound or float(f.logsf(hi)) < -745.0 * 1.5:
             return math.inf  # the ratio never exceeds e^eps where the noise has mass
         hi *= 2.0
-    return optimize.brentq(lambda u: f.psi_diff(u, d) - eps, lo, hi, xtol=1e-300, rtol=1e-15)
+    return float(optimize.brentq(lambda u: f.psi_diff(u, d) - eps, lo, hi, xtol=1e-300, rtol=1e-15))
 
 
-def _custom_log_delta(f: LogConcaveFamily, eps: float, d: float) -> float:
+def _custom_log_delta(f: NoiseFamily, eps: float, d: float) -> float:
     if not math.isfinite(eps):
         return -math.inf
     u = _custom_threshold(f, d, eps)
-    if u >= f.bound:
-        return float(f.logsf(f.bound - d))
+    if u >= f.support_bound:
+        return float(f.logsf(f.support_bound - d))
     if math.isinf(u):
         return -math.inf
     la = float(f.logsf(u - d))
@@ -326,7 +326,7 @@ def _custom_log_delta(f: LogConcaveFamily, eps: float, d: float) -> float:
     return la + math.log(-math.expm1(x))
 
 
-def _custom_epsilon(f: LogConcaveFamily, delta: float, d: float) -> float:
+def _custom_epsilon(f: NoiseFamily, delta: float, d: float) -> float:
     from scipy import optimize
 
     target = math.log(delta) if delta > 0 else -math.inf
@@ -341,13 +341,13 @@ def _custom_epsilon(f: LogConcaveFamily, delta: float, d: float) -> float:
         hi *= 2
         if hi > 1e6:
             return math.inf
-    e = optimize.brentq(g, 0.0, hi, xtol=1e-15, rtol=1e-14)
+    e = float(optimize.brentq(g, 0.0, hi, xtol=1e-15, rtol=1e-14))
     while g(e) > 0:
         e = math.nextafter(e, math.inf) * (1 + 1e-14)
     return e
 
 
-def _custom_minimal_scale(f: LogConcaveFamily, eps: float, delta: float, sens: float) -> float:
+def _custom_minimal_scale(f: NoiseFamily, eps: float, delta: float, sens: float) -> float:
     from scipy import optimize
 
     if delta == 0 and not f.mlr_bounded:

@@ -31,7 +31,7 @@ import sys
 import textwrap
 from typing import Any
 
-from ._args import add_noise_args, analysed, finite_float, fmt, positive_int
+from ._args import FAMILIES, add_noise_args, analysed, finite_float, fmt, positive_int
 
 HELP = ("print or plot the privacy profile of a mechanism; with --mechanism/--compose, overlay the certified "
         "profile, trade-off and ROC bands of several mechanisms and compositions")
@@ -45,7 +45,7 @@ _NAMES = {"gaussian": ("Gaussian", "σ"), "laplace": ("Laplace", "b"), "logistic
 # A band narrower than this fraction of the panel's height is hidden by the line drawn over it.
 _VISIBLE = 0.004
 _FLOOR = {"profile": 1e-10, "tradeoff": 0.0, "roc": 1e-6}  # lower end of each panel's y axis
-_NOISE = ("gaussian", "laplace", "logistic", "subbotin")
+_NOISE = FAMILIES
 _OTHER = ("gdp", "approx_dp", "randomized_response")
 
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 # ----- several mechanisms -----------------------------------------------------------------------------------
-def parse_spec(spec: str) -> dict:
+def parse_spec(spec: str) -> dict[Any, Any]:
     """The mechanism entry (the ``pydp-core compose`` format) that a ``--mechanism`` SPEC names."""
     name, _, rest = spec.partition(":")
     name = name.strip()
@@ -126,7 +126,7 @@ def _num(v: Any) -> str:
     return f"{float(v):.4g}"
 
 
-def mechanism_label(item: dict) -> str:
+def mechanism_label(item: dict[Any, Any]) -> str:
     """The legend label of a mechanism entry, in the notation of the papers: ``Gaussian, σ = 1``,
     ``Laplace, b = 2, Δ = 0.5, q = 0.01``, ``GDP, μ = 0.5``, ``(ε, δ)-DP, ε = 1, δ = 1e-06``."""
     if "noise" in item:
@@ -180,7 +180,8 @@ def _figure_format(args: argparse.Namespace) -> str | None:
         if suffix not in _FORMATS:
             raise ValueError(f"--out must end in {', '.join('.' + f for f in _FORMATS)}, got {args.out!r} "
                              "(or give --format)")
-        return suffix
+        result: str | None = suffix
+        return result
     if suffix in _FORMATS and suffix != args.format:
         raise ValueError(f"--out {args.out!r} ends in .{suffix} but --format is {args.format}")
     return str(args.format)
@@ -194,7 +195,7 @@ def _check_figure_args(args: argparse.Namespace, plt: Any) -> None:
                          f"{', '.join(sorted(plt.style.available))}")
 
 
-def compute(args: argparse.Namespace) -> tuple[list, list[str]]:
+def compute(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """The curves of every mechanism at every ``--compose K`` and the panels to draw.
 
     Returns ``(curves, panels)``: each curve is ``(name, label, k, PrivacyCurves)``, ``name`` being the
@@ -267,7 +268,7 @@ def _series(c: Any, panel: str) -> tuple[Any, Any]:
     return {"profile": (c.epsilon, c.delta), "tradeoff": (c.alpha, c.beta), "roc": (c.alpha, c.power)}[panel]
 
 
-def _write_csv(fh: Any, curves: list, panels: list[str]) -> None:
+def _write_csv(fh: Any, curves: list[Any], panels: list[str]) -> None:
     w = csv.writer(fh, lineterminator="\n")
     w.writerow(["mechanism", "compose", "curve", "x", "lower", "upper"])
     for name, _, k, c in curves:
@@ -327,7 +328,7 @@ def _shown(panel: str, x: Any, upper: Any) -> tuple[Any, Any]:
     return np.asarray(x, dtype=float), y
 
 
-def _draw(plt: Any, curves: list, panels: list[str], args: argparse.Namespace) -> Any:
+def _draw(plt: Any, curves: list[Any], panels: list[str], args: argparse.Namespace) -> Any:
     import numpy as np
 
     n = len(panels)

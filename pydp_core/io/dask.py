@@ -163,10 +163,12 @@ def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any], record
         # The chunk's elements are contiguous in C order when it spans every axis after the first one.
         if all(block.shape[k] == shape[k] for k in range(1, block.ndim)):
             first = int(np.ravel_multi_index(tuple(starts), shape)) if block.ndim else 0
-            return privatize_local(block, mechanism, columns=name, offset=first, **options)
+            result: np.ndarray = privatize_local(block, mechanism, columns=name, offset=first, **options)
+            return result
         grids = np.meshgrid(*[np.arange(a, b) for a, b in loc], indexing="ij")
         rows = np.ravel_multi_index(tuple(grids), shape)
-        return privatize_local(block, mechanism, columns=name, index=rows, **options)
+        scattered: np.ndarray = privatize_local(block, mechanism, columns=name, index=rows, **options)
+        return scattered
 
     return x.map_blocks(chunk, dtype=out_dtype, meta=np.empty((0,) * x.ndim, dtype=out_dtype))
 
@@ -174,7 +176,7 @@ def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any], record
 # -- dataframes ------------------------------------------------------------------------------------------
 def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str, Any], record: Any) -> Any:
     import dask.dataframe as dd
-    from dask import delayed
+    from dask.delayed import delayed
 
     series = isinstance(df, dd.Series)
     names: str | list[str]
@@ -197,9 +199,9 @@ def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str,
     if index is not None:
         out = [delayed(_indexed_part)(p, mechanism, names, index, options) for p in parts]
     else:
-        import dask
+        from dask.base import compute
 
-        lengths = [int(n) for n in dask.compute(*[delayed(len)(p) for p in parts])]
+        lengths = [int(n) for n in compute(*[delayed(len)(p) for p in parts])]  # type: ignore[no-untyped-call]
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         out = [
             delayed(_positional_part)(p, mechanism, names, int(off), int(n), options)

@@ -12,8 +12,8 @@ import numpy as np
 
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_folder, atomic_output, cancellation, same_file
-from .frames import REPORT_KEY, column_names, note_column, pick_column, privatize_pyarrow, release_ledger
-from .keyed import KeyedNoise, check_contributions, precheck_charges, release_description
+from .frames import REPORT_KEY, column_names, note_column, privatize_pyarrow, release_ledger
+from .keyed import KeyedNoise, check_contributions, pick_column, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
 from .nulls import apply_nulls, describe_nulls, null_policies
 from .provenance import accumulate, data_files, read_report
@@ -93,7 +93,7 @@ def read_columns(path: str, columns: list[str], *, format: str | None = None, de
                           convert_options=pacsv.ConvertOptions(include_columns=columns))
 
 
-def write_result(table: Any, target: str, report: dict, *, format: str = "parquet", delimiter: str = ",",
+def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str = "parquet", delimiter: str = ",",
                  overwrite: bool = False, protect: tuple[str, ...] = ()) -> str:
     """Write a result table atomically, with its ``report`` in the table's Parquet key-value metadata (as the
     table carries it) and in the sidecar ``target + ".json"`` (always). Returns the sidecar path."""
@@ -567,7 +567,8 @@ def _file_columns(source: str, fmt: str, delimiter: str = ",") -> list[str]:
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        return pq.ParquetFile(source).schema_arrow.names
+        result: list[str] = pq.ParquetFile(source).schema_arrow.names
+        return result
     return _csv_header(source, delimiter)
 
 
@@ -578,23 +579,26 @@ def _unit_column(source: str, fmt: str, name: str, delimiter: str = ",") -> list
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_table(source, columns=[name]).column(name).to_pylist()
+        result: list[Any] = pq.read_table(source, columns=[name]).column(name).to_pylist()
+        return result
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     opts = pcsv.ConvertOptions(include_columns=[name], column_types={name: pa.string()})
-    return pcsv.read_csv(source, parse_options=pcsv.ParseOptions(delimiter=delimiter),
-                         convert_options=opts).column(name).to_pylist()
+    ids: list[Any] = pcsv.read_csv(source, parse_options=pcsv.ParseOptions(delimiter=delimiter),
+                                   convert_options=opts).column(name).to_pylist()
+    return ids
 
 
 def _csv_header(source: str, delimiter: str = ",") -> list[str]:
     import pyarrow.csv as pcsv
 
-    return pcsv.open_csv(source, read_options=pcsv.ReadOptions(block_size=1 << 16),
-                         parse_options=pcsv.ParseOptions(delimiter=delimiter)).schema.names
+    names: list[str] = pcsv.open_csv(source, read_options=pcsv.ReadOptions(block_size=1 << 16),
+                                     parse_options=pcsv.ParseOptions(delimiter=delimiter)).schema.names
+    return names
 
 
-def _csv_reader(source: str, columns: list[str], block_bytes: int, delimiter: str = ","):
+def _csv_reader(source: str, columns: list[str], block_bytes: int, delimiter: str = ",") -> Any:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
@@ -629,7 +633,7 @@ def _import_writer(fmt: str) -> None:
         import pyarrow.csv  # noqa: F401
 
 
-def _empty_schema(source: str, fmt: str, columns: list[str], delimiter: str = ","):
+def _empty_schema(source: str, fmt: str, columns: list[str], delimiter: str = ",") -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 

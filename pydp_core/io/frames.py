@@ -309,9 +309,11 @@ def _unit_ids(data: Any, unit: Any) -> list[Any]:
     mod = type(data).__module__.split(".")[0]
     if isinstance(unit, str):
         if mod == "pandas" and hasattr(data, "columns") and unit in data.columns:
-            return data[unit].tolist()
+            result: list[Any] = data[unit].tolist()
+            return result
         if mod == "pyarrow" and hasattr(data, "schema") and unit in data.schema.names:
-            return data.column(unit).to_pylist()
+            ids: list[Any] = data.column(unit).to_pylist()
+            return ids
         raise ValueError(f"privacy_unit column {unit!r} not found")
     ids = np.asarray(unit).ravel().tolist()
     n = data.size if isinstance(data, np.ndarray) else len(data)
@@ -446,7 +448,8 @@ def _index_rows(data: Any, index: Any) -> np.ndarray:
         raise ValueError(f"index must have one entry per row ({n}), got shape {arr.shape}")
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
         raise ValueError("index values must be < 2**63")
-    return arr.astype(np.int64)
+    result: np.ndarray = arr.astype(np.int64)
+    return result
 
 
 def single_column_name(columns: Any, default: Any) -> str:

@@ -16,17 +16,18 @@ import numpy as np
 from .._safety import privacy_warning
 from .._validation import check_int
 from .keys import BLOCK_ROWS, check_key, column_key, release_id, release_key
-from .ledger import _RECORDED_AT_DRIVER, KeyLedger, SessionLedger, ledger_for_key, unrecorded_refused, values_digest
+from .ledger import (
+    _RECORDED_AT_DRIVER,
+    KeyLedger,
+    SessionLedger,
+    _RecordedAtDriver,
+    ledger_for_key,
+    unrecorded_refused,
+    values_digest,
+)
 
 #: ``f(values, rng)``: the noisy copy of a 1-D block of values.
 Privatizer = Callable[[np.ndarray, Any], Any]
-
-_MECHANISMS = {
-    "laplace": "LaplaceMechanism",
-    "gaussian": "GaussianMechanism",
-    "logistic": "LogisticMechanism",
-    "subbotin": "SubbotinMechanism",
-}
 
 
 # -- bounds, sensitivity and mechanisms ------------------------------------------------------------------
@@ -172,10 +173,9 @@ def mechanism(
     LaplaceMechanism(epsilon=1, delta=0, sensitivity=10, scale=10)
     """
     from ..mechanisms import GaussianMechanism, LaplaceMechanism, LogisticMechanism, SubbotinMechanism
+    from ..noise import from_name
 
-    if not isinstance(name, str) or name.lower() not in _MECHANISMS:
-        raise ValueError(f"mechanism must be one of {', '.join(_MECHANISMS)}, got {name!r}")
-    name = name.lower()
+    name = str(from_name(name.lower() if isinstance(name, str) else name, r, name_arg="mechanism").spec_name)
     checked = check_bounds(bounds)
     if isinstance(sensitivity, str):
         if sensitivity != "bounds":
@@ -183,10 +183,6 @@ def mechanism(
         if checked is None:
             raise ValueError("sensitivity='bounds' needs bounds=(lower, upper)")
         sensitivity = sensitivity_from_bounds(checked)
-    if name == "subbotin" and r is None:
-        raise ValueError("the subbotin mechanism needs its order r")
-    if name != "subbotin" and r is not None:
-        raise ValueError(f"r applies to the subbotin mechanism only, not {name}")
     cls = {"laplace": LaplaceMechanism, "gaussian": GaussianMechanism, "logistic": LogisticMechanism,
            "subbotin": SubbotinMechanism}[name]
     if checked is not None:
@@ -195,7 +191,7 @@ def mechanism(
         mech = cls(r, epsilon=epsilon, delta=delta, sensitivity=sensitivity, confirm_delta=confirm_delta)
     else:
         mech = cls(epsilon=epsilon, delta=delta, sensitivity=sensitivity, confirm_delta=confirm_delta)
-    mech._tied_bounds = checked
+    mech.tied_bounds = checked
     return mech
 
 
@@ -317,7 +313,7 @@ def release_bounds(mech: Any, bounds: Any, column: str, sensitivity_holds: bool)
     if not isinstance(sensitivity_holds, bool):
         raise TypeError(f"sensitivity_holds must be True or False, not {type(sensitivity_holds).__name__}")
     checked = check_bounds(bounds)
-    tied = getattr(mech, "_tied_bounds", None)
+    tied = getattr(mech, "tied_bounds", None)
     if tied is not None:
         if checked is not None and checked != tied:
             raise ValueError(
@@ -486,7 +482,7 @@ def describe_mechanism(mech: Any) -> dict[str, Any]:
 
 def _effective_bounds(mech: Any, bounds: Any) -> list[float] | None:
     """The bounds a column is clamped to: those given, else the ones the mechanism was made for."""
-    checked = check_bounds(bounds) or getattr(mech, "_tied_bounds", None)
+    checked = check_bounds(bounds) or getattr(mech, "tied_bounds", None)
     return None if checked is None else [float(checked[0]), float(checked[1])]
 
 
@@ -621,7 +617,7 @@ class KeyedNoise:
         privatize_kwargs: Mapping[str, Any] | None = None,
         release: str | None = None,
         contributions: int = 1,
-        ledger: bool | KeyLedger | SessionLedger = True,
+        ledger: bool | KeyLedger | SessionLedger | _RecordedAtDriver = True,
         accountant: Any = None,
         sensitivity_holds: bool = False,
         simulation: bool = False,
@@ -647,9 +643,8 @@ class KeyedNoise:
                                                       block_rows=self.block_rows, privatize_kwargs=kwargs))
         self.release_id = release
         self.contributions = check_int(contributions, "max_contributions", 1)
-        rng = _random_class()(column_key(release_key(key, release), column), threads=threads)
         # The stream is keyed by a secret release key, not by a public seed: label it secure.
-        self._rng = type(rng)._wrap(rng._gen, rng._threads, False)
+        self._rng = _random_class().from_secret_key(column_key(release_key(key, release), column), threads=threads)
         self._ledger: KeyLedger | SessionLedger | None
         if ledger is True:
             self._ledger = ledger_for_key(key)

@@ -24,19 +24,26 @@ configuration or log written by this module.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .._validation import check_int, require_extra
-from .frames import column_names, pick_column, record_distributed_release
+from .frames import column_names, record_distributed_release
 from .frames import privatize as privatize_local
-from .keyed import check_mechanism, release_bounds
+from .keyed import check_mechanism, pick_column, release_bounds
 from .keys import BLOCK_ROWS, check_key
 from .ledger import _RECORDED_AT_DRIVER
 
 __all__ = ["privatize"]
 
 
-def _spark():
+def _partition_id(context: Any) -> int:
+    """The partition of the running Spark task (``TaskContext.get()``, None outside a task)."""
+    if context is None:
+        raise RuntimeError("pydp_core.io.spark: a partition function ran outside a Spark task")
+    return int(context.partitionId())
+
+
+def _spark() -> Any:
     return require_extra("spark", "pyarrow", "pyspark", "pyspark.sql.types")[2]
 
 
@@ -213,7 +220,7 @@ def privatize(
                    sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
 
     if index is not None:
-        def indexed(batches):
+        def indexed(batches: Iterable[Any]) -> Iterator[Any]:
             for table in _buffered(batches, block_rows):
                 out = privatize_local(table, mechanism, index=index, **options)
                 yield from out.to_batches()
@@ -222,10 +229,10 @@ def privatize(
 
     starts, counts = _partition_offsets(df)
 
-    def positional(batches):
+    def positional(batches: Iterable[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
 
-        pid = TaskContext.get().partitionId()
+        pid = _partition_id(TaskContext.get())
         first = starts.get(pid, 0)
         pos = first
         for pos, table in _block_aligned(batches, first, block_rows):
@@ -251,7 +258,7 @@ def _block_aligned(batches: Any, start: int, block_rows: int) -> Any:
     is then drawn once per task, whatever Spark's batch size (zero-copy slices; about one block buffered)."""
     import pyarrow as pa
 
-    pending: list = []
+    pending: list[Any] = []
     held, pos = 0, start
     for batch in batches:
         if batch.num_rows == 0:
@@ -274,7 +281,7 @@ def _buffered(batches: Any, rows: int) -> Any:
     """Regroup Arrow batches into tables of at least ``rows`` rows (the last may be shorter)."""
     import pyarrow as pa
 
-    pending: list = []
+    pending: list[Any] = []
     held = 0
     for batch in batches:
         pending.append(batch)
@@ -289,14 +296,14 @@ def _buffered(batches: Any, rows: int) -> Any:
 def _partition_offsets(df: Any) -> tuple[dict[int, int], dict[int, int]]:
     """Global row offset and row count of every partition of ``df`` (one Spark job)."""
 
-    def count(batches):
+    def count(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
         from pyspark import TaskContext
 
         n = 0
         for batch in batches:
             n += batch.num_rows
-        yield pa.RecordBatch.from_pydict({"pid": [TaskContext.get().partitionId()], "n": [n]})
+        yield pa.RecordBatch.from_pydict({"pid": [_partition_id(TaskContext.get())], "n": [n]})
 
     rows = df.mapInArrow(count, "pid long, n long").collect()
     counts = {int(r["pid"]): int(r["n"]) for r in rows}

@@ -33,7 +33,8 @@ def _log_delta_mu(eps: ArrayLike, mu: ArrayLike) -> np.ndarray:
 def _log_cdelta_mu(eps: np.ndarray, mu: Union[float, np.ndarray]) -> np.ndarray:
     """log(1 - delta_mu(eps)) = log(Phi(-a) + e^eps Phi(b)), a, b = -eps/mu +- mu/2: a sum, no cancellation."""
     a = -eps / mu + mu / 2.0
-    return np.logaddexp(log_ndtr(-a), eps + log_ndtr(-eps / mu - mu / 2.0))
+    result: np.ndarray = np.logaddexp(log_ndtr(-a), eps + log_ndtr(-eps / mu - mu / 2.0))
+    return result
 
 
 def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:

@@ -109,7 +109,8 @@ def _chord_certified(e0: np.ndarray, e1: np.ndarray, l0: np.ndarray, l1: np.ndar
         dk = -np.exp(log_ndtr(-x / mu - mu / 2.0) + e0 - m) - s * (v1 - v0) / t1  # dk / dtau at x
         dk = np.where(t1 > 0, dk, 0.0)
         kmin = k - np.where(dk >= 0, dk * tx, -dk * (t1 - tx))
-        return (kmin >= 1e-15 * (1.0 + np.abs(chord))) & np.isfinite(m)
+        result: np.ndarray = (kmin >= 1e-15 * (1.0 + np.abs(chord))) & np.isfinite(m)
+        return result
 
 
 def _circle_gauss_margin(sigma: float, D: float) -> tuple[float, float, float]:
@@ -142,7 +143,8 @@ def _gauss_certified(e0: np.ndarray, e1: np.ndarray, mu: np.ndarray, gauss: tupl
         amax = np.max([np.abs(-x / m + m / 2.0) for x in (e0, e1) for m in (mu_g, mu)], axis=0)
         lhs = np.log(np.where(above, mu - mu_g, 1.0)) - 0.5 * amax * amax - 0.9189385332046727 - 1e-12 * (1.0 + amax * amax)
         rhs = np.minimum(log_tau, np.logaddexp(0.0, e1) + log_t)
-    return above & (lhs >= rhs)
+    result: np.ndarray = above & (lhs >= rhs)
+    return result
 
 
 def _intervals_certified(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.ndarray, c0: np.ndarray,
@@ -170,7 +172,8 @@ def _intervals_certified(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.
     if i.size:
         ok[i] = (_chord_certified(e0[i], e1[i], u0[i], u1[i], mu[i], False)
                  | _chord_certified(e0[i], e1[i], c0[i], c1[i], mu[i], True))
-    return ok
+    result: np.ndarray = ok
+    return result
 
 
 def _smallest_certified_k(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.ndarray, c0: np.ndarray,

@@ -35,7 +35,8 @@ def _xfrac_den(kind: int, t: np.ndarray, D: float) -> np.ndarray:
     with np.errstate(divide="ignore"):
         if kind == 1:
             return log_radial_factor(1, t) + float(log_radial_factor(1, np.array(D)))
-        return radial_factor(kind, t) * radial_factor(kind, np.array(D, float))
+        result: np.ndarray = radial_factor(kind, t) * radial_factor(kind, np.array(D, float))
+        return result
 
 
 def _sine_product(kind: int, u: np.ndarray, v: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -43,7 +44,8 @@ def _sine_product(kind: int, u: np.ndarray, v: np.ndarray, den: np.ndarray) -> n
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if kind == 1:
             su, sv = np.sign(u), np.sign(v)
-            return su * sv * np.exp(log_radial_factor(1, np.abs(u)) + log_radial_factor(1, np.abs(v)) - den)
+            result: np.ndarray = su * sv * np.exp(log_radial_factor(1, np.abs(u)) + log_radial_factor(1, np.abs(v)) - den)
+            return result
         if kind == 0:
             np.sin(u, out=u)
             np.sin(v, out=v)
@@ -101,7 +103,8 @@ def _beta_cdf(a: float, x: np.ndarray, xc: np.ndarray) -> np.ndarray:
     out = np.where(lower, v, 1.0 - v)
     out[xc <= 0] = 1.0
     out[x <= 0] = 0.0
-    return out
+    result: np.ndarray = out
+    return result
 
 
 def _t_pieces(law: RadialLaw, D: float, s: np.ndarray, reach: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -236,7 +239,8 @@ def _kept_pieces(row: np.ndarray, start: np.ndarray, lw_top: np.ndarray, mid_ter
     bound = np.where(np.isnan(bound), -np.inf, bound)
     keep = lw_top >= bound[row] - _LOG_NEGLIGIBLE
     keep[start] = True
-    return keep
+    result: np.ndarray = keep
+    return result
 
 
 def _loss_tails(law: RadialLaw, D: float, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -264,7 +268,8 @@ def _loss_log_complement(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarra
         return np.concatenate([_loss_log_complement(law, D, eps[i:i + _TAIL_BLOCK])
                                for i in range(0, eps.size, _TAIL_BLOCK)])
     inside, below = _tail_sums(law, D, eps, ("inside", "lower"))
-    return np.minimum(np.logaddexp(inside - law._log_norm_t, eps + below - law._log_norm_t), 0.0)
+    result: np.ndarray = np.minimum(np.logaddexp(inside - law._log_norm_t, eps + below - law._log_norm_t), 0.0)
+    return result
 
 
 def _stable_dr(t: np.ndarray, q: np.ndarray, sign: float) -> tuple[np.ndarray, np.ndarray]:
@@ -301,7 +306,8 @@ def _loss_at(kind: int, t: np.ndarray, s2: np.ndarray, c2: np.ndarray, D: float,
             dp = 2.0 * np.arctan2(np.sqrt(h), np.sqrt(hc))
             x = math.sin(D / 2) * (2.0 * math.cos(D / 2) * np.sin(t) * s2 - np.sin(t - D / 2))
             delta = 2.0 * np.arcsin(np.clip(x / np.sin((dp + t) / 2), -1.0, 1.0))
-        return (delta / sigma) * ((delta + 2.0 * t) / sigma) / 2.0
+        result: np.ndarray = (delta / sigma) * ((delta + 2.0 * t) / sigma) / 2.0
+        return result
 
 
 def _direct_log_profile(law: RadialLaw, D: float, eps: np.ndarray) -> np.ndarray:

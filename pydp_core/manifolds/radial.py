@@ -36,12 +36,14 @@ def log_radial_factor(kind: int, t: np.ndarray) -> np.ndarray:
     """log S(t): S = sin (kind 0), sinh (1, without overflow), t (2), 1 (3, the circle)."""
     with np.errstate(divide="ignore"):
         if kind == 0:
-            return np.log(np.sin(t))
+            result: np.ndarray = np.log(np.sin(t))
+            return result
         if kind == 1:
             # log sinh t without overflow
             return t + np.log(-np.expm1(-2.0 * t)) - math.log(2.0)
         if kind == 2:
-            return np.log(t)
+            log_t: np.ndarray = np.log(t)
+            return log_t
     return np.zeros_like(t)
 
 
@@ -85,7 +87,8 @@ class RadialLaw:
         base = -t / self.sigma if self.laplace else -t * t / (2.0 * self.sigma**2)
         if self.k == 0:
             return base
-        return base + self.k * log_radial_factor(self.kind, t)
+        result: np.ndarray = base + self.k * log_radial_factor(self.kind, t)
+        return result
 
     def _dlogf(self, t: float) -> float:
         base = -1.0 / self.sigma if self.laplace else -t / self.sigma**2
@@ -161,5 +164,6 @@ class RadialLaw:
         pb = np.stack([lo, flat], axis=-1)
         tp, wp = quadrature_nodes(pb)
         part = np.sum(np.exp(self.logf(tp) - self.lmax) * wp, axis=-1)
-        return (np.minimum((cum[idx] + part) / total, 1.0)).reshape(points.shape)
+        result: np.ndarray = (np.minimum((cum[idx] + part) / total, 1.0)).reshape(points.shape)
+        return result
 

@@ -82,7 +82,7 @@ class _RiemannianRadial:
         law, m = self._law, self.manifold
         out = _cman.sample(m._geo, m._radial_kind, float(law.k), self.sigma, self._laplace, float(law.tmax),
                          float(law.mode), float(law.scale), np.atleast_1d(self.footpoint).astype(float),
-                         self._basis, n, r._gen, r._threads or 0)
+                         self._basis, n, r.kernel, r.kernel_threads)
         return out[0] if size is None else out.reshape(shape + out.shape[1:])
 
     def sample_mh(self, size: Optional[int] = None, rng: Any = None, *, steps: int = 300,

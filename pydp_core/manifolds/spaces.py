@@ -68,7 +68,8 @@ class Manifold:
         """``x`` as a float array of points, or ValueError if it is not on the manifold (within ``atol``)."""
         x = check_finite(x, name)
         self.dist(x, x)  # validates shape and manifold membership
-        return x
+        result: np.ndarray = x
+        return result
 
     def dist(self, x: ArrayLike, y: ArrayLike) -> Any:
         """Geodesic distance, batched over leading dimensions (numpy broadcasting); a float for one pair."""
@@ -96,7 +97,7 @@ class Manifold:
         raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.dim == self.dim  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.dim == self.dim
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.dim))
@@ -145,12 +146,14 @@ class Euclidean(Manifold):
     def exp(self, p: ArrayLike, v: ArrayLike) -> np.ndarray:
         """exp_p(v) = p + v, batched."""
         a, b, _ = self._pair(p, v, "p", "v")
-        return a + b
+        result: np.ndarray = a + b
+        return result
 
     def log(self, p: ArrayLike, q: ArrayLike) -> np.ndarray:
         """log_p(q) = q - p, batched."""
         a, b, _ = self._pair(p, q, "p", "q")
-        return b - a
+        result: np.ndarray = b - a
+        return result
 
     def _tangent_basis(self, p: np.ndarray) -> np.ndarray:
         return np.eye(self.dim)

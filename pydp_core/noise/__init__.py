@@ -13,13 +13,17 @@ Each family is a density f = exp(-psi) with psi convex and even (Vinterbo 2022, 
 - :class:`LogConcaveFamily`: a user-defined family from its log-density and CDF (a slower, pure-Python
   path through scipy).
 
+:func:`from_name` builds a standard family from its name (``"laplace"``, ``"subbotin"`` with ``r``, ...);
+``family.kernel`` is the C++ object the compiled kernels take.
+
 All methods accept scalars or arrays and return the same; the work runs in C++ with the GIL released.
 A family is a noise *shape*; the scale enters in :mod:`pydp_core.calibration` and the mechanisms.
 """
 from __future__ import annotations
 
-from .families import Gaussian, Laplace, Logistic, NoiseFamily, Subbotin
+from .families import NAMES, Gaussian, Laplace, Logistic, NoiseFamily, Subbotin, from_name
 from .logconcave import LogConcaveFamily
 from .truncated import Truncated
 
-__all__ = ["NoiseFamily", "Laplace", "Gaussian", "Logistic", "Subbotin", "Truncated", "LogConcaveFamily"]
+__all__ = ["NoiseFamily", "Laplace", "Gaussian", "Logistic", "Subbotin", "Truncated", "LogConcaveFamily", "NAMES",
+           "from_name"]

@@ -29,8 +29,8 @@ def as_points(x: ArrayLike, name: str = "x") -> np.ndarray:
 class NoiseFamily:
     """A standard (unit-scale) symmetric log-concave density f = exp(-psi), psi convex and even.
 
-    The base class of the families; subclasses hold the C++ object. Every method takes a scalar or an
-    array and returns a float or an array of the same shape.
+    The base class of the families; subclasses hold the C++ object, :attr:`kernel`. Every method takes a
+    scalar or an array and returns a float or an array of the same shape.
 
     Examples
     --------
@@ -41,7 +41,41 @@ class NoiseFamily:
     0.18393972058...
     """
 
-    _family: Any = None
+    _kernel: Any = None
+
+    @property
+    def kernel(self) -> Any:
+        """The C++ ``pydp::noise::Family`` of this density (``csrc/include/pydp/noise/families.hpp``).
+
+        The handle that other pydp_core modules pass to the compiled kernels (calibration, accounting);
+        None for a family evaluated in Python (:class:`~pydp_core.noise.LogConcaveFamily`).
+        """
+        return self._kernel
+
+    @property
+    def spec_name(self) -> str | None:
+        """The name :func:`from_name` parses to this family (``"laplace"``, ...); None if it has none."""
+        return None
+
+    @property
+    def subbotin_order(self) -> float | None:
+        """r if this is the Subbotin_r density (1 for :class:`Laplace`, 2 for :class:`Gaussian`), else None."""
+        return None
+
+    @property
+    def fisher_information(self) -> float:
+        """The Fisher information of the location of the unit-scale family.
+
+        1 for the Laplace and the Gaussian; 1/3 for the Logistic; r^(2 - 2/r) Gamma(2 - 1/r) / Gamma(1/r) for
+        Subbotin_r, whose density is exp(-|z|^r / r) / C(r) (Anonymous 2022, with the correction of
+        ``docs/accounting.md``).
+
+        Raises
+        ------
+        TypeError
+            For a family without a closed form (truncated and user-defined families).
+        """
+        raise TypeError(f"the Fisher information is implemented for Laplace, Gaussian, Logistic and Subbotin(r), not {self!r}")
 
     # -- evaluation ----------------------------------------------------------------------------------
     @overload
@@ -50,7 +84,7 @@ class NoiseFamily:
     def logpdf(self, x: ArrayLike) -> Any: ...
     def logpdf(self, x: ArrayLike) -> Any:
         """log f(x)."""
-        return scalar_or_array(self._family.logpdf(as_points(x)), x)
+        return scalar_or_array(self._kernel.logpdf(as_points(x)), x)
 
     @overload
     def pdf(self, x: float) -> float: ...
@@ -58,7 +92,7 @@ class NoiseFamily:
     def pdf(self, x: ArrayLike) -> Any: ...
     def pdf(self, x: ArrayLike) -> Any:
         """f(x)."""
-        return scalar_or_array(self._family.pdf(as_points(x)), x)
+        return scalar_or_array(self._kernel.pdf(as_points(x)), x)
 
     @overload
     def cdf(self, x: float) -> float: ...
@@ -66,7 +100,7 @@ class NoiseFamily:
     def cdf(self, x: ArrayLike) -> Any: ...
     def cdf(self, x: ArrayLike) -> Any:
         """P(X <= x)."""
-        return scalar_or_array(self._family.cdf(as_points(x)), x)
+        return scalar_or_array(self._kernel.cdf(as_points(x)), x)
 
     @overload
     def sf(self, x: float) -> float: ...
@@ -74,7 +108,7 @@ class NoiseFamily:
     def sf(self, x: ArrayLike) -> Any: ...
     def sf(self, x: ArrayLike) -> Any:
         """P(X > x), accurate in the upper tail."""
-        return scalar_or_array(self._family.sf(as_points(x)), x)
+        return scalar_or_array(self._kernel.sf(as_points(x)), x)
 
     @overload
     def logcdf(self, x: float) -> float: ...
@@ -82,7 +116,7 @@ class NoiseFamily:
     def logcdf(self, x: ArrayLike) -> Any: ...
     def logcdf(self, x: ArrayLike) -> Any:
         """log P(X <= x), finite deep into the lower tail."""
-        return scalar_or_array(self._family.logcdf(as_points(x)), x)
+        return scalar_or_array(self._kernel.logcdf(as_points(x)), x)
 
     @overload
     def logsf(self, x: float) -> float: ...
@@ -90,7 +124,7 @@ class NoiseFamily:
     def logsf(self, x: ArrayLike) -> Any: ...
     def logsf(self, x: ArrayLike) -> Any:
         """log P(X > x), finite deep into the upper tail."""
-        return scalar_or_array(self._family.logsf(as_points(x)), x)
+        return scalar_or_array(self._kernel.logsf(as_points(x)), x)
 
     @overload
     def ppf(self, q: float) -> float: ...
@@ -98,7 +132,7 @@ class NoiseFamily:
     def ppf(self, q: ArrayLike) -> Any: ...
     def ppf(self, q: ArrayLike) -> Any:
         """Inverse CDF; q must lie in [0, 1]."""
-        return scalar_or_array(self._family.ppf(np.ascontiguousarray(check_probability(q, "q"))), q)
+        return scalar_or_array(self._kernel.ppf(np.ascontiguousarray(check_probability(q, "q"))), q)
 
     @overload
     def isf(self, q: float) -> float: ...
@@ -112,7 +146,7 @@ class NoiseFamily:
     @property
     def variance(self) -> float:
         """Var(X) of the unit-scale family."""
-        return float(self._family.variance)
+        return float(self._kernel.variance)
 
     @property
     def std(self) -> float:
@@ -122,21 +156,31 @@ class NoiseFamily:
     @property
     def mlr_bounded(self) -> bool:
         """True if the likelihood ratio of shifted copies is bounded (the family reaches (eps, 0)-DP)."""
-        return bool(self._family.mlr_bounded)
+        return bool(self._kernel.mlr_bounded)
 
     @property
     def support_bound(self) -> float:
         """a with support (-a, a); inf for full support."""
-        return float(self._family.bound)
+        return float(self._kernel.bound)
 
-    def _key(self) -> Tuple[Any, ...]:
+    def psi_diff(self, u: float, d: float) -> float:
+        """psi(u) - psi(u - d) = log f(u - d) - log f(u) for u >= d / 2 (the half-line of the privacy
+        condition): the privacy loss of the output u under a shift d, without cancellation."""
+        return float(self._kernel.psi_diff(u, d))
+
+    @property
+    def identity(self) -> Tuple[Any, ...]:
+        """A hashable tuple naming the density: equal for equal densities (``Subbotin(1)`` and ``Laplace()``).
+
+        ``==`` and ``hash`` use it, and so do the caches keyed by a family.
+        """
         return (type(self).__name__,)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, NoiseFamily) and self._key() == other._key()
+        return isinstance(other, NoiseFamily) and self.identity == other.identity
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(self.identity)
 
 
 class Laplace(NoiseFamily):
@@ -151,7 +195,19 @@ class Laplace(NoiseFamily):
     """
 
     def __init__(self) -> None:
-        self._family = _cnoise.Family(_Kind.Laplace)
+        self._kernel = _cnoise.Family(_Kind.Laplace)
+
+    @property
+    def spec_name(self) -> str:
+        return "laplace"
+
+    @property
+    def subbotin_order(self) -> float:
+        return 1.0
+
+    @property
+    def fisher_information(self) -> float:
+        return 1.0
 
     def __repr__(self) -> str:
         return "Laplace()"
@@ -169,7 +225,19 @@ class Gaussian(NoiseFamily):
     """
 
     def __init__(self) -> None:
-        self._family = _cnoise.Family(_Kind.Gaussian)
+        self._kernel = _cnoise.Family(_Kind.Gaussian)
+
+    @property
+    def spec_name(self) -> str:
+        return "gaussian"
+
+    @property
+    def subbotin_order(self) -> float:
+        return 2.0
+
+    @property
+    def fisher_information(self) -> float:
+        return 1.0
 
     def __repr__(self) -> str:
         return "Gaussian()"
@@ -187,7 +255,15 @@ class Logistic(NoiseFamily):
     """
 
     def __init__(self) -> None:
-        self._family = _cnoise.Family(_Kind.Logistic)
+        self._kernel = _cnoise.Family(_Kind.Logistic)
+
+    @property
+    def spec_name(self) -> str:
+        return "logistic"
+
+    @property
+    def fisher_information(self) -> float:
+        return 1.0 / 3.0
 
     def __repr__(self) -> str:
         return "Logistic()"
@@ -215,9 +291,25 @@ class Subbotin(NoiseFamily):
 
     def __init__(self, r: float) -> None:
         self.r = check_subbotin_order(r)
-        self._family = _cnoise.Family(_Kind.Subbotin, self.r)
+        self._kernel = _cnoise.Family(_Kind.Subbotin, self.r)
 
-    def _key(self) -> Tuple[Any, ...]:
+    @property
+    def spec_name(self) -> str:
+        return "subbotin"
+
+    @property
+    def subbotin_order(self) -> float:
+        return self.r
+
+    @property
+    def fisher_information(self) -> float:
+        r = self.r
+        if r in (1.0, 2.0):
+            return 1.0
+        return math.exp((2.0 - 2.0 / r) * math.log(r) + math.lgamma(2.0 - 1.0 / r) - math.lgamma(1.0 / r))
+
+    @property
+    def identity(self) -> Tuple[Any, ...]:
         # Subbotin(1) == Laplace() and Subbotin(2) == Gaussian() as densities.
         if self.r == 1.0:
             return ("Laplace",)
@@ -227,3 +319,51 @@ class Subbotin(NoiseFamily):
 
     def __repr__(self) -> str:
         return f"Subbotin(r={self.r:g})"
+
+
+#: The names :func:`from_name` accepts.
+NAMES = ("gaussian", "laplace", "logistic", "subbotin")
+
+
+def from_name(name: str, r: float | None = None, *, name_arg: str = "name", r_arg: str = "r") -> NoiseFamily:
+    """The standard family called ``name``: one of :data:`NAMES`, with the order ``r`` for ``"subbotin"``.
+
+    The one parser from a name to a family, shared by the command line, the PLD specification and the
+    mechanism factories.
+
+    Parameters
+    ----------
+    name : str
+        ``"gaussian"``, ``"laplace"``, ``"logistic"`` or ``"subbotin"`` (case-sensitive).
+    r : float, optional
+        The Subbotin order (>= 1): required for ``"subbotin"`` and refused for the others.
+    name_arg, r_arg : str, optional
+        How the errors name the two arguments (``"--r"`` for a command-line flag, for example).
+
+    Returns
+    -------
+    NoiseFamily
+        ``Gaussian()``, ``Laplace()``, ``Logistic()`` or ``Subbotin(r)``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one of :data:`NAMES`, or ``r`` is missing for Subbotin noise, given for another
+        family, or not a valid order.
+
+    Examples
+    --------
+    >>> from_name("laplace")
+    Laplace()
+    >>> from_name("subbotin", 1.5)
+    Subbotin(r=1.5)
+    """
+    if not isinstance(name, str) or name not in NAMES:
+        raise ValueError(f"{name_arg} must be one of {', '.join(NAMES)}, got {name!r}")
+    if name == "subbotin":
+        if r is None:
+            raise ValueError(f"{r_arg} is required for subbotin noise (its order r) and allowed only there")
+        return Subbotin(r)
+    if r is not None:
+        raise ValueError(f"{r_arg} is required for subbotin noise (its order r) and allowed only there, not with {name}")
+    return {"laplace": Laplace, "gaussian": Gaussian, "logistic": Logistic}[name]()

@@ -180,7 +180,8 @@ class LogConcaveFamily(NoiseFamily):
         lp = np.asarray(self._logpdf(np.array([u - d, u])), dtype=float)
         return float(lp[0] - lp[1])
 
-    def _key(self) -> Tuple[Any, ...]:
+    @property
+    def identity(self) -> Tuple[Any, ...]:
         return ("LogConcaveFamily", id(self))
 
     def __repr__(self) -> str:

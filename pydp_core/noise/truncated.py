@@ -6,7 +6,7 @@ from typing import Any, Tuple
 
 from .._core import noise as _cnoise
 from .._validation import check_positive_scalar
-from .families import Gaussian, Laplace, Logistic, NoiseFamily, Subbotin
+from .families import Laplace, NoiseFamily  # noqa: F401 (Laplace: the Examples)
 
 
 class Truncated(NoiseFamily):
@@ -35,13 +35,11 @@ class Truncated(NoiseFamily):
     """
 
     def __init__(self, base: NoiseFamily, bound: float) -> None:
-        if not isinstance(base, (Laplace, Gaussian, Logistic, Subbotin)):
+        if not isinstance(base, NoiseFamily) or base.spec_name is None:
             raise TypeError("base must be Laplace(), Gaussian(), Logistic() or Subbotin(r)")
         self.base = base
         self.bound = check_positive_scalar(bound, "bound")
-        kind = base._family.kind
-        r = base.r if isinstance(base, Subbotin) else 0.0
-        self._family = _cnoise.Family(kind, r, self.bound)
+        self._kernel = _cnoise.Family(base.kernel.kind, base.kernel.r, self.bound)
         self._variance: float | None = None
 
     @property
@@ -74,8 +72,9 @@ class Truncated(NoiseFamily):
         """Whether the base family's likelihood ratio of shifted copies is bounded."""
         return self.base.mlr_bounded
 
-    def _key(self) -> Tuple[Any, ...]:
-        return ("Truncated", self.base._key(), self.bound)
+    @property
+    def identity(self) -> Tuple[Any, ...]:
+        return ("Truncated", self.base.identity, self.bound)
 
     def __repr__(self) -> str:
         return f"Truncated({self.base!r}, bound={self.bound:g})"

@@ -23,9 +23,10 @@ Interoperability: wherever pydp_core accepts a generator (the ``rng=`` arguments
 used as a key source: 32 bytes drawn from it key a ChaCha20 stream (:func:`as_random`), so results are
 reproducible from the numpy seed, and exactly as (in)secure as numpy's bit generator: not for releases.
 
-For other pydp_core modules: ``rng._gen`` is the C++ ``pydp::random::Generator``
-(``_core.random.Generator``); a binding that takes ``pydp::random::Generator&`` accepts it directly. Use
-:func:`as_random` (``as_random(rng)._gen``) to accept every generator form.
+For other pydp_core modules: ``rng.kernel`` is the C++ ``pydp::random::Generator``
+(``_core.random.Generator``) and ``rng.kernel_threads`` its thread count; a binding that takes
+``pydp::random::Generator&`` accepts the kernel directly. Use :func:`as_random` (``as_random(rng).kernel``)
+to accept every generator form.
 
 Floating-point noise is not safe against least-significant-bit attacks (Mironov 2012): see
 :mod:`pydp_core.mechanisms`. The construction, the chunking and the tests are in docs/random.md.

@@ -124,8 +124,8 @@ class Random:
 
     Notes
     -----
-    Other pydp_core bindings take the C++ generator ``rng._gen`` (``pydp::random::Generator``) and the
-    thread count ``rng._threads`` (0 for all cores); :func:`as_random` gives them for every accepted
+    Other pydp_core bindings take the C++ generator :attr:`kernel` (``pydp::random::Generator``) and the
+    thread count :attr:`kernel_threads` (0 for all cores); :func:`as_random` gives them for every accepted
     ``rng`` argument. The construction and its tests are in docs/random.md.
 
     Examples
@@ -174,6 +174,26 @@ class Random:
     def seeded(self) -> bool:
         """True for a reproducible (seeded, not-for-release) stream."""
         return self._seeded
+
+    @property
+    def kernel(self) -> Any:
+        """The C++ ``pydp::random::Generator`` (``_core.random.Generator``) that the bindings take."""
+        return self._gen
+
+    @property
+    def kernel_threads(self) -> int:
+        """The thread count the bindings take: :attr:`threads`, with 0 for all cores."""
+        return self._threads
+
+    @classmethod
+    def from_secret_key(cls, key: bytes, threads: Optional[int] = None) -> "Random":
+        """The stream keyed by the secret bytes ``key`` (a release key, not a public seed): not :attr:`seeded`.
+
+        The stream is the one ``Random(key, threads)`` gives; only the label differs, because whoever
+        knows no key cannot reproduce it.
+        """
+        rng = cls(key, threads)
+        return cls._wrap(rng._gen, rng._threads, False)
 
     def stream(self, i: int) -> "Random":
         """The independent generator for partition or task ``i`` (0 <= i < 2**64 - 1).

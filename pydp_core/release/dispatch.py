@@ -99,7 +99,7 @@ def release_noise(
         raise TypeError(f"noise must be a pydp_core noise family, not {type(noise).__name__}")
     if not isinstance(timing_stable, bool):
         raise TypeError("timing_stable must be a bool")
-    key = noise._key()
+    key = noise.identity
     if timing_stable and key in (("Laplace",), ("Gaussian",)):
         key = ("Subbotin", 1.0 if key == ("Laplace",) else 2.0)  # the table law: fixed work per value
     options = dict(epsilon=epsilon, delta=delta, sensitivity=sensitivity, rng=rng, bounds=bounds,

@@ -41,7 +41,7 @@ def check_shift(shift: Any) -> int:
 def generator_and_threads(rng: Any) -> tuple[Any, int]:
     """(C++ generator, threads) behind an rng argument (None = a fresh secure pydp_core.Random)."""
     r = as_random(rng)
-    return r._gen, int(r._threads)
+    return r.kernel, r.kernel_threads
 
 
 def _shape(size: Size) -> tuple[tuple[int, ...], int]:

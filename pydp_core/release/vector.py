@@ -30,7 +30,6 @@ from .._safety import check_release_delta, check_release_rng
 from .._validation import as_float_array, check_choice, check_int
 from ..accounting.pld import PLD
 from ..accounting.pld.box import calibrate_box
-from ..noise import Gaussian, Laplace, Logistic, Subbotin
 from .lattice import (
     STABLE_TV_BOUND,
     LatticeRelease,
@@ -51,13 +50,10 @@ _LADDER_SMALL = 16
 
 def _table_family(noise: Any) -> Tuple[str, float]:
     """(table kind, order) of a unit-scale family: the Laplace is Subbotin_1, the Gaussian Subbotin_2."""
-    if isinstance(noise, Subbotin):
-        return "subbotin", float(noise.r)
-    if isinstance(noise, Laplace):
-        return "subbotin", 1.0
-    if isinstance(noise, Gaussian):
-        return "subbotin", 2.0
-    if isinstance(noise, Logistic):
+    r = getattr(noise, "subbotin_order", None)
+    if r is not None:
+        return "subbotin", float(r)
+    if getattr(noise, "spec_name", None) == "logistic":
         return "logistic", 1.0
     raise TypeError(f"noise must be Subbotin(r), Laplace(), Gaussian() or Logistic(), not {noise!r}")
 

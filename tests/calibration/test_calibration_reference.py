@@ -230,7 +230,7 @@ def test_gaussian_threshold_balle_wang():
     """t = (2 eps s^2 + D^2) / (2 D): the general threshold root of psi(z) - psi(z - d) = eps (in the
     reference's generic root finder, not its Gaussian shortcut) and the library's threshold both give it."""
     g = R.family(("Gaussian",))
-    fam = Gaussian()._family
+    fam = Gaussian().kernel
     for eps, s, D in [(0.1, 2.0, 1.0), (1.0, 1.0, 1.0), (5.0, 0.3, 2.0), (1000.0, 0.05, 1.0), (1e-3, 40.0, 0.5)]:
         with mp.workdps(60):
             d = R.X(D) / R.X(s)
@@ -343,12 +343,12 @@ def test_library_threshold_against_reference(noise):
     for d in refdata.THRESHOLD_SHIFTS:
         for eps in refdata.THRESHOLD_EPSILONS:
             if noise.mlr_bounded and eps >= d:
-                if noise._family.threshold(d, eps) != math.inf:
+                if noise.kernel.threshold(d, eps) != math.inf:
                     bad.append(f"d={d} eps={eps}: expected inf")
                 continue
             with mp.workdps(60):
                 u = refdata.value("threshold", key, eps, d)
-                lib = noise._family.threshold(d, eps)
+                lib = noise.kernel.threshold(d, eps)
                 if u > mp.mpf(np.finfo(float).max):
                     if lib != math.inf:
                         bad.append(f"d={d} eps={eps}: got {lib!r}, exact {mp.nstr(u, 10)} overflows")
@@ -531,13 +531,13 @@ def test_threaded_equals_serial():
     delta = 10.0 ** rng.uniform(-300, -1, 3000)
     sens = np.ones(3000)
     for noise in (Subbotin(3.0), Gaussian()):
-        one, ok = cal.minimal_scale(noise._family, epsilon=eps, delta=delta, sensitivity=sens, threads=1)
+        one, ok = cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=1)
         assert (ok == int(cal.Status.ok)).all()
         for threads in (2, 5):
-            scale, status = cal.minimal_scale(noise._family, epsilon=eps, delta=delta, sensitivity=sens, threads=threads)
+            scale, status = cal.minimal_scale(noise.kernel, epsilon=eps, delta=delta, sensitivity=sens, threads=threads)
             assert np.array_equal(one, scale) and np.array_equal(ok, status)
-        p1 = cal.log_privacy_profile(noise._family, epsilon=eps, scale=one, sensitivity=sens, threads=1)
-        assert np.array_equal(p1, cal.log_privacy_profile(noise._family, epsilon=eps, scale=one, sensitivity=sens, threads=3))
+        p1 = cal.log_privacy_profile(noise.kernel, epsilon=eps, scale=one, sensitivity=sens, threads=1)
+        assert np.array_equal(p1, cal.log_privacy_profile(noise.kernel, epsilon=eps, scale=one, sensitivity=sens, threads=3))
 
 
 def test_no_nan_anywhere_on_a_wide_grid():

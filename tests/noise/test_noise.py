@@ -190,7 +190,7 @@ def test_scalars_arrays_and_symmetry(noise):
 
 
 def test_threaded_equals_serial():
-    fam = Subbotin(3.0)._family
+    fam = Subbotin(3.0).kernel
     x = np.linspace(-30.0, 30.0, 40_001)
     for m in ("logsf", "cdf", "logpdf", "ppf"):
         arg = x if m != "ppf" else np.linspace(0, 1, 40_001)

@@ -19,7 +19,7 @@ def _count(k: Any, name: str = "k") -> int:
     """A number of compositions: an integer (not a bool) >= 1."""
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
         raise TypeError(f"{name} must be an integer, not {type(k).__name__}")
-    k = int(k)
-    if k < 1:
-        raise ValueError(f"{name} must be >= 1, got {k}")
-    return k
+    count = int(k)
+    if count < 1:
+        raise ValueError(f"{name} must be >= 1, got {count}")
+    return count

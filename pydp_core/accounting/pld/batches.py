@@ -116,7 +116,7 @@ class _TruncatedPoisson:
         self.lower = _Noise(family, shift, q_eff * (1.0 - _WEIGHT_RTOL))
 
     def key(self) -> tuple:
-        return ("truncated_poisson", self.family._key(), self.shift, self.q, self.n, self.cap)
+        return ("truncated_poisson", self.family.identity, self.shift, self.q, self.n, self.cap)
 
     def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
         a = self.plain.discretise(remove, h, tail, composed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from ..._validation import check_delta, check_positive, check_probability
 from ._args import _count, _scalar
@@ -78,7 +78,7 @@ _STALL = 3
 _MIN_RTOL = 1e-6
 
 
-def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol: float,
+def _calibrate_scale(build: Callable[..., Any], *, epsilon: float, delta: float, start: float, rtol: float,
                      width: float, factor: float = 2.0) -> ScaleCalibration:
     """The smallest noise scale whose certified upper delta(epsilon) is <= ``delta``, with a certified bracket.
 
@@ -99,7 +99,7 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
        rounding, not the grid, limits composed deltas). A scale that passes is certified on any grid, so the grid only decides how
        close to the exact minimum the answer is.
     """
-    memo: dict = {}  # (scale, grid step) -> delta interval
+    memo: dict[Any, Any] = {}  # (scale, grid step) -> delta interval
 
     def bound(s: float, h: float | None) -> Interval:
         if (s, h) not in memo:
@@ -115,7 +115,8 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
                         raise
                     memo[key] = bound(s, None)
             memo[s, h] = memo[key]
-        return memo[s, h]
+        result: Interval = memo[s, h]
+        return result
 
     # log(-log delta) is nearly linear in log scale (for Gaussian-like tails -log delta grows like a
     # power of the scale), so regula falsi on it converges in a few steps.
@@ -126,7 +127,7 @@ def _calibrate_scale(build, *, epsilon: float, delta: float, start: float, rtol:
         f = level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
         return max(f, 1e-300) if value > delta else min(f, 0.0)
 
-    def boundary(side: int, h: float, a: float, b: float, done) -> tuple:
+    def boundary(side: int, h: float, a: float, b: float, done: Callable[[float, float], bool]) -> tuple[Any, ...]:
         # excess > 0 at a, <= 0 at b; shrink [a, b] until b / a <= 1 + rtol or done(a, b).
         fa, fb = excess(a, h, side), min(excess(b, h, side), 0.0)
         last, span = 0, math.log(b / a)

@@ -14,7 +14,7 @@ delegate their bodies to the modules beside it, and a class's methods stay in on
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -66,9 +66,10 @@ class PLD:
 
     __slots__ = ("_terms", "_value_step", "_tail_mass", "_bounds", "_auto_step", "_fine", "_screen")
 
-    def __init__(self, terms: Sequence[tuple], *, value_step: float | None = None, tail_mass: float = _grid._TAIL_MASS) -> None:
+    def __init__(self, terms: Sequence[tuple[Any, int]], *, value_step: float | None = None,
+                 tail_mass: float = _grid._TAIL_MASS) -> None:
         # terms: ((mechanism, count), ...), merged by mechanism key.
-        merged: dict = {}
+        merged: dict[Any, Any] = {}
         for mech, count in terms:
             key = mech.key()
             if key in merged:
@@ -78,10 +79,10 @@ class PLD:
         self._terms = tuple(merged.values())
         self._value_step = value_step
         self._tail_mass = tail_mass
-        self._bounds: list | None = None
+        self._bounds: list[Any] | None = None
         self._auto_step: float | None = None
-        self._fine: dict = {}  # neighbour order (remove: bool) -> bounds on the grid value_step
-        self._screen: list | None = None  # bounds of every order on the screening grid
+        self._fine: dict[Any, Any] = {}  # neighbour order (remove: bool) -> bounds on the grid value_step
+        self._screen: list[Any] | None = None  # bounds of every order on the screening grid
 
     # ----- constructors ---------------------------------------------------------------------------------
     @classmethod
@@ -1029,11 +1030,11 @@ class PLD:
         return _grid._automatic_step(self._terms, self._tail_mass)
 
     # ----- evaluation -----------------------------------------------------------------------------------
-    def _orders(self) -> tuple:
+    def _orders(self) -> tuple[Any, ...]:
         """The neighbour orders to bound: remove (True) and add (False), or one if they coincide."""
         return (True,) if all(m.symmetric for m, _ in self._terms) else (True, False)
 
-    def _order_bounds(self, orders: Sequence[bool], h: float) -> list:
+    def _order_bounds(self, orders: Sequence[bool], h: float) -> list[Any]:
         counts = [c for _, c in self._terms]
         per_mech_tail = self._tail_mass / max(1, self.steps)
         try:
@@ -1050,13 +1051,13 @@ class PLD:
                 f"step {h:.3g} covers within 2^25 points: use a larger noise scale or fewer steps, or set a coarser "
                 "value_step with with_discretization (at most 1)") from exc
 
-    def _fine_bounds(self, orders: Sequence[bool]) -> list:
+    def _fine_bounds(self, orders: Sequence[bool]) -> list[Any]:
         missing = [r for r in orders if r not in self._fine]
         if missing:
             self._fine.update(zip(missing, self._order_bounds(missing, self.value_step)))
         return [self._fine[r] for r in orders]
 
-    def _compute(self) -> list:
+    def _compute(self) -> list[Any]:
         if self._bounds is None:
             self._bounds = self._fine_bounds(self._orders())
         assert self._bounds is not None
@@ -1255,7 +1256,7 @@ class PLD:
                              "truncated mass")
         return ApproxDP(eps, dl)
 
-    def approx_dp_profile(self, delta: Any) -> list:
+    def approx_dp_profile(self, delta: Any) -> list[Any]:
         """The certified (epsilon, delta)-DP guarantees at several deltas (a privacy profile as budgets).
 
         Parameters
@@ -1316,7 +1317,7 @@ class PLD:
             raise ValueError("no finite GDP mu is certified: the pessimistic profile stays above delta_floor")
         return GDP(m)
 
-    def _combine(self, query) -> tuple:
+    def _combine(self, query: Callable[..., Any]) -> tuple[Any, ...]:
         """Bounds on the maximum over the neighbour orders of ``query``: (lower, upper) arrays.
 
         The maximum of the truths lies between the maximum of any lower bounds and the maximum of any

@@ -9,7 +9,7 @@ certified privacy profile above a floor. ``PLD.tradeoff`` and ``PLD.mu`` documen
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def _check_width(iv: Interval, tolerance: Any, value_step: float) -> Interval:
     return iv
 
 
-def _tradeoff(bounds: Sequence[Any], alpha: np.ndarray) -> tuple:
+def _tradeoff(bounds: Sequence[Any], alpha: np.ndarray) -> tuple[Any, ...]:
     """(lower, upper) bounds on beta(alpha) over both neighbour orders (flat ``alpha``): the smaller of the
     trade-off functions of the pair and of its reverse (``bounds``: one order if they coincide, else two)."""
     pq, qp = bounds[0], bounds[-1]
@@ -93,7 +93,7 @@ def _mu(pld: Any, delta_floor: Any) -> Interval:
         g = gdp(m)
         return bool(np.any(lo > np.maximum(g * (1.0 + 1e-12), floor)))
 
-    def boundary(holds, a: float, b: float) -> float:  # holds(a) != holds(b): bisect to ~1e-10
+    def boundary(holds: Callable[[float], bool], a: float, b: float) -> float:  # holds(a) != holds(b): bisect to ~1e-10
         while b - a > 1e-10 * b + 1e-300:
             mid = 0.5 * (a + b)
             if holds(mid) == holds(a):

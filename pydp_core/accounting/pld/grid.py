@@ -31,7 +31,7 @@ _SCREEN_MAX_STEP = 2e-3
 _PROBE_POINTS = 2**21
 
 
-def _below_atom(h: float, terms: Sequence[tuple]) -> float:
+def _below_atom(h: float, terms: Sequence[tuple[Any, ...]]) -> float:
     """The largest step <= h with a grid point a relative 2^-46 below the Laplace's largest loss, or h.
 
     Under add/remove neighbours the Laplace's remove order has its largest loss l = log(1 - q + q e^d)
@@ -42,7 +42,7 @@ def _below_atom(h: float, terms: Sequence[tuple]) -> float:
     tops = set()
     for mech, _ in terms:
         if isinstance(mech, _Noise) and mech.relation == "add_remove" and \
-                mech.family._family.kind == _noise_core.Kind.Laplace:
+                mech.family.kernel.kind == _noise_core.Kind.Laplace:
             d, q = mech.shift, mech.q
             if q == 1.0:
                 tops.add(d)
@@ -87,7 +87,7 @@ def _loss_std(mech: Any, part: Any, grid: float, tail: float) -> float:
     return sd
 
 
-def _probe(terms: Sequence[tuple], tail: float) -> tuple:
+def _probe(terms: Sequence[tuple[Any, ...]], tail: float) -> tuple[Any, ...]:
     """The terms discretised on the first grid of 1e-2 * 16^j (j >= 0) that the kernels accept, and its step.
 
     A loss range wider than 1e-2 * 2^25 (sensitivity / scale of about 10^3 for a Gaussian) needs a coarser
@@ -107,18 +107,19 @@ def _probe(terms: Sequence[tuple], tail: float) -> tuple:
             coarse *= 16.0
 
 
-def _automatic_step(terms: Sequence[tuple], tail_mass: float) -> float:
+def _automatic_step(terms: Sequence[tuple[Any, ...]], tail_mass: float) -> float:
     """The automatic grid step of the composition ``terms`` ((mechanism, count) pairs), before
     :func:`_below_atom`."""
-    steps = sum(c for _, c in terms)
+    steps: int = sum(c for _, c in terms)
     h = min(5e-3, 6e-3 * steps ** -0.45)
     tail = tail_mass / steps
     parts, coarse = _probe(terms, tail)
     lo, hi = _acc.pld_window(parts, [c for _, c in terms], coarse, tail_mass)
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):  # no finite loss mass (all at +inf)
-        return h
+        return float(h)
     var = sum(c * _loss_std(m, part, coarse, tail) ** 2 for (m, c), part in zip(terms, parts))
     if var > 0.0:  # the count-based step assumes a composed loss of spread >= 1/2; scale it below that
         h *= min(1.0, 2.0 * math.sqrt(var))
     # At least 2^8 points across the window, at most 2^21.
-    return max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
+    result: float = max(min(h, (hi - lo) / 2**8), (hi - lo) / 2**21)
+    return result

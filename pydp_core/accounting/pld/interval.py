@@ -32,7 +32,7 @@ class Interval(NamedTuple):
         return np.subtract(self.upper, self.lower)
 
 
-def _merge(parts: list) -> tuple:
+def _merge(parts: list[Any]) -> tuple[Any, ...]:
     """Bounds on the maximum of several quantities from (lower, upper) bounds on each: the two maxima."""
     return np.maximum.reduce([lo for lo, _ in parts]), np.maximum.reduce([up for _, up in parts])
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..._core import accounting as _acc
 from ..._core import release as _discrete
 from ..._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_probability, check_rational
-from ...noise import Gaussian, Laplace, LogConcaveFamily, Logistic, NoiseFamily, Subbotin, Truncated
+from ...noise import Gaussian, NoiseFamily
 from . import sided as _sided
 from ._args import _scalar
 
@@ -46,30 +46,30 @@ class _Noise:
         # Without sampling, f vs f(. - d) and f(. - d) vs f have the same PLD (f is symmetric).
         self.symmetric = q == 1.0 or relation == "substitution"
 
-    def key(self) -> tuple:
-        return ("noise", self.family._key(), self.shift, self.q, self.relation)
+    def key(self) -> tuple[Any, ...]:
+        return ("noise", self.family.identity, self.shift, self.q, self.relation)
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         # In a composition, loss blocks of P-mass <= 1e-9 stay one cell (far below the FFT's resolution);
         # a single mechanism keeps every cell, so its deep tail keeps relative precision.
-        return _acc.pld_noise(self.family._family, self.shift, self.q, remove, h, tail, 1e-9 if composed else 0.0,
+        return _acc.pld_noise(self.family.kernel, self.shift, self.q, remove, h, tail, 1e-9 if composed else 0.0,
                               self.relation == "substitution")
 
 
 class _Atoms:
     """A mechanism with finitely many outcomes: losses with their P- and Q-masses, per order."""
 
-    def __init__(self, name: str, remove: tuple, add: tuple | None = None) -> None:
+    def __init__(self, name: str, remove: tuple[Any, ...], add: tuple[Any, ...] | None = None) -> None:
         self.name, self.remove, self.add = name, remove, add
         self.symmetric = add is None
 
-    def key(self) -> tuple:
-        def freeze(t):
+    def key(self) -> tuple[Any, ...]:
+        def freeze(t: tuple[Any, ...]) -> tuple[Any, ...]:
             return tuple(np.asarray(a, dtype=float).tobytes() if isinstance(a, np.ndarray) else a for a in t)
 
         return ("atoms", self.name, freeze(self.remove), None if self.add is None else freeze(self.add))
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         loss, p, q, inf_p = self.remove if (remove or self.add is None) else self.add
         # Outcomes of no P-mass (underflowed: e^{-1/t} of a discrete Laplace of tiny scale t) carry no loss
         # mass, and would only stretch the grid over their losses.
@@ -90,7 +90,20 @@ def _relation(sampling: Any, neighbours: Any) -> str:
     if sampling == "without_replacement" and neighbours == "add_remove":
         raise ValueError("sampling='without_replacement' needs neighbours='substitution': a fixed-size batch "
                          "changes composition, not size, when a record is added or removed")
-    return neighbours
+    result: str = neighbours
+    return result
+
+
+def _noise_args(scale: Any, sensitivity: Any, sampling_rate: Any = 1.0) -> tuple[float, float]:
+    """(shift, q) of additive noise: the shift sensitivity / scale (both finite and > 0, and so the
+    ratio) and the sampling rate q in [0, 1]."""
+    s = _scalar(scale, "scale", check_positive)
+    d = _scalar(sensitivity, "sensitivity", check_positive)
+    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    shift = d / s
+    if not (math.isfinite(shift) and shift > 0.0):
+        raise ValueError("sensitivity / scale must be finite and > 0")
+    return shift, q
 
 
 def identity_term() -> _Atoms:
@@ -101,21 +114,16 @@ def identity_term() -> _Atoms:
 def noise_term(noise: Any, *, scale: Any, sensitivity: Any, sampling_rate: Any, sampling: str,
                neighbours: str) -> Any:
     """Additive noise ``scale * X`` on a query of ``sensitivity``, sampled (``PLD.from_noise``)."""
-    if isinstance(noise, (Truncated, LogConcaveFamily)):
+    if isinstance(noise, NoiseFamily) and noise.spec_name is None:
         if _relation(sampling, neighbours) != "add_remove":
             raise ValueError("truncated and user-defined families support sampling='poisson' with "
                              "neighbours='add_remove' only")
         return density_term(noise, scale=scale, sensitivity=sensitivity, sampling_rate=sampling_rate)
-    if not isinstance(noise, (Gaussian, Laplace, Logistic, Subbotin)):
+    if not isinstance(noise, NoiseFamily):
         raise TypeError("noise must be Gaussian(), Laplace(), Logistic(), Subbotin(r), Truncated(...) or "
                         "a LogConcaveFamily")
-    s = _scalar(scale, "scale", check_positive)
-    d = _scalar(sensitivity, "sensitivity", check_positive)
-    q = _scalar(sampling_rate, "sampling_rate", check_probability)
+    shift, q = _noise_args(scale, sensitivity, sampling_rate)
     relation = _relation(sampling, neighbours)
-    shift = d / s
-    if not (math.isfinite(shift) and shift > 0.0):
-        raise ValueError("sensitivity / scale must be finite and > 0")
     if q == 0.0:
         return identity_term()
     if sampling == "without_replacement" or (relation == "substitution" and q == 1.0):
@@ -145,7 +153,7 @@ def approx_dp_term(*, epsilon: Any, delta: Any) -> _Atoms:
     return _Atoms("approx_dp", atoms)
 
 
-def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple:
+def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple[Any, ...]:
     """Atoms (loss, P, Q, 0) of P = (1-q) p + q p(. - D) vs Q = (1-q) p + q p(. + D), p the discrete Laplace.
 
     Classes x <= -D, x = -D+1..D-1, x >= D; with Pr[Z >= m] = Pr[Z <= -m] = a^m / (1 + a) (m >= 0) and
@@ -236,12 +244,7 @@ def density_term(noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rat
     """Any symmetric log-concave family from its density and tails (``PLD.from_density``)."""
     if not isinstance(noise, NoiseFamily):
         raise TypeError(f"noise must be a noise family from pydp_core.noise, not {type(noise).__name__}")
-    s = _scalar(scale, "scale", check_positive)
-    d = _scalar(sensitivity, "sensitivity", check_positive)
-    q = _scalar(sampling_rate, "sampling_rate", check_probability)
-    shift = d / s
-    if not (math.isfinite(shift) and shift > 0.0):
-        raise ValueError("sensitivity / scale must be finite and > 0")
+    shift, q = _noise_args(scale, sensitivity, sampling_rate)
     if q == 0.0:
         return identity_term()
     return _sided.density(noise, shift, q)

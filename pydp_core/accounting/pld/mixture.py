@@ -85,7 +85,8 @@ def _mixture(m: np.ndarray, w: np.ndarray) -> Any:
         # log sum_i w_i exp(m_i z - m_i^2 / 2), stably.
         t = bias[:, None] + m[:, None] * z[None, :]
         top = np.max(t, axis=0)
-        return top + np.log(np.sum(np.exp(t - top), axis=0))
+        result: np.ndarray = top + np.log(np.sum(np.exp(t - top), axis=0))
+        return result
 
     def build(remove: bool, h: float, tail: float) -> Tuple[_sided.Atoms, _sided.Atoms]:
         sign = 1.0 if remove else -1.0
@@ -108,8 +109,8 @@ def _mixture(m: np.ndarray, w: np.ndarray) -> Any:
             return (mix, f0, err) if remove else (f0, mix, e0)
 
         reach = _sided._quantile_reach(_GAUSS, tail)
-        pess: list = []
-        opt: list = []
+        pess: list[Any] = []
+        opt: list[Any] = []
         inf_pess = _sided._monotone_atoms(loss, p_q_between, -reach, m_max + reach, -math.inf, math.inf, sign, h,
                                           pess, opt)
         return _sided._join(pess, inf_pess), _sided._join(opt, 0.0)
@@ -129,7 +130,7 @@ def mixture_term(*, sigma: Any, sensitivities: Any, probabilities: Any) -> Any:
 
 
 def banded_terms(*, sigma: Any, bands: Any, column_sensitivities: Any, sampling_rate: Any,
-                 participations: Sequence[int] | None = None) -> list:
+                 participations: Sequence[int] | None = None) -> list[Any]:
     """The (mechanism, count) terms of b-banded matrix factorization under cyclic Poisson sampling.
 
     ``participations`` (0-based steps, at least ``bands`` apart) are the steps at which one record's group

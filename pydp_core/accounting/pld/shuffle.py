@@ -42,7 +42,8 @@ def _log_in_cube(caps: np.ndarray, sigma: float, steps: int, mean: float) -> np.
     """log P(max_t x_t <= C) under MoG(mean) with T = ``steps`` (the component's coordinate and T - 1 others)."""
     a = np.asarray(_GAUSS.logcdf((caps - mean) / sigma), dtype=float)
     b = np.asarray(_GAUSS.logcdf(caps / sigma), dtype=float)
-    return a + (steps - 1) * b
+    result: np.ndarray = a + (steps - 1) * b
+    return result
 
 
 def _cube_lower(caps: np.ndarray, sigma: float, steps: int, eps: float) -> np.ndarray:
@@ -58,7 +59,8 @@ def _cube_lower(caps: np.ndarray, sigma: float, steps: int, eps: float) -> np.nd
         out.append((mass_out, err))
     (p, ep), (q, eq) = out
     e = math.exp(eps)
-    return p - e * q - (ep + e * eq) * (1.0 + 1e-9) - 4.0 * _U * (p + e * q)
+    result: np.ndarray = p - e * q - (ep + e * eq) * (1.0 + 1e-9) - 4.0 * _U * (p + e * q)
+    return result
 
 
 def _single_epoch_lower(sigma: float, steps: int, eps: float, caps: Any) -> float:
@@ -91,7 +93,7 @@ def _single_epoch_lower(sigma: float, steps: int, eps: float, caps: Any) -> floa
     return max(best, 0.0)
 
 
-def _check(sigma: Any, steps: Any, epochs: Any) -> tuple:
+def _check(sigma: Any, steps: Any, epochs: Any) -> tuple[Any, ...]:
     s = _scalar(sigma, "sigma", check_positive)
     t = check_int(steps, "steps", 1, 10**9)
     e = check_int(epochs, "epochs", 1, 10**9)
@@ -199,7 +201,8 @@ def shuffle_epsilon(delta: Any, *, sigma: Any, steps: Any, epochs: Any = 1, resh
     upper = PLD.from_gdp(math.sqrt(e) / s).epsilon(dl).upper
 
     def above(x: float) -> bool:
-        return shuffle_delta(x, sigma=s, steps=t, epochs=e, reshuffle=reshuffle).lower > dl
+        result: bool = shuffle_delta(x, sigma=s, steps=t, epochs=e, reshuffle=reshuffle).lower > dl
+        return result
 
     if not above(0.0):
         return Interval(0.0, upper)

@@ -34,14 +34,14 @@ _MAX_CUTS = 1 << 22  # loss grid points one density discretisation may need
 class _Sided:
     """A mechanism given by ``build(remove, h, tail) -> (pessimistic atoms, optimistic atoms)``."""
 
-    def __init__(self, key: tuple, build: Callable[[bool, float, float], Tuple[Atoms, Atoms]], symmetric: bool) -> None:
+    def __init__(self, key: tuple[Any, ...], build: Callable[[bool, float, float], Tuple[Atoms, Atoms]], symmetric: bool) -> None:
         self._key, self._build, self.symmetric = key, build, symmetric
-        self._cache: Dict[tuple, Any] = {}
+        self._cache: Dict[tuple[Any, ...], Any] = {}
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return self._key
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         k = (remove or self.symmetric, h, tail)
         if k not in self._cache:
             pess, opt = self._build(remove or self.symmetric, h, tail)
@@ -271,8 +271,8 @@ def density(fam: Any, d: float, q: float) -> _Sided:
 
     def build(remove: bool, h: float, tail: float) -> Tuple[Atoms, Atoms]:
         sign = 1.0 if remove else -1.0
-        pess: list = []  # (loss, p, q) arrays
-        opt: list = []
+        pess: list[Any] = []  # (loss, p, q) arrays
+        opt: list[Any] = []
         inf_pess = inf_opt = 0.0
         # Region A (finite support only): remove: P = (1 - q) f, L = log(1 - q); add: L = -log(1 - q).
         if math.isfinite(a):
@@ -329,11 +329,11 @@ def density(fam: Any, d: float, q: float) -> _Sided:
 
         return _join(pess, inf_pess), _join(opt, inf_opt)
 
-    return _Sided(("density", fam._key(), d, q), build, q == 1.0)
+    return _Sided(("density", fam.identity, d, q), build, q == 1.0)
 
 
-def _monotone_atoms(loss: Callable, p_q_between: Callable, x_lo: float, x_hi: float, bl: float, br: float,
-                    sign: float, h: float, pess: list, opt: list) -> float:
+def _monotone_atoms(loss: Callable[..., Any], p_q_between: Callable[..., Any], x_lo: float, x_hi: float, bl: float, br: float,
+                    sign: float, h: float, pess: list[Any], opt: list[Any]) -> float:
     """Atoms of a loss monotone in the output x, on the window [x_lo, x_hi] inside the support (bl, br).
 
     ``loss(x)`` is the oriented loss (``sign`` = +1: nondecreasing in x, -1: nonincreasing);
@@ -422,7 +422,7 @@ def _monotone_atoms(loss: Callable, p_q_between: Callable, x_lo: float, x_hi: fl
     return inf_extra
 
 
-def _join(parts: list, inf: float) -> Atoms:
+def _join(parts: list[Any], inf: float) -> Atoms:
     if not parts:
         return np.zeros(0), np.zeros(0), np.zeros(0), min(inf, 1.0)
     cols = [np.ascontiguousarray(np.concatenate([p[i] for p in parts]), dtype=float) for i in range(3)]

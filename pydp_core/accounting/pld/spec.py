@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...noise import Gaussian, Laplace, Logistic, Subbotin, Truncated
+from ...noise import Truncated, from_name
 
 if TYPE_CHECKING:
     from .core import PLD
@@ -18,19 +18,6 @@ _BATCHES = ("fixed_size", "truncated_poisson", "balls_in_bins", "b_min_sep")
 _KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace", "discrete_gaussian",
           "mixture_of_gaussians", "banded_matrix_factorization", "random_allocation") + _BATCHES
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
-_FAMILIES = ("gaussian", "laplace", "logistic", "subbotin")
-
-
-def _family(name: Any, fields: dict, where: str) -> Any:
-    """The unit noise family ``name`` (one of _FAMILIES), with the order ``fields["r"]`` for the Subbotin;
-    ``where`` names the field in the messages."""
-    if name not in _FAMILIES:
-        raise ValueError(f"{where} must be one of {_FAMILIES}, got {name!r}")
-    if ("r" in fields) != (name == "subbotin"):
-        raise ValueError("r is required for subbotin noise and allowed only there")
-    if name == "subbotin":
-        return Subbotin(fields["r"])
-    return {"laplace": Laplace, "gaussian": Gaussian, "logistic": Logistic}[name]()
 
 
 def _from_spec(cls: type[PLD], spec: Any) -> PLD:
@@ -47,16 +34,16 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
     if kind != "noise" and set(spec) & _NOISE_FIELDS:
         raise ValueError(f"the fields scale, sensitivity, sampling_rate, r and bound belong to noise entries, not {kind}")
 
-    def fields(value: Any) -> dict:
+    def fields(value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise ValueError(f"spec[{kind!r}] must be a JSON object of keyword arguments")
         return dict(value)
 
     pld: PLD
     if kind == "noise":
+        fam = from_name(spec["noise"], spec.get("r"), name_arg="noise")
         if "scale" not in spec:
             raise ValueError("a noise entry needs a scale")
-        fam = _family(spec["noise"], spec, "noise")
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
         if "bound" in spec:
@@ -73,8 +60,7 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
         pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
     elif kind in _BATCHES:
         args = fields(spec[kind])
-        fam = _family(args.pop("noise", None), args, f"spec[{kind!r}]['noise']")
-        args.pop("r", None)
+        fam = from_name(args.pop("noise", None), args.pop("r", None), name_arg=f"spec[{kind!r}]['noise']")
         pld = getattr(cls, kind)(fam, **args)
     elif kind == "discrete_gaussian":
         pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
@@ -86,8 +72,7 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
         args = fields(spec["random_allocation"])
         if "noise" not in args:
             raise ValueError("spec['random_allocation'] needs a noise family (\"gaussian\", \"laplace\", ...)")
-        fam = _family(args.pop("noise"), args, "spec['random_allocation']['noise']")
-        args.pop("r", None)
+        fam = from_name(args.pop("noise"), args.pop("r", None), name_arg="spec['random_allocation']['noise']")
         pld = cls.random_allocation(fam, **args)
     count = spec.get("count", 1)
     return pld if count == 1 else pld.self_compose(count)
