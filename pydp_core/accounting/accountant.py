@@ -551,10 +551,10 @@ SAMPLERS = ("poisson", "shuffle", "fixed_size", "truncated_poisson", "random_all
             "b_min_sep")
 
 
-def _analysed_samplers(mechanism: Any) -> set:
+def _analysed_samplers(mechanism: Any) -> set[Any]:
     """The samplers a PLD description (or a mechanism nested in it) is an analysis of: "poisson" for a
     sampling_rate below 1 outside a sampler entry, and each sampler named as an entry's key."""
-    found: set = set()
+    found: set[Any] = set()
     if isinstance(mechanism, dict):
         rate = mechanism.get("sampling_rate", 1.0)
         named = [k for k in mechanism if k in SAMPLERS]

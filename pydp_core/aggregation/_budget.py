@@ -50,7 +50,7 @@ class BudgetPlan:
     delta: float
     rho: float | None
     block: tuple[float, float] | None = None  # (epsilon, delta) of the Gaussian aggregates under approximate DP
-    searches: tuple = ()  # bounds="auto": the pure DP searches of the bounds (autobounds.BoundsSearch)
+    searches: tuple[Any, ...] = ()  # bounds="auto": the pure DP searches of the bounds (autobounds.BoundsSearch)
 
     def total(self) -> dict[Any, Any]:
         """The composed guarantee of everything released (the report's ``budget``)."""

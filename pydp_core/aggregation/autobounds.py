@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -97,8 +98,8 @@ class BoundsSearch:
         points = grid_points()
         return float(points[max(a - 1, 0)]), float(points[max(b, 1)]), i_low, i_high
 
-    def describe(self) -> dict:
-        out: dict = {"mechanism": "noisy binary search on signed powers of two", "noise": "discrete_laplace",
+    def describe(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {"mechanism": "noisy binary search on signed powers of two", "noise": "discrete_laplace",
                      "grid": "0 and +-2**k, k = -64..63", "steps_per_bound": STEPS,
                      "t": [self.t.numerator, self.t.denominator], "step_sensitivity": self.sensitivity,
                      "margin_rows": self.margin, "margin_beta": MARGIN_BETA,

@@ -58,7 +58,7 @@ def _partial_names(spec: AggregateSpec) -> list[str]:
     return [f"__pydp_partial_{i}" for i in range(len(_layout(spec)))]
 
 
-def _flat_partials(partials: dict, spec: AggregateSpec) -> list[np.ndarray]:
+def _flat_partials(partials: dict[Any, Any], spec: AggregateSpec) -> list[np.ndarray]:
     """The partials as the engine's columns (:func:`_layout`)."""
     return [partials[name] if cell is None else np.ascontiguousarray(partials[name][:, cell])
             for name, cell in _layout(spec)]
@@ -139,7 +139,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     return release_partials(spec, kind_types, groups, partials, use)
 
 
-def _dask_partials(ddf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict, tuple[str, dict]]:
+def _dask_partials(ddf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
     """(group values, partials, ("pandas", group types)) of a Dask DataFrame: steps 1 to 3 on Dask."""
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
@@ -185,7 +185,7 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     return release_partials(spec, kind_types, groups, partials, use)
 
 
-def _spark_partials(sdf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict, tuple[str, dict]]:
+def _spark_partials(sdf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
     """(group values, partials, ("arrow", group types)) of a Spark DataFrame: steps 1 to 3 on Spark."""
     pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     cols = _columns(spec)
@@ -278,7 +278,7 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
                   release_values=kwargs.get("release_values", False))
 
 
-def _top_k_spec(names: list, kwargs: dict) -> tuple[Any, int, AggregateSpec]:
+def _top_k_spec(names: list[Any], kwargs: dict[Any, Any]) -> tuple[Any, int, AggregateSpec]:
     """(key use, k, spec) of an engine's top-k call, checked on the driver before any job runs."""
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates",

@@ -57,7 +57,7 @@ def record_search(spec: AggregateSpec, use: KeyUse | None, counts: Mapping[str, 
            "the bounds of this aggregation were already chosen under this key on other data")
 
 
-def _claim(use: KeyUse, spec: AggregateSpec, piece: str, digest: str, charged: Mapping | None, spent: Mapping,
+def _claim(use: KeyUse, spec: AggregateSpec, piece: str, digest: str, charged: Mapping[Any, Any] | None, spent: Mapping[Any, Any],
            refusal: str) -> None:
     """Claim ``piece`` of the release in the key's ledger, charging ``charged`` (if any) to the accountant on the
     first claim; an exact repeat (same release, same digest: the same output) is accepted and not charged again."""

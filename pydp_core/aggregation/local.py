@@ -376,7 +376,7 @@ def selected_groups(spec: AggregateSpec, group_cols: list[np.ndarray], partials:
     return group_cols, partials, stream_ids
 
 
-def _put(columns: dict, name: str, released: tuple, alpha: float | None) -> None:
+def _put(columns: dict[Any, Any], name: str, released: tuple[Any, ...], alpha: float | None) -> None:
     """The estimate of ``released`` (estimate, ci_low, ci_high) as column ``name``, and its interval if asked."""
     columns[name] = released[0]
     if alpha is not None:

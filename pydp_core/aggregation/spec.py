@@ -27,7 +27,8 @@ def _column_name(value: Any, name: str, frame: Any) -> str:
     return value
 
 
-def _requests(aggregations: Any, privacy_unit: str, frame: Any, bins: dict, vectors: dict) -> list[tuple[str, str]]:
+def _requests(aggregations: Any, privacy_unit: str, frame: Any, bins: dict[Any, Any],
+              vectors: dict[Any, Any]) -> list[tuple[str, str]]:
     """The (column, aggregate) pairs asked for; the edges of each histogram go to ``bins``, the (norm, bound,
     size) of each vector sum to ``vectors``."""
     if not isinstance(aggregations, Mapping) or not aggregations:
@@ -114,13 +115,13 @@ class AutoBounds:
     i_high)``)."""
 
     share: float
-    searches: tuple
-    rest: dict
-    charge: dict  # what the accountant is charged before the searches: the whole given budget
-    found: dict | None = None
+    searches: tuple[Any, ...]
+    rest: dict[Any, Any]
+    charge: dict[Any, Any]  # what the accountant is charged before the searches: the whole given budget
+    found: dict[Any, Any] | None = None
 
-    def describe(self) -> dict:
-        out: dict = {"share": self.share, "charged": self.charge}
+    def describe(self) -> dict[Any, Any]:
+        out: dict[Any, Any] = {"share": self.share, "charged": self.charge}
         for s in self.searches:
             out[s.column] = s.describe()
             if self.found is not None:
@@ -130,7 +131,7 @@ class AutoBounds:
 
 
 def _auto_bounds(auto: list[str], share: Any, *, epsilon: Any, rho: Any, delta: Any, kp: int, kc: int,
-                 rest: dict) -> tuple[AutoBounds | None, Any, Any]:
+                 rest: dict[Any, Any]) -> tuple[AutoBounds | None, Any, Any]:
     """The searches of the ``auto`` columns and the epsilon (or rho) left for the release."""
     if not auto:
         if share is not None:
@@ -207,8 +208,8 @@ class AggregateSpec:
     public: Any  # the raw public_partitions argument, or None
     release: str  # the release id (pydp_core.io.keys.release_id of the description)
     auto: AutoBounds | None = None  # bounds="auto": the searches (the bounds of their columns are not in bounds)
-    bins: dict = field(default_factory=dict)  # column -> histogram edges
-    vectors: dict = field(default_factory=dict)  # column -> (norm, bound, size) of its vector sum
+    bins: dict[Any, Any] = field(default_factory=dict)  # column -> histogram edges
+    vectors: dict[Any, Any] = field(default_factory=dict)  # column -> (norm, bound, size) of its vector sum
 
     @property
     def components(self) -> list[tuple[str, str]]:
@@ -241,7 +242,7 @@ class AggregateSpec:
         """Whether some bounds are still to be chosen (``bounds="auto"`` before its searches)."""
         return self.auto is not None and self.auto.found is None
 
-    def with_bounds(self, found: dict) -> "AggregateSpec":
+    def with_bounds(self, found: dict[Any, Any]) -> "AggregateSpec":
         """The spec with the bounds found by the searches (``column -> (low, high, i_low, i_high)``) and the
         release's budget calibrated to them; the release id and key stay those of the request."""
         assert self.auto is not None
@@ -273,8 +274,8 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
     by_list = [_column_name(c, "by", frame) for c in by_list]
     if len(set(by_list)) != len(by_list) or pu in by_list:
         raise ValueError("by must name distinct columns other than privacy_unit")
-    bins: dict = {}
-    vectors: dict = {}
+    bins: dict[Any, Any] = {}
+    vectors: dict[Any, Any] = {}
     requests = _requests(aggregations, pu, frame, bins, vectors)
     col_bounds, auto_cols = _bounds(bounds, requests)
     kp = check_int(max_partitions, "max_partitions", 1, 1 << 30)

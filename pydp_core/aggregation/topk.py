@@ -121,7 +121,7 @@ def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partit
     if not isinstance(release_values, bool):
         raise TypeError(f"release_values must be True or False, not {type(release_values).__name__}")
     if score is None:
-        aggs: dict = {privacy_unit: ["privacy_id_count"]}
+        aggs: dict[Any, Any] = {privacy_unit: ["privacy_id_count"]}
         if bounds is not None or max_contributions != 1:
             raise ValueError("bounds and max_contributions apply to top_k by score (score=...)")
     else:
@@ -139,8 +139,8 @@ def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partit
     return kk, spec
 
 
-def ranked(spec: Any, kk: int, kind_types: tuple[str, dict], group_cols: list, partials: dict, use: Any, *,
-           score: str | None = None, release_values: bool = False) -> Any:
+def ranked(spec: Any, kk: int, kind_types: tuple[str, dict[Any, Any]], group_cols: list[Any], partials: dict[Any, Any],
+           use: Any, *, score: str | None = None, release_values: bool = False) -> Any:
     """The :func:`top_k` result from the partial aggregates of its spec (local, or combined by an engine):
     selection, the ledger record and charge, then ``kk`` rounds of report-noisy-max."""
     column = spec.by[0]
@@ -182,7 +182,7 @@ def ranked(spec: Any, kk: int, kind_types: tuple[str, dict], group_cols: list, p
     return build_result(kind_types[0], columns, kind_types[1], report)
 
 
-def _scores(spec: Any, partials: dict, score: str | None) -> tuple[np.ndarray, int | None, int]:
+def _scores(spec: Any, partials: dict[Any, Any], score: str | None) -> tuple[np.ndarray, int | None, int]:
     """The integer statistic per value, the exponent of its unit (None: counts) and its sensitivity ``Delta``.
 
     Sums: the exact sum rounded to the grid ``2**e`` (ties to even), ``e`` 20 bits below the clamped row

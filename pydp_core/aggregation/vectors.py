@@ -64,20 +64,23 @@ def clipped_units(x: np.ndarray, norm: str, bound: float) -> np.ndarray:
     b, b2, _, _ = norm_limits(norm, bound, size)
     e = unit_exponent(bound)
     if norm == "linf":
-        return np.clip(np.rint(np.ldexp(np.clip(x, -bound, bound), -e)), -b, b).astype(np.int64)
+        clipped: np.ndarray = np.clip(np.rint(np.ldexp(np.clip(x, -bound, bound), -e)), -b, b).astype(np.int64)
+        return clipped
     length = np.abs(x).sum(axis=1) if norm == "l1" else np.sqrt((x * x).sum(axis=1))
     scale = np.where(length > bound, bound / np.where(length > 0, length, 1.0), 1.0)
     q = np.clip(np.rint(np.ldexp(x * scale[:, None], -e)), -b, b).astype(np.int64)
 
     def over() -> np.ndarray:
-        return (np.abs(q).sum(axis=1) > b) if norm == "l1" else ((q * q).sum(axis=1) > b2)
+        out: np.ndarray = (np.abs(q).sum(axis=1) > b) if norm == "l1" else ((q * q).sum(axis=1) > b2)
+        return out
 
     bad = np.flatnonzero(over())
     while bad.size:  # rounding up overshot the limit: lower the largest coordinate by one unit
         j = np.argmax(np.abs(q[bad]), axis=1)
         q[bad, j] -= np.sign(q[bad, j])
         bad = bad[(np.abs(q[bad]).sum(axis=1) > b) if norm == "l1" else ((q[bad] * q[bad]).sum(axis=1) > b2)]
-    return q
+    result: np.ndarray = q
+    return result
 
 
 def vector_values(frame: Any, name: str, size: int) -> np.ndarray:
@@ -146,7 +149,7 @@ class VectorPlan:
     rho: float = 0.0
 
     @property
-    def components(self) -> dict:
+    def components(self) -> dict[Any, Any]:
         return {"vector": self.noise_of}
 
     @property
@@ -170,11 +173,11 @@ class VectorPlan:
             np.zeros((sums.shape[0], 0))
         return list(out)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[Any, Any]:
         comp = self.noise_of.describe()
         g = self.unit
         comp.update(grid=g, scale=comp["scale"] * g, std=comp["std"] * g)
-        out: dict = {"aggregate": "vector_sum", "norm": self.norm, "bound": self.bound, "size": self.size,
+        out: dict[Any, Any] = {"aggregate": "vector_sum", "norm": self.norm, "bound": self.bound, "size": self.size,
                      "noise": self.noise, "unit": g, "components": {"vector": comp}}
         if self.rho > 0:
             out.update(rho=self.rho, rho_achieved=self.rho_achieved)

@@ -143,13 +143,13 @@ class _Signals:
         self.starting, self.exit_at_start = True, exit_at_start
         self.armed = False
         self.output: str | None = None
-        self.before: tuple | None = None
-        self.previous: dict = {}
+        self.before: tuple[Any, ...] | None = None
+        self.previous: dict[Any, Any] = {}
         if threading.current_thread() is threading.main_thread():
             self.previous = {s: signal.signal(s, self._handler) for s in (signal.SIGINT, signal.SIGTERM)}
 
     @staticmethod
-    def _identity(path: str) -> tuple | None:
+    def _identity(path: str) -> tuple[Any, ...] | None:
         try:
             st = os.stat(path)
         except OSError:

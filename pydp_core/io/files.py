@@ -560,7 +560,7 @@ def total_rows(source: str, format: str | None = None) -> int | None:
     if input_format(source, format) != "parquet":
         return None
     files = data_files(source) if os.path.isdir(source) else [source]
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    return int(sum(pq.ParquetFile(f).metadata.num_rows for f in files))
 
 
 def _file_columns(source: str, fmt: str, delimiter: str = ",") -> list[str]:

@@ -50,8 +50,8 @@ class SubbotinReleaseChoice:
     order: float
     plan: LatticeVectorRelease
     rmse: float
-    continuous_rmse: dict
-    lattice_rmse: dict
+    continuous_rmse: dict[Any, Any]
+    lattice_rmse: dict[Any, Any]
 
 
 def select_subbotin_release(

@@ -194,7 +194,7 @@ def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: in
 
 def _shift_norm(shifts: Sequence[Tuple[int, int]], p: float) -> float:
     """The l_p norm of the shift vector given as (shift, count) pairs."""
-    return float(sum(c * float(j) ** p for j, c in shifts)) ** (1.0 / p)
+    return float(float(sum(c * float(j) ** p for j, c in shifts)) ** (1.0 / p))
 
 
 def _product_pld(table: Any, shifts: Sequence[Tuple[int, int]], releases: int, value_step: float) -> PLD:

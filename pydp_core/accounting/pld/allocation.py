@@ -63,7 +63,8 @@ Law = Tuple[np.ndarray, np.ndarray]  # (values of M, Q-masses), values sorted
 
 def _gauss_between(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     """N(0, 1)-mass of (xa, xb], from the tail on the far side of 0 (no cancellation)."""
-    return np.where(xa > 0.0, sps.ndtr(-xa) - sps.ndtr(-xb), sps.ndtr(xb) - sps.ndtr(xa))
+    out: np.ndarray = np.where(xa > 0.0, sps.ndtr(-xa) - sps.ndtr(-xb), sps.ndtr(xb) - sps.ndtr(xa))
+    return out
 
 
 def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
@@ -202,12 +203,13 @@ def _prune_down(v: np.ndarray, w: np.ndarray) -> Law:
     return v[order], w[order]
 
 
-def _between(noise, xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
+def _between(noise: Any, xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     """The mass of (xa, xb] under a symmetric family, from the tail on the far side of 0."""
-    return np.where(xa > 0.0, noise.sf(xa) - noise.sf(xb), noise.cdf(xb) - noise.cdf(xa))
+    out: np.ndarray = np.where(xa > 0.0, noise.sf(xa) - noise.sf(xb), noise.cdf(xb) - noise.cdf(xa))
+    return out
 
 
-def _base_density(noise, d: float, step: float) -> Tuple[Law, float, Law]:
+def _base_density(noise: Any, d: float, step: float) -> Tuple[Law, float, Law]:
     """The single-step law of R = f(x - d) / f(x) for a symmetric log-concave family f (R is nondecreasing
     in x): as :func:`_base_gaussian`, with cells [x_j, x_{j+1}] of the x axis over the window between the
     _TAIL quantiles of Q and P, each closed once the loss has grown by ``step`` (a plateau of the loss is one
@@ -248,10 +250,10 @@ _BASES = {"gaussian": _base_gaussian, "laplace": _base_laplace}
 class _Family:
     """A noise family as a key: equal (and hashed) by the family's parameters, so laws are shared."""
 
-    def __init__(self, noise) -> None:
+    def __init__(self, noise: Any) -> None:
         self.noise, self.key = noise, noise._key()
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, _Family) and other.key == self.key
 
     def __hash__(self) -> int:
@@ -261,7 +263,7 @@ class _Family:
         return repr(self.key)
 
 
-def _base(family, d: float, step: float) -> Tuple[Law, float, Law]:
+def _base(family: Any, d: float, step: float) -> Tuple[Law, float, Law]:
     """The single-step laws of a family given by name ("gaussian", "laplace") or as a :class:`_Family`."""
     if isinstance(family, str):
         return _BASES[family](d, step)
@@ -324,16 +326,16 @@ class _OneSide:
     """A mechanism that keeps one side of another and takes the identity (no loss) on the other: the
     dominating side of a bound that has no matching dominated side, or the reverse."""
 
-    def __init__(self, inner, pessimistic: bool) -> None:
+    def __init__(self, inner: Any, pessimistic: bool) -> None:
         from .mechanisms import identity_term
 
         self.inner, self.pessimistic, self._identity = inner, pessimistic, identity_term()
         self.symmetric = inner.symmetric
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return ("one_side", self.pessimistic, self.inner.key())
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         from ..._core import accounting as _acc
 
         inner = self.inner.discretise(remove, h, tail, composed)
@@ -353,18 +355,18 @@ class _BlockLower:
     and any post-processing of it (the dominated chains), is dominated in the remove order, under any
     composition (products keep the order of measures)."""
 
-    def __init__(self, family, d: float, steps: int, step: float, weight: float) -> None:
+    def __init__(self, family: Any, d: float, steps: int, step: float, weight: float) -> None:
         from .mechanisms import identity_term
 
         self.family, self.d, self.steps, self.step, self.weight = family, d, steps, step, weight
         self._identity = identity_term()
         self.symmetric = False
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         name = self.family if isinstance(self.family, str) else self.family.key
         return ("allocation_block_lower", name, self.d, self.steps, self.step, self.weight)
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         from .sided import _drop_tiny
 
         ident = self._identity.discretise(remove, h, tail, composed)
@@ -376,22 +378,23 @@ class _BlockLower:
         return _acc.pld_sides(ident, _acc.pld_atoms(*_drop_tiny(scaled, False), h))
 
 
-def _block_lower_terms(family, d: float, t: int, k: int, step: float) -> list:
+def _block_lower_terms(family: Any, d: float, t: int, k: int, step: float) -> list[Any]:
     """The dominated side of a k-participation pass from the event "one step in each block"."""
     small, n_big = t // k, t % k
     log_alpha = ((k - n_big) * math.log(small) + n_big * math.log(small + 1)
                  - (math.lgamma(t + 1) - math.lgamma(k + 1) - math.lgamma(t - k + 1)))
     alpha = min(math.exp(log_alpha) * (1.0 - 1e-12), 1.0)  # rounded down: a smaller weight only lowers
     sizes = [small] * (k - n_big) + [small + 1] * n_big
-    counts: dict = {}
+    counts: dict[Any, Any] = {}
     for i, m in enumerate(sizes):
         key = (m, alpha if i == 0 else 1.0)
         counts[key] = counts.get(key, 0) + 1
     return [(_BlockLower(family, d, m, step, w), n) for (m, w), n in counts.items()]
 
 
-def allocation_terms(noise, *, scale, steps, participations, sensitivity, neighbours: str = "add_remove",
-                     step: float = _STEP) -> list:
+def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any, sensitivity: Any,
+                     neighbours: str = "add_remove",
+                     step: float = _STEP) -> list[Any]:
     """The (mechanism, count) terms of one pass of random allocation (``PLD.random_allocation``), the
     chains on loss cells of ``step``.
 
@@ -454,8 +457,8 @@ def allocation_terms(noise, *, scale, steps, participations, sensitivity, neighb
     return terms
 
 
-def calibrate_allocation(cls, noise, *, epsilon, delta, steps, participations, sensitivity, epochs, rtol,
-                         certificate):
+def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, steps: Any, participations: Any,
+                         sensitivity: Any, epochs: Any, rtol: float, certificate: bool) -> Any:
     """``PLD.calibrate_random_allocation`` (see there): the arguments checked, the scale calibrated."""
     import warnings
 
@@ -478,8 +481,8 @@ def calibrate_allocation(cls, noise, *, epsilon, delta, steps, participations, s
     tail = min(_TAIL_MASS, dl * 1e-3)
     smallest = sens / _MAX_SHIFT * (1.0 + 1e-12)
 
-    def builder(step: float):
-        def build(s: float, h):
+    def builder(step: float) -> Any:
+        def build(s: float, h: Any) -> Any:
             # Below the smallest scale random allocation is built for, the loss is only larger: the
             # search is kept at or above it (a scale there that fails makes every smaller one fail).
             terms = allocation_terms(noise, scale=max(s, smallest), steps=t, participations=k, sensitivity=sens,

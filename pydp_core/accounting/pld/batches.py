@@ -87,7 +87,7 @@ def fixed_size_term(noise: Any, *, scale: Any, batch_size: Any, dataset_size: An
                       neighbours="add_remove")
 
 
-def truncation_weights(q: float, n: int, cap: int) -> tuple:
+def truncation_weights(q: float, n: int, cap: int) -> tuple[Any, ...]:
     """(tau, r, q_eff) of truncated Poisson: tau = P(K >= cap), r the rate of the record in a truncated batch
     (0 if tau = 0) and q_eff = q E[min(1, cap / (K + 1))], K ~ Bin(n - 1, q)."""
     from scipy.stats import binom
@@ -115,10 +115,10 @@ class _TruncatedPoisson:
         self.truncated = _Noise(family, 2.0 * shift, min(r * (1.0 + _WEIGHT_RTOL), 1.0))
         self.lower = _Noise(family, shift, q_eff * (1.0 - _WEIGHT_RTOL))
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return ("truncated_poisson", self.family.identity, self.shift, self.q, self.n, self.cap)
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         a = self.plain.discretise(remove, h, tail, composed)
         b = self.truncated.discretise(remove, h, tail, composed)
         lo = self.lower.discretise(remove, h, tail, composed)
@@ -126,7 +126,7 @@ class _TruncatedPoisson:
         return _acc.pld_sides(pess, lo)
 
 
-def _mix_pessimistic(parts: list, weights: list, spare: float, h: float) -> Any:
+def _mix_pessimistic(parts: list[Any], weights: list[Any], spare: float, h: float) -> Any:
     """The pessimistic side sum_j weights[j] parts[j] (+ ``spare`` and the rounding at +inf) on step h.
 
     The parts' atoms sit on the grid points (offset + i) h; the mixture's are re-placed there by
@@ -173,10 +173,10 @@ class _WithReplacement:
         self.lower = mixture_term(sigma=1.0, sensitivities=np.append(2.0 * self.counts * d, 0.0),
                                   probabilities=np.append(lw, max(1.0 - float(lw.sum()), 0.0)))
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return ("fixed_size_with_replacement", self.d, self.b, self.n)
 
-    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True):
+    def discretise(self, remove: bool, h: float, tail: float, composed: bool = True) -> Any:
         parts = [x.discretise(True, h, tail, composed) for x in self.parts]
         pess = _mix_pessimistic(parts, list(self.w * (1.0 + _WEIGHT_RTOL)), self.beyond * (1.0 + _WEIGHT_RTOL), h)
         return _acc.pld_sides(pess, self.lower.discretise(True, h, tail, composed))
@@ -197,7 +197,7 @@ def truncated_poisson_term(noise: Any, *, scale: Any, sampling_rate: Any, datase
     return _TruncatedPoisson(base.family, base.shift, q, n, cap)
 
 
-def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensitivity: Any, reassign: Any) -> list:
+def balls_in_bins_terms(noise: Any, *, scale: Any, bins: Any, epochs: Any, sensitivity: Any, reassign: Any) -> list[Any]:
     """Balls-in-bins batches over ``epochs`` cycles of ``bins`` steps (``PLD.balls_in_bins``)."""
     from .allocation import allocation_terms
 
@@ -239,11 +239,12 @@ def min_sep_participations(steps: int, separation: int, p: float, warm_start: bo
         else:
             nxt[0, 1:] += joined
         state = nxt
-    return state.sum(axis=0)
+    out: np.ndarray = state.sum(axis=0)
+    return out
 
 
 def min_sep_terms(noise: Any, *, scale: Any, steps: Any, separation: Any, sampling_rate: Any, warm_start: Any,
-                  sensitivity: Any) -> list:
+                  sensitivity: Any) -> list[Any]:
     """One pass of b-min-separation sampling (``PLD.b_min_sep``): pessimistic GDP bound, optimistic sum statistic."""
     from .allocation import _OneSide
     from .mechanisms import gdp_term
