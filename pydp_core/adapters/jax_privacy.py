@@ -30,7 +30,6 @@ Thakurta and Xu 2023 (cyclic Poisson sampling); Chua et al. 2025 (balls-in-bins)
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .._validation import check_delta, check_nonneg_scalar
@@ -93,11 +92,10 @@ def _pair(strategy: Any, sigma: float) -> tuple[PLD, PLD]:
         most, least = -(-t // cycle), t // cycle
         if most == 0:
             return PLD.identity(), PLD.identity()
-        upper = PLD.random_allocation(Gaussian(), scale=sigma / math.sqrt(most), steps=cycle)
+        upper = PLD.balls_in_bins(Gaussian(), scale=sigma, bins=cycle, epochs=most)
         if least == most:
             return upper, upper
-        lower = (PLD.identity() if least == 0
-                 else PLD.random_allocation(Gaussian(), scale=sigma / math.sqrt(least), steps=cycle))
+        lower = PLD.identity() if least == 0 else PLD.balls_in_bins(Gaussian(), scale=sigma, bins=cycle, epochs=least)
         return upper, lower
     if name in _REFUSED:
         raise ValueError(f"{name} has no certified PLD in pydp_core's jax_privacy adapter; accountable "
