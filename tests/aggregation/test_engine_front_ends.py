@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from support.sparks import local_spark
 
 import pydp_core
 from pydp_core.aggregation import aggregate, aggregate_report, top_k
@@ -111,12 +110,7 @@ def test_privatize_takes_polars_frames_and_series():
     assert isinstance(series, pl.Series) and series.name == "x" and series.to_list() == want.column("x").to_pylist()
 
 
-# -- Spark -----------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def spark():
-    yield from local_spark("pydp_core-front-end-tests")
-
-
+# -- Spark (the run's one session: the ``spark`` fixture of tests/conftest.py) ---------------------------------
 def test_spark_aggregate_is_a_spark_frame_equal_to_the_local_release(spark):
     from pyspark.sql import DataFrame
 

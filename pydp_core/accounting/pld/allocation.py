@@ -251,7 +251,7 @@ class _Family:
     """A noise family as a key: equal (and hashed) by the family's parameters, so laws are shared."""
 
     def __init__(self, noise: Any) -> None:
-        self.noise, self.key = noise, noise._key()
+        self.noise, self.key = noise, noise.identity
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Family) and other.key == self.key
@@ -404,18 +404,13 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
     the add/remove pass's: the record replaced by one that contributes nothing (v' = 0, a record whose
     clipped contribution is zero) is the pair of removing it."""
     from ..._validation import check_choice, check_positive
-    from ...noise import Gaussian, Laplace, Logistic, Subbotin
     from ._args import _count, _scalar
     from .mechanisms import gdp_term, noise_term
 
-    family: Any
-    if type(noise) is Gaussian:
-        family = "gaussian"
-    elif type(noise) is Laplace:
-        family = "laplace"
-    elif type(noise) in (Logistic, Subbotin):
+    family: Any = getattr(noise, "spec_name", None)  # None: a family without a name (truncated, user-defined)
+    if family in ("logistic", "subbotin"):
         family = _Family(noise)
-    else:
+    elif family not in ("gaussian", "laplace"):
         raise TypeError("noise must be Gaussian(), Laplace(), Logistic() or Subbotin(r): random allocation is "
                         f"implemented for these families, got {type(noise).__name__}")
     s = _scalar(scale, "scale", check_positive)
