@@ -46,10 +46,7 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
             raise ValueError("a noise entry needs a scale")
         args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
                     sampling_rate=spec.get("sampling_rate", 1.0))
-        if "bound" in spec:
-            pld = cls.from_density(Truncated(fam, spec["bound"]), **args)
-        else:
-            pld = cls.from_noise(fam, **args)
+        pld = cls.from_density(Truncated(fam, spec["bound"]), **args) if "bound" in spec else cls.from_noise(fam, **args)
     elif kind == "gdp":
         pld = cls.from_gdp(spec["gdp"])
     elif kind == "approx_dp":
