@@ -22,7 +22,8 @@ import hmac
 import json
 import os
 import warnings
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 try:
     import fcntl

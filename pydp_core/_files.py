@@ -11,7 +11,8 @@ import contextlib
 import os
 import re
 import secrets
-from typing import Callable, Iterator, Optional
+from collections.abc import Iterator
+from typing import Callable
 
 __all__ = ["fsync_dir", "append_durably", "atomic_output", "same_file", "stale_temporaries", "temporary_name"]
 
@@ -67,7 +68,7 @@ def temporary_name(target: str) -> str:
     return os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
 
 
-def _pattern(target: str) -> "re.Pattern[str]":
+def _pattern(target: str) -> re.Pattern[str]:
     return re.compile(re.escape(f".{os.path.basename(target)}.") + r"(\d+)\.[0-9a-f]{16}\.tmp")
 
 
@@ -114,7 +115,7 @@ def stale_temporaries(target: str | os.PathLike[str]) -> list[str]:
 
 @contextlib.contextmanager
 def atomic_output(
-    path: str | os.PathLike[str], *, mode: int | None = None, before_rename: Optional[Callable[[], None]] = None
+    path: str | os.PathLike[str], *, mode: int | None = None, before_rename: Callable[[], None] | None = None
 ) -> Iterator[str]:
     """Yield a temporary path next to ``path``; on success fsync it, rename it to ``path``, fsync the folder.
 
@@ -133,7 +134,7 @@ def atomic_output(
         raise FileNotFoundError(f"output folder {directory!r} does not exist")
     name = temporary_name(target)
     os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    tmp: Optional[str] = name
+    tmp: str | None = name
     try:
         yield name
         os.chmod(name, (0o666 & ~_umask()) if mode is None else mode)

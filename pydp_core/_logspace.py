@@ -9,7 +9,6 @@ manifold profiles against 50-digit mpmath references (``tests/manifolds/``).
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 from scipy import special as sps
@@ -38,7 +37,7 @@ def log_ndtr(x: np.ndarray) -> np.ndarray:
 _GL16_X, _GL16_W = np.polynomial.legendre.leggauss(16)
 
 
-def log_ndtr_diff(u: np.ndarray, l: np.ndarray, width: Optional[np.ndarray] = None) -> np.ndarray:
+def log_ndtr_diff(u: np.ndarray, l: np.ndarray, width: np.ndarray | None = None) -> np.ndarray:
     """log(Phi(u) - Phi(l)) for u >= l, without cancellation anywhere (-inf when u <= l); ``width``, if
     given, is u - l known more accurately than the difference of the rounded u and l.
 

@@ -58,7 +58,7 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
     >>> as_float_array([1, 2], 'x')
     array([1., 2.])
     """
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)):
+    if isinstance(value, (bool, np.bool_, str, bytes)):
         raise TypeError(f"{name} must be a real number or an array of real numbers, not {type(value).__name__}")
     if isinstance(value, np.ndarray):
         arr = value

@@ -93,7 +93,7 @@ class Session:
 
     @classmethod
     def open(cls, journal: str | os.PathLike[str], *, key: bytes, journal_key: bytes | None = None,
-             ledger: str | os.PathLike[str] | None = None) -> "Session":
+             ledger: str | os.PathLike[str] | None = None) -> Session:
         """The session of an existing journal (its budget is the one written in it).
 
         ``journal_key`` defaults to the one derived from ``key`` (what the command line uses).

@@ -86,7 +86,7 @@ def run(n_databases: int = N_DATABASES, seed: int = SEED) -> list[dict]:
     return rows
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def results() -> tuple:
     return tuple(run())
 

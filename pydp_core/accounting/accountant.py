@@ -42,7 +42,7 @@ import os
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, overload
+from typing import Any, Callable, Generic, TypeVar, overload
 
 import numpy as np
 
@@ -102,21 +102,21 @@ def _ratio_up(num: float, den: float) -> float:
 class _Spend:
     """One recorded mechanism and its valid representations (None where it has none)."""
 
-    def __init__(self, record: Dict[str, Any]) -> None:
+    def __init__(self, record: dict[str, Any]) -> None:
         self.record = record
         self.count = check_int(record.get("count", 1), "count", 1)
         for key in ("sigma", "scale", "sensitivity"):  # records read back from JSON are re-validated
             if key in record:
                 check_positive_scalar(record[key], key)
-        self.gdp: Optional[float] = None
-        self.zcdp: Optional[ZCDP] = None
-        self.rao: Optional[float] = None
-        self.pure: Optional[float] = None
-        self.approx: Optional[ApproxDP] = None
-        self.rdp: Optional[Callable[[Any], Any]] = None  # epsilon(alpha); +inf where not valid
-        self.rdp_alphas: List[float] = []
-        self.profile: Optional[Callable[[float], float]] = None  # delta -> eps (exact)
-        self.pld: Optional[PLD] = None  # one run's privacy-loss distribution
+        self.gdp: float | None = None
+        self.zcdp: ZCDP | None = None
+        self.rao: float | None = None
+        self.pure: float | None = None
+        self.approx: ApproxDP | None = None
+        self.rdp: Callable[[Any], Any] | None = None  # epsilon(alpha); +inf where not valid
+        self.rdp_alphas: list[float] = []
+        self.profile: Callable[[float], float] | None = None  # delta -> eps (exact)
+        self.pld: PLD | None = None  # one run's privacy-loss distribution
         kind = record["kind"]
         if kind == "gaussian":
             psi = _ratio_up(record["sensitivity"], record["sigma"])
@@ -185,7 +185,7 @@ class _Spend:
             self.rdp = lambda a: n * np.asarray(base(a), dtype=float)
         # a profile (Subbotin) is composed by giving each of the n runs its share of delta
 
-    def same_mechanism(self, record: Dict[str, Any]) -> bool:
+    def same_mechanism(self, record: dict[str, Any]) -> bool:
         """Whether ``record`` describes the same mechanism as this spend (counts aside)."""
         a = {k: v for k, v in self.record.items() if k != "count"}
         b = {k: v for k, v in record.items() if k != "count"}
@@ -204,7 +204,7 @@ def track(budget: Budget, spend: _Spend) -> None:
     raise TypeError(f"the accountant cannot track {type(budget).__name__} budgets")
 
 
-def _maybe_pld(make: Callable[[], PLD]) -> Optional[PLD]:
+def _maybe_pld(make: Callable[[], PLD]) -> PLD | None:
     """``make()``, or None where the parameters are beyond the PLD engine (an infinite or overflowing loss)."""
     try:
         return make()
@@ -212,7 +212,7 @@ def _maybe_pld(make: Callable[[], PLD]) -> Optional[PLD]:
         return None
 
 
-def _pld_or_identity(positive: bool, make: Callable[[], PLD]) -> Optional[PLD]:
+def _pld_or_identity(positive: bool, make: Callable[[], PLD]) -> PLD | None:
     """``make()``, or the identity PLD for a zero parameter (None where the budget has no PLD)."""
     return _maybe_pld(make) if positive else PLD.identity()
 
@@ -279,15 +279,15 @@ def _(budget: RaoDP, spend: _Spend) -> None:
 class Limit(Generic[B]):
     """How the accountant totals spends in one definition, compares a total with a limit and subtracts it."""
 
-    def parameters(self, limit: B) -> Dict[str, float]:
+    def parameters(self, limit: B) -> dict[str, float]:
         """The keyword arguments of :meth:`total` that a limit of this definition fixes (none by default)."""
         return {}
 
-    def total(self, spends: List[_Spend], **params: Any) -> B:
+    def total(self, spends: list[_Spend], **params: Any) -> B:
         """The composition of ``spends`` in this definition (TypeError if some spend has none)."""
         raise NotImplementedError
 
-    def quick_total(self, spends: List[_Spend], **params: Any) -> B:
+    def quick_total(self, spends: list[_Spend], **params: Any) -> B:
         """A valid total that may be looser than :meth:`total` but is cheap (limit checks try it first)."""
         return self.total(spends, **params)
 
@@ -301,7 +301,7 @@ class Limit(Generic[B]):
 
 
 #: The definitions the accountant reports totals in, each with its rule. A new definition adds an entry.
-LIMITS: Dict[type, Limit[Any]] = {}
+LIMITS: dict[type, Limit[Any]] = {}
 
 def _limit_rule(kind: type) -> Limit[Any]:
     for cls in kind.__mro__ if isinstance(kind, type) else ():
@@ -319,7 +319,7 @@ def _register(kind: type) -> Callable[[type], type]:
     return deco
 
 
-def _values(spends: List[_Spend], attr: str, kind: type) -> List[Any]:
+def _values(spends: list[_Spend], attr: str, kind: type) -> list[Any]:
     """The ``attr`` representation of every spend, or a TypeError naming the missing definition."""
     out = [getattr(s, attr) for s in spends]
     if any(v is None for v in out):
@@ -327,13 +327,13 @@ def _values(spends: List[_Spend], attr: str, kind: type) -> List[Any]:
     return out
 
 
-def _has(spends: List[_Spend], attr: str) -> bool:
+def _has(spends: list[_Spend], attr: str) -> bool:
     return all(getattr(s, attr) is not None for s in spends)
 
 
 @_register(PureDP)
 class _PureLimit(Limit[PureDP]):
-    def total(self, spends: List[_Spend], **params: Any) -> PureDP:
+    def total(self, spends: list[_Spend], **params: Any) -> PureDP:
         return PureDP(math.fsum(_values(spends, "pure", PureDP)))
 
     def exceeds(self, total: PureDP, limit: PureDP) -> bool:
@@ -345,20 +345,20 @@ class _PureLimit(Limit[PureDP]):
 
 @_register(ApproxDP)
 class _ApproxLimit(Limit[ApproxDP]):
-    def parameters(self, limit: ApproxDP) -> Dict[str, float]:
+    def parameters(self, limit: ApproxDP) -> dict[str, float]:
         return {"delta": limit.delta}
 
-    def total(self, spends: List[_Spend], **params: Any) -> ApproxDP:
+    def total(self, spends: list[_Spend], **params: Any) -> ApproxDP:
         delta = self._delta(params)
         if not spends:
             return ApproxDP(0.0, delta)
         try:
-            base: Optional[ApproxDP] = _approx_total(spends, delta)
+            base: ApproxDP | None = _approx_total(spends, delta)
         except TypeError:
             base = None
         return _tightest(spends, delta, base)
 
-    def quick_total(self, spends: List[_Spend], **params: Any) -> ApproxDP:
+    def quick_total(self, spends: list[_Spend], **params: Any) -> ApproxDP:
         delta = self._delta(params)
         if not spends:
             return ApproxDP(0.0, delta)
@@ -368,7 +368,7 @@ class _ApproxLimit(Limit[ApproxDP]):
             return _tightest(spends, delta, None)
 
     @staticmethod
-    def _delta(params: Dict[str, Any]) -> float:
+    def _delta(params: dict[str, Any]) -> float:
         if params.get("delta") is None:
             raise TypeError("delta is required for an ApproxDP total")
         return check_open_delta(params["delta"])
@@ -382,7 +382,7 @@ class _ApproxLimit(Limit[ApproxDP]):
 
 @_register(GDP)
 class _GDPLimit(Limit[GDP]):
-    def total(self, spends: List[_Spend], **params: Any) -> GDP:
+    def total(self, spends: list[_Spend], **params: Any) -> GDP:
         mu = math.hypot(*_values(spends, "gdp", GDP))
         if spends and _has(spends, "pure"):  # pure DP composes first, then converts: sometimes smaller
             mu = min(mu, PureDP(math.fsum(s.pure for s in spends if s.pure is not None)).to_gdp().mu)
@@ -397,7 +397,7 @@ class _GDPLimit(Limit[GDP]):
 
 @_register(ZCDP)
 class _ZCDPLimit(Limit[ZCDP]):
-    def total(self, spends: List[_Spend], **params: Any) -> ZCDP:
+    def total(self, spends: list[_Spend], **params: Any) -> ZCDP:
         return ZCDP.compose(_values(spends, "zcdp", ZCDP)) if spends else ZCDP(0.0)
 
     def exceeds(self, total: ZCDP, limit: ZCDP) -> bool:
@@ -409,10 +409,10 @@ class _ZCDPLimit(Limit[ZCDP]):
 
 @_register(RDP)
 class _RDPLimit(Limit[RDP]):
-    def parameters(self, limit: RDP) -> Dict[str, float]:
+    def parameters(self, limit: RDP) -> dict[str, float]:
         return {"alpha": limit.alpha}
 
-    def total(self, spends: List[_Spend], **params: Any) -> RDP:
+    def total(self, spends: list[_Spend], **params: Any) -> RDP:
         if params.get("alpha") is None:
             raise TypeError("alpha is required for an RDP total")
         a = check_alpha(params["alpha"])
@@ -430,7 +430,7 @@ class _RDPLimit(Limit[RDP]):
 
 @_register(RaoDP)
 class _RaoLimit(Limit[RaoDP]):
-    def total(self, spends: List[_Spend], **params: Any) -> RaoDP:
+    def total(self, spends: list[_Spend], **params: Any) -> RaoDP:
         return RaoDP(math.hypot(*_values(spends, "rao", RaoDP)))
 
     def exceeds(self, total: RaoDP, limit: RaoDP) -> bool:
@@ -440,7 +440,7 @@ class _RaoLimit(Limit[RaoDP]):
         return RaoDP(math.sqrt(max(0.0, (limit.theta - total.theta) * (limit.theta + total.theta))))
 
 
-def _curve_epsilon(spends: List[_Spend], delta: float) -> float:
+def _curve_epsilon(spends: list[_Spend], delta: float) -> float:
     """The best of the exact-GDP, RDP and zCDP routes for spends that all have one (inf if none)."""
     best = math.inf
     if _has(spends, "gdp"):
@@ -459,7 +459,7 @@ def _curve_epsilon(spends: List[_Spend], delta: float) -> float:
     return best
 
 
-def _approx_total(spends: List[_Spend], delta: float, group: Optional[Callable[[float], float]] = None) -> ApproxDP:
+def _approx_total(spends: list[_Spend], delta: float, group: Callable[[float], float] | None = None) -> ApproxDP:
     """Spends known only as (eps, delta) are summed; the others share the rest of delta. ``group``: the
     epsilon(delta) of further spends composed elsewhere, one more piece of the shared delta."""
     def only_approx(s: _Spend) -> bool:
@@ -500,11 +500,11 @@ def _approx_total(spends: List[_Spend], delta: float, group: Optional[Callable[[
 
 #: Certified upper epsilons of recent PLD compositions, by the spends' records and delta (limit checks
 #: and totals of a growing list of spends ask for the same compositions again).
-_PLD_CACHE: "OrderedDict[tuple[Any, ...], float]" = OrderedDict()
+_PLD_CACHE: OrderedDict[tuple[Any, ...], float] = OrderedDict()
 _PLD_CACHE_LOCK = threading.Lock()
 
 
-def _pld_epsilon(spends: List[_Spend], delta: float) -> float:
+def _pld_epsilon(spends: list[_Spend], delta: float) -> float:
     """The certified upper epsilon(delta) of the PLD composition of ``spends`` (inf where none is certified)."""
     key = (json.dumps([s.record for s in spends], sort_keys=True), delta)
     with _PLD_CACHE_LOCK:
@@ -523,7 +523,7 @@ def _pld_epsilon(spends: List[_Spend], delta: float) -> float:
     return eps
 
 
-def _tightest(spends: List[_Spend], delta: float, base: Optional[ApproxDP]) -> ApproxDP:
+def _tightest(spends: list[_Spend], delta: float, base: ApproxDP | None) -> ApproxDP:
     """``base`` (the other routes' total, None if they have none) or the PLD route, whichever is smaller.
 
     The spends with a PLD are composed as one; with spends that have none, the composed PLD is one piece
@@ -629,8 +629,8 @@ class Accountant(Generic[B]):
     PureDP(epsilon=0.5)
     """
 
-    def __init__(self, limit: B, *, journal: "os.PathLike[str] | str | None" = None,
-                 journal_key: Optional[bytes] = None, sampler: Optional[str] = None) -> None:
+    def __init__(self, limit: B, *, journal: os.PathLike[str] | str | None = None,
+                 journal_key: bytes | None = None, sampler: str | None = None) -> None:
         self._sampler = None if sampler is None else check_choice(sampler, "sampler", SAMPLERS)
         if not isinstance(limit, tuple(LIMITS)):
             names = ", ".join(t.__name__ for t in LIMITS)
@@ -640,9 +640,9 @@ class Accountant(Generic[B]):
             if key == "delta":
                 check_open_delta(value, "limit.delta")
         self._limit = limit
-        self._spends: List[_Spend] = []
+        self._spends: list[_Spend] = []
         self._lock = threading.Lock()
-        self._journal: Optional[Journal] = None
+        self._journal: Journal | None = None
         self._replayed = 0
         if journal is not None:
             if journal_key is None:
@@ -658,12 +658,12 @@ class Accountant(Generic[B]):
         return self._limit
 
     @property
-    def sampler(self) -> Optional[str]:
+    def sampler(self) -> str | None:
         """The declared batch sampler ("poisson", "shuffle", "fixed_size", "random_allocation"), or None."""
         return self._sampler
 
     @property
-    def spends(self) -> List[Dict[str, Any]]:
+    def spends(self) -> list[dict[str, Any]]:
         """The recorded spends (copies of their JSON records, with a ``count`` of repeated runs), in order."""
         with self._lock:
             return [json.loads(json.dumps(s.record)) for s in self._spends]
@@ -702,7 +702,7 @@ class Accountant(Generic[B]):
         }
         self._spend(rec, check_int(count, "count", 1))
 
-    def spend_mechanism(self, mechanism: Dict[str, Any], *, count: int = 1,
+    def spend_mechanism(self, mechanism: dict[str, Any], *, count: int = 1,
                         acknowledge_poisson_analysis: bool = False) -> None:
         """Record ``count`` runs of a mechanism described by its privacy-loss distribution.
 
@@ -767,7 +767,7 @@ class Accountant(Generic[B]):
         rec = {"kind": "budget", "type": type(budget).__name__, "fields": budget_fields(budget)}
         self._spend(rec, check_int(count, "count", 1))
 
-    def _over(self, spends: List[_Spend]) -> "tuple[B, bool]":
+    def _over(self, spends: list[_Spend]) -> tuple[B, bool]:
         """The total in the limit's definition and whether it is past the limit: the cheap total first,
         the tightest one only when the cheap one is past the limit."""
         params = self._rule.parameters(self._limit)
@@ -776,14 +776,14 @@ class Accountant(Generic[B]):
             total = self._rule.total(spends, **params)
         return total, self._rule.exceeds(total, self._limit)
 
-    def _candidate(self, record: Dict[str, Any], count: int) -> List[_Spend]:
+    def _candidate(self, record: dict[str, Any], count: int) -> list[_Spend]:
         """The spends with ``count`` runs of ``record`` added (merged into the last record if it is the same)."""
         last = self._spends[-1] if self._spends else None
         if last is not None and last.same_mechanism(record):  # repeated runs: one record with a count
             return self._spends[:-1] + [_Spend({**record, "count": last.count + count})]
         return self._spends + [_Spend({**record, "count": count})]
 
-    def _replay(self, entries: List[Dict[str, Any]], where: str) -> List[_Spend]:
+    def _replay(self, entries: list[dict[str, Any]], where: str) -> list[_Spend]:
         """The spends of journal ``entries``, each checked against the limit."""
         saved, self._spends = self._spends, []
         try:
@@ -801,7 +801,7 @@ class Accountant(Generic[B]):
         finally:
             self._spends = saved
 
-    def copy(self) -> "Accountant[B]":
+    def copy(self) -> Accountant[B]:
         """An in-memory copy (same limit and spends, no journal): to try several spends before making them."""
         with self._lock:
             out: Accountant[B] = Accountant(self._limit, sampler=self._sampler)
@@ -809,12 +809,12 @@ class Accountant(Generic[B]):
             return out
 
     @property
-    def journal_id(self) -> Optional[str]:
+    def journal_id(self) -> str | None:
         """The identifier of the journal (random, from its header), or None without a journal."""
         return None if self._journal is None else self._journal.id
 
     @classmethod
-    def from_journal(cls, journal: "os.PathLike[str] | str", *, journal_key: bytes) -> "Accountant[Any]":
+    def from_journal(cls, journal: os.PathLike[str] | str, *, journal_key: bytes) -> Accountant[Any]:
         """The accountant of an existing journal, with the limit written in it (verified on opening).
 
         Raises
@@ -829,10 +829,10 @@ class Accountant(Generic[B]):
             raise JournalError(f"the journal {os.fspath(journal)!r} holds a malformed limit") from None
         return cls(limit, journal=journal, journal_key=journal_key, sampler=Journal.read_sampler(journal))
 
-    def _limit_doc(self) -> Dict[str, Any]:
+    def _limit_doc(self) -> dict[str, Any]:
         return {"type": type(self._limit).__name__, "fields": budget_fields(self._limit)}
 
-    def _spend(self, record: Dict[str, Any], count: int) -> None:
+    def _spend(self, record: dict[str, Any], count: int) -> None:
         # the record is validated (and its representations built) before the lock is taken
         _Spend({**record, "count": count})
         with self._lock:
@@ -848,7 +848,7 @@ class Accountant(Generic[B]):
                 self._journal.append({**record, "count": count})  # durable before the spend counts
                 self._spends, self._replayed = candidate, self._replayed + 1
 
-    def _checked(self, record: Dict[str, Any], count: int) -> List[_Spend]:
+    def _checked(self, record: dict[str, Any], count: int) -> list[_Spend]:
         """The spends with ``record`` added, or BudgetExceededError past the limit."""
         candidate = self._candidate(record, count)
         try:
@@ -861,15 +861,15 @@ class Accountant(Generic[B]):
 
     # ---------------------------------------------------------------------------------------------
     @overload
-    def total(self, definition: None = None, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> B: ...
+    def total(self, definition: None = None, *, delta: float | None = None, alpha: float | None = None) -> B: ...
 
     @overload
-    def total(self, definition: type[T], *, delta: Optional[float] = None, alpha: Optional[float] = None) -> T: ...
+    def total(self, definition: type[T], *, delta: float | None = None, alpha: float | None = None) -> T: ...
 
     @overload
-    def total(self, definition: T, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> T: ...
+    def total(self, definition: T, *, delta: float | None = None, alpha: float | None = None) -> T: ...
 
-    def total(self, definition: Any = None, *, delta: Optional[float] = None, alpha: Optional[float] = None) -> Any:
+    def total(self, definition: Any = None, *, delta: float | None = None, alpha: float | None = None) -> Any:
         """The total spent so far in ``definition`` (a budget type; default: the limit's type).
 
         ``ApproxDP`` needs ``delta`` (default: the limit's delta), ``RDP`` needs ``alpha`` (default: the
@@ -879,7 +879,7 @@ class Accountant(Generic[B]):
         if not isinstance(kind, type):
             kind = type(kind)
         rule = _limit_rule(kind)
-        params: Dict[str, Any] = {}
+        params: dict[str, Any] = {}
         if isinstance(self._limit, kind):
             params.update(self._rule.parameters(self._limit))
         given = {"delta": delta, "alpha": alpha}
@@ -897,13 +897,13 @@ class Accountant(Generic[B]):
         """The limit and the spends as a JSON document (read back by :meth:`from_json`)."""
         with self._lock:
             records = [s.record for s in self._spends]
-        doc: Dict[str, Any] = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
+        doc: dict[str, Any] = {"format": _FORMAT, "limit": self._limit_doc(), "spends": records}
         if self._sampler is not None:
             doc["sampler"] = self._sampler
         return json.dumps(doc, indent=1)
 
     @classmethod
-    def from_json(cls, text: str) -> "Accountant[Any]":
+    def from_json(cls, text: str) -> Accountant[Any]:
         """An accountant restored from :meth:`to_json`; its spends are re-validated against its limit."""
         try:
             doc = json.loads(text)
@@ -922,19 +922,19 @@ class Accountant(Generic[B]):
         acc._spends = spends
         return acc
 
-    def save(self, path: "os.PathLike[str] | str") -> None:
+    def save(self, path: os.PathLike[str] | str) -> None:
         """Write the state to ``path`` atomically and durably (temporary file, fsync, rename, fsync of the folder).
 
         A snapshot without integrity check; for a record that survives a crash between saves and detects
         tampering, use ``journal=``.
         """
         text = self.to_json()
-        with atomic_output(path) as tmp:  # removed again on any error; only a hard kill can leave it
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        # The temporary file is removed again on any error; only a hard kill can leave it.
+        with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
 
     @classmethod
-    def load(cls, path: "os.PathLike[str] | str") -> "Accountant[Any]":
+    def load(cls, path: os.PathLike[str] | str) -> Accountant[Any]:
         """An accountant restored from a file written by :meth:`save`."""
         with open(path, encoding="utf-8") as fh:
             return cls.from_json(fh.read())

@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import Any, Callable, TypeVar, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -93,7 +94,7 @@ def _mechanism(mechanism: Any, allowed: Sequence[str]) -> str:
     return mechanism.lower()
 
 
-def _rdp_method(method: Optional[str]) -> Optional[str]:
+def _rdp_method(method: str | None) -> str | None:
     if method is None:
         return None
     if not isinstance(method, str) or method.lower() not in _METHOD_CODE:
@@ -101,13 +102,13 @@ def _rdp_method(method: Optional[str]) -> Optional[str]:
     return method.lower()
 
 
-def _rdp_eps(alpha: float, rho: float, delta: float, method: Optional[str]) -> float:
+def _rdp_eps(alpha: float, rho: float, delta: float, method: str | None) -> float:
     if method is not None:
         return float(_acc.rdp_to_epsilon_scalar(alpha, rho, delta, _METHOD_CODE[method]))
     return min(float(_acc.rdp_to_epsilon_scalar(alpha, rho, delta, c)) for c in _METHOD_CODE.values())
 
 
-def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: Optional[str]) -> np.ndarray:
+def rdp_epsilon_array(alpha: ArrayLike, rho: ArrayLike, delta: float, method: str | None) -> np.ndarray:
     """The (epsilon, delta) conversion of (alpha_i, rho_i)-RDP by ``method`` (None: the best of the three)."""
     a, r = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(rho, float))
     a = np.ascontiguousarray(a)
@@ -172,7 +173,7 @@ class Budget:
 _B = TypeVar("_B", bound=Budget)
 
 
-def budget_list(budgets: Any) -> List[Budget]:
+def budget_list(budgets: Any) -> list[Budget]:
     """``budgets`` as a non-empty list of privacy budgets (a single budget, a non-iterable, an empty list or
     a non-budget item is refused, naming the argument)."""
     if isinstance(budgets, Budget):
@@ -218,7 +219,7 @@ class PureDP(Budget):
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_nonneg_scalar(self.epsilon, "epsilon"))
 
-    def to_approx_dp(self, delta: float = 0.0, method: Optional[str] = None) -> "ApproxDP":
+    def to_approx_dp(self, delta: float = 0.0, method: str | None = None) -> ApproxDP:
         """(epsilon', delta)-DP from the exact privacy region of epsilon-DP.
 
         Every epsilon-DP pair of distributions is a post-processing of randomised response (Kairouz, Oh
@@ -239,7 +240,7 @@ class PureDP(Budget):
         eps = max(0.0, eps + 4 * math.ulp(max(eps, self.epsilon))) if eps > 0 else 0.0
         return ApproxDP(min(eps, self.epsilon), d)
 
-    def to_gdp(self) -> "GDP":
+    def to_gdp(self) -> GDP:
         """mu-GDP with mu = -2 Phi^-1(1 / (1 + e^eps)), the smallest mu implied by eps-DP (Dong, Roth and Su 2022).
 
         The library's one evaluation of the eps -> mu conversion (the C++ kernel ``pure_dp_mu``): rounded up
@@ -248,7 +249,7 @@ class PureDP(Budget):
         """
         return GDP(float(_acc.pure_dp_mu(np.float64(self.epsilon))))
 
-    def to_zcdp(self) -> "ZCDP":
+    def to_zcdp(self) -> ZCDP:
         """(eps^2 / 2)-zCDP (Bun and Steinke 2016, Proposition 1.4)."""
         return ZCDP(_half_square(self.epsilon, "epsilon"))
 
@@ -280,12 +281,12 @@ class PureDP(Budget):
         val = np.minimum(np.maximum(val, 0.0), eps)
         return float(val) if val.ndim == 0 else val
 
-    def to_rdp(self, alpha: float) -> "RDP":
+    def to_rdp(self, alpha: float) -> RDP:
         """(alpha, D_alpha)-RDP with the exact bound :meth:`rdp_epsilon`."""
         a = check_alpha(alpha)
         return RDP(a, float(self.rdp_epsilon(a)))
 
-    def to_rao_dp(self, mechanism: str) -> "RaoDP":
+    def to_rao_dp(self, mechanism: str) -> RaoDP:
         """Corollary 4.5 (Anonymous 2022): the Laplace mechanism that is eps-DP is theta-Rao-DP with theta = eps.
 
         The statement is about the Laplace mechanism (scale D / eps), so ``mechanism="laplace"`` is required.
@@ -294,7 +295,7 @@ class PureDP(Budget):
         return RaoDP(self.epsilon)
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "PureDP":
+    def _compose(cls, budgets: Sequence[Any]) -> PureDP:
         """The sequential composition of ``budgets`` (all PureDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.epsilon for b in budgets))
 
@@ -328,7 +329,7 @@ class ApproxDP(Budget):
             raise ValueError(f"delta must lie in [0, 1], got {d!r}")
         object.__setattr__(self, "delta", d)
 
-    def to_approx_dp(self, delta: Optional[float] = None, method: Optional[str] = None) -> "ApproxDP":
+    def to_approx_dp(self, delta: float | None = None, method: str | None = None) -> ApproxDP:
         """This budget at a delta no smaller than its own ((eps, delta) implies (eps, delta') for delta' >= delta)."""
         if method is not None:
             raise ValueError("ApproxDP.to_approx_dp takes no method")
@@ -339,7 +340,7 @@ class ApproxDP(Budget):
             raise ValueError(f"delta must lie in [{self.delta!r}, 1] to relax (epsilon, {self.delta!r})-DP, got {d!r}")
         return ApproxDP(self.epsilon, d)
 
-    def to_rao_dp(self, mechanism: str, method: str = "analytic") -> "RaoDP":
+    def to_rao_dp(self, mechanism: str, method: str = "analytic") -> RaoDP:
         """Corollary 4.9 (Anonymous 2022) for the Gaussian mechanism calibrated to (epsilon, delta).
 
         ``method="analytic"`` (default): theta = psi = D / sigma with sigma the exact (Balle and Wang
@@ -366,7 +367,7 @@ class ApproxDP(Budget):
         raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "ApproxDP":
+    def _compose(cls, budgets: Sequence[Any]) -> ApproxDP:
         """The sequential composition of ``budgets`` (all ApproxDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.epsilon for b in budgets), min(1.0, math.fsum(b.delta for b in budgets)))
 
@@ -392,7 +393,7 @@ class KLDP(Budget):
         object.__setattr__(self, "epsilon", check_nonneg_scalar(self.epsilon, "epsilon"))
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "KLDP":
+    def _compose(cls, budgets: Sequence[Any]) -> KLDP:
         """The sequential composition of ``budgets`` (all KLDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.epsilon for b in budgets))
 
@@ -422,7 +423,7 @@ class MCDP(Budget):
         object.__setattr__(self, "tau", check_nonneg_scalar(self.tau, "tau"))
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "MCDP":
+    def _compose(cls, budgets: Sequence[Any]) -> MCDP:
         """The sequential composition of ``budgets`` (all MCDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.mu for b in budgets), math.hypot(*(b.tau for b in budgets)))
 
@@ -455,17 +456,17 @@ class ZCDP(Budget):
         object.__setattr__(self, "rho", check_nonneg_scalar(self.rho, "rho"))
         object.__setattr__(self, "xi", check_nonneg_scalar(self.xi, "xi"))
 
-    def to_rdp(self, alpha: float) -> "RDP":
+    def to_rdp(self, alpha: float) -> RDP:
         """(alpha, xi + rho alpha)-RDP."""
         a = check_alpha(alpha)
         return RDP(a, self.xi + self.rho * a)
 
-    def to_rdp_curve(self) -> "RDPCurve":
+    def to_rdp_curve(self) -> RDPCurve:
         """The RDP curve xi + rho alpha at every order alpha > 1."""
         xi, rho = self.xi, self.rho
         return RDPCurve(lambda a: xi + rho * np.asarray(a, dtype=float))
 
-    def to_approx_dp(self, delta: float, method: Optional[str] = None) -> "ApproxDP":
+    def to_approx_dp(self, delta: float, method: str | None = None) -> ApproxDP:
         """The summary table's rule (xi + rho + 2 sqrt(rho log(1/delta)), delta) (Bun and Steinke 2016, Prop. 1.3).
 
         ``method="rdp"`` instead takes the best alpha of the three RDP conversions of Kaissis et al.
@@ -479,7 +480,7 @@ class ZCDP(Budget):
         raise ValueError(f"method must be None, 'bun_steinke' or 'rdp', got {method!r}")
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "ZCDP":
+    def _compose(cls, budgets: Sequence[Any]) -> ZCDP:
         """The sequential composition of ``budgets`` (all ZCDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.rho for b in budgets), math.fsum(b.xi for b in budgets))
 
@@ -510,7 +511,7 @@ class RDP(Budget):
         object.__setattr__(self, "alpha", check_alpha(self.alpha))
         object.__setattr__(self, "epsilon", check_nonneg_scalar(self.epsilon, "epsilon"))
 
-    def to_approx_dp(self, delta: float, method: Optional[str] = None) -> "ApproxDP":
+    def to_approx_dp(self, delta: float, method: str | None = None) -> ApproxDP:
         """(eps', delta)-DP by "mironov", "asoodeh" or "balle2020" (Kaissis et al. 2023, Corollaries 11-13).
 
         The default is the smallest of the three (all are valid); "asoodeh" <= "balle2020" <= "mironov".
@@ -518,12 +519,12 @@ class RDP(Budget):
         d = check_open_delta(delta)
         return ApproxDP(_rdp_eps(self.alpha, self.epsilon, d, _rdp_method(method)), d)
 
-    def to_rdp_curve(self) -> "RDPCurve":
+    def to_rdp_curve(self) -> RDPCurve:
         """The grid curve of this one order: epsilon at every order <= alpha (Renyi divergences grow with alpha)."""
         return RDPCurve([self.epsilon], [self.alpha])
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "RDP":
+    def _compose(cls, budgets: Sequence[Any]) -> RDP:
         """The sequential composition of ``budgets`` (all RDP; Anonymous 2022, Table 1)."""
         alpha = budgets[0].alpha
         for i, b in enumerate(budgets):
@@ -559,7 +560,7 @@ class GDP(Budget):
     def __post_init__(self) -> None:
         object.__setattr__(self, "mu", check_nonneg_scalar(self.mu, "mu"))
 
-    def to_approx_dp(self, delta: float, method: Optional[str] = None) -> "ApproxDP":
+    def to_approx_dp(self, delta: float, method: str | None = None) -> ApproxDP:
         """The exact (lossless) conversion: the smallest eps with delta_mu(eps) <= delta (rounded up)."""
         if method not in (None, "exact"):
             raise ValueError(f"method must be None or 'exact' for GDP, got {method!r}")
@@ -571,7 +572,7 @@ class GDP(Budget):
         e = check_nonneg_scalar(epsilon, "epsilon", allow_inf=True)
         return math.exp(float(_acc.gdp_log_delta(np.array([self.mu]), np.array([e]))[0]))
 
-    def to_rdp(self, alpha: float) -> "RDP":
+    def to_rdp(self, alpha: float) -> RDP:
         """(alpha, alpha mu^2 / 2)-RDP (Kaissis et al. 2023, Lemma 7)."""
         a = check_alpha(alpha)
         return RDP(a, a * _half_square(self.mu, "mu"))
@@ -580,18 +581,18 @@ class GDP(Budget):
         """(mu^2 / 2)-zCDP."""
         return ZCDP(_half_square(self.mu, "mu"))
 
-    def to_rdp_curve(self) -> "RDPCurve":
+    def to_rdp_curve(self) -> RDPCurve:
         """The RDP curve alpha mu^2 / 2 at every order alpha > 1."""
         half = _half_square(self.mu, "mu")
         return RDPCurve(lambda a: half * np.asarray(a, dtype=float))
 
-    def to_rao_dp(self, mechanism: str) -> "RaoDP":
+    def to_rao_dp(self, mechanism: str) -> RaoDP:
         """Corollary 4.9 (Anonymous 2022): the Gaussian mechanism that is mu-GDP is mu-Rao-DP."""
         _mechanism(mechanism, ("gaussian",))
         return RaoDP(self.mu)
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "GDP":
+    def _compose(cls, budgets: Sequence[Any]) -> GDP:
         """The sequential composition of ``budgets`` (all GDP; Anonymous 2022, Table 1)."""
         return cls(math.hypot(*(b.mu for b in budgets)))
 
@@ -622,24 +623,24 @@ class TCDP(Budget):
         object.__setattr__(self, "rho", check_nonneg_scalar(self.rho, "rho"))
         object.__setattr__(self, "omega", check_alpha(self.omega, "omega", allow_inf=True))
 
-    def to_rdp(self, alpha: float) -> "RDP":
+    def to_rdp(self, alpha: float) -> RDP:
         """(alpha, rho alpha)-RDP for alpha <= omega (a ValueError beyond)."""
         a = check_alpha(alpha)
         if a > self.omega:
             raise ValueError(f"alpha must be <= omega = {self.omega!r} for ({self.rho!r}, {self.omega!r})-tCDP")
         return RDP(a, self.rho * a)
 
-    def to_rdp_curve(self) -> "RDPCurve":
+    def to_rdp_curve(self) -> RDPCurve:
         """The RDP curve rho alpha on (1, omega] (+inf beyond omega)."""
         rho = self.rho
         return RDPCurve(lambda a: rho * np.asarray(a, dtype=float), alpha_max=self.omega)
 
-    def to_approx_dp(self, delta: float, method: Optional[str] = None) -> "ApproxDP":
+    def to_approx_dp(self, delta: float, method: str | None = None) -> ApproxDP:
         """Best alpha in (1, omega] of the RDP conversions (Mironov's at its optimum is Bun et al.'s Lemma 6)."""
         return self.to_rdp_curve().to_approx_dp(delta, method)
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "TCDP":
+    def _compose(cls, budgets: Sequence[Any]) -> TCDP:
         """The sequential composition of ``budgets`` (all TCDP; Anonymous 2022, Table 1)."""
         return cls(math.fsum(b.rho for b in budgets), min(b.omega for b in budgets))
 
@@ -678,7 +679,7 @@ class RaoDP(Budget):
         _mechanism(mechanism, ("laplace",))
         return PureDP(self.theta)
 
-    def to_approx_dp(self, delta: float, mechanism: str = "gaussian", method: Optional[str] = None) -> ApproxDP:
+    def to_approx_dp(self, delta: float, mechanism: str = "gaussian", method: str | None = None) -> ApproxDP:
         """The exact (eps, delta) of the theta-Rao-DP Gaussian or Laplace mechanism."""
         m = _mechanism(mechanism, ("gaussian", "laplace"))
         if m == "gaussian":
@@ -692,7 +693,7 @@ class RaoDP(Budget):
         return ApproxDP(float(epsilon_for_delta(Laplace(), delta=d, scale=1.0 / self.theta)), d)
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "RaoDP":
+    def _compose(cls, budgets: Sequence[Any]) -> RaoDP:
         """The sequential composition of ``budgets`` (all RaoDP; Anonymous 2022, Table 1)."""
         return cls(math.hypot(*(b.theta for b in budgets)))
 
@@ -729,17 +730,17 @@ class RDPCurve(Budget):
     array([0.2, 0.6])
     """
 
-    _alphas: Optional[np.ndarray]
-    _eps: Optional[np.ndarray]
-    _fn: Optional[Callable[[np.ndarray], Any]]
+    _alphas: np.ndarray | None
+    _eps: np.ndarray | None
+    _fn: Callable[[np.ndarray], Any] | None
     _alpha_max: float
 
     __slots__ = ("_alphas", "_eps", "_fn", "_alpha_max")
 
     def __init__(
         self,
-        epsilon: Union[Callable[[np.ndarray], Any], Sequence[float], np.ndarray],
-        alphas: Optional[Union[Sequence[float], np.ndarray]] = None,
+        epsilon: Callable[[np.ndarray], Any] | Sequence[float] | np.ndarray,
+        alphas: Sequence[float] | np.ndarray | None = None,
         *,
         alpha_max: float = math.inf,
     ) -> None:
@@ -798,12 +799,12 @@ class RDPCurve(Budget):
         return hash((self._alphas.tobytes(), self._eps.tobytes()))
 
     @property
-    def alphas(self) -> Optional[np.ndarray]:
+    def alphas(self) -> np.ndarray | None:
         """The grid of orders (None for a callable curve)."""
         return self._alphas
 
     @property
-    def epsilons(self) -> Optional[np.ndarray]:
+    def epsilons(self) -> np.ndarray | None:
         """The epsilons at the grid orders (None for a callable curve)."""
         return self._eps
 
@@ -842,18 +843,18 @@ class RDPCurve(Budget):
             raise ValueError(f"alpha = {a!r} is beyond the curve's largest order")
         return RDP(a, e)
 
-    def _grid(self, alphas: Optional[np.ndarray] = None) -> np.ndarray:
+    def _grid(self, alphas: np.ndarray | None = None) -> np.ndarray:
         if alphas is not None:
             g = check_alpha_array(alphas, "alphas", allow_inf=True).reshape(-1)
             return g[g <= self._alpha_max]
         if self._alphas is not None:
             return self._alphas
-        g = DEFAULT_ALPHAS[DEFAULT_ALPHAS <= self._alpha_max]
+        g = DEFAULT_ALPHAS[self._alpha_max >= DEFAULT_ALPHAS]
         if math.isfinite(self._alpha_max):
             g = np.unique(np.append(g, self._alpha_max))
         return g
 
-    def best_alpha(self, delta: float, method: Optional[str] = None, alphas: Any = None) -> Tuple[float, float]:
+    def best_alpha(self, delta: float, method: str | None = None, alphas: Any = None) -> tuple[float, float]:
         """(epsilon, alpha): the best order for (epsilon, delta)-DP.
 
         On a grid curve the best grid order; on a callable the best order of ``alphas`` (default
@@ -880,13 +881,13 @@ class RDPCurve(Budget):
                 best_e = f(best_a)  # recompute at the reported order
         return best_e, best_a
 
-    def to_approx_dp(self, delta: float, method: Optional[str] = None, alphas: Any = None) -> ApproxDP:
+    def to_approx_dp(self, delta: float, method: str | None = None, alphas: Any = None) -> ApproxDP:
         """(epsilon, delta)-DP at the best order (:meth:`best_alpha`)."""
         e, _ = self.best_alpha(delta, method, alphas)
         return ApproxDP(e, float(delta))
 
     @classmethod
-    def _compose(cls, budgets: Sequence[Any]) -> "RDPCurve":
+    def _compose(cls, budgets: Sequence[Any]) -> RDPCurve:
         """The pointwise sum of RDP curves (one grid for grid curves; up to the smallest alpha_max)."""
         amax = min(c.alpha_max for c in budgets)
         grids = [c for c in budgets if c.is_grid]
@@ -904,7 +905,7 @@ class RDPCurve(Budget):
         return cls(total, alphas[keep])
 
 
-def budget_fields(b: Budget) -> Dict[str, Any]:
+def budget_fields(b: Budget) -> dict[str, Any]:
     """The fields of a value type as a plain dict (for JSON)."""
     if isinstance(b, RDPCurve):
         if b.alphas is None or b.epsilons is None:
@@ -916,7 +917,7 @@ def budget_fields(b: Budget) -> Dict[str, Any]:
 _TYPES = {t.__name__: t for t in (PureDP, ApproxDP, KLDP, MCDP, ZCDP, RDP, RDPCurve, GDP, TCDP, RaoDP)}
 
 
-def budget_from_fields(name: str, fields: Dict[str, Any]) -> Budget:
+def budget_from_fields(name: str, fields: dict[str, Any]) -> Budget:
     """The budget of type ``name`` with ``fields`` (the inverse of :func:`budget_fields`)."""
     if name not in _TYPES:
         raise ValueError(f"unknown budget type {name!r}")

@@ -6,7 +6,8 @@ and sources are in ``docs/accounting.md``.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional, TypeVar, cast
+from collections.abc import Iterable
+from typing import TypeVar, cast
 
 from .._validation import check_int, check_open_delta
 from .budgets import (
@@ -53,7 +54,7 @@ def compose(budgets: Iterable[B]) -> B:
     return cast(B, type(items[0]).compose(items))  # the rule of type(b) returns a type(b)
 
 
-def advanced_composition(budget: ApproxDP, k: int, delta_prime: Optional[float] = None, form: str = "drv") -> ApproxDP:
+def advanced_composition(budget: ApproxDP, k: int, delta_prime: float | None = None, form: str = "drv") -> ApproxDP:
     """The k-fold composition of an (eps, delta)-DP mechanism.
 
     ``form="drv"`` (default, the tightest general bound here): Dwork, Rothblum and Vadhan 2010,

@@ -7,7 +7,6 @@ Gaussian release path needs with its optimal order.
 from __future__ import annotations
 
 import math
-from typing import Tuple
 
 import numpy as np
 
@@ -16,7 +15,7 @@ from .._validation import check_epsilon_scalar, check_positive
 __all__ = ["zcdp_log_delta"]
 
 
-def zcdp_log_delta(*, rho: float, epsilon: float) -> Tuple[float, float]:
+def zcdp_log_delta(*, rho: float, epsilon: float) -> tuple[float, float]:
     """The (epsilon, delta) guarantee of a rho-zCDP mechanism (Canonne, Kamath and Steinke 2020).
 
     ``delta = min_alpha exp((alpha - 1)(alpha rho - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha``. Any

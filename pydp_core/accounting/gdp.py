@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -568,7 +568,7 @@ def arsinh_parameters(budget: TCDP, *, sensitivity: float = 1.0) -> ArsinhParame
     return ArsinhParameters(8.0 * d * budget.omega, d * math.sqrt(8.0 / budget.rho))
 
 
-def gaussian_sigma(budget: Budget, *, sensitivity: float = 1.0, method: Optional[str] = None) -> float:
+def gaussian_sigma(budget: Budget, *, sensitivity: float = 1.0, method: str | None = None) -> float:
     """The standard deviation of Gaussian noise that meets ``budget`` at l2 ``sensitivity`` D.
 
     - ``ApproxDP``: ``method="analytic"`` (default): the exact minimal sigma (Balle and Wang 2018; verified,
@@ -616,13 +616,13 @@ def gaussian_sigma(budget: Budget, *, sensitivity: float = 1.0, method: Optional
 
 
 @functools.singledispatch
-def _gaussian_sigma(budget: Any, d: float, method: Optional[str]) -> float:
+def _gaussian_sigma(budget: Any, d: float, method: str | None) -> float:
     """The Gaussian sigma meeting ``budget`` at sensitivity ``d``: one rule per privacy definition."""
     raise TypeError(f"no Gaussian calibration for {type(budget).__name__}")
 
 
 @_gaussian_sigma.register
-def _(budget: ApproxDP, d: float, method: Optional[str]) -> float:
+def _(budget: ApproxDP, d: float, method: str | None) -> float:
     m = "analytic" if method is None else method
     if budget.epsilon == 0:
         raise ValueError("epsilon must be > 0 to calibrate a Gaussian mechanism")
@@ -646,33 +646,33 @@ def _(budget: ApproxDP, d: float, method: Optional[str]) -> float:
 
 
 @_gaussian_sigma.register
-def _(budget: RDP, d: float, method: Optional[str]) -> float:
+def _(budget: RDP, d: float, method: str | None) -> float:
     if budget.epsilon == 0:
         raise ValueError("epsilon must be > 0")
     return d * math.sqrt(budget.alpha / (2.0 * budget.epsilon))
 
 
 @_gaussian_sigma.register
-def _(budget: ZCDP, d: float, method: Optional[str]) -> float:
+def _(budget: ZCDP, d: float, method: str | None) -> float:
     if budget.rho == 0:
         raise ValueError("rho must be > 0")
     return d / math.sqrt(2.0 * budget.rho)
 
 
 @_gaussian_sigma.register
-def _(budget: GDP, d: float, method: Optional[str]) -> float:
+def _(budget: GDP, d: float, method: str | None) -> float:
     if budget.mu == 0:
         raise ValueError("mu must be > 0")
     return d / budget.mu
 
 
 @_gaussian_sigma.register
-def _(budget: RaoDP, d: float, method: Optional[str]) -> float:
+def _(budget: RaoDP, d: float, method: str | None) -> float:
     if budget.theta == 0:
         raise ValueError("theta must be > 0")
     return d / budget.theta
 
 
 @_gaussian_sigma.register
-def _(budget: TCDP, d: float, method: Optional[str]) -> float:
+def _(budget: TCDP, d: float, method: str | None) -> float:
     return arsinh_parameters(budget, sensitivity=d).sigma

@@ -22,7 +22,8 @@ import json
 import os
 import secrets
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .._chain import ChainedLog
 

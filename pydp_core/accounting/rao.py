@@ -21,7 +21,7 @@ form has prefactor sqrt 2.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -284,7 +284,7 @@ def nonparametric_distance(
     lower: float = -math.inf,
     upper: float = math.inf,
     *,
-    points: Optional[List[float]] = None,
+    points: list[float] | None = None,
     epsabs: float = 1e-13,
     epsrel: float = 1e-11,
 ) -> float:

@@ -36,7 +36,7 @@ Neighbours: ``"add_remove"`` (the default, dp-accounting's ``ADD_OR_REMOVE_ONE``
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -124,101 +124,134 @@ def _rr(ev: Any, neighbours: str) -> PLD:
     return PLD([(_Atoms("randomized_response", (loss, mass_p, mass_q, 0.0)), 1)])
 
 
-# ----- mixtures of Gaussians, discrete Laplace and tree aggregation -----------------------------------------
-def _other(ev: Any, neighbours: str, E: Any) -> PLD | None:
-    """The events beyond the noise, sampling and composition ones; None if ``ev`` is none of them."""
-    if isinstance(ev, E.MixtureOfGaussiansDpEvent):
-        if neighbours != "add_remove":
-            raise ValueError("MixtureOfGaussiansDpEvent is defined for neighbours='add_remove' (its pair N(0, s^2) vs "
-                             "sum_i p_i N(c_i, s^2) is an add/remove pair)")
-        sd = float(ev.standard_deviation)
-        sens = [float(c) for c in ev.sensitivities]
-        if all(c == 0.0 for c in sens) and sens:
-            return PLD.identity()
-        if not (math.isfinite(sd) and sd >= 0.0):
-            raise ValueError(f"MixtureOfGaussiansDpEvent: standard_deviation must be finite and >= 0, got {sd!r}")
-        if sd == 0.0:
-            raise _NonPrivate
-        try:
-            return PLD.from_mixture_of_gaussians(sigma=sd, sensitivities=sens,
-                                                 probabilities=[float(p) for p in ev.sampling_probs])
-        except ValueError as exc:
-            raise ValueError(f"MixtureOfGaussiansDpEvent: {exc}") from None
-    if isinstance(ev, E.DiscreteLaplaceDpEvent):
-        # pmf exp(-a |x|) tanh(a / 2): pydp_core's discrete Laplace of scale 1 / a.
-        a = float(ev.noise_parameter)
-        if not (math.isfinite(a) and a >= 0.0):
-            raise ValueError(f"DiscreteLaplaceDpEvent: noise_parameter must be finite and >= 0, got {a!r}")
-        if a == 0.0:
-            raise _NonPrivate
-        options = {} if neighbours == "add_remove" else {"neighbours": neighbours}
-        return PLD.from_discrete_laplace(scale=1.0 / a, sensitivity=int(ev.sensitivity), **options)
-    if isinstance(ev, E.SingleEpochTreeAggregationDpEvent):
-        # Each record sits in at most one tree and touches one node per level: a Gaussian mechanism of l2
-        # sensitivity sqrt(depth), depth = ceil(log2(max steps + 1)) (Kairouz et al. 2021, Appendix D).
-        nm = float(ev.noise_multiplier)
-        counts = [int(c) for c in (ev.step_counts if isinstance(ev.step_counts, (list, tuple)) else [ev.step_counts])]
-        if not counts or any(c < 0 for c in counts):
-            raise ValueError(f"SingleEpochTreeAggregationDpEvent: step_counts must be non-empty and >= 0, got {counts}")
-        if not (math.isfinite(nm) and nm >= 0.0):
-            raise ValueError(f"SingleEpochTreeAggregationDpEvent: noise_multiplier must be finite and >= 0, got {nm!r}")
-        depth = math.ceil(math.log2(max(counts) + 1))
-        if depth == 0:
-            return PLD.identity()
-        if nm == 0.0:
-            raise _NonPrivate
-        if neighbours != "add_remove":
-            raise ValueError("SingleEpochTreeAggregationDpEvent is accounted for neighbours='add_remove'")
-        return PLD.from_noise(Gaussian(), scale=nm, sensitivity=math.sqrt(depth))
-    return None
+# ----- one conversion per event class -----------------------------------------------------------------------
+def _no_op(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    return PLD.identity()
+
+
+def _non_private(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    raise _NonPrivate
+
+
+def _noise_event(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    noise, scale = _base(ev, E, type(ev).__name__)
+    return PLD.from_noise(noise, scale=scale, sensitivity=1.0)
+
+
+def _poisson(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    q = float(ev.sampling_probability)
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"PoissonSampledDpEvent: sampling_probability must lie in [0, 1], got {q}")
+    if q == 0.0:
+        return PLD.identity()
+    noise, scale = _base(ev.event, E, "PoissonSampledDpEvent")
+    return _sampled(noise, scale, q, "poisson", neighbours)
+
+
+def _without_replacement(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    n, m = int(ev.source_dataset_size), int(ev.sample_size)
+    if not 0 <= m <= n or n < 1:
+        raise ValueError(f"SampledWithoutReplacementDpEvent: need 0 <= sample_size <= source_dataset_size, got {m}, {n}")
+    if neighbours != "substitution":
+        raise ValueError("SampledWithoutReplacementDpEvent needs neighbours='substitution' (its amplification "
+                         "holds for substitution; dp-accounting's REPLACE_ONE)")
+    if m == 0:
+        return PLD.identity()
+    noise, scale = _base(ev.event, E, "SampledWithoutReplacementDpEvent")
+    # dp-accounting's (RDP) analysis of this event bounds the replacement's displacement of the sum by
+    # 1: a record norm of 1/2.
+    return PLD.fixed_size(noise, scale=scale, batch_size=m, dataset_size=n, sensitivity=0.5,
+                          neighbours="substitution")
+
+
+def _self_composed(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    count = int(ev.count)
+    if count < 0:
+        raise ValueError(f"SelfComposedDpEvent: count must be >= 0, got {count}")
+    inner = _convert(ev.event, neighbours, E, depth + 1)
+    return PLD.identity() if count == 0 else inner.self_compose(count)
+
+
+def _composed(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    parts = [_convert(e, neighbours, E, depth + 1) for e in ev.events]
+    return PLD.composition(parts) if parts else PLD.identity()
+
+
+def _randomized_response(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    return _rr(ev, neighbours)
+
+
+def _mixture(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    if neighbours != "add_remove":
+        raise ValueError("MixtureOfGaussiansDpEvent is defined for neighbours='add_remove' (its pair N(0, s^2) vs "
+                         "sum_i p_i N(c_i, s^2) is an add/remove pair)")
+    sd = float(ev.standard_deviation)
+    sens = [float(c) for c in ev.sensitivities]
+    if all(c == 0.0 for c in sens) and sens:
+        return PLD.identity()
+    if not (math.isfinite(sd) and sd >= 0.0):
+        raise ValueError(f"MixtureOfGaussiansDpEvent: standard_deviation must be finite and >= 0, got {sd!r}")
+    if sd == 0.0:
+        raise _NonPrivate
+    try:
+        return PLD.from_mixture_of_gaussians(sigma=sd, sensitivities=sens,
+                                             probabilities=[float(p) for p in ev.sampling_probs])
+    except ValueError as exc:
+        raise ValueError(f"MixtureOfGaussiansDpEvent: {exc}") from None
+
+
+def _discrete_laplace(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    # pmf exp(-a |x|) tanh(a / 2): pydp_core's discrete Laplace of scale 1 / a.
+    a = float(ev.noise_parameter)
+    if not (math.isfinite(a) and a >= 0.0):
+        raise ValueError(f"DiscreteLaplaceDpEvent: noise_parameter must be finite and >= 0, got {a!r}")
+    if a == 0.0:
+        raise _NonPrivate
+    options = {} if neighbours == "add_remove" else {"neighbours": neighbours}
+    return PLD.from_discrete_laplace(scale=1.0 / a, sensitivity=int(ev.sensitivity), **options)
+
+
+def _tree_aggregation(ev: Any, neighbours: str, E: Any, depth: int) -> PLD:
+    # Each record sits in at most one tree and touches one node per level: a Gaussian mechanism of l2
+    # sensitivity sqrt(depth), depth = ceil(log2(max steps + 1)) (Kairouz et al. 2021, Appendix D).
+    nm = float(ev.noise_multiplier)
+    counts = [int(c) for c in (ev.step_counts if isinstance(ev.step_counts, (list, tuple)) else [ev.step_counts])]
+    if not counts or any(c < 0 for c in counts):
+        raise ValueError(f"SingleEpochTreeAggregationDpEvent: step_counts must be non-empty and >= 0, got {counts}")
+    if not (math.isfinite(nm) and nm >= 0.0):
+        raise ValueError(f"SingleEpochTreeAggregationDpEvent: noise_multiplier must be finite and >= 0, got {nm!r}")
+    levels = math.ceil(math.log2(max(counts) + 1))
+    if levels == 0:
+        return PLD.identity()
+    if nm == 0.0:
+        raise _NonPrivate
+    if neighbours != "add_remove":
+        raise ValueError("SingleEpochTreeAggregationDpEvent is accounted for neighbours='add_remove'")
+    return PLD.from_noise(Gaussian(), scale=nm, sensitivity=math.sqrt(levels))
+
+
+# dp-accounting's event classes, in the order they are tried, and their conversions.
+_CONVERSIONS: tuple[tuple[tuple[str, ...], Callable[[Any, str, Any, int], PLD]], ...] = (
+    (("NoOpDpEvent",), _no_op),
+    (("NonPrivateDpEvent",), _non_private),
+    (("GaussianDpEvent", "LaplaceDpEvent"), _noise_event),
+    (("PoissonSampledDpEvent",), _poisson),
+    (("SampledWithoutReplacementDpEvent",), _without_replacement),
+    (("SelfComposedDpEvent",), _self_composed),
+    (("ComposedDpEvent",), _composed),
+    (("RandomizedResponseDpEvent",), _randomized_response),
+    (("MixtureOfGaussiansDpEvent",), _mixture),
+    (("DiscreteLaplaceDpEvent",), _discrete_laplace),
+    (("SingleEpochTreeAggregationDpEvent",), _tree_aggregation),
+)
 
 
 def _convert(ev: Any, neighbours: str, E: Any, depth: int = 0) -> PLD:
     if depth > 200:
         raise ValueError("the DpEvent tree is nested more than 200 levels deep")
-    if isinstance(ev, E.NoOpDpEvent):
-        return PLD.identity()
-    if isinstance(ev, E.NonPrivateDpEvent):
-        raise _NonPrivate
-    if isinstance(ev, (E.GaussianDpEvent, E.LaplaceDpEvent)):
-        noise, scale = _base(ev, E, type(ev).__name__)
-        return PLD.from_noise(noise, scale=scale, sensitivity=1.0)
-    if isinstance(ev, E.PoissonSampledDpEvent):
-        q = float(ev.sampling_probability)
-        if not 0.0 <= q <= 1.0:
-            raise ValueError(f"PoissonSampledDpEvent: sampling_probability must lie in [0, 1], got {q}")
-        if q == 0.0:
-            return PLD.identity()
-        noise, scale = _base(ev.event, E, "PoissonSampledDpEvent")
-        return _sampled(noise, scale, q, "poisson", neighbours)
-    if isinstance(ev, E.SampledWithoutReplacementDpEvent):
-        n, m = int(ev.source_dataset_size), int(ev.sample_size)
-        if not 0 <= m <= n or n < 1:
-            raise ValueError(f"SampledWithoutReplacementDpEvent: need 0 <= sample_size <= source_dataset_size, got {m}, {n}")
-        if neighbours != "substitution":
-            raise ValueError("SampledWithoutReplacementDpEvent needs neighbours='substitution' (its amplification "
-                             "holds for substitution; dp-accounting's REPLACE_ONE)")
-        if m == 0:
-            return PLD.identity()
-        noise, scale = _base(ev.event, E, "SampledWithoutReplacementDpEvent")
-        # dp-accounting's (RDP) analysis of this event bounds the replacement's displacement of the sum by
-        # 1: a record norm of 1/2.
-        return PLD.fixed_size(noise, scale=scale, batch_size=m, dataset_size=n, sensitivity=0.5,
-                              neighbours="substitution")
-    if isinstance(ev, E.SelfComposedDpEvent):
-        count = int(ev.count)
-        if count < 0:
-            raise ValueError(f"SelfComposedDpEvent: count must be >= 0, got {count}")
-        inner = _convert(ev.event, neighbours, E, depth + 1)
-        return PLD.identity() if count == 0 else inner.self_compose(count)
-    if isinstance(ev, E.ComposedDpEvent):
-        parts = [_convert(e, neighbours, E, depth + 1) for e in ev.events]
-        return PLD.composition(parts) if parts else PLD.identity()
-    if isinstance(ev, E.RandomizedResponseDpEvent):
-        return _rr(ev, neighbours)
-    other = _other(ev, neighbours, E)
-    if other is not None:
-        return other
+    for names, convert in _CONVERSIONS:
+        if isinstance(ev, tuple(getattr(E, n) for n in names)):
+            return convert(ev, neighbours, E, depth)
     if isinstance(ev, E.DpEvent):
         raise ValueError(f"{type(ev).__name__} is not supported by pydp_core's accounting: no certified PLD of it is "
                          "known here")

@@ -494,4 +494,4 @@ def _install_dispatch() -> None:
         except ImportError:  # optional parts of Opacus (FSDP needs torch.distributed)
             continue
         if getattr(module, "_generate_noise", None) is original:
-            setattr(module, "_generate_noise", _generate_noise)
+            setattr(module, "_generate_noise", _generate_noise)  # noqa: B010 (not a declared attribute)

@@ -21,10 +21,11 @@ the family whose components have the smaller geometric mean of noise standard de
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from .._validation import check_delta, check_positive_scalar
 from ..accounting import ApproxDP, compose

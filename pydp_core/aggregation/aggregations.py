@@ -25,10 +25,11 @@ noisy row count and a noisy centred sum, ``variance`` in thirds with the centred
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

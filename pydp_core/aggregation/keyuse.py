@@ -2,8 +2,9 @@
 the key refused) and the accountant's charge, both before any noise is drawn."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

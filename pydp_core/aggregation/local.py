@@ -2,7 +2,8 @@
 noise, estimates). The Dask and Spark engines (:mod:`~pydp_core.aggregation.engines`) reuse both halves."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -196,7 +197,7 @@ def aggregate(
     result = to_polars(out)
     if lazy:
         attrs, result = result.attrs, result.lazy()
-        setattr(result, "attrs", attrs)
+        result.attrs = attrs
     return result
 
 
@@ -416,7 +417,7 @@ def _combine_groups(codes: list[np.ndarray], uniques: list[np.ndarray]) -> tuple
         combined = combined * max(1, u.shape[0]) + c
     uniq, gid = np.unique(combined, return_inverse=True)
     cols = []
-    for c, u in reversed(list(zip(codes, uniques))):
+    for _, u in reversed(list(zip(codes, uniques))):
         size = max(1, u.shape[0])
         cols.append(u[uniq % size])
         uniq = uniq // size

@@ -85,7 +85,7 @@ def to_polars(result: Any) -> Any:
     import polars as pl
 
     out = pl.from_arrow(result)
-    setattr(out, "attrs", {REPORT_KEY: aggregate_report(result)})  # polars frames carry no schema metadata
+    setattr(out, "attrs", {REPORT_KEY: aggregate_report(result)})  # noqa: B010 (polars frames carry no schema metadata)
     return out
 
 

@@ -2,8 +2,9 @@
 table's columns, and the budget plan and release key derived from them (:class:`AggregateSpec`)."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -242,7 +243,7 @@ class AggregateSpec:
         """Whether some bounds are still to be chosen (``bounds="auto"`` before its searches)."""
         return self.auto is not None and self.auto.found is None
 
-    def with_bounds(self, found: dict[Any, Any]) -> "AggregateSpec":
+    def with_bounds(self, found: dict[Any, Any]) -> AggregateSpec:
         """The spec with the bounds found by the searches (``column -> (low, high, i_low, i_high)``) and the
         release's budget calibrated to them; the release id and key stay those of the request."""
         assert self.auto is not None

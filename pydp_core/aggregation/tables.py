@@ -62,10 +62,7 @@ class Frame:
             raise TypeError(f"aggregations: column {name!r} must be numeric (got {getattr(col, 'type', None) or col.dtype})")
         if (col.null_count if self.kind == "arrow" else col.isna().any()):
             raise ValueError(f"aggregations: column {name!r} has missing values (null or NaN); drop or impute them first")
-        if self.kind == "arrow":
-            arr = col.to_numpy()
-        else:
-            arr = col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
+        arr = col.to_numpy() if self.kind == "arrow" else col.to_numpy(dtype=None if col.dtype.kind in "iuf" else np.float64)
         if arr.dtype.kind != "f":
             return prepared_values(arr, None, name)  # integers: exact conversion checked
         result: np.ndarray = arr.astype(np.float64, copy=False)  # NaN: refused by the bounding kernel (see partial_aggregates)

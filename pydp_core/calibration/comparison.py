@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Tuple, overload
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -105,7 +105,7 @@ def laplace_logistic_scale_ratio(*, epsilon: ArrayLike, delta: ArrayLike) -> Any
     return scalar_or_array(out, epsilon, delta)
 
 
-def geng_truncated_laplace(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> Tuple[Truncated, float]:
+def geng_truncated_laplace(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> tuple[Truncated, float]:
     """Geng et al.'s (2020) truncated Laplacian mechanism (Vinterbo 2022, Remark 2).
 
     Laplace noise of scale D/eps on (-A, A), A = (D/eps) log(1 + (e^eps - 1) / (2 delta)); the pair meets

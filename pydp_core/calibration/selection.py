@@ -6,8 +6,8 @@ r in {1, 2} only (counterexample and proof notes in ``docs/calibration.md``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -112,7 +112,7 @@ class SubbotinChoice:
         return Subbotin(self.order)
 
 
-def _mse(r: float, eps: float, delta: float, m: int, linf: float) -> Tuple[float, float, float]:
+def _mse(r: float, eps: float, delta: float, m: int, linf: float) -> tuple[float, float, float]:
     fam = Subbotin(r)
     sens = m ** (1.0 / r) * linf
     s = float(minimal_scale(fam, epsilon=eps, delta=delta, sensitivity=sens))
@@ -125,7 +125,7 @@ def select_subbotin(
     delta: float,
     dimension: int,
     linf_sensitivity: float,
-    orders: Optional[Sequence[float]] = None,
+    orders: Sequence[float] | None = None,
 ) -> SubbotinChoice:
     """Choose the Subbotin order r minimising the per-coordinate MSE s_r^2 Var(X_r) (equation 5).
 

@@ -40,7 +40,8 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 #: Command name -> module of ``pydp_core.cli`` that implements it.
 COMMANDS: dict[str, str] = {

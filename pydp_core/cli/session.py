@@ -41,7 +41,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--delta", type=finite_float, default=0.0, help="create: total delta (default 0: pure DP)")
 
 
-def open_session(path: str, key_file: str) -> "Session":
+def open_session(path: str, key_file: str) -> Session:
     """The :class:`pydp_core.Session` of a session file, with the key file's ledger (for ``--session``)."""
     from ..io import load_key
     from ..session import Session

@@ -19,8 +19,9 @@ import queue
 import shutil
 import signal
 import threading
+from collections.abc import Iterable, Iterator
 from types import FrameType
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable
 
 from .._files import _umask, atomic_output, fsync_dir, same_file, stale_temporaries, temporary_name
 
@@ -52,7 +53,7 @@ class Cancellation:
             self.signum = signum
         self._event.set()
 
-    def _handler(self, signum: int, frame: Optional[FrameType]) -> None:
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
         self.cancel(signum)
 
     def is_set(self) -> bool:
@@ -99,7 +100,7 @@ def cancellation() -> Iterator[Cancellation]:
 
 @contextlib.contextmanager
 def atomic_folder(
-    path: str, *, overwrite: bool = False, before_rename: Optional[Callable[[], None]] = None
+    path: str, *, overwrite: bool = False, before_rename: Callable[[], None] | None = None
 ) -> Iterator[str]:
     """Yield a new temporary folder next to ``path``; on success fsync its files and folders and rename it to
     ``path``. On any exception the temporary folder is removed and ``path`` is left as it was.
@@ -121,7 +122,7 @@ def atomic_folder(
     done = False
     try:
         yield name
-        for root, dirs, names in os.walk(name):
+        for root, _dirs, names in os.walk(name):
             for file in names:
                 fd = os.open(os.path.join(root, file), os.O_RDONLY)
                 try:
@@ -161,7 +162,7 @@ class Pipeline:
 
     def __init__(
         self, produce: Iterable[Any], consume: Callable[[Any], None], depth: int = 2,
-        cancel: Optional[Cancellation] = None,
+        cancel: Cancellation | None = None,
     ) -> None:
         self._in: queue.Queue[Any] = queue.Queue(depth)
         self._out: queue.Queue[Any] = queue.Queue(depth)
@@ -178,7 +179,7 @@ class Pipeline:
     def _halted(self) -> bool:
         return self._stop.is_set() or self._cancel.is_set()
 
-    def _offer(self, q: "queue.Queue[Any]", item: Any) -> bool:
+    def _offer(self, q: queue.Queue[Any], item: Any) -> bool:
         while not self._halted():
             try:
                 q.put(item, timeout=_POLL)
@@ -187,7 +188,7 @@ class Pipeline:
                 continue
         return False
 
-    def _take(self, q: "queue.Queue[Any]") -> Any:
+    def _take(self, q: queue.Queue[Any]) -> Any:
         while not self._halted():
             try:
                 return q.get(timeout=_POLL)

@@ -20,7 +20,8 @@ reuse it for another release. It is embedded in the task graph, so do not persis
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

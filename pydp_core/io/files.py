@@ -6,7 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -111,10 +112,9 @@ def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str
         else:
             pacsv.write_csv(table.replace_schema_metadata(None), tmp,
                             write_options=pacsv.WriteOptions(delimiter=delimiter))
-    with atomic_output(sidecar) as tmp:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+    with atomic_output(sidecar) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(report, fh, indent=2, sort_keys=True)
+        fh.write("\n")
     return sidecar
 
 
@@ -451,9 +451,9 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
                 if state["writer"] is not None:
                     state["writer"].close()
             if side is not None:  # published just before the output, never after it
-                with atomic_output(side, before_rename=cancel.check) as side_tmp:
-                    with open(side_tmp, "w", encoding="utf-8") as fh:
-                        fh.write(report_text + "\n")
+                with atomic_output(side, before_rename=cancel.check) as side_tmp, \
+                        open(side_tmp, "w", encoding="utf-8") as fh:
+                    fh.write(report_text + "\n")
     except BaseException:
         if side is not None and not os.path.exists(target):
             with contextlib.suppress(FileNotFoundError):
@@ -666,7 +666,7 @@ class _CsvWriter:
     """
 
     def __init__(self, path: str, schema: Any) -> None:
-        self._fh = open(path, "wb")
+        self._fh = open(path, "wb")  # noqa: SIM115 (the writer owns it until close())
         self._fh.write((",".join(_quoted(n) for n in schema.names) + "\n").encode("utf-8"))
 
     def write(self, batch: Any) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import math
 import os
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -257,7 +258,7 @@ def _from_polars(data: Any) -> tuple[Any, Callable[[Any], Any]]:
             result = result.alias(data.name)
         result = result.lazy() if lazy else result
         if REPORT_KEY.encode() in meta:  # polars frames carry no schema metadata
-            setattr(result, "attrs", {REPORT_KEY: json.loads(meta[REPORT_KEY.encode()])})
+            result.attrs = {REPORT_KEY: json.loads(meta[REPORT_KEY.encode()])}
         return result
 
     return table, restore

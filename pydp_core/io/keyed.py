@@ -9,7 +9,8 @@ anything but their data get independent noise.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
 
 import numpy as np
 

@@ -226,9 +226,8 @@ def write_key(path: str | os.PathLike[str], key: bytes | None = None, *, overwri
         return
     from .atomic import atomic_output
 
-    with atomic_output(path, mode=0o600) as tmp:
-        with open(tmp, "wb") as fh:
-            fh.write(payload)
+    with atomic_output(path, mode=0o600) as tmp, open(tmp, "wb") as fh:
+        fh.write(payload)
 
 
 def column_key(key: bytes, column: str) -> bytes:

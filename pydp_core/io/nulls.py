@@ -13,7 +13,8 @@ NaN is not a missing value here: it stays refused (store missing values as nulls
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["DEFAULT", "null_policies", "apply_nulls", "describe_nulls"]
 

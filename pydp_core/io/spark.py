@@ -24,7 +24,8 @@ configuration or log written by this module.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from .._validation import check_int, require_extra
 from .frames import column_names, record_distributed_release

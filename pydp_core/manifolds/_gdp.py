@@ -11,7 +11,6 @@ settled.
 from __future__ import annotations
 
 import math
-from typing import Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,7 +29,7 @@ def _log_delta_mu(eps: ArrayLike, mu: ArrayLike) -> np.ndarray:
     return _acc.gdp_log_delta(np.ascontiguousarray(m), np.ascontiguousarray(e), 1)
 
 
-def _log_cdelta_mu(eps: np.ndarray, mu: Union[float, np.ndarray]) -> np.ndarray:
+def _log_cdelta_mu(eps: np.ndarray, mu: float | np.ndarray) -> np.ndarray:
     """log(1 - delta_mu(eps)) = log(Phi(-a) + e^eps Phi(b)), a, b = -eps/mu +- mu/2: a sum, no cancellation."""
     a = -eps / mu + mu / 2.0
     result: np.ndarray = np.logaddexp(log_ndtr(-a), eps + log_ndtr(-eps / mu - mu / 2.0))
@@ -53,7 +52,7 @@ def mu_for_log_delta(eps: np.ndarray, log_delta: np.ndarray) -> np.ndarray:
     lo = ld + 0.5 * math.log(2 * math.pi) - 1e-9
     hi = np.log(np.maximum(500.0, 2.0 * np.sqrt(2.0 * np.maximum(eps, 0.0)) + 40.0))
     x = np.clip(0.0, lo, hi)
-    for it in range(200):
+    for _it in range(200):
         mu = np.exp(x)
         with np.errstate(divide="ignore", over="ignore"):
             a = -eps / mu + mu / 2.0

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -148,7 +147,7 @@ def _gauss_certified(e0: np.ndarray, e1: np.ndarray, mu: np.ndarray, gauss: tupl
 
 
 def _intervals_certified(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.ndarray, c0: np.ndarray,
-                         c1: np.ndarray, mu: ArrayLike, gauss: Optional[tuple[float, float, float]] = None) -> np.ndarray:
+                         c1: np.ndarray, mu: ArrayLike, gauss: tuple[float, float, float] | None = None) -> np.ndarray:
     """Per interval [e0, e1]: is delta <= delta_mu proven there, given upper bounds exp(u) of delta and
     lower bounds exp(c) of 1 - delta at its ends? ``mu`` is one value, or one per interval.
 
@@ -178,7 +177,7 @@ def _intervals_certified(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.
 
 def _smallest_certified_k(e0: np.ndarray, e1: np.ndarray, u0: np.ndarray, u1: np.ndarray, c0: np.ndarray,
                           c1: np.ndarray, base: float, r0: float, kmax: int,
-                          gauss: Optional[tuple[float, float, float]]) -> np.ndarray:
+                          gauss: tuple[float, float, float] | None) -> np.ndarray:
     """Per interval of :func:`_intervals_certified`: the smallest k in 0..kmax with the interval proven at
     mu = base (1 + r0 2^k), kmax + 1 where none is. One bisection in k for all intervals at once (the
     conditions are monotone in mu); for few intervals, every k in one evaluation."""
@@ -238,7 +237,7 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
     hi = _largest_loss_parts(sigma, D)[0] if compact else math.inf
     budget = {"all": _CERT_POINTS, "quad": _CERT_QUADRATURE_POINTS}
 
-    def bounds(x: np.ndarray, ldx: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(x: np.ndarray, ldx: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(log upper bound of delta, log lower bound of 1 - delta) at x; the quadrature only where needed."""
         lu = np.full(x.shape, np.nan)
         lc = np.full(x.shape, -np.inf)
@@ -286,13 +285,13 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
     r0 = 8.0 * 2.0**-52
     kmax = max(0, math.ceil(math.log2(_CERT_MAX_INFLATION / r0)))
 
-    def ladder(base: float, k_floor: int) -> Optional[float]:
+    def ladder(base: float, k_floor: int) -> float | None:
         """The smallest certified base (1 + r0 2^k) after refining the grid, or None. An interval keeps its
         smallest k while its ends and bounds are unchanged; a proof on any grid holds, so k_ok is the
         smallest over the rounds."""
         nonlocal e, lu, lc
         known: dict[tuple[float, ...], int] = {}
-        k_ok: Optional[int] = None
+        k_ok: int | None = None
         k_good = max(k_floor + 1, math.floor(math.log2(_CERT_GOOD_ENOUGH / r0)))
         for _ in range(60):
             srt = np.argsort(e, kind="stable")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -172,7 +172,7 @@ class PrivateFrechetMean:
     mechanism: str
     sigma: float
     mu: float
-    epsilon: Optional[float]
+    epsilon: float | None
     sensitivity: float
 
 
@@ -180,9 +180,9 @@ def private_frechet_mean(
     manifold: Manifold,
     points: ArrayLike,
     *,
-    mu: Optional[float] = None,
+    mu: float | None = None,
     radius: float,
-    sigma: Optional[float] = None,
+    sigma: float | None = None,
     mechanism: str = "gaussian",
     rng: Any = None,
 ) -> PrivateFrechetMean:
@@ -255,10 +255,7 @@ def private_frechet_mean(
         rel = RiemannianGaussian(manifold, mean, s).sample(rng=rng)
         return PrivateFrechetMean(rel, "gaussian", s, mu_v, None, D)
     if mechanism == "laplace":
-        if mu is not None:
-            mu_v = float(mu)
-        else:
-            mu_v = gdp_mu(manifold, sigma=check_positive_scalar(sigma, "sigma"), sensitivity=D)
+        mu_v = float(mu) if mu is not None else gdp_mu(manifold, sigma=check_positive_scalar(sigma, "sigma"), sensitivity=D)
         eps = mu_to_epsilon(mu_v)
         s = D / eps
         rel = RiemannianLaplace(manifold, mean, s).sample(rng=rng)

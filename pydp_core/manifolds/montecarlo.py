@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from scipy import special as sps
@@ -66,8 +66,8 @@ class MonteCarloMu:
         return (self.ci_low, self.ci_high)
 
 
-def monte_carlo_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: int, eps_max: Optional[float],
-                   rng: Any, confidence: float, progress: Optional[bool], threads: Optional[int]) -> MonteCarloMu:
+def monte_carlo_mu(manifold: Manifold, sigma: float, D: float, n: int, m: int, n_eps: int, eps_max: float | None,
+                   rng: Any, confidence: float, progress: bool | None, threads: int | None) -> MonteCarloMu:
     """Algorithm 2 with a confidence interval; the arguments are checked by :func:`gdp_mu`."""
     eps_max = default_eps_max(manifold, sigma, D) if eps_max is None else check_positive_scalar(eps_max, "eps_max")
     r = as_generator(rng)

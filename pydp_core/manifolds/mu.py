@@ -11,7 +11,7 @@ of Jiang et al.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Optional, Union, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -110,11 +110,11 @@ def gdp_mu(
     n: int = ...,
     m: int = ...,
     n_eps: int = ...,
-    eps_max: Optional[float] = ...,
+    eps_max: float | None = ...,
     rng: Any = ...,
     confidence: float = ...,
-    progress: Optional[bool] = ...,
-    threads: Optional[int] = ...,
+    progress: bool | None = ...,
+    threads: int | None = ...,
 ) -> MonteCarloMu: ...
 def gdp_mu(
     manifold: Manifold,
@@ -125,12 +125,12 @@ def gdp_mu(
     n: int = 1000,
     m: int = 100,
     n_eps: int = 1000,
-    eps_max: Optional[float] = None,
+    eps_max: float | None = None,
     rng: Any = None,
     confidence: float = 0.95,
-    progress: Optional[bool] = None,
-    threads: Optional[int] = None,
-) -> Union[float, MonteCarloMu]:
+    progress: bool | None = None,
+    threads: int | None = None,
+) -> float | MonteCarloMu:
     """The privacy parameter mu of the Riemannian Gaussian mechanism N_M(f(D), sigma^2).
 
     The mechanism is mu-GDP iff delta(epsilon) <= delta_mu(epsilon) for every epsilon >= 0 (Dong, Roth and

@@ -11,7 +11,7 @@ D / sigma >= 1e-12) is checked up front (:func:`_check_regime`).
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, overload
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -27,7 +27,7 @@ from .spaces import Circle, Euclidean, Hyperbolic, Manifold, Sphere, check_manif
 
 
 def _log_profile(manifold: Manifold, eps: np.ndarray, sigma: float, D: float,
-                 law: Optional[RadialLaw] = None) -> tuple[np.ndarray, np.ndarray]:
+                 law: RadialLaw | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(log delta(eps), reliable) for the Riemannian Gaussian mechanism on a model space.
 
     delta = P(L > eps) - e^eps P(L < -eps) from the two tails (closed form on S^1, one-dimensional
@@ -70,7 +70,7 @@ def _check_regime(manifold: Manifold, sigma: float, D: float) -> None:
             "(the quadrature is checked against 50-digit references there only; docs/manifolds.md, "
             "Section 3); use gdp_mu(..., method='monte_carlo') outside it"
         )
-    if D < 1e-12 * sigma:
+    if 1e-12 * sigma > D:
         raise ValueError(f"sensitivity / sigma = {D / sigma:.3g} is below the validated range (>= 1e-12) on {manifold!r}")
 
 
@@ -80,7 +80,7 @@ _SIGMA_RANGE = (1e-3, 1e3)
 
 def _check_sensitivity(manifold: Manifold, sensitivity: Any) -> float:
     D = check_positive_scalar(sensitivity, "sensitivity")
-    if isinstance(manifold, (Circle, Sphere)) and D > math.pi:
+    if isinstance(manifold, (Circle, Sphere)) and math.pi < D:
         raise ValueError(f"sensitivity must be <= pi on {manifold!r} (no two points are further apart)")
     return D
 

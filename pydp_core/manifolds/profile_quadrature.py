@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 from scipy import special as sps
@@ -55,7 +55,7 @@ def _sine_product(kind: int, u: np.ndarray, v: np.ndarray, den: np.ndarray) -> n
 
 
 def _xfrac(kind: int, t: np.ndarray, r: np.ndarray, D: float, dr: np.ndarray, den: np.ndarray,
-           accurate: Optional[str] = None) -> tuple[np.ndarray, np.ndarray]:
+           accurate: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """x = (1 + c)/2 and xc = 1 - x, c the cosine of the angle at which d(eta2, y) = r, given dr = r - t
     computed without cancellation and den = :func:`_xfrac_den`, by the stable product forms
     x = S((t + D + r)/2) S((D - dr)/2) / den and xc = S((r + t - D)/2) S((dr + D)/2) / den (arrays of the
@@ -395,7 +395,7 @@ def _antipode_terms(D: float, rho: np.ndarray, s2: np.ndarray, c2: np.ndarray,
     form divides by the sine of an angle that stays away from pi on its side, so dt and the drop keep
     their relative accuracy as rho -> 0.
     """
-    if D >= math.pi / 2:
+    if math.pi / 2 <= D:
         t0, st0 = math.pi - D, math.sin(D)
         sst = st0 * np.sin(rho)
         h = np.sin((t0 - rho) / 2) ** 2 + sst * s2

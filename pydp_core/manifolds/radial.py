@@ -142,10 +142,7 @@ class RadialLaw:
     def log_normalizer(self) -> float:
         """log of the integral of the unnormalised density exp(-d^2/2 sigma^2) over the manifold."""
         d = self.manifold.dim
-        if self.kind == 3:
-            log_area = math.log(2.0)
-        else:
-            log_area = math.log(2.0) + (d / 2.0) * math.log(math.pi) - math.lgamma(d / 2.0)
+        log_area = math.log(2.0) if self.kind == 3 else math.log(2.0) + d / 2.0 * math.log(math.pi) - math.lgamma(d / 2.0)
         return log_area + self._log_norm_t
 
     def cdf(self, t: ArrayLike) -> np.ndarray:

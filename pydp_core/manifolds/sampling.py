@@ -6,7 +6,7 @@ its log-concave part, the direction uniformly, then mapped by the exponential ma
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -85,8 +85,8 @@ class _RiemannianRadial:
                          self._basis, n, r.kernel, r.kernel_threads)
         return out[0] if size is None else out.reshape(shape + out.shape[1:])
 
-    def sample_mh(self, size: Optional[int] = None, rng: Any = None, *, steps: int = 300,
-                  proposal_scale: Optional[float] = None) -> Any:
+    def sample_mh(self, size: int | None = None, rng: Any = None, *, steps: int = 300,
+                  proposal_scale: float | None = None) -> Any:
         """Metropolis-Hastings with an exponential-wrapped Gaussian proposal (Section 4.1; Pennec et al.).
 
         ``size`` independent chains start at the footpoint and run ``steps`` steps each; a proposal
@@ -117,10 +117,7 @@ class _RiemannianRadial:
         for _ in range(steps):
             z = r.normal(size=(n, m.dim)) * tau
             norm = np.sqrt(np.sum(z * z, axis=1))
-            if m.point_size == 0:
-                v = z[:, 0]
-            else:
-                v = self._tangent_at(x, z)
+            v = z[:, 0] if m.point_size == 0 else self._tangent_at(x, z)
             ok = norm < m.injectivity_radius
             y = m.exp(x, v)
             dy = np.asarray(m.dist(fp, y), float)

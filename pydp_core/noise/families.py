@@ -7,7 +7,7 @@ tails and the special functions behind them are described in ``docs/noise.md``.
 from __future__ import annotations
 
 import math
-from typing import Any, Tuple, overload
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -169,7 +169,7 @@ class NoiseFamily:
         return float(self._kernel.psi_diff(u, d))
 
     @property
-    def identity(self) -> Tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
         """A hashable tuple naming the density: equal for equal densities (``Subbotin(1)`` and ``Laplace()``).
 
         ``==`` and ``hash`` use it, and so do the caches keyed by a family.
@@ -309,7 +309,7 @@ class Subbotin(NoiseFamily):
         return math.exp((2.0 - 2.0 / r) * math.log(r) + math.lgamma(2.0 - 1.0 / r) - math.lgamma(1.0 / r))
 
     @property
-    def identity(self) -> Tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
         # Subbotin(1) == Laplace() and Subbotin(2) == Gaussian() as densities.
         if self.r == 1.0:
             return ("Laplace",)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -57,7 +57,7 @@ class LogConcaveFamily(NoiseFamily):
         *,
         logcdf: Callable[[np.ndarray], np.ndarray] | None = None,
         bound: float = math.inf,
-        variance: Optional[float] = None,
+        variance: float | None = None,
         mlr_bounded: bool = False,
         name: str = "custom",
     ) -> None:
@@ -181,7 +181,7 @@ class LogConcaveFamily(NoiseFamily):
         return float(lp[0] - lp[1])
 
     @property
-    def identity(self) -> Tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
         return ("LogConcaveFamily", id(self))
 
     def __repr__(self) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Tuple
+from typing import Any
 
 from .._core import noise as _cnoise
 from .._validation import check_positive_scalar
@@ -73,7 +73,7 @@ class Truncated(NoiseFamily):
         return self.base.mlr_bounded
 
     @property
-    def identity(self) -> Tuple[Any, ...]:
+    def identity(self) -> tuple[Any, ...]:
         return ("Truncated", self.base.identity, self.bound)
 
     def __repr__(self) -> str:

@@ -52,7 +52,7 @@ __all__ = ["ChaCha20"]
 _UINT64_MAX = (1 << 64) - 1
 
 # Generators to re-key in a forked child: those whose key came from the operating system.
-_SECURE: "weakref.WeakSet[ChaCha20]" = weakref.WeakSet()
+_SECURE: weakref.WeakSet[ChaCha20] = weakref.WeakSet()
 
 
 def _rekey_after_fork() -> None:
@@ -181,7 +181,7 @@ class ChaCha20(np.random.BitGenerator):
             _SECURE.add(self)
 
     @classmethod
-    def _from_key(cls, key: bytes, secure: bool) -> "ChaCha20":
+    def _from_key(cls, key: bytes, secure: bool) -> ChaCha20:
         obj = cls(key=key)
         if secure:
             obj._secure = True
@@ -264,7 +264,7 @@ class ChaCha20(np.random.BitGenerator):
         return int(v)
 
     # -- streams -------------------------------------------------------------------------------------
-    def stream(self, i: int) -> "ChaCha20":
+    def stream(self, i: int) -> ChaCha20:
         """The independent generator for partition or task ``i`` (0 <= i < 2**64 - 1).
 
         Its key is a ChaCha20 output of (this key, i): the same key and ``i`` always give the same
@@ -275,7 +275,7 @@ class ChaCha20(np.random.BitGenerator):
         child_key = self._bg.spawn_key(check_int(i, "i", 0, (1 << 64) - 2))
         return ChaCha20._from_key(child_key, self._secure)
 
-    def spawn(self, n_children: int) -> list["ChaCha20"]:
+    def spawn(self, n_children: int) -> list[ChaCha20]:
         """``n_children`` new independent generators from ``seed_seq.spawn`` (numpy's convention).
 
         Successive calls give new children. Children of a generator keyed by the operating system are

@@ -5,7 +5,7 @@ import hashlib
 import math
 import os
 import weakref
-from typing import Any, Callable, Optional, Union, overload
+from typing import Any, Callable, Union, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -69,7 +69,7 @@ def _threads(threads: Any) -> int:
 # Secure (OS-keyed) C++ generators alive in this process. A fork copies them with their key and buffered
 # words; the child re-keys every one of them at once from OS entropy (the kernel would also re-key each on
 # its next keystream block, but words already buffered must not be served twice).
-_SECURE: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_SECURE: weakref.WeakSet[Any] = weakref.WeakSet()
 
 #: The largest scale a sampler accepts: every unit-scale draw is below 1e8 in magnitude, so scaled draws
 #: stay finite (a larger scale would return +-inf). float32 draws are limited in proportion to their range.
@@ -145,7 +145,7 @@ class Random:
 
     __slots__ = ("_gen", "_threads", "_seeded")
 
-    def __init__(self, seed: Union[int, bytes, None] = None, threads: Optional[int] = None) -> None:
+    def __init__(self, seed: int | bytes | None = None, threads: int | None = None) -> None:
         self._threads = _threads(threads)
         self._seeded = seed is not None
         if seed is None:
@@ -155,7 +155,7 @@ class Random:
             self._gen = _R.Generator(_key_from_seed(seed), 0)
 
     @classmethod
-    def _wrap(cls, gen: Any, threads: int, seeded: bool) -> "Random":
+    def _wrap(cls, gen: Any, threads: int, seeded: bool) -> Random:
         obj = cls.__new__(cls)
         obj._gen = gen
         if gen.secure:
@@ -166,7 +166,7 @@ class Random:
 
     # -- properties and streams --------------------------------------------------------------------
     @property
-    def threads(self) -> Optional[int]:
+    def threads(self) -> int | None:
         """Worker threads (``None``: all cores)."""
         return None if self._threads == 0 else self._threads
 
@@ -186,7 +186,7 @@ class Random:
         return self._threads
 
     @classmethod
-    def from_secret_key(cls, key: bytes, threads: Optional[int] = None) -> "Random":
+    def from_secret_key(cls, key: bytes, threads: int | None = None) -> Random:
         """The stream keyed by the secret bytes ``key`` (a release key, not a public seed): not :attr:`seeded`.
 
         The stream is the one ``Random(key, threads)`` gives; only the label differs, because whoever
@@ -195,7 +195,7 @@ class Random:
         rng = cls(key, threads)
         return cls._wrap(rng._gen, rng._threads, False)
 
-    def stream(self, i: int) -> "Random":
+    def stream(self, i: int) -> Random:
         """The independent generator for partition or task ``i`` (0 <= i < 2**64 - 1).
 
         It is derived from (key, i) only: the same seed and ``i`` always give the same stream, whatever
@@ -205,7 +205,7 @@ class Random:
         index = check_int(i, "i", 0, _UINT64_MAX - 1)
         return Random._wrap(self._gen.spawn(index), self._threads, self._seeded)
 
-    def with_threads(self, threads: Optional[int]) -> "Random":
+    def with_threads(self, threads: int | None) -> Random:
         """This generator (sharing its state) with a different number of worker threads."""
         return Random._wrap(self._gen, _threads(threads), self._seeded)
 
@@ -223,7 +223,7 @@ class Random:
 
     # -- samplers ----------------------------------------------------------------------------------
     def _run(self, kernel: Callable[[np.ndarray, bool], None], params: dict[str, np.ndarray], size: Size,
-             dtype: DTypeLike, out: Optional[np.ndarray], largest: float = 1e8) -> Any:
+             dtype: DTypeLike, out: np.ndarray | None, largest: float = 1e8) -> Any:
         """Shared driver: scalar parameters go to C++ fused; array ones are applied as loc + scale * X.
         ``largest`` bounds the unit-scale draws in magnitude (1e8 unless the law's range depends on a
         shape parameter)."""
@@ -266,7 +266,7 @@ class Random:
         return res
 
     def _affine(self, name: str, loc: ArrayLike, scale: ArrayLike, size: Size, dtype: DTypeLike,
-                out: Optional[np.ndarray]) -> Any:
+                out: np.ndarray | None) -> Any:
         loc_a = check_finite(loc, "loc")
         scale_a = check_lower_bounded(scale, "scale", 0.0)
         fn = getattr(_R, name)
@@ -284,10 +284,10 @@ class Random:
                out: None = ...) -> float: ...
     @overload
     def normal(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
-               out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+               out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("loc", "scale", "out")
     def normal(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
-               out: Optional[np.ndarray] = None) -> Any:
+               out: np.ndarray | None = None) -> Any:
         """Normal noise N(loc, scale^2) (``scale`` is the standard deviation, as in numpy)."""
         return self._affine("normal", loc, scale, size, dtype, out)
 
@@ -296,10 +296,10 @@ class Random:
                 out: None = ...) -> float: ...
     @overload
     def laplace(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
-                out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+                out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("loc", "scale", "out")
     def laplace(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
-                out: Optional[np.ndarray] = None) -> Any:
+                out: np.ndarray | None = None) -> Any:
         """Laplace noise with density exp(-|x - loc| / scale) / (2 scale)."""
         return self._affine("laplace", loc, scale, size, dtype, out)
 
@@ -308,10 +308,10 @@ class Random:
                  out: None = ...) -> float: ...
     @overload
     def logistic(self, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
-                 out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+                 out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("loc", "scale", "out")
     def logistic(self, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
-                 out: Optional[np.ndarray] = None) -> Any:
+                 out: np.ndarray | None = None) -> Any:
         """Logistic noise with CDF 1 / (1 + exp(-(x - loc) / scale))."""
         return self._affine("logistic", loc, scale, size, dtype, out)
 
@@ -320,10 +320,10 @@ class Random:
                  out: None = ...) -> float: ...
     @overload
     def subbotin(self, r: float, loc: ArrayLike = ..., scale: ArrayLike = ..., size: Size = ...,
-                 dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+                 dtype: DTypeLike = ..., out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("loc", "scale", "out")
     def subbotin(self, r: float, loc: ArrayLike = 0.0, scale: ArrayLike = 1.0, size: Size = None,
-                 dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
+                 dtype: DTypeLike = np.float64, out: np.ndarray | None = None) -> Any:
         """Subbotin_r noise: loc + scale * X with X of density ``exp(-|x|^r / r) / C(r)``, r >= 1.
 
         ``r = 1`` is the Laplace and ``r = 2`` the standard normal (``pydp_core.Subbotin(r)`` is the
@@ -346,10 +346,10 @@ class Random:
     def exponential(self, scale: float = ..., size: None = ..., dtype: DTypeLike = ..., out: None = ...) -> float: ...
     @overload
     def exponential(self, scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
-                    out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+                    out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("scale", "out")
     def exponential(self, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
-                    out: Optional[np.ndarray] = None) -> Any:
+                    out: np.ndarray | None = None) -> Any:
         """Exponential variates with mean ``scale``."""
         scale_a = check_lower_bounded(scale, "scale", 0.0)
 
@@ -363,10 +363,10 @@ class Random:
               out: None = ...) -> float: ...
     @overload
     def gamma(self, shape: float, scale: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
-              out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+              out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("scale", "out")
     def gamma(self, shape: float, scale: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
-              out: Optional[np.ndarray] = None) -> Any:
+              out: np.ndarray | None = None) -> Any:
         """Gamma(shape, scale) variates (Marsaglia and Tsang 2000; shape < 1 by the U^(1/shape) boost)."""
         k = as_scalar(check_lower_bounded(shape, "shape", 0.0, strict=True), "shape")
         scale_a = check_lower_bounded(scale, "scale", 0.0)
@@ -382,10 +382,10 @@ class Random:
                 out: None = ...) -> float: ...
     @overload
     def uniform(self, low: ArrayLike = ..., high: ArrayLike = ..., size: Size = ..., dtype: DTypeLike = ...,
-                out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+                out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("low", "high", "out")
     def uniform(self, low: ArrayLike = 0.0, high: ArrayLike = 1.0, size: Size = None, dtype: DTypeLike = np.float64,
-                out: Optional[np.ndarray] = None) -> Any:
+                out: np.ndarray | None = None) -> Any:
         """Uniform variates on [low, high) (53 random bits per value)."""
         lo = check_finite(low, "low")
         hi = check_finite(high, "high")
@@ -413,10 +413,10 @@ class Random:
                       out: None = ...) -> float: ...
     @overload
     def arsinh_normal(self, A: float, sigma: float, loc: ArrayLike = ..., size: Size = ...,
-                      dtype: DTypeLike = ..., out: Optional[np.ndarray] = ...) -> np.ndarray: ...
+                      dtype: DTypeLike = ..., out: np.ndarray | None = ...) -> np.ndarray: ...
     @accepts_arrays("loc", "out")
     def arsinh_normal(self, A: float, sigma: float, loc: ArrayLike = 0.0, size: Size = None,
-                      dtype: DTypeLike = np.float64, out: Optional[np.ndarray] = None) -> Any:
+                      dtype: DTypeLike = np.float64, out: np.ndarray | None = None) -> Any:
         """The tCDP arsinh-normal noise loc + A * asinh(Z / A), Z ~ N(0, sigma^2) (Bun et al. 2018).
 
         With Z ~ N(0, D^2 / (2 rho0)) and A = 8 D omega the mechanism is (16 rho0, omega)-tCDP for l2
@@ -434,7 +434,7 @@ class Random:
 
     @accepts_arrays("out")
     def sphere(self, d: int, size: Size = None, dtype: DTypeLike = np.float64,
-               out: Optional[np.ndarray] = None) -> np.ndarray:
+               out: np.ndarray | None = None) -> np.ndarray:
         """Unit vectors uniform on the sphere S^{d-1} in R^d: an array of shape ``(*size, d)``.
 
         Each is a standard normal vector divided by its norm.

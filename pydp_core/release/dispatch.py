@@ -7,7 +7,7 @@ and user-defined families are refused.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any
 
 from numpy.typing import ArrayLike
 
@@ -30,7 +30,7 @@ def release_noise(
     delta: float,
     sensitivity: float = 1.0,
     rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
+    bounds: tuple[float, float] | None = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
     timing_stable: bool = False,

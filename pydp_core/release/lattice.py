@@ -14,7 +14,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, Dict, Optional, Tuple, TypeVar
+from typing import Any, Callable, TypeVar
 
 from numpy.typing import ArrayLike
 
@@ -72,7 +72,7 @@ def _table_max_bits(mechanism: str, r: float) -> int:
     return max(_LATTICE_MAX_BITS, min(30, int(math.floor(math.log2(_TABLE_BUDGET / length))) - 1))
 
 
-def _build_table(mechanism: str, r: float, s: int) -> Tuple[Any, int]:
+def _build_table(mechanism: str, r: float, s: int) -> tuple[Any, int]:
     """The table for the integer scale s and its weight bits P: the largest P <= 62 with T < 2**63."""
     est = 1.0 + 2.0 * s * _mass_per_scale(mechanism, r) * 1.01 + 4.0
     bits = max(1, min(62, int(math.floor(62.0 - math.log2(est)))))
@@ -129,7 +129,7 @@ class LatticeRelease(GridRelease):
     (True, 2.3933)
     """
 
-    r: Optional[float] = None
+    r: float | None = None
     weight_bits: int = 0
     timing_stable: bool = False
 
@@ -146,12 +146,12 @@ class LatticeRelease(GridRelease):
             raise CalibrationError("the lattice table could not be rebuilt with the plan's weight bits")
         return t
 
-    def __getstate__(self) -> Dict[str, Any]:  # pickle the plan, not its table (rebuilt on first use)
+    def __getstate__(self) -> dict[str, Any]:  # pickle the plan, not its table (rebuilt on first use)
         state = dict(self.__dict__)
         state.pop("table", None)
         return state
 
-    def __setstate__(self, state: Dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
     def _draw(self, gen: Any, x: Any, low: float, high: float, threads: int) -> Any:
@@ -159,7 +159,7 @@ class LatticeRelease(GridRelease):
 
 
 def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float,
-                  refine: bool = True) -> Tuple[int, int]:
+                  refine: bool = True) -> tuple[int, int]:
     """The grid exponent e and the charged integer shift k for the continuous scale s0 (``refine``: a
     finer grid for small epsilon, within the table budget)."""
     e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
@@ -170,12 +170,12 @@ def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: flo
 
 
 def _smallest_passing(mechanism: str, r: float, start: int,
-                      excess: Callable[[Any], float]) -> Tuple[int, Tuple[Any, int]]:
+                      excess: Callable[[Any], float]) -> tuple[int, tuple[Any, int]]:
     """The smallest integer scale s (grid steps) with ``excess(table of s) <= 0`` that the search verifies,
     and its table: a bracket from ``start``, then a safeguarded secant search; s is checked to pass and
     s - 1 to fail, else CalibrationError."""
-    tables: Dict[int, Tuple[Any, int]] = {}
-    values: Dict[int, float] = {}
+    tables: dict[int, tuple[Any, int]] = {}
+    values: dict[int, float] = {}
 
     def f(s: int) -> float:  # <= 0 passes
         if s not in values:
@@ -241,7 +241,7 @@ _Plan = TypeVar("_Plan", bound=LatticeRelease)
 
 
 def _on_automatic_grid(calibrate_on: Callable[[int, bool], _Plan], grid_bits: Any, timing_stable: bool,
-                       reference: Optional[float], what: str) -> _Plan:
+                       reference: float | None, what: str) -> _Plan:
     """The plan of ``calibrate_on(bits, refine)`` on the grid that ``grid_bits`` asks for, or (None) on the
     automatic grid: with ``timing_stable``, the finest grid whose table stays cache-resident (the search's
     memory accesses depend on the value, and a table beyond the first-level cache makes their time depend
@@ -278,7 +278,7 @@ def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: flo
         grid_bits, timing_stable, s0, "lattice")
 
 
-def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> Tuple[float, float, float]:
+def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> tuple[float, float, float]:
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     if dl == 0:
         raise ValueError(
@@ -296,7 +296,7 @@ def calibrate_subbotin_release(
     epsilon: float,
     delta: float,
     sensitivity: float = 1.0,
-    grid_bits: Optional[int] = None,
+    grid_bits: int | None = None,
     timing_stable: bool = False,
 ) -> LatticeRelease:
     """The verified smallest Subbotin_r lattice release on the grid meeting (epsilon, delta), delta > 0.
@@ -363,7 +363,7 @@ def calibrate_logistic_release(
     epsilon: float,
     delta: float = 0.0,
     sensitivity: float = 1.0,
-    grid_bits: Optional[int] = None,
+    grid_bits: int | None = None,
     timing_stable: bool = False,
 ) -> LatticeRelease:
     """The verified smallest Logistic lattice release on the grid meeting (epsilon, delta), delta > 0.
@@ -420,8 +420,8 @@ def release_subbotin(
     delta: float,
     sensitivity: float = 1.0,
     rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
-    grid_bits: Optional[int] = None,
+    bounds: tuple[float, float] | None = None,
+    grid_bits: int | None = None,
     timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,
@@ -470,8 +470,8 @@ def release_logistic(
     delta: float = 0.0,
     sensitivity: float = 1.0,
     rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
-    grid_bits: Optional[int] = None,
+    bounds: tuple[float, float] | None = None,
+    grid_bits: int | None = None,
     timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,

@@ -6,7 +6,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -115,7 +115,7 @@ class GridRelease:
         return math.ldexp(1.0, 52 + self.grid_exponent)
 
     @accepts_arrays("values", keep_float32=True)
-    def release(self, values: ArrayLike, *, rng: Any = None, bounds: Optional[Tuple[float, float]] = None,
+    def release(self, values: ArrayLike, *, rng: Any = None, bounds: tuple[float, float] | None = None,
                 simulation: bool = False) -> Any:
         """Noisy ``values`` on the grid (see :mod:`pydp_core.release`); a scalar in gives a float out.
 
@@ -125,7 +125,7 @@ class GridRelease:
         check_release_rng(rng, simulation)
         return _release(self, values, rng, bounds)
 
-    def _vector_sizes(self) -> Tuple[int, ...]:
+    def _vector_sizes(self) -> tuple[int, ...]:
         """The numbers of values one call may release (for ``dimension > 1``): one vector."""
         return (self.dimension,)
 
@@ -156,7 +156,7 @@ def _grid_shift(sensitivity: float, e: int) -> int:
     return int(math.floor(d)) + 1
 
 
-def _check_common(epsilon: Any, delta: Any, sensitivity: Any) -> Tuple[float, float, float]:
+def _check_common(epsilon: Any, delta: Any, sensitivity: Any) -> tuple[float, float, float]:
     eps = check_epsilon_scalar(epsilon)
     dl = as_scalar(check_delta(delta), "delta")
     sens = check_positive_scalar(sensitivity, "sensitivity")
@@ -456,7 +456,7 @@ def release_laplace(
     delta: float = 0.0,
     sensitivity: float = 1.0,
     rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
+    bounds: tuple[float, float] | None = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
     simulation: bool = False,
@@ -526,7 +526,7 @@ def release_gaussian(
     delta: float,
     sensitivity: float = 1.0,
     rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
+    bounds: tuple[float, float] | None = None,
     grid_bits: int = DEFAULT_GRID_BITS,
     vector: bool = False,
     simulation: bool = False,

@@ -6,7 +6,7 @@ inversion for the discrete Laplace, ``docs/release.md``).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Optional, Union, overload
+from typing import Any, Union, overload
 
 import numpy as np
 
@@ -57,8 +57,8 @@ def _shape(size: Size) -> tuple[tuple[int, ...], int]:
 @overload
 def sample_discrete_laplace(t: Rational, size: None = ..., rng: Any = ...) -> int: ...
 @overload
-def sample_discrete_laplace(t: Rational, size: Union[int, tuple[int, ...]], rng: Any = ...) -> np.ndarray: ...
-def sample_discrete_laplace(t: Rational, size: Size = None, rng: Any = None) -> Union[int, np.ndarray]:
+def sample_discrete_laplace(t: Rational, size: int | tuple[int, ...], rng: Any = ...) -> np.ndarray: ...
+def sample_discrete_laplace(t: Rational, size: Size = None, rng: Any = None) -> int | np.ndarray:
     """Integers from the discrete Laplace law ``P(y) ~ exp(-|y| / t)``, drawn exactly.
 
     Canonne, Kamath and Steinke 2020, Algorithm 2, with integer arithmetic only (docs/release.md).
@@ -109,8 +109,8 @@ def sample_discrete_laplace(t: Rational, size: Size = None, rng: Any = None) -> 
 @overload
 def sample_discrete_gaussian(sigma2: Rational, size: None = ..., rng: Any = ...) -> int: ...
 @overload
-def sample_discrete_gaussian(sigma2: Rational, size: Union[int, tuple[int, ...]], rng: Any = ...) -> np.ndarray: ...
-def sample_discrete_gaussian(sigma2: Rational, size: Size = None, rng: Optional[Any] = None) -> Union[int, np.ndarray]:
+def sample_discrete_gaussian(sigma2: Rational, size: int | tuple[int, ...], rng: Any = ...) -> np.ndarray: ...
+def sample_discrete_gaussian(sigma2: Rational, size: Size = None, rng: Any | None = None) -> int | np.ndarray:
     """Integers from the discrete Gaussian law ``P(y) ~ exp(-y**2 / (2 sigma2))``, drawn exactly.
 
     Canonne, Kamath and Steinke 2020, Algorithm 3, with integer arithmetic only (docs/release.md).

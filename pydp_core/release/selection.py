@@ -8,8 +8,9 @@ lattice release (:func:`~pydp_core.release.calibrate_vector_release`) has the sm
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..accounting.pld.box import calibrate_box
 from ..calibration import select_subbotin as _select_continuous
@@ -126,7 +127,7 @@ def select_subbotin(
     delta: float,
     dimension: int,
     linf_sensitivity: float,
-    orders: Optional[Sequence[float]] = None,
+    orders: Sequence[float] | None = None,
     release: bool = False,
     releases: int = 1,
     candidates: float = 0.02,

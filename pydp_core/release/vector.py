@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,7 +49,7 @@ _LADDER_STEPS = 8
 _LADDER_SMALL = 16
 
 
-def _table_family(noise: Any) -> Tuple[str, float]:
+def _table_family(noise: Any) -> tuple[str, float]:
     """(table kind, order) of a unit-scale family: the Laplace is Subbotin_1, the Gaussian Subbotin_2."""
     r = getattr(noise, "subbotin_order", None)
     if r is not None:
@@ -103,7 +104,7 @@ class LatticeVectorRelease(LatticeRelease):
     releases: int = 1
     value_step: float = 0.0
     delta_lower: float = 0.0
-    shifts: Tuple[Tuple[int, int], ...] = ()
+    shifts: tuple[tuple[int, int], ...] = ()
 
     @property
     def steps(self) -> int:
@@ -119,11 +120,11 @@ class LatticeVectorRelease(LatticeRelease):
         """The certificate: the PLD of the product of table laws at ``shifts``, for ``releases`` vectors."""
         return _product_pld(self.table, self.shifts, self.releases, self.value_step)
 
-    def _vector_sizes(self) -> Tuple[int, ...]:
+    def _vector_sizes(self) -> tuple[int, ...]:
         return (self.dimension, self.dimension * self.releases)
 
 
-def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: int) -> Tuple[Tuple[int, int], ...]:
+def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: int) -> tuple[tuple[int, int], ...]:
     """The dominating shift of the rounded sensitivity ball, as (grid steps, number of coordinates) pairs.
 
     With ``D = sensitivity / 2**grid_exponent`` and ``K`` the charged one-coordinate shift (Lemma 1), every
@@ -174,7 +175,7 @@ def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: in
     p, q = d.numerator, d.denominator
     ladder = sorted({min(k, math.ceil(k * 2.0 ** (-t / _LADDER_STEPS))) for t in range(_LADDER_STEPS * 64)}
                     | set(range(1, min(k, _LADDER_SMALL) + 1)))
-    counts: Dict[int, int] = {}
+    counts: dict[int, int] = {}
     i = 1
     while i <= dimension:
         if norm == "l1":  # a = floor(D / i), constant up to i_end
@@ -192,15 +193,15 @@ def ball_shifts(norm: str, sensitivity: float, grid_exponent: int, dimension: in
     return tuple(sorted(counts.items(), reverse=True))
 
 
-def _shift_norm(shifts: Sequence[Tuple[int, int]], p: float) -> float:
+def _shift_norm(shifts: Sequence[tuple[int, int]], p: float) -> float:
     """The l_p norm of the shift vector given as (shift, count) pairs."""
     return float(float(sum(c * float(j) ** p for j, c in shifts)) ** (1.0 / p))
 
 
-def _product_pld(table: Any, shifts: Sequence[Tuple[int, int]], releases: int, value_step: float) -> PLD:
+def _product_pld(table: Any, shifts: Sequence[tuple[int, int]], releases: int, value_step: float) -> PLD:
     """The PLD of the product of table laws at the shift vector ``shifts`` (per vector), ``releases`` times."""
     w = table.weights()
-    pld: Optional[PLD] = None
+    pld: PLD | None = None
     for j, c in shifts:
         term = PLD.from_integer_weights(w, shift=j).self_compose(c * releases)
         pld = term if pld is None else pld.compose(term)
@@ -213,7 +214,7 @@ def _stable_charge(eps: float, steps: int) -> float:
     return math.inf if eps > 700 else (1.0 + math.exp(eps)) * steps * STABLE_TV_BOUND
 
 
-def _search(mechanism: str, r: float, eps: float, dl: float, sens: float, e: int, shifts: Sequence[Tuple[int, int]],
+def _search(mechanism: str, r: float, eps: float, dl: float, sens: float, e: int, shifts: Sequence[tuple[int, int]],
             norm: str, k: int, timing_stable: bool, start: int, h: float) -> LatticeVectorRelease:
     """The smallest table scale on the grid 2**e whose certificate at the dominating shift meets delta."""
     shifts = tuple((int(j), int(c)) for j, c in shifts)
@@ -244,7 +245,7 @@ def calibrate_vector_release(
     dimension: int,
     norm: str = "linf",
     releases: int = 1,
-    grid_bits: Optional[int] = None,
+    grid_bits: int | None = None,
     timing_stable: bool = False,
 ) -> LatticeVectorRelease:
     """The verified smallest lattice release of a vector query with iid noise of ``noise``'s shape.
@@ -349,8 +350,8 @@ def release_vector(
     sensitivity: float = 1.0,
     norm: str = "linf",
     rng: Any = None,
-    bounds: Optional[Tuple[float, float]] = None,
-    grid_bits: Optional[int] = None,
+    bounds: tuple[float, float] | None = None,
+    grid_bits: int | None = None,
     timing_stable: bool = False,
     simulation: bool = False,
     confirm_delta: bool = False,

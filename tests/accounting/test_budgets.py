@@ -250,7 +250,7 @@ def test_tcdp_conversion_matches_bun_et_al():
     rho, omega, delta = 0.01, 50.0, 1e-6
     # Bun et al. 2018: rho + 2 sqrt(rho log(1/delta)) if log(1/delta) <= (omega-1)^2 rho, else at alpha = omega
     L = math.log(1 / delta)
-    ref = rho + 2 * math.sqrt(rho * L) if L <= (omega - 1) ** 2 * rho else rho * omega + L / (omega - 1)
+    ref = rho + 2 * math.sqrt(rho * L) if (omega - 1) ** 2 * rho >= L else rho * omega + L / (omega - 1)
     got = pc.TCDP(rho, omega).to_approx_dp(delta, method="mironov").epsilon
     assert got == pytest.approx(ref, rel=1e-9)
     assert pc.TCDP(rho, omega).to_approx_dp(delta).epsilon <= got
@@ -410,10 +410,10 @@ def test_gaussian_sigma_by_definition():
     # tCDP: the arsinh mechanism
     t = pc.TCDP(0.1, 20.0)
     A, sig = pc.arsinh_parameters(t, sensitivity=D)
-    assert A == pytest.approx(8 * D * 20.0) and sig == pytest.approx(D * math.sqrt(8 / 0.1))
+    assert pytest.approx(8 * D * 20.0) == A and sig == pytest.approx(D * math.sqrt(8 / 0.1))
     # consistency with Variants of DP 2019's first phrasing: sigma^2 = D^2 / (2 rho0), rho = 16 rho0, omega = A / (8 D)
     rho0 = D**2 / (2 * sig**2)
-    assert 16 * rho0 == pytest.approx(0.1) and A / (8 * D) == pytest.approx(20.0)
+    assert 16 * rho0 == pytest.approx(0.1) and pytest.approx(20.0) == A / (8 * D)
     assert pc.gaussian_sigma(t, sensitivity=D) == sig
     with pytest.raises(ValueError, match="sensitivity"):
         pc.gaussian_sigma(pc.GDP(1.0), sensitivity=-1.0)

@@ -590,10 +590,7 @@ def _nested_delta(noise, k, eps, d=1.0):
             return math.exp(e) * delta1(-e) + 1.0 - math.exp(e)
         if e >= lmax - 1e-12:
             return 0.0
-        if e == 0.0:
-            u = d / 2
-        else:
-            u = threshold(e)
+        u = d / 2 if e == 0.0 else threshold(e)
         return sf(u - d) - math.exp(e) * sf(u)
 
     def delta_k(j, e):

@@ -55,7 +55,7 @@ def test_calibrated_scale_meets_the_target_and_999_permille_does_not(case):
     c = PLD.calibrate(noise, epsilon=eps, delta=delta, sensitivity=sens, steps=k, sampling_rate=q, certificate=True)
     assert isinstance(c, ScaleCalibration)
     assert c.scale == c.scale_bounds.upper
-    assert 0.0 < c.scale_bounds.lower and c.scale_bounds.upper <= c.scale_bounds.lower * (1.0 + 1e-3)
+    assert c.scale_bounds.lower > 0.0 and c.scale_bounds.upper <= c.scale_bounds.lower * (1.0 + 1e-3)
     # The certificate: on its grid the scale passes ...
     at = _pld(noise, c.scale, sens, k, q, c.value_step).delta(eps)
     assert at.upper <= delta
@@ -91,7 +91,7 @@ def test_dpsgd_calibration():
     step = PLD.from_noise(Gaussian(), scale=c.scale, sampling_rate=0.01).self_compose(10_000)
     assert step.with_discretization(value_step=c.value_step).delta(4.0).upper <= 1e-5
     # sigma = 1 gives epsilon 6.19 at these settings: more noise is needed for epsilon = 4.
-    assert 1.0 < c.scale_bounds.lower
+    assert c.scale_bounds.lower > 1.0
 
 
 @pytest.mark.parametrize("noise, eps, n", [(Gaussian(), 0.01, 100), (Subbotin(1.5), 1.0, 10), (Laplace(), 4.0, 1)], ids=repr)

@@ -198,7 +198,7 @@ def test_bad_input():
                           max_partitions=1, max_contributions=1, epsilon=1.0, public_partitions=[0, 1])
     with pytest.raises(ValueError, match="auto"):  # an engine's partition cannot choose the bounds
         partial_aggregates(df, spec)
-    assert spec_mod.DEFAULT_BOUNDS_SHARE == spec.auto.share
+    assert spec.auto.share == spec_mod.DEFAULT_BOUNDS_SHARE
 
 
 def test_command_line(tmp_path):

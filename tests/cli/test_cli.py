@@ -132,7 +132,7 @@ def test_keygen_writes_an_owner_only_key_and_never_overwrites(capsys, tmp_path):
 
 
 # -- privatize: files -------------------------------------------------------------------------------------
-def _table(n: int = 10_000) -> "pa.Table":
+def _table(n: int = 10_000) -> pa.Table:
     x = np.linspace(-5, 5, n)
     mask = np.zeros(n, bool)
     mask[::97] = True

@@ -361,7 +361,7 @@ def _calls(lib, rng, pld, buf, out):
         ("calibrate NULL", lambda: lib.pydp_pld_calibrate(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, 1, 1.0, 0, 1e-3, None)),
         ("minimal_scale NaN", lambda: lib.pydp_minimal_scale(GAUSSIAN, 0.0, 1.0, nan, 1.0, C.byref(v))),
         ("minimal_scale NULL", lambda: lib.pydp_minimal_scale(GAUSSIAN, 0.0, 1.0, 1e-5, 1.0, None)),
-        *[(f"calibrate_{m} {what}", lambda fn=getattr(lib, f"pydp_calibrate_{m}_release"), a=args: fn(*a))
+        *[(f"calibrate_{m} {what}", lambda fn=getattr(lib, f"pydp_calibrate_{m}_release"), a=args: fn(*a))  # noqa: B008 (bound per case)
           for m in ("laplace", "gaussian") for what, args in (
               ("NaN epsilon", (nan, 1e-6, 1.0, 16, C.byref(plan))), ("inf epsilon", (inf, 1e-6, 1.0, 16, C.byref(plan))),
               ("negative epsilon", (-1.0, 1e-6, 1.0, 16, C.byref(plan))), ("NaN delta", (1.0, nan, 1.0, 16, C.byref(plan))),

@@ -128,6 +128,33 @@ def _base(module: str, node: ast.ImportFrom) -> str:
     return ".".join(package + ([node.module] if node.module else []))
 
 
+def _targets(module: str, node: ast.AST, where: str, violations: list[tuple[str, str, str]]) -> list[str]:
+    """The pydp_core modules one import statement names, noting imports of the whole extension or through
+    the package root in ``violations``."""
+    targets: list[str] = []
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name != "pydp_core" and not alias.name.startswith("pydp_core."):
+                continue
+            if alias.name == CORE:
+                violations.append((module, CORE, f"{where}: imports the whole extension {CORE}; import its area"))
+            elif alias.asname is None:
+                violations.append((module, "pydp_core", f"{where}: `import {alias.name}` goes through the package root"))
+            targets.append(alias.name)
+        return targets
+    base = _base(module, node)
+    if base != "pydp_core" and not base.startswith("pydp_core."):
+        return targets
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        if base == "pydp_core" and alias.name == "_core":
+            violations.append((module, CORE, f"{where}: imports the whole extension {CORE}; import its area"))
+        elif base == "pydp_core":
+            violations.append((module, "pydp_core", f"{where}: `{alias.name}` is imported through the package root"))
+        targets.append(sub if sub in MODULES else base)
+    return targets
+
+
 def _scan():
     """All edges between pydp_core modules, and the violations of rules (a) and (d)."""
     edges: list[Edge] = []
@@ -139,28 +166,7 @@ def _scan():
         rel = path.relative_to(ROOT)
         for node, lazy, typing_only in _imports(tree):
             where = f"{rel}:{node.lineno}"
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name != "pydp_core" and not alias.name.startswith("pydp_core."):
-                        continue
-                    if alias.name == CORE:
-                        violations.append((module, CORE, f"{where}: imports the whole extension {CORE}; import its area"))
-                    elif alias.asname is None:
-                        violations.append((module, "pydp_core", f"{where}: `import {alias.name}` goes through the package root"))
-                    targets.append(alias.name)
-            else:
-                base = _base(module, node)
-                if base != "pydp_core" and not base.startswith("pydp_core."):
-                    continue
-                for alias in node.names:
-                    sub = f"{base}.{alias.name}"
-                    if base == "pydp_core" and alias.name == "_core":
-                        violations.append((module, CORE, f"{where}: imports the whole extension {CORE}; import its area"))
-                    elif base == "pydp_core":
-                        violations.append((module, "pydp_core", f"{where}: `{alias.name}` is imported through the package root"))
-                    targets.append(sub if sub in MODULES else base)
-            for target in targets:
+            for target in _targets(module, node, where, violations):
                 if target in DEPRECATED:
                     violations.append((module, target, f"{where}: imports the deprecated alias {target}"))
                 if target in MODULES and target not in EXEMPT:

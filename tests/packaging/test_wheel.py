@@ -161,7 +161,8 @@ def test_sdist_holds_what_a_source_build_needs(dist):
     if os.environ.get("PYDP_WHEEL"):
         pytest.fail("PYDP_WHEEL is set: run this test without it to check the sdist built by tools/build-wheel")
     (sdist,) = dist.glob("pydp_core-*.tar.gz")
-    names = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
     for required in ("LICENSE", "CHANGELOG.md", "SECURITY.md", "README.md", "CMakeLists.txt", "pyproject.toml",
                      "cmake/pydp_coreConfig.cmake.in", "csrc/capi.cpp", "csrc/include/pydp/capi.h"):
         assert required in names, required

@@ -1,6 +1,7 @@
 """The numpy BitGenerator ChaCha20 (pydp_core/random/bitgen.py, csrc/include/pydp/random/bitgen.hpp)."""
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import os
@@ -358,8 +359,6 @@ def test_fork_while_another_thread_holds_the_lock_does_not_hang():
         release.set()
         t.join()
         if pid:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             os.waitpid(pid, 0)

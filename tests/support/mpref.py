@@ -48,14 +48,14 @@ def _sqrt2():
     return mp.sqrt(2)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ndtr(x: float):
     with mp.workdps(_WORK):
         v = mp.erfc(-X(x) / _sqrt2()) / 2
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def log_ndtr(x: float):
     with mp.workdps(_WORK):
         xx = X(x)
@@ -66,7 +66,7 @@ def log_ndtr(x: float):
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def erfcx(x: float):
     with mp.workdps(_WORK):
         xx = X(x)
@@ -78,7 +78,7 @@ def erfcx(x: float):
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ndtri(p: float):
     """Phi^{-1}(p): Newton on log Phi at 70 digits from scipy's double estimate (only a start point)."""
     from scipy.special import ndtri as sc_ndtri
@@ -102,7 +102,7 @@ def ndtri(p: float):
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gammaincc(a: float, x: float):
     """Regularised upper incomplete gamma Q(a, x)."""
     with mp.workdps(_WORK):
@@ -110,7 +110,7 @@ def gammaincc(a: float, x: float):
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gammainc(a: float, x: float):
     """Regularised lower incomplete gamma P(a, x)."""
     with mp.workdps(_WORK):
@@ -363,7 +363,7 @@ class RefTruncated(RefFamily):
         return 2 * m / mp.exp(self._log_sa_mass()[1])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def family(key: tuple) -> RefFamily:
     """key: ("Laplace",), ("Gaussian",), ("Logistic",), ("Subbotin", r), ("Truncated", base_key, A)."""
     kind = key[0]
@@ -380,7 +380,7 @@ def family(key: tuple) -> RefFamily:
     raise KeyError(key)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def evaluate(key: tuple, method: str, x: float):
     """One of logpdf, pdf, logsf, sf, logcdf, cdf of family ``key`` at the exact double x."""
     f = family(key)
@@ -389,7 +389,7 @@ def evaluate(key: tuple, method: str, x: float):
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ppf(key: tuple, q: float):
     """x with P(X <= x) = q, by a bracketed root find on log S in 70 digits."""
     f = family(key)
@@ -412,7 +412,7 @@ def ppf(key: tuple, q: float):
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def variance(key: tuple):
     with mp.workdps(_WORK):
         v = family(key).variance()
@@ -506,7 +506,7 @@ def _log_profile(f, eps, d):
     return _profile_parts(f, eps, d)[0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def log_privacy_profile(key: tuple, eps: float, scale: float, sensitivity: float = 1.0):
     """log delta for q(d) + scale * X, sensitivity D, at the exact doubles given."""
     f = family(key)
@@ -571,7 +571,7 @@ def hockey_stick(key: tuple, eps: float, scale: float, sensitivity: float = 1.0)
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def max_shift(key: tuple, eps: float, delta: float, guess: float = 0.0):
     """The exact d* = D / s* with delta(eps, d*) = delta: Lemma 2 makes the minimal scale D / s* = d*.
 
@@ -637,7 +637,7 @@ def minimal_scale(key: tuple, eps: float, delta: float, sensitivity: float = 1.0
     return +v
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def epsilon_for_delta(key: tuple, delta: float, scale: float, sensitivity: float = 1.0):
     """The smallest eps >= 0 with delta(eps) <= delta (delta(eps) is decreasing in eps).
 
@@ -695,7 +695,7 @@ def _arc(x, y):
     return abs(((x - y + mp.pi) % (2 * mp.pi)) - mp.pi)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def circle_delta(eps: float, sigma: float, sensitivity: float):
     """delta(eps) of N_{S^1}(eta, sigma^2) against N_{S^1}(eta', sigma^2), d(eta, eta') = D, from the
     definition: the integral over the circle of (p - e^eps q)_+, p and q the densities
@@ -766,7 +766,7 @@ def _pdiff(a, b):
     return 1 - mp.ncdf(a) - mp.ncdf(-b)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def circle_parts(eps: float, sigma: float, sensitivity: float):
     """(delta(eps), 1 - delta(eps)) on S^1 from the arcs where the privacy loss L exceeds eps.
 
@@ -819,7 +819,7 @@ def mu_for_delta(eps, delta, comp, guess):
         return mp.exp(x)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def circle_mu(sigma: float, sensitivity: float):
     """mu of the Riemannian Gaussian mechanism on S^1: the supremum over eps of mu_eps, from
     :func:`circle_parts`. A grid (0, E (k/32)^2 and 33 points around (D/sigma)^2 / 2, where a Gaussian

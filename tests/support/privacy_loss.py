@@ -2,7 +2,7 @@
 inputs), over threshold events, in the spirit of Google's stochastic tester (Google DP team)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats

@@ -93,7 +93,7 @@ def compute(name: str, args: tuple) -> str:
         return mp.nstr(fn(*args), DIGITS, strip_zeros=False)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def table(name: str) -> dict[str, str]:
     with open(PATH, encoding="utf-8") as fh:
         return json.load(fh)["tables"][name]

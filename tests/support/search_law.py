@@ -2,7 +2,7 @@
 against a law given as a mapping."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import mpmath
 import numpy as np

@@ -1,7 +1,8 @@
 """Statistical tests at one fixed false-alarm rate, so that a correct sampler never fails a run."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 from scipy import stats

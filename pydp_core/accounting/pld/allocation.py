@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 from scipy import special as sps
@@ -58,7 +58,7 @@ _MAX_SHIFT = 10.0  # largest shift d (beyond it the loss range outgrows the grid
 _FINE = 40.0  # fine grid steps per standard deviation of the mean
 _WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
 
-Law = Tuple[np.ndarray, np.ndarray]  # (values of M, Q-masses), values sorted
+Law = tuple[np.ndarray, np.ndarray]  # (values of M, Q-masses), values sorted
 
 
 def _gauss_between(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
@@ -67,7 +67,7 @@ def _gauss_between(xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     return out
 
 
-def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
+def _base_gaussian(d: float, step: float) -> tuple[Law, float, Law]:
     """The single-step law of R = exp(d x - d^2 / 2), x ~ N(0, 1): (dominating law on a grid, its P-mass
     at +inf, dominated law).
 
@@ -100,7 +100,7 @@ def _base_gaussian(d: float, step: float) -> Tuple[Law, float, Law]:
     return (grid, w), min(p_hi + short, 1.0), (lo_v[order], lo_w[order])
 
 
-def _spread_cells(cuts: np.ndarray, q: np.ndarray, p: np.ndarray) -> Tuple[np.ndarray, float]:
+def _spread_cells(cuts: np.ndarray, q: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, float]:
     """Masses on the grid exp(cuts) of cells (exp(cuts[j]), exp(cuts[j+1])) of Q-mass q and P-mass p
     (= E[R; cell]), each spread onto its two ends with its mean kept; and the P-mass the spread could not
     carry (a Q-mass rounded below p / g_{j+1}, or underflowed to 0), for +inf."""
@@ -113,7 +113,7 @@ def _spread_cells(cuts: np.ndarray, q: np.ndarray, p: np.ndarray) -> Tuple[np.nd
     return w, float(np.sum(short[short > 0.0]))
 
 
-def _base_laplace(d: float, step: float) -> Tuple[Law, float, Law]:
+def _base_laplace(d: float, step: float) -> tuple[Law, float, Law]:
     """The single-step law of R = f(x - d) / f(x) for the Laplace f(x) = e^{-|x|} / 2: R = e^{-d} on
     x <= 0 (Q-mass 1/2), R = e^{d} on x >= d (Q-mass e^{-d} / 2), R = e^{2x - d} in between, cut uniformly
     in the loss 2x - d; each cell's Q-mass (e^{-x_a} - e^{-x_b}) / 2 and P-mass (e^{x_b - d} - e^{x_a - d}) / 2
@@ -133,11 +133,11 @@ def _base_laplace(d: float, step: float) -> Tuple[Law, float, Law]:
     return (grid, w), min(short, 1.0), (lo_v, lo_w)
 
 
-def _span(a: Law, b: Law, ma: int, mb: int) -> Tuple[float, float]:
+def _span(a: Law, b: Law, ma: int, mb: int) -> tuple[float, float]:
     """The least positive and the largest value of (ma A + mb B) / (ma + mb)."""
     m = float(ma + mb)
 
-    def low(v: np.ndarray) -> Tuple[float, float]:  # smallest value and smallest positive value
+    def low(v: np.ndarray) -> tuple[float, float]:  # smallest value and smallest positive value
         pos = v[v > 0.0]
         return float(v[0]), float(pos[0]) if pos.size else math.inf
 
@@ -209,7 +209,7 @@ def _between(noise: Any, xa: np.ndarray, xb: np.ndarray) -> np.ndarray:
     return out
 
 
-def _base_density(noise: Any, d: float, step: float) -> Tuple[Law, float, Law]:
+def _base_density(noise: Any, d: float, step: float) -> tuple[Law, float, Law]:
     """The single-step law of R = f(x - d) / f(x) for a symmetric log-concave family f (R is nondecreasing
     in x): as :func:`_base_gaussian`, with cells [x_j, x_{j+1}] of the x axis over the window between the
     _TAIL quantiles of Q and P, each closed once the loss has grown by ``step`` (a plateau of the loss is one
@@ -263,14 +263,14 @@ class _Family:
         return repr(self.key)
 
 
-def _base(family: Any, d: float, step: float) -> Tuple[Law, float, Law]:
+def _base(family: Any, d: float, step: float) -> tuple[Law, float, Law]:
     """The single-step laws of a family given by name ("gaussian", "laplace") or as a :class:`_Family`."""
     if isinstance(family, str):
         return _BASES[family](d, step)
     return _base_density(family.noise, d, step)
 
 
-def mean_laws(family: Any, d: float, steps: int, step: float = _STEP) -> Tuple[Law, float, Law]:
+def mean_laws(family: Any, d: float, steps: int, step: float = _STEP) -> tuple[Law, float, Law]:
     """(dominating law, its P-mass at +inf, dominated law) of M_steps for one step of ``family`` ("gaussian"
     or "laplace") at shift d."""
     up1, inf, down1 = _base(family, d, step)
@@ -307,14 +307,14 @@ def _sides(law: Law, inf: float, remove: bool) -> Atoms:
 
 
 @lru_cache(maxsize=32)
-def _laws(family: Any, d: float, steps: int, step: float) -> Tuple[Law, float, Law]:
+def _laws(family: Any, d: float, steps: int, step: float) -> tuple[Law, float, Law]:
     return mean_laws(family, d, steps, step)
 
 
 def allocation_sided(family: Any, d: float, steps: int, step: float = _STEP) -> _Sided:
     """The one-participation pass over ``steps`` steps of the ``family`` mechanism of shift ``d``."""
 
-    def build(remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
+    def build(remove: bool, h: float, _tail: float) -> tuple[Atoms, Atoms]:
         up, inf, down = _laws(family, d, steps, step)
         return _sides(up, inf, remove), _sides(down, 0.0, remove)
 

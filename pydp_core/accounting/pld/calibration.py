@@ -200,7 +200,7 @@ def _calibrate_scale(build: Callable[..., Any], *, epsilon: float, delta: float,
                 c, factor = c / factor, min(factor * factor, 2.0)  # halving at most: a tiny scale has no grid
         if bound(c, step).lower > delta:
             d = min((s for (s, h), iv in memo.items() if h == step and s > c and not iv.lower > delta), default=best)
-            boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)
+            boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)  # noqa: B023 (called here)
         below = failing()
         # 3. Refine the grid while the bracket is wider than ``width``.
         gap = best / below - 1.0 if below > 0.0 else math.inf

@@ -14,7 +14,8 @@ delegate their bodies to the modules beside it, and a class's methods stay in on
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -87,7 +88,7 @@ class PLD:
     # ----- constructors ---------------------------------------------------------------------------------
     @classmethod
     def from_noise(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0,
-                   sampling: str = "poisson", neighbours: str = "add_remove") -> "PLD":
+                   sampling: str = "poisson", neighbours: str = "add_remove") -> PLD:
         """The PLD of additive noise ``scale * X``, X ~ ``noise``, on a query of l1/l2 ``sensitivity``.
 
         Parameters
@@ -152,12 +153,12 @@ class PLD:
                                       sampling=sampling, neighbours=neighbours), 1)])
 
     @classmethod
-    def from_gdp(cls, mu: Any) -> "PLD":
+    def from_gdp(cls, mu: Any) -> PLD:
         """The PLD of mu-GDP (Dong, Roth and Su 2022): the Gaussian mechanism with shift mu."""
         return cls([(_mech.gdp_term(mu), 1)])
 
     @classmethod
-    def from_approx_dp(cls, *, epsilon: Any, delta: Any = 0.0) -> "PLD":
+    def from_approx_dp(cls, *, epsilon: Any, delta: Any = 0.0) -> PLD:
         """The worst-case PLD of an (epsilon, delta)-DP mechanism.
 
         Every (epsilon, delta)-DP pair is a post-processing of the four-outcome pair
@@ -168,7 +169,7 @@ class PLD:
 
     @classmethod
     def from_discrete_laplace(cls, *, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0,
-                              sampling: str = "poisson", neighbours: str = "add_remove") -> "PLD":
+                              sampling: str = "poisson", neighbours: str = "add_remove") -> PLD:
         """The PLD of the discrete Laplace (two-sided geometric) mechanism on the integers, exactly.
 
         The noise has pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}, on an integer query of integer
@@ -184,7 +185,7 @@ class PLD:
 
     @classmethod
     def from_discrete_gaussian(cls, *, sigma2: Any = None, scale: Any = None, sensitivity: int = 1,
-                               sampling_rate: Any = 1.0) -> "PLD":
+                               sampling_rate: Any = 1.0) -> PLD:
         """The PLD of the discrete Gaussian mechanism of the release path on the integers, from its exact pmf.
 
         The noise has pmf N(y) = exp(-y^2 / (2 sigma2)) / Z on the integers (Canonne, Kamath and Steinke
@@ -231,7 +232,7 @@ class PLD:
                                                   sampling_rate=sampling_rate), 1)])
 
     @classmethod
-    def from_integer_weights(cls, weights: Any, *, shift: Any) -> "PLD":
+    def from_integer_weights(cls, weights: Any, *, shift: Any) -> PLD:
         """The PLD of the symmetric integer law P(y) = W(|y|) / T on an integer query with integer sensitivity.
 
         The law of a lattice release (``release.calibrate_subbotin_release``: its ``table.weights()``):
@@ -267,7 +268,7 @@ class PLD:
         return cls([(_mech.integer_weights_term(weights, shift=shift), 1)])
 
     @classmethod
-    def from_density(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> "PLD":
+    def from_density(cls, noise: Any, *, scale: Any, sensitivity: Any = 1.0, sampling_rate: Any = 1.0) -> PLD:
         """The PLD of additive noise of any symmetric log-concave family, from its density and tails.
 
         The slower path for :class:`~pydp_core.noise.Truncated` and
@@ -316,7 +317,7 @@ class PLD:
         return cls([(_mech.density_term(noise, scale=scale, sensitivity=sensitivity, sampling_rate=sampling_rate), 1)])
 
     @classmethod
-    def from_spec(cls, spec: Any) -> "PLD":
+    def from_spec(cls, spec: Any) -> PLD:
         """A PLD from a JSON-style description (the schema of ``pydp-core compose`` and the accountant).
 
         ``spec`` is a dict with an optional ``"count"`` (k-fold self-composition) and one of:
@@ -362,7 +363,7 @@ class PLD:
 
     @classmethod
     def random_allocation(cls, noise: Any, *, scale: Any, steps: Any, participations: Any = 1,
-                          sensitivity: Any = 1.0, neighbours: str = "add_remove") -> "PLD":
+                          sensitivity: Any = 1.0, neighbours: str = "add_remove") -> PLD:
         """The PLD of one pass of random allocation: each record takes part in exactly ``participations``
         of ``steps`` steps, the subset uniform, every step adding ``scale * X`` to its batch's sum.
 
@@ -490,7 +491,7 @@ class PLD:
 
     @classmethod
     def fixed_size(cls, noise: Any, *, scale: Any, batch_size: Any, dataset_size: Any, sensitivity: Any = 1.0,
-                   neighbours: str = "add_remove", replacement: bool = False) -> "PLD":
+                   neighbours: str = "add_remove", replacement: bool = False) -> PLD:
         """The PLD of one step on a batch of ``batch_size`` records drawn without replacement from ``dataset_size``.
 
         Under add/remove and under substitution neighbours the worst pair is the Poisson pair at rate
@@ -549,7 +550,7 @@ class PLD:
 
     @classmethod
     def truncated_poisson(cls, noise: Any, *, scale: Any, sampling_rate: Any, dataset_size: Any,
-                          max_batch_size: Any, sensitivity: Any = 1.0) -> "PLD":
+                          max_batch_size: Any, sensitivity: Any = 1.0) -> PLD:
         """The PLD of one step of Poisson sampling cut to at most ``max_batch_size`` records (add/remove).
 
         Each of the ``dataset_size`` records is sampled with probability ``sampling_rate``; a sample of
@@ -605,7 +606,7 @@ class PLD:
 
     @classmethod
     def balls_in_bins(cls, noise: Any, *, scale: Any, bins: Any, epochs: Any = 1, sensitivity: Any = 1.0,
-                      reassign: bool = False) -> "PLD":
+                      reassign: bool = False) -> PLD:
         """The PLD of balls-in-bins batches: each record in one of ``bins`` bins, uniformly and independently,
         the bins used in turn for ``epochs`` cycles (``bins * epochs`` steps).
 
@@ -662,7 +663,7 @@ class PLD:
 
     @classmethod
     def b_min_sep(cls, noise: Any, *, scale: Any, steps: Any, separation: Any, sampling_rate: Any,
-                  warm_start: bool = True, sensitivity: Any = 1.0) -> "PLD":
+                  warm_start: bool = True, sensitivity: Any = 1.0) -> PLD:
         """Certified bounds for one pass of b-min-separation sampling (Dong and Ganesh 2026), Gaussian noise.
 
         Each record that has not taken part in the last ``separation`` - 1 steps joins the batch with
@@ -770,17 +771,17 @@ class PLD:
                                  certificate=certificate, **parameters)
 
     @classmethod
-    def from_randomized_response(cls, *, epsilon: Any) -> "PLD":
+    def from_randomized_response(cls, *, epsilon: Any) -> PLD:
         """Binary randomized response with P(truth) = e^eps / (1 + e^eps): the PLD of pure eps-DP."""
         return cls.from_approx_dp(epsilon=epsilon, delta=0.0)
 
     @classmethod
-    def identity(cls) -> "PLD":
+    def identity(cls) -> PLD:
         """The PLD of a mechanism that reveals nothing (L = 0): the neutral element of composition."""
         return cls([(_mech.identity_term(), 1)])
 
     @classmethod
-    def composition(cls, plds: Iterable["PLD"]) -> "PLD":
+    def composition(cls, plds: Iterable[PLD]) -> PLD:
         """The composition of a non-empty collection of PLDs."""
         if isinstance(plds, (str, bytes)) or not isinstance(plds, Iterable):
             raise TypeError(f"plds must be an iterable of PLD objects, got {type(plds).__name__}")
@@ -863,7 +864,7 @@ class PLD:
 
     # ----- mixtures of Gaussians and banded matrix factorization (:mod:`.mixture`) -------------------
     @classmethod
-    def from_mixture_of_gaussians(cls, *, sigma: Any, sensitivities: Any, probabilities: Any) -> "PLD":
+    def from_mixture_of_gaussians(cls, *, sigma: Any, sensitivities: Any, probabilities: Any) -> PLD:
         """The PLD of the mixture-of-Gaussians mechanism (MMCC; Choquette-Choo et al. 2023), both orders.
 
         The Gaussian mechanism with noise ``sigma`` whose sensitivity is ``sensitivities[i]`` with
@@ -911,13 +912,13 @@ class PLD:
         return cls([(mixture_term(sigma=sigma, sensitivities=sensitivities, probabilities=probabilities), 1)])
 
     @classmethod
-    def mixture_of_gaussians(cls, *, sigma: Any, sensitivities: Any, probabilities: Any) -> "PLD":
+    def mixture_of_gaussians(cls, *, sigma: Any, sensitivities: Any, probabilities: Any) -> PLD:
         """The same as :meth:`from_mixture_of_gaussians`."""
         return cls.from_mixture_of_gaussians(sigma=sigma, sensitivities=sensitivities, probabilities=probabilities)
 
     @classmethod
     def from_banded_matrix_factorization(cls, *, sigma: Any, bands: Any, column_sensitivities: Any,
-                                         sampling_rate: Any, participations: Any = None) -> "PLD":
+                                         sampling_rate: Any, participations: Any = None) -> PLD:
         """The PLD of b-banded matrix factorization with cyclic Poisson sampling (one pass over the steps).
 
         The records are split into ``bands`` groups; at step i group (i mod b) is eligible and each of its
@@ -972,19 +973,19 @@ class PLD:
                                 sampling_rate=sampling_rate, participations=participations))
 
     # ----- composition ----------------------------------------------------------------------------------
-    def self_compose(self, k: Any) -> "PLD":
+    def self_compose(self, k: Any) -> PLD:
         """The k-fold composition of this PLD with itself (k an integer >= 1)."""
         k = _count(k)
         return PLD([(m, c * k) for m, c in self._terms], value_step=self._value_step, tail_mass=self._tail_mass)
 
-    def compose(self, other: "PLD") -> "PLD":
+    def compose(self, other: PLD) -> PLD:
         """The composition of this PLD with ``other`` (independent mechanisms, same neighbours)."""
         if not isinstance(other, PLD):
             raise TypeError(f"other must be a PLD, not {type(other).__name__}")
         step = self._value_step if self._value_step is not None else other._value_step
         return PLD(self._terms + other._terms, value_step=step, tail_mass=min(self._tail_mass, other._tail_mass))
 
-    def with_discretization(self, *, value_step: Any = None, tail_mass: Any = _grid._TAIL_MASS) -> "PLD":
+    def with_discretization(self, *, value_step: Any = None, tail_mass: Any = _grid._TAIL_MASS) -> PLD:
         """A copy that uses grid step ``value_step`` (None: automatic) and truncation ``tail_mass``.
 
         Finer steps narrow the intervals (the error is second order in the step); the automatic step is
@@ -1223,7 +1224,7 @@ class PLD:
         return _curves._mu(self, delta_floor)
 
     # ----- conversions to budgets ---------------------------------------------------------------------------
-    def to_approx_dp(self, delta: Any) -> "ApproxDP":
+    def to_approx_dp(self, delta: Any) -> ApproxDP:
         """The certified (epsilon, delta)-DP guarantee: epsilon the upper end of :meth:`epsilon`.
 
         Parameters
@@ -1286,7 +1287,7 @@ class PLD:
         eps = np.asarray(self.epsilon(dl).upper).reshape(-1)
         return [ApproxDP(float(e), float(d)) for e, d in zip(eps, dl) if math.isfinite(e)]
 
-    def to_gdp(self, *, delta_floor: Any = 1e-10) -> "GDP":
+    def to_gdp(self, *, delta_floor: Any = 1e-10) -> GDP:
         """The certified GDP guarantee: mu the upper end of :meth:`mu` (see there for ``delta_floor``).
 
         Parameters

@@ -9,7 +9,8 @@ certified privacy profile above a floor. ``PLD.tradeoff`` and ``PLD.mu`` documen
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 

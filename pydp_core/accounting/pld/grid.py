@@ -9,7 +9,8 @@ times coarser (``PLD._combine``).
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

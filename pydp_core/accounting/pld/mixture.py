@@ -23,7 +23,8 @@ participation j with sensitivity ||C e_j||_2 (the column sensitivity) against no
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def _vector(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _components(sigma: Any, sensitivities: Any, probabilities: Any) -> Tuple[np.ndarray, np.ndarray]:
+def _components(sigma: Any, sensitivities: Any, probabilities: Any) -> tuple[np.ndarray, np.ndarray]:
     """Checked (m_i = c_i / sigma, p_i) with zero-probability components dropped, equal m merged, p sorted by m."""
     s = _scalar(sigma, "sigma", check_positive)
     c = _vector(sensitivities, "sensitivities")
@@ -88,13 +89,13 @@ def _mixture(m: np.ndarray, w: np.ndarray) -> Any:
         result: np.ndarray = top + np.log(np.sum(np.exp(t - top), axis=0))
         return result
 
-    def build(remove: bool, h: float, tail: float) -> Tuple[_sided.Atoms, _sided.Atoms]:
+    def build(remove: bool, h: float, tail: float) -> tuple[_sided.Atoms, _sided.Atoms]:
         sign = 1.0 if remove else -1.0
 
         def loss(z: np.ndarray) -> np.ndarray:
             return sign * remove_loss(np.asarray(z, dtype=float))
 
-        def p_q_between(za: np.ndarray, zb: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def p_q_between(za: np.ndarray, zb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             # (P-mass, Q-mass, P-mass error bound) of the pieces (za, zb]: Q = N(0, 1), the mixture a
             # weighted sum of normal masses (its error: the components' and n + 1 roundings of the sum).
             f0, e0 = _sided._between(_sided._cdf_sf(_GAUSS, za), _sided._cdf_sf(_GAUSS, zb))

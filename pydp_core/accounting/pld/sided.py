@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ..._core import accounting as _acc
 from ..._core import release as _discrete
 
 # (losses, P-masses, Q-masses, P-mass at +inf): one side's atom list.
-Atoms = Tuple[np.ndarray, np.ndarray, np.ndarray, float]
+Atoms = tuple[np.ndarray, np.ndarray, np.ndarray, float]
 
 _CHUNK = 1 << 20
 _MAX_INTEGERS = 1 << 28  # integers a discrete Gaussian's support may span before it is refused
@@ -34,9 +34,9 @@ _MAX_CUTS = 1 << 22  # loss grid points one density discretisation may need
 class _Sided:
     """A mechanism given by ``build(remove, h, tail) -> (pessimistic atoms, optimistic atoms)``."""
 
-    def __init__(self, key: tuple[Any, ...], build: Callable[[bool, float, float], Tuple[Atoms, Atoms]], symmetric: bool) -> None:
+    def __init__(self, key: tuple[Any, ...], build: Callable[[bool, float, float], tuple[Atoms, Atoms]], symmetric: bool) -> None:
         self._key, self._build, self.symmetric = key, build, symmetric
-        self._cache: Dict[tuple[Any, ...], Any] = {}
+        self._cache: dict[tuple[Any, ...], Any] = {}
 
     def key(self) -> tuple[Any, ...]:
         return self._key
@@ -74,7 +74,7 @@ def _drop_tiny(atoms: Atoms, pessimistic: bool) -> Atoms:
 _U = 2.0 ** -53  # unit roundoff
 
 
-def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, err: np.ndarray, h: float, acc: Dict[int, np.ndarray]) -> None:
+def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, err: np.ndarray, h: float, acc: dict[int, np.ndarray]) -> None:
     """Add the atoms' P-masses, Q-masses, P-mass error bounds and counts to their loss cells
     (g_c, g_{c+1}], c = ceil(l / h) - 1."""
     keep = p > 0.0
@@ -95,7 +95,7 @@ def _bin(loss: np.ndarray, p: np.ndarray, q: np.ndarray, err: np.ndarray, h: flo
             acc[key] = sums[c].copy()
 
 
-def _cells_to_atoms(acc: Dict[int, np.ndarray], h: float, inf_p: float, pessimistic: bool) -> Atoms:
+def _cells_to_atoms(acc: dict[int, np.ndarray], h: float, inf_p: float, pessimistic: bool) -> Atoms:
     """One atom per cell at the cell's midpoint: ``pld_atoms`` places it by its Q-mass (the exact
     conditional loss log(P / Q) inside the cell), so the midpoint only names the cell. The P-mass is the
     cell's sum plus (pessimistic) or minus (optimistic) the atoms' error bounds and the summation's
@@ -130,8 +130,8 @@ def discrete_gaussian(sigma2: float, shift: int, q: float) -> _Sided:
     mix_a = math.log1p(-q) if q < 1.0 else -math.inf
     log_q = math.log(q)
 
-    def build(remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
-        cells: Dict[int, np.ndarray] = {}
+    def build(remove: bool, h: float, _tail: float) -> tuple[Atoms, Atoms]:
+        cells: dict[int, np.ndarray] = {}
         for start in range(y_lo, y_hi + 1, _CHUNK):
             y = np.arange(start, min(start + _CHUNK, y_hi + 1), dtype=np.float64)
             l0 = -y * y / (2.0 * sigma2)  # log N(y) + log Z
@@ -192,8 +192,8 @@ def integer_weights(weights: np.ndarray, shift: int) -> _Sided:
     logw = np.log(w.astype(np.float64))
     wf = w.astype(np.float64)
 
-    def build(_remove: bool, h: float, _tail: float) -> Tuple[Atoms, Atoms]:
-        cells: Dict[int, np.ndarray] = {}
+    def build(_remove: bool, h: float, _tail: float) -> tuple[Atoms, Atoms]:
+        cells: dict[int, np.ndarray] = {}
         # Outputs with both masses positive: |y| <= K and |y - shift| <= K.
         start, stop = max(-K, shift - K), min(K, shift + K)
         for c0 in range(start, stop + 1, _CHUNK):
@@ -208,7 +208,7 @@ def integer_weights(weights: np.ndarray, shift: int) -> _Sided:
 
 
 # ----- densities -----------------------------------------------------------------------------------------
-def _cdf_sf(fam: Any, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _cdf_sf(fam: Any, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(P(X <= x), P(X > x)) of the unit family, the smaller one from its log-space tail."""
     x = np.asarray(x, dtype=float)
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
@@ -224,7 +224,7 @@ def _cdf_sf(fam: Any, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 _TAIL_RTOL = 1e-14
 
 
-def _between(cs_a: Tuple[np.ndarray, np.ndarray], cs_b: Tuple[np.ndarray, np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+def _between(cs_a: tuple[np.ndarray, np.ndarray], cs_b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Mass of (a, b] and a bound on its error: the difference of the smaller tail, so tiny masses keep
     their relative precision; the error is _TAIL_RTOL of the two tail values differenced."""
     (ca, sa), (cb, sb) = cs_a, cs_b
@@ -269,7 +269,7 @@ def density(fam: Any, d: float, q: float) -> _Sided:
     def phi(g: np.ndarray) -> np.ndarray:  # log(1 - q + q e^g)
         return g if q == 1.0 else np.logaddexp(log_1mq, log_q + g)
 
-    def build(remove: bool, h: float, tail: float) -> Tuple[Atoms, Atoms]:
+    def build(remove: bool, h: float, tail: float) -> tuple[Atoms, Atoms]:
         sign = 1.0 if remove else -1.0
         pess: list[Any] = []  # (loss, p, q) arrays
         opt: list[Any] = []
@@ -316,7 +316,7 @@ def density(fam: Any, d: float, q: float) -> _Sided:
             if not x_lo < x_hi:
                 x_lo, x_hi = inside(bl, math.inf), inside(br, -math.inf)
 
-            def p_q_between(xa: np.ndarray, xb: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+            def p_q_between(xa: np.ndarray, xb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 # (P-mass, Q-mass, error bound of the P-mass) of the pieces (xa, xb].
                 f, ef = _between(_cdf_sf(fam, xa), _cdf_sf(fam, xb))
                 fs, efs = _between(_cdf_sf(fam, xa - d), _cdf_sf(fam, xb - d))
@@ -353,7 +353,7 @@ def _monotone_atoms(loss: Callable[..., Any], p_q_between: Callable[..., Any], x
     if i1 - i0 + 1 > _MAX_CUTS:
         raise ValueError("value_step is too small for this family's loss range")
     cuts = np.arange(i0, i1 + 1, dtype=float) * h
-    def bisect(strict: bool) -> Tuple[np.ndarray, np.ndarray]:
+    def bisect(strict: bool) -> tuple[np.ndarray, np.ndarray]:
         # For each cut: pred(x) = sign L(x) <= sign cut (< if strict) holds at lo, fails at hi.
         lo = np.full(cuts.shape, x_lo)
         hi = np.full(cuts.shape, x_hi)

@@ -20,8 +20,17 @@ _KINDS = ("noise", "gdp", "approx_dp", "randomized_response", "discrete_laplace"
 _NOISE_FIELDS = {"scale", "sensitivity", "sampling_rate", "r", "bound"}
 
 
-def _from_spec(cls: type[PLD], spec: Any) -> PLD:
-    """The PLD ``spec`` describes, built with the constructors of ``cls`` (see ``PLD.from_spec``)."""
+# Kinds whose entry is the keyword arguments of one constructor (the kind -> the constructor's name), and
+# kinds whose keyword arguments also name a noise family ("noise", with "r" for the Subbotin).
+_KEYWORD_KINDS = {"approx_dp": "from_approx_dp", "randomized_response": "from_randomized_response",
+                  "discrete_laplace": "from_discrete_laplace", "discrete_gaussian": "from_discrete_gaussian",
+                  "mixture_of_gaussians": "from_mixture_of_gaussians",
+                  "banded_matrix_factorization": "from_banded_matrix_factorization"}
+_FAMILY_KINDS = {"random_allocation": "random_allocation", **{k: k for k in _BATCHES}}
+
+
+def _kind(spec: Any) -> str:
+    """The one mechanism kind ``spec`` names, its fields checked."""
     if not isinstance(spec, dict):
         raise ValueError(f"spec must be a JSON object (dict), not {type(spec).__name__}")
     extra = set(spec) - {*_KINDS, *_NOISE_FIELDS, "count"}
@@ -33,6 +42,21 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
     kind = named[0]
     if kind != "noise" and set(spec) & _NOISE_FIELDS:
         raise ValueError(f"the fields scale, sensitivity, sampling_rate, r and bound belong to noise entries, not {kind}")
+    return kind
+
+
+def _noise_entry(cls: type[PLD], spec: dict[str, Any]) -> PLD:
+    fam = from_name(spec["noise"], spec.get("r"), name_arg="noise")
+    if "scale" not in spec:
+        raise ValueError("a noise entry needs a scale")
+    args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
+                sampling_rate=spec.get("sampling_rate", 1.0))
+    return cls.from_density(Truncated(fam, spec["bound"]), **args) if "bound" in spec else cls.from_noise(fam, **args)
+
+
+def _from_spec(cls: type[PLD], spec: Any) -> PLD:
+    """The PLD ``spec`` describes, built with the constructors of ``cls`` (see ``PLD.from_spec``)."""
+    kind = _kind(spec)
 
     def fields(value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -41,38 +65,16 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
 
     pld: PLD
     if kind == "noise":
-        fam = from_name(spec["noise"], spec.get("r"), name_arg="noise")
-        if "scale" not in spec:
-            raise ValueError("a noise entry needs a scale")
-        args = dict(scale=spec["scale"], sensitivity=spec.get("sensitivity", 1.0),
-                    sampling_rate=spec.get("sampling_rate", 1.0))
-        if "bound" in spec:
-            pld = cls.from_density(Truncated(fam, spec["bound"]), **args)
-        else:
-            pld = cls.from_noise(fam, **args)
+        pld = _noise_entry(cls, spec)
     elif kind == "gdp":
         pld = cls.from_gdp(spec["gdp"])
-    elif kind == "approx_dp":
-        pld = cls.from_approx_dp(**fields(spec["approx_dp"]))
-    elif kind == "randomized_response":
-        pld = cls.from_randomized_response(**fields(spec["randomized_response"]))
-    elif kind == "discrete_laplace":
-        pld = cls.from_discrete_laplace(**fields(spec["discrete_laplace"]))
-    elif kind in _BATCHES:
-        args = fields(spec[kind])
-        fam = from_name(args.pop("noise", None), args.pop("r", None), name_arg=f"spec[{kind!r}]['noise']")
-        pld = getattr(cls, kind)(fam, **args)
-    elif kind == "discrete_gaussian":
-        pld = cls.from_discrete_gaussian(**fields(spec["discrete_gaussian"]))
-    elif kind == "mixture_of_gaussians":
-        pld = cls.from_mixture_of_gaussians(**fields(spec["mixture_of_gaussians"]))
-    elif kind == "banded_matrix_factorization":
-        pld = cls.from_banded_matrix_factorization(**fields(spec["banded_matrix_factorization"]))
+    elif kind in _KEYWORD_KINDS:
+        pld = getattr(cls, _KEYWORD_KINDS[kind])(**fields(spec[kind]))
     else:
-        args = fields(spec["random_allocation"])
+        args = fields(spec[kind])
         if "noise" not in args:
-            raise ValueError("spec['random_allocation'] needs a noise family (\"gaussian\", \"laplace\", ...)")
-        fam = from_name(args.pop("noise"), args.pop("r", None), name_arg="spec['random_allocation']['noise']")
-        pld = cls.random_allocation(fam, **args)
+            raise ValueError(f"spec[{kind!r}] needs a noise family (\"gaussian\", \"laplace\", ...)")
+        fam = from_name(args.pop("noise"), args.pop("r", None), name_arg=f"spec[{kind!r}]['noise']")
+        pld = getattr(cls, _FAMILY_KINDS[kind])(fam, **args)
     count = spec.get("count", 1)
     return pld if count == 1 else pld.self_compose(count)
