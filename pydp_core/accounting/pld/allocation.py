@@ -403,9 +403,9 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
     the k-fold composition of the step at shift 2 d (no amplification; exact for k = t). The lower end is
     the add/remove pass's: the record replaced by one that contributes nothing (v' = 0, a record whose
     clipped contribution is zero) is the pair of removing it."""
-    from ..._validation import check_choice, check_positive
-    from ._args import _count, _scalar
-    from .mechanisms import gdp_term, noise_term
+    from ..._validation import check_choice
+    from ._args import _count
+    from .mechanisms import _noise_args, gdp_term, noise_term
 
     family: Any = getattr(noise, "spec_name", None)  # None: a family without a name (truncated, user-defined)
     if family in ("logistic", "subbotin"):
@@ -413,24 +413,21 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
     elif family not in ("gaussian", "laplace"):
         raise TypeError("noise must be Gaussian(), Laplace(), Logistic() or Subbotin(r): random allocation is "
                         f"implemented for these families, got {type(noise).__name__}")
-    s = _scalar(scale, "scale", check_positive)
-    sens = _scalar(sensitivity, "sensitivity", check_positive)
+    d, _ = _noise_args(scale, sensitivity)
     t = _count(steps, "steps")
     k = _count(participations, "participations")
     if k > t:
         raise ValueError(f"participations must be <= steps, got participations={k} > steps={t}")
-    d = sens / s
-    if not (math.isfinite(d) and d > 0.0):
-        raise ValueError("sensitivity / scale must be finite and > 0")
     if d > _MAX_SHIFT:
         raise ValueError(f"sensitivity / scale must be <= {_MAX_SHIFT:g} for random allocation, got {d:g} "
                          "(the likelihood ratio of one step would overflow)")
     if check_choice(neighbours, "neighbours", ("add_remove", "substitution")) == "substitution":
-        swap = noise_term(noise, scale=s, sensitivity=2.0 * sens, sampling_rate=1.0, sampling="poisson",
+        # Only the shift matters: the pairs at (scale, sensitivity) are those at (1, d), and 2 d is exact.
+        swap = noise_term(noise, scale=1.0, sensitivity=2.0 * d, sampling_rate=1.0, sampling="poisson",
                           neighbours="add_remove")
         if k == t:
             return [(swap, t)]
-        removal = allocation_terms(noise, scale=s, steps=t, participations=k, sensitivity=sens, step=step)
+        removal = allocation_terms(noise, scale=1.0, steps=t, participations=k, sensitivity=d, step=step)
         lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else removal[-1:] if family == "gaussian" \
             else [(m, n) for m, n in removal if isinstance(m, _BlockLower)]
         return [(_OneSide(swap, True), k)] + lower
