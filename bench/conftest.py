@@ -12,10 +12,16 @@ fails, noise does not. Their JSON (``--benchmark-json``) goes to bench/results/.
 """
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 import pytest
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+
+from support.ledgers import _own_key_ledgers  # noqa: E402,F401  (an autouse fixture)
 
 #: Under --throughput-guard a ratio fails below this fraction of its goal.
 GUARD_FRACTION = 0.6
@@ -24,16 +30,6 @@ GUARD_FRACTION = 0.6
 def pytest_addoption(parser) -> None:
     parser.addoption("--throughput-guard", action="store_true", default=False,
                      help="assert each ratio goal at GUARD_FRACTION of its value (CI's throughput guard)")
-
-
-@pytest.fixture(autouse=True)
-def _own_key_ledgers(tmp_path_factory, monkeypatch):
-    """Benchmarks draw keyed noise under fixed keys on every run (a measurement, not a release): their
-    key ledgers live in a directory of the run's own, not in the user's state directory."""
-    from pydp_core.io import ledger
-
-    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path_factory.mktemp("state")))
-    yield
 
 
 def pytest_configure(config) -> None:

@@ -2,16 +2,7 @@
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
 
-
-@pytest.fixture(autouse=True)
-def _own_key_ledgers(tmp_path_factory, monkeypatch):
-    """The studies simulate releases under fixed keys on every run: their key ledgers live in a directory
-    of the run's own, not in the user's state directory."""
-    from pydp_core.io import ledger
-
-    monkeypatch.setenv(ledger.STATE_DIR_ENV, str(tmp_path_factory.mktemp("state")))
-    yield
+from support.ledgers import _own_key_ledgers  # noqa: E402,F401  (an autouse fixture)
