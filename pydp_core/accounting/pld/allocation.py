@@ -55,6 +55,8 @@ def _cells(step: float) -> int:
     """The most cells of a law on chains of loss step ``step``: _MAX_BASE at _STEP, fewer on coarser chains."""
     return max(int(_MAX_BASE * min(_STEP / step, 1.0)), 100)
 _MAX_SHIFT = 10.0  # largest shift d (beyond it the loss range outgrows the grids)
+_AT_SMALLEST = (f"the target is met at the smallest scale random allocation is built for (sensitivity / "
+                f"{_MAX_SHIFT:g}); a smaller scale is not certified here")
 _FINE = 40.0  # fine grid steps per standard deviation of the mean
 _WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
 
@@ -507,8 +509,7 @@ def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, step
             scale_bounds=Interval(max(lower, fine.scale_bounds.lower), upper))
     lower, upper = found.scale_bounds
     if upper <= smallest:
-        raise ValueError(f"the target is met at the smallest scale random allocation is built for "
-                         f"(sensitivity / {_MAX_SHIFT:g}); a smaller scale is not certified here")
+        raise ValueError(_AT_SMALLEST)
     if not upper <= lower * (1.0 + rtol):
         warnings.warn(f"the calibrated scale {upper:.6g} is certified, but the minimal scale is only known to "
                       f"lie in [{lower:.6g}, {upper:.6g}], wider than rtol = {rtol:g}", RuntimeWarning,
@@ -589,16 +590,14 @@ def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, st
             if f > 0.0:
                 a, fa = x, f
             elif x <= smallest:
-                raise ValueError(f"the target is met at the smallest scale random allocation is built for "
-                                 f"(sensitivity / {_MAX_SHIFT:g}); a smaller scale is not certified here")
+                raise ValueError(_AT_SMALLEST)
             else:
                 b, fb = x, f
     if a <= smallest and fa is None and excess(smallest) <= 0.0:
-        raise ValueError(f"the target is met at the smallest scale random allocation is built for "
-                         f"(sensitivity / {_MAX_SHIFT:g}); a smaller scale is not certified here")
+        raise ValueError(_AT_SMALLEST)
     half = 1.0 + rtol / 2.0
     last, trusted, guess = 0, False, math.nan
-    for it in range(200):
+    for _ in range(200):
         if b / a <= 1.0 + rtol:
             break
         la, lb = math.log(a), math.log(b)
