@@ -113,6 +113,41 @@ def test_calibrated_scale_meets_the_target(noise, k, epochs):
         assert c.scale_bounds.upper <= 1.001 * c.scale_bounds.lower
 
 
+def test_calibration_with_several_participations_is_certified_and_minimal_on_its_upper_end():
+    # 1 < k < t: the scale is searched on the certified upper end alone; it passes there, the scale
+    # smaller by the factor 1 + rtol fails there (on the default chains, tighter than the search's), and
+    # the bracket's lower end (the sum statistic's scale) fails for certain.
+    t, k, rtol = 10000, 4, 1e-3
+    with pytest.warns(RuntimeWarning, match="lower end is loose"):
+        c = PLD.calibrate_random_allocation(Gaussian(), epsilon=1.0, delta=1e-5, steps=t, participations=k,
+                                            rtol=rtol, certificate=True)
+
+    def delta(scale):
+        pld = PLD.random_allocation(Gaussian(), scale=scale, steps=t, participations=k)
+        return pld.with_discretization(value_step=c.value_step).delta(1.0)
+
+    assert c.delta_bounds.upper <= 1e-5 and delta(c.scale).upper <= 1e-5
+    assert delta(c.scale / (1.0 + rtol)).upper > 1e-5
+    assert 0.0 < c.scale_bounds.lower < c.scale and delta(c.scale_bounds.lower).lower > 1e-5
+
+
+@pytest.mark.parametrize("noise", [Laplace(), Logistic()])
+def test_calibration_with_several_participations_for_other_families(noise):
+    # No sum statistic: the failing end of the search is found by halving. The scale passes on the default
+    # chains; the scale smaller by 1 + rtol fails on the chains the search runs on (loss step 0.02, the
+    # default 0.005 is tighter and may pass there), on its automatic grid with the search's tail mass.
+    from pydp_core.accounting.pld.allocation import allocation_terms
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the lower end is loose
+        c = PLD.calibrate_random_allocation(noise, epsilon=1.0, delta=1e-5, steps=100, participations=2, epochs=2,
+                                            certificate=True)
+    pld = PLD.random_allocation(noise, scale=c.scale, steps=100, participations=2).self_compose(2)
+    assert pld.with_discretization(value_step=c.value_step).delta(1.0).upper <= 1e-5
+    smaller = allocation_terms(noise, scale=c.scale / 1.001, steps=100, participations=2, sensitivity=1.0, step=0.02)
+    assert PLD(smaller).self_compose(2).with_discretization(tail_mass=1e-8).delta(1.0).upper > 1e-5
+
+
 def test_calibration_bad_input():
     with pytest.raises(ValueError, match="delta"):
         PLD.calibrate_random_allocation(Gaussian(), epsilon=1.0, delta=0.0, steps=10)

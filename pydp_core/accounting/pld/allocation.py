@@ -55,6 +55,8 @@ def _cells(step: float) -> int:
     """The most cells of a law on chains of loss step ``step``: _MAX_BASE at _STEP, fewer on coarser chains."""
     return max(int(_MAX_BASE * min(_STEP / step, 1.0)), 100)
 _MAX_SHIFT = 10.0  # largest shift d (beyond it the loss range outgrows the grids)
+_AT_SMALLEST = (f"the target is met at the smallest scale random allocation is built for (sensitivity / "
+                f"{_MAX_SHIFT:g}); a smaller scale is not certified here")
 _FINE = 40.0  # fine grid steps per standard deviation of the mean
 _WIDTH = 15.0  # half-width of the fine grid, in standard deviations of the mean
 
@@ -482,6 +484,16 @@ def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, step
             return cls(terms).self_compose(n_epochs).with_discretization(value_step=h, tail_mass=tail)
         return build
 
+    if 1 < k < t:
+        found = _calibrate_upper(builder(4.0 * _STEP), noise, epsilon=e, delta=dl, steps=t, participations=k,
+                                 sensitivity=sens, epochs=n_epochs, smallest=smallest, rtol=rtol / 4.0)
+        lower, upper = found.scale_bounds
+        if not upper <= lower * (1.0 + rtol):
+            warnings.warn(f"the calibrated scale {upper:.6g} is certified and within rtol = {rtol:g} of the smallest "
+                          "scale the upper end of random allocation certifies, but its lower end is loose with "
+                          f"participations > 1: the exact minimal scale is only known to lie in [{lower:.6g}, "
+                          f"{upper:.6g}]", RuntimeWarning, stacklevel=3)
+        return found if certificate else found.scale
     # Start at the scale of the same passes without amplification (high: there the chains are cheap),
     # calibrate on chains 4 times coarser (16 times cheaper, certified too, only looser), and only when
     # their bracket is wider than rtol on the chains of PLD.random_allocation, from the coarse answer in
@@ -497,10 +509,134 @@ def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, step
             scale_bounds=Interval(max(lower, fine.scale_bounds.lower), upper))
     lower, upper = found.scale_bounds
     if upper <= smallest:
-        raise ValueError(f"the target is met at the smallest scale random allocation is built for "
-                         f"(sensitivity / {_MAX_SHIFT:g}); a smaller scale is not certified here")
+        raise ValueError(_AT_SMALLEST)
     if not upper <= lower * (1.0 + rtol):
         warnings.warn(f"the calibrated scale {upper:.6g} is certified, but the minimal scale is only known to "
                       f"lie in [{lower:.6g}, {upper:.6g}], wider than rtol = {rtol:g}", RuntimeWarning,
                       stacklevel=3)
     return found if certificate else found.scale
+
+
+def _gdp_mu(epsilon: float, delta: float) -> float:
+    """The mu at which the Gaussian mechanism GDP(mu) has delta(epsilon) = ``delta`` (Dong et al. 2022)."""
+    from scipy.optimize import brentq
+
+    def excess(log_mu: float) -> float:
+        mu = math.exp(log_mu)
+        value = sps.ndtr(-epsilon / mu + mu / 2.0) - math.exp(epsilon) * sps.ndtr(-epsilon / mu - mu / 2.0)
+        return math.log(max(float(value), 1e-300)) - math.log(delta)
+
+    return math.exp(brentq(excess, math.log(1e-3), math.log(1e3), xtol=1e-12))
+
+
+def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, steps: int, participations: int,
+                     sensitivity: float, epochs: int, smallest: float, rtol: float) -> Any:
+    """The calibration for 1 < k < t: the smallest scale whose certified upper delta(epsilon) is <= ``delta``,
+    to relative ``rtol``, searched on the upper end alone (the lower end, loose here, cannot narrow it).
+
+    The bracket: for the Gaussian its failing end is the scale at which the sum of all outputs, a Gaussian
+    mechanism of shift k d / sqrt(t) per pass, is exactly at the target, divided by 1.01 (the true delta
+    exceeds the target there, so the certified upper end does too; no PLD is built), and its passing
+    end the scale of the k epochs-fold composition of one Gaussian step without amplification (checked,
+    doubled while it fails); for the other families it is found by halving and doubling from that order
+    of magnitude. Inside it, regula falsi with the Illinois safeguard on log(-log delta) against log scale
+    (bisection in log scale while an end has no value), and once the predicted root is trusted, one point
+    on each side of it, rtol / 2 away. Every scale is evaluated on its automatic loss grid; the answer
+    passes on its own grid (``value_step``), and the bracket's lower end is the sum statistic's failing
+    scale when the PLD's lower end at the answer's grid confirms it (certified), else 0."""
+    from .calibration import _STALL, ScaleCalibration
+    from .interval import Interval
+
+    memo: dict[float, Any] = {}
+
+    def pld(s: float) -> Any:
+        if s not in memo:
+            p = build(s, None)
+            memo[s] = (p.delta(epsilon), p.value_step)
+        return memo[s]
+
+    level = math.log(-math.log(delta))
+
+    def excess(s: float) -> float:  # > 0 iff the certified upper end exceeds the target
+        value = pld(s)[0].upper
+        f = level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
+        return max(f, 1e-300) if value > delta else min(f, 0.0)
+
+    gaussian = getattr(noise, "spec_name", None) == "gaussian"
+    mu = _gdp_mu(epsilon, delta) if gaussian else 1.0
+    # The epochs-fold composed sum statistic is GDP(k sqrt(epochs) d / sqrt(t)) and is dominated by the pass.
+    fail = sensitivity * participations * math.sqrt(epochs / steps) / mu / 1.01 if gaussian else 0.0
+    b = max(sensitivity * math.sqrt(epochs * participations) / (mu if gaussian else min(epsilon, 1.0)),
+            2.0 * smallest)
+    a, fa = max(fail, smallest), None  # fa None: the end fails but has not been evaluated
+    fb = excess(b)
+    best_up, stalled = 1.0, 0
+    while fb > 0.0:  # move up until a scale passes
+        up = pld(b)[0].upper
+        if up < best_up:
+            best_up, stalled = up, 0
+        elif best_up < 1.0:
+            stalled += 1
+        if stalled >= _STALL or b > 1e12 * sensitivity:
+            raise ValueError(f"no noise scale is certified for this many steps: up to scale {b:.6g} the certified "
+                             f"delta(epsilon) stays above the target {delta:g} (at best {best_up:.3g}); use fewer "
+                             "steps or a larger target")
+        a, fa, b = b, fb, 2.0 * b
+        fb = excess(b)
+    if not gaussian:
+        while fa is None:  # move down until a scale fails
+            x = max(b / 2.0, smallest)
+            f = excess(x)
+            if f > 0.0:
+                a, fa = x, f
+            elif x <= smallest:
+                raise ValueError(_AT_SMALLEST)
+            else:
+                b, fb = x, f
+    if a <= smallest and fa is None and excess(smallest) <= 0.0:
+        raise ValueError(_AT_SMALLEST)
+    half = 1.0 + rtol / 2.0
+    last, trusted, guess = 0, False, math.nan
+    for _ in range(200):
+        if b / a <= 1.0 + rtol:
+            break
+        la, lb = math.log(a), math.log(b)
+        # fa > 1e-300 only once the failing end's upper delta is below 1 - 2^-52 (informative)
+        if fa is not None and fa > 1e-300 and fa > fb:
+            root = la + fa / (fa - fb) * (lb - la)
+            trusted = trusted or abs(root - guess) < math.log(half) * 4.0
+            guess = root
+        else:
+            root, trusted = 0.5 * (la + lb), False
+        if trusted:  # straddle the predicted root: two points rtol / 2 either side of it
+            x = min(max(math.exp(root) * half, a * (1.0 + rtol) * (1.0 - 1e-9)), b)
+            y = x / (1.0 + rtol) * (1.0 + 1e-9)
+            if x < b:
+                fx = excess(x)
+                if fx > 0.0:
+                    a, fa = x, fx
+                    trusted = False
+                    continue
+                b, fb = x, fx
+            if y > a:
+                fy = excess(y)
+                if fy > 0.0:
+                    a, fa = y, fy
+                else:
+                    b, fb, trusted = y, fy, False
+            continue
+        x = math.exp(min(max(root, la + 0.05 * (lb - la)), lb - 0.05 * (lb - la)))
+        f = excess(x)
+        if f > 0.0:
+            a, fa = x, f
+            fb, last = (0.5 * fb if last == 1 else fb), 1
+        else:
+            b, fb = x, f
+            fa, last = ((0.5 * fa if fa is not None else None) if last == -1 else fa), -1
+    interval, step = pld(b)
+    lower = 0.0
+    if fail > smallest:
+        # The failing end is certified where the PLD's lower end at the answer's grid exceeds the target.
+        low = build(fail, step).delta(epsilon).lower
+        lower = fail if low > delta else 0.0
+    return ScaleCalibration(b, Interval(lower, b), step, interval)

@@ -442,13 +442,22 @@ class PLD:
         ``certificate=True`` the result is a :class:`~pydp_core.accounting.pld.calibration.ScaleCalibration`
         whose ``scale_bounds`` bracket the exact minimal scale (its lower end fails for certain); its
         ``value_step`` and ``delta_bounds`` are those of the chains the scale passed on (loss step 0.02,
-        or those of :meth:`random_allocation` when the coarse bracket was wider than ``rtol``). With
-        ``participations`` > 1 the lower end of :meth:`random_allocation` is loose, so the bracket is wider
-        than ``rtol`` and a ``RuntimeWarning`` says so; the scale is still certified.
+        or those of :meth:`random_allocation` when the coarse bracket was wider than ``rtol``).
+
+        With 1 < ``participations`` < ``steps`` the lower end of :meth:`random_allocation` is loose and
+        cannot narrow the bracket, so the scale is searched on the certified upper end alone (on loss step
+        0.02 chains, each scale on its automatic grid): the returned scale passes, and one smaller by at
+        most the factor 1 + rtol / 4 fails on that upper end. For the Gaussian the search is bracketed
+        without building a PLD: below by the scale at which the sum of all outputs (a Gaussian mechanism
+        of shift k sensitivity / (scale sqrt(steps)) per pass) alone misses the target, above by the
+        composition of the k steps without amplification; regula falsi on log(-log delta) then needs
+        about ten evaluations. ``scale_bounds.lower`` is that sum statistic's scale where the PLD's lower
+        end confirms it fails (for certain), else 0; the bracket is then wider than ``rtol`` and a
+        ``RuntimeWarning`` says so. The scale is certified either way.
 
         Parameters
         ----------
-        noise : Gaussian or Laplace
+        noise : Gaussian, Laplace, Logistic or Subbotin
             The unit-scale noise family.
         epsilon, delta : float
             The target: epsilon > 0, delta in (0, 1).
