@@ -7,7 +7,7 @@ import pytest
 from support import mpref
 
 from pydp_core.accounting.pld import PLD
-from pydp_core.noise import Gaussian, Laplace, Subbotin
+from pydp_core.noise import Gaussian, Laplace, Logistic, Subbotin
 
 
 def _contains(iv, key, eps, scale):
@@ -93,3 +93,14 @@ def test_huge_scales_compose_to_an_interval_that_contains_the_truth(scale):
     ref = _gdp_delta(4.0 / scale, 0.0)
     assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, iv, mp.nstr(ref, 17))
     assert iv.upper <= 2 * ref + 1e-8
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e15, 1e18, 1e50, 1e300])
+def test_huge_scales_of_the_logistic_keep_its_exact_delta_at_zero(scale):
+    # Logistic noise: the loss is monotone with the privacy-loss set {x > d/2}, so
+    # delta(0) = F(d/2) - F(-d/2) = tanh(d/4) exactly.
+    with mp.workdps(60):
+        ref = mp.tanh(1 / (4 * mp.mpf(scale)))
+    iv = PLD.from_noise(Logistic(), scale=scale).delta(0.0)
+    assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, iv, mp.nstr(ref, 17))
+    assert iv.upper <= 2 * ref + 2e-15
