@@ -7,7 +7,7 @@ import pytest
 from support import mpref
 
 from pydp_core.accounting.pld import PLD
-from pydp_core.noise import Gaussian, Laplace, Subbotin
+from pydp_core.noise import Gaussian, Laplace, Logistic, Subbotin
 
 
 def _contains(iv, key, eps, scale):
@@ -50,3 +50,57 @@ def test_nearly_non_private_mechanisms_have_an_upper_end_at_the_truth(noise, sca
     assert ok, info
     assert iv.upper <= 1.0
     assert iv.upper - iv.lower < 1e-12
+
+
+def _gdp_delta(mu: float, eps: float):
+    """delta(eps) of the Gaussian mechanism with mu = sensitivity / scale (Balle and Wang 2018):
+    Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu), with enough digits for its cancellation (relative
+    size about max(mu, eps)); erf(mu / (2 sqrt 2)) at eps = 0, exact without cancellation."""
+    m, e = mp.mpf(mu), mp.mpf(eps)
+    with mp.workdps(80 + int(-mp.log10(m))):
+        if e == 0:
+            return +mp.erf(m / (2 * mp.sqrt(2)))
+        return +(mp.ncdf(m / 2 - e / m) - mp.exp(e) * mp.ncdf(-m / 2 - e / m))
+
+
+@pytest.mark.parametrize("scale", [float(s) for s in np.logspace(12, 300, 25)])
+def test_huge_scales_keep_the_exact_delta_inside_the_interval(scale):
+    # Nearly all of both laws sits in the one or two grid cells around loss 0, where the P- and Q-masses
+    # (about 1/2 each) agree to ~1/scale: below 1e-16 their difference is lost in the tails' rounding,
+    # so the upper end is the tails' error allowance (~1.3e-15) rather than 2 delta; it must never be 0.
+    # Width: the pessimistic side raises every loss by at most one grid step h, so its delta(eps) is at most
+    # the exact delta(eps - h) (delta(0) for eps <= h), up to that allowance.
+    mu = 1.0 / scale
+    pld = PLD.from_noise(Gaussian(), scale=scale)
+    h = pld.value_step
+    for eps in (0.0, 1e-12, mu / 3.0):
+        iv = pld.delta(eps)
+        if eps / mu - mu / 2 > 40.0:
+            # The truth lies in (0, Phi(-40)) and Phi(-40) < 1e-349 is below every positive double.
+            assert iv.lower == 0.0 and iv.upper > 0.0, (scale, eps, iv)
+            continue
+        ref = _gdp_delta(mu, eps)
+        assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, eps, iv, mp.nstr(ref, 17))
+        assert iv.upper <= 2 * _gdp_delta(mu, max(eps - h, 0.0)) + 2e-15, (scale, eps, h, iv, mp.nstr(ref, 17))
+
+
+@pytest.mark.parametrize("scale", [1e15, 1e18, 1e20, 1e50, 1e300])
+def test_huge_scales_compose_to_an_interval_that_contains_the_truth(scale):
+    # k-fold composition of GDP(mu) is GDP(sqrt(k) mu). The composed upper end carries the composition's
+    # own allowances (8.4e-9 at scale 1e15 on its automatic step of 3.3e-8, 4.4e-13 from 1e18 on).
+    k = 16
+    iv = PLD.from_noise(Gaussian(), scale=scale).self_compose(k).delta(0.0)
+    ref = _gdp_delta(4.0 / scale, 0.0)
+    assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, iv, mp.nstr(ref, 17))
+    assert iv.upper <= 2 * ref + 1e-8
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e15, 1e18, 1e50, 1e300])
+def test_huge_scales_of_the_logistic_keep_its_exact_delta_at_zero(scale):
+    # Logistic noise: the loss is monotone with the privacy-loss set {x > d/2}, so
+    # delta(0) = F(d/2) - F(-d/2) = tanh(d/4) exactly.
+    with mp.workdps(60):
+        ref = mp.tanh(1 / (4 * mp.mpf(scale)))
+    iv = PLD.from_noise(Logistic(), scale=scale).delta(0.0)
+    assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, iv, mp.nstr(ref, 17))
+    assert iv.upper <= 2 * ref + 2e-15

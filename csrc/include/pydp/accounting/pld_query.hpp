@@ -21,7 +21,9 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "pydp/accounting/pld_compose.hpp"
@@ -62,12 +64,39 @@ public:
         constexpr double kRound = 64.0 * std::numeric_limits<double>::epsilon();
         const double err = s.log_err * 0.5 * std::numeric_limits<double>::epsilon();
         const auto mlogm = [](double m) { return m > 0.0 ? m * std::fabs(std::log(m)) : 0.0; };
+        // m |log m| is unimodal on [0, 1] (peak 1/e at 1/e) and increasing above 1: its maximum over [a, b]
+        // is at a, at b or at the point of [a, b] nearest 1/e.
+        const auto max_mlogm = [&](double a, double b) {
+            if (a > b) std::swap(a, b);
+            return std::max({mlogm(a), mlogm(b), mlogm(std::min(std::max(1.0 / std::exp(1.0), a), b))});
+        };
+        // Point j - 1 of the profile (the grid point below l_0 for j = 0, when the side holds it): on the
+        // cell (l_{j-1}, l_j] the profile interpolates its values at both ends, and the computed P-mass above
+        // g_{j-1} (the tail whose error the value at l_{j-1} carries) lies between A_j and A_{j-1} (the cell
+        // splits its mass between j - 1 and j); likewise the Q-mass. When nearly all the mass sits at or
+        // below l_{j-1} (a nearly non-distinguishing pair: A_j ~ 0 while the tails are ~ 1/2), only the
+        // bound at A_{j-1} covers the error of the tails.
+        const std::vector<double> A0 = A_, C0 = C_;  // the sums before the allowances below
+        double a_below = A0[0], c_below = C0[0];
+        if (skip > 0 && n > 0) {
+            a_below = A0[0] + s.p[skip - 1];
+            c_below = s.p[skip - 1] + std::exp(-h) * C0[0];
+        }
         for (std::size_t j = 0; j < n; ++j) {
-            // The Q-mass above l_j is e^{-l_j} C_j: its |log| is l_j - log C_j.
+            // The Q-mass above l_j is e^{-l_j} C_j (|log| = l_j - log C_j); above l_{j-1} it is
+            // e^{-l_{j-1}} C_{j-1}, entering delta on the cell with the weight e^eps <= e^h e^{l_{j-1}}.
             const double cj = std::fabs(C_[j]);
-            const double q_err = cj > 0.0 ? cj * std::fabs(std::log(cj) - l(j)) : 0.0;
+            const double ap = std::fabs(j > 0 ? A0[j - 1] : a_below);
+            const double cp = std::fabs(j > 0 ? C0[j - 1] : c_below);
+            const double lj = l(j), lp = lj - h;
+            const double qj = std::exp(-lj) * cj, qp = std::exp(-lp) * cp;
+            const double q_at_j = cj > 0.0 ? cj * std::fabs(std::log(cj) - lj) : 0.0;
+            const double q_at_p = cp > 0.0 ? std::exp(h) * cp * std::fabs(std::log(cp) - lp) : 0.0;
+            double q_err = std::max(q_at_j, q_at_p);
+            const double peak = 1.0 / std::exp(1.0);
+            if (std::min(qj, qp) < peak && peak < std::max(qj, qp)) q_err = std::max(q_err, std::exp(lj) * peak);
             A_[j] += sign * (kRound * (std::fabs(A_[j]) + cj + std::fabs(inf_)) +
-                             err * (mlogm(std::fabs(A_[j])) + q_err + mlogm(std::fabs(inf_))));
+                             err * (max_mlogm(std::fabs(A_[j]), ap) + q_err + mlogm(std::fabs(inf_))));
         }
         run_min_.assign(n, 0.0);
         double m = kInf;
