@@ -168,14 +168,14 @@ def test_dask_vector_column_made_strings_is_refused_by_name():
         aggregate_dask(ddf, **SHAPES)
 
 
-def test_spark_histograms_and_vector_sums_equal_local(spark):
+@pytest.mark.parametrize("args", [SHAPES, SHAPES_GAUSS], ids=["selection", "public-gaussian"])
+def test_spark_histograms_and_vector_sums_equal_local(spark, args):
     df = vector_table()
     arrow = pa.Table.from_pandas(df.assign(v=df["v"].map(list), w=df["w"].map(list)), preserve_index=False)
     assert pa.types.is_list(arrow.schema.field("v").type)
-    for args in (SHAPES, SHAPES_GAUSS):
-        local = aggregate(arrow, **args)
-        assert local.num_rows > 0
-        _same_release(aggregate_spark(spark.createDataFrame(arrow).repartition(3), **args), local)
+    local = aggregate(arrow, **args)
+    assert local.num_rows > 0
+    _same_release(aggregate_spark(spark.createDataFrame(arrow).repartition(3), **args), local)
 
 
 REFUSED = [({"aggregations": {"city": ["count_distinct"], "x": ["sum"]}}, r"aggregations: count_distinct"),
