@@ -3,7 +3,9 @@
 - :func:`privatize`: keyed noise for the columns of a Dask DataFrame or the values of a Dask array
   (:mod:`pydp_core.io.dask`; retried tasks reproduce their noise);
 - :func:`aggregate`: :func:`pydp_core.aggregation.aggregate` on Dask, bit for bit the local release for
-  one key (:mod:`pydp_core.aggregation.engines`), quantiles included;
+  one key (:mod:`pydp_core.aggregation.engines`), quantiles, histograms on public bins and clipped vector
+  sums included; not ``count_distinct`` nor ``bounds="auto"`` (refused before any task runs: their partials
+  do not add up over partitions);
 - :func:`top_k`: :func:`pydp_core.aggregation.top_k` on Dask, likewise.
 
 The workers bound each person's contributions and compute exact partial sums; the client records the
@@ -30,6 +32,8 @@ def aggregate(ddf: Any, **kwargs: Any) -> Any:
     ----------
     ddf : dask.dataframe.DataFrame
         The rows (one per record); shuffled by ``privacy_unit`` so that each partition holds whole persons.
+        A vector-sum column is a pyarrow list column, or an object column of lists or numpy arrays built
+        under ``dask.config.set({"dataframe.convert-string": False})`` (else Dask makes it strings).
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.aggregate` (``ledger``, ``accountant`` too).
 
@@ -42,7 +46,9 @@ def aggregate(ddf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        As :func:`pydp_core.aggregation.aggregate`; ImportError naming the ``dask`` extra without dask.
+        As :func:`pydp_core.aggregation.aggregate`, and for ``count_distinct`` or ``bounds="auto"``, which
+        need the whole table in one process (a distinct count does not add up over partitions; the bounds
+        are searched before any value is clamped); ImportError naming the ``dask`` extra without dask.
 
     Examples
     --------

@@ -4,8 +4,10 @@ Spark DataFrame.
 - :func:`privatize`: keyed noise for columns (:mod:`pydp_core.io.spark`; the noise of a value depends on
   (key, column, row index) only, so retried tasks reproduce it);
 - :func:`aggregate`: :func:`pydp_core.aggregation.aggregate` on Spark, bit for bit the local release for
-  one key (:mod:`pydp_core.aggregation.engines`): counts, sums, means, variances, distinct units and
-  quantiles;
+  one key (:mod:`pydp_core.aggregation.engines`): counts, sums, means, variances, distinct units,
+  quantiles, histograms on public bins and clipped vector sums (an ``array<double>`` column); not
+  ``count_distinct`` nor ``bounds="auto"`` (refused on the driver: their partials do not add up over
+  partitions);
 - :func:`top_k`: :func:`pydp_core.aggregation.top_k` on Spark, likewise.
 
 The executors bound each person's contributions and compute exact partial sums; the driver records the
@@ -45,7 +47,9 @@ def aggregate(sdf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        For bad arguments, checked on the driver before any job runs; ImportError naming the ``spark``
+        For bad arguments, checked on the driver before any job runs, and for ``count_distinct`` or
+        ``bounds="auto"``, which need the whole table in one process (a distinct count does not add up over
+        partitions; the bounds are searched before any value is clamped); ImportError naming the ``spark``
         extra without pyspark.
 
     Examples

@@ -3,8 +3,9 @@
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
 2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
-   contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums and,
-   for quantiles, the counts of kept rows per grid cell (one int64 column per cell).
+   contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums, the
+   counts of kept rows per quantile grid cell and per histogram bin, and the integer coordinate sums of the
+   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate).
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
 3. The partials are summed per group by the engine (exact int64 sums) and collected: one row per group.
 4. The driver runs selection (or the public partitions), records the release in the key's ledger, charges
@@ -17,6 +18,14 @@ not depend on the partitioning and equals the local result for the same key. Her
 a pandas DataFrame (Dask) or a pyarrow Table (Spark), with the report attached; the documented front ends
 :func:`pydp_core.spark.aggregate` and :func:`pydp_core.dask.aggregate` return it as the kind they were
 given. The key is sent to the workers with the task (bounding is keyed); the noise is drawn on the driver.
+
+Two requests are refused on the driver (ValueError), as their partials do not add up over partitions:
+``count_distinct`` (two persons in two partitions may hold the same value, which counts once) and
+``bounds="auto"`` (the bounds are searched on the kept rows of the whole table before any value is clamped).
+A vector column on Dask is a pyarrow list column (``pandas.ArrowDtype(pyarrow.list_(pyarrow.float64()))``) or
+an object column of lists or numpy arrays; Dask turns object columns into strings when the collection is built
+(``dd.from_pandas`` and the readers) unless that is done under
+``dask.config.set({"dataframe.convert-string": False})``, and such a column is refused (TypeError).
 """
 from __future__ import annotations
 
@@ -26,7 +35,7 @@ import numpy as np
 
 from .._validation import require_extra
 from .keyuse import key_use
-from .local import partial_aggregates, release_partials
+from .local import check_combinable, partial_aggregates, release_partials
 from .quantiles import CELLS
 from .spec import AggregateSpec, aggregate_spec
 from .topk import ranked, top_k_spec
@@ -35,8 +44,11 @@ __all__ = ["aggregate_dask", "aggregate_spark", "top_k_dask", "top_k_spark"]
 
 
 def _engine_spec(names: list[Any], kwargs: dict[Any, Any]) -> AggregateSpec:
-    """The checked spec of an engine call."""
-    return aggregate_spec(names, **kwargs)
+    """The checked spec of an engine call, refused on the driver, before any job runs, when its partials do
+    not add up over partitions (``count_distinct``, ``bounds="auto"``: :attr:`AggregateSpec.local_only`)."""
+    spec = aggregate_spec(names, **kwargs)
+    check_combinable(spec)
+    return spec
 
 
 def _columns(spec: AggregateSpec) -> list[str]:
@@ -46,10 +58,14 @@ def _columns(spec: AggregateSpec) -> list[str]:
 
 def _layout(spec: AggregateSpec) -> list[tuple[str, int | None]]:
     """The engine's int64 partial columns, in order: (partial name, None) for a scalar partial, and
-    (partial name, cell) for each of the ``CELLS + 1`` grid-cell counts of a quantile column."""
+    (partial name, j) for column ``j`` of a matrix partial: the ``CELLS + 1`` grid-cell counts of a quantile
+    column, the bin counts of a histogram, the integer coordinate sums of a vector sum."""
     out: list[tuple[str, int | None]] = [(name, None) for name in spec.partial_names()]
-    for c in spec.quantile_columns:
-        out += [(f"{c}\x00cells", k) for k in range(CELLS + 1)]
+    widths = [(f"{c}\x00cells", CELLS + 1) for c in spec.quantile_columns]
+    widths += [(f"{c}\x00bins", len(edges) - 1) for c, edges in spec.bins.items()]
+    widths += [(f"{c}\x00vector", size) for c, (_, _, size) in spec.vectors.items()]
+    for name, width in widths:
+        out += [(name, j) for j in range(width)]
     return out
 
 
@@ -120,7 +136,8 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        As :func:`pydp_core.aggregation.aggregate`.
+        As :func:`pydp_core.aggregation.aggregate`; ValueError for ``count_distinct`` or ``bounds="auto"``
+        (module docstring), TypeError for a vector column Dask made strings.
 
     Examples
     --------
@@ -141,6 +158,14 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
 
 def _dask_partials(ddf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
     """(group values, partials, ("pandas", group types)) of a Dask DataFrame: steps 1 to 3 on Dask."""
+    import pandas as pd
+
+    for c in spec.vectors:
+        if isinstance(ddf._meta[c].dtype, pd.StringDtype):
+            raise TypeError(f"aggregations: column {c!r} of the Dask DataFrame holds strings, not vectors: Dask turns "
+                            "object columns (lists, numpy arrays) into strings unless the DataFrame is built under "
+                            "dask.config.set({'dataframe.convert-string': False}); or give the column a pyarrow list "
+                            "dtype (pandas.ArrowDtype(pyarrow.list_(pyarrow.float64())))")
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
     meta = _partial_frame(ddf._meta[cols], spec)
@@ -169,8 +194,8 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        For bad arguments (checked on the driver before any job runs); a failed Spark job raises
-        pyspark's error.
+        For bad arguments and for ``count_distinct`` or ``bounds="auto"`` (module docstring), checked on
+        the driver before any job runs; a failed Spark job raises pyspark's error.
 
     Examples
     --------
@@ -240,10 +265,9 @@ def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
     ['a']
     """
     require_extra("dask", "dask.dataframe")
-    use, kk, spec = _top_k_spec(list(ddf.columns), kwargs)
+    use, kk, spec, ranking = _top_k_spec(list(ddf.columns), kwargs)
     groups, partials, kind_types = _dask_partials(ddf, spec)
-    return ranked(spec, kk, kind_types, groups, partials, use, score=kwargs.get("score"),
-                  release_values=kwargs.get("release_values", False))
+    return ranked(spec, kk, kind_types, groups, partials, use, **ranking)
 
 
 def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
@@ -272,19 +296,19 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
     ...                   epsilon=5.0, candidates=["a", "b", "c"])  # doctest: +SKIP
     """
     require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
-    use, kk, spec = _top_k_spec(list(sdf.columns), kwargs)
+    use, kk, spec, ranking = _top_k_spec(list(sdf.columns), kwargs)
     groups, partials, kind_types = _spark_partials(sdf, spec)
-    return ranked(spec, kk, kind_types, groups, partials, use, score=kwargs.get("score"),
-                  release_values=kwargs.get("release_values", False))
+    return ranked(spec, kk, kind_types, groups, partials, use, **ranking)
 
 
-def _top_k_spec(names: list[Any], kwargs: dict[Any, Any]) -> tuple[Any, int, AggregateSpec]:
-    """(key use, k, spec) of an engine's top-k call, checked on the driver before any job runs."""
+def _top_k_spec(names: list[Any], kwargs: dict[Any, Any]) -> tuple[Any, int, AggregateSpec, dict[str, Any]]:
+    """(key use, k, spec, the ranking's ``score`` and ``release_values``) of an engine's top-k call, checked on
+    the driver before any job runs."""
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates",
                              "score", "bounds", "max_contributions", "release_values"}
     if unknown:
         raise TypeError(f"top_k got an unexpected keyword argument {sorted(unknown)[0]!r}")
-    args = {"delta": 0.0, "key": None, "candidates": None, **kwargs}
+    args = {"delta": 0.0, "key": None, "candidates": None, "score": None, "release_values": False, **kwargs}
     kk, spec = top_k_spec(names, **args)
-    return use, kk, spec
+    return use, kk, spec, {"score": args["score"], "release_values": args["release_values"]}

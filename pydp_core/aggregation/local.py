@@ -81,12 +81,16 @@ def aggregate(
         ``privacy_unit`` column: ``count`` and ``privacy_id_count``. Quantiles: ``"median"``, ``"min"``,
         ``"max"`` and ``("quantile", [levels])`` (levels in [0, 1]; output ``<column>_quantile_<level>``) by a
         noisy binary search on a grid of 1024 cells between the bounds (``docs/aggregate.md``, section 9;
-        pure DP, no interval columns; pandas, pyarrow and polars tables only). ``"count_distinct"``: the number
-        of distinct values of the column per group (any column type; one person changes it by at most
-        ``max_contributions`` per group). ``("histogram", [e0, ..., em])``: the counts of the column's values
-        in the public bins ``[e_i, e_{i+1})`` (the last closed; values clamped to ``[e0, em]``), output
-        ``<column>_histogram_<i>``, the whole histogram at the cost of one count (section 12). Distinct counts
-        and histograms run on pandas, pyarrow and polars tables. Contribution bounding drops rows, so
+        pure DP, no interval columns). ``"count_distinct"``: the number of distinct values of the column per
+        group (any column type; one person changes it by at most ``max_contributions`` per group).
+        ``("histogram", [e0, ..., em])``: the counts of the column's values in the public bins
+        ``[e_i, e_{i+1})`` (the last closed; values clamped to ``[e0, em]``), output ``<column>_histogram_<i>``,
+        the whole histogram at the cost of one count (section 12). ``("vector_sum", norm, bound, size)``: the
+        sum per group of a column of length-``size`` vectors, each clipped to ``bound`` in the ``"l1"``,
+        ``"l2"`` or ``"linf"`` norm (section 13). All but ``count_distinct`` also run on Spark and Dask, bit
+        for bit the same release for one key; ``count_distinct`` and ``bounds="auto"`` need the whole table
+        in one process (a distinct count does not add up over partitions; the bounds are searched before
+        any value is clamped). Contribution bounding drops rows, so
         counts and sums are biased downwards when persons exceed the limits; the interval columns cover the
         noise only, not that bias.
     bounds : mapping, "auto" or None
@@ -94,7 +98,7 @@ def aggregate(
         or quantile; ``"auto"`` alone: every such column. An ``"auto"`` column's bounds are chosen under DP
         from the kept rows with ``bounds_share`` of the budget (two noisy binary searches on signed powers of
         two, section 11); the report's ``bounds_search`` gives them and their cost (pandas, pyarrow and
-        polars tables only).
+        polars tables only, not Spark or Dask).
     max_partitions : int
         The most groups one unit contributes to (>= 1).
     max_contributions : int
@@ -208,11 +212,16 @@ def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray
     partitions if given) and int64 partials per group (:meth:`AggregateSpec.partial_names`). Partials of
     partitions that split the persons disjointly add up to the partials of the whole table exactly.
     """
-    if spec.local_only:
-        raise ValueError(f"aggregations: {spec.local_only} run on pandas, pyarrow and polars tables (their partial "
-                         "aggregates need the whole table); the engines take counts, sums, means and variances with "
-                         "given bounds")
+    check_combinable(spec)
     return bounded_partials(frame, spec, None)[1:]
+
+
+def check_combinable(spec: AggregateSpec) -> None:
+    """Refuse (ValueError naming the argument) a request whose partials do not add up over partitions:
+    ``count_distinct`` and ``bounds="auto"`` (:attr:`AggregateSpec.local_only`)."""
+    if spec.local_only:
+        raise ValueError(f"{spec.local_only}: runs on pandas, pyarrow and polars tables only; on Spark and Dask "
+                         "give the bounds and leave out count_distinct")
 
 
 def bounded_partials(frame: Any, spec: AggregateSpec,

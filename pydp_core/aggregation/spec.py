@@ -231,12 +231,14 @@ class AggregateSpec:
     @property
     def local_only(self) -> str | None:
         """Why the request needs the whole table in one process (None: engines may compute partials per
-        partition): histograms, vector sums and distinct counts have partials the engines do not combine,
-        and automatic bounds search the whole table first (quantiles' grid counts do combine)."""
-        what = [w for w, needed in (("histograms", self.bins), ("vector sums", self.vectors),
-                                    ("count_distinct", self.distinct_columns),
-                                    ("bounds 'auto'", self.pending)) if needed]
-        return ", ".join(what) or None
+        partition and sum them). Quantile grid cells, histogram bins and vector coordinates are int64 counts
+        and sums per group, so partials of partitions holding whole persons add up exactly; a distinct count is
+        not a sum (two persons in two partitions may hold the same value, counted once), and automatic bounds
+        are searched on the kept rows of the whole table before any partial can be clamped."""
+        what = [w for w, needed in (
+            ("aggregations: count_distinct (a distinct count does not add up over partitions)", self.distinct_columns),
+            ("bounds: 'auto' (the bounds are searched on the whole table first)", self.pending)) if needed]
+        return "; ".join(what) or None
 
     @property
     def pending(self) -> bool:

@@ -1,5 +1,6 @@
-"""pydp_core.aggregation on Dask and Spark: the release equals the local one bit for bit for one key, does
-not depend on the partitioning, and a killed-and-retried Spark task reproduces its output."""
+"""pydp_core.aggregation on Dask and Spark: the release equals the local one bit for bit for one key (histograms
+and vector sums included), does not depend on the partitioning, and a killed-and-retried Spark task reproduces
+its output; count_distinct and bounds="auto" are refused before any task runs."""
 from __future__ import annotations
 
 import numpy as np
@@ -103,3 +104,98 @@ def test_spark_rerun_at_another_epsilon_is_refused_at_the_driver(spark):
     aggregate_spark(sdf, **ARGS)
     with pytest.raises(KeyReuseError, match="another release"):
         aggregate_spark(sdf, **{**ARGS, "epsilon": 8.0})
+
+
+# -- histograms and vector sums -----------------------------------------------------------------------------
+EDGES = [-1.0, 0.0, 2.5, 5.0, 11.0]
+SHAPES = dict(privacy_unit="pid", by="g", aggregations={"x": [("histogram", EDGES), "sum"], "v": [("vector_sum", "l2", 1.5, 3)],
+                                                         "w": [("vector_sum", "linf", 0.75, 2)]},
+              bounds={"x": (0.0, 10.0)}, max_partitions=3, max_contributions=2, epsilon=4.0, delta=1e-6, key=KEY)
+SHAPES_GAUSS = dict(SHAPES, noise="gaussian", public_partitions=[0, 3, 7, 99])
+
+
+def vector_table(n=6000, seed=5):
+    rng = np.random.default_rng(seed)
+    df = table(n, seed)
+    df["v"] = list(rng.standard_cauchy((n, 3)))  # heavy tails: many rows are clipped
+    df["w"] = list(rng.normal(0.0, 1.0, (n, 2)))
+    return df
+
+
+def _bits(col) -> list:
+    """A column as comparable values: float cells and vectors by their bits, anything else as is."""
+    out = []
+    for v in (col.to_pylist() if hasattr(col, "to_pylist") else list(col)):
+        if isinstance(v, (list, np.ndarray)):
+            out.append(np.asarray(v, dtype=np.float64).view(np.int64).tolist())
+        elif isinstance(v, float):
+            out.append(np.float64(v).view(np.int64).item())
+        else:
+            out.append(v)
+    return out
+
+
+def _same_release(got, want) -> None:
+    names = got.column_names if hasattr(got, "column_names") else list(got.columns)
+    assert names == (want.column_names if hasattr(want, "column_names") else list(want.columns))
+    for c in names:
+        assert _bits(got[c]) == _bits(want[c]), c
+    assert aggregate_report(got) == aggregate_report(want)
+
+
+@pytest.mark.parametrize("args", [SHAPES, SHAPES_GAUSS], ids=["selection", "public-gaussian"])
+def test_dask_histograms_and_vector_sums_equal_local(args):
+    import dask
+
+    df = vector_table()
+    local = aggregate(df, **args)
+    assert len(local) > 0 and "x_histogram_3" in local.columns and len(local["v_vector_sum"].iloc[0]) == 3
+    for parts in (1, 4):
+        shuffled = df.sample(frac=1.0, random_state=parts)
+        with dask.config.set({"dataframe.convert-string": False}):  # keep the vector cells as arrays
+            ddf = dd.from_pandas(shuffled, npartitions=parts)
+        _same_release(aggregate_dask(ddf, **args), local)
+    # pyarrow list columns need no setting
+    list_type = pd.ArrowDtype(pa.list_(pa.float64()))
+    arrow_lists = df.assign(**{c: pd.array(pa.array(df[c].map(list).tolist(), pa.list_(pa.float64())), dtype=list_type)
+                               for c in ("v", "w")})
+    _same_release(aggregate_dask(dd.from_pandas(arrow_lists, npartitions=3), **args), local)
+
+
+def test_dask_vector_column_made_strings_is_refused_by_name():
+    ddf = dd.from_pandas(vector_table(50), npartitions=2)  # the default convert-string turns arrays into text
+    with pytest.raises(TypeError, match=r"column 'v'.*convert-string"):
+        aggregate_dask(ddf, **SHAPES)
+
+
+@pytest.mark.parametrize("args", [SHAPES, SHAPES_GAUSS], ids=["selection", "public-gaussian"])
+def test_spark_histograms_and_vector_sums_equal_local(spark, args):
+    df = vector_table()
+    arrow = pa.Table.from_pandas(df.assign(v=df["v"].map(list), w=df["w"].map(list)), preserve_index=False)
+    assert pa.types.is_list(arrow.schema.field("v").type)
+    local = aggregate(arrow, **args)
+    assert local.num_rows > 0
+    _same_release(aggregate_spark(spark.createDataFrame(arrow).repartition(3), **args), local)
+
+
+REFUSED = [({"aggregations": {"city": ["count_distinct"], "x": ["sum"]}}, r"aggregations: count_distinct"),
+           ({"bounds": "auto"}, r"bounds: 'auto'")]
+
+
+@pytest.mark.parametrize("change, words", REFUSED, ids=["count_distinct", "auto-bounds"])
+def test_dask_refuses_distinct_counts_and_auto_bounds_before_any_task(change, words, monkeypatch):
+    import pydp_core.aggregation.engines as engines
+
+    def never(*a, **k):
+        raise AssertionError("a partition was computed")
+
+    monkeypatch.setattr(engines, "_partial_arrays", never)
+    with pytest.raises(ValueError, match=rf"{words}.*pandas, pyarrow and polars tables only"):
+        aggregate_dask(dd.from_pandas(table(200), npartitions=2), **{**ARGS, **change})
+
+
+@pytest.mark.parametrize("change, words", REFUSED, ids=["count_distinct", "auto-bounds"])
+def test_spark_refuses_distinct_counts_and_auto_bounds_at_the_driver(spark, change, words):
+    sdf = spark.createDataFrame(pa.Table.from_pandas(table(200), preserve_index=False))
+    with pytest.raises(ValueError, match=rf"{words}.*pandas, pyarrow and polars tables only"):  # not a job's error
+        aggregate_spark(sdf, **{**ARGS, **change})

@@ -1,6 +1,6 @@
 """``count_distinct`` and ``("histogram", edges)`` per group: the released noise against its exact law (mpmath),
 one person's effect within the bounding's limits, keyed reproducibility and row-order independence, the engines'
-refusal, the command line, and bad input."""
+refusal of distinct counts, the command line, and bad input."""
 from __future__ import annotations
 
 import json
@@ -113,15 +113,16 @@ def test_keyed_and_independent_of_row_order():
     np.testing.assert_array_equal(arrow.column("prod_count_distinct").to_numpy(), a["prod_count_distinct"])
 
 
-def test_engines_refuse_partials_they_cannot_combine():
+def test_engines_refuse_distinct_counts_and_combine_histograms():
     df, _ = _distinct_table(5)
     df["x"] = 1.0
-    for aggs in ({"prod": ["count_distinct"]}, {"x": [("histogram", EDGES)]}):
-        spec = aggregate_spec(list(df.columns), privacy_unit="pid", by="g", aggregations=aggs, bounds=None,
-                              max_partitions=1, max_contributions=1, epsilon=1.0, public_partitions=[0, 1])
-        assert spec.local_only
-        with pytest.raises(ValueError, match="pandas, pyarrow and polars"):
-            partial_aggregates(df, spec)
+    specs = [aggregate_spec(list(df.columns), privacy_unit="pid", by="g", aggregations=aggs, bounds=None,
+                            max_partitions=1, max_contributions=1, epsilon=1.0, public_partitions=[0, 1])
+             for aggs in ({"prod": ["count_distinct"]}, {"x": [("histogram", EDGES)]})]
+    assert specs[0].local_only and not specs[1].local_only
+    with pytest.raises(ValueError, match=r"aggregations: count_distinct.*pandas, pyarrow and polars"):
+        partial_aggregates(df, specs[0])
+    assert partial_aggregates(df, specs[1])[1]["x\x00bins"].shape[1] == len(EDGES) - 1
 
 
 @pytest.mark.parametrize("hist, exc, words", [
