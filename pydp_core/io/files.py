@@ -69,9 +69,13 @@ def input_format(path: str, fmt: str | None) -> str:
     return file_format(path, fmt)
 
 
-def read_columns(path: str, columns: list[str], *, format: str | None = None, delimiter: str = ",") -> Any:
+def read_columns(path: str, columns: list[str], *, format: str | None = None, delimiter: str = ",",
+                 progress: Any = None) -> Any:
     """The ``columns`` of a Parquet file or folder (hive partitions and Spark's ``_SUCCESS`` understood) or
-    of a CSV file, as a pyarrow Table (read whole: only the columns asked for)."""
+    of a CSV file, as a pyarrow Table (read whole: only the columns asked for).
+
+    ``progress``, if given, is called with 0 once the file and its columns are checked, then with the
+    number of rows of each batch read (of the whole file at once for CSV)."""
     pa, pq, pacsv = require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv")
     if not os.path.exists(path):
         raise FileNotFoundError(f"input {path!r} does not exist")
@@ -83,15 +87,32 @@ def read_columns(path: str, columns: list[str], *, format: str | None = None, de
         missing = [c for c in columns if c not in data.schema.names]
         if missing:
             raise ValueError(f"input {path!r} has no column(s) {', '.join(map(repr, missing))}")
-        return data.to_table(columns=columns)
+        if progress is None:
+            return data.to_table(columns=columns)
+        progress(0)
+        return pa.Table.from_batches(_counted(data.to_batches(columns=columns), progress),
+                                     schema=data.schema.select(columns) if hasattr(data.schema, "select")
+                                     else pa.schema([data.schema.field(c) for c in columns]))
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter must be one character, got {delimiter!r}")
     header = _csv_header(path, delimiter)
     missing = [c for c in columns if c not in header]
     if missing:
         raise ValueError(f"input {path!r} has no column(s) {', '.join(map(repr, missing))}")
-    return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                          convert_options=pacsv.ConvertOptions(include_columns=columns))
+    parse, convert = pacsv.ParseOptions(delimiter=delimiter), pacsv.ConvertOptions(include_columns=columns)
+    if progress is None:
+        return pacsv.read_csv(path, parse_options=parse, convert_options=convert)
+    progress(0)
+    table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)  # whole: types from every block
+    progress(table.num_rows)
+    return table
+
+
+def _counted(batches: Any, progress: Any) -> Any:
+    """The record batches of ``batches``, ``progress`` called with the rows of each."""
+    for batch in batches:
+        progress(batch.num_rows)
+        yield batch
 
 
 def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str = "parquet", delimiter: str = ",",

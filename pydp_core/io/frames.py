@@ -561,6 +561,30 @@ def drop_null_rows(data: Any, columns: Any, policies: Policies, *, nan_is_null: 
     return data[kept], kept
 
 
+def apply_null_policies(table: Any, policies: Policies) -> Any:
+    """A pyarrow Table (or RecordBatch) with the rows that ``drop`` leaves out removed and the nulls that
+    ``replace`` fills filled (as float64 columns), for a consumer that takes no nulls (``pydp-core aggregate``);
+    :func:`privatize` fills during its noise instead, to the same values."""
+    import pyarrow as pa
+
+    table, _ = drop_null_rows(table, list(policies), policies)
+    for c, policy in policies.items():
+        col = table.column(c)
+        if policy[0] != "replace" or not col.null_count:
+            continue
+        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+            raise TypeError(f"nulls for column {c!r}: replace=VALUE needs a numeric column (got type {col.type})")
+        import pyarrow.compute as pc
+
+        values, _ = fill_nulls(pc.fill_null(col, 0).to_numpy(), _arrow_valid(col), policy)
+        i = table.schema.get_field_index(c)
+        filled = pa.array(values.astype(np.float64, copy=False))
+        table = table.set_column(i, c, filled) if isinstance(table, pa.Table) else pa.RecordBatch.from_arrays(
+            [filled if j == i else table.column(j) for j in range(table.num_columns)],
+            names=table.schema.names)
+    return table
+
+
 def _numpy_valid(data: np.ndarray, nan_is_null: bool) -> np.ndarray | None:
     """The entries of a numpy array that are not missing (masked, or NaN with ``nan_is_null``), flat."""
     valid = ~np.ma.getmaskarray(data).ravel() if isinstance(data, np.ma.MaskedArray) else None
