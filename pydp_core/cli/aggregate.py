@@ -245,7 +245,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.public_partitions:
         public = read_columns(args.public_partitions, by, delimiter=csv_delimiter(args.public_partitions, args.delimiter))
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    bar = Progress(show and not args.quiet, args.progress is True, "aggregate", args.input, fmt_in)
+    bar = Progress(show, args.progress is True, "aggregate", args.input, fmt_in)
     try:
         table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter),
                              progress=bar)

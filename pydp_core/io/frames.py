@@ -369,6 +369,9 @@ def record_distributed_release(
     """
     import secrets
 
+    if "nulls" in privatize_kwargs:  # a partition's rows are numbered by its own offset or index, not by the rows kept
+        raise TypeError("nulls is not taken by the Spark and Dask front ends: drop or fill the nulls in the DataFrame "
+                        "first (df.dropna / df.fillna), or give the data to pydp_core.privatize")
     release = privatize_kwargs.get("release", True) is not False
     rid = release_id(release_description(mechanism, columns=list(columns), bounds=bounds, block_rows=block_rows,
                                          privatize_kwargs=privatize_kwargs))

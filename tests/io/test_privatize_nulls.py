@@ -214,3 +214,9 @@ def test_file_batches_are_the_frame_pieces_with_their_offsets(tmp_path):
         start += pieces[-1].num_rows
     assert start == got.num_rows < t.num_rows
     assert pa.concat_tables(pieces).select(["x", "n", "id"]).equals(got.select(["x", "n", "id"]))
+
+
+def test_the_distributed_front_ends_refuse_nulls():
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(TypeError, match="nulls is not taken by the Spark and Dask front ends"):
+        dp.dask.privatize(da.from_array(np.array([0.1, np.nan]), chunks=1), MECH, key=KEY, bounds=(0, 10), nulls="drop")
