@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from typing import Any
 
 from ._args import finite_float, positive_int
+from ._common import Progress, in_flags, nulls_option, warn_in_flags
 
 HELP = ("differentially private group-by counts, sums, means, variances, quantiles, distinct counts and histograms "
         "with per-person bounding (atomic)")
@@ -116,7 +119,17 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("parquet", "csv"), help="input format (default: from the name; folders are Parquet)")
     p.add_argument("--output-format", choices=("parquet", "csv"), help="output format (default: from OUT's name, else Parquet)")
     p.add_argument("--delimiter", help="CSV field delimiter for input and output (default: a tab for .tsv, else ',')")
+    p.add_argument(
+        "--nulls", nargs="+", action="append", default=[], metavar="[C] POLICY",
+        help="missing values (nulls) of aggregated column C, or without C of every aggregated column: keep (the "
+        "default: a null reaches the aggregation, which refuses it), drop (the row is left out before the "
+        "per-person bounding; no sensitivity changes) or replace=VALUE (the value, clamped like any other)",
+    )
     p.add_argument("--force", "-f", action="store_true", help="replace OUT (and OUT.json) if they exist (never the input)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="always show a progress bar (rows read, then the aggregation)")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
 
 
@@ -177,12 +190,40 @@ def _top_k_options(args: argparse.Namespace, bounds: Any) -> dict[str, Any]:
                 max_contributions=args.max_contributions or 1, release_values=args.top_k_values)
 
 
+#: Library messages that start with an argument's name -> the flag it is given with here.
+_STARTS = (("nulls", "--nulls"),)
+
+
+def cli_message(text: str) -> str:
+    """A library message in this command's flags (:func:`pydp_core.cli._common.in_flags`)."""
+    return in_flags(text, _STARTS)
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..aggregation import aggregate, top_k
-    from ..io import load_key
+    """Aggregate the file; messages and warnings name the flags."""
+    with warnings.catch_warnings():
+        warn_in_flags(cli_message)
+        try:
+            return _run(args)
+        except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
+            exc.args = (cli_message(str(exc)),)
+            raise
+
+
+def _value_columns(args: argparse.Namespace, aggs: Any, score: Any) -> list[str]:
+    """The columns whose values are aggregated (those ``--nulls`` may name)."""
+    cols = [score] if args.top_k else [c for c in aggs if c != args.privacy_unit]
+    return [c for c in cols if c]
+
+
+def _run(args: argparse.Namespace) -> int:
     from ..io.files import csv_delimiter, input_format, read_columns
+    from ..io.frames import apply_null_policies
+    from ..io.nulls import describe_nulls, null_policies
 
     bounds = _bounds(args.bounds)
+    aggs: Any = None
+    options: Any = None
     if args.top_k:
         options = _top_k_options(args, bounds)
         by = [options["column"]]
@@ -195,20 +236,69 @@ def run(args: argparse.Namespace) -> int:
         aggs = _aggregations(args)
         by = args.group_by
         columns = list(dict.fromkeys([args.privacy_unit, *by, *aggs]))
+    values = _value_columns(args, aggs, options["score"] if args.top_k else None)
+    nulls = nulls_option(args.nulls, values, "aggregated")
+    policies = null_policies(nulls, values)
     fmt_in = input_format(args.input, args.format)
-    table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter))
+    _check_output(args)
     public: Any = None
     if args.public_partitions:
         public = read_columns(args.public_partitions, by, delimiter=csv_delimiter(args.public_partitions, args.delimiter))
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    bar = Progress(show, args.progress is True, "aggregate", args.input, fmt_in)
+    try:
+        table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter),
+                             progress=bar)
+        table = apply_null_policies(table, policies)
+        bar.stage("noise")
+        result, session = _release(args, table, public, aggs, bounds, options)
+    finally:
+        bar.close()
+    described = describe_nulls(policies)
+    if described is not None:
+        result = _with_nulls(result, described)
+    return _write(args, result, session)
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    """The output checks that need no data, made before the input is read."""
+    for path in (args.output, args.output + ".json"):
+        if os.path.exists(path) and not args.force:
+            raise FileExistsError(f"{path!r} exists (use --force to replace it)")
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"output folder {folder!r} does not exist")
+    if args.key_file and not os.path.exists(args.key_file):
+        raise FileNotFoundError(f"--key-file {args.key_file!r} does not exist")
+
+
+def _with_nulls(result: Any, described: dict[str, str]) -> Any:
+    """The result with the null policies in its report (the table's metadata, and so OUT.json)."""
+    import json
+
+    from ..aggregation.report import REPORT_KEY, aggregate_report
+
+    report = {**aggregate_report(result), "nulls": described}
+    meta = dict(result.schema.metadata or {})
+    meta[REPORT_KEY.encode()] = json.dumps(report, sort_keys=True).encode()
+    return result.replace_schema_metadata(meta)
+
+
+def _release(args: argparse.Namespace, table: Any, public: Any, aggs: Any, bounds: Any,
+             options: Any) -> tuple[Any, Any]:
+    """The aggregation (or top-k) of ``table``, and the session it was charged to (or None)."""
+    from ..aggregation import aggregate, top_k
+    from ..io import load_key
+
     if args.top_k:
         if args.session:
             raise ValueError("--top-k does not go through a --session yet; use --key-file")
         key = load_key(args.key_file) if args.key_file else None
         if public is not None:
-            public = public.column(by[0]).to_pylist()
+            public = public.column(options["column"]).to_pylist()
         result = top_k(table, key=key, candidates=public, ledger=args.key_file + ".ledger" if args.key_file else None,
                        **options)
-        return _write(args, result, None)
+        return result, None
     options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds,
                    bounds_share=args.bounds_share,
                    max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
@@ -226,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         key = load_key(args.key_file) if args.key_file else None
         result = aggregate(table, key=key, ledger=args.key_file + ".ledger" if args.key_file else None, **options)
-    return _write(args, result, session)
+    return result, session
 
 
 def _write(args: argparse.Namespace, result: Any, session: Any) -> int:

@@ -9,6 +9,7 @@ import warnings
 from typing import Any
 
 from ._args import finite_float, mechanism_arg, positive_int, sensitivity_arg, split_mechanism
+from ._common import Progress, in_flags, nulls_option, per_column, warn_in_flags
 
 HELP = "add calibrated noise to columns of a Parquet or CSV file, or a partitioned Parquet folder (streaming, atomic)"
 
@@ -114,60 +115,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
 
 
-#: Python argument spellings in library messages -> the flags of this command.
-_FLAGS = (
-    ("release=True is not available", "a release (without --simulate) is not available"),
-    ("Pass simulation=True if this is a simulation", "Leave out --key-file if this is a simulation"),
-    ("release=False", "--simulate"),
-    ("simulation=True", "--simulate"),
-    ("sensitivity_holds=True", "--sensitivity-holds"),
-    ("sensitivity='bounds'", "--sensitivity bounds"),
-    ("bounds=(lower, upper)", "--bounds LOWER UPPER"),
-    ("bounds=(low, high)", "--bounds LOWER UPPER"),
-    ("bounds=", "--bounds"),
-    ("--force / overwrite=True", "--force"),
-    ("output_format='parquet' or 'csv'", "--output-format parquet or csv"),
-    ("format='parquet' or 'csv'", "--format parquet or csv"),
-    ("confirm_delta=True", "--confirm-delta"),
-    ("batch_rows", "--batch-rows"),
-    ("block_rows", "--block-rows"),
-    ("read as format='parquet'", "read as --format parquet"),
-    ("output_format='parquet' or none", "--output-format parquet or none"),
-    ("through one pydp_core.Session", "through one --session (pydp-core session create)"),
-    ("pydp-core keygen, pydp_core.io.generate_key", "pydp-core keygen"),
-    ("pass a larger max_contributions", "give a larger --max-contributions"),
-    ("max_contributions=", "--max-contributions "),
-    ("max_contributions", "--max-contributions"),
-    ("privacy_unit", "--privacy-unit"),
-    ("the delimiter must be one character", "--delimiter must be one character"),
-)
-
 #: Library messages that start with an argument's name -> the flag it is given with here.
 _STARTS = (("nulls", "--nulls"), ("column ", "--column: column "), ("columns lists", "--column lists"))
 
 
 def cli_message(text: str) -> str:
-    """A library message with its Python argument spellings replaced by this command's flags."""
-    for python, flag in _FLAGS:
-        text = text.replace(python, flag)
-    for python, flag in _STARTS:
-        if text.startswith(python):
-            return flag + text[len(python):]
-    return text
-
-
-def progress_bar(enabled: bool, total: Any, label: str, *, asked: bool = False) -> Any:
-    """A tqdm bar on stderr, or None; says why on stderr when ``--progress`` was asked for but cannot be shown."""
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        if asked:
-            print("pydp-core: --progress needs tqdm, which the 'progress' extra installs: "
-                  "pip install 'pydp_core[progress]'; continuing without a progress bar", file=sys.stderr)
-        return None
-    return tqdm(total=total, unit=" rows", unit_scale=True, desc=label, file=sys.stderr, leave=False)
+    """A library message in this command's flags (:func:`pydp_core.cli._common.in_flags`)."""
+    return in_flags(text, _STARTS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -181,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io.atomic import cancellation
 
     with cancellation() as cancel, warnings.catch_warnings():
-        _warn_in_flags()
+        warn_in_flags(cli_message)
         try:
             code = _run(args)
         except (ValueError, TypeError, OSError, ArithmeticError, RuntimeError) as exc:
@@ -190,20 +144,6 @@ def run(args: argparse.Namespace) -> int:
             exc.args = (cli_message(str(exc)),)
             raise
         return code  # a signal after the rename finds the work done: it is reported as done
-
-
-def _warn_in_flags() -> None:
-    """Within a ``catch_warnings`` block: warnings go on as before, their text in this command's flags."""
-    previous = warnings.showwarning
-
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        warnings.showwarning = previous
-        try:
-            warnings.warn_explicit(cli_message(str(message)), category, filename, lineno)
-        finally:
-            warnings.showwarning = show
-
-    warnings.showwarning = show
 
 
 def _stale(args: argparse.Namespace) -> None:
@@ -219,39 +159,12 @@ def _stale(args: argparse.Namespace) -> None:
                   file=sys.stderr)
 
 
-def per_column(items: list[list[str]], columns: list[str], flag: str, width: int) -> tuple[Any, dict[str, list[str]]]:
-    """``[C] VALUE...`` options (``width`` values each): (the values given without C or None, {C: values}).
-
-    Raises
-    ------
-    ValueError
-        Naming ``flag``: a wrong number of values, a column that is not a ``--column``, or one given twice.
-    """
-    default: Any = None
-    named: dict[str, list[str]] = {}
-    for item in items:
-        if len(item) == width:
-            if default is not None:
-                raise ValueError(f"{flag} is given twice without a column ({' '.join(default)} and {' '.join(item)})")
-            default = item
-        elif len(item) == width + 1:
-            col, values = item[0], item[1:]
-            if col not in columns:
-                raise ValueError(f"{flag} {' '.join(item)}: {col!r} is not one of the --column columns ({', '.join(columns)})")
-            if col in named:
-                raise ValueError(f"{flag} is given twice for column {col!r}")
-            named[col] = values
-        else:
-            raise ValueError(f"{flag} takes [C] {'LOWER UPPER' if width == 2 else 'POLICY'}, got {' '.join(item)!r}")
-    return default, named
-
-
 def column_bounds(args: argparse.Namespace) -> Any:
     """``--bounds`` as the library takes it: None, one (lower, upper) pair, or ``{column: (lower, upper)}``."""
     from ..io import check_bounds
 
     columns = list(dict.fromkeys(args.column))
-    default, named = per_column(args.bounds, columns, "--bounds", 2)
+    default, named = per_column(args.bounds, columns, "--bounds", 2, "--column")
 
     def pair(values: list[str], where: str) -> Any:
         try:
@@ -271,12 +184,7 @@ def column_bounds(args: argparse.Namespace) -> Any:
 
 def column_nulls(args: argparse.Namespace) -> Any:
     """``--nulls`` as the library takes it: None (the default policy), one policy, or ``{column: policy}``."""
-    columns = list(dict.fromkeys(args.column))
-    default, named = per_column(args.nulls, columns, "--nulls", 1)
-    if not named:
-        return None if default is None else default[0]
-    return {c: named[c][0] if c in named else (None if default is None else default[0]) for c in columns
-            if c in named or default is not None}
+    return nulls_option(args.nulls, list(dict.fromkeys(args.column)), "--column")
 
 
 def _mechanisms(args: argparse.Namespace, bounds: Any) -> Any:
@@ -302,30 +210,6 @@ def _mechanisms(args: argparse.Namespace, bounds: Any) -> Any:
     return {c: mechs[c] for c in dict.fromkeys(args.column)}
 
 
-class _Progress:
-    """The progress display of a run: created on the first call, which the release makes once every check
-    has passed, so that nothing is drawn before an argument or file error."""
-
-    def __init__(self, show: bool, asked: bool, source: str, fmt: str | None) -> None:
-        self.show, self.asked, self.source, self.fmt = show, asked, source, fmt
-        self.bar: Any = None
-        self.started = False
-
-    def __call__(self, rows: int) -> None:
-        if not self.started:
-            self.started = True
-            if self.show:
-                from ..io.files import total_rows
-
-                self.bar = progress_bar(True, total_rows(self.source, self.fmt), "privatize", asked=self.asked)
-        if self.bar is not None and rows:
-            self.bar.update(rows)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _run(args: argparse.Namespace) -> int:
     from ..io import load_key, privatize_file
 
@@ -344,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
         session = open_session(args.session, args.key_file)
     extra = {"release": False} if args.simulate else {}
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    bar = _Progress(show, args.progress is True, args.input, args.format)
+    bar = Progress(show, args.progress is True, "privatize", args.input, args.format)
     options = dict(bounds=bounds, format=args.format, delimiter=args.delimiter, output_format=args.output_format,
                    batch_rows=args.batch_rows, nulls=nulls,
                    block_rows=args.block_rows, overwrite=args.force, progress=bar,

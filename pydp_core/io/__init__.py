@@ -1,7 +1,8 @@
 """Noise for columnar data: numpy arrays, pandas Series and DataFrames, pyarrow arrays and tables.
 
 :func:`privatize` adds a mechanism's noise to the chosen columns and returns the same kind of object
-it was given, with nulls kept as nulls and the other columns untouched. It is the one code path behind
+it was given, with nulls kept as nulls (or dropped or replaced: ``nulls=``, :mod:`pydp_core.io.nulls`) and
+the other columns untouched. It is the one code path behind
 the ``pydp-core privatize`` command and the Spark and Dask front ends
 (:mod:`pydp_core.spark`, :mod:`pydp_core.dask`).
 

@@ -13,10 +13,10 @@ import numpy as np
 
 from .._validation import check_int, require_extra
 from .atomic import Cancellation, Pipeline, atomic_folder, atomic_output, cancellation, same_file
-from .frames import REPORT_KEY, column_names, note_column, privatize_pyarrow, release_ledger
+from .frames import REPORT_KEY, column_names, drop_null_rows, note_column, privatize_pyarrow, release_ledger
 from .keyed import KeyedNoise, check_contributions, pick_column, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
-from .nulls import apply_nulls, describe_nulls, null_policies
+from .nulls import describe_nulls, dropped_columns, null_policies, with_nulls
 from .provenance import accumulate, data_files, read_report
 
 
@@ -69,9 +69,13 @@ def input_format(path: str, fmt: str | None) -> str:
     return file_format(path, fmt)
 
 
-def read_columns(path: str, columns: list[str], *, format: str | None = None, delimiter: str = ",") -> Any:
+def read_columns(path: str, columns: list[str], *, format: str | None = None, delimiter: str = ",",
+                 progress: Any = None) -> Any:
     """The ``columns`` of a Parquet file or folder (hive partitions and Spark's ``_SUCCESS`` understood) or
-    of a CSV file, as a pyarrow Table (read whole: only the columns asked for)."""
+    of a CSV file, as a pyarrow Table (read whole: only the columns asked for).
+
+    ``progress``, if given, is called with 0 once the file and its columns are checked, then with the
+    number of rows of each batch read (of the whole file at once for CSV)."""
     pa, pq, pacsv = require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv")
     if not os.path.exists(path):
         raise FileNotFoundError(f"input {path!r} does not exist")
@@ -83,15 +87,32 @@ def read_columns(path: str, columns: list[str], *, format: str | None = None, de
         missing = [c for c in columns if c not in data.schema.names]
         if missing:
             raise ValueError(f"input {path!r} has no column(s) {', '.join(map(repr, missing))}")
-        return data.to_table(columns=columns)
+        if progress is None:
+            return data.to_table(columns=columns)
+        progress(0)
+        return pa.Table.from_batches(_counted(data.to_batches(columns=columns), progress),
+                                     schema=data.schema.select(columns) if hasattr(data.schema, "select")
+                                     else pa.schema([data.schema.field(c) for c in columns]))
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise ValueError(f"delimiter must be one character, got {delimiter!r}")
     header = _csv_header(path, delimiter)
     missing = [c for c in columns if c not in header]
     if missing:
         raise ValueError(f"input {path!r} has no column(s) {', '.join(map(repr, missing))}")
-    return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=delimiter),
-                          convert_options=pacsv.ConvertOptions(include_columns=columns))
+    parse, convert = pacsv.ParseOptions(delimiter=delimiter), pacsv.ConvertOptions(include_columns=columns)
+    if progress is None:
+        return pacsv.read_csv(path, parse_options=parse, convert_options=convert)
+    progress(0)
+    table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)  # whole: types from every block
+    progress(table.num_rows)
+    return table
+
+
+def _counted(batches: Any, progress: Any) -> Any:
+    """The record batches of ``batches``, ``progress`` called with the rows of each."""
+    for batch in batches:
+        progress(batch.num_rows)
+        yield batch
 
 
 def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str = "parquet", delimiter: str = ",",
@@ -363,11 +384,8 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
                              "it cannot be privatised")
     noised = column_names(names, available)
     policies = null_policies(nulls, noised)
-    description = release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
-                                      privatize_kwargs=privatize_kwargs)
-    if describe_nulls(policies) is not None:  # a policy other than the default changes the output law
-        description["nulls"] = describe_nulls(policies)
-    rid = release_id(description)
+    rid = release_id(with_nulls(release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
+                                                    privatize_kwargs=privatize_kwargs), policies))
     contributions = 1
     if privacy_unit is not None:
         contributions = check_contributions(parts.unit_column(privacy_unit), max_contributions)
@@ -401,7 +419,7 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     rows = 0
     state: dict[str, Any] = {"writer": None, "part": None}  # the writer thread's; the caller's after finish()
     _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
-    pending_nulls = any(name != "keep" for name, _ in policies.values())
+    dropping = bool(dropped_columns(policies))
 
     def finish_part() -> None:  # the file in progress is complete (a file without rows gets the schema only)
         if state["part"] is not None and state["writer"] is None:
@@ -436,13 +454,13 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
             pipe = Pipeline(parts.batches(list(noisers), batch_rows), write, cancel=cancel)
             try:
                 for part, batch in pipe.items():
-                    if batch is not None and pending_nulls:
-                        batch = apply_nulls(batch, policies)
+                    if batch is not None and dropping:
+                        batch = drop_null_rows(batch, list(noisers), policies)[0]
                     if batch is None or batch.num_rows == 0:
                         pipe.put((part, None))
                         continue
                     start = rows
-                    pipe.put((part, privatize_pyarrow(batch, list(noisers), noiser)))
+                    pipe.put((part, privatize_pyarrow(batch, list(noisers), noiser, policies)))
                     rows += batch.num_rows
                 pipe.finish()
                 finish_part()

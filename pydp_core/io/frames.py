@@ -27,6 +27,7 @@ from .keyed import (
 )
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
 from .ledger import _RECORDED_AT_DRIVER, KeyLedger, KeyReuseError, SessionLedger, ledger_for_key, unrecorded_refused
+from .nulls import DEFAULT, Policies, describe_nulls, dropped_columns, fill_nulls, kept_rows, null_policies, with_nulls
 
 #: The key of the release report in pandas ``attrs`` and Arrow / Parquet schema metadata.
 REPORT_KEY = "pydp_core.release"
@@ -54,6 +55,7 @@ def privatize(
     simulation: bool = False,
     privacy_unit: Any = None,
     max_contributions: int = 1,
+    nulls: Any = None,
     **privatize_kwargs: Any,
 ) -> Any:
     """Add ``mechanism``'s noise to ``data`` and return the same kind of object.
@@ -124,6 +126,16 @@ def privatize(
         ``max_contributions`` times the per-row budget. Without it the guarantee is per row.
     max_contributions:
         with ``privacy_unit``, the most rows one person may hold (default 1).
+    nulls:
+        what happens to the missing values of the privatised columns (:mod:`pydp_core.io.nulls`, the rule
+        of :func:`~pydp_core.io.privatize_file` and ``pydp-core privatize --nulls``): ``"keep"`` (the
+        default: a null stays null), ``"drop"`` (a row with a null in the column is left out: the output
+        has fewer rows, numbered on without gaps from ``offset``, and ``index`` keeps the entries of the
+        rows kept) or ``"replace=VALUE"`` (the null becomes VALUE and is noised like any value), for every
+        column or as ``{column: policy}``. A plain numpy array's NaN are its missing values once a policy
+        is given (without one they are refused); a multi-dimensional array cannot drop rows. No policy
+        changes a sensitivity or a budget; a policy other than ``"keep"`` is part of the release's
+        description and of its report (``nulls``).
     privatize_kwargs:
         passed on to ``mechanism.privatize`` (e.g. ``release=``).
 
@@ -135,8 +147,8 @@ def privatize(
     -------
     object
         The same kind of object as ``data``. Nulls (pandas NA/NaN, pyarrow nulls, masked entries) stay
-        null; privatised numeric columns come back as float64 (float32 stays float32); other columns are
-        untouched.
+        null unless ``nulls`` says otherwise; privatised numeric columns come back as float64 (float32
+        stays float32); other columns are untouched (but for the rows ``nulls="drop"`` leaves out).
 
     Raises
     ------
@@ -146,7 +158,7 @@ def privatize(
         If a column is missing, a value is not finite without ``bounds``, both ``key`` and ``rng`` (or
         ``offset`` and ``index``) are given, the index is not unique and non-negative, a column has no
         bounds without ``sensitivity_holds``, the bounds exceed the sensitivity, or ``rng`` is seeded
-        without ``simulation``.
+        without ``simulation``, or ``nulls`` is not a policy (or names a column that is not privatised).
     KeyReuseError
         If the key's ledger holds other values for rows of this release.
     BudgetExceededError
@@ -170,6 +182,9 @@ def privatize(
     >>> out = dp.privatize(df, mech, key=bytes(range(1, 33)), columns="age", sensitivity_holds=True)
     >>> out["age"].isna().tolist(), out["id"].tolist()
     ([False, True, False], [1, 2, 3])
+    >>> dp.privatize(df, mech, key=bytes(range(2, 34)), columns="age", sensitivity_holds=True,
+    ...              nulls="drop")["id"].tolist()   # the row with a null is left out
+    [1, 3]
     """
     if key is not None and rng is not None:
         raise ValueError("give either key or rng, not both")
@@ -197,21 +212,31 @@ def privatize(
     if index is not None and offset != 0:
         raise ValueError("give either offset or index, not both")
     block_rows = check_int(block_rows, "block_rows", 1, 1 << 26)
+    if columns is None and _is_table(data):
+        column_names(None, ())  # the missing columns are the error, not a nulls mapping that names one
+    described = _described_columns(data, columns)
+    policies = null_policies(nulls, [described] if isinstance(described, str) else described)
     if rng is None:
-        described = _described_columns(data, columns)
-        rid = release_id(release_description(mechanism, columns=described, bounds=bounds,
-                                             block_rows=block_rows, privatize_kwargs=privatize_kwargs))
+        rid = release_id(with_nulls(release_description(mechanism, columns=described, bounds=bounds,
+                                                        block_rows=block_rows, privatize_kwargs=privatize_kwargs),
+                                    policies))
     rows = None if index is None else _index_rows(data, index)
     contributions = 1
-    if privacy_unit is not None:
+    if privacy_unit is not None:  # checked on every row, as the file path does (dropping rows only lowers counts)
         contributions = check_contributions(_unit_ids(data, privacy_unit), max_contributions)
     elif max_contributions != 1:
         raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
+    nan_is_null = nulls is not None
+    data, kept = drop_null_rows(data, columns, policies, nan_is_null=nan_is_null)
+    if kept is not None and rows is not None:
+        rows = rows[kept]
     if rid is not None:
         precheck_charges(accountant, key_ledger, rid, mechanism, [described] if isinstance(described, str) else described,
                          simulated=not release, contributions=contributions)
     report: dict[str, Any] = {"columns": {}, "sensitivity_holds": sensitivity_holds, "simulation": simulation,
                               "release": release, "max_contributions": contributions if privacy_unit is not None else None}
+    if describe_nulls(policies) is not None:
+        report["nulls"] = describe_nulls(policies)
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         mech = pick_column(mechanism, col, "mechanism")
@@ -234,7 +259,7 @@ def privatize(
         note_column(report, col, mech, kn.bounds)
         return kn.apply(values, offset) if rows is None else kn.apply_indexed(values, rows)
 
-    out = attach_report(_dispatch(data, columns, noiser), report)
+    out = attach_report(_dispatch(data, columns, noiser, policies, nan_is_null), report)
     return out if restore is None else restore(out)
 
 
@@ -262,6 +287,12 @@ def _from_polars(data: Any) -> tuple[Any, Callable[[Any], Any]]:
         return result
 
     return table, restore
+
+
+def _is_table(data: Any) -> bool:
+    """True for a pandas DataFrame or a pyarrow Table or RecordBatch (whose columns must be named)."""
+    mod = type(data).__module__.split(".")[0]
+    return (mod == "pandas" and hasattr(data, "columns")) or (mod == "pyarrow" and hasattr(data, "schema"))
 
 
 def _described_columns(data: Any, columns: Any) -> Any:
@@ -338,6 +369,9 @@ def record_distributed_release(
     """
     import secrets
 
+    if "nulls" in privatize_kwargs:  # a partition's rows are numbered by its own offset or index, not by the rows kept
+        raise TypeError("nulls is not taken by the Spark and Dask front ends: drop or fill the nulls in the DataFrame "
+                        "first (df.dropna / df.fillna), or give the data to pydp_core.privatize")
     release = privatize_kwargs.get("release", True) is not False
     rid = release_id(release_description(mechanism, columns=list(columns), bounds=bounds, block_rows=block_rows,
                                          privatize_kwargs=privatize_kwargs))
@@ -484,17 +518,91 @@ def column_names(columns: Any, available: Iterable[str]) -> list[str]:
     return names
 
 
-def _fill_nulls(values: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
-    if valid is None or valid.all():
-        return values
-    values = np.array(values, dtype=np.float64 if values.dtype.kind in "iub" else values.dtype)
-    values[~valid] = 0
-    return values
+def _noised(noiser: Noiser, col: str, values: np.ndarray, valid: np.ndarray | None,
+            policies: Policies | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Noise for one column under its null policy, and the rows whose output is kept (None: all): a null
+    under ``replace`` is noised as its replacement, any other is padded and its output discarded."""
+    values, valid = fill_nulls(values, valid, (policies or {}).get(col, (DEFAULT, None)))
+    return noiser(col, values), valid
 
 
-def _noised(noiser: Noiser, col: str, values: np.ndarray, valid: np.ndarray | None) -> np.ndarray:
-    """Noise for one column; null positions are padded with a placeholder (their output is discarded)."""
-    return noiser(col, _fill_nulls(values, valid))
+def drop_null_rows(data: Any, columns: Any, policies: Policies, *, nan_is_null: bool = False) -> tuple[Any, np.ndarray | None]:
+    """``data`` without the rows that a ``drop`` policy leaves out, and the mask of the rows kept (None when
+    every row is kept, and then ``data`` itself).
+
+    ``data`` is a numpy array (one-dimensional for a drop; its NaN are missing with ``nan_is_null``), a
+    pandas Series or DataFrame, or a pyarrow Array, ChunkedArray, RecordBatch or Table; ``columns`` names
+    the privatised columns as :func:`privatize` takes them.
+    """
+    drop = dropped_columns(policies)
+    if not drop:
+        return data, None
+    mod = type(data).__module__.split(".")[0]
+    if isinstance(data, np.ndarray):
+        if data.ndim != 1:
+            raise ValueError(f"nulls='drop' needs one-dimensional data: an array of shape {data.shape} has no rows "
+                             "to leave out (use 'keep' or 'replace=VALUE')")
+        valid = [_numpy_valid(data, nan_is_null)]
+    elif mod == "pandas" and hasattr(data, "columns"):
+        valid = [data[c].notna().to_numpy() for c in column_names(columns, [c for c in data.columns if isinstance(c, str)])
+                 if c in drop]
+    elif mod == "pandas":
+        valid = [data.notna().to_numpy()]
+    elif mod == "pyarrow" and hasattr(data, "schema"):
+        valid = [_arrow_valid(data.column(c)) for c in column_names(columns, data.schema.names) if c in drop]
+    elif mod == "pyarrow":
+        valid = [_arrow_valid(data)]
+    else:
+        return data, None  # not a supported kind: the dispatch says so
+    kept = kept_rows(valid)
+    if kept is None:
+        return data, None
+    if mod == "pyarrow":
+        import pyarrow as pa
+
+        return data.filter(pa.array(kept)), kept
+    return data[kept], kept
+
+
+def apply_null_policies(table: Any, policies: Policies) -> Any:
+    """A pyarrow Table (or RecordBatch) with the rows that ``drop`` leaves out removed and the nulls that
+    ``replace`` fills filled (as float64 columns), for a consumer that takes no nulls (``pydp-core aggregate``);
+    :func:`privatize` fills during its noise instead, to the same values."""
+    import pyarrow as pa
+
+    table, _ = drop_null_rows(table, list(policies), policies)
+    for c, policy in policies.items():
+        col = table.column(c)
+        if policy[0] != "replace" or not col.null_count:
+            continue
+        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+            raise TypeError(f"nulls for column {c!r}: replace=VALUE needs a numeric column (got type {col.type})")
+        import pyarrow.compute as pc
+
+        values, _ = fill_nulls(pc.fill_null(col, 0).to_numpy(), _arrow_valid(col), policy)
+        i = table.schema.get_field_index(c)
+        filled = pa.array(values.astype(np.float64, copy=False))
+        table = table.set_column(i, c, filled) if isinstance(table, pa.Table) else pa.RecordBatch.from_arrays(
+            [filled if j == i else table.column(j) for j in range(table.num_columns)],
+            names=table.schema.names)
+    return table
+
+
+def _numpy_valid(data: np.ndarray, nan_is_null: bool) -> np.ndarray | None:
+    """The entries of a numpy array that are not missing (masked, or NaN with ``nan_is_null``), flat."""
+    valid = ~np.ma.getmaskarray(data).ravel() if isinstance(data, np.ma.MaskedArray) else None
+    if nan_is_null and data.dtype.kind == "f":
+        values = np.ma.getdata(data).ravel()
+        number = ~np.isnan(values)
+        valid = number if valid is None else valid & number
+    return valid
+
+
+def _arrow_valid(col: Any) -> np.ndarray | None:
+    if not col.null_count:
+        return None
+    out: np.ndarray = col.is_valid().to_numpy(zero_copy_only=False)
+    return out
 
 
 def output_dtype(dtype: np.dtype) -> np.dtype:
@@ -502,33 +610,35 @@ def output_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
-def _dispatch(data: Any, columns: Any, noiser: Noiser) -> Any:
+def _dispatch(data: Any, columns: Any, noiser: Noiser, policies: Policies | None = None, nan_is_null: bool = False) -> Any:
     if isinstance(data, np.ndarray):
-        return _numpy(data, columns, noiser)
+        return _numpy(data, columns, noiser, policies, nan_is_null)
     mod = type(data).__module__.split(".")[0]
     if mod == "pandas":
-        return _pandas(data, columns, noiser)
+        return _pandas(data, columns, noiser, policies)
     if mod == "pyarrow":
-        return privatize_pyarrow(data, columns, noiser)
+        return privatize_pyarrow(data, columns, noiser, policies)
     if isinstance(data, (list, tuple)):
         raise TypeError("data must be an array or a table; convert lists with numpy.asarray first")
     raise TypeError(f"data must be a numpy array, pandas Series/DataFrame or pyarrow Array/Table, not {type(data).__name__}")
 
 
-def _numpy(data: np.ndarray, columns: Any, noiser: Noiser) -> np.ndarray:
+def _numpy(data: np.ndarray, columns: Any, noiser: Noiser, policies: Policies | None = None,
+           nan_is_null: bool = False) -> np.ndarray:
     name = single_column_name(columns, "")
     if data.dtype.kind == "b" or data.dtype.kind not in "iuf":
         raise TypeError(f"data must be numeric (got dtype {data.dtype})")
+    valid = _numpy_valid(data, nan_is_null)
+    out, valid = _noised(noiser, name, np.ma.getdata(data).ravel(), valid, policies)
+    out = out.astype(output_dtype(data.dtype), copy=False).reshape(data.shape)
     if isinstance(data, np.ma.MaskedArray):
-        valid = ~np.ma.getmaskarray(data).ravel()
-        vals = np.ma.getdata(data).ravel()
-        out = _noised(noiser, name, vals, valid).astype(output_dtype(data.dtype), copy=False)
-        return np.ma.MaskedArray(out.reshape(data.shape), mask=~valid.reshape(data.shape))
-    out = noiser(name, data.ravel())
-    return out.astype(output_dtype(data.dtype), copy=False).reshape(data.shape)
+        return np.ma.MaskedArray(out, mask=np.zeros(data.shape, bool) if valid is None else ~valid.reshape(data.shape))
+    if valid is not None:  # a NaN kept as the missing value it is
+        out.reshape(-1)[~valid] = np.nan
+    return out
 
 
-def _pandas_column(s: Any, name: str, noiser: Noiser) -> Any:
+def _pandas_column(s: Any, name: str, noiser: Noiser, policies: Policies | None = None) -> Any:
     import pandas as pd
 
     if not (pd.api.types.is_numeric_dtype(s.dtype)) or pd.api.types.is_bool_dtype(s.dtype):
@@ -542,22 +652,24 @@ def _pandas_column(s: Any, name: str, noiser: Noiser) -> Any:
     else:
         vals = s.to_numpy()
         np_dtype = output_dtype(vals.dtype)
-    out = _noised(noiser, name, vals, valid).astype(np_dtype, copy=False)
+    out, kept = _noised(noiser, name, vals, valid, policies)
+    out = out.astype(np_dtype, copy=False)
     if nullable:
         arr = pd.array(out, dtype="Float32" if np_dtype == np.float32 else "Float64")
-        arr[~valid] = pd.NA
+        if kept is not None:
+            arr[~kept] = pd.NA
         return pd.Series(arr, index=s.index, name=s.name)
-    if not valid.all():
+    if kept is not None:
         out = out.copy()
-        out[~valid] = np.nan
+        out[~kept] = np.nan
     return pd.Series(out, index=s.index, name=s.name)
 
 
-def _pandas(data: Any, columns: Any, noiser: Noiser) -> Any:
+def _pandas(data: Any, columns: Any, noiser: Noiser, policies: Policies | None = None) -> Any:
     import pandas as pd
 
     if isinstance(data, pd.Series):
-        return _pandas_column(data, single_column_name(columns, data.name), noiser)
+        return _pandas_column(data, single_column_name(columns, data.name), noiser, policies)
     if isinstance(data, pd.DataFrame):
         avail = list(data.columns)
         names = column_names(columns, [c for c in avail if isinstance(c, str)])
@@ -565,12 +677,12 @@ def _pandas(data: Any, columns: Any, noiser: Noiser) -> Any:
             raise ValueError("the DataFrame has duplicate column names")
         out = data.copy(deep=False)
         for c in names:
-            out[c] = _pandas_column(data[c], c, noiser)
+            out[c] = _pandas_column(data[c], c, noiser, policies)
         return out
     raise TypeError(f"unsupported pandas object {type(data).__name__} (use a Series or DataFrame)")
 
 
-def _arrow_column(col: Any, name: str, noiser: Noiser) -> Any:
+def _arrow_column(col: Any, name: str, noiser: Noiser, policies: Policies | None = None) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -588,21 +700,23 @@ def _arrow_column(col: Any, name: str, noiser: Noiser) -> Any:
         vals = pc.fill_null(arr, 0).to_numpy(zero_copy_only=False)
     else:
         vals = arr.to_numpy(zero_copy_only=False)
-    out = _noised(noiser, name, vals, valid).astype(out_type.to_pandas_dtype(), copy=False)
-    res = pa.array(out, type=out_type, mask=None if valid is None else ~valid)
+    out, valid = _noised(noiser, name, vals, valid, policies)
+    res = pa.array(out.astype(out_type.to_pandas_dtype(), copy=False), type=out_type, mask=None if valid is None else ~valid)
     return pa.chunked_array([res], type=out_type) if chunked else res
 
 
-def privatize_pyarrow(data: Any, columns: Any, noiser: Noiser) -> Any:
+def privatize_pyarrow(data: Any, columns: Any, noiser: Noiser, policies: Policies | None = None) -> Any:
     """The pyarrow Array, ChunkedArray, RecordBatch or Table ``data`` with ``noiser`` applied to ``columns``.
 
-    Nulls stay null; the privatised fields become nullable float64 (float32 stays float32) with their
+    Nulls stay null, or take their replacement under a ``replace`` policy of ``policies``
+    (:func:`~pydp_core.io.nulls.null_policies`; rows to drop are left out before, by
+    :func:`drop_null_rows`); the privatised fields become nullable float64 (float32 stays float32) with their
     metadata kept.
     """
     import pyarrow as pa
 
     if isinstance(data, (pa.Array, pa.ChunkedArray)):
-        return _arrow_column(data, single_column_name(columns, ""), noiser)
+        return _arrow_column(data, single_column_name(columns, ""), noiser, policies)
     if isinstance(data, (pa.Table, pa.RecordBatch)):
         avail = data.schema.names
         if len(set(avail)) != len(avail):
@@ -612,7 +726,7 @@ def privatize_pyarrow(data: Any, columns: Any, noiser: Noiser) -> Any:
         fields = list(data.schema)
         for c in names:
             i = avail.index(c)
-            cols[i] = _arrow_column(cols[i], c, noiser)
+            cols[i] = _arrow_column(cols[i], c, noiser, policies)
             fields[i] = pa.field(c, cols[i].type, nullable=True, metadata=fields[i].metadata)
         schema = pa.schema(fields, metadata=data.schema.metadata)
         if isinstance(data, pa.Table):

@@ -136,8 +136,8 @@ def _another_release(release: str, session: str | None, found: Piece) -> KeyReus
     where = "a Session" if found.session is not None else "no Session"
     return KeyReuseError(
         f"this key was already used for another release (release {found.release[:12] or 'of an earlier version'}, "
-        f"made through {where}); this one ({release[:12]}) differs in its mechanism, parameters, columns or "
-        "bounds. Two releases under one key are charged to the same people, and a rerun with other parameters "
+        f"made through {where}); this one ({release[:12]}) differs in its mechanism, parameters, columns, "
+        "bounds or null policy. Two releases under one key are charged to the same people, and a rerun with other parameters "
         "is how data is recovered from keyed noise. Use a new key for a new release (pydp-core keygen, "
         "pydp_core.io.generate_key), or make all the releases of one data set through one pydp_core.Session, "
         "which charges each to its budget" + ("" if session is None else " (this key belongs to another session)")

@@ -1,25 +1,40 @@
-"""What a file release does with the missing values (nulls) of a privatised column: keep, drop or replace.
+"""What a release does with the missing values (nulls) of a privatised column: keep, drop or replace.
 
 - ``"keep"`` (the default): a null stays null and receives no noise. Which values are missing is then
   released as it is; choose ``"drop"`` or ``"replace=VALUE"`` when missingness itself is sensitive.
-- ``"drop"``: a row with a null in the column is left out of the output (every column of it). Each value is
-  released on its own, so leaving rows out changes no value's sensitivity and no budget: the remaining
-  rows cost what they cost before.
+- ``"drop"``: a row with a null in the column is left out of the output (every column of it), and the rows
+  kept are numbered on without gaps (the keyed noise of a row is that of its place in the output). Each
+  value is released on its own, so leaving rows out changes no value's sensitivity and no budget: the
+  remaining rows cost what they cost before.
 - ``"replace=VALUE"``: a null becomes ``VALUE`` (clamped to the column's bounds like the others) and is
   noised like any value, so the output has no nulls in the column.
 
-NaN is not a missing value here: it stays refused (store missing values as nulls).
+The rule is the same for files (:func:`~pydp_core.io.privatize_file`, ``pydp-core privatize --nulls``) and
+for data in memory (:func:`~pydp_core.privatize`), and a policy other than the default is part of the
+release's description (:func:`with_nulls`): one data set released under ``drop`` and under ``keep`` is two
+releases under one key, which the key's ledger refuses.
+
+What counts as missing: a pyarrow null, a pandas NA (and NaN in a float column, pandas' own missing value)
+and a masked entry of a ``numpy.ma.MaskedArray``. A plain numpy array has no nulls: its NaN are the missing
+values once a policy is given (``nulls=...``), and refused without one. NaN in Arrow data or in a file is
+not a missing value: it stays refused (store missing values as nulls).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["DEFAULT", "null_policies", "apply_nulls", "describe_nulls"]
+import numpy as np
+
+__all__ = ["DEFAULT", "Policies", "null_policies", "describe_nulls", "with_nulls", "dropped_columns", "kept_rows",
+           "fill_nulls"]
 
 #: The policy of a column that is not given one.
 DEFAULT = "keep"
+
+#: ``{column: (name, value)}``: every privatised column's policy, ``value`` the replacement (or None).
+Policies = Mapping[str, tuple[str, float | None]]
 
 
 def _policy(text: Any, where: str) -> tuple[str, float | None]:
@@ -79,32 +94,46 @@ def null_policies(nulls: Any, columns: Sequence[str]) -> dict[str, tuple[str, fl
     return {c: one for c in columns}
 
 
-def describe_nulls(policies: Mapping[str, tuple[str, float | None]]) -> dict[str, str] | None:
+def describe_nulls(policies: Policies) -> dict[str, str] | None:
     """The policies other than the default, as text, for a release's description and report (None if none)."""
     out = {c: name if value is None else f"{name}={value!r}" for c, (name, value) in policies.items()
            if name != DEFAULT}
     return out or None
 
 
-def apply_nulls(batch: Any, policies: Mapping[str, tuple[str, float | None]]) -> Any:
-    """A pyarrow RecordBatch or Table with the rows dropped and the nulls replaced that ``policies`` ask for."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def with_nulls(description: dict[str, Any], policies: Policies) -> dict[str, Any]:
+    """A release description (:func:`~pydp_core.io.release_description`) with the null policies other than
+    the default: they change the output law, so a release under another policy is another release."""
+    described = describe_nulls(policies)
+    return description if described is None else {**description, "nulls": described}
 
-    drop = [c for c, (name, _) in policies.items() if name == "drop" and batch.column(c).null_count]
-    if drop:
-        keep = pc.is_valid(batch.column(drop[0]))
-        for c in drop[1:]:
-            keep = pc.and_(keep, pc.is_valid(batch.column(c)))
-        batch = batch.filter(keep)
-    for c, (name, value) in policies.items():
-        if name == "replace" and batch.column(c).null_count:
-            i = batch.schema.get_field_index(c)
-            col = batch.column(c)
-            filled = pc.fill_null(col.cast(pa.float64()) if pa.types.is_integer(col.type) else col,
-                                  pa.scalar(value, pa.float64()).cast(pa.float32() if pa.types.is_float32(col.type)
-                                                                      else pa.float64()))
-            batch = batch.set_column(i, c, filled) if isinstance(batch, pa.Table) else \
-                pa.RecordBatch.from_arrays([filled if j == i else batch.column(j) for j in range(batch.num_columns)],
-                                           schema=batch.schema.set(i, pa.field(c, filled.type)))
-    return batch
+
+def dropped_columns(policies: Policies) -> list[str]:
+    """The columns whose nulls drop their rows."""
+    return [c for c, (name, _) in policies.items() if name == "drop"]
+
+
+def kept_rows(valid: Iterable[np.ndarray | None]) -> np.ndarray | None:
+    """The rows a ``drop`` keeps: those valid in every dropping column (``valid`` holds one boolean array
+    per such column, None for a column without nulls). None when every row is kept."""
+    kept: np.ndarray | None = None
+    for v in valid:
+        if v is not None and not v.all():
+            kept = v.copy() if kept is None else kept & v
+    return kept
+
+
+def fill_nulls(values: np.ndarray, valid: np.ndarray | None,
+               policy: tuple[str, float | None]) -> tuple[np.ndarray, np.ndarray | None]:
+    """One column's values ready for the noise, and the rows whose output is kept (None: all).
+
+    Under ``replace`` a null takes the replacement (in the column's float type: float32 stays float32) and
+    is released like any value; otherwise a null is padded with a placeholder whose output is discarded.
+    Integer input becomes float64 when anything is written into it.
+    """
+    if valid is None or valid.all():
+        return values, None
+    name, value = policy
+    out = np.array(values, dtype=np.float64 if values.dtype.kind in "iub" else values.dtype)
+    out[~valid] = value if name == "replace" else 0
+    return (out, None) if name == "replace" else (out, valid)
