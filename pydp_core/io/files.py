@@ -3,7 +3,6 @@ atomic result writes for the aggregation (whose bounding needs every row of a pe
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, require_extra
-from .atomic import Cancellation, Pipeline, atomic_folder, atomic_output, cancellation, same_file
+from .atomic import Cancellation, Pipeline, atomic_folder, atomic_outputs, cancellation, same_file
 from .frames import REPORT_KEY, column_names, note_column, privatize_pyarrow, release_ledger
 from .keyed import KeyedNoise, check_contributions, pick_column, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
@@ -97,7 +96,8 @@ def read_columns(path: str, columns: list[str], *, format: str | None = None, de
 def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str = "parquet", delimiter: str = ",",
                  overwrite: bool = False, protect: tuple[str, ...] = ()) -> str:
     """Write a result table atomically, with its ``report`` in the table's Parquet key-value metadata (as the
-    table carries it) and in the sidecar ``target + ".json"`` (always). Returns the sidecar path."""
+    table carries it) and in the sidecar ``target + ".json"`` (always), the two published together (a failed
+    rename leaves both old files). Returns the sidecar path."""
     pa, pq, pacsv = require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv")
     for p in protect:
         if same_file(p, target):
@@ -106,15 +106,16 @@ def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str
     for p in (target, sidecar):
         if os.path.exists(p) and not overwrite:
             raise FileExistsError(f"{p!r} exists (use --force to replace it)")
-    with atomic_output(target) as tmp:
+    # The sidecar is published first: a reader who finds the new table finds its sidecar (atomic_outputs).
+    with atomic_outputs([sidecar, target]) as (side_tmp, tmp):
         if format == "parquet":
             pq.write_table(table, tmp)
         else:
             pacsv.write_csv(table.replace_schema_metadata(None), tmp,
                             write_options=pacsv.WriteOptions(delimiter=delimiter))
-    with atomic_output(sidecar) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=2, sort_keys=True)
-        fh.write("\n")
+        with open(side_tmp, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2, sort_keys=True)
+            fh.write("\n")
     return sidecar
 
 
@@ -339,24 +340,20 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     if progress is not None:
         progress(0)  # every check passed: a progress display may start now
     _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
-    side = target + ".release.json" if fmt_out == "csv" else None  # the CSV output's release report
-    output = atomic_folder(target, overwrite=overwrite, before_rename=cancel.check) if folder else \
-        atomic_output(target, before_rename=cancel.check)
-    try:
-        with output as tmp:
-            # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
-            # and the samplers release the GIL). The output is renamed into place only after the writer is done.
+    # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow and
+    # the samplers release the GIL). The output is renamed into place only after the writer is done.
+    if folder:
+        with atomic_folder(target, overwrite=overwrite, before_rename=cancel.check) as tmp:
             writer = _PartWriter(parts, tmp, fmt_out, report_text, compression, list(noisers), progress)
-            rows = _stream_parts(parts, noisers, policies, writer, batch_rows, cancel)
-            if side is not None:  # published just before the output, never after it
-                with atomic_output(side, before_rename=cancel.check) as side_tmp, \
-                        open(side_tmp, "w", encoding="utf-8") as fh:
-                    fh.write(report_text + "\n")
-    except BaseException:
-        if side is not None and not os.path.exists(target):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(side)
-        raise
+            return _stream_parts(parts, noisers, policies, writer, batch_rows, cancel)
+    # A CSV output's release report goes to a sidecar, published with it (just before it).
+    side = [target + ".release.json"] if fmt_out == "csv" else []
+    with atomic_outputs([*side, target], before_rename=cancel.check) as tmps:
+        writer = _PartWriter(parts, tmps[-1], fmt_out, report_text, compression, list(noisers), progress)
+        rows = _stream_parts(parts, noisers, policies, writer, batch_rows, cancel)
+        if side:
+            with open(tmps[0], "w", encoding="utf-8") as fh:
+                fh.write(report_text + "\n")
     return rows
 
 
