@@ -3,7 +3,8 @@
 Atomic output writes to a temporary file in the target's folder, named
 ``.<target name>.<pid>.<random>.tmp`` (:func:`temporary_name`), and renames it over the target only when
 complete. A hard kill (SIGKILL, power loss) can leave such a file; the process id in its name lets
-:func:`stale_temporaries` tell a leftover of a dead process from the file of a run in progress.
+:func:`stale_temporaries` tell a leftover of a dead process from the file of a run in progress. Files that
+belong together (a table and its sidecar) are published by :func:`atomic_outputs`, the main one last.
 """
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import contextlib
 import os
 import re
 import secrets
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterator, Sequence
 from typing import Callable
 
-__all__ = ["fsync_dir", "append_durably", "atomic_output", "same_file", "stale_temporaries", "temporary_name"]
+__all__ = ["fsync_dir", "append_durably", "atomic_output", "atomic_outputs", "same_file", "stale_temporaries",
+           "temporary_name"]
 
 
 def fsync_dir(directory: str) -> None:
@@ -149,3 +152,102 @@ def atomic_output(
         if tmp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+def _output_folder(target: str) -> str:
+    directory = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"output folder {directory!r} does not exist")
+    return directory
+
+
+@contextlib.contextmanager
+def atomic_outputs(
+    paths: Sequence[str | os.PathLike[str]], *, before_rename: Callable[[], None] | None = None
+) -> Iterator[list[str]]:
+    """Yield one temporary path per entry of ``paths``; on success publish them all, in the order given.
+
+    Give the companions first and the main output last (a sidecar, then the table it describes): the
+    main output is renamed into place only once every companion is, so a reader who finds the new main
+    output finds its companions beside it, never a stale one. If a rename fails, or anything before it
+    raises (``before_rename`` included), nothing new stays: the companions already renamed are put back
+    as they were (the old file restored, or removed if there was none), the temporary files are removed,
+    and the exception propagates. Each companion that replaces a file keeps it under a temporary name
+    (:func:`temporary_name`) until the main output is in place. A hard kill between two renames can leave
+    new companions beside the old main output (or none) and such a kept file, which
+    :func:`stale_temporaries` then lists; never a new main output with old or missing companions.
+
+    Parameters
+    ----------
+    paths : sequence of str or os.PathLike
+        The outputs, distinct, the main one last; final permissions 0666 minus the umask.
+    before_rename : callable, optional
+        Called once, after every file is written and flushed and before the first rename (a
+        cancellation check that may raise).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder of a path does not exist.
+    """
+    targets = [os.fspath(p) for p in paths]
+    directories = [_output_folder(t) for t in targets]
+    temps: list[str] = []
+    try:
+        for target in targets:
+            name = temporary_name(target)
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            temps.append(name)
+        yield list(temps)
+        for name in temps:
+            os.chmod(name, 0o666 & ~_umask())
+            with open(name, "rb+") as fh:
+                os.fsync(fh.fileno())
+        if before_rename is not None:
+            before_rename()
+        _publish(temps, targets)
+        temps = []
+        for directory in dict.fromkeys(directories):
+            fsync_dir(directory)
+    finally:
+        for name in temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name)
+
+
+def _publish(temps: list[str], targets: list[str]) -> None:
+    """Rename each of ``temps`` over its target in order; on an error undo the renames done (see above)."""
+    started: list[tuple[str, str, str | None]] = []  # (temporary, target, the target's previous file kept or None)
+    try:
+        for i, (name, target) in enumerate(zip(temps, targets)):
+            started.append((name, target, _keep(target) if i < len(targets) - 1 else None))
+            os.replace(name, target)
+    except BaseException:
+        # An entry whose temporary file is still there was not renamed (the error, or an interruption,
+        # came before or instead of its rename); the others are taken back, newest first.
+        for name, target, kept in reversed(started):
+            if os.path.lexists(name):
+                if kept is not None:
+                    os.unlink(kept)
+            elif kept is not None:
+                os.replace(kept, target)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
+        raise
+    for _, _, kept in started:
+        if kept is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(kept)
+
+
+def _keep(target: str) -> str | None:
+    """A second name for the current file at ``target`` (a hard link, else a copy), or None if there is none."""
+    if not os.path.lexists(target):
+        return None
+    kept = temporary_name(target)
+    try:
+        os.link(target, kept)
+    except OSError:  # a file system without hard links
+        shutil.copy2(target, kept)
+    return kept

@@ -3,7 +3,9 @@
 Atomic output (:func:`atomic_output`, from ``pydp_core._files``): a crash, Ctrl-C or SIGTERM while
 writing leaves the target as it was (absent or the previous version); only a hard kill (SIGKILL, power
 loss) can leave the temporary file ``.<target>.<pid>.<random>.tmp``, which :func:`stale_temporaries`
-finds once its process is gone.
+finds once its process is gone. Several files published together (a table and its sidecar,
+:func:`atomic_outputs`) are renamed companions first, main output last, and a failed rename puts back
+the companions already renamed.
 
 Cancellation (:func:`cancellation`): in the main thread, SIGINT and SIGTERM only set a flag
 (a :class:`threading.Event`); the work checks it at safe points (between batches, between columns, in
@@ -23,10 +25,10 @@ from collections.abc import Iterable, Iterator
 from types import FrameType
 from typing import Any, Callable
 
-from .._files import _umask, atomic_output, fsync_dir, same_file, stale_temporaries, temporary_name
+from .._files import _umask, atomic_output, atomic_outputs, fsync_dir, same_file, stale_temporaries, temporary_name
 
-__all__ = ["atomic_output", "atomic_folder", "same_file", "stale_temporaries", "Pipeline", "Interrupted", "Cancellation",
-           "cancellation"]
+__all__ = ["atomic_output", "atomic_outputs", "atomic_folder", "same_file", "stale_temporaries", "Pipeline", "Interrupted",
+           "Cancellation", "cancellation"]
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _POLL = 0.05  # seconds between checks of the flag while a thread waits on a queue

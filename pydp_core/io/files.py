@@ -3,7 +3,6 @@ atomic result writes for the aggregation (whose bounding needs every row of a pe
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, require_extra
-from .atomic import Cancellation, Pipeline, atomic_folder, atomic_output, cancellation, same_file
+from .atomic import Cancellation, Pipeline, atomic_folder, atomic_outputs, cancellation, same_file
 from .frames import REPORT_KEY, column_names, drop_null_rows, note_column, privatize_pyarrow, release_ledger
 from .keyed import KeyedNoise, check_contributions, pick_column, precheck_charges, release_description
 from .keys import BLOCK_ROWS, check_key, generate_key, release_id
@@ -118,7 +117,8 @@ def _counted(batches: Any, progress: Any) -> Any:
 def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str = "parquet", delimiter: str = ",",
                  overwrite: bool = False, protect: tuple[str, ...] = ()) -> str:
     """Write a result table atomically, with its ``report`` in the table's Parquet key-value metadata (as the
-    table carries it) and in the sidecar ``target + ".json"`` (always). Returns the sidecar path."""
+    table carries it) and in the sidecar ``target + ".json"`` (always), the two published together (a failed
+    rename leaves both old files). Returns the sidecar path."""
     pa, pq, pacsv = require_extra("etl", "pyarrow", "pyarrow.parquet", "pyarrow.csv")
     for p in protect:
         if same_file(p, target):
@@ -127,15 +127,16 @@ def write_result(table: Any, target: str, report: dict[Any, Any], *, format: str
     for p in (target, sidecar):
         if os.path.exists(p) and not overwrite:
             raise FileExistsError(f"{p!r} exists (use --force to replace it)")
-    with atomic_output(target) as tmp:
+    # The sidecar is published first: a reader who finds the new table finds its sidecar (atomic_outputs).
+    with atomic_outputs([sidecar, target]) as (side_tmp, tmp):
         if format == "parquet":
             pq.write_table(table, tmp)
         else:
             pacsv.write_csv(table.replace_schema_metadata(None), tmp,
                             write_options=pacsv.WriteOptions(delimiter=delimiter))
-    with atomic_output(sidecar) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=2, sort_keys=True)
-        fh.write("\n")
+        with open(side_tmp, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2, sort_keys=True)
+            fh.write("\n")
     return sidecar
 
 
@@ -344,6 +345,41 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
                     compression: Any, delimiter: Any, ledger: Any, accountant: Any, sensitivity_holds: bool, simulation: bool,
                     cancel: Cancellation, privatize_kwargs: dict[str, Any], privacy_unit: str | None = None,
                     max_contributions: int = 1, nulls: Any = None) -> int:
+    folder, fmt_in, fmt_out = _file_formats(source, target, format, output_format)
+    sep = csv_delimiter(source, delimiter)
+    names = [columns] if isinstance(columns, str) else list(columns)
+    _check_target(source, target, folder, overwrite)
+    parts = _Parts(source, fmt_in, sep)
+    key_ledger = release_ledger(key, ledger)
+    key = generate_key() if key is None else check_key(key)
+    batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
+    noisers, policies, report_text = _plan_file_release(
+        parts, names, mechanism, key=key, key_ledger=key_ledger, bounds=bounds, block_rows=block_rows,
+        privatize_kwargs=privatize_kwargs, accountant=accountant, sensitivity_holds=sensitivity_holds,
+        simulation=simulation, privacy_unit=privacy_unit, max_contributions=max_contributions, nulls=nulls)
+    cancel.check()
+    if progress is not None:
+        progress(0)  # every check passed: a progress display may start now
+    _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
+    # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow and
+    # the samplers release the GIL). The output is renamed into place only after the writer is done.
+    if folder:
+        with atomic_folder(target, overwrite=overwrite, before_rename=cancel.check) as tmp:
+            writer = _PartWriter(parts, tmp, fmt_out, report_text, compression, list(noisers), progress)
+            return _stream_parts(parts, noisers, policies, writer, batch_rows, cancel)
+    # A CSV output's release report goes to a sidecar, published with it (just before it).
+    side = [target + ".release.json"] if fmt_out == "csv" else []
+    with atomic_outputs([*side, target], before_rename=cancel.check) as tmps:
+        writer = _PartWriter(parts, tmps[-1], fmt_out, report_text, compression, list(noisers), progress)
+        rows = _stream_parts(parts, noisers, policies, writer, batch_rows, cancel)
+        if side:
+            with open(tmps[0], "w", encoding="utf-8") as fh:
+                fh.write(report_text + "\n")
+    return rows
+
+
+def _file_formats(source: str, target: str, format: Any, output_format: Any) -> tuple[bool, str, str]:
+    """``(folder, input format, output format)`` of a file release; a folder is read and written as Parquet."""
     folder = os.path.isdir(source)
     fmt_in = input_format(source, format)
     if folder:
@@ -359,8 +395,12 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
             raise FileNotFoundError(f"input file {source!r} does not exist")
         if not os.path.isfile(source):
             raise IsADirectoryError(f"input {source!r} is not a regular file")
-    sep = csv_delimiter(source, delimiter)
-    names = [columns] if isinstance(columns, str) else list(columns)
+    return folder, fmt_in, fmt_out
+
+
+def _check_target(source: str, target: str, folder: bool, overwrite: bool) -> None:
+    """Refuse an output that is the input, lies inside the input folder, exists (without ``overwrite``), is a
+    directory for a file input, or has no folder."""
     if same_file(source, target):
         raise ValueError(f"refusing to overwrite the input file {source!r}: choose another output")
     if folder and _inside(target, source):
@@ -372,16 +412,20 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
     out_folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(out_folder):
         raise FileNotFoundError(f"output folder {out_folder!r} does not exist")
-    parts = _Parts(source, fmt_in, sep)
-    key_ledger = release_ledger(key, ledger)
-    key = generate_key() if key is None else check_key(key)
-    batch_rows = check_int(batch_rows, "batch_rows", 1, 1 << 26)
+
+
+def _plan_file_release(parts: _Parts, names: list[Any], mechanism: Any, *, key: bytes, key_ledger: Any, bounds: Any,
+                       block_rows: int, privatize_kwargs: dict[str, Any], accountant: Any, sensitivity_holds: bool,
+                       simulation: bool, privacy_unit: str | None, max_contributions: int,
+                       nulls: Any) -> tuple[dict[str, KeyedNoise], Any, str]:
+    """``(noisers, null policies, report text)`` of a file release: the columns checked, one keyed noise per
+    privatised column, the charges prechecked, and the release report (added to the input's own)."""
     noisers: dict[str, KeyedNoise] = {}
     available = parts.columns()
     for c in names:
         if isinstance(c, str) and c in parts.partition_keys:
-            raise ValueError(f"column {c!r} is a partition column of {source!r} (its values are in the folder names): "
-                             "it cannot be privatised")
+            raise ValueError(f"column {c!r} is a partition column of {parts.source!r} (its values are in the folder "
+                             "names): it cannot be privatised")
     noised = column_names(names, available)
     policies = null_policies(nulls, noised)
     rid = release_id(with_nulls(release_description(mechanism, columns=names, bounds=bounds, block_rows=block_rows,
@@ -407,76 +451,79 @@ def _privatize_file(source: str, target: str, mechanism: Any, *, key: Any, colum
         note_column(report, c, noisers[c].mechanism, noisers[c].bounds)
     precheck_charges(accountant, key_ledger, rid, mechanism, list(noisers), simulated=not report["release"],
                      contributions=contributions)
-    report_text = json.dumps(accumulate(read_report(source, fmt_in), report), sort_keys=True)
-    cancel.check()
-    if progress is not None:
-        progress(0)  # every check passed: a progress display may start now
+    report_text = json.dumps(accumulate(read_report(parts.source, parts.fmt), report), sort_keys=True)
+    return noisers, policies, report_text
+
+
+class _PartWriter:
+    """The writer thread's end of a file release: one output file per input part under the temporary
+    output ``root``, opened at the part's first batch (a part without rows gets the schema only)."""
+
+    def __init__(self, parts: _Parts, root: str, fmt: str, report_text: str, compression: Any, columns: list[str],
+                 progress: Any) -> None:
+        self.parts, self.root, self.fmt, self.report_text = parts, root, fmt, report_text
+        self.compression, self.columns, self.progress = compression, columns, progress
+        self.writer: Any = None
+        self.part: int | None = None
+
+    def finish_part(self) -> None:
+        """Complete the file in progress."""
+        if self.part is not None and self.writer is None:
+            schema = self.parts.empty_schema(self.part, self.columns)
+            self.writer = self._open(self.part, schema)
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def write(self, item: Any) -> None:
+        """Write ``(part, batch)``; a batch of None only marks the part (runs in the writer thread)."""
+        part, out = item
+        if self.part != part:
+            self.finish_part()
+            self.part = part
+        if out is None:
+            return
+        if self.writer is None:
+            self.writer = self._open(part, out.schema)
+        self.writer.write(out)
+        if self.progress is not None:
+            self.progress(out.num_rows)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+    def _open(self, part: int, schema: Any) -> Any:
+        return _open_writer(self.parts.output_path(self.root, part), self.fmt, _with_report(schema, self.report_text),
+                            self.compression, self.columns)
+
+
+def _stream_parts(parts: _Parts, noisers: dict[str, KeyedNoise], policies: Any, writer: _PartWriter, batch_rows: int,
+                  cancel: Cancellation) -> int:
+    """Read, privatise and write every batch through a :class:`Pipeline`; returns the number of rows."""
+    dropping = bool(dropped_columns(policies))
+    rows = 0
 
     def noiser(col: str, values: np.ndarray) -> np.ndarray:
         cancel.check()  # between columns of a batch
         return noisers[col].apply(values, start)
 
-    rows = 0
-    state: dict[str, Any] = {"writer": None, "part": None}  # the writer thread's; the caller's after finish()
-    _import_writer(fmt_out)  # imports here, never in the writer thread (the import lock)
-    dropping = bool(dropped_columns(policies))
-
-    def finish_part() -> None:  # the file in progress is complete (a file without rows gets the schema only)
-        if state["part"] is not None and state["writer"] is None:
-            schema = parts.empty_schema(state["part"], list(noisers))
-            state["writer"] = _open_writer(parts.output_path(tmp, state["part"]), fmt_out,
-                                           _with_report(schema, report_text), compression, list(noisers))
-        if state["writer"] is not None:
-            state["writer"].close()
-            state["writer"] = None
-
-    def write(item: Any) -> None:  # runs in the writer thread
-        part, out = item
-        if state["part"] != part:
-            finish_part()
-            state["part"] = part
-        if out is None:
-            return
-        if state["writer"] is None:
-            state["writer"] = _open_writer(parts.output_path(tmp, part), fmt_out, _with_report(out.schema, report_text),
-                                           compression, list(noisers))
-        state["writer"].write(out)
-        if progress is not None:
-            progress(out.num_rows)
-
-    side = target + ".release.json" if fmt_out == "csv" else None  # the CSV output's release report
-    output = atomic_folder(target, overwrite=overwrite, before_rename=cancel.check) if folder else \
-        atomic_output(target, before_rename=cancel.check)
+    pipe = Pipeline(parts.batches(list(noisers), batch_rows), writer.write, cancel=cancel)
     try:
-        with output as tmp:
-            # Reading, noise and writing overlap: a reader thread and a writer thread around this one (pyarrow
-            # and the samplers release the GIL). The output is renamed into place only after the writer is done.
-            pipe = Pipeline(parts.batches(list(noisers), batch_rows), write, cancel=cancel)
-            try:
-                for part, batch in pipe.items():
-                    if batch is not None and dropping:
-                        batch = drop_null_rows(batch, list(noisers), policies)[0]
-                    if batch is None or batch.num_rows == 0:
-                        pipe.put((part, None))
-                        continue
-                    start = rows
-                    pipe.put((part, privatize_pyarrow(batch, list(noisers), noiser, policies)))
-                    rows += batch.num_rows
-                pipe.finish()
-                finish_part()
-            finally:
-                pipe.close()
-                if state["writer"] is not None:
-                    state["writer"].close()
-            if side is not None:  # published just before the output, never after it
-                with atomic_output(side, before_rename=cancel.check) as side_tmp, \
-                        open(side_tmp, "w", encoding="utf-8") as fh:
-                    fh.write(report_text + "\n")
-    except BaseException:
-        if side is not None and not os.path.exists(target):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(side)
-        raise
+        for part, batch in pipe.items():
+            if batch is not None and dropping:
+                batch = drop_null_rows(batch, list(noisers), policies)[0]
+            if batch is None or batch.num_rows == 0:
+                pipe.put((part, None))
+                continue
+            start = rows
+            pipe.put((part, privatize_pyarrow(batch, list(noisers), noiser, policies)))
+            rows += batch.num_rows
+        pipe.finish()
+        writer.finish_part()
+    finally:
+        pipe.close()
+        writer.close()
     return rows
 
 

@@ -188,13 +188,7 @@ def privatize(
     """
     if key is not None and rng is not None:
         raise ValueError("give either key or rng, not both")
-    restore = None
-    if type(data).__module__.split(".")[0] == "polars":
-        if columns is None and isinstance(getattr(data, "name", None), str):  # a Series: its name labels the stream
-            columns = data.name
-        data, restore = _from_polars(data)
-    elif is_foreign(data) and type(data).__module__.split(".")[0] not in ("pandas", "pyarrow"):
-        data, restore = as_ndarray(data, "data", keep_float32=True)
+    data, columns, restore = _as_supported(data, columns)
     release = privatize_kwargs.get("release", True) is not False
     release_key = b""
     key_ledger: Any = _RECORDED_AT_DRIVER
@@ -261,6 +255,21 @@ def privatize(
 
     out = attach_report(_dispatch(data, columns, noiser, policies, nan_is_null), report)
     return out if restore is None else restore(out)
+
+
+def _as_supported(data: Any, columns: Any) -> tuple[Any, Any, Callable[[Any], Any] | None]:
+    """``(data, columns, restore)``: polars data as pyarrow and other foreign arrays as numpy, with the
+    function that turns the result back into their kind (None for data already supported); a polars
+    Series' name is the default column label."""
+    if type(data).__module__.split(".")[0] == "polars":
+        if columns is None and isinstance(getattr(data, "name", None), str):  # a Series: its name labels the stream
+            columns = data.name
+        data, restore = _from_polars(data)
+        return data, columns, restore
+    if is_foreign(data) and type(data).__module__.split(".")[0] not in ("pandas", "pyarrow"):
+        data, restore = as_ndarray(data, "data", keep_float32=True)
+        return data, columns, restore
+    return data, columns, None
 
 
 def _from_polars(data: Any) -> tuple[Any, Callable[[Any], Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -259,16 +260,7 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
             lu[need], lc[need] = qu, qc
         return lu, lc
 
-    order = np.argsort(e, kind="stable")
-    e, ld = e[order], ld[order]
-    keep = np.concatenate([[True], np.diff(e) > 0]) & (e <= hi)
-    e, ld = e[keep], ld[keep]
-    lu, lc = bounds(e, ld)
-    if compact:  # the last double below the largest loss, and on S^d the start of the part held constant
-        extra = np.setdiff1d(np.array([math.nextafter(hi, 0.0)] + ([_SPHERE_TOP * hi] if not circle else [])), e)
-        if extra.size:
-            xu, xc = bounds(extra)
-            e, lu, lc = np.concatenate([e, extra]), np.concatenate([lu, xu]), np.concatenate([lc, xc])
+    e, lu, lc = _starting_grid(e, ld, hi, compact, circle, bounds)
     last = math.nextafter(hi, math.inf)  # >= the exact largest loss on S^1 and S^d
 
     def grid() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -326,14 +318,40 @@ def _certify_mu(manifold: Manifold, sigma: float, D: float, law: RadialLaw, best
     # below 2 err / cond at the search's best eps the profile's error bound alone forbids a certificate
     # there: refining further is wasted
     mu_up = ladder(best, min(kmax, max(0, math.floor(math.log2(2.0 * err / max(cond, 1e-300) / r0)))))
-    if gauss is not None:  # on S^1, from mu_G = D / sigma when the search's best is a little below it
-        mu_g = gauss[0] * (1.0 + 4.0 * 2.0**-52)
-        if best <= mu_g <= best * (1.0 + _CERT_MAX_INFLATION) and (mu_up is None or mu_g * (1.0 + r0) < mu_up):
-            alt = ladder(mu_g, 0)
-            mu_up = alt if mu_up is None or (alt is not None and alt < mu_up) else mu_up
+    if gauss is not None:
+        mu_up = _from_gauss_mu(gauss[0], best, mu_up, r0, ladder)
     if mu_up is None:
         raise ArithmeticError(
             f"gdp_mu could not certify an upper bound of mu within {_CERT_MAX_INFLATION:g} relative of the "
             f"estimate {best!r} on {manifold!r} at sigma = {sigma}, sensitivity = {D}"
         )
+    return mu_up
+
+
+def _starting_grid(e: np.ndarray, ld: np.ndarray, hi: float, compact: bool, circle: bool,
+                   bounds: Callable[..., tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first grid of :func:`_certify_mu`: the search's points ``e`` (log delta ``ld``) sorted, without
+    repeats and below the largest loss ``hi``, with their ``bounds``; on S^1 and S^d also the last double
+    below ``hi`` and, on S^d, the start of the part held constant."""
+    order = np.argsort(e, kind="stable")
+    e, ld = e[order], ld[order]
+    keep = np.concatenate([[True], np.diff(e) > 0]) & (e <= hi)
+    e, ld = e[keep], ld[keep]
+    lu, lc = bounds(e, ld)
+    if compact:
+        extra = np.setdiff1d(np.array([math.nextafter(hi, 0.0)] + ([_SPHERE_TOP * hi] if not circle else [])), e)
+        if extra.size:
+            xu, xc = bounds(extra)
+            e, lu, lc = np.concatenate([e, extra]), np.concatenate([lu, xu]), np.concatenate([lc, xc])
+    return e, lu, lc
+
+
+def _from_gauss_mu(mu_gauss: float, best: float, mu_up: float | None, r0: float,
+                   ladder: Callable[[float, int], float | None]) -> float | None:
+    """On S^1, the certificate tried again from mu_G = D / sigma (``mu_gauss``) when the search's ``best``
+    is a little below it; the smaller of the two certified values (None if neither)."""
+    mu_g = mu_gauss * (1.0 + 4.0 * 2.0**-52)
+    if best <= mu_g <= best * (1.0 + _CERT_MAX_INFLATION) and (mu_up is None or mu_g * (1.0 + r0) < mu_up):
+        alt = ladder(mu_g, 0)
+        mu_up = alt if mu_up is None or (alt is not None and alt < mu_up) else mu_up
     return mu_up

@@ -1,8 +1,9 @@
 """A signal at the end of a ``pydp-core aggregate`` run, or during its start-up, in a subprocess: once the
 output is published the run completes (table and sidecar) and exits 0; during start-up it ends as
 interrupted (143), with no traceback and no output. The signal is sent by the process to itself at a
-chosen point (after the table is renamed into place, after the whole write, during the imports), so
-each case is exact and needs no timing."""
+chosen point (after the table, the last file, is renamed into place; after the whole write; between the
+renames of the sidecar and of the table, which leaves neither; during the imports), so each case is exact
+and needs no timing."""
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ import pytest
 from support.paths import subprocess_env
 
 _DRIVER = textwrap.dedent("""
-    import contextlib, importlib.abc, os, signal, sys
+    import importlib.abc, os, signal, sys
 
     where, argv = sys.argv[1], sys.argv[2:]
 
@@ -34,17 +35,14 @@ _DRIVER = textwrap.dedent("""
         sys.meta_path.insert(0, Hook())
     from pydp_core.cli import main
     import pydp_core.io.files as files
-    if where == "after_table":
-        real, calls = files.atomic_output, []
+    if where in ("between_renames", "after_table"):  # the sidecar is renamed into place first, the table last
+        real_replace = os.replace
 
-        @contextlib.contextmanager
-        def atomic_output(path, *a, **k):
-            with real(path, *a, **k) as tmp:
-                yield tmp
-            calls.append(path)
-            if len(calls) == 1:  # the table is in place, its sidecar not yet
+        def replace(src, dst):
+            real_replace(src, dst)
+            if os.fspath(dst).endswith(".parquet.json" if where == "between_renames" else ".parquet"):
                 term()
-        files.atomic_output = atomic_output
+        os.replace = replace
     if where == "after_write":
         real_write = files.write_result
 
@@ -89,6 +87,15 @@ def test_a_signal_after_publication_leaves_a_complete_successful_run(job, where)
     assert dst.exists() and (tmp_path / "out.parquet.json").exists()
     assert "budget" in json.loads((tmp_path / "out.parquet.json").read_text())
     assert pq.read_table(dst).num_rows > 0 and "Traceback" not in done.stderr
+
+
+def test_a_signal_between_the_sidecar_and_the_table_is_an_interruption_that_leaves_neither(job):
+    tmp_path, dst, argv = job
+    done = _run("between_renames", argv)
+    assert done.returncode == 128 + signal.SIGTERM, (done.returncode, done.stderr[-1500:])
+    assert "interrupted (SIGTERM)" in done.stderr and "Traceback" not in done.stderr
+    # no table, no sidecar (the one renamed first is taken back), no temporary file
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(("out.", ".out."))] == []
 
 
 @pytest.mark.parametrize("where", ["startup", "startup_program"])

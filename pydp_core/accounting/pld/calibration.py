@@ -78,6 +78,132 @@ _STALL = 3
 _MIN_RTOL = 1e-6
 
 
+class _ScaleSearch:
+    """One calibration's state: the target, and the delta intervals computed so far by (scale, grid step).
+
+    ``build(scale, value_step)`` is the composed PLD at ``scale`` (``value_step`` None: automatic). A scale
+    "passes" on a grid when its certified upper delta(epsilon) is <= the target and "fails for certain"
+    when its certified lower delta exceeds it; every interval stays in the memo, so the largest scale
+    known to fail is always at hand.
+    """
+
+    def __init__(self, build: Callable[..., Any], *, epsilon: float, delta: float, start: float, rtol: float,
+                 width: float) -> None:
+        self.build, self.epsilon, self.delta = build, epsilon, delta
+        self.start, self.rtol, self.width = start, rtol, width
+        self.memo: dict[tuple[float, float | None], Interval] = {}
+        # log(-log delta) is nearly linear in log scale (for Gaussian-like tails -log delta grows like a
+        # power of the scale), so regula falsi on it converges in a few steps.
+        self.level = math.log(-math.log(delta))
+
+    def bound(self, s: float, h: float | None) -> Interval:
+        """The certified interval of delta(epsilon) at scale ``s`` on grid ``h`` (None: automatic)."""
+        memo = self.memo
+        if (s, h) not in memo:
+            pld = self.build(s, h)
+            key = (s, pld.value_step)
+            if key not in memo:
+                try:
+                    memo[key] = pld.delta(self.epsilon)
+                except ValueError as exc:
+                    # A small scale has a loss range too wide for grid h: its automatic grid certifies
+                    # it as well (every grid gives a valid interval; h only sets how tight).
+                    if h is None or "value_step is too small" not in str(exc):
+                        raise
+                    memo[key] = self.bound(s, None)
+            memo[s, h] = memo[key]
+        return memo[s, h]
+
+    def excess(self, s: float, h: float, side: int) -> float:
+        """> 0 iff end ``side`` (0 lower, 1 upper) of the delta interval exceeds the target (exactly)."""
+        value = self.bound(s, h)[side]
+        f = self.level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
+        return max(f, 1e-300) if value > self.delta else min(f, 0.0)
+
+    def boundary(self, side: int, h: float, a: float, b: float,
+                 done: Callable[[float, float], bool]) -> tuple[float, float]:
+        """Shrink [a, b] (excess > 0 at a, <= 0 at b) until b / a <= 1 + rtol or ``done(a, b)``."""
+        fa, fb = self.excess(a, h, side), min(self.excess(b, h, side), 0.0)
+        last, span = 0, math.log(b / a)
+        for it in range(100):
+            if b / a <= 1.0 + self.rtol or done(a, b):
+                break
+            la, lb = math.log(a), math.log(b)
+            t = fa / (fa - fb) if fa > fb else 0.5
+            if it > 0 and it % 3 == 0:  # the bracket must halve every three steps, else bisect
+                t, span = (0.5 if lb - la > 0.5 * span else t), lb - la
+            mid = math.exp(la + min(max(t, 0.01), 0.99) * (lb - la))
+            if not a < mid < b:
+                break
+            f = self.excess(mid, h, side)
+            if f > 0.0:
+                a, fa = mid, f
+                fb, last = (0.5 * fb if last == 1 else fb), 1
+            else:
+                b, fb = mid, f
+                fa, last = (0.5 * fa if last == -1 else fa), -1
+        return a, b
+
+    def failing(self, h: float | None = None) -> float:
+        """The largest scale that fails for certain (on grid ``h``, or on any grid if None), or 0."""
+        return max((s for (s, g), iv in self.memo.items() if iv.lower > self.delta and h in (None, g)),
+                   default=0.0)
+
+    def bracket(self, factor: float) -> tuple[float, float]:
+        """Step 1: scales ``(lo, hi)``, a factor apart, with ``hi`` passing on its automatic grid."""
+        lo = hi = self.start
+        if self.bound(hi, None).upper <= self.delta:
+            while self.bound(lo, None).upper <= self.delta and lo > 1e-12 * self.start:
+                hi, lo = lo, lo / factor
+            return lo, hi
+        # The exact delta decreases in the scale; the certified upper end does too while the grid resolves
+        # the composed loss. Once it has dropped below 1 and then fails to improve over _STALL doublings,
+        # the discretisation error grows faster than the exact delta falls (a loss per step far below
+        # the grid step, in very long compositions): larger scales cannot pass either.
+        best_up, best_at, stalled = 1.0, hi, 0
+        while not self.bound(hi, None).upper <= self.delta:
+            up = self.bound(hi, None).upper
+            if up < best_up:
+                best_up, best_at, stalled = up, hi, 0
+            elif best_up < 1.0:
+                stalled += 1
+                if stalled >= _STALL:
+                    raise ValueError(
+                        f"no noise scale is certified for this many steps: from scale {best_at:.6g} to {hi:.6g} the "
+                        f"certified delta(epsilon) no longer falls (at best {best_up:.3g}, above the target "
+                        f"{self.delta:g}), the loss grid cannot resolve so long a composition of so small losses; use "
+                        "fewer steps or a larger target")
+            lo, hi = hi, hi * factor
+            if hi > 1e12 * self.start:
+                raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
+        return lo, hi
+
+    def upper_boundary(self, a: float, b: float, step: float) -> tuple[float, float]:
+        """Step 2, upper criterion on grid ``step``: ``(a, b)`` narrowed, ``a`` not passing and ``b`` passing."""
+        while self.bound(a, step).upper <= self.delta and a > 1e-12 * self.start:  # smaller scales pass here
+            b, a = a, a / 2.0
+        if self.bound(a, step).upper > self.delta:
+            a, b = self.boundary(1, step, a, b, lambda x, y: y / max(self.failing(), 1e-300) <= 1.0 + self.width)
+        return a, b
+
+    def lower_boundary(self, a: float, best: float, step: float) -> float:
+        """Step 2, lower criterion on grid ``step``, below the answer ``best``; returns where it started.
+
+        The search runs from the largest scale known to fail for certain (or, moving down from ``a`` by
+        growing factors, the first one found) to the smallest known not to; it only adds to the memo.
+        """
+        factor, c = 1.0 + self.width, self.failing(step)
+        if c == 0.0:
+            c = a
+            while not self.bound(c, step).lower > self.delta and c > 1e-12 * self.start:
+                c, factor = c / factor, min(factor * factor, 2.0)  # halving at most: a tiny scale has no grid
+        if self.bound(c, step).lower > self.delta:
+            d = min((s for (s, h), iv in self.memo.items() if h == step and s > c and not iv.lower > self.delta),
+                    default=best)
+            self.boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + self.width)
+        return c
+
+
 def _calibrate_scale(build: Callable[..., Any], *, epsilon: float, delta: float, start: float, rtol: float,
                      width: float, factor: float = 2.0) -> ScaleCalibration:
     """The smallest noise scale whose certified upper delta(epsilon) is <= ``delta``, with a certified bracket.
@@ -99,127 +225,37 @@ def _calibrate_scale(build: Callable[..., Any], *, epsilon: float, delta: float,
        rounding, not the grid, limits composed deltas). A scale that passes is certified on any grid, so the grid only decides how
        close to the exact minimum the answer is.
     """
-    memo: dict[Any, Any] = {}  # (scale, grid step) -> delta interval
-
-    def bound(s: float, h: float | None) -> Interval:
-        if (s, h) not in memo:
-            pld = build(s, h)
-            key = (s, pld.value_step)
-            if key not in memo:
-                try:
-                    memo[key] = pld.delta(epsilon)
-                except ValueError as exc:
-                    # A small scale has a loss range too wide for grid h: its automatic grid certifies
-                    # it as well (every grid gives a valid interval; h only sets how tight).
-                    if h is None or "value_step is too small" not in str(exc):
-                        raise
-                    memo[key] = bound(s, None)
-            memo[s, h] = memo[key]
-        result: Interval = memo[s, h]
-        return result
-
-    # log(-log delta) is nearly linear in log scale (for Gaussian-like tails -log delta grows like a
-    # power of the scale), so regula falsi on it converges in a few steps.
-    level = math.log(-math.log(delta))
-
-    def excess(s: float, h: float, side: int) -> float:  # > 0 iff the bound exceeds the target (exactly)
-        value = bound(s, h)[side]
-        f = level - math.log(-math.log(min(max(value, 1e-300), 1.0 - 2.0**-52)))
-        return max(f, 1e-300) if value > delta else min(f, 0.0)
-
-    def boundary(side: int, h: float, a: float, b: float, done: Callable[[float, float], bool]) -> tuple[Any, ...]:
-        # excess > 0 at a, <= 0 at b; shrink [a, b] until b / a <= 1 + rtol or done(a, b).
-        fa, fb = excess(a, h, side), min(excess(b, h, side), 0.0)
-        last, span = 0, math.log(b / a)
-        for it in range(100):
-            if b / a <= 1.0 + rtol or done(a, b):
-                break
-            la, lb = math.log(a), math.log(b)
-            t = fa / (fa - fb) if fa > fb else 0.5
-            if it > 0 and it % 3 == 0:  # the bracket must halve every three steps, else bisect
-                t, span = (0.5 if lb - la > 0.5 * span else t), lb - la
-            mid = math.exp(la + min(max(t, 0.01), 0.99) * (lb - la))
-            if not a < mid < b:
-                break
-            f = excess(mid, h, side)
-            if f > 0.0:
-                a, fa = mid, f
-                fb, last = (0.5 * fb if last == 1 else fb), 1
-            else:
-                b, fb = mid, f
-                fa, last = (0.5 * fa if last == -1 else fa), -1
-        return a, b
-
-    def failing(h: float | None = None) -> float:  # the largest scale that fails for certain (on grid h or any), or 0
-        return max((s for (s, g), iv in memo.items() if iv.lower > delta and h in (None, g)), default=0.0)
-
-    # 1. Bracket on the automatic grid.
-    lo = hi = start
-    if bound(hi, None).upper <= delta:
-        while bound(lo, None).upper <= delta and lo > 1e-12 * start:
-            hi, lo = lo, lo / factor
-    else:
-        # The exact delta decreases in the scale; the certified upper end does too while the grid resolves
-        # the composed loss. Once it has dropped below 1 and then fails to improve over _STALL doublings,
-        # the discretisation error grows faster than the exact delta falls (a loss per step far below
-        # the grid step, in very long compositions): larger scales cannot pass either.
-        best_up, best_at, stalled = 1.0, hi, 0
-        while not bound(hi, None).upper <= delta:
-            up = bound(hi, None).upper
-            if up < best_up:
-                best_up, best_at, stalled = up, hi, 0
-            elif best_up < 1.0:
-                stalled += 1
-                if stalled >= _STALL:
-                    raise ValueError(
-                        f"no noise scale is certified for this many steps: from scale {best_at:.6g} to {hi:.6g} the "
-                        f"certified delta(epsilon) no longer falls (at best {best_up:.3g}, above the target "
-                        f"{delta:g}), the loss grid cannot resolve so long a composition of so small losses; use "
-                        "fewer steps or a larger target")
-            lo, hi = hi, hi * factor
-            if hi > 1e12 * start:
-                raise ValueError("no noise scale below 1e12 * sensitivity meets the target (epsilon, delta)")
+    search = _ScaleSearch(build, epsilon=epsilon, delta=delta, start=start, rtol=rtol, width=width)
+    lo, hi = search.bracket(factor)
     step = build(hi, None).value_step
     best, best_step = hi, step  # the answer and the grid it passed on
     last_spread = math.inf  # the width of the delta interval at the answer on the last grid
     for refinement in range(_REFINE + 1):
-        # 2. The upper boundary on this grid, between a failing scale a and a passing one b.
-        a, b = max(lo, failing()), best
-        while bound(a, step).upper <= delta and a > 1e-12 * start:  # the grid lets smaller scales pass
-            b, a = a, a / 2.0
-        if bound(a, step).upper > delta:
-            a, b = boundary(1, step, a, b, lambda x, y: y / max(failing(), 1e-300) <= 1.0 + width)
+        # 2. The two boundaries on this grid: the upper one between a failing scale and the answer, the
+        # lower one below it.
+        a, b = search.upper_boundary(max(lo, search.failing()), best, step)
         if b < best:
             best, best_step = b, step
-        # The lower boundary below it, from the largest scale known to fail for certain (or, moving down
-        # from a by growing factors, the first one found) to the smallest known not to.
-        factor, c = 1.0 + width, failing(step)
-        if c == 0.0:
-            c = a
-            while not bound(c, step).lower > delta and c > 1e-12 * start:
-                c, factor = c / factor, min(factor * factor, 2.0)  # halving at most: a tiny scale has no grid
-        if bound(c, step).lower > delta:
-            d = min((s for (s, h), iv in memo.items() if h == step and s > c and not iv.lower > delta), default=best)
-            boundary(0, step, c, d, lambda x, y: best / x <= 1.0 + width)  # noqa: B023 (called here)
-        below = failing()
+        c = search.lower_boundary(a, best, step)
+        below = search.failing()
         # 3. Refine the grid while the bracket is wider than ``width``.
         gap = best / below - 1.0 if below > 0.0 else math.inf
-        spread = bound(best, step).upper - bound(best, step).lower
+        spread = search.bound(best, step).upper - search.bound(best, step).lower
         if gap <= width or refinement == _REFINE or not spread < 0.8 * last_spread:
             break  # narrow enough, or the grid no longer limits the delta interval (the FFT's rounding does)
         last_spread = spread
         finer = step / min(4.0, max(2.0, math.sqrt(gap / width)))
         lo = below if below > 0.0 else c
         try:
-            bound(best, finer), bound(lo, finer)
+            search.bound(best, finer), search.bound(lo, finer)
         except ValueError:  # the grid would exceed the transform's size: keep this bracket
             break
         step = finer
-    if bound(best, step).upper <= delta:  # report the finest grid the answer passes on
+    if search.bound(best, step).upper <= delta:  # report the finest grid the answer passes on
         best_step = step
     # One grid certifies both ends where it can (the bracket can then be checked on value_step alone).
-    below = failing(best_step) or failing()
-    return ScaleCalibration(best, Interval(below, best), best_step, bound(best, best_step))
+    below = search.failing(best_step) or search.failing()
+    return ScaleCalibration(best, Interval(below, best), best_step, search.bound(best, best_step))
 
 
 def _calibrate(cls: type[PLD], noise: Any, *, epsilon: Any, delta: Any, sensitivity: Any, steps: Any,

@@ -94,26 +94,39 @@ def _mu(pld: Any, delta_floor: Any) -> Interval:
         g = gdp(m)
         return bool(np.any(lo > np.maximum(g * (1.0 + 1e-12), floor)))
 
-    def boundary(holds: Callable[[float], bool], a: float, b: float) -> float:  # holds(a) != holds(b): bisect to ~1e-10
-        while b - a > 1e-10 * b + 1e-300:
-            mid = 0.5 * (a + b)
-            if holds(mid) == holds(a):
-                a = mid
-            else:
-                b = mid
-        return b if holds(b) else a
-
-    upper = math.inf
-    if finite:
-        b = 1.0
-        while not dominated(b) and b < 1e6:
-            b *= 2.0
-        if dominated(b):
-            upper = boundary(dominated, 0.0, b) if not dominated(0.0) else 0.0
-    lower = 0.0
-    if witnessed(0.0):
-        b = upper if math.isfinite(upper) else 1.0
-        while witnessed(b) and b < 1e6:
-            b *= 2.0
-        lower = boundary(witnessed, 0.0, b) if not witnessed(b) else b
+    upper = _smallest_dominating(dominated) if finite else math.inf
+    lower = _largest_witnessed(witnessed, upper)
     return Interval(lower, max(upper, lower))
+
+
+def _boundary(holds: Callable[[float], bool], a: float, b: float) -> float:
+    """Where ``holds`` changes on [a, b] (``holds(a) != holds(b)``), by bisection to ~1e-10 relative."""
+    while b - a > 1e-10 * b + 1e-300:
+        mid = 0.5 * (a + b)
+        if holds(mid) == holds(a):
+            a = mid
+        else:
+            b = mid
+    return b if holds(b) else a
+
+
+def _smallest_dominating(dominated: Callable[[float], bool]) -> float:
+    """The upper end of ``_mu``: the smallest mu found by doubling then bisection whose GDP profile
+    dominates the upper profile (inf if none up to 1e6)."""
+    b = 1.0
+    while not dominated(b) and b < 1e6:
+        b *= 2.0
+    if not dominated(b):
+        return math.inf
+    return _boundary(dominated, 0.0, b) if not dominated(0.0) else 0.0
+
+
+def _largest_witnessed(witnessed: Callable[[float], bool], upper: float) -> float:
+    """The lower end of ``_mu``: the largest mu whose GDP profile the lower profile exceeds somewhere (0 if
+    none), searched from ``upper`` (or 1) by doubling then bisection."""
+    if not witnessed(0.0):
+        return 0.0
+    b = upper if math.isfinite(upper) else 1.0
+    while witnessed(b) and b < 1e6:
+        b *= 2.0
+    return _boundary(witnessed, 0.0, b) if not witnessed(b) else b

@@ -264,7 +264,6 @@ def density(fam: Any, d: float, q: float) -> _Sided:
     # is finite and nondecreasing; A = (-a, min(-a + d, a)] has f(x - d) = 0, C = [max(a, -a + d), a + d)
     # has f(x) = 0 (both empty for full support).
     bl, br = -a + d, a
-    a_end = min(-a + d, a)
 
     def phi(g: np.ndarray) -> np.ndarray:  # log(1 - q + q e^g)
         return g if q == 1.0 else np.logaddexp(log_1mq, log_q + g)
@@ -274,24 +273,8 @@ def density(fam: Any, d: float, q: float) -> _Sided:
         pess: list[Any] = []  # (loss, p, q) arrays
         opt: list[Any] = []
         inf_pess = inf_opt = 0.0
-        # Region A (finite support only): remove: P = (1 - q) f, L = log(1 - q); add: L = -log(1 - q).
         if math.isfinite(a):
-            up, down = 1.0 + _TAIL_RTOL, 1.0 - _TAIL_RTOL
-            fa = float(_cdf_sf(fam, np.array([a_end]))[0][0])
-            if fa > 0.0:
-                pa = fa * (1.0 - q) if remove else fa
-                if q < 1.0:
-                    loss_a, qa = np.array([sign * log_1mq]), (fa if remove else fa * (1.0 - q))
-                    pess.append((loss_a, np.array([pa * up]), np.array([qa * up])))
-                    opt.append((loss_a, np.array([pa * down]), np.array([qa * down])))
-                elif not remove:  # q = 1, add: P has mass where Q has none
-                    inf_pess += pa * up
-                    inf_opt += pa * down
-            # Region C: remove only (P = q f(. - d) > 0 = Q there): L = +inf.
-            if remove:
-                pc = q * float(_cdf_sf(fam, np.array([max(a, -a + d) - d]))[1][0])
-                inf_pess += pc * up
-                inf_opt += pc * down
+            inf_pess, inf_opt = _outside_overlap(fam, a, d, q, remove, pess, opt)
         if bl < br:
             def loss(x: np.ndarray) -> np.ndarray:
                 with np.errstate(invalid="ignore", over="ignore"):
@@ -330,6 +313,35 @@ def density(fam: Any, d: float, q: float) -> _Sided:
         return _join(pess, inf_pess), _join(opt, inf_opt)
 
     return _Sided(("density", fam.identity, d, q), build, q == 1.0)
+
+
+def _outside_overlap(fam: Any, a: float, d: float, q: float, remove: bool, pess: list[Any],
+                     opt: list[Any]) -> tuple[float, float]:
+    """The regions A and C of :func:`density` (a family with finite support ``(-a, a)``), outside the
+    overlap of the supports: their finite atoms appended to ``pess`` / ``opt``, their P-masses at +inf
+    (pessimistic, optimistic) returned."""
+    sign = 1.0 if remove else -1.0
+    log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
+    a_end = min(-a + d, a)
+    inf_pess = inf_opt = 0.0
+    # Region A: remove: P = (1 - q) f, L = log(1 - q); add: L = -log(1 - q).
+    up, down = 1.0 + _TAIL_RTOL, 1.0 - _TAIL_RTOL
+    fa = float(_cdf_sf(fam, np.array([a_end]))[0][0])
+    if fa > 0.0:
+        pa = fa * (1.0 - q) if remove else fa
+        if q < 1.0:
+            loss_a, qa = np.array([sign * log_1mq]), (fa if remove else fa * (1.0 - q))
+            pess.append((loss_a, np.array([pa * up]), np.array([qa * up])))
+            opt.append((loss_a, np.array([pa * down]), np.array([qa * down])))
+        elif not remove:  # q = 1, add: P has mass where Q has none
+            inf_pess += pa * up
+            inf_opt += pa * down
+    # Region C: remove only (P = q f(. - d) > 0 = Q there): L = +inf.
+    if remove:
+        pc = q * float(_cdf_sf(fam, np.array([max(a, -a + d) - d]))[1][0])
+        inf_pess += pc * up
+        inf_opt += pc * down
+    return inf_pess, inf_opt
 
 
 def _monotone_atoms(loss: Callable[..., Any], p_q_between: Callable[..., Any], x_lo: float, x_hi: float, bl: float, br: float,
