@@ -190,18 +190,8 @@ def privatize(
         raise ValueError("give either key or rng, not both")
     data, columns, restore = _as_supported(data, columns)
     release = privatize_kwargs.get("release", True) is not False
-    release_key = b""
-    key_ledger: Any = _RECORDED_AT_DRIVER
+    release_key, key_ledger = _noise_source(key, rng, index, ledger, release=release, simulation=simulation)
     rid = None
-    if rng is None:
-        release_key = generate_key() if key is None else check_key(key)
-        # A fresh key is used once: it needs no record.
-        key_ledger = release_ledger(key, ledger)
-    else:
-        if index is not None:
-            raise ValueError("index applies to keyed noise (key=), not to rng=")
-        if release:
-            check_release_rng(rng, simulation)
     offset = check_int(offset, "offset", 0)
     if index is not None and offset != 0:
         raise ValueError("give either offset or index, not both")
@@ -215,11 +205,7 @@ def privatize(
                                                         block_rows=block_rows, privatize_kwargs=privatize_kwargs),
                                     policies))
     rows = None if index is None else _index_rows(data, index)
-    contributions = 1
-    if privacy_unit is not None:  # checked on every row, as the file path does (dropping rows only lowers counts)
-        contributions = check_contributions(_unit_ids(data, privacy_unit), max_contributions)
-    elif max_contributions != 1:
-        raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
+    contributions = _contributions(data, privacy_unit, max_contributions)
     nan_is_null = nulls is not None
     data, kept = drop_null_rows(data, columns, policies, nan_is_null=nan_is_null)
     if kept is not None and rows is not None:
@@ -255,6 +241,29 @@ def privatize(
 
     out = attach_report(_dispatch(data, columns, noiser, policies, nan_is_null), report)
     return out if restore is None else restore(out)
+
+
+def _noise_source(key: bytes | None, rng: Any, index: Any, ledger: Any, *, release: bool,
+                  simulation: bool) -> tuple[bytes, Any]:
+    """``(release key, key ledger)`` of a keyed release (a fresh key when ``key`` is None); with ``rng``
+    instead, an empty key and the driver's marker, after the checks that apply to a generator."""
+    if rng is None:
+        return (generate_key() if key is None else check_key(key)), release_ledger(key, ledger)
+    if index is not None:
+        raise ValueError("index applies to keyed noise (key=), not to rng=")
+    if release:
+        check_release_rng(rng, simulation)
+    return b"", _RECORDED_AT_DRIVER
+
+
+def _contributions(data: Any, privacy_unit: Any, max_contributions: int) -> int:
+    """The rows one person may hold: checked on every row, as the file path does (dropping rows only lowers
+    the counts); 1 without ``privacy_unit``."""
+    if privacy_unit is not None:
+        return check_contributions(_unit_ids(data, privacy_unit), max_contributions)
+    if max_contributions != 1:
+        raise ValueError("max_contributions applies with privacy_unit (the rows of each person)")
+    return 1
 
 
 def _as_supported(data: Any, columns: Any) -> tuple[Any, Any, Callable[[Any], Any] | None]:

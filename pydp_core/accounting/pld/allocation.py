@@ -544,7 +544,7 @@ def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, st
     on each side of it, rtol / 2 away. Every scale is evaluated on its automatic loss grid; the answer
     passes on its own grid (``value_step``), and the bracket's lower end is the sum statistic's failing
     scale when the PLD's lower end at the answer's grid confirms it (certified), else 0."""
-    from .calibration import _STALL, ScaleCalibration
+    from .calibration import ScaleCalibration
     from .interval import Interval
 
     memo: dict[float, Any] = {}
@@ -570,9 +570,30 @@ def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, st
             2.0 * smallest)
     a, fa = max(fail, smallest), None  # fa None: the end fails but has not been evaluated
     fb = excess(b)
+    a, fa, b, fb = _pass_above(excess, lambda s: pld(s)[0].upper, a, fa, b, fb, delta=delta,
+                               sensitivity=sensitivity)
+    if not gaussian:
+        a, fa, b, fb = _fail_below(excess, a, fa, b, fb, smallest)
+    if a <= smallest and fa is None and excess(smallest) <= 0.0:
+        raise ValueError(_AT_SMALLEST)
+    b = _falsi(excess, a, fa, b, fb, rtol)
+    interval, step = pld(b)
+    lower = 0.0
+    if fail > smallest:
+        # The failing end is certified where the PLD's lower end at the answer's grid exceeds the target.
+        low = build(fail, step).delta(epsilon).lower
+        lower = fail if low > delta else 0.0
+    return ScaleCalibration(b, Interval(lower, b), step, interval)
+
+
+def _pass_above(excess: Any, upper: Any, a: float, fa: float | None, b: float, fb: float, *, delta: float,
+                sensitivity: float) -> tuple[float, float | None, float, float]:
+    """Double ``b`` until it passes (``excess <= 0``); refuse when the certified delta stops improving."""
+    from .calibration import _STALL
+
     best_up, stalled = 1.0, 0
-    while fb > 0.0:  # move up until a scale passes
-        up = pld(b)[0].upper
+    while fb > 0.0:
+        up = upper(b)
         if up < best_up:
             best_up, stalled = up, 0
         elif best_up < 1.0:
@@ -583,18 +604,29 @@ def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, st
                              "steps or a larger target")
         a, fa, b = b, fb, 2.0 * b
         fb = excess(b)
-    if not gaussian:
-        while fa is None:  # move down until a scale fails
-            x = max(b / 2.0, smallest)
-            f = excess(x)
-            if f > 0.0:
-                a, fa = x, f
-            elif x <= smallest:
-                raise ValueError(_AT_SMALLEST)
-            else:
-                b, fb = x, f
-    if a <= smallest and fa is None and excess(smallest) <= 0.0:
-        raise ValueError(_AT_SMALLEST)
+    return a, fa, b, fb
+
+
+def _fail_below(excess: Any, a: float, fa: float | None, b: float, fb: float,
+                smallest: float) -> tuple[float, float | None, float, float]:
+    """Halve from ``b`` until a scale fails (``excess > 0``), never below ``smallest``."""
+    while fa is None:
+        x = max(b / 2.0, smallest)
+        f = excess(x)
+        if f > 0.0:
+            a, fa = x, f
+        elif x <= smallest:
+            raise ValueError(_AT_SMALLEST)
+        else:
+            b, fb = x, f
+    return a, fa, b, fb
+
+
+def _falsi(excess: Any, a: float, fa: float | None, b: float, fb: float, rtol: float) -> float:
+    """Narrow the bracket (``a`` fails, ``b`` passes) to ``b / a <= 1 + rtol``; returns the passing end.
+
+    Regula falsi with the Illinois safeguard in log scale (bisection while the failing end has no value);
+    once two predicted roots agree, one point on each side of the prediction, rtol / 2 away."""
     half = 1.0 + rtol / 2.0
     last, trusted, guess = 0, False, math.nan
     for _ in range(200):
@@ -608,22 +640,8 @@ def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, st
             guess = root
         else:
             root, trusted = 0.5 * (la + lb), False
-        if trusted:  # straddle the predicted root: two points rtol / 2 either side of it
-            x = min(max(math.exp(root) * half, a * (1.0 + rtol) * (1.0 - 1e-9)), b)
-            y = x / (1.0 + rtol) * (1.0 + 1e-9)
-            if x < b:
-                fx = excess(x)
-                if fx > 0.0:
-                    a, fa = x, fx
-                    trusted = False
-                    continue
-                b, fb = x, fx
-            if y > a:
-                fy = excess(y)
-                if fy > 0.0:
-                    a, fa = y, fy
-                else:
-                    b, fb, trusted = y, fy, False
+        if trusted:
+            a, fa, b, fb, trusted = _straddle(excess, a, fa, b, fb, math.exp(root), rtol)
             continue
         x = math.exp(min(max(root, la + 0.05 * (lb - la)), lb - 0.05 * (lb - la)))
         f = excess(x)
@@ -633,10 +651,23 @@ def _calibrate_upper(build: Any, noise: Any, *, epsilon: float, delta: float, st
         else:
             b, fb = x, f
             fa, last = ((0.5 * fa if fa is not None else None) if last == -1 else fa), -1
-    interval, step = pld(b)
-    lower = 0.0
-    if fail > smallest:
-        # The failing end is certified where the PLD's lower end at the answer's grid exceeds the target.
-        low = build(fail, step).delta(epsilon).lower
-        lower = fail if low > delta else 0.0
-    return ScaleCalibration(b, Interval(lower, b), step, interval)
+    return b
+
+
+def _straddle(excess: Any, a: float, fa: float | None, b: float, fb: float, root: float,
+              rtol: float) -> tuple[float, float | None, float, float, bool]:
+    """Evaluate two points rtol / 2 either side of the predicted ``root``; returns the new bracket and
+    whether the prediction is still trusted."""
+    x = min(max(root * (1.0 + rtol / 2.0), a * (1.0 + rtol) * (1.0 - 1e-9)), b)
+    y = x / (1.0 + rtol) * (1.0 + 1e-9)
+    if x < b:
+        fx = excess(x)
+        if fx > 0.0:
+            return x, fx, b, fb, False
+        b, fb = x, fx
+    if y > a:
+        fy = excess(y)
+        if fy > 0.0:
+            return y, fy, b, fb, True
+        return a, fa, y, fy, False
+    return a, fa, b, fb, True
