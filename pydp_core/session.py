@@ -215,17 +215,7 @@ class Session:
             As :meth:`privatize`.
         """
         self._check(kwargs)
-        from .aggregation import REPORT_KEY, aggregate
-        from .dask import aggregate as dask_aggregate
-        from .spark import aggregate as spark_aggregate
-
-        mod = type(table).__module__.split(".")[0]
-        common = dict(key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)
-        if mod == "pyspark":
-            return self._noted(spark_aggregate(table, **common), REPORT_KEY)
-        if mod == "dask":
-            return self._noted(dask_aggregate(table, **common), REPORT_KEY)
-        return self._noted(aggregate(table, **common), REPORT_KEY)
+        return self._table_release("aggregate", table, kwargs)
 
     def top_k(self, table: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
               delta: float = 0.0, **kwargs: Any) -> Any:
@@ -244,18 +234,22 @@ class Session:
             As :meth:`privatize`.
         """
         self._check(kwargs)
-        from .aggregation import REPORT_KEY, top_k
-        from .dask import top_k as dask_top_k
-        from .spark import top_k as spark_top_k
+        return self._table_release("top_k", table, dict(column=column, k=k, privacy_unit=privacy_unit,
+                                                        max_partitions=max_partitions, epsilon=epsilon, delta=delta,
+                                                        **kwargs))
+
+    def _table_release(self, name: str, table: Any, kwargs: dict[str, Any]) -> Any:
+        """``name`` (``aggregate`` or ``top_k``) of ``table`` under the session: the Spark or Dask engine for
+        their DataFrames, the local one otherwise; the report gains ``session``."""
+        import importlib
+
+        from .aggregation import REPORT_KEY
 
         mod = type(table).__module__.split(".")[0]
-        common = dict(column=column, k=k, privacy_unit=privacy_unit, max_partitions=max_partitions, epsilon=epsilon,
-                      delta=delta, key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)
-        if mod == "pyspark":
-            return self._noted(spark_top_k(table, **common), REPORT_KEY)
-        if mod == "dask":
-            return self._noted(dask_top_k(table, **common), REPORT_KEY)
-        return self._noted(top_k(table, **common), REPORT_KEY)
+        where = {"pyspark": ".spark", "dask": ".dask"}.get(mod, ".aggregation")
+        release = getattr(importlib.import_module(where, __package__), name)
+        out = release(table, key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)
+        return self._noted(out, REPORT_KEY)
 
     def _noted(self, out: Any, report_key: str) -> Any:
         """``out`` with the session's summary added to its report (where the kind of object carries one)."""

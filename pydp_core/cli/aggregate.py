@@ -273,36 +273,30 @@ def _release(args: argparse.Namespace, table: Any, public: Any, aggs: Any, bound
     from ..aggregation import aggregate, top_k
     from ..io import load_key
 
-    if args.session and not args.key_file:
-        raise ValueError("--session needs the session's --key-file")
+    session = None
+    if args.session:
+        if not args.key_file:
+            raise ValueError("--session needs the session's --key-file")
+        from .session import open_session
+
+        session = open_session(args.session, args.key_file)
+    key = load_key(args.key_file) if args.key_file and session is None else None
+    ledger = args.key_file + ".ledger" if key is not None else None
     if args.top_k:
         if public is not None:
             public = public.column(options["column"]).to_pylist()
-        if args.session:
-            from .session import open_session
-
-            session = open_session(args.session, args.key_file)
+        if session is not None:
             return session.top_k(table, candidates=public, nulls=nulls, **options), session
-        key = load_key(args.key_file) if args.key_file else None
-        result = top_k(table, key=key, candidates=public, ledger=args.key_file + ".ledger" if args.key_file else None,
-                       nulls=nulls, **options)
-        return result, None
+        return top_k(table, key=key, candidates=public, ledger=ledger, nulls=nulls, **options), None
     options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds,
                    bounds_share=args.bounds_share,
                    max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
                    delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
                    budget_split=_split(args.budget_split), confidence=args.confidence,
                    partition_selection=args.partition_selection, nulls=nulls)
-    session = None
-    if args.session:
-        from .session import open_session
-
-        session = open_session(args.session, args.key_file)
-        result = session.aggregate(table, **options)
-    else:
-        key = load_key(args.key_file) if args.key_file else None
-        result = aggregate(table, key=key, ledger=args.key_file + ".ledger" if args.key_file else None, **options)
-    return result, session
+    if session is not None:
+        return session.aggregate(table, **options), session
+    return aggregate(table, key=key, ledger=ledger, **options), None
 
 
 def _write(args: argparse.Namespace, result: Any, session: Any) -> int:

@@ -293,6 +293,24 @@ def test_cli_session_shares_one_budget_between_commands(tmp_path, capsys):
     assert main(["privatize", str(src), str(tmp_path / "q.parquet"), *PRIV, "--epsilon", "0.1", "-k", str(key)]) == 1
 
 
+def test_cli_top_k_through_a_session(tmp_path, capsys):
+    src, key = _files(tmp_path)
+    sess = tmp_path / "budget.session"
+    assert main(["session", "create", str(sess), "-k", str(key), "--epsilon", "2"]) == 0
+    top = ["--privacy-unit", "user", "--top-k", "city", "3", "--max-partitions", "1", "--no-progress", "-k", str(key),
+           "--session", str(sess), "--public-partitions"]
+    cand = tmp_path / "cities.csv"
+    cand.write_text("city\n" + "\n".join(str(c) for c in range(20)) + "\n")
+    assert main(["aggregate", str(src), str(tmp_path / "t1.parquet"), *top, str(cand), "--epsilon", "1.5"]) == 0
+    assert main(["aggregate", str(src), str(tmp_path / "t2.parquet"), *top, str(cand), "--epsilon", "1.5"]) == 0
+    assert pq.read_table(tmp_path / "t1.parquet").equals(pq.read_table(tmp_path / "t2.parquet"))  # a free repeat
+    capsys.readouterr()
+    assert main(["aggregate", str(src), str(tmp_path / "t3.parquet"), *top, str(cand), "--epsilon", "1"]) == 1
+    assert "spend refused" in capsys.readouterr().err and not (tmp_path / "t3.parquet").exists()
+    meta = pq.read_table(tmp_path / "t1.parquet").schema.metadata
+    assert json.loads(meta[b"pydp_core.aggregation"])["session"]["id"]
+
+
 # -- the records under crashes and concurrency ----------------------------------------------------------------
 def test_a_torn_last_ledger_line_is_discarded_and_an_edited_one_refused(tmp_path):
     path = tmp_path / "k.ledger"
