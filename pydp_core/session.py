@@ -2,7 +2,7 @@
 
 A :class:`Session` holds the total budget of a data set (any privacy definition the accountant knows), a
 release key and, optionally, a durable journal. Each release made through it (:meth:`Session.privatize`,
-:meth:`Session.aggregate`, on numpy, pandas, pyarrow, polars, Spark or Dask data) is
+:meth:`Session.aggregate`, :meth:`Session.top_k`, on numpy, pandas, pyarrow, polars, Spark or Dask data) is
 
 1. described canonically, so that its randomness is its own (:func:`pydp_core.io.release_id`): two
    releases of a session never share noise, whatever their parameters;
@@ -215,17 +215,41 @@ class Session:
             As :meth:`privatize`.
         """
         self._check(kwargs)
-        from .aggregation import REPORT_KEY, aggregate
-        from .dask import aggregate as dask_aggregate
-        from .spark import aggregate as spark_aggregate
+        return self._table_release("aggregate", table, kwargs)
+
+    def top_k(self, table: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
+              delta: float = 0.0, **kwargs: Any) -> Any:
+        """:func:`pydp_core.top_k` under the session's key, charged to its budget (the release's epsilon and
+        delta) before any noise is drawn.
+
+        The arguments are those of :func:`pydp_core.top_k` but ``key``, ``ledger`` and ``accountant``. Spark
+        and Dask DataFrames are ranked by their engines (:func:`pydp_core.spark.top_k`,
+        :func:`pydp_core.dask.top_k`: charged once, on the driver) and come back as their kind. An exact
+        repeat is free and gives the same output; any other top-k (another ``k``, column, budget, ...) is
+        another release with its own noise. The report gains ``session``.
+
+        Raises
+        ------
+        BudgetExceededError, KeyReuseError, TypeError
+            As :meth:`privatize`.
+        """
+        self._check(kwargs)
+        return self._table_release("top_k", table, dict(column=column, k=k, privacy_unit=privacy_unit,
+                                                        max_partitions=max_partitions, epsilon=epsilon, delta=delta,
+                                                        **kwargs))
+
+    def _table_release(self, name: str, table: Any, kwargs: dict[str, Any]) -> Any:
+        """``name`` (``aggregate`` or ``top_k``) of ``table`` under the session: the Spark or Dask engine for
+        their DataFrames, the local one otherwise; the report gains ``session``."""
+        import importlib
+
+        from .aggregation import REPORT_KEY
 
         mod = type(table).__module__.split(".")[0]
-        common = dict(key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)
-        if mod == "pyspark":
-            return self._noted(spark_aggregate(table, **common), REPORT_KEY)
-        if mod == "dask":
-            return self._noted(dask_aggregate(table, **common), REPORT_KEY)
-        return self._noted(aggregate(table, **common), REPORT_KEY)
+        where = {"pyspark": ".spark", "dask": ".dask"}.get(mod, ".aggregation")
+        release = getattr(importlib.import_module(where, __package__), name)
+        out = release(table, key=self._key, ledger=self._ledger, accountant=self._accountant, **kwargs)
+        return self._noted(out, REPORT_KEY)
 
     def _noted(self, out: Any, report_key: str) -> Any:
         """``out`` with the session's summary added to its report (where the kind of object carries one)."""

@@ -46,9 +46,18 @@ __all__ = ["aggregate_dask", "aggregate_spark", "top_k_dask", "top_k_spark"]
 def _engine_spec(names: list[Any], kwargs: dict[Any, Any]) -> AggregateSpec:
     """The checked spec of an engine call, refused on the driver, before any job runs, when its partials do
     not add up over partitions (``count_distinct``, ``bounds="auto"``: :attr:`AggregateSpec.local_only`)."""
+    _no_nulls(kwargs)
     spec = aggregate_spec(names, **kwargs)
     check_combinable(spec)
     return spec
+
+
+def _no_nulls(kwargs: dict[Any, Any]) -> None:
+    """The engines take no null policy: the DataFrame's own tools drop or fill its nulls."""
+    if kwargs.get("nulls") is not None:
+        raise TypeError("nulls applies to pandas, pyarrow and polars tables: drop or fill the nulls of a Spark or "
+                        "Dask DataFrame with its own methods (dropna, fillna) first")
+    kwargs.pop("nulls", None)
 
 
 def _columns(spec: AggregateSpec) -> list[str]:
@@ -304,6 +313,7 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
 def _top_k_spec(names: list[Any], kwargs: dict[Any, Any]) -> tuple[Any, int, AggregateSpec, dict[str, Any]]:
     """(key use, k, spec, the ranking's ``score`` and ``release_values``) of an engine's top-k call, checked on
     the driver before any job runs."""
+    _no_nulls(kwargs)
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates",
                              "score", "bounds", "max_contributions", "release_values"}

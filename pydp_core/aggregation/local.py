@@ -16,7 +16,7 @@ from .keyuse import KeyUse, key_use, record_release, record_search
 from .quantiles import QuantilePlan, cell_counts
 from .report import REPORT_KEY, build_result, describe_plan, release_report, to_polars
 from .spec import AggregateSpec, aggregate_spec, output_name, public_groups
-from .tables import Frame, group_type, is_polars
+from .tables import Frame, group_type, is_polars, value_columns, with_null_policies
 from .vectors import VectorPlan, clipped_units, row_hashes, unit_sums, vector_values
 
 
@@ -39,6 +39,7 @@ def aggregate(
     confidence: float | None = 0.95,
     partition_selection: str = "threshold",
     bounds_share: float | None = None,
+    nulls: str | Mapping[str, str] | None = None,
     ledger: Any = None,
     accountant: Any = None,
 ) -> Any:
@@ -65,7 +66,7 @@ def aggregate(
     Parameters
     ----------
     table : pyarrow.Table, pandas.DataFrame, polars.DataFrame or polars.LazyFrame
-        One row per record; nulls are refused in the columns used. A polars DataFrame goes through
+        One row per record; nulls are refused in the columns used (but see ``nulls``). A polars DataFrame goes through
         pyarrow (``to_arrow``/``from_arrow``, zero-copy where the types allow; extra ``polars``) and gives
         the same groups and values as the pyarrow Table for the same key; a LazyFrame is collected first
         and the result is a LazyFrame. Spark and Dask DataFrames: :func:`pydp_core.spark.aggregate`,
@@ -140,6 +141,14 @@ def aggregate(
         The share, in (0, 1), of the total budget (epsilon, or rho) spent on the ``"auto"`` bounds, split
         evenly over their columns (default 0.1); the whole given budget is charged to ``accountant`` before
         the searches.
+    nulls : str or mapping, optional
+        What to do with the missing values (a pyarrow or polars null; in pandas also NaN) of the aggregated
+        columns (those of ``aggregations`` other than ``privacy_unit``): ``"keep"`` (the default: they are
+        refused), ``"drop"`` (a row with a missing value in the column is left out before the contributions
+        are bounded, which changes no sensitivity) or ``"replace=VALUE"`` (the value, clamped like the others);
+        one policy for every such column, or ``{column: policy}`` (:mod:`pydp_core.io.nulls`). A policy other
+        than the default is part of the release's description (another policy is another release under the
+        key) and of the report (``nulls``). Not on Spark or Dask.
     ledger : None, path or KeyLedger, optional
         The use record of ``key`` (:mod:`pydp_core.io.ledger`): None the key's ledger in
         :func:`~pydp_core.io.ledger.state_dir`; a path (the command line uses ``<key file>.ledger``) or a
@@ -188,12 +197,14 @@ def aggregate(
         table = table.to_arrow()
         if is_polars(public_partitions):
             public_partitions = public_partitions.to_arrow()
+    table, null_rules = with_null_policies(table, nulls, value_columns(aggregations, privacy_unit))
     frame = Frame(table)
     use = key_use(key, ledger, accountant)
     spec = aggregate_spec(frame.names, privacy_unit=privacy_unit, by=by, aggregations=aggregations, bounds=bounds,
                  max_partitions=max_partitions, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
                  rho=rho, noise=noise, key=key, public_partitions=public_partitions, budget_split=budget_split,
-                 confidence=confidence, partition_selection=partition_selection, bounds_share=bounds_share)
+                 confidence=confidence, partition_selection=partition_selection, bounds_share=bounds_share,
+                 null_rules=null_rules)
     spec, group_cols, partials = bounded_partials(frame, spec, use)
     out = release_partials(spec, frame, group_cols, partials, use)
     if not polars:

@@ -121,5 +121,7 @@ def release_report(spec: AggregateSpec, selection: ThresholdSelection | OptimalS
     }
     if spec.auto is not None:
         out["bounds_search"] = spec.auto.describe()
+    if spec.nulls:
+        out["nulls"] = dict(spec.nulls)
     return out
 

@@ -211,6 +211,7 @@ class AggregateSpec:
     auto: AutoBounds | None = None  # bounds="auto": the searches (the bounds of their columns are not in bounds)
     bins: dict[Any, Any] = field(default_factory=dict)  # column -> histogram edges
     vectors: dict[Any, Any] = field(default_factory=dict)  # column -> (norm, bound, size) of its vector sum
+    nulls: dict[str, str] | None = None  # the null policies other than the default (applied to the table)
 
     @property
     def components(self) -> list[tuple[str, str]]:
@@ -266,9 +267,11 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
           max_contributions: Any, epsilon: Any = None, delta: Any = 0.0, rho: Any = None, noise: Any = None,
           key: Any = None, public_partitions: Any = None, budget_split: Any = None,
           confidence: Any = 0.95, partition_selection: Any = "threshold", kind: str = "aggregate",
-          bounds_share: Any = None) -> AggregateSpec:
+          bounds_share: Any = None, null_rules: dict[str, str] | None = None) -> AggregateSpec:
     """Check every argument of :func:`aggregate` against the column ``names`` (errors name the argument);
-    ``kind`` names the release in its description (another release kind never shares a release id)."""
+    ``kind`` names the release in its description (another release kind never shares a release id);
+    ``null_rules`` are the null policies other than the default, already applied to the table
+    (:func:`~pydp_core.io.nulls.describe_nulls`)."""
     frame = _Names(names)
     pu = _column_name(privacy_unit, "privacy_unit", frame)
     by_list = [by] if isinstance(by, str) else list(by) if isinstance(by, Sequence) else None
@@ -313,9 +316,11 @@ def aggregate_spec(names: Sequence[str], *, privacy_unit: Any, by: Any, aggregat
         description["vectors"] = {c: list(v) for c, v in vectors.items()}
     if auto is not None:
         description["bounds_auto"] = {"columns": auto_cols, "share": auto.share, "charge": auto.charge}
+    if null_rules:
+        description["nulls"] = dict(null_rules)
     rid = release_id(description)
     return AggregateSpec(pu, by_list, requests, col_bounds, kp, kc, budget, level, release_key(key, rid),
-                         public_partitions, rid, auto, bins, vectors)
+                         public_partitions, rid, auto, bins, vectors, dict(null_rules) if null_rules else None)
 
 
 class _Names:

@@ -77,3 +77,51 @@ def group_type(frame: Frame, name: str) -> Any:
     col = frame.column(name)
     return col.type if frame.kind == "arrow" else col.dtype
 
+
+
+def value_columns(aggregations: Any, privacy_unit: Any) -> list[str]:
+    """The columns whose values an ``aggregations`` mapping aggregates (those ``nulls`` may name)."""
+    from collections.abc import Mapping
+
+    if not isinstance(aggregations, Mapping):
+        return []  # the spec's checks refuse it, naming the argument
+    return [c for c in aggregations if isinstance(c, str) and c != privacy_unit]
+
+
+def with_null_policies(table: Any, nulls: Any, columns: list[str]) -> tuple[Any, dict[str, str] | None]:
+    """``table`` (a pyarrow Table or a pandas DataFrame) with the ``nulls`` policies of ``columns`` applied
+    (:mod:`pydp_core.io.nulls`), and their description for the release (None: the default for all).
+
+    ``keep`` leaves a null where it is, and the aggregation refuses it; ``drop`` leaves out the rows with a null
+    in the column; ``replace=VALUE`` fills the nulls (as float64), to be clamped like any value. Dropping rows
+    changes no sensitivity: the bounds on each person's contributions are applied after. In pandas a NaN is a
+    missing value, in pyarrow only a null is."""
+    from ..io.nulls import describe_nulls, fill_nulls, null_policies
+
+    if nulls is None:
+        return table, None
+    policies = null_policies(nulls, columns)
+    described = describe_nulls(policies)
+    if described is None:
+        return table, None
+    mod = type(table).__module__
+    if mod.startswith("pyarrow") and hasattr(table, "schema"):
+        from ..io.frames import apply_null_policies
+
+        missing = [c for c in policies if c not in table.column_names]
+        return (table if missing else apply_null_policies(table, policies)), described
+    if not (mod.startswith("pandas") and hasattr(table, "columns")) or any(c not in table.columns for c in policies):
+        return table, described  # the spec's checks name the table's kind or the missing column
+    from ..io.frames import drop_null_rows
+
+    table, _ = drop_null_rows(table, list(policies), policies)
+    filled = {}
+    for c, policy in policies.items():
+        col = table[c]
+        if policy[0] != "replace" or not col.isna().any():
+            continue
+        if not (col.dtype.kind in "iuf" or str(col.dtype) in ("Int64", "Int32", "Float64", "Float32")):
+            raise TypeError(f"nulls for column {c!r}: replace=VALUE needs a numeric column (got dtype {col.dtype})")
+        valid = col.notna().to_numpy()
+        filled[c] = fill_nulls(col.to_numpy(dtype=np.float64, na_value=0.0), valid, policy)[0]
+    return (table.assign(**filled) if filled else table), described

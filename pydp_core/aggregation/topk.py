@@ -23,13 +23,13 @@ from .keyuse import key_use
 from .local import partial_aggregates, selected_groups
 from .report import build_result, release_report
 from .spec import aggregate_spec
-from .tables import Frame, group_type
+from .tables import Frame, group_type, with_null_policies
 
 
 def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
           delta: float = 0.0, key: bytes | None = None, candidates: Any = None, score: str | None = None,
           bounds: tuple[float, float] | None = None, max_contributions: int = 1, release_values: bool = False,
-          ledger: Any = None, accountant: Any = None) -> Any:
+          nulls: Any = None, ledger: Any = None, accountant: Any = None) -> Any:
     """The ``k`` values of ``column`` held by the most privacy units (or with the largest bounded sums of
     ``score``), epsilon-DP (with delta for the selection).
 
@@ -76,6 +76,9 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     release_values : bool, optional
         Also release each winner's noisy statistic (column ``count``, or ``<score>_sum``), with half of the
         ranking's share; the report gives its noise.
+    nulls : str or mapping, optional
+        With ``score``, what to do with its missing values: as for :func:`~pydp_core.aggregation.aggregate`
+        (``"keep"``, refused; ``"drop"``; ``"replace=VALUE"``), part of the release's description.
     ledger, accountant : optional
         As for :func:`~pydp_core.aggregation.aggregate`.
 
@@ -101,11 +104,12 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     >>> list(out["code"])
     ['a']
     """
+    table, null_rules = with_null_policies(table, nulls, [score] if isinstance(score, str) else [])
     frame = Frame(table)
     use = key_use(key, ledger, accountant)
     kk, spec = top_k_spec(frame.names, column=column, k=k, privacy_unit=privacy_unit, max_partitions=max_partitions,
                           epsilon=epsilon, delta=delta, key=key, candidates=candidates, score=score, bounds=bounds,
-                          max_contributions=max_contributions, release_values=release_values)
+                          max_contributions=max_contributions, release_values=release_values, null_rules=null_rules)
     group_cols, partials = partial_aggregates(frame, spec)
     return ranked(spec, kk, (frame.kind, {column: group_type(frame, column)}), group_cols, partials, use,
                   score=score, release_values=release_values)
@@ -114,7 +118,7 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
 def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
                delta: float, key: bytes | None, candidates: Any, score: str | None = None,
                bounds: tuple[float, float] | None = None, max_contributions: int = 1,
-               release_values: bool = False) -> tuple[int, Any]:
+               release_values: bool = False, null_rules: dict[str, str] | None = None) -> tuple[int, Any]:
     """(k, the checked spec) of a :func:`top_k` call: the units (or the bounded sums of ``score``) per value
     of ``column``, as an aggregation."""
     kk = check_int(k, "k", 1, 1 << 20)
@@ -135,7 +139,7 @@ def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partit
     spec = aggregate_spec(names, privacy_unit=privacy_unit, by=column, aggregations=aggs,
                           bounds=None if score is None else {score: bounds}, max_partitions=max_partitions,
                           max_contributions=max_contributions, epsilon=epsilon, delta=delta, noise="laplace", key=key,
-                          public_partitions=candidates, confidence=None, kind=kind)
+                          public_partitions=candidates, confidence=None, kind=kind, null_rules=null_rules)
     return kk, spec
 
 

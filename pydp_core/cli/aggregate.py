@@ -218,8 +218,7 @@ def _value_columns(args: argparse.Namespace, aggs: Any, score: Any) -> list[str]
 
 def _run(args: argparse.Namespace) -> int:
     from ..io.files import csv_delimiter, input_format, read_columns
-    from ..io.frames import apply_null_policies
-    from ..io.nulls import describe_nulls, null_policies
+    from ..io.nulls import null_policies
 
     bounds = _bounds(args.bounds)
     aggs: Any = None
@@ -238,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
         columns = list(dict.fromkeys([args.privacy_unit, *by, *aggs]))
     values = _value_columns(args, aggs, options["score"] if args.top_k else None)
     nulls = nulls_option(args.nulls, values, "aggregated")
-    policies = null_policies(nulls, values)
+    null_policies(nulls, values)  # checked before the input is read; the library applies them
     fmt_in = input_format(args.input, args.format)
     _check_output(args)
     public: Any = None
@@ -249,14 +248,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         table = read_columns(args.input, columns, format=fmt_in, delimiter=csv_delimiter(args.input, args.delimiter),
                              progress=bar)
-        table = apply_null_policies(table, policies)
         bar.stage("noise")
-        result, session = _release(args, table, public, aggs, bounds, options)
+        result, session = _release(args, table, public, aggs, bounds, options, nulls)
     finally:
         bar.close()
-    described = describe_nulls(policies)
-    if described is not None:
-        result = _with_nulls(result, described)
     return _write(args, result, session)
 
 
@@ -272,39 +267,12 @@ def _check_output(args: argparse.Namespace) -> None:
         raise FileNotFoundError(f"--key-file {args.key_file!r} does not exist")
 
 
-def _with_nulls(result: Any, described: dict[str, str]) -> Any:
-    """The result with the null policies in its report (the table's metadata, and so OUT.json)."""
-    import json
-
-    from ..aggregation.report import REPORT_KEY, aggregate_report
-
-    report = {**aggregate_report(result), "nulls": described}
-    meta = dict(result.schema.metadata or {})
-    meta[REPORT_KEY.encode()] = json.dumps(report, sort_keys=True).encode()
-    return result.replace_schema_metadata(meta)
-
-
 def _release(args: argparse.Namespace, table: Any, public: Any, aggs: Any, bounds: Any,
-             options: Any) -> tuple[Any, Any]:
+             options: Any, nulls: Any) -> tuple[Any, Any]:
     """The aggregation (or top-k) of ``table``, and the session it was charged to (or None)."""
     from ..aggregation import aggregate, top_k
     from ..io import load_key
 
-    if args.top_k:
-        if args.session:
-            raise ValueError("--top-k does not go through a --session yet; use --key-file")
-        key = load_key(args.key_file) if args.key_file else None
-        if public is not None:
-            public = public.column(options["column"]).to_pylist()
-        result = top_k(table, key=key, candidates=public, ledger=args.key_file + ".ledger" if args.key_file else None,
-                       **options)
-        return result, None
-    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds,
-                   bounds_share=args.bounds_share,
-                   max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
-                   delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
-                   budget_split=_split(args.budget_split), confidence=args.confidence,
-                   partition_selection=args.partition_selection)
     session = None
     if args.session:
         if not args.key_file:
@@ -312,11 +280,23 @@ def _release(args: argparse.Namespace, table: Any, public: Any, aggs: Any, bound
         from .session import open_session
 
         session = open_session(args.session, args.key_file)
-        result = session.aggregate(table, **options)
-    else:
-        key = load_key(args.key_file) if args.key_file else None
-        result = aggregate(table, key=key, ledger=args.key_file + ".ledger" if args.key_file else None, **options)
-    return result, session
+    key = load_key(args.key_file) if args.key_file and session is None else None
+    ledger = args.key_file + ".ledger" if key is not None else None
+    if args.top_k:
+        if public is not None:
+            public = public.column(options["column"]).to_pylist()
+        if session is not None:
+            return session.top_k(table, candidates=public, nulls=nulls, **options), session
+        return top_k(table, key=key, candidates=public, ledger=ledger, nulls=nulls, **options), None
+    options = dict(privacy_unit=args.privacy_unit, by=args.group_by, aggregations=aggs, bounds=bounds,
+                   bounds_share=args.bounds_share,
+                   max_partitions=args.max_partitions, max_contributions=args.max_contributions, epsilon=args.epsilon,
+                   delta=args.delta, rho=args.rho, noise=args.noise, public_partitions=public,
+                   budget_split=_split(args.budget_split), confidence=args.confidence,
+                   partition_selection=args.partition_selection, nulls=nulls)
+    if session is not None:
+        return session.aggregate(table, **options), session
+    return aggregate(table, key=key, ledger=ledger, **options), None
 
 
 def _write(args: argparse.Namespace, result: Any, session: Any) -> int:

@@ -82,6 +82,47 @@ def test_a_session_is_charged_once_at_the_driver_for_a_dask_quantile_release():
         s.aggregate(ddf, epsilon=4.0, delta=1e-6, **dict(args, bounds={"x": (0.0, 5.0)}))
 
 
+def test_session_top_k_of_a_dask_frame_is_the_local_release_charged_once():
+    df = visits()
+    args = {k: v for k, v in TOP.items() if k != "key"}
+    key = pydp_core.io.generate_key()
+    s = pydp_core.Session(pydp_core.ApproxDP(5.0, 1e-5), key=key)
+    out = s.top_k(dd.from_pandas(df, npartitions=3), **args)
+    assert isinstance(out, dd.DataFrame)
+    got = out.compute()
+    assert list(got.columns) == ["code", "rank"] and len(got) == 3
+    spent = s.spent()
+    assert spent != pydp_core.ApproxDP(0.0, 0.0)
+    assert out.attrs["pydp_core.aggregation"]["session"]["spent"] == repr(spent)
+    again = s.top_k(df, **args)  # the local release of the same data: a free repeat, bit for bit
+    _same(again, got)
+    assert s.spent() == spent
+    with pytest.raises(pydp_core.BudgetExceededError):
+        s.top_k(dd.from_pandas(df, npartitions=2), **dict(args, epsilon=4.0))
+
+
+def test_the_engines_refuse_a_null_policy():
+    ddf = dd.from_pandas(visits(), npartitions=2)
+    with pytest.raises(TypeError, match="nulls applies to pandas"):
+        pydp_core.dask.aggregate(ddf, **dict(QUANTILES, key=pydp_core.io.generate_key()), nulls="drop")
+    with pytest.raises(TypeError, match="nulls applies to pandas"):
+        pydp_core.dask.top_k(ddf, **dict(TOP, key=pydp_core.io.generate_key()), nulls="drop")
+
+
+def test_polars_nulls_are_the_pyarrow_release():
+    pl = pytest.importorskip("polars")
+    df = visits()
+    x = df["x"].to_numpy().copy()
+    table = pa.Table.from_pandas(df, preserve_index=False).set_column(
+        3, "x", pa.array([None if i % 7 == 0 else v for i, v in enumerate(x.tolist())], pa.float64()))
+    args = dict(QUANTILES, key=pydp_core.io.generate_key(), nulls={"x": "replace=1.5"})
+    want = aggregate(table, **args)
+    got = aggregate(pl.from_arrow(table), **args).to_arrow()
+    for c in want.column_names:
+        assert got.column(c).to_pylist() == want.column(c).to_pylist(), c
+    assert aggregate_report(want)["nulls"] == {"x": "replace=1.5"}
+
+
 # -- polars ----------------------------------------------------------------------------------------------
 def test_polars_lazy_frames_come_back_lazy_with_the_same_release():
     pl = pytest.importorskip("polars")

@@ -10,7 +10,7 @@ import pytest
 
 from pydp_core import cli
 from pydp_core.aggregation import REPORT_KEY, aggregate
-from pydp_core.io import write_key
+from pydp_core.io import generate_key, write_key
 
 pa = pytest.importorskip("pyarrow", reason="pyarrow is an optional extra (pydp_core[etl])")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -41,10 +41,10 @@ def visits(tmp_path):
     return table, src, str(key)
 
 
-def _expected(table):
+def _expected(table, nulls=None, key=KEY, ledger=None):
     return aggregate(table, privacy_unit="user", by="city", aggregations={"user": ["count"], "spend": ["sum"]},
                      bounds={"spend": (0.0, 500.0)}, max_partitions=2, max_contributions=3, epsilon=2.0, delta=1e-7,
-                     key=KEY)
+                     key=key, nulls=nulls, ledger=ledger)
 
 
 def _values(table):
@@ -66,8 +66,10 @@ def test_nulls_drop_aggregates_the_rows_without_nulls(capsys, tmp_path, visits):
     assert code == 0, err
     kept = table.filter(pc.is_valid(table.column("spend")))
     assert kept.num_rows == 4500
-    assert _values(pq.read_table(out)) == _values(_expected(kept))  # the release of the rows kept: a repeat
+    library = _expected(table, "drop")  # the command is the library's release: a repeat
+    assert _values(pq.read_table(out)) == _values(library)
     report = json.loads((tmp_path / "out.parquet.json").read_text())
+    assert json.loads(library.schema.metadata[REPORT_KEY.encode()])["nulls"] == {"spend": "drop"}
     assert report["nulls"] == {"spend": "drop"}
     assert json.loads(pq.read_metadata(out).metadata[REPORT_KEY.encode()]) == report
     assert report["budget"]["epsilon"] <= 2.0  # dropping rows changes no budget
@@ -78,9 +80,81 @@ def test_nulls_replace_aggregates_the_value_given(capsys, tmp_path, visits):
     out = tmp_path / "out.parquet"
     code, _, err = run(capsys, "aggregate", src, out, *ARGS, "-k", key, "--nulls", "spend", "replace=100")
     assert code == 0, err
-    filled = table.set_column(2, "spend", pc.fill_null(table.column("spend"), 100.0))
-    assert _values(pq.read_table(out)) == _values(_expected(filled))
+    assert _values(pq.read_table(out)) == _values(_expected(table, {"spend": "replace=100"}))
     assert json.loads((tmp_path / "out.parquet.json").read_text())["nulls"] == {"spend": "replace=100.0"}
+
+
+def test_library_nulls_on_pandas_and_pyarrow(visits):
+    """``nulls=`` of the library: keep refuses, drop and replace release the same groups and values from a
+    pyarrow Table (nulls) and a pandas DataFrame (NaN) for one key, and the report names the policy."""
+    pd = pytest.importorskip("pandas")
+    table, _, _ = visits
+    frame = table.to_pandas()
+    assert frame["spend"].isna().sum() == 500
+    key = bytes(range(1, 33))
+    for data in (table, frame):
+        with pytest.raises(ValueError, match="'spend' has missing values"):
+            _expected(data, "keep", key=key)
+        with pytest.raises(ValueError, match="'spend' has missing values"):
+            _expected(data, key=key)
+    for nulls, filled, key in (("drop", table.filter(pc.is_valid(table.column("spend"))), bytes(range(2, 34))),
+                               ({"spend": "replace=100"},
+                                table.set_column(2, "spend", pc.fill_null(table.column("spend"), 100.0)),
+                                bytes(range(3, 35)))):
+        arrow = _expected(table, nulls, key=key)
+        pandas = _expected(frame, nulls, key=key)
+        assert isinstance(pandas, pd.DataFrame)
+        assert _values(arrow) == {c: pandas[c].tolist() for c in pandas.columns}
+        report = json.loads(arrow.schema.metadata[REPORT_KEY.encode()])
+        assert report["nulls"] == ({"spend": "drop"} if nulls == "drop" else {"spend": "replace=100.0"})
+        assert pandas.attrs[REPORT_KEY]["nulls"] == report["nulls"]
+        # The policy applied by hand gives the same partials: the values differ by the noise only, which is
+        # the release's own (the policy is in its description).
+        by_hand = _expected(filled, key=generate_key())
+        assert by_hand.column("city").to_pylist() == arrow.column("city").to_pylist()
+        assert abs(sum(by_hand.column("count").to_pylist()) - sum(arrow.column("count").to_pylist())) < 200
+
+
+def test_another_policy_under_one_key_is_refused_by_the_ledger(tmp_path, visits):
+    from pydp_core.aggregation import top_k
+    from pydp_core.io import KeyReuseError
+
+    table, _, _ = visits
+    key, ledger = generate_key(), tmp_path / "k.ledger"
+    first = _expected(table, "drop", key=key, ledger=ledger)
+    assert _values(_expected(table, "drop", key=key, ledger=ledger)) == _values(first)  # a repeat
+    with pytest.raises(KeyReuseError, match="another release"):
+        _expected(table, "replace=0", key=key, ledger=ledger)
+    kept = table.filter(pc.is_valid(table.column("spend")))
+    with pytest.raises(KeyReuseError, match="another release"):  # the rows the policy kept, without the policy
+        _expected(kept, key=key, ledger=ledger)
+    args = dict(column="city", k=2, privacy_unit="user", max_partitions=2, epsilon=1.0, candidates=["a", "b", "c"],
+                score="spend", bounds=(0.0, 500.0), max_contributions=3, release_values=True)
+    key2, ledger2 = generate_key(), tmp_path / "k2.ledger"
+    with pytest.raises(ValueError, match="'spend' has missing values"):
+        top_k(table, key=key2, ledger=ledger2, **args)
+    ranked = top_k(table, key=key2, ledger=ledger2, nulls="drop", **args)
+    assert json.loads(ranked.schema.metadata[REPORT_KEY.encode()])["nulls"] == {"spend": "drop"}
+    again = top_k(table.to_pandas(), key=key2, ledger=ledger2, nulls="drop", **args)  # NaN: a repeat
+    assert {c: again[c].tolist() for c in again.columns} == _values(ranked)
+    with pytest.raises(KeyReuseError, match="another release"):
+        top_k(table, key=key2, ledger=ledger2, nulls="replace=1", **args)
+
+
+def test_cli_top_k_nulls_is_the_library_release(capsys, tmp_path, visits):
+    from pydp_core.aggregation import top_k
+
+    table, src, key = visits
+    out = tmp_path / "top.parquet"
+    code, _, err = run(capsys, "aggregate", src, out, "--privacy-unit", "user", "--top-k", "city", "2",
+                       "--top-k-score", "spend", "--bounds", "spend", "0", "500", "--max-partitions", "2",
+                       "--max-contributions", "3", "--epsilon", "1", "--delta", "1e-7", "--no-progress", "-k", key,
+                       "--nulls", "replace=50")
+    assert code == 0, err
+    library = top_k(table, column="city", k=2, privacy_unit="user", max_partitions=2, epsilon=1.0, delta=1e-7,
+                    key=KEY, score="spend", bounds=(0.0, 500.0), max_contributions=3, nulls="replace=50",
+                    ledger=key + ".ledger")
+    assert _values(pq.read_table(out)) == _values(library)
 
 
 @pytest.mark.parametrize("nulls, needle", [

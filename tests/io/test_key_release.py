@@ -163,6 +163,54 @@ def test_session_aggregate_two_epsilons_independent_and_charged():
     assert np.mean(np.abs(2 * n2 - n1)) > 0.5  # with shared noise, 2 e2 - e1 was the exact count
 
 
+def _codes(n: int = 30_000, values: int = 300) -> tuple[pd.DataFrame, np.ndarray]:
+    code = np.random.default_rng(11).integers(0, values, n)
+    return pd.DataFrame({"pid": np.arange(n), "code": code}), np.bincount(code, minlength=values)
+
+
+def test_session_top_k_charges_refuses_past_the_limit_and_repeats_free():
+    df, _ = _codes(2000, 20)
+    args = dict(column="code", k=3, privacy_unit="pid", max_partitions=1, candidates=list(range(20)))
+    key = io.generate_key()
+    s = dp.Session(dp.PureDP(3.0), key=key)
+    first = s.top_k(df, epsilon=1.0, **args)
+    assert s.spent() == dp.PureDP(1.0)
+    assert first.attrs["pydp_core.aggregation"]["session"]["spent"] == "PureDP(epsilon=1.0)"
+    assert first.attrs["pydp_core.aggregation"]["mechanism"] == "pydp_core.top_k"
+    again = s.top_k(df.iloc[::-1], epsilon=1.0, **args)  # an exact repeat (row order is not data): free
+    pd.testing.assert_frame_equal(first, again)
+    assert s.spent() == dp.PureDP(1.0)
+    with pytest.raises(dp.BudgetExceededError):  # past the limit: refused, nothing charged
+        s.top_k(df, epsilon=2.5, **args)
+    assert s.spent() == dp.PureDP(1.0)
+    s.top_k(df, epsilon=2.0, **args)
+    assert s.spent() == dp.PureDP(3.0)
+    with pytest.raises(TypeError, match="supplies key"):
+        s.top_k(df, epsilon=0.1, key=io.generate_key(), **args)
+    with pytest.raises(TypeError, match="supplies ledger"):
+        s.top_k(df, epsilon=0.1, ledger=None, **args)
+    # The key is the session's: a top_k outside it is refused.
+    with pytest.raises(io.KeyReuseError, match="another release"):
+        dp.top_k(df, epsilon=1.0, key=key, **args)
+
+
+def test_session_top_k_releases_have_independent_noise():
+    """Two top_k releases under the session key (other epsilons) draw independent noise: their noisy counts
+    are uncorrelated, and a linear combination gives back no exact count."""
+    df, truth = _codes()
+    args = dict(column="code", k=truth.size, privacy_unit="pid", max_partitions=1, candidates=list(range(truth.size)),
+                release_values=True)
+    s = dp.Session(dp.PureDP(3.0), key=io.generate_key())
+    o1, o2 = s.top_k(df, epsilon=1.0, **args), s.top_k(df, epsilon=2.0, **args)
+    assert s.spent() == dp.PureDP(3.0)
+    n1 = o1.set_index("code")["count"].sort_index().to_numpy(float) - truth
+    n2 = o2.set_index("code")["count"].sort_index().to_numpy(float) - truth
+    assert stats.pearsonr(n1, n2).pvalue > ALPHA
+    assert np.mean(np.abs(2 * n2 - n1)) > 0.5
+    with pytest.raises(dp.BudgetExceededError):  # and a third, other k, does not fit
+        s.top_k(df, epsilon=0.5, **dict(args, k=5))
+
+
 def test_aggregate_rerun_at_another_epsilon_is_refused():
     df = pd.DataFrame({"pid": [1, 2, 3, 4], "g": [0, 0, 1, 1], "x": [1.0, 2.0, 3.0, 4.0]})
     args = dict(privacy_unit="pid", by="g", aggregations={"x": ["sum"]}, bounds={"x": (0, 5)}, max_partitions=1,
@@ -243,6 +291,24 @@ def test_cli_session_shares_one_budget_between_commands(tmp_path, capsys):
     assert json.loads(meta[b"pydp_core.aggregation"])["session"]["id"]
     # outside the session, the key is refused
     assert main(["privatize", str(src), str(tmp_path / "q.parquet"), *PRIV, "--epsilon", "0.1", "-k", str(key)]) == 1
+
+
+def test_cli_top_k_through_a_session(tmp_path, capsys):
+    src, key = _files(tmp_path)
+    sess = tmp_path / "budget.session"
+    assert main(["session", "create", str(sess), "-k", str(key), "--epsilon", "2"]) == 0
+    top = ["--privacy-unit", "user", "--top-k", "city", "3", "--max-partitions", "1", "--no-progress", "-k", str(key),
+           "--session", str(sess), "--public-partitions"]
+    cand = tmp_path / "cities.csv"
+    cand.write_text("city\n" + "\n".join(str(c) for c in range(20)) + "\n")
+    assert main(["aggregate", str(src), str(tmp_path / "t1.parquet"), *top, str(cand), "--epsilon", "1.5"]) == 0
+    assert main(["aggregate", str(src), str(tmp_path / "t2.parquet"), *top, str(cand), "--epsilon", "1.5"]) == 0
+    assert pq.read_table(tmp_path / "t1.parquet").equals(pq.read_table(tmp_path / "t2.parquet"))  # a free repeat
+    capsys.readouterr()
+    assert main(["aggregate", str(src), str(tmp_path / "t3.parquet"), *top, str(cand), "--epsilon", "1"]) == 1
+    assert "spend refused" in capsys.readouterr().err and not (tmp_path / "t3.parquet").exists()
+    meta = pq.read_table(tmp_path / "t1.parquet").schema.metadata
+    assert json.loads(meta[b"pydp_core.aggregation"])["session"]["id"]
 
 
 # -- the records under crashes and concurrency ----------------------------------------------------------------
