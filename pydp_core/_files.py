@@ -173,7 +173,9 @@ def atomic_outputs(
     raises (``before_rename`` included), nothing new stays: the companions already renamed are put back
     as they were (the old file restored, or removed if there was none), the temporary files are removed,
     and the exception propagates. Each companion that replaces a file keeps it under a temporary name
-    (:func:`temporary_name`) until the main output is in place. A hard kill between two renames can leave
+    (:func:`temporary_name`) until the main output is in place. Once the main output is renamed the set is
+    published: an exception arriving after that (an interruption) leaves the new files in place, the kept
+    ones removed, and propagates. A hard kill between two renames can leave
     new companions beside the old main output (or none) and such a kept file, which
     :func:`stale_temporaries` then lists; never a new main output with old or missing companions.
 
@@ -223,6 +225,11 @@ def _publish(temps: list[str], targets: list[str]) -> None:
             started.append((name, target, _keep(target) if i < len(targets) - 1 else None))
             os.replace(name, target)
     except BaseException:
+        if len(started) == len(targets) and not os.path.lexists(started[-1][0]):
+            # The main output is in place, so the publication is complete (an interruption came after its
+            # rename): what stands is the new set, exactly as a kill at that instant would leave it.
+            _discard_kept(started)
+            raise
         # An entry whose temporary file is still there was not renamed (the error, or an interruption,
         # came before or instead of its rename); the others are taken back, newest first.
         for name, target, kept in reversed(started):
@@ -235,6 +242,10 @@ def _publish(temps: list[str], targets: list[str]) -> None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(target)
         raise
+    _discard_kept(started)
+
+
+def _discard_kept(started: list[tuple[str, str, str | None]]) -> None:
     for _, _, kept in started:
         if kept is not None:
             with contextlib.suppress(FileNotFoundError):

@@ -91,6 +91,20 @@ def test_an_interruption_just_after_the_first_rename_takes_it_back(tmp_path, mon
     assert _contents(tmp_path) == before
 
 
+@pytest.mark.parametrize("old", [True, False], ids=["replacing", "new"])
+def test_an_interruption_just_after_the_main_rename_keeps_the_new_set(tmp_path, monkeypatch, old):
+    side, main = tmp_path / "t.json", tmp_path / "t.csv"
+    if old:
+        side.write_text("old side")
+        main.write_text("old main")
+    _fail_replace_at(monkeypatch, 1, after=True)
+    with pytest.raises(KeyboardInterrupt), _files.atomic_outputs([side, main]) as (side_tmp, main_tmp):
+        for tmp, text in ((side_tmp, "new side"), (main_tmp, "new main")):
+            with open(tmp, "w") as fh:
+                fh.write(text)
+    assert _contents(tmp_path) == {"t.csv": b"new main", "t.json": b"new side"}  # nothing lost, nothing kept aside
+
+
 @pytest.mark.parametrize("where", ["body", "before_rename"])
 def test_an_error_before_publication_leaves_the_old_files(tmp_path, where):
     side, main = tmp_path / "t.json", tmp_path / "t.csv"
