@@ -79,7 +79,7 @@ def test_tutorials_show_the_output_of_their_code(site):
 
 
 def test_proof_pages_use_rendered_mathematics(site):
-    for name, least in (("calibration", 20), ("release", 50), ("aggregate", 300), ("io", 20)):
+    for name, least in (("calibration", 20), ("release", 50), ("aggregate", 300), ("io", 20), ("manifolds", 60)):
         text = (site / f"{name}.html").read_text(encoding="utf-8")
         assert text.count('class="math') >= least, name
         assert 'src="_static/tex-svg.js"' in text, name
@@ -87,6 +87,7 @@ def test_proof_pages_use_rendered_mathematics(site):
     aggregate = (site / "aggregate.html").read_text(encoding="utf-8")
     assert "Theorem 10 (composition of the release)" in aggregate
     assert "Proposition 1 (ledger invariant)" in (site / "io.html").read_text(encoding="utf-8")
+    assert "Proposition 4 (the certificate is sound)" in (site / "manifolds.html").read_text(encoding="utf-8")
 
 
 def test_cli_reference_lists_every_command_and_option(site):
