@@ -74,6 +74,7 @@ from .budgets import (
 from .guarantees import laplace_rdp_epsilon
 from .journal import Journal, JournalError
 from .pld import PLD
+from .rounding import norm_up, ratio_up, sum_up
 
 __all__ = ["Accountant", "BudgetExceededError"]
 
@@ -88,15 +89,6 @@ _RTOL = 1e-12
 
 class BudgetExceededError(ValueError):
     """The spend would take the total past the accountant's limit; nothing was recorded."""
-
-
-def _ratio_up(num: float, den: float) -> float:
-    """num / den rounded up: the privacy parameter D / scale of a spend is never understated (a quotient
-    that underflows to 0 would claim perfect privacy)."""
-    q = num / den
-    if q * den < num:
-        q = math.nextafter(q, math.inf)
-    return q
 
 
 class _Spend:
@@ -119,11 +111,11 @@ class _Spend:
         self.pld: PLD | None = None  # one run's privacy-loss distribution
         kind = record["kind"]
         if kind == "gaussian":
-            psi = _ratio_up(record["sensitivity"], record["sigma"])
+            psi = ratio_up(record["sensitivity"], record["sigma"])
             track(GDP(psi), self)
             self.rao = psi
         elif kind == "laplace":
-            eps = _ratio_up(record["sensitivity"], record["scale"])
+            eps = ratio_up(record["sensitivity"], record["scale"])
             track(PureDP(eps), self)
             self.rao = eps
             # The Laplace mechanism's own Renyi curve (Mironov 2017), below randomised response's at every order.
@@ -158,9 +150,9 @@ class _Spend:
 
         fam = Subbotin(r)
         if r == 1.0:
-            track(PureDP(_ratio_up(sensitivity, scale)), self)
+            track(PureDP(ratio_up(sensitivity, scale)), self)
         elif r == 2.0:
-            track(GDP(_ratio_up(sensitivity, scale)), self)
+            track(GDP(ratio_up(sensitivity, scale)), self)
         else:
             self.profile = lambda delta: float(
                 epsilon_for_delta(fam, delta=delta, sensitivity=sensitivity, scale=scale)
@@ -334,7 +326,7 @@ def _has(spends: list[_Spend], attr: str) -> bool:
 @_register(PureDP)
 class _PureLimit(Limit[PureDP]):
     def total(self, spends: list[_Spend], **params: Any) -> PureDP:
-        return PureDP(math.fsum(_values(spends, "pure", PureDP)))
+        return PureDP(sum_up(_values(spends, "pure", PureDP)))
 
     def exceeds(self, total: PureDP, limit: PureDP) -> bool:
         return total.epsilon > limit.epsilon * (1 + _RTOL)
@@ -383,9 +375,9 @@ class _ApproxLimit(Limit[ApproxDP]):
 @_register(GDP)
 class _GDPLimit(Limit[GDP]):
     def total(self, spends: list[_Spend], **params: Any) -> GDP:
-        mu = math.hypot(*_values(spends, "gdp", GDP))
+        mu = norm_up(_values(spends, "gdp", GDP))
         if spends and _has(spends, "pure"):  # pure DP composes first, then converts: sometimes smaller
-            mu = min(mu, PureDP(math.fsum(s.pure for s in spends if s.pure is not None)).to_gdp().mu)
+            mu = min(mu, PureDP(sum_up(s.pure for s in spends if s.pure is not None)).to_gdp().mu)
         return GDP(mu)
 
     def exceeds(self, total: GDP, limit: GDP) -> bool:
@@ -416,7 +408,7 @@ class _RDPLimit(Limit[RDP]):
         if params.get("alpha") is None:
             raise TypeError("alpha is required for an RDP total")
         a = check_alpha(params["alpha"])
-        e = math.fsum(float(f(np.asarray(a))) for f in _values(spends, "rdp", RDP))
+        e = sum_up(float(f(np.asarray(a))) for f in _values(spends, "rdp", RDP))
         if math.isinf(e):
             raise TypeError(f"some spend has no RDP bound at alpha = {a!r}")
         return RDP(a, e)
@@ -431,7 +423,7 @@ class _RDPLimit(Limit[RDP]):
 @_register(RaoDP)
 class _RaoLimit(Limit[RaoDP]):
     def total(self, spends: list[_Spend], **params: Any) -> RaoDP:
-        return RaoDP(math.hypot(*_values(spends, "rao", RaoDP)))
+        return RaoDP(norm_up(_values(spends, "rao", RaoDP)))
 
     def exceeds(self, total: RaoDP, limit: RaoDP) -> bool:
         return total.theta > limit.theta * (1 + _RTOL)
@@ -444,7 +436,7 @@ def _curve_epsilon(spends: list[_Spend], delta: float) -> float:
     """The best of the exact-GDP, RDP and zCDP routes for spends that all have one (inf if none)."""
     best = math.inf
     if _has(spends, "gdp"):
-        best = min(best, GDP(math.hypot(*_values(spends, "gdp", GDP))).to_approx_dp(delta).epsilon)
+        best = min(best, GDP(norm_up(_values(spends, "gdp", GDP))).to_approx_dp(delta).epsilon)
     if _has(spends, "rdp"):
         extra = [a for s in spends for a in s.rdp_alphas]
         grid = np.unique(np.concatenate([DEFAULT_ALPHAS, np.asarray(extra, dtype=float)]))
@@ -468,8 +460,8 @@ def _approx_total(spends: list[_Spend], delta: float, group: Callable[[float], f
     fixed = [s.approx for s in spends if s.approx is not None and only_approx(s)]
     profiled = [s for s in spends if s.profile is not None]
     rest = [s for s in spends if s.profile is None and not only_approx(s)]
-    eps_fixed = math.fsum(a.epsilon for a in fixed)
-    delta_fixed = math.fsum(a.delta for a in fixed)
+    eps_fixed = sum_up(a.epsilon for a in fixed)
+    delta_fixed = sum_up(a.delta for a in fixed)
     if delta_fixed > delta * (1 + _RTOL):
         raise BudgetExceededError(f"the (eps, delta) spends already use delta = {delta_fixed!r} > {delta!r}")
     remaining = delta - delta_fixed
@@ -487,11 +479,11 @@ def _approx_total(spends: list[_Spend], delta: float, group: Callable[[float], f
         if not (_has(rest, "gdp") or _has(rest, "rdp") or _has(rest, "zcdp")):
             if not _has(rest, "approx"):
                 raise TypeError("some spend (e.g. Rao DP of an unknown mechanism) has no (eps, delta) route")
-            eps += math.fsum(a.epsilon for a in _values(rest, "approx", ApproxDP))
+            eps += sum_up(a.epsilon for a in _values(rest, "approx", ApproxDP))
         else:
             e_rest = _curve_epsilon(rest, share)
             if _has(rest, "pure"):
-                e_rest = min(e_rest, PureDP(math.fsum(_values(rest, "pure", PureDP))).to_approx_dp(share).epsilon)
+                e_rest = min(e_rest, PureDP(sum_up(_values(rest, "pure", PureDP))).to_approx_dp(share).epsilon)
             if math.isinf(e_rest):
                 raise TypeError("some spends have no common route to (eps, delta)")
             eps += e_rest

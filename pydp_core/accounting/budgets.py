@@ -60,6 +60,7 @@ from .._validation import (
     check_open_delta,
     real_scalar,
 )
+from .rounding import norm_up, sum_up
 
 __all__ = [
     "Budget",
@@ -297,7 +298,7 @@ class PureDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> PureDP:
         """The sequential composition of ``budgets`` (all PureDP; Anonymous 2022, Table 1)."""
-        return cls(math.fsum(b.epsilon for b in budgets))
+        return cls(sum_up(b.epsilon for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -369,7 +370,7 @@ class ApproxDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> ApproxDP:
         """The sequential composition of ``budgets`` (all ApproxDP; Anonymous 2022, Table 1)."""
-        return cls(math.fsum(b.epsilon for b in budgets), min(1.0, math.fsum(b.delta for b in budgets)))
+        return cls(sum_up(b.epsilon for b in budgets), min(1.0, sum_up(b.delta for b in budgets)))
 
 
 @dataclass(frozen=True)
@@ -395,7 +396,7 @@ class KLDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> KLDP:
         """The sequential composition of ``budgets`` (all KLDP; Anonymous 2022, Table 1)."""
-        return cls(math.fsum(b.epsilon for b in budgets))
+        return cls(sum_up(b.epsilon for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -412,7 +413,7 @@ class MCDP(Budget):
     Examples
     --------
     >>> dp.compose([MCDP(0.1, 0.3), MCDP(0.1, 0.4)])
-    MCDP(mu=0.2, tau=0.5)
+    MCDP(mu=0.2, tau=0.5000000000000001)
     """
 
     mu: float
@@ -425,7 +426,7 @@ class MCDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> MCDP:
         """The sequential composition of ``budgets`` (all MCDP; Anonymous 2022, Table 1)."""
-        return cls(math.fsum(b.mu for b in budgets), math.hypot(*(b.tau for b in budgets)))
+        return cls(sum_up(b.mu for b in budgets), norm_up(b.tau for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -482,7 +483,7 @@ class ZCDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> ZCDP:
         """The sequential composition of ``budgets`` (all ZCDP; Anonymous 2022, Table 1)."""
-        return cls(math.fsum(b.rho for b in budgets), math.fsum(b.xi for b in budgets))
+        return cls(sum_up(b.rho for b in budgets), sum_up(b.xi for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -533,7 +534,7 @@ class RDP(Budget):
                     f"RDP composes at equal alpha only: budgets[{i}].alpha = {b.alpha!r} != {alpha!r} "
                     "(use RDPCurve to compose whole curves)"
                 )
-        return cls(alpha, math.fsum(b.epsilon for b in budgets))
+        return cls(alpha, sum_up(b.epsilon for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -594,7 +595,7 @@ class GDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> GDP:
         """The sequential composition of ``budgets`` (all GDP; Anonymous 2022, Table 1)."""
-        return cls(math.hypot(*(b.mu for b in budgets)))
+        return cls(norm_up(b.mu for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -642,7 +643,7 @@ class TCDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> TCDP:
         """The sequential composition of ``budgets`` (all TCDP; Anonymous 2022, Table 1)."""
-        return cls(math.fsum(b.rho for b in budgets), min(b.omega for b in budgets))
+        return cls(sum_up(b.rho for b in budgets), min(b.omega for b in budgets))
 
 
 @dataclass(frozen=True)
@@ -661,7 +662,7 @@ class RaoDP(Budget):
     >>> RaoDP(0.5).to_pure_dp("laplace")
     PureDP(epsilon=0.5)
     >>> dp.compose([RaoDP(0.3), RaoDP(0.4)])
-    RaoDP(theta=0.5)
+    RaoDP(theta=0.5000000000000001)
     """
 
     theta: float
@@ -695,7 +696,7 @@ class RaoDP(Budget):
     @classmethod
     def _compose(cls, budgets: Sequence[Any]) -> RaoDP:
         """The sequential composition of ``budgets`` (all RaoDP; Anonymous 2022, Table 1)."""
-        return cls(math.hypot(*(b.theta for b in budgets)))
+        return cls(norm_up(b.theta for b in budgets))
 
 
 # ------------------------------------------------------------------------------------------------------

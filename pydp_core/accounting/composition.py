@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import TypeVar, cast
 
 from .._validation import check_int, check_open_delta
@@ -17,6 +18,7 @@ from .budgets import (
     budget_list,
     classic_gaussian_mu,
 )
+from .rounding import inflate_up, up
 
 B = TypeVar("B", bound=Budget)
 
@@ -97,7 +99,7 @@ def advanced_composition(budget: ApproxDP, k: int, delta_prime: float | None = N
     Examples
     --------
     >>> advanced_composition(ApproxDP(0.1, 1e-8), 100, delta_prime=1e-6)
-    ApproxDP(epsilon=6.30823095051..., delta=2e-06)
+    ApproxDP(epsilon=6.30823095051..., delta=2.0000000000000003e-06)
     """
     if not isinstance(budget, ApproxDP):
         raise TypeError(f"budget must be an ApproxDP, got {type(budget).__name__}")
@@ -117,14 +119,14 @@ def advanced_composition(budget: ApproxDP, k: int, delta_prime: float | None = N
                 f"the moments form does not hold here: 4 eps sqrt(2 k log(1/delta)) = {claimed!r} is below the "
                 f"exact epsilon {exact!r} of the composed Gaussian mechanism (k too large for this epsilon)"
             )
-        return ApproxDP(claimed, d)
+        return ApproxDP(inflate_up(claimed, 6), d)
     if delta_prime is None:
         raise TypeError("delta_prime is required for the 'drv' and 'dwork_roth' forms")
     dp = check_open_delta(delta_prime, "delta_prime")
     log_term = math.log(1.0 / dp)
-    total_delta = min(1.0, n * delta + dp)
+    total_delta = min(1.0, up(n * Fraction(delta) + Fraction(dp)))
     if form == "drv":
-        return ApproxDP(eps * math.sqrt(2.0 * n * log_term) + n * eps * math.expm1(eps), total_delta)
+        return ApproxDP(inflate_up(eps * math.sqrt(2.0 * n * log_term) + n * eps * math.expm1(eps), 10), total_delta)
     if form == "dwork_roth":
         if n * math.expm1(eps) > math.sqrt(2.0 * n * log_term):
             raise ValueError(
@@ -132,7 +134,7 @@ def advanced_composition(budget: ApproxDP, k: int, delta_prime: float | None = N
                 f"theorem when k (e^eps - 1) <= sqrt(2 k log(1/delta')); here k = {n}, epsilon = {eps!r}: "
                 "use form='drv'"
             )
-        return ApproxDP(2.0 * eps * math.sqrt(2.0 * n * log_term), total_delta)
+        return ApproxDP(inflate_up(2.0 * eps * math.sqrt(2.0 * n * log_term), 6), total_delta)
     raise ValueError(f"form must be 'drv', 'dwork_roth' or 'moments', got {form!r}")
 
 
