@@ -30,6 +30,11 @@ event that the k steps fall one in each block (:class:`_BlockLower`): P >= alpha
 composition, alpha = prod_j m_j / C(t, k), in the remove order (no loss in the add order); it is 0 where
 epsilon is below about log(1 / alpha). With k = t the pass is the t-fold composition of one step, exact
 on both sides.
+
+The discrete Laplace and the discrete Gaussian (:class:`_Discrete`) enter through the same chains: the law
+mu of one step's ratio is atomic, and both chains start from its exact atoms (:func:`_base_atoms`; cells of
+atoms, spread or contracted, only beyond _MAX_BASE of them); k = t and the substitution upper end are the
+engine's exact discrete atom lists, and the lower end for 1 < k < t is the block event.
 """
 from __future__ import annotations
 
