@@ -197,3 +197,16 @@ def test_bad_input():
         PLD.random_allocation("discrete_gaussian", scale=1.0, steps=3.0)
     with pytest.raises(ValueError, match="participations"):
         PLD.calibrate_random_allocation("discrete_gaussian", epsilon=1.0, delta=1e-5, steps=3, participations=4)
+
+
+def test_a_wide_discrete_gaussian_is_the_gaussian():
+    # sigma = D = 600: over 8000 atoms in the window, so the step's atoms are binned into cells (spread
+    # and contracted); the discrete Gaussian then differs from N(0, sigma^2) by ~e^{-2 pi^2 sigma^2}, so the
+    # pass is that of the Gaussian at shift 1.
+    from pydp_core.noise import Gaussian
+
+    for eps in (0.3, 1.0):
+        dg = PLD.random_allocation("discrete_gaussian", scale=600.0, steps=10, sensitivity=600).delta(eps)
+        g = PLD.random_allocation(Gaussian(), scale=1.0, steps=10).delta(eps)
+        assert dg.lower <= g.upper and g.lower <= dg.upper
+        assert dg.upper - dg.lower < 2e-3 * dg.upper
