@@ -156,10 +156,26 @@ def test_substitution_is_bracketed_by_removal_and_the_doubled_sensitivity(family
 
 
 def test_block_lower_end_for_several_participations():
-    # 1 < k < t: the lower end is the event "one step in each block" (0 below epsilon ~ log(1 / alpha));
-    # it is positive at a small scale and below the upper end.
-    iv = PLD.random_allocation("discrete_gaussian", scale=0.6, steps=6, participations=2).epsilon(1e-5)
+    # 1 < k < t, discrete Laplace: the lower end is the event "one step in each block" (0 below epsilon
+    # ~ log(1 / alpha)); it is positive at a small scale and below the upper end.
+    iv = PLD.random_allocation("discrete_laplace", scale=0.6, steps=6, participations=2).epsilon(1e-5)
     assert 0.0 < iv.lower < iv.upper
+
+
+@pytest.mark.parametrize("sigma", [1.0, 3.0])
+def test_discrete_gaussian_sum_statistic_is_the_gaussian_one(sigma):
+    # 1 < k < t, discrete Gaussian: the lower end is the sum of the t outputs, S + k D against S. For
+    # sigma >= 1 the characteristic function of N_Z(0, sigma^2) is that of N(0, sigma^2) to
+    # ~e^{-2 pi^2 sigma^2}, so S is N_Z(0, t sigma^2) to that order: the discrete Gaussian mechanism at
+    # sensitivity k D (on the lattice: not the continuous Gaussian's value, which it exceeds slightly).
+    from pydp_core.noise import Gaussian
+
+    t, k = 400, 4
+    dg = PLD.random_allocation("discrete_gaussian", scale=sigma, steps=t, participations=k).epsilon(1e-5)
+    ref = PLD.from_discrete_gaussian(sigma2=round(t * sigma * sigma), sensitivity=k).epsilon(1e-5)
+    g = PLD.random_allocation(Gaussian(), scale=sigma, steps=t, participations=k).epsilon(1e-5)
+    assert ref.lower * (1 - 2e-3) <= dg.lower <= ref.upper * (1 + 1e-6) and dg.lower < dg.upper
+    assert abs(dg.lower - g.lower) < 5e-3 * g.lower
 
 
 @pytest.mark.parametrize("family, k", [("discrete_gaussian", 1), ("discrete_laplace", 1), ("discrete_gaussian", 2)])

@@ -303,23 +303,29 @@ def _base_atoms(loss: np.ndarray, q: np.ndarray, p: np.ndarray, inf: float, step
     return up, min(p_hi + short + inf, 1.0), (lo_v[order], lo_w[order])
 
 
-class _Discrete:
-    """A discrete noise family on the integers at a scale and an integer sensitivity D: the discrete
-    Laplace (pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}) or the discrete Gaussian (pmf
-    e^{-y^2 / (2 scale^2)} / Z); equal (and hashed) by its parameters, so laws are shared."""
+class _Keyed:
+    """Equal (and hashed) by ``key`` within one class, so the lru cache of the laws shares them."""
 
-    def __init__(self, name: str, scale: float, sensitivity: int) -> None:
-        self.name, self.scale, self.sensitivity = name, scale, sensitivity
-        self.key = (name, scale, sensitivity)
+    key: Any
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Discrete) and other.key == self.key
+        return type(other) is type(self) and other.key == self.key  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
         return hash(self.key)
 
     def __repr__(self) -> str:
         return repr(self.key)
+
+
+class _Discrete(_Keyed):
+    """A discrete noise family on the integers at a scale and an integer sensitivity D: the discrete
+    Laplace (pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}) or the discrete Gaussian (pmf
+    e^{-y^2 / (2 scale^2)} / Z); equal (and hashed) by its parameters, so laws are shared."""
+
+    def __init__(self, name: str, scale: float, sensitivity: int) -> None:
+        self.name, self.scale, self.sensitivity = name, scale, sensitivity
+        self.key: Any = (name, scale, sensitivity)
 
     def term(self, multiple: int) -> Any:
         """The plain mechanism at sensitivity ``multiple`` D (the engine's exact atom lists)."""
@@ -354,20 +360,11 @@ class _Discrete:
         return _base_atoms(loss, q, p, inf, step)
 
 
-class _Family:
+class _Family(_Keyed):
     """A noise family as a key: equal (and hashed) by the family's parameters, so laws are shared."""
 
     def __init__(self, noise: Any) -> None:
         self.noise, self.key = noise, noise.identity
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Family) and other.key == self.key
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-    def __repr__(self) -> str:
-        return repr(self.key)
 
 
 def _base(family: Any, d: float, step: float) -> tuple[Law, float, Law]:
@@ -501,6 +498,48 @@ def _block_lower_terms(family: Any, d: float, t: int, k: int, step: float) -> li
     return [(_BlockLower(family, d, m, step, w), n) for (m, w), n in counts.items()]
 
 
+_SUM_MAX_LENGTH = 1 << 24  # the longest transform of the discrete Gaussian's sum statistic
+
+
+def _discrete_gaussian_sum(family: _Discrete, t: int, k: int) -> Any:
+    """The dominated side of a k-participation pass of the discrete Gaussian from the sum of the t
+    outputs (a post-processing): S + k D against S, S the sum of t independent N_Z(0, s^2); None when its
+    transform would be longer than _SUM_MAX_LENGTH.
+
+    The law of S modulo n is the inverse DFT of the t-th power of the DFT of the one-step pmf folded
+    modulo n (exact circular convolution). It is at least the law of S at every residue, and by at most
+    P(|S| >= n - h) <= 2 e^{-(n - h)^2 / (2 t s^2)} (N_Z(0, s^2) is s^2-subgaussian: Canonne, Kamath and
+    Steinke 2020), which underflows for n >= 2 h + 1, h = ceil(38.5 sd) + k D, sd = s sqrt(t). The
+    outcomes x in [-h, h] are atoms of the lowered list: P-mass the computed law at x - k D less a bound
+    on the rounding of the transforms, Q-mass the law at x plus it, loss their log ratio (every change
+    lowers a loss or removes P-mass); the rest of the P-mass is left out. The two orders have the same
+    PLD (x -> k D - x, S symmetric)."""
+    from ..._core import release as _release
+    from .mechanisms import _Atoms
+
+    s2 = family.scale * family.scale
+    shift = k * family.sensitivity
+    half = int(math.ceil(38.5 * math.sqrt(t * s2))) + shift
+    n = 1 << max(int(math.ceil(math.log2(2 * half + 1))), 4)
+    if n > _SUM_MAX_LENGTH:
+        return None
+    lz = float(_release.dgauss_log_normaliser(s2))
+    reach = math.floor(math.sqrt(2.0 * s2 * max(745.0 - lz, 1.0)))  # beyond it every mass underflows
+    y = np.arange(-reach, reach + 1)
+    folded = np.zeros(n)
+    np.add.at(folded, y % n, np.exp(-(y.astype(np.float64) ** 2) / (2.0 * s2) - lz))
+    law = np.fft.irfft(np.fft.rfft(folded) ** t, n)
+    # Rounding: the forward and inverse transforms (~log2 n ulps each) and the power (~t ulps of a
+    # coefficient of modulus <= 1), with a factor 16 of margin, as an absolute bound on every mass.
+    err = 16.0 * 2.0**-52 * (t * (1.0 + math.log2(n)) + 2.0 * math.log2(n))
+    x = np.arange(-half, half + 1)
+    p_lo = law[(x - shift) % n] - err
+    q_hi = law[x % n] + err
+    keep = p_lo > 0.0
+    p_lo, q_hi = p_lo[keep], q_hi[keep]
+    return _Atoms("allocation_discrete_gaussian_sum", (np.log(p_lo / q_hi), p_lo, q_hi, 0.0))
+
+
 def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any, sensitivity: Any,
                      neighbours: str = "add_remove",
                      step: float = _STEP) -> list[Any]:
@@ -547,8 +586,8 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
             return [(swap, t)]
         removal = allocation_terms(noise, scale=family.scale if discrete else 1.0, steps=t, participations=k,
                                    sensitivity=family.sensitivity if discrete else d, step=step)
-        lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else removal[-1:] if family == "gaussian" \
-            else [(m, n) for m, n in removal if isinstance(m, _BlockLower)]
+        lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else [
+            (m, n) for m, n in removal if isinstance(m, _BlockLower) or (isinstance(m, _OneSide) and not m.pessimistic)]
         return [(_OneSide(swap, True), k)] + lower
     if k == 1:
         return [(allocation_sided(family, d, t, step), 1)]
@@ -560,9 +599,12 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
     terms = [(_OneSide(allocation_sided(family, d, small, step), True), k - n_big)]
     if n_big:
         terms.append((_OneSide(allocation_sided(family, d, big, step), True), n_big))
+    summed = _discrete_gaussian_sum(family, t, k) if discrete and family.name == "discrete_gaussian" else None
     if family == "gaussian":
         # The sum of the t outputs: N(k d, t) vs N(0, t), shift k d / sqrt(t) in units of its scale.
         terms.append((_OneSide(gdp_term(k * d / math.sqrt(t)), False), 1))
+    elif summed is not None:
+        terms.append((_OneSide(summed, False), 1))
     else:
         terms.extend(_block_lower_terms(family, d, t, k, step))
     return terms
