@@ -374,8 +374,9 @@ class PLD:
         ends are certified (``docs/pld.md``, "Random allocation"). With ``participations`` = k > 1 the
         upper end is the composition of k one-participation passes over blocks of about steps / k steps
         (Feldman and Shenfeld 2025) and the lower end is, for the Gaussian, the Gaussian mechanism on the
-        sum of all outputs (shift k d / sqrt(steps)), for the other families the event that the k steps
-        fall one in each block (0 below epsilon ~ log(1 / alpha), ``docs/pld.md``): certified,
+        sum of all outputs (shift k d / sqrt(steps); for the discrete Gaussian the same statistic, its
+        law by an exact circular convolution), for the other families the event that the k steps fall
+        one in each block (0 below epsilon ~ log(1 / alpha), ``docs/pld.md``): certified,
         but not tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`;
         calibrate the scale with :meth:`calibrate_random_allocation`.
 
