@@ -34,7 +34,8 @@ on both sides.
 The discrete Laplace and the discrete Gaussian (:class:`_Discrete`) enter through the same chains: the law
 mu of one step's ratio is atomic, and both chains start from its exact atoms (:func:`_base_atoms`; cells of
 atoms, spread or contracted, only beyond _MAX_BASE of them); k = t and the substitution upper end are the
-engine's exact discrete atom lists, and the lower end for 1 < k < t is the block event.
+engine's exact discrete atom lists, and the lower end for 1 < k < t is the sum of the outputs for the
+discrete Gaussian (:func:`_discrete_gaussian_sum`) and the block event for the discrete Laplace.
 """
 from __future__ import annotations
 
@@ -309,7 +310,7 @@ class _Keyed:
     key: Any
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.key == self.key  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.key == self.key
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -529,8 +530,9 @@ def _discrete_gaussian_sum(family: _Discrete, t: int, k: int) -> Any:
     folded = np.zeros(n)
     np.add.at(folded, y % n, np.exp(-(y.astype(np.float64) ** 2) / (2.0 * s2) - lz))
     law = np.fft.irfft(np.fft.rfft(folded) ** t, n)
-    # Rounding: the forward and inverse transforms (~log2 n ulps each) and the power (~t ulps of a
-    # coefficient of modulus <= 1), with a factor 16 of margin, as an absolute bound on every mass.
+    # Rounding, an absolute bound on every mass (docs/pld.md): the FFT's 2-norm bound (~7 ulps per
+    # stage, Higham 2002) summed over the coefficients, times t through the power, plus the power's
+    # and the inverse's own rounding; 16 ulps leave a margin over those constants.
     err = 16.0 * 2.0**-52 * (t * (1.0 + math.log2(n)) + 2.0 * math.log2(n))
     x = np.arange(-half, half + 1)
     p_lo = law[(x - shift) % n] - err
