@@ -333,8 +333,8 @@ class PLD:
           arguments of the constructor of that name, with ``"noise"`` naming the family (and ``"r"``).
         - ``"mixture_of_gaussians"``: the keywords of :meth:`from_mixture_of_gaussians`;
           ``"banded_matrix_factorization"``: those of :meth:`from_banded_matrix_factorization`;
-          ``"random_allocation"``: ``{"noise"}`` (a family name as above, with ``"r"`` for subbotin) and
-          the keywords of :meth:`random_allocation`.
+          ``"random_allocation"``: ``{"noise"}`` (a family name as above, with ``"r"`` for subbotin, or
+          ``"discrete_laplace"`` / ``"discrete_gaussian"``) and the keywords of :meth:`random_allocation`.
 
         Parameters
         ----------
