@@ -165,7 +165,7 @@ def test_block_lower_end_for_several_participations():
 @pytest.mark.parametrize("sigma", [1.0, 3.0])
 def test_discrete_gaussian_sum_statistic_is_the_gaussian_one(sigma):
     # 1 < k < t, discrete Gaussian: the lower end is the sum of the t outputs, S + k D against S. For
-    # sigma >= 1 the characteristic function of N_Z(0, sigma^2) is that of N(0, sigma^2) to
+    # sigma >= 1 the characteristic function of N_Z(0, sigma^2) is that of N(0, sigma^2) up to
     # terms of order e^{-sigma^2 pi^2 / 2}, so S is close to N_Z(0, t sigma^2): the discrete Gaussian mechanism at
     # sensitivity k D (on the lattice: not the continuous Gaussian's value, which it exceeds slightly).
     from pydp_core.noise import Gaussian
