@@ -28,6 +28,12 @@ def test_random_allocation(name, family):
     _same(PLD.from_spec(spec), PLD.random_allocation(family, scale=1.5, steps=50, participations=2).self_compose(3))
 
 
+@pytest.mark.parametrize("name", ["discrete_laplace", "discrete_gaussian"])
+def test_random_allocation_discrete(name):
+    spec = {"random_allocation": {"noise": name, "scale": 1.5, "steps": 50, "participations": 2, "sensitivity": 1}}
+    _same(PLD.from_spec(spec), PLD.random_allocation(name, scale=1.5, steps=50, participations=2))
+
+
 def test_malformed_descriptions_name_the_field():
     with pytest.raises(ValueError, match="noise family"):
         PLD.from_spec({"random_allocation": {"scale": 1.0, "steps": 10}})

@@ -30,6 +30,12 @@ event that the k steps fall one in each block (:class:`_BlockLower`): P >= alpha
 composition, alpha = prod_j m_j / C(t, k), in the remove order (no loss in the add order); it is 0 where
 epsilon is below about log(1 / alpha). With k = t the pass is the t-fold composition of one step, exact
 on both sides.
+
+The discrete Laplace and the discrete Gaussian (:class:`_Discrete`) enter through the same chains: the law
+mu of one step's ratio is atomic, and both chains start from its exact atoms (:func:`_base_atoms`; cells of
+atoms, spread or contracted, only beyond _MAX_BASE of them); k = t and the substitution upper end are the
+engine's exact discrete atom lists, and the lower end for 1 < k < t is the sum of the outputs for the
+discrete Gaussian (:func:`_discrete_gaussian_sum`) and the block event for the discrete Laplace.
 """
 from __future__ import annotations
 
@@ -247,16 +253,64 @@ def _base_density(noise: Any, d: float, step: float) -> tuple[Law, float, Law]:
 
 
 _BASES = {"gaussian": _base_gaussian, "laplace": _base_laplace}
+_DISCRETE = ("discrete_laplace", "discrete_gaussian")
+_DG_REACH = 92.0  # discrete Gaussian: integers of log-mass >= -92 - log Z are summed (the rest < 1e-40)
+_DG_MAX_INTEGERS = 1 << 24
 
 
-class _Family:
-    """A noise family as a key: equal (and hashed) by the family's parameters, so laws are shared."""
+def _base_atoms(loss: np.ndarray, q: np.ndarray, p: np.ndarray, inf: float, step: float) -> tuple[Law, float, Law]:
+    """The single-step laws of a discrete family from its atoms: losses ``loss`` (ascending) with Q-masses
+    ``q`` and P-masses ``p`` (= e^loss q, each formed in log space), and a bound ``inf`` on the P-mass left
+    out of the list. (dominating law, P-mass at +inf, dominated law).
 
-    def __init__(self, noise: Any) -> None:
-        self.noise, self.key = noise, noise.identity
+    The tails are those of the densities: the lowest atoms of Q-mass <= _TAIL in all are spread onto 0 and
+    the lowest kept value (dominating) or contracted to one atom (dominated); the highest atoms of P-mass
+    <= _TAIL in all are revealed (P-mass to +inf, Q-mass to R = 0; dominating) or contracted to one atom
+    (dominated). Between them the atoms are the exact law of R when there are at most _cells(step) of them;
+    otherwise the loss axis is cut uniformly (cells of at least ``step``) and each cell is spread onto its
+    ends with its mean kept (dominating) or contracted to its mean (dominated), as for a density."""
+    n = loss.size
+    below = np.cumsum(q)
+    above = np.cumsum(p[::-1])[::-1]
+    i0 = min(int(np.searchsorted(below, _TAIL, side="right")), n - 1)  # atoms [0, i0): the lower tail
+    i1 = max(int(np.count_nonzero(above > _TAIL)), i0 + 1)  # atoms [i1, n): the upper tail
+    q_lo, p_lo = float(np.sum(q[:i0])), float(np.sum(p[:i0]))
+    q_hi, p_hi = float(np.sum(q[i1:])), float(np.sum(p[i1:]))
+    lw, qw, pw = loss[i0:i1], q[i0:i1], p[i0:i1]
+    span = float(lw[-1] - lw[0])
+    cells = _cells(step)
+    if lw.size <= cells or not span > 0.0:
+        g, w, short = np.exp(lw), qw.copy(), 0.0
+        lo_v, lo_w = pw / qw, qw
+    else:
+        m = min(max(int(math.ceil(span / step)), 1), cells)
+        cuts = lw[0] + span * np.arange(m + 1) / m
+        cell = np.minimum(((lw - lw[0]) / span * m).astype(np.int64), m - 1)
+        qc = np.bincount(cell, weights=qw, minlength=m)
+        pc = np.bincount(cell, weights=pw, minlength=m)
+        g = np.exp(cuts)
+        w, short = _spread_cells(cuts, qc, pc)
+        keep = qc > 0.0
+        lo_v, lo_w = pc[keep] / qc[keep], qc[keep]
+    first = min(p_lo / g[0], q_lo)
+    up_w = np.concatenate(([q_lo - first + q_hi], w))
+    up_w[1] += first
+    up = (np.concatenate(([0.0], g)), up_w)
+    tails_v = [v for v, m_ in ((p_lo / q_lo if q_lo > 0.0 else 0.0, q_lo), (p_hi / q_hi if q_hi > 0.0 else 0.0, q_hi))
+               if m_ > 0.0]
+    tails_w = [m_ for m_ in (q_lo, q_hi) if m_ > 0.0]
+    lo_v, lo_w = np.concatenate((lo_v, tails_v)), np.concatenate((lo_w, tails_w))
+    order = np.argsort(lo_v, kind="stable")
+    return up, min(p_hi + short + inf, 1.0), (lo_v[order], lo_w[order])
+
+
+class _Keyed:
+    """Equal (and hashed) by ``key`` within one class, so the lru cache of the laws shares them."""
+
+    key: Any
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Family) and other.key == self.key
+        return type(other) is type(self) and other.key == self.key
 
     def __hash__(self) -> int:
         return hash(self.key)
@@ -265,10 +319,61 @@ class _Family:
         return repr(self.key)
 
 
+class _Discrete(_Keyed):
+    """A discrete noise family on the integers at a scale and an integer sensitivity D: the discrete
+    Laplace (pmf (1 - a) / (1 + a) a^|x|, a = e^{-1/scale}) or the discrete Gaussian (pmf
+    e^{-y^2 / (2 scale^2)} / Z); equal (and hashed) by its parameters, so laws are shared."""
+
+    def __init__(self, name: str, scale: float, sensitivity: int) -> None:
+        self.name, self.scale, self.sensitivity = name, scale, sensitivity
+        self.key: Any = (name, scale, sensitivity)
+
+    def term(self, multiple: int) -> Any:
+        """The plain mechanism at sensitivity ``multiple`` D (the engine's exact atom lists)."""
+        from .mechanisms import discrete_gaussian_term, discrete_laplace_term
+
+        if self.name == "discrete_laplace":
+            return discrete_laplace_term(scale=self.scale, sensitivity=multiple * self.sensitivity)
+        return discrete_gaussian_term(scale=self.scale, sensitivity=multiple * self.sensitivity)
+
+    def base(self, step: float) -> tuple[Law, float, Law]:
+        """The single-step laws of R = p(y - D) / p(y) (:func:`_base_atoms`)."""
+        D = self.sensitivity
+        if self.name == "discrete_laplace":
+            # The classes y <= 0, y = 1..D-1, y >= D, their masses in closed form (PLD.from_discrete_laplace).
+            loss, p, q, _ = self.term(1).remove
+            return _base_atoms(np.asarray(loss), np.asarray(q), np.asarray(p), 0.0, step)
+        from ..._core import release as _release
+
+        s2 = self.scale * self.scale
+        lz = float(_release.dgauss_log_normaliser(s2))
+        reach = math.floor(math.sqrt(2.0 * s2 * max(_DG_REACH - lz, 1.0)))
+        if 2 * reach + D + 1 > _DG_MAX_INTEGERS:
+            raise ValueError(f"scale = {self.scale:g} spans more than 2^24 integers: too large for random "
+                             "allocation with the discrete Gaussian")
+        y = np.arange(-reach, D + reach + 1, dtype=np.float64)
+        loss = D * (2.0 * y - D) / (2.0 * s2)
+        q = np.exp(-y * y / (2.0 * s2) - lz)
+        p = np.exp(-(y - D) ** 2 / (2.0 * s2) - lz)
+        # P-mass beyond each end of [-reach, D + reach]: a geometric series on each side (as in sided.py).
+        r = reach + 1.0
+        inf = 2.0 * math.exp(-r * r / (2.0 * s2) - math.log(-math.expm1(-r / s2)) - lz) * (1.0 + 1e-12)
+        return _base_atoms(loss, q, p, inf, step)
+
+
+class _Family(_Keyed):
+    """A noise family as a key: equal (and hashed) by the family's parameters, so laws are shared."""
+
+    def __init__(self, noise: Any) -> None:
+        self.noise, self.key = noise, noise.identity
+
+
 def _base(family: Any, d: float, step: float) -> tuple[Law, float, Law]:
     """The single-step laws of a family given by name ("gaussian", "laplace") or as a :class:`_Family`."""
     if isinstance(family, str):
         return _BASES[family](d, step)
+    if isinstance(family, _Discrete):
+        return family.base(step)
     return _base_density(family.noise, d, step)
 
 
@@ -394,6 +499,49 @@ def _block_lower_terms(family: Any, d: float, t: int, k: int, step: float) -> li
     return [(_BlockLower(family, d, m, step, w), n) for (m, w), n in counts.items()]
 
 
+_SUM_MAX_LENGTH = 1 << 24  # the longest transform of the discrete Gaussian's sum statistic
+
+
+def _discrete_gaussian_sum(family: _Discrete, t: int, k: int) -> Any:
+    """The dominated side of a k-participation pass of the discrete Gaussian from the sum of the t
+    outputs (a post-processing): S + k D against S, S the sum of t independent N_Z(0, s^2); None when its
+    transform would be longer than _SUM_MAX_LENGTH.
+
+    The law of S modulo n is the inverse DFT of the t-th power of the DFT of the one-step pmf folded
+    modulo n (exact circular convolution). It is at least the law of S at every residue, and by at most
+    P(|S| >= n - h) <= 2 e^{-(n - h)^2 / (2 t s^2)} (N_Z(0, s^2) is s^2-subgaussian: Canonne, Kamath and
+    Steinke 2020), which underflows for n >= 2 h + 1, h = ceil(38.5 sd) + k D, sd = s sqrt(t). The
+    outcomes x in [-h, h] are atoms of the lowered list: P-mass the computed law at x - k D less a bound
+    on the rounding of the transforms, Q-mass the law at x plus it, loss their log ratio (every change
+    lowers a loss or removes P-mass); the rest of the P-mass is left out. The two orders have the same
+    PLD (x -> k D - x, S symmetric)."""
+    from ..._core import release as _release
+    from .mechanisms import _Atoms
+
+    s2 = family.scale * family.scale
+    shift = k * family.sensitivity
+    half = int(math.ceil(38.5 * math.sqrt(t * s2))) + shift
+    n = 1 << max(int(math.ceil(math.log2(2 * half + 1))), 4)
+    if n > _SUM_MAX_LENGTH:
+        return None
+    lz = float(_release.dgauss_log_normaliser(s2))
+    reach = math.floor(math.sqrt(2.0 * s2 * max(745.0 - lz, 1.0)))  # beyond it every mass underflows
+    y = np.arange(-reach, reach + 1)
+    folded = np.zeros(n)
+    np.add.at(folded, y % n, np.exp(-(y.astype(np.float64) ** 2) / (2.0 * s2) - lz))
+    law = np.fft.irfft(np.fft.rfft(folded) ** t, n)
+    # Rounding, an absolute bound on every mass (docs/pld.md): the FFT's 2-norm bound (~7 ulps per
+    # stage, Higham 2002) summed over the coefficients, times t through the power, plus the power's
+    # and the inverse's own rounding; 16 ulps leave a margin over those constants.
+    err = 16.0 * 2.0**-52 * (t * (1.0 + math.log2(n)) + 2.0 * math.log2(n))
+    x = np.arange(-half, half + 1)
+    p_lo = law[(x - shift) % n] - err
+    q_hi = law[x % n] + err
+    keep = p_lo > 0.0
+    p_lo, q_hi = p_lo[keep], q_hi[keep]
+    return _Atoms("allocation_discrete_gaussian_sum", (np.log(p_lo / q_hi), p_lo, q_hi, 0.0))
+
+
 def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any, sensitivity: Any,
                      neighbours: str = "add_remove",
                      step: float = _STEP) -> list[Any]:
@@ -405,17 +553,23 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
     the k-fold composition of the step at shift 2 d (no amplification; exact for k = t). The lower end is
     the add/remove pass's: the record replaced by one that contributes nothing (v' = 0, a record whose
     clipped contribution is zero) is the pair of removing it."""
-    from ..._validation import check_choice
-    from ._args import _count
+    from ..._validation import check_choice, check_positive
+    from ._args import _count, _scalar
     from .mechanisms import _noise_args, gdp_term, noise_term
 
+    discrete = isinstance(noise, str) and noise in _DISCRETE
     family: Any = getattr(noise, "spec_name", None)  # None: a family without a name (truncated, user-defined)
-    if family in ("logistic", "subbotin"):
+    if discrete:
+        family = _Discrete(noise, _scalar(scale, "scale", check_positive), _integer_sensitivity(sensitivity))
+        d = family.sensitivity / family.scale
+    elif family in ("logistic", "subbotin"):
         family = _Family(noise)
     elif family not in ("gaussian", "laplace"):
-        raise TypeError("noise must be Gaussian(), Laplace(), Logistic() or Subbotin(r): random allocation is "
-                        f"implemented for these families, got {type(noise).__name__}")
-    d, _ = _noise_args(scale, sensitivity)
+        raise TypeError("noise must be Gaussian(), Laplace(), Logistic(), Subbotin(r), 'discrete_laplace' or "
+                        "'discrete_gaussian': random allocation is implemented for these families, got "
+                        f"{type(noise).__name__}")
+    if not discrete:
+        d, _ = _noise_args(scale, sensitivity)
     t = _count(steps, "steps")
     k = _count(participations, "participations")
     if k > t:
@@ -425,30 +579,49 @@ def allocation_terms(noise: Any, *, scale: Any, steps: Any, participations: Any,
                          "(the likelihood ratio of one step would overflow)")
     if check_choice(neighbours, "neighbours", ("add_remove", "substitution")) == "substitution":
         # Only the shift matters: the pairs at (scale, sensitivity) are those at (1, d), and 2 d is exact.
-        swap = noise_term(noise, scale=1.0, sensitivity=2.0 * d, sampling_rate=1.0, sampling="poisson",
-                          neighbours="add_remove")
+        if discrete:
+            swap = family.term(2)  # the integer difference v - v' is at most 2 D
+        else:
+            swap = noise_term(noise, scale=1.0, sensitivity=2.0 * d, sampling_rate=1.0, sampling="poisson",
+                              neighbours="add_remove")
         if k == t:
             return [(swap, t)]
-        removal = allocation_terms(noise, scale=1.0, steps=t, participations=k, sensitivity=d, step=step)
-        lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else removal[-1:] if family == "gaussian" \
-            else [(m, n) for m, n in removal if isinstance(m, _BlockLower)]
+        removal = allocation_terms(noise, scale=family.scale if discrete else 1.0, steps=t, participations=k,
+                                   sensitivity=family.sensitivity if discrete else d, step=step)
+        lower = [(_OneSide(m, False), n) for m, n in removal] if k == 1 else [
+            (m, n) for m, n in removal if isinstance(m, _BlockLower) or (isinstance(m, _OneSide) and not m.pessimistic)]
         return [(_OneSide(swap, True), k)] + lower
     if k == 1:
         return [(allocation_sided(family, d, t, step), 1)]
     if k == t:  # every step holds the record: the t-fold composition, exact on both sides
-        return [(allocation_sided(family, d, 1, step), t)]
+        return [(family.term(1) if discrete else allocation_sided(family, d, 1, step), t)]
     # k blocks: t % k of size ceil(t / k), the rest of size floor(t / k).
     small, big = t // k, t // k + 1
     n_big = t % k
     terms = [(_OneSide(allocation_sided(family, d, small, step), True), k - n_big)]
     if n_big:
         terms.append((_OneSide(allocation_sided(family, d, big, step), True), n_big))
+    summed = _discrete_gaussian_sum(family, t, k) if discrete and family.name == "discrete_gaussian" else None
     if family == "gaussian":
         # The sum of the t outputs: N(k d, t) vs N(0, t), shift k d / sqrt(t) in units of its scale.
         terms.append((_OneSide(gdp_term(k * d / math.sqrt(t)), False), 1))
+    elif summed is not None:
+        terms.append((_OneSide(summed, False), 1))
     else:
         terms.extend(_block_lower_terms(family, d, t, k, step))
     return terms
+
+
+def _integer_sensitivity(sensitivity: Any) -> int:
+    """The integer sensitivity D in [1, 1e6] of a discrete family (an integral float such as the default 1.0
+    is taken as the integer it equals)."""
+    from ..._validation import check_int
+
+    if isinstance(sensitivity, (float, np.floating)) and float(sensitivity).is_integer():
+        sensitivity = int(sensitivity)
+    elif isinstance(sensitivity, (float, np.floating)):
+        raise ValueError(f"sensitivity must be an integer for the discrete families, got {sensitivity!r}")
+    return check_int(sensitivity, "sensitivity", 1, 10**6)
 
 
 def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, steps: Any, participations: Any,
@@ -471,7 +644,11 @@ def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, step
         raise ValueError(f"rtol must lie in (0, 0.5), got {rtol}")
     if dl < 1e3 * _MIN_TAIL:
         raise ValueError(f"delta must be >= {1e3 * _MIN_TAIL:g} for a calibration, got {dl:g}")
-    allocation_terms(noise, scale=sens, steps=t, participations=k, sensitivity=sens)  # checks the rest
+    if isinstance(noise, str) and noise in _DISCRETE:
+        sens_arg: Any = _integer_sensitivity(sensitivity)  # the discrete families take an integer D
+    else:
+        sens_arg = sens
+    allocation_terms(noise, scale=sens, steps=t, participations=k, sensitivity=sens_arg)  # checks the rest
     tail = min(_TAIL_MASS, dl * 1e-3)
     smallest = sens / _MAX_SHIFT * (1.0 + 1e-12)
 
@@ -479,7 +656,7 @@ def calibrate_allocation(cls: Any, noise: Any, *, epsilon: Any, delta: Any, step
         def build(s: float, h: Any) -> Any:
             # Below the smallest scale random allocation is built for, the loss is only larger: the
             # search is kept at or above it (a scale there that fails makes every smaller one fail).
-            terms = allocation_terms(noise, scale=max(s, smallest), steps=t, participations=k, sensitivity=sens,
+            terms = allocation_terms(noise, scale=max(s, smallest), steps=t, participations=k, sensitivity=sens_arg,
                                      step=step)
             return cls(terms).self_compose(n_epochs).with_discretization(value_step=h, tail_mass=tail)
         return build

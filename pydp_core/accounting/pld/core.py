@@ -333,8 +333,8 @@ class PLD:
           arguments of the constructor of that name, with ``"noise"`` naming the family (and ``"r"``).
         - ``"mixture_of_gaussians"``: the keywords of :meth:`from_mixture_of_gaussians`;
           ``"banded_matrix_factorization"``: those of :meth:`from_banded_matrix_factorization`;
-          ``"random_allocation"``: ``{"noise"}`` (a family name as above, with ``"r"`` for subbotin) and
-          the keywords of :meth:`random_allocation`.
+          ``"random_allocation"``: ``{"noise"}`` (a family name as above, with ``"r"`` for subbotin, or
+          ``"discrete_laplace"`` / ``"discrete_gaussian"``) and the keywords of :meth:`random_allocation`.
 
         Parameters
         ----------
@@ -374,24 +374,29 @@ class PLD:
         ends are certified (``docs/pld.md``, "Random allocation"). With ``participations`` = k > 1 the
         upper end is the composition of k one-participation passes over blocks of about steps / k steps
         (Feldman and Shenfeld 2025) and the lower end is, for the Gaussian, the Gaussian mechanism on the
-        sum of all outputs (shift k d / sqrt(steps)), for the other families the trivial 0: certified,
+        sum of all outputs (shift k d / sqrt(steps); for the discrete Gaussian the same statistic, its
+        law by an exact circular convolution), for the other families the event that the k steps fall
+        one in each block (0 below epsilon ~ log(1 / alpha), ``docs/pld.md``): certified,
         but not tight (k = steps is the exact composition). Compose epochs with :meth:`self_compose`;
         calibrate the scale with :meth:`calibrate_random_allocation`.
 
         Parameters
         ----------
-        noise : Gaussian, Laplace, Logistic or Subbotin
+        noise : Gaussian, Laplace, Logistic, Subbotin, "discrete_laplace" or "discrete_gaussian"
             The unit-scale noise family (Logistic and Subbotin_r through their cdf and tails: the single
-            step is cut where its loss grows by 0.005).
+            step is cut where its loss grows by 0.005), or a discrete family on the integers by name
+            (the laws of :meth:`from_discrete_laplace` and :meth:`from_discrete_gaussian`; the step's
+            likelihood ratio has exact atoms, and k = steps is that mechanism composed exactly).
         scale : float
-            Noise scale (> 0): sigma for the Gaussian, b for the Laplace, the family's scale otherwise.
+            Noise scale (> 0): sigma for the Gaussian and the discrete Gaussian, b for the Laplace, t of
+            a = e^{-1/t} for the discrete Laplace, the family's scale otherwise.
         steps : int
             Number of steps t of the pass (>= 1).
         participations : int, optional
             Number k of steps each record takes part in (1 <= k <= t).
-        sensitivity : float, optional
+        sensitivity : float or int, optional
             Sensitivity of one record's contribution to a step (> 0; l2 for the Gaussian, l1 for the
-            Laplace).
+            Laplace; an integer D in [1, 1e6] for the discrete families).
         neighbours : {"add_remove", "substitution"}, optional
             ``"substitution"``: the record's contribution is replaced by another of norm <= sensitivity
             in the same steps. Upper end: the k steps revealed, each of shift 2 sensitivity (no
@@ -409,8 +414,9 @@ class PLD:
             If ``noise`` is not one of the families above, or ``steps`` / ``participations`` is not an
             integer.
         ValueError
-            If ``scale`` or ``sensitivity`` is not finite and > 0, sensitivity / scale > 10, ``steps``
-            < 1, or ``participations`` is outside [1, steps].
+            If ``scale`` or ``sensitivity`` is not finite and > 0 (or not an integer in [1, 1e6] for a
+            discrete family), sensitivity / scale > 10, ``steps`` < 1, or ``participations`` is outside
+            [1, steps].
 
         References
         ----------
@@ -457,8 +463,8 @@ class PLD:
 
         Parameters
         ----------
-        noise : Gaussian, Laplace, Logistic or Subbotin
-            The unit-scale noise family.
+        noise : Gaussian, Laplace, Logistic, Subbotin, "discrete_laplace" or "discrete_gaussian"
+            The unit-scale noise family, as in :meth:`random_allocation`.
         epsilon, delta : float
             The target: epsilon > 0, delta in (0, 1).
         steps, participations, sensitivity
@@ -515,8 +521,8 @@ class PLD:
 
         Parameters
         ----------
-        noise : Gaussian, Laplace, Logistic or Subbotin
-            The unit-scale noise family.
+        noise : Gaussian, Laplace, Logistic, Subbotin, "discrete_laplace" or "discrete_gaussian"
+            The unit-scale noise family, as in :meth:`random_allocation`.
         scale : float
             Noise scale (> 0).
         batch_size, dataset_size : int
@@ -572,8 +578,8 @@ class PLD:
 
         Parameters
         ----------
-        noise : Gaussian, Laplace, Logistic or Subbotin
-            The unit-scale noise family.
+        noise : Gaussian, Laplace, Logistic, Subbotin, "discrete_laplace" or "discrete_gaussian"
+            The unit-scale noise family, as in :meth:`random_allocation`.
         scale : float
             Noise scale (> 0).
         sampling_rate : float

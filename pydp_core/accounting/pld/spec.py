@@ -27,6 +27,7 @@ _KEYWORD_KINDS = {"approx_dp": "from_approx_dp", "randomized_response": "from_ra
                   "mixture_of_gaussians": "from_mixture_of_gaussians",
                   "banded_matrix_factorization": "from_banded_matrix_factorization"}
 _FAMILY_KINDS = {"random_allocation": "random_allocation", **{k: k for k in _BATCHES}}
+_DISCRETE_ALLOCATION = ("discrete_laplace", "discrete_gaussian")  # also noise names of random_allocation
 
 
 def _kind(spec: Any) -> str:
@@ -74,7 +75,11 @@ def _from_spec(cls: type[PLD], spec: Any) -> PLD:
         args = fields(spec[kind])
         if "noise" not in args:
             raise ValueError(f"spec[{kind!r}] needs a noise family (\"gaussian\", \"laplace\", ...)")
-        fam = from_name(args.pop("noise"), args.pop("r", None), name_arg=f"spec[{kind!r}]['noise']")
+        name = args.pop("noise")
+        if kind == "random_allocation" and name in _DISCRETE_ALLOCATION and "r" not in args:
+            fam: Any = name  # the discrete families go to random allocation by name
+        else:
+            fam = from_name(name, args.pop("r", None), name_arg=f"spec[{kind!r}]['noise']")
         pld = getattr(cls, _FAMILY_KINDS[kind])(fam, **args)
     count = spec.get("count", 1)
     return pld if count == 1 else pld.self_compose(count)
