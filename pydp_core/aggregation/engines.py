@@ -316,7 +316,7 @@ def _top_k_spec(names: list[Any], kwargs: dict[Any, Any]) -> tuple[Any, int, Agg
     _no_nulls(kwargs)
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates",
-                             "score", "bounds", "max_contributions", "release_values"}
+                             "score", "bounds", "max_contributions", "release_values", "confidence"}
     if unknown:
         raise TypeError(f"top_k got an unexpected keyword argument {sorted(unknown)[0]!r}")
     args = {"delta": 0.0, "key": None, "candidates": None, "score": None, "release_values": False, **kwargs}

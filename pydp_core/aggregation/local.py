@@ -343,9 +343,11 @@ def release_partials(spec: AggregateSpec, frame: Any, group_cols: list[np.ndarra
             continue
         name = output_name(col, agg, spec.privacy_unit)
         if isinstance(plan, VectorPlan):
-            columns[name] = plan.release(partials[f"{col}\x00vector"], stream_ids,
-                                         subkey(key, f"noise\x00{col}\x00vector_sum"))
-            report_aggs[name] = plan.describe()
+            vectors = plan.release(partials[f"{col}\x00vector"], stream_ids,
+                                   subkey(key, f"noise\x00{col}\x00vector_sum"))
+            half = plan.half_width(ci_alpha)
+            _put(columns, name, (vectors, [v - half for v in vectors], [v + half for v in vectors]), alpha)
+            report_aggs[name] = plan.describe(alpha)
             continue
         if agg == "histogram":
             (noise,) = plan.components.values()

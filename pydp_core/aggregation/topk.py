@@ -12,6 +12,7 @@ from .._core import aggregation as _cagg
 from .._validation import check_int
 from .aggregations import (
     _base_generator,
+    _half_width_steps,
     component_bound,
     component_exponent,
     integer_laplace_t,
@@ -29,7 +30,7 @@ from .tables import Frame, group_type, with_null_policies
 def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
           delta: float = 0.0, key: bytes | None = None, candidates: Any = None, score: str | None = None,
           bounds: tuple[float, float] | None = None, max_contributions: int = 1, release_values: bool = False,
-          nulls: Any = None, ledger: Any = None, accountant: Any = None) -> Any:
+          confidence: float | None = 0.95, nulls: Any = None, ledger: Any = None, accountant: Any = None) -> Any:
     """The ``k`` values of ``column`` held by the most privacy units (or with the largest bounded sums of
     ``score``), epsilon-DP (with delta for the selection).
 
@@ -76,6 +77,11 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     release_values : bool, optional
         Also release each winner's noisy statistic (column ``count``, or ``<score>_sum``), with half of the
         ranking's share; the report gives its noise.
+    confidence : float or None, optional
+        With ``release_values``, the level of the ``<value>_ci_low`` / ``<value>_ci_high`` columns (default
+        0.95): each holds the winner's true statistic (the bounded count, or the clamped sum) with at least
+        this probability, whichever values won, since the values' noise is drawn afresh after the ranking.
+        None: no intervals.
     nulls : str or mapping, optional
         With ``score``, what to do with its missing values: as for :func:`~pydp_core.aggregation.aggregate`
         (``"keep"``, refused; ``"drop"``; ``"replace=VALUE"``), part of the release's description.
@@ -86,7 +92,7 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     -------
     pyarrow.Table or pandas.DataFrame
         The same kind as ``table``: ``column`` (the values, best first), ``rank`` (1..k) and, with
-        ``release_values``, the noisy statistic; the guarantee in the metadata
+        ``release_values``, the noisy statistic and its interval; the guarantee in the metadata
         (:func:`~pydp_core.aggregation.aggregate_report`).
 
     Raises
@@ -109,7 +115,8 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
     use = key_use(key, ledger, accountant)
     kk, spec = top_k_spec(frame.names, column=column, k=k, privacy_unit=privacy_unit, max_partitions=max_partitions,
                           epsilon=epsilon, delta=delta, key=key, candidates=candidates, score=score, bounds=bounds,
-                          max_contributions=max_contributions, release_values=release_values, null_rules=null_rules)
+                          max_contributions=max_contributions, release_values=release_values, confidence=confidence,
+                          null_rules=null_rules)
     group_cols, partials = partial_aggregates(frame, spec)
     return ranked(spec, kk, (frame.kind, {column: group_type(frame, column)}), group_cols, partials, use,
                   score=score, release_values=release_values)
@@ -118,7 +125,8 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
 def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partitions: int, epsilon: float,
                delta: float, key: bytes | None, candidates: Any, score: str | None = None,
                bounds: tuple[float, float] | None = None, max_contributions: int = 1,
-               release_values: bool = False, null_rules: dict[str, str] | None = None) -> tuple[int, Any]:
+               release_values: bool = False, confidence: float | None = 0.95,
+               null_rules: dict[str, str] | None = None) -> tuple[int, Any]:
     """(k, the checked spec) of a :func:`top_k` call: the units (or the bounded sums of ``score``) per value
     of ``column``, as an aggregation."""
     kk = check_int(k, "k", 1, 1 << 20)
@@ -139,7 +147,8 @@ def top_k_spec(names: Any, *, column: str, k: int, privacy_unit: str, max_partit
     spec = aggregate_spec(names, privacy_unit=privacy_unit, by=column, aggregations=aggs,
                           bounds=None if score is None else {score: bounds}, max_partitions=max_partitions,
                           max_contributions=max_contributions, epsilon=epsilon, delta=delta, noise="laplace", key=key,
-                          public_partitions=candidates, confidence=None, kind=kind, null_rules=null_rules)
+                          public_partitions=candidates, confidence=confidence if release_values else None, kind=kind,
+                          null_rules=null_rules)
     return kk, spec
 
 
@@ -181,9 +190,20 @@ def ranked(spec: Any, kk: int, kind_types: tuple[str, dict[Any, Any]], group_col
         columns[name] = values if step is None else np.ldexp(values.astype(np.float64), step)
         desc["values"] = {"column": name, "noise": "discrete_laplace", "epsilon": eps_v, "l1_sensitivity": shift,
                           "t": [t_v.numerator, t_v.denominator], "grid": 1.0 if step is None else math.ldexp(1.0, step)}
+        if spec.confidence is not None:
+            half = _value_half_width(t_v, 1.0 - spec.confidence, step)
+            columns[f"{name}_ci_low"], columns[f"{name}_ci_high"] = columns[name] - half, columns[name] + half
+            desc["values"]["ci_half_width"] = half
     report = release_report(spec, spec.budget.selection, {"top_k": desc})
     report["mechanism"] = "pydp_core.top_k"
     return build_result(kind_types[0], columns, kind_types[1], report)
+
+
+def _value_half_width(t: Fraction, alpha: float, step: int | None) -> int | float:
+    """The half-width of a winner's interval at level ``1 - alpha``: ``m`` noise steps with ``P(|Y| > m) <=
+    alpha``, plus, for sums, the half step by which the true sum was rounded to the grid ``2**step``."""
+    m = _half_width_steps(t, alpha)
+    return m if step is None else (m + 0.5) * math.ldexp(1.0, step)
 
 
 def _scores(spec: Any, partials: dict[Any, Any], score: str | None) -> tuple[np.ndarray, int | None, int]:

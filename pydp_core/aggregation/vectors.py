@@ -173,12 +173,20 @@ class VectorPlan:
             np.zeros((sums.shape[0], 0))
         return list(out)
 
-    def describe(self) -> dict[Any, Any]:
+    def half_width(self, alpha: float) -> float:
+        """The half-width of the box that holds the true vector (the sum of the clipped rows on the grid
+        ``gamma``) with probability at least ``1 - alpha``: each coordinate's interval at level
+        ``1 - alpha / size`` (union bound over the coordinates)."""
+        return math.ldexp(self.noise_of.half_width(alpha / self.size), unit_exponent(self.bound))
+
+    def describe(self, alpha: float | None = None) -> dict[Any, Any]:
         comp = self.noise_of.describe()
         g = self.unit
         comp.update(grid=g, scale=comp["scale"] * g, std=comp["std"] * g)
         out: dict[Any, Any] = {"aggregate": "vector_sum", "norm": self.norm, "bound": self.bound, "size": self.size,
                      "noise": self.noise, "unit": g, "components": {"vector": comp}}
+        if alpha is not None:
+            comp["ci_half_width"] = self.half_width(alpha)
         if self.rho > 0:
             out.update(rho=self.rho, rho_achieved=self.rho_achieved)
         else:

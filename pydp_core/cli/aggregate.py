@@ -187,7 +187,8 @@ def _top_k_options(args: argparse.Namespace, bounds: Any) -> dict[str, Any]:
         raise ValueError("--bounds and --max-contributions apply to --top-k with --top-k-score")
     return dict(column=column, k=k, privacy_unit=args.privacy_unit, max_partitions=args.max_partitions,
                 epsilon=args.epsilon, delta=args.delta, score=score, bounds=None if score is None else bounds[score],
-                max_contributions=args.max_contributions or 1, release_values=args.top_k_values)
+                max_contributions=args.max_contributions or 1, release_values=args.top_k_values,
+                confidence=args.confidence)
 
 
 #: Library messages that start with an argument's name -> the flag it is given with here.

@@ -91,6 +91,36 @@ def test_released_values_follow_the_exact_law(score):
     assert stat < crit
 
 
+@pytest.mark.parametrize("score", [None, "x"])
+def test_released_values_come_with_intervals_that_hold_the_truth(score):
+    n_values, level = 4000, 0.8
+    x = 0.3  # not on the sums' grid: the sum's interval must cover its rounding too
+    df = pd.DataFrame({"pid": np.arange(3 * n_values), "code": np.repeat(np.arange(n_values), 3), "x": x})
+    kw = {} if score is None else {"score": "x", "bounds": (0.0, 1.0)}
+    out = top_k(df, column="code", k=n_values, privacy_unit="pid", max_partitions=1, epsilon=1.0,
+                candidates=list(range(n_values)), release_values=True, key=b"t" * 32, ledger=UNRECORDED,
+                confidence=level, **kw)
+    d = aggregate_report(out)["aggregates"]["top_k"]["values"]
+    name, truth = d["column"], 3 if score is None else 3 * x
+    lo, hi, v = (out[f"{name}{c}"].to_numpy() for c in ("_ci_low", "_ci_high", ""))
+    np.testing.assert_array_equal(hi - v, d["ci_half_width"])
+    np.testing.assert_array_equal(v - lo, d["ci_half_width"])
+    if score is None:
+        assert lo.dtype.kind == "i"
+    misses = int(((truth < lo) | (truth > hi)).sum())
+    assert misses <= stats.binom.ppf(1 - ALPHA, n_values, 1 - level)
+    # The half-width is the smallest number of steps at this level (plus half a step for sums).
+    t, grid = Fraction(*d["t"]), d["grid"]
+    m = d["ci_half_width"] / grid - (0 if score is None else 0.5)
+    q = mpmath.exp(-mpmath.mpf(t.denominator) / t.numerator)
+    tail = lambda m: 2 * q ** (m + 1) / (1 + q)  # noqa: E731  (P(|Y| > m))
+    assert m == int(m) and tail(int(m)) <= 1 - level < tail(int(m) - 1)
+    plain = top_k(df.head(30), column="code", k=2, privacy_unit="pid", max_partitions=1, epsilon=1.0,
+                  candidates=list(range(10)), release_values=True, key=b"t" * 32, ledger=UNRECORDED,
+                  confidence=None, **kw)
+    assert f"{name}_ci_low" not in plain.columns
+
+
 def test_sum_ranking_finds_clear_winners_keyed_and_order_free():
     rng = np.random.default_rng(5)
     codes = rng.integers(0, 30, 20000)
@@ -130,7 +160,8 @@ def test_command_line(tmp_path):
                "--top-k-values", *common])
     assert rc == 0
     a = pd.read_csv(tmp_path / "a.csv")
-    assert list(a.columns) == ["code", "rank", "count"] and len(a) == 3
+    assert list(a.columns) == ["code", "rank", "count", "count_ci_low", "count_ci_high"] and len(a) == 3
+    assert ((a["count_ci_low"] <= a["count"]) & (a["count"] <= a["count_ci_high"])).all()
     rc = main(["aggregate", str(tmp_path / "in.csv"), str(tmp_path / "b.csv"), "--top-k", "code", "2",
                "--top-k-score", "x", "--bounds", "x", "0", "20", "--max-contributions", "1", *common])
     assert rc == 0
