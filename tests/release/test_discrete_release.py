@@ -259,6 +259,43 @@ def test_vector_laplace_l1_charge_and_pure_dp():
         plan.release(np.zeros(4), rng=pc.Random(1), simulation=True)
 
 
+def _reference_laplace_vector(eps, sens, grid_bits, dim, norm):
+    """(e, k, t) of the discrete Laplace vector plan in exact rational arithmetic (an independent copy of
+    the rule the C++ routine implements)."""
+    scale, ref = (sens / eps, sens / dim) if norm == "l1" else (dim * sens / eps, sens)
+    gb = grid_bits
+    e = max(math.frexp(min(scale, ref))[1] - 1 - gb, math.frexp(scale)[1] - 1 - max(gb, 38))
+    d = Fraction(sens) / Fraction(2) ** e
+    if norm == "l1":
+        k = math.floor(d) + dim
+    else:  # floor(D) + 1 per coordinate, D when D is an even integer
+        k = dim * (int(d) if d.denominator == 1 and int(d) % 2 == 0 else math.floor(d) + 1)
+    return e, k, math.ceil(Fraction(k) / Fraction(eps))
+
+
+@pytest.mark.parametrize("norm", ["l1", "linf"])
+@pytest.mark.parametrize("eps, sens, dim, grid_bits", [(1.0, 1.0, 3, 16), (0.1, 0.5, 2, 8), (3.7, 1e-3, 17, 0),
+                                                       (0.25, 2.0, 1000, 16), (1e-3, 7.0, 5, 30), (50.0, 1.0, 64, 12)])
+def test_vector_laplace_plan_is_the_exact_rule(norm, eps, sens, dim, grid_bits):
+    plan = dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, dimension=dim, grid_bits=grid_bits, norm=norm)
+    e, k, t = _reference_laplace_vector(eps, sens, grid_bits, dim, norm)
+    assert (plan.grid_exponent, plan.shift, plan.parameter, plan.delta_achieved) == (e, k, t, 0.0)
+    assert Fraction(k, t) <= Fraction(eps) and (t == 1 or Fraction(k, t - 1) > Fraction(eps))
+
+
+def test_vector_laplace_linf_charge():
+    plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=0.3, dimension=4, grid_bits=1, norm="linf")
+    g = plan.grid
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-5, 5, (200_000, 4))
+    b = a + rng.uniform(-1, 1, (200_000, 4)) * plan.sensitivity
+    assert np.abs(np.rint(a / g) - np.rint(b / g)).sum(axis=1).max() <= plan.shift
+    with pytest.raises(ValueError, match="norm"):
+        dsc.calibrate_laplace_release(epsilon=1.0, dimension=4, norm="l2")
+    with pytest.raises(TypeError, match="norm"):
+        dsc.calibrate_laplace_release(epsilon=1.0, dimension=4, norm=1)
+
+
 def test_vector_gaussian_l2_charge_and_zcdp_guarantee():
     plan = dsc.calibrate_gaussian_release(epsilon=1.0, delta=1e-6, sensitivity=1.0, dimension=50)
     g, s2 = plan.grid, float(plan.parameter)
