@@ -283,5 +283,8 @@ void register_release(py::module_ m) {
     m.def("laplace_vector_plan", [plan_tuple](double eps, double sens, int grid_bits, std::uint64_t dim, int norm) {
         return plan_tuple(rel::laplace_vector_plan(eps, sens, grid_bits, dim, static_cast<rel::VectorNorm>(norm)));
     }, py::arg("epsilon"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("dimension"), py::arg("norm"));
+    m.def("gaussian_vector_plan", [plan_tuple](double eps, double delta, double sens, int grid_bits, std::uint64_t dim) {
+        return plan_tuple(rel::gaussian_vector_plan(eps, delta, sens, grid_bits, dim));
+    }, py::arg("epsilon"), py::arg("delta"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("dimension"));
 }
 }  // namespace pydp_bind

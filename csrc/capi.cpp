@@ -967,6 +967,41 @@ pydp_status pydp_release_calibrate_laplace_vector(double epsilon, double delta, 
     });
 }
 
+pydp_status pydp_release_calibrate_gaussian_vector(double epsilon, double delta, double sensitivity, uint64_t dimension,
+                                                   int grid_bits, pydp_vector_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(plan);
+        PYDP_CHECK(check_dimension(dimension));
+        pydp_vector_plan out{PYDP_MECH_GAUSSIAN, PYDP_NORM_L2, dimension, 0, 1, 0, 0, 0.0};
+        if (dimension == 1) {
+            pydp_grid_plan g{};
+            PYDP_CHECK(pydp_calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits, &g));
+            out.num = g.num, out.den = g.den, out.grid_exponent = g.grid_exponent, out.shift = g.shift;
+            out.delta_achieved = g.delta_achieved;
+            *plan = out;
+            return PYDP_OK;
+        }
+        pydp_grid_plan unused{};
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, &unused));
+        if (delta == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
+        PYDP_CHECK(from_plan(rel::gaussian_vector_plan(epsilon, delta, sensitivity, grid_bits, dimension), &out));
+        *plan = out;
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_zcdp_log_delta(double rho, double epsilon, double* log_delta, double* alpha) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(log_delta);
+        PYDP_CHECK(check_positive("rho", rho));
+        PYDP_CHECK(check_epsilon(epsilon, false));
+        const pydp::accounting::ZcdpDelta z = pydp::accounting::zcdp_log_delta(rho, epsilon);
+        *log_delta = z.log_delta;
+        if (alpha) *alpha = z.alpha;
+        return PYDP_OK;
+    });
+}
+
 pydp_status pydp_release_vector(pydp_rng* rng, const pydp_vector_plan* plan, double low, double high, const double* x,
                                 double* out, size_t vectors, unsigned threads) {
     return guarded([&]() -> pydp_status {

@@ -23,7 +23,6 @@ from .._validation import (
     check_int,
     check_positive_scalar,
 )
-from ..accounting.conversions import zcdp_log_delta
 from ..calibration import CalibrationError, minimal_scale
 from ..noise import Gaussian
 from .samplers import (
@@ -322,7 +321,8 @@ def calibrate_gaussian_release(
         zCDP-to-(epsilon, delta) bound (:func:`pydp_core.accounting.conversions.zcdp_log_delta`) meets
         delta. This bound is valid but not exact (larger than the exact profile by a modest factor in
         sigma); the grid is refined so that sqrt(d) extra steps cost at most ``2**-grid_bits`` of the
-        sensitivity.
+        sensitivity. The plan is computed by the C++ routine that the C ABI's
+        ``pydp_release_calibrate_gaussian_vector`` also calls.
 
     Returns
     -------
@@ -358,9 +358,9 @@ def _calibrate_gaussian_cached(eps: float, dl: float, sens: float, grid_bits: in
     (a plan is immutable), so a single-value release does not recalibrate."""
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
-    s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))
     if dim > 1:
-        return _calibrate_gaussian_vector(eps, dl, sens, s0, grid_bits, dim)
+        return _vector_plan("gaussian", _D.gaussian_vector_plan(eps, dl, sens, grid_bits, dim), eps, dl, sens, dim)
+    s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))
     e = _grid_exponent(s0, sens, grid_bits, _GAUSS_MAX_BITS)
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
@@ -394,34 +394,6 @@ def _calibrate_gaussian_cached(eps: float, dl: float, sens: float, grid_bits: in
         raise CalibrationError("discrete Gaussian calibration could not be verified")
     achieved = math.exp(float(_D.dgauss_log_delta(eps, float(n), float(k))))
     return GridRelease("gaussian", eps, dl, sens, e, k, Fraction(n), achieved)
-
-
-def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, grid_bits: Any, dim: int) -> GridRelease:
-    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, _GAUSS_MAX_BITS)
-    k_norm = float(math.ceil(math.nextafter(math.ldexp(sens, -e) + math.sqrt(dim), math.inf)))  # rounded up
-    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
-
-    def ok(n: int) -> bool:
-        return zcdp_log_delta(rho=k_norm * k_norm / (2.0 * n), epsilon=eps)[0] <= log_target
-
-    lo = max(1, int((s0 / sens * k_norm) ** 2 * 0.5))
-    while ok(lo) and lo > 1:
-        lo //= 2
-    hi = max(lo + 1, int((s0 / sens * k_norm) ** 2 * 2))
-    while not ok(hi):
-        hi *= 2
-        if hi > MAX_PARAM:
-            raise CalibrationError("discrete Gaussian calibration: sigma2 would exceed 2**62 grid steps squared")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    if not ok(hi) or (hi > 1 and ok(hi - 1)):
-        raise CalibrationError("discrete Gaussian calibration could not be verified")
-    achieved = math.exp(zcdp_log_delta(rho=k_norm * k_norm / (2.0 * hi), epsilon=eps)[0])
-    return GridRelease("gaussian", eps, dl, sens, e, int(k_norm), Fraction(hi), achieved, dim)
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -143,6 +143,17 @@ int main(void) {
                PYDP_ERR_INVALID);
         expect("calibrate_laplace_vector NaN", pydp_release_calibrate_laplace_vector(NAN, 0.0, 1.5, PYDP_NORM_L1, 3, 16, &vp),
                PYDP_ERR_INVALID);
+        {
+            double ld = 0.0, alpha = 0.0;
+            expect("calibrate_gaussian_vector", pydp_release_calibrate_gaussian_vector(0.5, 1e-8, 3.0, 50, 12, &vp), PYDP_OK);
+            printf("plan_gaussian_vector %llu %llu %d %llu %.17g\n", (unsigned long long)vp.num, (unsigned long long)vp.den,
+                   vp.grid_exponent, (unsigned long long)vp.shift, vp.delta_achieved);
+            expect("calibrate_gaussian_vector delta 0", pydp_release_calibrate_gaussian_vector(0.5, 0.0, 3.0, 50, 12, &vp),
+                   PYDP_ERR_NO_FINITE_SCALE);
+            expect("zcdp_log_delta", pydp_zcdp_log_delta(0.5, 3.0, &ld, &alpha), PYDP_OK);
+            printf("zcdp %.17g %.17g\n", ld, alpha);
+            expect("zcdp_log_delta NaN", pydp_zcdp_log_delta(NAN, 3.0, &ld, &alpha), PYDP_ERR_INVALID);
+        }
         pydp_rng_free(vr);
     }
     /* A PLD: 100 compositions of the Poisson-subsampled Gaussian (scale 1, rate 0.02), grid step 1e-3. */

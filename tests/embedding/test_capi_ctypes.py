@@ -74,6 +74,8 @@ SIGNATURES = {
     "pydp_calibrate_lattice_release": [I, D, D, D, D, I, I, C.POINTER(LatticePlan)],
     "pydp_release_calibrate_laplace_vector": [D, D, D, I, U64, I, VPLAN],
     "pydp_release_vector": [P, VPLAN, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_release_calibrate_gaussian_vector": [D, D, D, U64, I, VPLAN],
+    "pydp_zcdp_log_delta": [D, D, DP, DP],
 }
 
 
@@ -347,6 +349,20 @@ def _calls(lib, rng, pld, buf, out):
             ("dimension 2^64 - 1", (1.0, 0.0, 1.0, NORM_L1, 2**64 - 1, 16, C.byref(vplan))),
             ("grid_bits 31", (1.0, 0.0, 1.0, NORM_L1, 3, 31, C.byref(vplan))),
             ("NULL plan", (1.0, 0.0, 1.0, NORM_L1, 3, 16, None)))],
+        *[(f"calibrate_gaussian_vector {what}", lambda a=args: lib.pydp_release_calibrate_gaussian_vector(*a)) for what, args in (
+            ("NaN epsilon", (nan, 1e-6, 1.0, 3, 16, C.byref(vplan))),
+            ("inf epsilon", (inf, 1e-6, 1.0, 3, 16, C.byref(vplan))),
+            ("NaN delta", (1.0, nan, 1.0, 3, 16, C.byref(vplan))),
+            ("delta 1", (1.0, 1.0, 1.0, 3, 16, C.byref(vplan))),
+            ("NaN sensitivity", (1.0, 1e-6, nan, 3, 16, C.byref(vplan))),
+            ("dimension 0", (1.0, 1e-6, 1.0, 0, 16, C.byref(vplan))),
+            ("dimension 2^64 - 1", (1.0, 1e-6, 1.0, 2**64 - 1, 16, C.byref(vplan))),
+            ("grid_bits 31", (1.0, 1e-6, 1.0, 3, 31, C.byref(vplan))),
+            ("NULL plan", (1.0, 1e-6, 1.0, 3, 16, None)))],
+        *[(f"zcdp_log_delta {what}", lambda a=args: lib.pydp_zcdp_log_delta(*a)) for what, args in (
+            ("NaN rho", (nan, 1.0, C.byref(v), None)), ("zero rho", (0.0, 1.0, C.byref(v), None)),
+            ("inf rho", (inf, 1.0, C.byref(v), None)), ("NaN epsilon", (1.0, nan, C.byref(v), None)),
+            ("negative epsilon", (1.0, -1.0, C.byref(v), None)), ("NULL log_delta", (1.0, 1.0, None, None)))],
         ("rng_new NULL key", lambda: lib.pydp_rng_new(None, 0, C.byref(h))),
         ("rng_new NULL out", lambda: lib.pydp_rng_new(ds.KEY, 0, None)),
         ("fill_u64 NULL rng", lambda: lib.pydp_rng_fill_u64(None, words, 4)),
@@ -524,3 +540,53 @@ def test_vector_calibration_failures_leave_the_plan_untouched(lib):
     assert (plan.num, plan.shift, plan.delta_achieved) == (5, 5, 5.0)
     with pytest.raises(dp.CalibrationError, match="2\\^40"):
         release.calibrate_laplace_release(epsilon=1e-3, dimension=1 << 30)
+
+
+# (epsilon, delta, sensitivity, dimension, grid_bits) of the Gaussian vector plans (l2 sensitivity).
+GAUSSIAN_VECTOR_CASES = [(1.0, 1e-6, 1.0, 50, 16), (0.3, 1e-9, 0.7, 2, 8), (2.5, 1e-3, 1e-3, 17, 0), (0.05, 1e-5, 4.0, 1000, 16),
+                         (7.0, 1e-12, 1.0, 64, 30), (1.0, 1e-7, 2.0, 1, 16), (0.0, 0.1, 1.0, 3, 12)]
+
+
+@pytest.mark.parametrize("case", GAUSSIAN_VECTOR_CASES)
+def test_gaussian_vector_calibration_is_the_python_plan(lib, case):
+    eps, delta, sens, m, bits = case
+    got = VectorPlan()
+    assert lib.pydp_release_calibrate_gaussian_vector(eps, delta, sens, m, bits, C.byref(got)) == OK, lib.pydp_last_error()
+    want = release.calibrate_gaussian_release(epsilon=eps, delta=delta, sensitivity=sens, dimension=m, grid_bits=bits)
+    assert (got.mechanism, got.norm, got.dimension) == (1, NORM_L2, m)
+    assert (got.num, got.den, got.grid_exponent, got.shift) == (want.parameter.numerator, want.parameter.denominator,
+                                                                want.grid_exponent, want.shift)
+    assert got.delta_achieved == want.delta_achieved <= delta
+    if m > 1:  # the zCDP check passes at sigma2 and fails at sigma2 - 1 (through the C entry point)
+        ld, target = D(), math.log(delta) + math.log1p(-1e-12)
+        assert lib.pydp_zcdp_log_delta(got.shift**2 / (2.0 * got.num), eps, C.byref(ld), None) == OK and ld.value <= target
+        assert lib.pydp_zcdp_log_delta(got.shift**2 / (2.0 * (got.num - 1)), eps, C.byref(ld), None) == OK and ld.value > target
+
+
+@pytest.mark.parametrize("key_byte", [3, 77])
+@pytest.mark.parametrize("m, vectors", [(2, 3), (50, 2), (5000, 1)])
+def test_gaussian_vector_release_is_the_python_release_row_by_row(lib, key_byte, m, vectors):
+    key = bytes((key_byte * 7 + i) % 256 for i in range(32))
+    plan = VectorPlan()
+    assert lib.pydp_release_calibrate_gaussian_vector(0.9, 1e-7, 2.0, m, 16, C.byref(plan)) == OK
+    x = np.random.default_rng(key_byte).normal(0.0, 10.0, (vectors, m))
+    got = np.empty_like(x)
+    h = C.c_void_p()
+    assert lib.pydp_rng_new(key, 5, C.byref(h)) == OK
+    try:
+        assert lib.pydp_release_vector(h, C.byref(plan), -math.inf, math.inf, _dp(x), _dp(got), vectors, 2) == OK
+    finally:
+        lib.pydp_rng_free(h)
+    py = Random._wrap(_core.random.Generator(key, 5), 1, True)
+    py_plan = release.calibrate_gaussian_release(epsilon=0.9, delta=1e-7, sensitivity=2.0, dimension=m)
+    np.testing.assert_array_equal(got, np.stack([py_plan.release(row, rng=py, simulation=True) for row in x]))
+
+
+@pytest.mark.parametrize("rho, eps", [(0.01, 0.1), (0.5, 3.0), (50.0, 100.0), (1e-6, 10.0), (1e3, 0.0), (1e-300, 1e300)])
+def test_zcdp_log_delta_is_the_python_value(lib, rho, eps):
+    from pydp_core.accounting.conversions import zcdp_log_delta
+
+    ld, alpha = D(), D()
+    assert lib.pydp_zcdp_log_delta(rho, eps, C.byref(ld), C.byref(alpha)) == OK
+    assert (ld.value, alpha.value) == zcdp_log_delta(rho=rho, epsilon=eps)
+    assert ld.value <= 0.0

@@ -212,6 +212,12 @@ pydp_status pydp_release_calibrate_laplace_vector(double epsilon, double delta, 
 /* Discrete Gaussian, l2 sensitivity. */
 pydp_status pydp_release_calibrate_gaussian_vector(double epsilon, double delta, double sensitivity, uint64_t dimension,
                                                    int grid_bits, pydp_vector_plan* plan);
+/* The (epsilon, delta) of a rho-zCDP mechanism (Canonne, Kamath and Steinke 2020):
+ * log_delta = min over alpha > 1 of (alpha - 1)(alpha rho - epsilon) - log(alpha - 1) + alpha log(1 - 1/alpha),
+ * certified: the value at the returned alpha (which may be NULL if not wanted), rounded up by a bound on
+ * its floating-point error, and at most 0; the same values as pydp_core.accounting.conversions
+ * .zcdp_log_delta (one C++ routine). rho > 0 finite, epsilon >= 0 finite. */
+pydp_status pydp_zcdp_log_delta(double rho, double epsilon, double* log_delta, double* alpha);
 /* Releases `vectors` vectors of plan->dimension coordinates each: x and out hold vectors * dimension
  * values, row by row. Row i gets the values of the i-th of `vectors` successive Python calls
  * plan.release(x[i], rng=Random) on the same generator (each row reserves fresh chunks of rng, in order).

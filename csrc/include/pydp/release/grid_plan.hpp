@@ -10,8 +10,8 @@
 //   <= m * grid_shift(D) (l_inf box: each coordinate at most floor(D) + 1, Lemma 1 of docs/release.md),
 //   and l2 norm <= D + sqrt(m) (l2 ball). The product of discrete Laplace laws of parameter t is then
 //   pure (k / t)-DP (Canonne, Kamath and Steinke 2020), decided here in exact integer arithmetic, and the
-//   product of discrete Gaussians of variance sigma2 is K^2 / (2 sigma2)-zCDP (the same paper, Theorem
-//   14), converted to (epsilon, delta) by the certified accounting::zcdp_log_delta.
+//   product of discrete Gaussians of variance sigma2 is K^2 / (2 sigma2)-zCDP (the same paper, the
+//   multivariate discrete Gaussian), converted to (epsilon, delta) by the certified accounting::zcdp_log_delta.
 // - Each plan is the smallest integer parameter that passes its check, and parameter - 1 is checked to
 //   fail; any other outcome is a status, never a plan.
 // Checked in tests/release (the plans against an independent Fraction computation and mpmath) and in
@@ -22,6 +22,8 @@
 #include <cstdint>
 
 #include "pydp/accounting/conversions.hpp"
+#include "pydp/calibration/profile.hpp"
+#include "pydp/noise/families.hpp"
 #include "pydp/release/samplers.hpp"
 
 namespace pydp::release {
@@ -143,6 +145,69 @@ inline GridPlan laplace_vector_plan(double epsilon, double sensitivity, int grid
     if (!ratio_at_most(p.shift, t, epsilon) || (t > 1 && ratio_at_most(p.shift, t - 1, epsilon)))
         return plan_failure(PlanStatus::VerifyFailed, "discrete Laplace calibration could not be verified");
     p.num = t;
+    return p;
+}
+
+// The discrete Gaussian plan of one vector of m >= 2 coordinates with l2 sensitivity: the smallest
+// integer sigma2 (grid steps squared) with zcdp_log_delta(K^2 / (2 sigma2), epsilon) <= log delta +
+// log(1 - margin), K = ceil(D + sqrt(m)) rounded up. The grid comes from the continuous Gaussian scale
+// s0 (calibration::minimal_scale) and resolves min(s0, sensitivity / sqrt(m)) with grid_bits bits.
+// Arguments: epsilon >= 0 finite, delta in (0, 1), sensitivity > 0 finite, grid_bits in [0, 30],
+// 2 <= m <= kMaxDimension.
+inline GridPlan gaussian_vector_plan(double epsilon, double delta, double sensitivity, int grid_bits,
+                                     std::uint64_t m) noexcept {
+    if (!(epsilon >= 0.0) || !std::isfinite(epsilon)) return plan_failure(PlanStatus::Invalid, "epsilon must be finite and >= 0");
+    if (!(delta > 0.0) || !(delta < 1.0))
+        return plan_failure(PlanStatus::Invalid, "delta must lie in (0, 1) for a discrete Gaussian vector plan");
+    if (!(sensitivity > 0.0) || !std::isfinite(sensitivity))
+        return plan_failure(PlanStatus::Invalid, "sensitivity must be finite and > 0");
+    if (grid_bits < 0 || grid_bits > 30) return plan_failure(PlanStatus::Invalid, "grid_bits must lie in [0, 30]");
+    if (m < 2 || m > kMaxDimension) return plan_failure(PlanStatus::Invalid, "dimension must lie in [2, 2^40]");
+    const calibration::MinimalScale cont =
+        calibration::minimal_scale(noise::Family::make(noise::Kind::Gaussian), epsilon, delta, sensitivity);
+    if (cont.status == calibration::kNoFiniteScale)
+        return plan_failure(PlanStatus::NoFiniteScale, "no finite noise scale reaches (epsilon, delta)");
+    if (cont.status == calibration::kScaleOverflow)
+        return plan_failure(PlanStatus::ScaleOverflow, "the minimal noise scale exceeds the double range");
+    if (cont.status != calibration::kOk)
+        return plan_failure(PlanStatus::VerifyFailed, "the continuous Gaussian scale could not be verified");
+    const double s0 = cont.scale;
+    const double root_m = std::sqrt(static_cast<double>(m));
+    GridPlan p;
+    if (!grid_exponent(s0, sensitivity / root_m, grid_bits, kGaussMaxBits, &p.grid_exponent))
+        return plan_failure(PlanStatus::Invalid, "the noise scale is outside the range a float64 grid can serve");
+    const double k = std::ceil(std::nextafter(std::ldexp(sensitivity, -p.grid_exponent) + root_m, HUGE_VAL));
+    if (!(k < 0x1p62)) return plan_failure(PlanStatus::ScaleOverflow, "the sensitivity spans 2^62 grid steps or more");
+    const double log_target = std::log(delta) + std::log1p(-kPlanDeltaMargin);
+    auto log_delta = [&](std::uint64_t n) {
+        return accounting::zcdp_log_delta(k * k / (2.0 * static_cast<double>(n)), epsilon).log_delta;
+    };
+    auto ok = [&](std::uint64_t n) { return log_delta(n) <= log_target; };
+    auto to_param = [](double v) {  // a bracket end in [0, 2^62]
+        return v >= 0x1p62 ? kMaxParam : (v >= 1.0 ? static_cast<std::uint64_t>(v) : std::uint64_t{0});
+    };
+    const double guess = std::pow(s0 / sensitivity * k, 2.0);  // the continuous scale for K, grid steps squared
+    std::uint64_t lo = std::max<std::uint64_t>(1, to_param(guess * 0.5));
+    while (lo > 1 && ok(lo)) lo /= 2;
+    std::uint64_t hi = 1;
+    if (!(lo == 1 && ok(1))) {  // lo fails
+        hi = std::max(lo + 1, to_param(guess * 2.0));
+        while (!ok(hi)) {
+            if (hi > kMaxParam / 2)
+                return plan_failure(PlanStatus::ScaleOverflow,
+                                    "discrete Gaussian calibration: sigma2 would exceed 2^62 grid steps squared");
+            hi *= 2;
+        }
+        while (hi - lo > 1) {
+            const std::uint64_t mid = lo + (hi - lo) / 2;
+            (ok(mid) ? hi : lo) = mid;
+        }
+    }
+    if (!ok(hi) || (hi > 1 && ok(hi - 1)) || hi > kMaxParam)
+        return plan_failure(PlanStatus::VerifyFailed, "discrete Gaussian calibration could not be verified");
+    p.num = hi;
+    p.shift = static_cast<std::uint64_t>(k);
+    p.delta_achieved = std::exp(log_delta(hi));
     return p;
 }
 
