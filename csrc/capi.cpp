@@ -288,6 +288,28 @@ pydp_status from_plan(const rel::GridPlan& p, pydp_vector_plan* out) noexcept {
     return PYDP_OK;
 }
 
+// A vector plan into *plan: for dimension 1 the scalar plan (`scalar`, a pydp_calibrate_*_release), else
+// `vector(&out)` after the scalar plans' argument checks. Called inside guarded.
+template <class Vector>
+pydp_status vector_plan(double epsilon, double delta, double sensitivity, int grid_bits, pydp_vector_plan out,
+                        pydp_vector_plan* plan,
+                        pydp_status (*scalar)(double, double, double, int, pydp_grid_plan*), Vector&& vector) {
+    PYDP_REQUIRE(plan);
+    PYDP_CHECK(check_dimension(out.dimension));
+    if (out.dimension == 1) {
+        pydp_grid_plan g{};
+        PYDP_CHECK(scalar(epsilon, delta, sensitivity, grid_bits, &g));
+        out.num = g.num, out.den = g.den, out.grid_exponent = g.grid_exponent, out.shift = g.shift;
+        out.delta_achieved = g.delta_achieved;
+    } else {
+        pydp_grid_plan unused{};
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, &unused));
+        PYDP_CHECK(vector(&out));
+    }
+    *plan = out;
+    return PYDP_OK;
+}
+
 // `vectors` rows of plan->dimension values, each row one reservation of the stream (one Python call).
 // Called inside guarded with the plan's dimension checked and vectors * dimension <= PYDP_MAX_ELEMENTS.
 template <class MakeSampler>
@@ -943,50 +965,26 @@ pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double
 pydp_status pydp_release_calibrate_laplace_vector(double epsilon, double delta, double sensitivity, int norm,
                                                   uint64_t dimension, int grid_bits, pydp_vector_plan* plan) {
     return guarded([&]() -> pydp_status {
-        PYDP_REQUIRE(plan);
         if (norm != PYDP_NORM_L1 && norm != PYDP_NORM_LINF)
             return bad("norm", "must be PYDP_NORM_L1 or PYDP_NORM_LINF for a discrete Laplace vector plan", norm);
-        PYDP_CHECK(check_dimension(dimension));
-        pydp_vector_plan out{PYDP_MECH_LAPLACE, norm, dimension, 0, 1, 0, 0, 0.0};
-        if (dimension == 1) {
-            pydp_grid_plan g{};
-            PYDP_CHECK(pydp_calibrate_laplace_release(epsilon, delta, sensitivity, grid_bits, &g));
-            out.num = g.num, out.den = g.den, out.grid_exponent = g.grid_exponent, out.shift = g.shift;
-            out.delta_achieved = g.delta_achieved;
-            *plan = out;
-            return PYDP_OK;
-        }
-        pydp_grid_plan unused{};
-        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, &unused));
-        if (epsilon == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "epsilon = 0 requires an infinite scale for a vector plan");
-        PYDP_CHECK(from_plan(rel::laplace_vector_plan(epsilon, sensitivity, grid_bits, dimension,
-                                                      norm == PYDP_NORM_L1 ? rel::VectorNorm::L1 : rel::VectorNorm::Linf),
-                             &out));
-        *plan = out;
-        return PYDP_OK;
+        const rel::VectorNorm vn = norm == PYDP_NORM_L1 ? rel::VectorNorm::L1 : rel::VectorNorm::Linf;
+        return vector_plan(epsilon, delta, sensitivity, grid_bits, {PYDP_MECH_LAPLACE, norm, dimension, 0, 1, 0, 0, 0.0},
+                           plan, pydp_calibrate_laplace_release, [&](pydp_vector_plan* out) {
+            if (epsilon == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "epsilon = 0 requires an infinite scale for a vector plan");
+            return from_plan(rel::laplace_vector_plan(epsilon, sensitivity, grid_bits, dimension, vn), out);
+        });
     });
 }
 
 pydp_status pydp_release_calibrate_gaussian_vector(double epsilon, double delta, double sensitivity, uint64_t dimension,
                                                    int grid_bits, pydp_vector_plan* plan) {
     return guarded([&]() -> pydp_status {
-        PYDP_REQUIRE(plan);
-        PYDP_CHECK(check_dimension(dimension));
-        pydp_vector_plan out{PYDP_MECH_GAUSSIAN, PYDP_NORM_L2, dimension, 0, 1, 0, 0, 0.0};
-        if (dimension == 1) {
-            pydp_grid_plan g{};
-            PYDP_CHECK(pydp_calibrate_gaussian_release(epsilon, delta, sensitivity, grid_bits, &g));
-            out.num = g.num, out.den = g.den, out.grid_exponent = g.grid_exponent, out.shift = g.shift;
-            out.delta_achieved = g.delta_achieved;
-            *plan = out;
-            return PYDP_OK;
-        }
-        pydp_grid_plan unused{};
-        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, &unused));
-        if (delta == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
-        PYDP_CHECK(from_plan(rel::gaussian_vector_plan(epsilon, delta, sensitivity, grid_bits, dimension), &out));
-        *plan = out;
-        return PYDP_OK;
+        return vector_plan(epsilon, delta, sensitivity, grid_bits, {PYDP_MECH_GAUSSIAN, PYDP_NORM_L2, dimension, 0, 1, 0, 0, 0.0},
+                           plan, pydp_calibrate_gaussian_release, [&](pydp_vector_plan* out) {
+            if (delta == 0.0)
+                return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
+            return from_plan(rel::gaussian_vector_plan(epsilon, delta, sensitivity, grid_bits, dimension), out);
+        });
     });
 }
 

@@ -317,6 +317,19 @@ def test_vector_laplace_plan_is_the_exact_rule(norm, eps, sens, dim, grid_bits):
     assert Fraction(k, t) <= Fraction(eps) and (t == 1 or Fraction(k, t - 1) > Fraction(eps))
 
 
+@settings(max_examples=300, deadline=None)
+@given(eps=st.floats(1e-3, 1e3), sens=st.floats(1e-6, 1e6), dim=st.integers(2, 2**40), grid_bits=st.integers(0, 30),
+       norm=st.sampled_from(["l1", "linf"]))
+def test_vector_laplace_plan_is_the_exact_rule_everywhere(eps, sens, dim, grid_bits, norm):
+    try:
+        plan = dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, dimension=dim, grid_bits=grid_bits, norm=norm)
+    except pc.CalibrationError:  # t above 2**40: then the exact rule's t is too
+        assert _reference_laplace_vector(eps, sens, grid_bits, dim, norm)[2] >= 2**40
+        return
+    e, k, t = _reference_laplace_vector(eps, sens, grid_bits, dim, norm)
+    assert (plan.grid_exponent, plan.shift, plan.parameter) == (e, k, t)
+
+
 def test_vector_laplace_linf_charge():
     plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=0.3, dimension=4, grid_bits=1, norm="linf")
     g = plan.grid
