@@ -245,7 +245,7 @@ def _vector_plan(mechanism: str, fields: tuple[int, str, int, int, int, float], 
                  dim: int) -> GridRelease:
     """The GridRelease of a vector plan from the C++ routine's (status, message, num, e, shift, delta)."""
     status, message, num, e, shift, achieved = fields
-    if status == 1:
+    if status == 1:  # PlanStatus::Invalid: an argument out of range; the others are calibration failures
         raise ValueError(message)
     if status != 0:
         raise CalibrationError(message)
