@@ -251,6 +251,12 @@ void register_accounting(py::module_ m) {
         if (!delta_open_ok(delta)) throw std::invalid_argument("delta must lie in (0, 1)");
         return acc::rdp_to_epsilon(alpha, rho, delta, method);
     }, py::arg("alpha"), py::arg("rho"), py::arg("delta"), py::arg("method"));
+    m.def("zcdp_log_delta", [](double rho, double eps) {
+        if (!(rho > 0.0) || !std::isfinite(rho)) throw std::invalid_argument("rho must be finite and > 0");
+        if (!(eps >= 0.0) || !std::isfinite(eps)) throw std::invalid_argument("epsilon must be finite and >= 0");
+        const acc::ZcdpDelta z = acc::zcdp_log_delta(rho, eps);
+        return py::make_tuple(z.log_delta, z.alpha, z.alpha_minus_1);
+    }, py::arg("rho"), py::arg("epsilon"), "(log delta rounded up, alpha, alpha - 1) of rho-zCDP at epsilon.");
 
     register_pld(m);
 }

@@ -7,8 +7,10 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "bind_util.hpp"
+#include "pydp/release/grid_plan.hpp"
 #include "pydp/release/profile.hpp"
 #include "pydp/release/release.hpp"
 #include "pydp/release/samplers.hpp"
@@ -271,5 +273,18 @@ void register_release(py::module_ m) {
           py::arg("direct") = false);
     m.def("dgauss_log_cdf", &rel::dgauss_log_cdf, py::arg("m"), py::arg("sigma2"));
     m.def("dgauss_log_normaliser", &rel::dgauss_log_normaliser, py::arg("sigma2"));
+
+    // The vector plans (grid_plan.hpp), shared with the C ABI: (status, message, num, grid_exponent,
+    // shift, delta_achieved); the Python layer turns a status into its exception.
+    auto plan_tuple = [](const rel::GridPlan& p) {
+        return py::make_tuple(static_cast<int>(p.status), std::string(p.message), p.num, p.grid_exponent, p.shift,
+                              p.delta_achieved);
+    };
+    m.def("laplace_vector_plan", [plan_tuple](double eps, double sens, int grid_bits, std::uint64_t dim, int norm) {
+        return plan_tuple(rel::laplace_vector_plan(eps, sens, grid_bits, dim, static_cast<rel::VectorNorm>(norm)));
+    }, py::arg("epsilon"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("dimension"), py::arg("norm"));
+    m.def("gaussian_vector_plan", [plan_tuple](double eps, double delta, double sens, int grid_bits, std::uint64_t dim) {
+        return plan_tuple(rel::gaussian_vector_plan(eps, delta, sens, grid_bits, dim));
+    }, py::arg("epsilon"), py::arg("delta"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("dimension"));
 }
 }  // namespace pydp_bind

@@ -24,6 +24,7 @@
 #include "pydp/accounting/pld.hpp"
 #include "pydp/aggregation/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
+#include "pydp/release/grid_plan.hpp"
 #include "pydp/release/profile.hpp"
 #include "pydp/release/release.hpp"
 #include "pydp/release/table.hpp"
@@ -244,48 +245,17 @@ pydp_status keyed_release(const pydp_rng* rng, const std::uint64_t* streams, int
 namespace rel = pydp::release;
 
 // The relative margin on delta of every check (the calibration's and the Python plans').
-constexpr double kDeltaMargin = 1e-12;
-// Grid steps per unit of scale are at most 2^kLaplaceMaxBits (t below 2^39) and 2^kGaussMaxBits (sigma
-// below 2^31 grid steps).
-constexpr int kLaplaceMaxBits = 38;
-constexpr int kGaussMaxBits = 30;
+constexpr double kDeltaMargin = rel::kPlanDeltaMargin;
+using rel::grid_shift;
+using rel::kGaussMaxBits;
+using rel::kLaplaceMaxBits;
+using rel::ratio_at_most;
 
-// e = floor(log2(min(scale, sensitivity))) - grid_bits, raised so that one unit of scale spans at most
-// 2^max_bits grid steps; PYDP_ERR_INVALID outside the range a float64 grid serves.
+// rel::grid_exponent with a PYDP_ERR_INVALID outside the range a float64 grid serves.
 pydp_status grid_exponent(double scale, double sensitivity, int grid_bits, int max_bits, int* e) noexcept {
-    int lm = 0, ls = 0;
-    std::frexp(std::min(scale, sensitivity), &lm);
-    std::frexp(scale, &ls);
-    const int out = std::max(lm - 1 - grid_bits, ls - 1 - std::max(grid_bits, max_bits));
-    if (!std::isfinite(scale) || out < -1074 + 53 || out > 970 - 53)
+    if (!rel::grid_exponent(scale, sensitivity, grid_bits, max_bits, e))
         return bad("scale", "is outside the range a float64 grid can serve", scale);
-    *e = out;
     return PYDP_OK;
-}
-
-// The largest |rint(a) - rint(b)| over |a - b| <= D = sensitivity / 2^e (ties to even): floor(D) + 1,
-// except D itself when D is an even integer.
-std::uint64_t grid_shift(double sensitivity, int e) noexcept {
-    const double d = std::ldexp(sensitivity, -e);  // exact
-    const double f = std::floor(d);
-    if (d == f && std::fmod(f, 2.0) == 0.0) return static_cast<std::uint64_t>(f);
-    return static_cast<std::uint64_t>(f) + 1;
-}
-
-__extension__ typedef unsigned __int128 u128;  // GCC and Clang; __extension__ keeps -Wpedantic quiet
-
-// k / t <= eps, decided exactly (k, t >= 1 integers, eps >= 0 finite): k * 2^-x <= m * t for eps = m 2^x.
-bool ratio_at_most(std::uint64_t k, std::uint64_t t, double eps) noexcept {
-    if (eps == 0.0) return false;
-    int x2 = 0;
-    const double f = std::frexp(eps, &x2);  // eps = f 2^x2, f in [0.5, 1)
-    const auto m = static_cast<u128>(std::ldexp(f, 53));
-    const int x = x2 - 53;
-    const u128 rhs = m * t;  // < 2^93
-    if (x >= 0) return x >= 12 || static_cast<u128>(k) <= (rhs << x);  // 2^(52 + 12) > k
-    const int sh = -x;
-    if (sh >= 128 || (static_cast<u128>(k) >> (128 - sh)) != 0) return false;  // k 2^sh >= 2^128
-    return (static_cast<u128>(k) << sh) <= rhs;
 }
 
 pydp_status check_release_args(double epsilon, double delta, double sensitivity, int grid_bits, pydp_grid_plan* plan) noexcept {
@@ -294,6 +264,69 @@ pydp_status check_release_args(double epsilon, double delta, double sensitivity,
     PYDP_CHECK(check_delta(delta));
     PYDP_CHECK(check_positive("sensitivity", sensitivity));
     if (grid_bits < 0 || grid_bits > 30) return bad("grid_bits", "must lie in [0, 30]", grid_bits);
+    return PYDP_OK;
+}
+
+// ---- vector plans (pydp_core.release.calibrate_*_release, dimension > 1) --------------------------------
+pydp_status check_dimension(std::uint64_t m) noexcept {
+    if (m < 1 || m > rel::kMaxDimension) return bad("dimension", "must lie in [1, 2^40]", static_cast<double>(m));
+    return PYDP_OK;
+}
+
+// The plan's fields, or its status as a code and message.
+pydp_status from_plan(const rel::GridPlan& p, pydp_vector_plan* out) noexcept {
+    switch (p.status) {
+        case rel::PlanStatus::Ok: break;
+        case rel::PlanStatus::Invalid: return fail(PYDP_ERR_INVALID, p.message);
+        case rel::PlanStatus::NoFiniteScale: return fail(PYDP_ERR_NO_FINITE_SCALE, p.message);
+        case rel::PlanStatus::ScaleOverflow: return fail(PYDP_ERR_SCALE_OVERFLOW, p.message);
+        case rel::PlanStatus::VerifyFailed: return fail(PYDP_ERR_VERIFY_FAILED, p.message);
+        default: return fail(PYDP_ERR_INTERNAL, "unknown plan status");
+    }
+    out->num = p.num, out->den = p.den, out->grid_exponent = p.grid_exponent, out->shift = p.shift;
+    out->delta_achieved = p.delta_achieved;
+    return PYDP_OK;
+}
+
+// A vector plan into *plan: for dimension 1 the scalar plan (`scalar`, a pydp_calibrate_*_release), else
+// `vector(&out)` after the scalar plans' argument checks. Called inside guarded.
+template <class Vector>
+pydp_status vector_plan(double epsilon, double delta, double sensitivity, int grid_bits, pydp_vector_plan out,
+                        pydp_vector_plan* plan,
+                        pydp_status (*scalar)(double, double, double, int, pydp_grid_plan*), Vector&& vector) {
+    PYDP_REQUIRE(plan);
+    PYDP_CHECK(check_dimension(out.dimension));
+    if (out.dimension == 1) {
+        pydp_grid_plan g{};
+        PYDP_CHECK(scalar(epsilon, delta, sensitivity, grid_bits, &g));
+        out.num = g.num, out.den = g.den, out.grid_exponent = g.grid_exponent, out.shift = g.shift;
+        out.delta_achieved = g.delta_achieved;
+    } else {
+        pydp_grid_plan unused{};
+        PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, &unused));
+        PYDP_CHECK(vector(&out));
+    }
+    *plan = out;
+    return PYDP_OK;
+}
+
+// `vectors` rows of plan->dimension values, each row one reservation of the stream (one Python call).
+// Called inside guarded with the plan's dimension checked and vectors * dimension <= PYDP_MAX_ELEMENTS.
+template <class MakeSampler>
+pydp_status rows_release(pydp_rng* rng, const pydp_vector_plan* plan, double low, double high, const double* x,
+                         double* out, std::size_t vectors, unsigned threads, MakeSampler&& make) {
+    const std::size_t m = static_cast<std::size_t>(plan->dimension);
+    PYDP_CHECK(check_bulk(rng, x, out, vectors * m));
+    if (plan->grid_exponent < rel::kMinGridExponent || plan->grid_exponent > rel::kMaxGridExponent)
+        return bad("plan->grid_exponent", "must lie in [-1021, 970]", plan->grid_exponent);
+    if (std::isnan(low) || std::isnan(high) || !(low <= high))
+        return fail(PYDP_ERR_INVALID, "low and high must not be NaN and must satisfy low <= high");
+    const auto sampler = make();  // checks its own parameters (std::invalid_argument with a message)
+    const unsigned nt = pydp::cap_threads(threads);
+    for (std::size_t i = 0; i < vectors; ++i) {
+        const rel::ChunkSources src = rel::reserve_sources(rng->gen, m);
+        rel::release_on_grid(sampler, x + i * m, out + i * m, m, plan->grid_exponent, low, high, nt, src);
+    }
     return PYDP_OK;
 }
 
@@ -926,6 +959,64 @@ pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double
         *plan = pydp_grid_plan{hi, 1, e, k,
                                std::exp(rel::dgauss_log_delta(epsilon, static_cast<double>(hi), static_cast<double>(k)))};
         return PYDP_OK;
+    });
+}
+
+pydp_status pydp_release_calibrate_laplace_vector(double epsilon, double delta, double sensitivity, int norm,
+                                                  uint64_t dimension, int grid_bits, pydp_vector_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        if (norm != PYDP_NORM_L1 && norm != PYDP_NORM_LINF)
+            return bad("norm", "must be PYDP_NORM_L1 or PYDP_NORM_LINF for a discrete Laplace vector plan", norm);
+        const rel::VectorNorm vn = norm == PYDP_NORM_L1 ? rel::VectorNorm::L1 : rel::VectorNorm::Linf;
+        return vector_plan(epsilon, delta, sensitivity, grid_bits, {PYDP_MECH_LAPLACE, norm, dimension, 0, 1, 0, 0, 0.0},
+                           plan, pydp_calibrate_laplace_release, [&](pydp_vector_plan* out) {
+            if (epsilon == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "epsilon = 0 requires an infinite scale for a vector plan");
+            return from_plan(rel::laplace_vector_plan(epsilon, sensitivity, grid_bits, dimension, vn), out);
+        });
+    });
+}
+
+pydp_status pydp_release_calibrate_gaussian_vector(double epsilon, double delta, double sensitivity, uint64_t dimension,
+                                                   int grid_bits, pydp_vector_plan* plan) {
+    return guarded([&]() -> pydp_status {
+        return vector_plan(epsilon, delta, sensitivity, grid_bits, {PYDP_MECH_GAUSSIAN, PYDP_NORM_L2, dimension, 0, 1, 0, 0, 0.0},
+                           plan, pydp_calibrate_gaussian_release, [&](pydp_vector_plan* out) {
+            if (delta == 0.0)
+                return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
+            return from_plan(rel::gaussian_vector_plan(epsilon, delta, sensitivity, grid_bits, dimension), out);
+        });
+    });
+}
+
+pydp_status pydp_zcdp_log_delta(double rho, double epsilon, double* log_delta, double* alpha) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(log_delta);
+        PYDP_CHECK(check_positive("rho", rho));
+        PYDP_CHECK(check_epsilon(epsilon, false));
+        const pydp::accounting::ZcdpDelta z = pydp::accounting::zcdp_log_delta(rho, epsilon);
+        *log_delta = z.log_delta;
+        if (alpha) *alpha = z.alpha;
+        return PYDP_OK;
+    });
+}
+
+pydp_status pydp_release_vector(pydp_rng* rng, const pydp_vector_plan* plan, double low, double high, const double* x,
+                                double* out, size_t vectors, unsigned threads) {
+    return guarded([&]() -> pydp_status {
+        PYDP_REQUIRE(plan);
+        PYDP_CHECK(check_dimension(plan->dimension));
+        const std::size_t m = static_cast<std::size_t>(plan->dimension);
+        if (vectors > PYDP_MAX_ELEMENTS / m)
+            return bad("vectors", "times plan->dimension must be at most PYDP_MAX_ELEMENTS = 2^37", static_cast<double>(vectors));
+        switch (plan->mechanism) {
+            case PYDP_MECH_LAPLACE:
+                return rows_release(rng, plan, low, high, x, out, vectors, threads,
+                                    [&] { return rel::DiscreteLaplace(plan->num, plan->den); });
+            case PYDP_MECH_GAUSSIAN:
+                return rows_release(rng, plan, low, high, x, out, vectors, threads,
+                                    [&] { return rel::DiscreteGaussian(plan->num, plan->den); });
+            default: return bad("plan->mechanism", "must be PYDP_MECH_LAPLACE or PYDP_MECH_GAUSSIAN", plan->mechanism);
+        }
     });
 }
 

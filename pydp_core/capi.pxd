@@ -88,6 +88,30 @@ cdef extern from "pydp/capi.h" nogil:
                                      int timing_stable, int grid_exponent, double low, double high, const double* x,
                                      double* out, size_t n, unsigned threads)
 
+    # vector releases on a grid (one query of m coordinates)
+    enum:
+        PYDP_NORM_L1
+        PYDP_NORM_LINF
+        PYDP_NORM_L2
+        PYDP_MECH_LAPLACE
+        PYDP_MECH_GAUSSIAN
+    ctypedef struct pydp_vector_plan:
+        int mechanism
+        int norm
+        uint64_t dimension
+        uint64_t num
+        uint64_t den
+        int grid_exponent
+        uint64_t shift
+        double delta_achieved
+    pydp_status pydp_release_calibrate_laplace_vector(double epsilon, double delta, double sensitivity, int norm,
+                                                      uint64_t dimension, int grid_bits, pydp_vector_plan* plan)
+    pydp_status pydp_release_calibrate_gaussian_vector(double epsilon, double delta, double sensitivity,
+                                                       uint64_t dimension, int grid_bits, pydp_vector_plan* plan)
+    pydp_status pydp_zcdp_log_delta(double rho, double epsilon, double* log_delta, double* alpha)
+    pydp_status pydp_release_vector(pydp_rng* rng, const pydp_vector_plan* plan, double low, double high,
+                                    const double* x, double* out, size_t vectors, unsigned threads)
+
     # keyed per-group releases
     pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num,
                                            uint64_t t_den, int grid_exponent, const double* x, double* out, size_t n,

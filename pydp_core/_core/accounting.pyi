@@ -8,7 +8,7 @@ import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_allocation_convolve', 'pld_atoms', 'pld_circular', 'pld_compose', 'pld_noise', 'pld_sides', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar']
+__all__: list[str] = ['PldBounds', 'PldDiscrete', 'RdpMethod', 'gdp_epsilon', 'gdp_epsilon_scalar', 'gdp_log_delta', 'pld_allocation_convolve', 'pld_atoms', 'pld_circular', 'pld_compose', 'pld_noise', 'pld_sides', 'pld_tradeoff', 'pld_window', 'pure_dp_mu', 'rdp_to_epsilon', 'rdp_to_epsilon_scalar', 'zcdp_log_delta']
 class RdpMethod:
     """
     the RDP -> (epsilon, delta) conversions (Mironov 2017; Asoodeh et al. 2021; Balle et al. 2020)
@@ -129,3 +129,7 @@ def rdp_to_epsilon(alpha: typing.Annotated[numpy.typing.ArrayLike, numpy.float64
     ...
 def rdp_to_epsilon_scalar(alpha: typing.SupportsFloat | typing.SupportsIndex, rho: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, method: RdpMethod) -> float:
     ...
+def zcdp_log_delta(rho: typing.SupportsFloat | typing.SupportsIndex, epsilon: typing.SupportsFloat | typing.SupportsIndex) -> tuple[float, float, float]:
+    """
+    (log delta rounded up, alpha, alpha - 1) of rho-zCDP at epsilon.
+    """

@@ -7,7 +7,7 @@ from .random import Generator
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CHUNK', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'MAX_TABLE_HALF', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'release_gaussian', 'release_laplace']
+__all__: list[str] = ['CHUNK', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'MAX_TABLE_HALF', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'gaussian_vector_plan', 'laplace_vector_plan', 'release_gaussian', 'release_laplace']
 class LatticeTable:
     """
     The integer weight table of a lattice noise law (table.hpp).
@@ -93,6 +93,10 @@ def gaussian_proposal_t(num: typing.SupportsInt | typing.SupportsIndex, den: typ
     """
     The discrete Laplace proposal parameter t used for sigma^2 = num/den.
     """
+def gaussian_vector_plan(epsilon: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, sensitivity: typing.SupportsFloat | typing.SupportsIndex, grid_bits: typing.SupportsInt | typing.SupportsIndex, dimension: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, str, int, int, int, float]:
+    ...
+def laplace_vector_plan(epsilon: typing.SupportsFloat | typing.SupportsIndex, sensitivity: typing.SupportsFloat | typing.SupportsIndex, grid_bits: typing.SupportsInt | typing.SupportsIndex, dimension: typing.SupportsInt | typing.SupportsIndex, norm: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, str, int, int, int, float]:
+    ...
 def release_gaussian(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
 def release_laplace(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from .._core import accounting as _acc
 from .._validation import check_epsilon_scalar, check_positive
 
 __all__ = ["zcdp_log_delta"]
@@ -18,9 +17,12 @@ __all__ = ["zcdp_log_delta"]
 def zcdp_log_delta(*, rho: float, epsilon: float) -> tuple[float, float]:
     """The (epsilon, delta) guarantee of a rho-zCDP mechanism (Canonne, Kamath and Steinke 2020).
 
-    ``delta = min_alpha exp((alpha - 1)(alpha rho - eps)) / (alpha - 1) * (1 - 1/alpha)^alpha``. Any
-    alpha > 1 gives a valid delta; the returned one is the minimiser found numerically, and the returned
-    value is evaluated there, so it is a valid (never optimistic) delta.
+    ``log delta = min_alpha (alpha - 1)(alpha rho - eps) - log(alpha - 1) + alpha log(1 - 1/alpha)``. Any
+    alpha > 1 gives a valid delta, and the objective is convex in alpha; the minimiser is found by
+    bisection on its derivative ``(2 alpha - 1) rho - eps + log(1 - 1/alpha)``, and the value there is
+    rounded up by a bound on its floating-point error, so the returned delta is certified (never
+    optimistic). The one C++ routine (``pydp/accounting/conversions.hpp``) that the C ABI's
+    ``pydp_zcdp_log_delta`` and the discrete Gaussian vector plans also use.
 
     Parameters
     ----------
@@ -32,7 +34,7 @@ def zcdp_log_delta(*, rho: float, epsilon: float) -> tuple[float, float]:
     Returns
     -------
     tuple of float
-        ``(log delta, alpha)``.
+        ``(log delta, alpha)``; log delta is at most 0.
 
     Raises
     ------
@@ -42,25 +44,13 @@ def zcdp_log_delta(*, rho: float, epsilon: float) -> tuple[float, float]:
     Examples
     --------
     >>> log_delta, alpha = zcdp_log_delta(rho=0.5, epsilon=3.0)
-    >>> round(float(np.exp(log_delta)), 6)
+    >>> round(math.exp(log_delta), 6)
     0.005143
     """
     rho_a = check_positive(rho, "rho")
     eps = check_epsilon_scalar(epsilon)
     r = float(rho_a)
-
-    def f(x: float) -> float:  # alpha = 1 + e^x
-        am1 = math.exp(x)
-        a = 1.0 + am1
-        return am1 * (a * r - eps) - x + a * (x - math.log1p(am1))  # a log(1 - 1/a) = a (log(a-1) - log a)
-
-    from scipy.optimize import minimize_scalar
-
-    # coarse scan of x = log(alpha - 1) over [-40, 40], then Brent's bounded search around the best point
-    grid = np.linspace(-40.0, 40.0, 321)
-    vals = np.array([f(v) for v in grid])
-    i = int(np.argmin(vals))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
-    res = minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
-    value, at = min((float(f(res.x)), float(res.x)), (float(vals[i]), float(grid[i])))
-    return min(value, 0.0), 1.0 + math.exp(at)
+    if not (math.isfinite(r) and math.isfinite(eps)):
+        raise ValueError(f"rho and epsilon must be finite, got rho={r!r}, epsilon={eps!r}")
+    log_delta, alpha, _ = _acc.zcdp_log_delta(r, eps)
+    return float(log_delta), float(alpha)

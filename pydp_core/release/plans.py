@@ -17,12 +17,12 @@ from .._safety import check_release_delta, check_release_rng
 from .._validation import (
     as_float_array,
     as_scalar,
+    check_choice,
     check_delta,
     check_epsilon_scalar,
     check_int,
     check_positive_scalar,
 )
-from ..accounting.conversions import zcdp_log_delta
 from ..calibration import CalibrationError, minimal_scale
 from ..noise import Gaussian
 from .samplers import (
@@ -40,6 +40,7 @@ _MAX_INDEX = 2.0**52  # largest |x / g| accepted
 _LAPLACE_MAX_BITS = 38  # t below 2**39 < 2**40
 _GAUSS_MAX_BITS = 30  # sigma below 2**31 grid steps (sigma2 numerator below 2**62)
 _DELTA_MARGIN = 1e-12  # relative safety margin on delta in every calibration check, as in calibration
+_LAPLACE_NORMS = ("l1", "linf")  # the sensitivity norms of a Laplace vector plan, in the C++ enum's order
 
 
 class ReleaseNotSupportedError(ValueError):
@@ -179,6 +180,7 @@ def calibrate_laplace_release(
     sensitivity: float = 1.0,
     grid_bits: int = DEFAULT_GRID_BITS,
     dimension: int = 1,
+    norm: str = "l1",
 ) -> GridRelease:
     """The verified smallest discrete Laplace release on the grid meeting (epsilon, delta).
 
@@ -201,7 +203,13 @@ def calibrate_laplace_release(
         1 (the default): per value. d > 1: one vector query of d values. Rounding moves each coordinate
         by at most half a step, so the integer shift vector has l1 norm at most ``k = floor(D) + d``; the
         plan is pure ``k / t <= epsilon`` (which implies (epsilon, delta)), with the grid refined so that
-        the d extra steps cost at most ``2**-grid_bits`` of the sensitivity.
+        the d extra steps cost at most ``2**-grid_bits`` of the sensitivity. The plan is computed by the
+        C++ routine that the C ABI's ``pydp_release_calibrate_laplace_vector`` also calls.
+    norm : {"l1", "linf"}, optional
+        The norm of ``sensitivity`` for ``dimension > 1`` (default ``"l1"``). With ``"linf"`` every
+        coordinate moves by at most D, so the integer shift has l1 norm at most ``k = d (floor(D) + 1)``
+        (``floor(D) + 1`` charged per coordinate, D itself when D is an even integer), and the grid
+        resolves ``min(scale, sensitivity)``. Ignored for ``dimension = 1``.
 
     Returns
     -------
@@ -228,27 +236,33 @@ def calibrate_laplace_release(
     """
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
     dim = check_int(dimension, "dimension", 1, 2**40)
-    return _calibrate_laplace_cached(eps, dl, sens, check_int(grid_bits, "grid_bits", 0, 30), dim)
+    nm = check_choice(norm, "norm", _LAPLACE_NORMS)
+    return _calibrate_laplace_cached(eps, dl, sens, check_int(grid_bits, "grid_bits", 0, 30), dim,
+                                     nm if dim > 1 else "l1")
+
+
+def _vector_plan(mechanism: str, fields: tuple[int, str, int, int, int, float], eps: float, dl: float, sens: float,
+                 dim: int) -> GridRelease:
+    """The GridRelease of a vector plan from the C++ routine's (status, message, num, e, shift, delta)."""
+    status, message, num, e, shift, achieved = fields
+    if status == 1:  # PlanStatus::Invalid: an argument out of range; the others are calibration failures
+        raise ValueError(message)
+    if status != 0:
+        raise CalibrationError(message)
+    return GridRelease(mechanism, eps, dl, sens, e, shift, Fraction(num), achieved, dim)
 
 
 @functools.lru_cache(maxsize=16)
-def _calibrate_laplace_cached(eps: float, dl: float, sens: float, grid_bits: int, dim: int) -> GridRelease:
+def _calibrate_laplace_cached(eps: float, dl: float, sens: float, grid_bits: int, dim: int,
+                              norm: str = "l1") -> GridRelease:
     """The body of :func:`calibrate_laplace_release` on validated arguments; plans are cached by them
     (a plan is immutable), so a single-value release does not recalibrate."""
     denom = eps - 2.0 * math.log1p(-dl)
     if denom <= 0 or (dim > 1 and eps == 0):
         raise ValueError("epsilon = 0 with delta = 0 requires an infinite scale: use epsilon > 0 or delta > 0")
     if dim > 1:
-        e = _grid_exponent(sens / eps, sens / dim, grid_bits, _LAPLACE_MAX_BITS)
-        k = int(math.floor(math.ldexp(sens, -e))) + dim
-        t = -((-Fraction(k)) // Fraction(eps))  # ceil(k / eps), exact
-        if t >= MAX_LAPLACE_T:
-            raise CalibrationError("discrete Laplace calibration: t would exceed 2**40")
-        ok = Fraction(k) / t <= Fraction(eps)
-        tight = t == 1 or Fraction(eps) < Fraction(k) / (t - 1)
-        if not (ok and tight):
-            raise CalibrationError("discrete Laplace calibration could not be verified")
-        return GridRelease("laplace", eps, dl, sens, e, k, Fraction(t), 0.0, dim)
+        fields = _D.laplace_vector_plan(eps, sens, grid_bits, dim, _LAPLACE_NORMS.index(norm))
+        return _vector_plan("laplace", fields, eps, dl, sens, dim)
     e = _grid_exponent(sens / denom, sens, grid_bits, _LAPLACE_MAX_BITS)
     k = _grid_shift(sens, e)
     hi = 1
@@ -307,7 +321,8 @@ def calibrate_gaussian_release(
         zCDP-to-(epsilon, delta) bound (:func:`pydp_core.accounting.conversions.zcdp_log_delta`) meets
         delta. This bound is valid but not exact (larger than the exact profile by a modest factor in
         sigma); the grid is refined so that sqrt(d) extra steps cost at most ``2**-grid_bits`` of the
-        sensitivity.
+        sensitivity. The plan is computed by the C++ routine that the C ABI's
+        ``pydp_release_calibrate_gaussian_vector`` also calls.
 
     Returns
     -------
@@ -343,9 +358,9 @@ def _calibrate_gaussian_cached(eps: float, dl: float, sens: float, grid_bits: in
     (a plan is immutable), so a single-value release does not recalibrate."""
     if dl == 0:
         raise ValueError("the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)")
-    s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))
     if dim > 1:
-        return _calibrate_gaussian_vector(eps, dl, sens, s0, grid_bits, dim)
+        return _vector_plan("gaussian", _D.gaussian_vector_plan(eps, dl, sens, grid_bits, dim), eps, dl, sens, dim)
+    s0 = float(minimal_scale(Gaussian(), epsilon=eps, delta=dl, sensitivity=sens))
     e = _grid_exponent(s0, sens, grid_bits, _GAUSS_MAX_BITS)
     k = _grid_shift(sens, e)
     log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
@@ -379,34 +394,6 @@ def _calibrate_gaussian_cached(eps: float, dl: float, sens: float, grid_bits: in
         raise CalibrationError("discrete Gaussian calibration could not be verified")
     achieved = math.exp(float(_D.dgauss_log_delta(eps, float(n), float(k))))
     return GridRelease("gaussian", eps, dl, sens, e, k, Fraction(n), achieved)
-
-
-def _calibrate_gaussian_vector(eps: float, dl: float, sens: float, s0: float, grid_bits: Any, dim: int) -> GridRelease:
-    e = _grid_exponent(s0, sens / math.sqrt(dim), grid_bits, _GAUSS_MAX_BITS)
-    k_norm = float(math.ceil(math.nextafter(math.ldexp(sens, -e) + math.sqrt(dim), math.inf)))  # rounded up
-    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
-
-    def ok(n: int) -> bool:
-        return zcdp_log_delta(rho=k_norm * k_norm / (2.0 * n), epsilon=eps)[0] <= log_target
-
-    lo = max(1, int((s0 / sens * k_norm) ** 2 * 0.5))
-    while ok(lo) and lo > 1:
-        lo //= 2
-    hi = max(lo + 1, int((s0 / sens * k_norm) ** 2 * 2))
-    while not ok(hi):
-        hi *= 2
-        if hi > MAX_PARAM:
-            raise CalibrationError("discrete Gaussian calibration: sigma2 would exceed 2**62 grid steps squared")
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    if not ok(hi) or (hi > 1 and ok(hi - 1)):
-        raise CalibrationError("discrete Gaussian calibration could not be verified")
-    achieved = math.exp(zcdp_log_delta(rho=k_norm * k_norm / (2.0 * hi), epsilon=eps)[0])
-    return GridRelease("gaussian", eps, dl, sens, e, int(k_norm), Fraction(hi), achieved, dim)
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -123,6 +123,39 @@ int main(void) {
         expect("calibrate Gaussian delta 0", pydp_calibrate_gaussian_release(1.0, 0.0, 1.0, 16, &plan), PYDP_ERR_NO_FINITE_SCALE);
         expect("calibrate NULL plan", pydp_calibrate_laplace_release(1.0, 0.0, 1.0, 16, NULL), PYDP_ERR_NULL);
     }
+    /* Vector plans (one query of 3 coordinates, sensitivity 1.5 in l1 and in l_inf) and two vectors released
+     * (the Python plans and releases, checked by tests/support/downstream.py). */
+    {
+        pydp_vector_plan vp;
+        pydp_rng* vr = NULL;
+        double vin[6] = {0.0, 1.5, -2.25, 100.0, 3.0, -7.5}, vout[6];
+        int norm;
+        for (norm = PYDP_NORM_L1; norm <= PYDP_NORM_LINF; ++norm) {
+            expect("calibrate_laplace_vector", pydp_release_calibrate_laplace_vector(0.8, 0.0, 1.5, norm, 3, 16, &vp), PYDP_OK);
+            printf("plan_laplace_vector %d %llu %llu %d %llu %.17g\n", norm, (unsigned long long)vp.num,
+                   (unsigned long long)vp.den, vp.grid_exponent, (unsigned long long)vp.shift, vp.delta_achieved);
+        }
+        expect("vector rng", pydp_rng_new(key, 2, &vr), PYDP_OK);
+        expect("release_vector", pydp_release_vector(vr, &vp, -INFINITY, INFINITY, vin, vout, 2, 1), PYDP_OK);
+        print_array("release_vector", vout, 6);
+        expect("release_vector NULL plan", pydp_release_vector(vr, NULL, -INFINITY, INFINITY, vin, vout, 2, 1), PYDP_ERR_NULL);
+        expect("calibrate_laplace_vector dimension 0", pydp_release_calibrate_laplace_vector(0.8, 0.0, 1.5, PYDP_NORM_L1, 0, 16, &vp),
+               PYDP_ERR_INVALID);
+        expect("calibrate_laplace_vector NaN", pydp_release_calibrate_laplace_vector(NAN, 0.0, 1.5, PYDP_NORM_L1, 3, 16, &vp),
+               PYDP_ERR_INVALID);
+        {
+            double ld = 0.0, alpha = 0.0;
+            expect("calibrate_gaussian_vector", pydp_release_calibrate_gaussian_vector(0.5, 1e-8, 3.0, 50, 12, &vp), PYDP_OK);
+            printf("plan_gaussian_vector %llu %llu %d %llu %.17g\n", (unsigned long long)vp.num, (unsigned long long)vp.den,
+                   vp.grid_exponent, (unsigned long long)vp.shift, vp.delta_achieved);
+            expect("calibrate_gaussian_vector delta 0", pydp_release_calibrate_gaussian_vector(0.5, 0.0, 3.0, 50, 12, &vp),
+                   PYDP_ERR_NO_FINITE_SCALE);
+            expect("zcdp_log_delta", pydp_zcdp_log_delta(0.5, 3.0, &ld, &alpha), PYDP_OK);
+            printf("zcdp %.17g %.17g\n", ld, alpha);
+            expect("zcdp_log_delta NaN", pydp_zcdp_log_delta(NAN, 3.0, &ld, &alpha), PYDP_ERR_INVALID);
+        }
+        pydp_rng_free(vr);
+    }
     /* A PLD: 100 compositions of the Poisson-subsampled Gaussian (scale 1, rate 0.02), grid step 1e-3. */
     {
         pydp_pld *one = NULL, *many = NULL;

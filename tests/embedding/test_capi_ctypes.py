@@ -41,6 +41,17 @@ class LatticePlan(C.Structure):
     _fields_ = [("s", U64), ("weight_bits", C.c_int), ("grid_exponent", C.c_int), ("shift", U64),
                 ("delta_achieved", C.c_double), ("table_half", U64)]
 
+class VectorPlan(C.Structure):
+    """pydp_vector_plan of capi.h."""
+
+    _fields_ = [("mechanism", C.c_int), ("norm", C.c_int), ("dimension", U64), ("num", U64), ("den", U64),
+                ("grid_exponent", C.c_int), ("shift", U64), ("delta_achieved", C.c_double)]
+
+
+VPLAN = C.POINTER(VectorPlan)
+NORM_L1, NORM_LINF, NORM_L2 = 0, 1, 2
+NORMS = {NORM_L1: "l1", NORM_LINF: "linf"}
+
 SIGNATURES = {
     "pydp_rng_new": [C.c_char_p, U64, PP],
     "pydp_rng_fill_u64": [P, C.POINTER(U64), C.c_size_t],
@@ -61,6 +72,10 @@ SIGNATURES = {
     "pydp_calibrate_laplace_release": [D, D, D, I, PLAN],
     "pydp_calibrate_gaussian_release": [D, D, D, I, PLAN],
     "pydp_calibrate_lattice_release": [I, D, D, D, D, I, I, C.POINTER(LatticePlan)],
+    "pydp_release_calibrate_laplace_vector": [D, D, D, I, U64, I, VPLAN],
+    "pydp_release_vector": [P, VPLAN, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_release_calibrate_gaussian_vector": [D, D, D, U64, I, VPLAN],
+    "pydp_zcdp_log_delta": [D, D, DP, DP],
 }
 
 
@@ -304,7 +319,50 @@ def _calls(lib, rng, pld, buf, out):
     steps = U64()
     words = (U64 * 4)()
     plan, lattice = GridPlan(), LatticePlan()
+    vplan = VectorPlan()
+    assert lib.pydp_release_calibrate_laplace_vector(1.0, 0.0, 1.0, NORM_L1, 2, 16, C.byref(vplan)) == OK
+    bad_plans = {"dimension 0": VectorPlan(0, 0, 0, 1, 1, -10, 1, 0.0), "dimension 2^41": VectorPlan(0, 0, 1 << 41, 1, 1, -10, 1, 0.0),
+                 "mechanism 7": VectorPlan(7, 0, 2, 1, 1, -10, 1, 0.0), "t = 0": VectorPlan(0, 0, 2, 0, 1, -10, 1, 0.0),
+                 "grid 2000": VectorPlan(0, 0, 2, 1, 1, 2000, 1, 0.0), "sigma2 = 0": VectorPlan(1, 2, 2, 0, 1, -10, 1, 0.0)}
+    vcalls = [(f"vector plan {what}", lambda p=p: lib.pydp_release_vector(rng, C.byref(p), -inf, inf, _dp(buf), _dp(out), 2, 1))
+              for what, p in bad_plans.items()]
     return [
+        *vcalls,
+        ("vector NULL rng", lambda: lib.pydp_release_vector(None, C.byref(vplan), -inf, inf, _dp(buf), _dp(out), 2, 1)),
+        ("vector NULL plan", lambda: lib.pydp_release_vector(rng, None, -inf, inf, _dp(buf), _dp(out), 2, 1)),
+        ("vector NULL x", lambda: lib.pydp_release_vector(rng, C.byref(vplan), -inf, inf, None, _dp(out), 2, 1)),
+        ("vector NULL out", lambda: lib.pydp_release_vector(rng, C.byref(vplan), -inf, inf, _dp(buf), None, 2, 1)),
+        ("vector huge", lambda: lib.pydp_release_vector(rng, C.byref(vplan), -inf, inf, _dp(buf), _dp(out), HUGE, 1)),
+        ("vector 2^64 - 1 rows", lambda: lib.pydp_release_vector(rng, C.byref(vplan), -inf, inf, _dp(buf), _dp(out), 2**64 - 1, 1)),
+        ("vector NaN low", lambda: lib.pydp_release_vector(rng, C.byref(vplan), nan, inf, _dp(buf), _dp(out), 2, 1)),
+        ("vector NaN value", lambda: lib.pydp_release_vector(rng, C.byref(vplan), -inf, inf, _dp(np.full(4, nan)), _dp(out), 2, 1)),
+        *[(f"calibrate_laplace_vector {what}", lambda a=args: lib.pydp_release_calibrate_laplace_vector(*a)) for what, args in (
+            ("NaN epsilon", (nan, 0.0, 1.0, NORM_L1, 3, 16, C.byref(vplan))),
+            ("inf epsilon", (inf, 0.0, 1.0, NORM_L1, 3, 16, C.byref(vplan))),
+            ("NaN delta", (1.0, nan, 1.0, NORM_L1, 3, 16, C.byref(vplan))),
+            ("NaN sensitivity", (1.0, 0.0, nan, NORM_L1, 3, 16, C.byref(vplan))),
+            ("zero sensitivity", (1.0, 0.0, 0.0, NORM_LINF, 3, 16, C.byref(vplan))),
+            ("norm l2", (1.0, 0.0, 1.0, NORM_L2, 3, 16, C.byref(vplan))),
+            ("norm 9", (1.0, 0.0, 1.0, 9, 3, 16, C.byref(vplan))),
+            ("dimension 0", (1.0, 0.0, 1.0, NORM_L1, 0, 16, C.byref(vplan))),
+            ("dimension 2^40 + 1", (1.0, 0.0, 1.0, NORM_L1, (1 << 40) + 1, 16, C.byref(vplan))),
+            ("dimension 2^64 - 1", (1.0, 0.0, 1.0, NORM_L1, 2**64 - 1, 16, C.byref(vplan))),
+            ("grid_bits 31", (1.0, 0.0, 1.0, NORM_L1, 3, 31, C.byref(vplan))),
+            ("NULL plan", (1.0, 0.0, 1.0, NORM_L1, 3, 16, None)))],
+        *[(f"calibrate_gaussian_vector {what}", lambda a=args: lib.pydp_release_calibrate_gaussian_vector(*a)) for what, args in (
+            ("NaN epsilon", (nan, 1e-6, 1.0, 3, 16, C.byref(vplan))),
+            ("inf epsilon", (inf, 1e-6, 1.0, 3, 16, C.byref(vplan))),
+            ("NaN delta", (1.0, nan, 1.0, 3, 16, C.byref(vplan))),
+            ("delta 1", (1.0, 1.0, 1.0, 3, 16, C.byref(vplan))),
+            ("NaN sensitivity", (1.0, 1e-6, nan, 3, 16, C.byref(vplan))),
+            ("dimension 0", (1.0, 1e-6, 1.0, 0, 16, C.byref(vplan))),
+            ("dimension 2^64 - 1", (1.0, 1e-6, 1.0, 2**64 - 1, 16, C.byref(vplan))),
+            ("grid_bits 31", (1.0, 1e-6, 1.0, 3, 31, C.byref(vplan))),
+            ("NULL plan", (1.0, 1e-6, 1.0, 3, 16, None)))],
+        *[(f"zcdp_log_delta {what}", lambda a=args: lib.pydp_zcdp_log_delta(*a)) for what, args in (
+            ("NaN rho", (nan, 1.0, C.byref(v), None)), ("zero rho", (0.0, 1.0, C.byref(v), None)),
+            ("inf rho", (inf, 1.0, C.byref(v), None)), ("NaN epsilon", (1.0, nan, C.byref(v), None)),
+            ("negative epsilon", (1.0, -1.0, C.byref(v), None)), ("NULL log_delta", (1.0, 1.0, None, None)))],
         ("rng_new NULL key", lambda: lib.pydp_rng_new(None, 0, C.byref(h))),
         ("rng_new NULL out", lambda: lib.pydp_rng_new(ds.KEY, 0, None)),
         ("fill_u64 NULL rng", lambda: lib.pydp_rng_fill_u64(None, words, 4)),
@@ -413,3 +471,122 @@ def test_zero_sizes_succeed_and_write_nothing(lib):
         assert list(words) == _py_rng().random_raw(3).tolist()
     finally:
         lib.pydp_rng_free(rng)
+
+
+# (epsilon, delta, sensitivity, dimension, grid_bits) of the vector plans: small and large m, a coarse and
+# a fine grid, sensitivities on and off powers of two, and m = 1 (the scalar plan).
+LAPLACE_VECTOR_CASES = [(1.0, 0.0, 1.0, 3, 16), (0.3, 1e-6, 0.7, 2, 8), (2.5, 0.0, 1e-3, 17, 0), (0.05, 0.0, 4.0, 1000, 16),
+                        (7.0, 0.0, 1.0, 64, 30), (1.0, 1e-9, 2.0, 1, 16), (1e-3, 0.0, 5.0, 5, 12)]
+
+
+@pytest.mark.parametrize("norm", [NORM_L1, NORM_LINF])
+@pytest.mark.parametrize("case", LAPLACE_VECTOR_CASES)
+def test_laplace_vector_calibration_is_the_python_plan(lib, norm, case):
+    eps, delta, sens, m, bits = case
+    got = VectorPlan()
+    assert lib.pydp_release_calibrate_laplace_vector(eps, delta, sens, norm, m, bits, C.byref(got)) == OK, lib.pydp_last_error()
+    assert lib.pydp_last_error() == b""
+    want = release.calibrate_laplace_release(epsilon=eps, delta=delta, sensitivity=sens, dimension=m, grid_bits=bits,
+                                             norm=NORMS[norm])
+    assert (got.mechanism, got.norm, got.dimension) == (0, norm, m)
+    assert (got.num, got.den, got.grid_exponent, got.shift) == (want.parameter.numerator, want.parameter.denominator,
+                                                                want.grid_exponent, want.shift)
+    assert got.delta_achieved == want.delta_achieved
+
+
+@pytest.mark.parametrize("key_byte", [0, 1, 200])
+@pytest.mark.parametrize("norm, m, vectors", [(NORM_L1, 3, 5), (NORM_LINF, 2, 1), (NORM_L1, 1000, 3), (NORM_LINF, 9000, 2),
+                                              (NORM_L1, 1, 4)])
+def test_vector_release_is_the_python_release_row_by_row(lib, key_byte, norm, m, vectors):
+    key = bytes((key_byte + i) % 256 for i in range(32))
+    plan = VectorPlan()
+    assert lib.pydp_release_calibrate_laplace_vector(0.8, 0.0, 1.5, norm, m, 16, C.byref(plan)) == OK
+    x = np.random.default_rng(key_byte).uniform(-30.0, 30.0, (vectors, m))
+    got = np.full_like(x, np.nan)
+    h = C.c_void_p()
+    assert lib.pydp_rng_new(key, 0, C.byref(h)) == OK
+    try:
+        assert lib.pydp_release_vector(h, C.byref(plan), -25.0, 25.0, _dp(x), _dp(got), vectors, 3) == OK, lib.pydp_last_error()
+        tail = (U64 * 2)()
+        assert lib.pydp_rng_fill_u64(h, tail, 2) == OK
+    finally:
+        lib.pydp_rng_free(h)
+    py = Random._wrap(_core.random.Generator(key, 0), 1, True)
+    py_plan = release.calibrate_laplace_release(epsilon=0.8, sensitivity=1.5, dimension=m, norm=NORMS[norm])
+    want = np.stack([py_plan.release(row, rng=py, bounds=(-25.0, 25.0), simulation=True) for row in x])
+    np.testing.assert_array_equal(got, want)
+    assert list(tail) == py.random_raw(2).tolist()  # the stream goes on where the Python one does
+
+
+def test_vector_release_of_zero_vectors_takes_nothing(lib):
+    plan = VectorPlan()
+    assert lib.pydp_release_calibrate_laplace_vector(1.0, 0.0, 1.0, NORM_L1, 4, 16, C.byref(plan)) == OK
+    rng = _rng(lib)
+    try:
+        assert lib.pydp_release_vector(rng, C.byref(plan), -math.inf, math.inf, None, None, 0, 1) == OK
+        words = (U64 * 3)()
+        assert lib.pydp_rng_fill_u64(rng, words, 3) == OK
+        assert list(words) == _py_rng().random_raw(3).tolist()
+    finally:
+        lib.pydp_rng_free(rng)
+
+
+def test_vector_calibration_failures_leave_the_plan_untouched(lib):
+    plan = VectorPlan(5, 5, 5, 5, 5, 5, 5, 5.0)
+    assert lib.pydp_release_calibrate_laplace_vector(0.0, 0.0, 1.0, NORM_L1, 3, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
+    assert "infinite scale" in lib.pydp_last_error().decode()
+    assert lib.pydp_release_calibrate_laplace_vector(1e-3, 0.0, 1.0, NORM_L1, 1 << 30, 16, C.byref(plan)) == 10  # t above 2^40
+    assert "2^40" in lib.pydp_last_error().decode()
+    assert (plan.num, plan.shift, plan.delta_achieved) == (5, 5, 5.0)
+    with pytest.raises(dp.CalibrationError, match="2\\^40"):
+        release.calibrate_laplace_release(epsilon=1e-3, dimension=1 << 30)
+
+
+# (epsilon, delta, sensitivity, dimension, grid_bits) of the Gaussian vector plans (l2 sensitivity).
+GAUSSIAN_VECTOR_CASES = [(1.0, 1e-6, 1.0, 50, 16), (0.3, 1e-9, 0.7, 2, 8), (2.5, 1e-3, 1e-3, 17, 0), (0.05, 1e-5, 4.0, 1000, 16),
+                         (7.0, 1e-12, 1.0, 64, 30), (1.0, 1e-7, 2.0, 1, 16), (0.0, 0.1, 1.0, 3, 12)]
+
+
+@pytest.mark.parametrize("case", GAUSSIAN_VECTOR_CASES)
+def test_gaussian_vector_calibration_is_the_python_plan(lib, case):
+    eps, delta, sens, m, bits = case
+    got = VectorPlan()
+    assert lib.pydp_release_calibrate_gaussian_vector(eps, delta, sens, m, bits, C.byref(got)) == OK, lib.pydp_last_error()
+    want = release.calibrate_gaussian_release(epsilon=eps, delta=delta, sensitivity=sens, dimension=m, grid_bits=bits)
+    assert (got.mechanism, got.norm, got.dimension) == (1, NORM_L2, m)
+    assert (got.num, got.den, got.grid_exponent, got.shift) == (want.parameter.numerator, want.parameter.denominator,
+                                                                want.grid_exponent, want.shift)
+    assert got.delta_achieved == want.delta_achieved <= delta
+    if m > 1:  # the zCDP check passes at sigma2 and fails at sigma2 - 1 (through the C entry point)
+        ld, target = D(), math.log(delta) + math.log1p(-1e-12)
+        assert lib.pydp_zcdp_log_delta(got.shift**2 / (2.0 * got.num), eps, C.byref(ld), None) == OK and ld.value <= target
+        assert lib.pydp_zcdp_log_delta(got.shift**2 / (2.0 * (got.num - 1)), eps, C.byref(ld), None) == OK and ld.value > target
+
+
+@pytest.mark.parametrize("key_byte", [3, 77])
+@pytest.mark.parametrize("m, vectors", [(2, 3), (50, 2), (5000, 1)])
+def test_gaussian_vector_release_is_the_python_release_row_by_row(lib, key_byte, m, vectors):
+    key = bytes((key_byte * 7 + i) % 256 for i in range(32))
+    plan = VectorPlan()
+    assert lib.pydp_release_calibrate_gaussian_vector(0.9, 1e-7, 2.0, m, 16, C.byref(plan)) == OK
+    x = np.random.default_rng(key_byte).normal(0.0, 10.0, (vectors, m))
+    got = np.empty_like(x)
+    h = C.c_void_p()
+    assert lib.pydp_rng_new(key, 5, C.byref(h)) == OK
+    try:
+        assert lib.pydp_release_vector(h, C.byref(plan), -math.inf, math.inf, _dp(x), _dp(got), vectors, 2) == OK
+    finally:
+        lib.pydp_rng_free(h)
+    py = Random._wrap(_core.random.Generator(key, 5), 1, True)
+    py_plan = release.calibrate_gaussian_release(epsilon=0.9, delta=1e-7, sensitivity=2.0, dimension=m)
+    np.testing.assert_array_equal(got, np.stack([py_plan.release(row, rng=py, simulation=True) for row in x]))
+
+
+@pytest.mark.parametrize("rho, eps", [(0.01, 0.1), (0.5, 3.0), (50.0, 100.0), (1e-6, 10.0), (1e3, 0.0), (1e-300, 1e300)])
+def test_zcdp_log_delta_is_the_python_value(lib, rho, eps):
+    from pydp_core.accounting.conversions import zcdp_log_delta
+
+    ld, alpha = D(), D()
+    assert lib.pydp_zcdp_log_delta(rho, eps, C.byref(ld), C.byref(alpha)) == OK
+    assert (ld.value, alpha.value) == zcdp_log_delta(rho=rho, epsilon=eps)
+    assert ld.value <= 0.0

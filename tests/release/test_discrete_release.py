@@ -17,6 +17,7 @@ from scipy import stats
 from support.stats import ALPHA
 
 import pydp_core as pc
+from pydp_core import _core
 from pydp_core import release as dsc
 from pydp_core.accounting.conversions import zcdp_log_delta
 
@@ -243,6 +244,39 @@ def test_zcdp_conversion(rho, eps):
     assert ld >= exact - 1e-12
 
 
+ZCDP_CASES = [(rho, eps) for rho in (1e-8, 1e-3, 0.05, 1.0, 30.0, 1e4) for eps in (0.0, 1e-3, 0.5, 2.0, 50.0, 1e3)]
+
+
+@pytest.mark.parametrize("rho, eps", ZCDP_CASES)
+def test_zcdp_log_delta_is_certified_and_optimal_against_mpmath(rho, eps):
+    """The C++ routine's value is >= the exact g(alpha) at its alpha (50 digits), and within 1e-12 (relative,
+    or absolute near 0) of the exact minimum over alpha, found by mpmath on the derivative."""
+    ld, alpha, am1 = _core.accounting.zcdp_log_delta(rho, eps)
+    assert (ld, alpha) == zcdp_log_delta(rho=rho, epsilon=eps)
+    with mpmath.workdps(50):
+        def g(b):  # g(alpha) at alpha - 1 = b (alpha itself can round to 1)
+            return b * ((1 + b) * rho - eps) - mpmath.log(b) - (1 + b) * mpmath.log1p(1 / b)
+
+        assert mpmath.mpf(ld) >= min(g(mpmath.mpf(am1)), 0)  # certified: rounded toward the safe side
+        # the exact minimiser: g'(alpha) = (2 alpha - 1) rho - eps + log(1 - 1/alpha) = 0, in x = log(alpha - 1)
+        def slope(x):
+            return (1 + 2 * mpmath.exp(x)) * rho - eps - mpmath.log1p(mpmath.exp(-x))
+
+        lo, hi = mpmath.mpf(-700), mpmath.mpf(700)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if slope(mid) < 0 else (lo, mid)
+        best = min(g(mpmath.exp(lo)), 0)
+        assert mpmath.mpf(ld) >= best
+        assert float(mpmath.mpf(ld) - best) <= 1e-12 * max(1.0, abs(float(best)))
+
+
+def test_zcdp_log_delta_rejects_bad_arguments():
+    for rho, eps in ((0.0, 1.0), (-1.0, 1.0), (math.nan, 1.0), (math.inf, 1.0), (1.0, -1.0), (1.0, math.nan), (1.0, math.inf)):
+        with pytest.raises(ValueError):
+            zcdp_log_delta(rho=rho, epsilon=eps)
+
+
 def test_vector_laplace_l1_charge_and_pure_dp():
     plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=1.0, dimension=3, grid_bits=1)
     g, t = plan.grid, plan.parameter
@@ -257,6 +291,56 @@ def test_vector_laplace_l1_charge_and_pure_dp():
     assert out.shape == (3,)
     with pytest.raises(ValueError, match="calibrated for one vector of 3"):
         plan.release(np.zeros(4), rng=pc.Random(1), simulation=True)
+
+
+def _reference_laplace_vector(eps, sens, grid_bits, dim, norm):
+    """(e, k, t) of the discrete Laplace vector plan in exact rational arithmetic (an independent copy of
+    the rule the C++ routine implements)."""
+    scale, ref = (sens / eps, sens / dim) if norm == "l1" else (dim * sens / eps, sens)
+    gb = grid_bits
+    e = max(math.frexp(min(scale, ref))[1] - 1 - gb, math.frexp(scale)[1] - 1 - max(gb, 38))
+    d = Fraction(sens) / Fraction(2) ** e
+    if norm == "l1":
+        k = math.floor(d) + dim
+    else:  # floor(D) + 1 per coordinate, D when D is an even integer
+        k = dim * (int(d) if d.denominator == 1 and int(d) % 2 == 0 else math.floor(d) + 1)
+    return e, k, math.ceil(Fraction(k) / Fraction(eps))
+
+
+@pytest.mark.parametrize("norm", ["l1", "linf"])
+@pytest.mark.parametrize("eps, sens, dim, grid_bits", [(1.0, 1.0, 3, 16), (0.1, 0.5, 2, 8), (3.7, 1e-3, 17, 0),
+                                                       (0.25, 2.0, 1000, 16), (1e-3, 7.0, 5, 30), (50.0, 1.0, 64, 12)])
+def test_vector_laplace_plan_is_the_exact_rule(norm, eps, sens, dim, grid_bits):
+    plan = dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, dimension=dim, grid_bits=grid_bits, norm=norm)
+    e, k, t = _reference_laplace_vector(eps, sens, grid_bits, dim, norm)
+    assert (plan.grid_exponent, plan.shift, plan.parameter, plan.delta_achieved) == (e, k, t, 0.0)
+    assert Fraction(k, t) <= Fraction(eps) and (t == 1 or Fraction(k, t - 1) > Fraction(eps))
+
+
+@settings(max_examples=300, deadline=None)
+@given(eps=st.floats(1e-3, 1e3), sens=st.floats(1e-6, 1e6), dim=st.integers(2, 2**40), grid_bits=st.integers(0, 30),
+       norm=st.sampled_from(["l1", "linf"]))
+def test_vector_laplace_plan_is_the_exact_rule_everywhere(eps, sens, dim, grid_bits, norm):
+    try:
+        plan = dsc.calibrate_laplace_release(epsilon=eps, sensitivity=sens, dimension=dim, grid_bits=grid_bits, norm=norm)
+    except pc.CalibrationError:  # t above 2**40: then the exact rule's t is too
+        assert _reference_laplace_vector(eps, sens, grid_bits, dim, norm)[2] >= 2**40
+        return
+    e, k, t = _reference_laplace_vector(eps, sens, grid_bits, dim, norm)
+    assert (plan.grid_exponent, plan.shift, plan.parameter) == (e, k, t)
+
+
+def test_vector_laplace_linf_charge():
+    plan = dsc.calibrate_laplace_release(epsilon=1.0, sensitivity=0.3, dimension=4, grid_bits=1, norm="linf")
+    g = plan.grid
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-5, 5, (200_000, 4))
+    b = a + rng.uniform(-1, 1, (200_000, 4)) * plan.sensitivity
+    assert np.abs(np.rint(a / g) - np.rint(b / g)).sum(axis=1).max() <= plan.shift
+    with pytest.raises(ValueError, match="norm"):
+        dsc.calibrate_laplace_release(epsilon=1.0, dimension=4, norm="l2")
+    with pytest.raises(TypeError, match="norm"):
+        dsc.calibrate_laplace_release(epsilon=1.0, dimension=4, norm=1)
 
 
 def test_vector_gaussian_l2_charge_and_zcdp_guarantee():

@@ -148,6 +148,22 @@ def _check_c_releases(out: dict[str, list[str]]) -> None:
         assert (int(num), int(den), int(e), int(k)) == (plan.parameter.numerator, plan.parameter.denominator, plan.grid_exponent,
                                                        plan.shift), name
         assert float(achieved) == plan.delta_achieved, name
+    vector_plans = out["plan_laplace_vector"]
+    for norm, fields in zip(("l1", "linf"), (vector_plans[:6], vector_plans[6:]), strict=True):
+        plan = release.calibrate_laplace_release(epsilon=0.8, sensitivity=1.5, dimension=3, norm=norm)
+        assert fields == [str(int(norm == "linf")), str(plan.parameter.numerator), str(plan.parameter.denominator),
+                          str(plan.grid_exponent), str(plan.shift), repr(plan.delta_achieved) if plan.delta_achieved else "0"], norm
+    rows = np.array([[0.0, 1.5, -2.25], [100.0, 3.0, -7.5]])
+    vrng = Random._wrap(_core.random.Generator(KEY, 2), 1, True)
+    want_rows = [plan.release(row, rng=vrng, simulation=True) for row in rows]  # the l_inf plan, the last printed
+    assert [float(v) for v in out["release_vector"]] == np.concatenate(want_rows).tolist()
+    gv = release.calibrate_gaussian_release(epsilon=0.5, delta=1e-8, sensitivity=3.0, dimension=50, grid_bits=12)
+    num, den, e, k, achieved = out["plan_gaussian_vector"]
+    assert (int(num), int(den), int(e), int(k), float(achieved)) == (gv.parameter.numerator, gv.parameter.denominator,
+                                                                     gv.grid_exponent, gv.shift, gv.delta_achieved)
+    from pydp_core.accounting.conversions import zcdp_log_delta
+
+    assert [float(v) for v in out["zcdp"]] == list(zcdp_log_delta(rho=0.5, epsilon=3.0))
     s, bits, e, k, achieved = out["plan_lattice"]
     assert (int(s), int(bits), int(e), int(k), float(achieved)) == (sub.parameter, sub.weight_bits, sub.grid_exponent, sub.shift,
                                                                     sub.delta_achieved)

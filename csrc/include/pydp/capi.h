@@ -180,6 +180,53 @@ pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s
                                  int grid_exponent, double low, double high, const double* x, double* out, size_t n,
                                  unsigned threads);
 
+/* ---- vector releases on a grid (one query of m coordinates; pydp_core.release, dimension = m) ------- */
+/* The plan of one vector query of `dimension` = m coordinates whose neighbouring values differ by at most
+ * `sensitivity` in the norm `norm`: the same plan, field for field, as Python's
+ * calibrate_laplace_release(epsilon=, delta=, sensitivity=, grid_bits=, dimension=m, norm=) and
+ * calibrate_gaussian_release(..., dimension=m) (both call the one C++ routine behind these functions,
+ * pydp/release/grid_plan.hpp). num / den is t (discrete Laplace) or sigma^2 (discrete Gaussian) in grid
+ * steps (den = 1), the grid is 2^grid_exponent, shift the rounding-charged bound on the integer shift
+ * vector (Laplace: its l1 norm k, floor(D) + m for l1 and m * (floor(D) + 1) for l_inf, D = sensitivity
+ * in grid steps; Gaussian: its l2 norm K = ceil(D + sqrt(m))), and delta_achieved the delta of the plan at
+ * epsilon (0 for the Laplace, which is pure k / t <= epsilon, decided exactly; for the Gaussian the
+ * certified zCDP bound with rho = K^2 / (2 sigma^2), pydp_zcdp_log_delta). num - 1 is checked to fail.
+ * For m = 1 the plans are those of pydp_calibrate_laplace_release / _gaussian_release (norm ignored).
+ * epsilon > 0 finite (>= 0 for m = 1 as there), 0 <= delta < 1 (> 0 for the Gaussian), sensitivity > 0
+ * finite, 1 <= dimension <= 2^40, grid_bits in [0, 30] (16 is Python's default). */
+enum { PYDP_NORM_L1 = 0, PYDP_NORM_LINF = 1, PYDP_NORM_L2 = 2 };
+enum { PYDP_MECH_LAPLACE = 0, PYDP_MECH_GAUSSIAN = 1 };
+typedef struct pydp_vector_plan {
+    int mechanism; /* PYDP_MECH_LAPLACE or PYDP_MECH_GAUSSIAN */
+    int norm;      /* PYDP_NORM_L1 or PYDP_NORM_LINF (Laplace), PYDP_NORM_L2 (Gaussian) */
+    uint64_t dimension;
+    uint64_t num;
+    uint64_t den;
+    int grid_exponent;
+    uint64_t shift;
+    double delta_achieved;
+} pydp_vector_plan;
+/* Discrete Laplace, norm PYDP_NORM_L1 or PYDP_NORM_LINF. */
+pydp_status pydp_release_calibrate_laplace_vector(double epsilon, double delta, double sensitivity, int norm,
+                                                  uint64_t dimension, int grid_bits, pydp_vector_plan* plan);
+/* Discrete Gaussian, l2 sensitivity. */
+pydp_status pydp_release_calibrate_gaussian_vector(double epsilon, double delta, double sensitivity, uint64_t dimension,
+                                                   int grid_bits, pydp_vector_plan* plan);
+/* The (epsilon, delta) of a rho-zCDP mechanism (Canonne, Kamath and Steinke 2020):
+ * log_delta = min over alpha > 1 of (alpha - 1)(alpha rho - epsilon) - log(alpha - 1) + alpha log(1 - 1/alpha),
+ * certified: the value at the returned alpha (which may be NULL if not wanted), rounded up by a bound on
+ * its floating-point error, and at most 0; the same values as pydp_core.accounting.conversions
+ * .zcdp_log_delta (one C++ routine). rho > 0 finite, epsilon >= 0 finite. */
+pydp_status pydp_zcdp_log_delta(double rho, double epsilon, double* log_delta, double* alpha);
+/* Releases `vectors` vectors of plan->dimension coordinates each: x and out hold vectors * dimension
+ * values, row by row. Row i gets the values of the i-th of `vectors` successive Python calls
+ * plan.release(x[i], rng=Random) on the same generator (each row reserves fresh chunks of rng, in order).
+ * The plan's guarantee is per vector: `vectors` rows of one dataset compose (k rows cost k epsilon).
+ * plan as filled by the two functions above; low, high and the values as in pydp_release_laplace;
+ * vectors * dimension at most PYDP_MAX_ELEMENTS. */
+pydp_status pydp_release_vector(pydp_rng* rng, const pydp_vector_plan* plan, double low, double high, const double* x,
+                                double* out, size_t vectors, unsigned threads);
+
 /* ---- keyed per-group releases (the aggregation kernels; docs/aggregate.md) -------------------------- */
 /* out[j] = (round(x[j] / g) + Y_j) * g, g = 2^grid_exponent, with Y_j the first draw of the generator
  * spawned for streams[j] (pydp_rng_spawn(rng, streams[j]); the same as pydp_core.Random(key).stream(

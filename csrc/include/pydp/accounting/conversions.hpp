@@ -19,6 +19,10 @@
 //   overflow: log(e^z - 1) = z + log(-expm1(-z)) and log(1 + e^t) = t + log1p(e^-t) for t > 0
 //   (special/logexp.hpp).
 // - pure_dp_mu: the smallest mu with eps-DP => mu-GDP (Dong, Roth and Su 2022), rounded up.
+// - zcdp_log_delta: the (eps, delta) of rho-zCDP (Canonne, Kamath and Steinke 2020),
+//   log delta = min over alpha > 1 of g(alpha) = (alpha - 1)(alpha rho - eps) - log(alpha - 1) + alpha log(1 - 1/alpha),
+//   certified: every alpha gives a valid delta, so the minimiser only needs to be close; the value at
+//   the returned alpha is rounded up by a bound on its floating-point error (see the function).
 // Checked in tests/ against mpmath references (the Gaussian profile down to delta = 1e-300) and by
 // hypothesis over mu, delta and alpha (every RDP route of the Gaussian gives at least the exact eps).
 #pragma once
@@ -131,6 +135,54 @@ inline double gdp_log_delta(const noise::Family& gauss, double mu, double eps) n
     if (mu == 0.0 || std::isinf(eps)) return -kInf;
     if (std::isinf(mu)) return 0.0;
     return calibration::profile_std(gauss, eps, mu).log_delta;
+}
+
+// The result of zcdp_log_delta: log_delta >= g(alpha) (exactly, for the real number alpha = 1 + am1 with am1
+// the double alpha_minus_1), and alpha = 1 + am1 rounded to nearest.
+struct ZcdpDelta {
+    double log_delta;
+    double alpha;
+    double alpha_minus_1;
+};
+
+// g'(alpha) = (2 alpha - 1) rho - eps + log(1 - 1/alpha) is increasing (g'' = 2 rho + 1 / (alpha (alpha - 1))
+// > 0: g is convex), so its root in x = log(alpha - 1) is found by bisection to adjacent doubles over
+// [-700, 700] (an end point where the root lies beyond it: any alpha is valid). At am1 = e^x (a double)
+// g is evaluated as T1 + T2 + T3 with T1 = am1 ((1 + am1) rho - eps), T2 = -log(am1) and
+// T3 = -(1 + am1) log1p(1 / am1) (= alpha log(1 - 1/alpha), without cancellation). Each term has a
+// relative error of a few units u = 2^-53 (the library's exp, log and log1p are within 1 ulp; T1's inner
+// difference contributes at most 3u ((1 + am1) rho + eps) am1), so 16u (|am1| ((1 + am1) rho + eps) +
+// |T2| + |T3|) + 2^-1000 bounds the error of the sum with room to spare; that bound is added and the
+// sum rounded up. log delta is clamped at 0 (delta <= 1 holds always) and at -DBL_MAX below (where g
+// overflows to -inf, its value is below -DBL_MAX). rho > 0 finite and eps >= 0 finite; NaN otherwise.
+inline ZcdpDelta zcdp_log_delta(double rho, double eps) noexcept {
+    if (!(rho > 0.0) || !std::isfinite(rho) || !(eps >= 0.0) || !std::isfinite(eps)) return {kNaN, kNaN, kNaN};
+    auto slope = [&](double x) { return (1.0 + 2.0 * std::exp(x)) * rho - eps - std::log1p(std::exp(-x)); };
+    double lo = -700.0, hi = 700.0, x = 0.0;
+    if (slope(lo) >= 0.0) {
+        x = lo;
+    } else if (slope(hi) <= 0.0) {
+        x = hi;
+    } else {
+        for (int i = 0; i < 200; ++i) {  // 200 halvings of [-700, 700] reach adjacent doubles
+            const double mid = 0.5 * (lo + hi);
+            if (mid <= lo || mid >= hi) break;
+            (slope(mid) < 0.0 ? lo : hi) = mid;
+        }
+        x = 0.5 * (lo + hi);
+    }
+    const double am1 = std::exp(x);
+    const double a = 1.0 + am1;
+    const double t1 = am1 * (a * rho - eps);
+    const double t2 = -std::log(am1);
+    const double t3 = -a * std::log1p(1.0 / am1);
+    const double sum = t1 + t2 + t3;
+    constexpr double kMaxDouble = std::numeric_limits<double>::max();
+    if (sum == -kInf || (std::isnan(sum) && t1 == -kInf)) return {-kMaxDouble, a, am1};
+    const double err = 16.0 * 0x1p-53 * (am1 * (a * rho + eps) + std::fabs(t2) + std::fabs(t3)) + 0x1p-1000;
+    const double up = std::nextafter(sum + err, kInf);
+    if (!std::isfinite(up)) return {up > 0.0 ? 0.0 : -kMaxDouble, a, am1};
+    return {std::max(std::min(up, 0.0), -kMaxDouble), a, am1};
 }
 
 // calibration::epsilon_for_delta under the name the accounting layer has exported to C++ users.
