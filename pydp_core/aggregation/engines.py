@@ -100,7 +100,7 @@ def _grid_arrays(table: Any, spec: AggregateSpec) -> np.ndarray:
 
 
 def _grid_names(spec: AggregateSpec) -> list[str]:
-    """Engine-safe names of the grid-count columns of the bounds search (:func:`_grid_arrays`)."""
+    """Engine-safe names of the grid-count columns of the bounds search on Dask (:func:`_grid_arrays`)."""
     return [f"__pydp_grid_{i}" for i in range(len(spec.auto.searches) * (WIDTH + 1))]  # type: ignore[union-attr]
 
 
@@ -324,22 +324,25 @@ def _spark_partials(sdf: Any, spec: AggregateSpec, use: KeyUse | None = None) ->
 
 
 def _spark_grid(rows: Any, spec: AggregateSpec) -> dict[str, np.ndarray]:
-    """The grid counts of the bounds search of a Spark DataFrame partitioned by person: one row per partition,
-    summed by Spark."""
+    """The grid counts of the bounds search of a Spark DataFrame partitioned by person: each partition yields
+    its non-zero counts as (cell, count) rows (cell: the index into :func:`_grid_arrays`), summed per cell by
+    Spark (a narrow aggregation instead of one column per cell)."""
     pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
-    names = _grid_names(spec)
-    schema = types_mod.StructType([types_mod.StructField(n, types_mod.LongType(), False) for n in names])
+    schema = types_mod.StructType([types_mod.StructField(n, types_mod.LongType(), False) for n in ("cell", "count")])
 
     def partition(batches: Any) -> Any:
         table = pa.Table.from_batches(list(batches))
         if table.num_rows == 0:
             return
         counts = _grid_arrays(table, spec)
-        yield pa.RecordBatch.from_arrays([pa.array(counts[i:i + 1], type=pa.int64()) for i in range(len(names))],
-                                         names=names)
+        cells = np.flatnonzero(counts)
+        yield pa.RecordBatch.from_arrays([pa.array(cells, type=pa.int64()), pa.array(counts[cells], type=pa.int64())],
+                                         names=["cell", "count"])
 
-    total = rows.mapInArrow(partition, schema).agg(*[sql.sum(n).alias(n) for n in names]).toArrow()
-    return _grid_counts(np.array([total.column(n)[0].as_py() or 0 for n in names], dtype=np.int64), spec)
+    sums = rows.mapInArrow(partition, schema).groupBy("cell").agg(sql.sum("count").alias("count")).toArrow()
+    total = np.zeros(len(spec.auto.searches) * (WIDTH + 1), dtype=np.int64)  # type: ignore[union-attr]
+    total[sums.column("cell").to_numpy()] = sums.column("count").to_numpy()
+    return _grid_counts(total, spec)
 
 
 def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
