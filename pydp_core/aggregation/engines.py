@@ -4,10 +4,14 @@
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
 2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
    contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums, the
-   counts of kept rows per quantile grid cell and per histogram bin, and the integer coordinate sums of the
-   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate).
+   counts of kept rows per quantile grid cell and per histogram bin, the integer coordinate sums of the
+   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate), and the distinct kept
+   values per group of each ``count_distinct`` column.
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
-3. The partials are summed per group by the engine (exact int64 sums) and collected: one row per group.
+3. The partials are summed per group by the engine (exact int64 sums), the distinct values of a group are
+   united over the partitions and counted (Dask: ``nunique`` of the partitions' (group, value) pairs;
+   Spark: ``size(array_distinct(flatten(collect_list(...))))`` of their per-group arrays), and the result
+   is collected: one row per group.
 4. The driver runs selection (or the public partitions), records the release in the key's ledger, charges
    the accountant once, and draws the keyed noise and the estimates
    (:func:`~pydp_core.aggregation.local.release_partials`, or the ranking of
@@ -19,9 +23,12 @@ a pandas DataFrame (Dask) or a pyarrow Table (Spark), with the report attached; 
 :func:`pydp_core.spark.aggregate` and :func:`pydp_core.dask.aggregate` return it as the kind they were
 given. The key is sent to the workers with the task (bounding is keyed); the noise is drawn on the driver.
 
-Two requests are refused on the driver (ValueError), as their partials do not add up over partitions:
-``count_distinct`` (two persons in two partitions may hold the same value, which counts once) and
-``bounds="auto"`` (the bounds are searched on the kept rows of the whole table before any value is clamped).
+With ``bounds="auto"`` a first pass (step 0) bounds the contributions per partition and counts the kept
+values of each "auto" column per cell of the public search grid (:func:`~pydp_core.aggregation.local.
+grid_partials`); the counts are summed over the partitions (exact int64 sums), and the driver records them,
+charges the budget and runs the searches (:func:`~pydp_core.aggregation.local.search_bounds`); steps 1 to 4
+then run with the bounds found. The bounding clamps an "auto" column's content hash to the grid's range in
+both passes, so the two passes, and the local engine, keep the same rows.
 A vector column on Dask is a pyarrow list column (``pandas.ArrowDtype(pyarrow.list_(pyarrow.float64()))``) or
 an object column of lists or numpy arrays; Dask turns object columns into strings when the collection is built
 (``dd.from_pandas`` and the readers) unless that is done under
@@ -194,8 +201,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        As :func:`pydp_core.aggregation.aggregate`; ValueError for ``count_distinct`` or ``bounds="auto"``
-        (module docstring), TypeError for a vector column Dask made strings.
+        As :func:`pydp_core.aggregation.aggregate`; TypeError for a vector column Dask made strings.
 
     Examples
     --------
@@ -269,8 +275,8 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        For bad arguments and for ``count_distinct`` or ``bounds="auto"`` (module docstring), checked on
-        the driver before any job runs; a failed Spark job raises pyspark's error.
+        For bad arguments, checked on the driver before any job runs; a failed Spark job raises pyspark's
+        error.
 
     Examples
     --------

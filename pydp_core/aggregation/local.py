@@ -89,18 +89,15 @@ def aggregate(
         ``[e_i, e_{i+1})`` (the last closed; values clamped to ``[e0, em]``), output ``<column>_histogram_<i>``,
         the whole histogram at the cost of one count (section 12). ``("vector_sum", norm, bound, size)``: the
         sum per group of a column of length-``size`` vectors, each clipped to ``bound`` in the ``"l1"``,
-        ``"l2"`` or ``"linf"`` norm (section 13). All but ``count_distinct`` also run on Spark and Dask, bit
-        for bit the same release for one key; ``count_distinct`` and ``bounds="auto"`` need the whole table
-        in one process (a distinct count does not add up over partitions; the bounds are searched before
-        any value is clamped). Contribution bounding drops rows, so
+        ``"l2"`` or ``"linf"`` norm (section 13). All of them also run on Spark and Dask, ``bounds="auto"``
+        too, bit for bit the same release for one key. Contribution bounding drops rows, so
         counts and sums are biased downwards when persons exceed the limits; the interval columns cover the
         noise only, not that bias.
     bounds : mapping, "auto" or None
         Column -> ``(low, high)`` with low < high, or ``"auto"``, for every column with a sum, mean, variance
         or quantile; ``"auto"`` alone: every such column. An ``"auto"`` column's bounds are chosen under DP
         from the kept rows with ``bounds_share`` of the budget (two noisy binary searches on signed powers of
-        two, section 11); the report's ``bounds_search`` gives them and their cost (pandas, pyarrow and
-        polars tables only, not Spark or Dask).
+        two, section 11); the report's ``bounds_search`` gives them and their cost.
     max_partitions : int
         The most groups one unit contributes to (>= 1).
     max_contributions : int
