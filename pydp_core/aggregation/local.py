@@ -308,7 +308,7 @@ def _bounded(frame: Any, spec: AggregateSpec) -> _Bounded:
     # not depend on the row order.
     clamp = [GRID_RANGE if c in auto else spec.bounds[c] if c in spec.bounds else (spec.bins[c][0], spec.bins[c][-1])
              for c in raw]
-    distinct = {c: factorize(frame.column(c), c) for c in spec.distinct_columns}
+    distinct = {c: factorize(_unsigned_zero(frame, c), c) for c in spec.distinct_columns}
     vectors = {c: vector_values(frame, c, size) for c, (_, _, size) in spec.vectors.items()}
     hashed = [(identity_hashes(unique_values(u), subkey(key, f"distinct\x00{c}")) >> np.uint64(11))[codes]
               for c, (codes, u) in distinct.items()] + [row_hashes(v) >> np.uint64(11) for v in vectors.values()]
@@ -317,6 +317,19 @@ def _bounded(frame: Any, spec: AggregateSpec) -> _Bounded:
                                key=subkey(key, "bounding"), bounds=clamp + [(0.0, 2.0 ** 53)] * len(hashed),
                                names=[*raw, *distinct, *vectors])
     return _Bounded(gid, group_cols, raw, kept, distinct, vectors)
+
+
+def _unsigned_zero(frame: Frame, name: str) -> Any:
+    """A column, with -0.0 as 0.0 if it is a pyarrow float column, so that -0.0 and 0.0 are one distinct value
+    as for their identity hash, pandas and the engines."""
+    column = frame.column(name)
+    if frame.kind == "arrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_floating(column.type):
+            return pc.add(column, pa.scalar(0.0, column.type))  # -0.0 + 0.0 = 0.0
+    return column
 
 
 def _partials(bounded: _Bounded, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[str, np.ndarray],

@@ -181,7 +181,7 @@ def test_spark_histograms_and_vector_sums_equal_local(spark, args):
 
 # -- distinct counts and automatic bounds -------------------------------------------------------------------
 DISTINCT = dict(privacy_unit="pid", by="g", aggregations={"prod": ["count_distinct"], "name": ["count_distinct"],
-                                                         "x": ["sum", "median"], "y": ["mean"]},
+                                                         "z": ["count_distinct"], "x": ["sum", "median"], "y": ["mean"]},
                 bounds="auto", max_partitions=3, max_contributions=2, epsilon=4.0, delta=1e-6, key=KEY)
 DISTINCT_PUBLIC = dict(DISTINCT, by=["city", "g"], aggregations={"name": ["count_distinct"], "x": ["sum"], "y": ["mean"]},
                        bounds={"x": "auto", "y": (0.0, 5.0)}, rho=0.5, epsilon=None, delta=0.0, bounds_share=0.2,
@@ -196,6 +196,7 @@ def distinct_table(n=20_000, seed=11):
     df["prod"] = rng.integers(0, 400, n)  # dense integer codes in the whole table, sparse in a small partition
     df["name"] = rng.choice([f"n{i}" for i in range(300)], n)
     df["y"] = rng.lognormal(0.0, 1.0, n)
+    df["z"] = rng.choice([-0.0, 0.0, 0.5], n) + rng.integers(0, 40, n)  # -0.0 and 0.0: one value
     return df
 
 

@@ -138,6 +138,13 @@ def test_partitions_of_whole_persons_combine_distinct_values_and_histograms():
     assert sum(map(len, union.values())) < sum(per_part)  # a value held in both partitions counts once
 
 
+
+def test_signed_zeros_are_one_value_for_every_table_kind():
+    df = pd.DataFrame({"pid": range(6), "g": [0] * 6, "z": [0.0, -0.0, 0.0, -0.0, 1.0, -1.0]})
+    counts = [_run(t, {"z": ["count_distinct"]}, groups=[0], epsilon=1e6)["z_count_distinct"]
+              for t in (df, pa.Table.from_pandas(df, preserve_index=False))]
+    assert list(counts[0]) == counts[1].to_pylist() == [3]
+
 @pytest.mark.parametrize("hist, exc, words", [
     (("histogram", [0.0, 2.0, 1.0]), ValueError, "strictly increasing"),
     (("histogram", [1.0, 1.0]), ValueError, "strictly increasing"),
