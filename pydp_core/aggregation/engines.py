@@ -224,9 +224,10 @@ def _dask_partials(ddf: Any, spec: AggregateSpec, use: KeyUse | None = None) -> 
         AggregateSpec, list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
     """(spec with every bound known, group values, partials, ("pandas", group types)) of a Dask DataFrame:
     steps 1 to 3 on Dask, after the bounds search of ``bounds="auto"`` (its own pass, step 0)."""
-    import dask
     import dask.dataframe as dd
     import pandas as pd
+    from dask.base import compute
+    from dask.delayed import delayed
 
     for c in spec.vectors:
         if isinstance(ddf._meta[c].dtype, pd.StringDtype):
@@ -244,12 +245,13 @@ def _dask_partials(ddf: Any, spec: AggregateSpec, use: KeyUse | None = None) -> 
         parts = part.map_partitions(_partial_frame, spec, meta=meta)
         pair_counts = []
     else:  # one pass over each partition: its partials and its distinct pairs
-        outputs = [dask.delayed(_partition_frames, pure=True)(p, spec) for p in part.to_delayed()]
+        outputs = [delayed(_partition_frames, pure=True)(p, spec) for p in part.to_delayed()]
         parts = dd.from_delayed([o[0] for o in outputs], meta=meta, verify_meta=False)
         pair_counts = [dd.from_delayed([o[1][j] for o in outputs], meta=m, verify_meta=False)
                        .groupby(spec.by, sort=False, dropna=False)[name].nunique()
                        for j, (name, m) in enumerate(zip(_distinct_names(spec), pair_meta))]
-    sums, *counted = dask.compute(parts.groupby(spec.by, sort=False, dropna=False).sum().reset_index(), *pair_counts)
+    sums, *counted = compute(  # type: ignore[no-untyped-call]
+        parts.groupby(spec.by, sort=False, dropna=False).sum().reset_index(), *pair_counts)
     distinct = {col: {(k if isinstance(k, tuple) else (k,)): int(n) for k, n in c.items()}
                 for col, c in zip(spec.distinct_columns, counted)}
     groups, partials = _combined(sums, spec, distinct)
