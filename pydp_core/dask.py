@@ -4,8 +4,9 @@
   (:mod:`pydp_core.io.dask`; retried tasks reproduce their noise);
 - :func:`aggregate`: :func:`pydp_core.aggregation.aggregate` on Dask, bit for bit the local release for
   one key (:mod:`pydp_core.aggregation.engines`), quantiles, histograms on public bins and clipped vector
-  sums included; not ``count_distinct`` nor ``bounds="auto"`` (refused before any task runs: their partials
-  do not add up over partitions);
+  sums, distinct counts (the partitions' distinct values of a group united by Dask) and ``bounds="auto"``
+  (the search's grid counts summed over the partitions, the search on the client, then the release)
+  included;
 - :func:`top_k`: :func:`pydp_core.aggregation.top_k` on Dask, likewise.
 
 The workers bound each person's contributions and compute exact partial sums; the client records the
@@ -46,9 +47,7 @@ def aggregate(ddf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        As :func:`pydp_core.aggregation.aggregate`, and for ``count_distinct`` or ``bounds="auto"``, which
-        need the whole table in one process (a distinct count does not add up over partitions; the bounds
-        are searched before any value is clamped); ImportError naming the ``dask`` extra without dask.
+        As :func:`pydp_core.aggregation.aggregate`; ImportError naming the ``dask`` extra without dask.
 
     Examples
     --------

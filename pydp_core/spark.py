@@ -5,9 +5,9 @@ Spark DataFrame.
   (key, column, row index) only, so retried tasks reproduce it);
 - :func:`aggregate`: :func:`pydp_core.aggregation.aggregate` on Spark, bit for bit the local release for
   one key (:mod:`pydp_core.aggregation.engines`): counts, sums, means, variances, distinct units,
-  quantiles, histograms on public bins and clipped vector sums (an ``array<double>`` column); not
-  ``count_distinct`` nor ``bounds="auto"`` (refused on the driver: their partials do not add up over
-  partitions);
+  quantiles, histograms on public bins, clipped vector sums (an ``array<double>`` column), distinct
+  counts (the partitions' distinct values of a group united by Spark) and ``bounds="auto"`` (the search's
+  grid counts summed over the partitions, the search on the driver, then the release);
 - :func:`top_k`: :func:`pydp_core.aggregation.top_k` on Spark, likewise.
 
 The executors bound each person's contributions and compute exact partial sums; the driver records the
@@ -47,9 +47,7 @@ def aggregate(sdf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        For bad arguments, checked on the driver before any job runs, and for ``count_distinct`` or
-        ``bounds="auto"``, which need the whole table in one process (a distinct count does not add up over
-        partitions; the bounds are searched before any value is clamped); ImportError naming the ``spark``
+        For bad arguments, checked on the driver before any job runs; ImportError naming the ``spark``
         extra without pyspark.
 
     Examples

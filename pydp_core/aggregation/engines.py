@@ -4,10 +4,14 @@
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
 2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
    contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums, the
-   counts of kept rows per quantile grid cell and per histogram bin, and the integer coordinate sums of the
-   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate).
+   counts of kept rows per quantile grid cell and per histogram bin, the integer coordinate sums of the
+   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate), and the distinct kept
+   values per group of each ``count_distinct`` column.
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
-3. The partials are summed per group by the engine (exact int64 sums) and collected: one row per group.
+3. The partials are summed per group by the engine (exact int64 sums), the distinct values of a group are
+   united over the partitions and counted (Dask: ``nunique`` of the partitions' (group, value) pairs;
+   Spark: ``size(array_distinct(flatten(collect_list(...))))`` of their per-group arrays), and the result
+   is collected: one row per group.
 4. The driver runs selection (or the public partitions), records the release in the key's ledger, charges
    the accountant once, and draws the keyed noise and the estimates
    (:func:`~pydp_core.aggregation.local.release_partials`, or the ranking of
@@ -19,9 +23,12 @@ a pandas DataFrame (Dask) or a pyarrow Table (Spark), with the report attached; 
 :func:`pydp_core.spark.aggregate` and :func:`pydp_core.dask.aggregate` return it as the kind they were
 given. The key is sent to the workers with the task (bounding is keyed); the noise is drawn on the driver.
 
-Two requests are refused on the driver (ValueError), as their partials do not add up over partitions:
-``count_distinct`` (two persons in two partitions may hold the same value, which counts once) and
-``bounds="auto"`` (the bounds are searched on the kept rows of the whole table before any value is clamped).
+With ``bounds="auto"`` a first pass (step 0) bounds the contributions per partition and counts the kept
+values of each "auto" column per cell of the public search grid (:func:`~pydp_core.aggregation.local.
+grid_partials`); the counts are summed over the partitions (exact int64 sums), and the driver records them,
+charges the budget and runs the searches (:func:`~pydp_core.aggregation.local.search_bounds`); steps 1 to 4
+then run with the bounds found. The bounding clamps an "auto" column's content hash to the grid's range in
+both passes, so the two passes, and the local engine, keep the same rows.
 A vector column on Dask is a pyarrow list column (``pandas.ArrowDtype(pyarrow.list_(pyarrow.float64()))``) or
 an object column of lists or numpy arrays; Dask turns object columns into strings when the collection is built
 (``dd.from_pandas`` and the readers) unless that is done under
@@ -34,8 +41,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import require_extra
-from .keyuse import key_use
-from .local import check_combinable, partial_aggregates, release_partials
+from .autobounds import WIDTH
+from .keyuse import KeyUse, key_use
+from .local import grid_partials, partial_aggregates, release_partials, search_bounds
 from .quantiles import CELLS
 from .spec import AggregateSpec, aggregate_spec
 from .topk import ranked, top_k_spec
@@ -44,12 +52,9 @@ __all__ = ["aggregate_dask", "aggregate_spark", "top_k_dask", "top_k_spark"]
 
 
 def _engine_spec(names: list[Any], kwargs: dict[Any, Any]) -> AggregateSpec:
-    """The checked spec of an engine call, refused on the driver, before any job runs, when its partials do
-    not add up over partitions (``count_distinct``, ``bounds="auto"``: :attr:`AggregateSpec.local_only`)."""
+    """The checked spec of an engine call, before any job runs."""
     _no_nulls(kwargs)
-    spec = aggregate_spec(names, **kwargs)
-    check_combinable(spec)
-    return spec
+    return aggregate_spec(names, **kwargs)
 
 
 def _no_nulls(kwargs: dict[Any, Any]) -> None:
@@ -89,23 +94,68 @@ def _flat_partials(partials: dict[Any, Any], spec: AggregateSpec) -> list[np.nda
             for name, cell in _layout(spec)]
 
 
-def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any]]:
-    """The partial aggregates of one partition (a pandas DataFrame or a pyarrow Table of whole persons)."""
+def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], dict[str, Any]]:
+    """The partial aggregates and distinct (group, value) pairs of one partition (a pandas DataFrame or a
+    pyarrow Table of whole persons)."""
     return partial_aggregates(table, spec)
+
+
+def _grid_arrays(table: Any, spec: AggregateSpec) -> np.ndarray:
+    """The search grid's counts of one partition, every ``"auto"`` column's ``WIDTH + 1`` counts in turn."""
+    counts = grid_partials(table, spec)
+    return np.concatenate([counts[s.column] for s in spec.auto.searches])  # type: ignore[union-attr]
+
+
+def _grid_names(spec: AggregateSpec) -> list[str]:
+    """Engine-safe names of the grid-count columns of the bounds search on Dask (:func:`_grid_arrays`)."""
+    return [f"__pydp_grid_{i}" for i in range(len(spec.auto.searches) * (WIDTH + 1))]  # type: ignore[union-attr]
+
+
+def _grid_counts(total: np.ndarray, spec: AggregateSpec) -> dict[str, np.ndarray]:
+    """The summed grid counts of all partitions, per ``"auto"`` column."""
+    rows = np.asarray(total, dtype=np.int64).reshape(len(spec.auto.searches), WIDTH + 1)  # type: ignore[union-attr]
+    return {s.column: rows[i] for i, s in enumerate(spec.auto.searches)}  # type: ignore[union-attr]
+
+
+def _distinct_names(spec: AggregateSpec) -> list[str]:
+    """Engine-safe names of the distinct-value columns, one per ``count_distinct`` column."""
+    return [f"__pydp_distinct_{i}" for i in range(len(spec.distinct_columns))]
 
 
 def _partial_frame(pdf: Any, spec: AggregateSpec) -> Any:
     """A pandas partition -> its partial aggregates as a pandas DataFrame (``by`` columns, then partials)."""
+    return _partition_frames(pdf, spec)[0]
+
+
+def _partition_frames(pdf: Any, spec: AggregateSpec) -> tuple[Any, list[Any]]:
+    """A pandas partition -> its partial aggregates (``by`` columns, then partials) and, per ``count_distinct``
+    column, its distinct kept (group, value) pairs (``by`` columns, then the value), as pandas DataFrames."""
     import pandas as pd
 
-    groups, partials = _partial_arrays(pdf.reset_index(drop=True), spec)
+    groups, partials, pairs = _partial_arrays(pdf.reset_index(drop=True), spec)
     data = {c: pd.Series(v, dtype=pdf[c].dtype) for c, v in zip(spec.by, groups)}
     data.update(zip(_partial_names(spec), _flat_partials(partials, spec)))
-    return pd.DataFrame(data)
+    values = []
+    for name, col in zip(_distinct_names(spec), spec.distinct_columns):
+        index, value = pairs[col]
+        frame = {c: pd.Series(g[index], dtype=pdf[c].dtype) for c, g in zip(spec.by, groups)}
+        values.append(pd.DataFrame(dict(frame, **{name: pd.Series(value, dtype=pdf[col].dtype)})))
+    return pd.DataFrame(data), values
 
 
-def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any]]:
-    """(group values, partials) from the engine's per-group sums (a pandas DataFrame or a pyarrow Table)."""
+def _grid_frame(pdf: Any, spec: AggregateSpec) -> Any:
+    """A pandas partition -> its grid counts of the bounds search as a one-row pandas DataFrame."""
+    import pandas as pd
+
+    counts = _grid_arrays(pdf.reset_index(drop=True), spec)
+    return pd.DataFrame({n: counts[i:i + 1] for i, n in enumerate(_grid_names(spec))})
+
+
+def _combined(table: Any, spec: AggregateSpec,
+              distinct: dict[str, dict[tuple[Any, ...], int]] | None = None) -> tuple[list[np.ndarray], dict[Any, Any]]:
+    """(group values, partials) from the engine's per-group sums (a pandas DataFrame or a pyarrow Table) and
+    the number of distinct values per group of each ``count_distinct`` column: the columns of ``table``
+    (Spark), or ``distinct`` (Dask: column -> group values -> count; a group without kept values counts 0)."""
     arrow = hasattr(table, "column_names")
 
     def column(name: str) -> np.ndarray:
@@ -123,6 +173,12 @@ def _combined(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[A
             cells.setdefault(name, []).append(values)
     for name, cols in cells.items():
         partials[name] = np.stack(cols, axis=1) if cols[0].size else np.zeros((0, len(cols)), dtype=np.int64)
+    for out, col in zip(_distinct_names(spec), spec.distinct_columns):
+        if distinct is None:
+            partials[f"{col}\x00distinct"] = column(out).astype(np.int64)
+        else:
+            keys = zip(*[g.tolist() for g in groups])
+            partials[f"{col}\x00distinct"] = np.array([distinct[col].get(k, 0) for k in keys], dtype=np.int64)
     return groups, partials
 
 
@@ -145,8 +201,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        As :func:`pydp_core.aggregation.aggregate`; ValueError for ``count_distinct`` or ``bounds="auto"``
-        (module docstring), TypeError for a vector column Dask made strings.
+        As :func:`pydp_core.aggregation.aggregate`; TypeError for a vector column Dask made strings.
 
     Examples
     --------
@@ -161,13 +216,18 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
     require_extra("dask", "dask.dataframe")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     spec = _engine_spec(list(ddf.columns), kwargs)
-    groups, partials, kind_types = _dask_partials(ddf, spec)
+    spec, groups, partials, kind_types = _dask_partials(ddf, spec, use)
     return release_partials(spec, kind_types, groups, partials, use)
 
 
-def _dask_partials(ddf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
-    """(group values, partials, ("pandas", group types)) of a Dask DataFrame: steps 1 to 3 on Dask."""
+def _dask_partials(ddf: Any, spec: AggregateSpec, use: KeyUse | None = None) -> tuple[
+        AggregateSpec, list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
+    """(spec with every bound known, group values, partials, ("pandas", group types)) of a Dask DataFrame:
+    steps 1 to 3 on Dask, after the bounds search of ``bounds="auto"`` (its own pass, step 0)."""
+    import dask.dataframe as dd
     import pandas as pd
+    from dask.base import compute
+    from dask.delayed import delayed
 
     for c in spec.vectors:
         if isinstance(ddf._meta[c].dtype, pd.StringDtype):
@@ -177,11 +237,25 @@ def _dask_partials(ddf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dic
                             "dtype (pandas.ArrowDtype(pyarrow.list_(pyarrow.float64())))")
     cols = _columns(spec)
     part = ddf[cols].shuffle(on=spec.privacy_unit)
-    meta = _partial_frame(ddf._meta[cols], spec)
-    parts = part.map_partitions(_partial_frame, spec, meta=meta)
-    sums = parts.groupby(spec.by, sort=False, dropna=False).sum().reset_index().compute()
-    groups, partials = _combined(sums, spec)
-    return groups, partials, ("pandas", {c: ddf[c].dtype for c in spec.by})
+    if spec.pending:
+        grid = part.map_partitions(_grid_frame, spec, meta=_grid_frame(ddf._meta[cols], spec)).sum().compute()
+        spec = search_bounds(spec, _grid_counts(grid[_grid_names(spec)].to_numpy(), spec), use)
+    meta, pair_meta = _partition_frames(ddf._meta[cols], spec)
+    if not spec.distinct_columns:
+        parts = part.map_partitions(_partial_frame, spec, meta=meta)
+        pair_counts = []
+    else:  # one pass over each partition: its partials and its distinct pairs
+        outputs = [delayed(_partition_frames, pure=True)(p, spec) for p in part.to_delayed()]
+        parts = dd.from_delayed([o[0] for o in outputs], meta=meta, verify_meta=False)
+        pair_counts = [dd.from_delayed([o[1][j] for o in outputs], meta=m, verify_meta=False)
+                       .groupby(spec.by, sort=False, dropna=False)[name].nunique()
+                       for j, (name, m) in enumerate(zip(_distinct_names(spec), pair_meta))]
+    sums, *counted = compute(  # type: ignore[no-untyped-call]
+        parts.groupby(spec.by, sort=False, dropna=False).sum().reset_index(), *pair_counts)
+    distinct = {col: {(k if isinstance(k, tuple) else (k,)): int(n) for k, n in c.items()}
+                for col, c in zip(spec.distinct_columns, counted)}
+    groups, partials = _combined(sums, spec, distinct)
+    return spec, groups, partials, ("pandas", {c: ddf[c].dtype for c in spec.by})
 
 
 def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
@@ -203,8 +277,8 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     Raises
     ------
     TypeError, ValueError
-        For bad arguments and for ``count_distinct`` or ``bounds="auto"`` (module docstring), checked on
-        the driver before any job runs; a failed Spark job raises pyspark's error.
+        For bad arguments, checked on the driver before any job runs; a failed Spark job raises pyspark's
+        error.
 
     Examples
     --------
@@ -215,33 +289,68 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
     require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     spec = _engine_spec(list(sdf.columns), kwargs)
-    groups, partials, kind_types = _spark_partials(sdf, spec)
+    spec, groups, partials, kind_types = _spark_partials(sdf, spec, use)
     return release_partials(spec, kind_types, groups, partials, use)
 
 
-def _spark_partials(sdf: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
-    """(group values, partials, ("arrow", group types)) of a Spark DataFrame: steps 1 to 3 on Spark."""
+def _spark_partials(sdf: Any, spec: AggregateSpec, use: KeyUse | None = None) -> tuple[
+        AggregateSpec, list[np.ndarray], dict[Any, Any], tuple[str, dict[Any, Any]]]:
+    """(spec with every bound known, group values, partials, ("arrow", group types)) of a Spark DataFrame:
+    steps 1 to 3 on Spark, after the bounds search of ``bounds="auto"`` (its own job, step 0)."""
     pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
-    cols = _columns(spec)
+    rows = sdf.select(*_columns(spec)).repartition(sql.col(spec.privacy_unit))
+    if spec.pending:
+        spec = search_bounds(spec, _spark_grid(rows, spec), use)
     fields = [sdf.schema[c] for c in spec.by]
+    long = types_mod.LongType()
     schema = types_mod.StructType(
         [types_mod.StructField(f.name, f.dataType, False) for f in fields]
-        + [types_mod.StructField(n, types_mod.LongType(), False) for n in _partial_names(spec)]
+        + [types_mod.StructField(n, long, False) for n in _partial_names(spec)]
+        + [types_mod.StructField(n, types_mod.ArrayType(sdf.schema[c].dataType, False), False)
+           for n, c in zip(_distinct_names(spec), spec.distinct_columns)]
     )
 
     def partition(batches: Any) -> Any:
         table = pa.Table.from_batches(list(batches))
         if table.num_rows == 0:
             return
-        groups, partials = _partial_arrays(table, spec)
+        groups, partials, pairs = _partial_arrays(table, spec)
         arrays = [pa.array(g, type=table.schema.field(c).type) for c, g in zip(spec.by, groups)]
         arrays += [pa.array(v, type=pa.int64()) for v in _flat_partials(partials, spec)]
-        yield pa.RecordBatch.from_arrays(arrays, names=spec.by + _partial_names(spec))
+        for c in spec.distinct_columns:  # the group's distinct values (the pairs are sorted by group)
+            index, value = pairs[c]
+            offsets = np.searchsorted(index, np.arange(groups[0].shape[0] + 1)).astype(np.int32)
+            arrays.append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(value, type=table.schema.field(c).type)))
+        yield pa.RecordBatch.from_arrays(arrays, names=spec.by + _partial_names(spec) + _distinct_names(spec))
 
-    parts = sdf.select(*cols).repartition(sql.col(spec.privacy_unit)).mapInArrow(partition, schema)
-    sums = parts.groupBy(*spec.by).agg(*[sql.sum(n).alias(n) for n in _partial_names(spec)]).toArrow()
+    # the union of the partitions' distinct values of a group, then its size
+    union = [sql.size(sql.array_distinct(sql.flatten(sql.collect_list(n)))).alias(n) for n in _distinct_names(spec)]
+    sums = rows.mapInArrow(partition, schema).groupBy(*spec.by).agg(
+        *[sql.sum(n).alias(n) for n in _partial_names(spec)], *union).toArrow()
     groups, partials = _combined(sums, spec)
-    return groups, partials, ("arrow", {c: sums.schema.field(c).type for c in spec.by})
+    return spec, groups, partials, ("arrow", {c: sums.schema.field(c).type for c in spec.by})
+
+
+def _spark_grid(rows: Any, spec: AggregateSpec) -> dict[str, np.ndarray]:
+    """The grid counts of the bounds search of a Spark DataFrame partitioned by person: each partition yields
+    its non-zero counts as (cell, count) rows (cell: the index into :func:`_grid_arrays`), summed per cell by
+    Spark (a narrow aggregation instead of one column per cell)."""
+    pa, sql, types_mod = require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
+    schema = types_mod.StructType([types_mod.StructField(n, types_mod.LongType(), False) for n in ("cell", "count")])
+
+    def partition(batches: Any) -> Any:
+        table = pa.Table.from_batches(list(batches))
+        if table.num_rows == 0:
+            return
+        counts = _grid_arrays(table, spec)
+        cells = np.flatnonzero(counts)
+        yield pa.RecordBatch.from_arrays([pa.array(cells, type=pa.int64()), pa.array(counts[cells], type=pa.int64())],
+                                         names=["cell", "count"])
+
+    sums = rows.mapInArrow(partition, schema).groupBy("cell").agg(sql.sum("count").alias("count")).toArrow()
+    total = np.zeros(len(spec.auto.searches) * (WIDTH + 1), dtype=np.int64)  # type: ignore[union-attr]
+    total[sums.column("cell").to_numpy()] = sums.column("count").to_numpy()
+    return _grid_counts(total, spec)
 
 
 def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
@@ -275,7 +384,7 @@ def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
     """
     require_extra("dask", "dask.dataframe")
     use, kk, spec, ranking = _top_k_spec(list(ddf.columns), kwargs)
-    groups, partials, kind_types = _dask_partials(ddf, spec)
+    _, groups, partials, kind_types = _dask_partials(ddf, spec)
     return ranked(spec, kk, kind_types, groups, partials, use, **ranking)
 
 
@@ -306,7 +415,7 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
     """
     require_extra("spark", "pyarrow", "pyspark.sql.functions", "pyspark.sql.types")
     use, kk, spec, ranking = _top_k_spec(list(sdf.columns), kwargs)
-    groups, partials, kind_types = _spark_partials(sdf, spec)
+    _, groups, partials, kind_types = _spark_partials(sdf, spec)
     return ranked(spec, kk, kind_types, groups, partials, use, **ranking)
 
 

@@ -3,6 +3,7 @@ noise, estimates). The Dask and Spark engines (:mod:`~pydp_core.aggregation.engi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -88,18 +89,15 @@ def aggregate(
         ``[e_i, e_{i+1})`` (the last closed; values clamped to ``[e0, em]``), output ``<column>_histogram_<i>``,
         the whole histogram at the cost of one count (section 12). ``("vector_sum", norm, bound, size)``: the
         sum per group of a column of length-``size`` vectors, each clipped to ``bound`` in the ``"l1"``,
-        ``"l2"`` or ``"linf"`` norm (section 13). All but ``count_distinct`` also run on Spark and Dask, bit
-        for bit the same release for one key; ``count_distinct`` and ``bounds="auto"`` need the whole table
-        in one process (a distinct count does not add up over partitions; the bounds are searched before
-        any value is clamped). Contribution bounding drops rows, so
+        ``"l2"`` or ``"linf"`` norm (section 13). All of them also run on Spark and Dask, ``bounds="auto"``
+        too, bit for bit the same release for one key. Contribution bounding drops rows, so
         counts and sums are biased downwards when persons exceed the limits; the interval columns cover the
         noise only, not that bias.
     bounds : mapping, "auto" or None
         Column -> ``(low, high)`` with low < high, or ``"auto"``, for every column with a sum, mean, variance
         or quantile; ``"auto"`` alone: every such column. An ``"auto"`` column's bounds are chosen under DP
         from the kept rows with ``bounds_share`` of the budget (two noisy binary searches on signed powers of
-        two, section 11); the report's ``bounds_search`` gives them and their cost (pandas, pyarrow and
-        polars tables only, not Spark or Dask).
+        two, section 11); the report's ``bounds_search`` gives them and their cost.
     max_partitions : int
         The most groups one unit contributes to (>= 1).
     max_contributions : int
@@ -216,30 +214,74 @@ def aggregate(
     return result
 
 
-def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
-    """Bounding and exact partial sums of one table (or one engine partition holding whole persons).
+def partial_aggregates(frame: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[str, np.ndarray],
+                                                                dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Bounding and exact partial aggregates of one table (or one engine partition holding whole persons).
 
     Returns the group values (one array per ``by`` column; the groups with rows, within the public
-    partitions if given) and int64 partials per group (:meth:`AggregateSpec.partial_names`). Partials of
-    partitions that split the persons disjointly add up to the partials of the whole table exactly.
+    partitions if given), int64 partials per group (:meth:`AggregateSpec.partial_names`, the cell, bin and
+    coordinate counts) and, per ``count_distinct`` column, its distinct kept values per group as the pair
+    (group index into the groups returned, value), sorted by group. Partials of partitions that split the
+    persons disjointly add up to the partials of the whole table exactly, and the union of their distinct
+    (group, value) pairs is the whole table's. A spec with ``bounds="auto"`` must carry the bounds found
+    (:func:`grid_partials` gives what the search needs): the rows kept do not depend on them.
     """
-    check_combinable(spec)
-    return bounded_partials(frame, spec, None)[1:]
+    if spec.pending:
+        raise ValueError("bounds: 'auto' must be searched first (grid_partials, then AggregateSpec.with_bounds)")
+    return _partials(_bounded(frame, spec), spec)
 
 
-def check_combinable(spec: AggregateSpec) -> None:
-    """Refuse (ValueError naming the argument) a request whose partials do not add up over partitions:
-    ``count_distinct`` and ``bounds="auto"`` (:attr:`AggregateSpec.local_only`)."""
-    if spec.local_only:
-        raise ValueError(f"{spec.local_only}: runs on pandas, pyarrow and polars tables only; on Spark and Dask "
-                         "give the bounds and leave out count_distinct")
+def grid_partials(frame: Any, spec: AggregateSpec) -> dict[str, np.ndarray]:
+    """The search grid's counts of the kept rows (all groups) of each ``bounds="auto"`` column of one table or
+    partition (:func:`~pydp_core.aggregation.autobounds.grid_counts`): they add up over partitions holding
+    whole persons to the counts of the whole table, from which :func:`search_bounds` chooses the bounds."""
+    assert spec.auto is not None
+    return {c: grid_counts(v) for c, v in _bounded(frame, spec).auto_values(spec).items()}
 
 
 def bounded_partials(frame: Any, spec: AggregateSpec,
                      use: KeyUse | None) -> tuple[AggregateSpec, list[np.ndarray], dict[str, np.ndarray]]:
-    """:func:`partial_aggregates`, choosing first the bounds of the columns with ``bounds="auto"`` from the
-    kept rows (recorded in the key's ledger and charged to ``use`` before the searches draw noise, section
-    11 of ``docs/aggregate.md``); returns the spec with every bound known."""
+    """The groups and partials of a whole table (:func:`partial_aggregates`, the distinct counts per group
+    among them), choosing first the bounds of the columns with ``bounds="auto"`` from the kept rows
+    (recorded in the key's ledger and charged to ``use`` before the searches draw noise, section 11 of
+    ``docs/aggregate.md``); returns the spec with every bound known."""
+    bounded = _bounded(frame, spec)
+    if spec.pending:
+        spec = search_bounds(spec, {c: grid_counts(v) for c, v in bounded.auto_values(spec).items()}, use)
+    groups, partials, pairs = _partials(bounded, spec)
+    for c, (g, _) in pairs.items():
+        partials[f"{c}\x00distinct"] = distinct_counts(g, groups[0].shape[0])
+    return spec, groups, partials
+
+
+def distinct_counts(group_index: np.ndarray, n_groups: int) -> np.ndarray:
+    """The int64 number of distinct (group, value) pairs per group, from the group index of each pair."""
+    return np.bincount(group_index, minlength=n_groups).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Bounded:
+    """A table after contribution bounding: the group of each row, the groups, the value columns read, the
+    kept rows, the codes of the ``count_distinct`` columns and the vector columns."""
+
+    gid: np.ndarray
+    group_cols: list[np.ndarray]
+    raw: dict[str, np.ndarray]
+    kept: Any
+    distinct: dict[str, tuple[np.ndarray, Any]]
+    vectors: dict[str, np.ndarray]
+
+    def auto_values(self, spec: AggregateSpec) -> dict[str, np.ndarray]:
+        """The kept values (all groups) of each ``bounds="auto"`` column."""
+        assert spec.auto is not None
+        return {s.column: self.raw[s.column][self.kept.rows] for s in spec.auto.searches}
+
+
+def _bounded(frame: Any, spec: AggregateSpec) -> _Bounded:
+    """Contribution bounding of one table or partition. The rows kept are a function of the rows' own content
+    (keyed hashes of the person, the group and the clamped values), never of the row order, the other rows
+    of other persons or the bounds an ``"auto"`` search finds (those columns are clamped to the grid's range
+    whether or not the spec carries their bounds)."""
     frame = frame if isinstance(frame, Frame) else Frame(frame)
     key, pu, by_list = spec.key, spec.privacy_unit, spec.by
     p_codes, p_uniques = factorize(frame.column(pu), pu)
@@ -254,10 +296,9 @@ def bounded_partials(frame: Any, spec: AggregateSpec,
         remap = np.array([lookup.get(k, -1) for k in zip(*[c.tolist() for c in group_cols])], dtype=np.int64)
         gid = remap[gid] if remap.size else gid
         group_cols = public
-    n_groups = group_cols[0].shape[0]
     g_hash = group_hashes(group_cols, key)
-    auto = [s.column for s in spec.auto.searches] if spec.pending else []  # type: ignore[union-attr]
-    raw = {c: frame.raw_values(c) for c in [*spec.bounds, *auto]}
+    auto = [s.column for s in spec.auto.searches] if spec.auto is not None else []
+    raw = {c: frame.raw_values(c) for c in [*(c for c in spec.bounds if c not in auto), *auto]}
     for c in {c for c, _ in spec.requests} - set(raw) - {pu}:
         frame.check_complete(c)
     for c in spec.bins:
@@ -265,9 +306,9 @@ def bounded_partials(frame: Any, spec: AggregateSpec,
     # A row's content is its values clamped to the bounds (the search grid's range for "auto" columns, the
     # edges for histograms), and a hash of the value of each count_distinct column, so that the rows kept do
     # not depend on the row order.
-    clamp = [spec.bounds[c] if c in spec.bounds else (spec.bins[c][0], spec.bins[c][-1]) if c in spec.bins
-             else GRID_RANGE for c in raw]
-    distinct = {c: factorize(frame.column(c), c) for c in spec.distinct_columns}
+    clamp = [GRID_RANGE if c in auto else spec.bounds[c] if c in spec.bounds else (spec.bins[c][0], spec.bins[c][-1])
+             for c in raw]
+    distinct = {c: factorize(_unsigned_zero(frame, c), c) for c in spec.distinct_columns}
     vectors = {c: vector_values(frame, c, size) for c, (_, _, size) in spec.vectors.items()}
     hashed = [(identity_hashes(unique_values(u), subkey(key, f"distinct\x00{c}")) >> np.uint64(11))[codes]
               for c, (codes, u) in distinct.items()] + [row_hashes(v) >> np.uint64(11) for v in vectors.values()]
@@ -275,8 +316,28 @@ def bounded_partials(frame: Any, spec: AggregateSpec,
                                max_partitions=spec.max_partitions, max_contributions=spec.max_contributions,
                                key=subkey(key, "bounding"), bounds=clamp + [(0.0, 2.0 ** 53)] * len(hashed),
                                names=[*raw, *distinct, *vectors])
-    if auto:
-        spec = search_bounds(spec, {c: raw[c][kept.rows] for c in auto}, use)
+    return _Bounded(gid, group_cols, raw, kept, distinct, vectors)
+
+
+def _unsigned_zero(frame: Frame, name: str) -> Any:
+    """A column, with -0.0 as 0.0 if it is a pyarrow float column, so that -0.0 and 0.0 are one distinct value
+    as for their identity hash, pandas and the engines."""
+    column = frame.column(name)
+    if frame.kind == "arrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_floating(column.type):
+            return pc.add(column, pa.scalar(0.0, column.type))  # -0.0 + 0.0 = 0.0
+    return column
+
+
+def _partials(bounded: _Bounded, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[str, np.ndarray],
+                                                               dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """The groups with rows, their partials and distinct (group index, value) pairs (:func:`partial_aggregates`)
+    of a bounded table, under the spec's bounds (all known)."""
+    gid, group_cols, raw, kept = bounded.gid, bounded.group_cols, bounded.raw, bounded.kept
+    n_groups = group_cols[0].shape[0]
     row_groups = gid[kept.rows]
     partials = {"rows": np.bincount(row_groups, minlength=n_groups).astype(np.int64), "units": kept.units}
     for c in raw:
@@ -290,22 +351,25 @@ def bounded_partials(frame: Any, spec: AggregateSpec,
         partials[f"{c}\x00cells"] = cell_counts(raw[c][kept.rows], row_groups, spec.bounds[c], n_groups)
     for c, edges in spec.bins.items():
         partials[f"{c}\x00bins"] = bin_counts(raw[c][kept.rows], row_groups, edges, n_groups)
-    for c, v in vectors.items():
+    for c, v in bounded.vectors.items():
         norm, bound, _ = spec.vectors[c]
         partials[f"{c}\x00vector"] = unit_sums(clipped_units(v[kept.rows], norm, bound), row_groups, n_groups)
-    for c, (codes, u) in distinct.items():
-        pairs = np.unique(row_groups * np.int64(max(1, len(u))) + codes[kept.rows])
-        partials[f"{c}\x00distinct"] = np.bincount(pairs // max(1, len(u)), minlength=n_groups).astype(np.int64)
     present = np.flatnonzero(kept.seen if kept.seen is not None else
                              np.bincount(gid[gid >= 0], minlength=n_groups))
-    return spec, [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}
+    pairs = {}
+    for c, (codes, u) in bounded.distinct.items():
+        width = np.int64(max(1, len(u)))
+        pair = np.unique(row_groups * width + codes[kept.rows])  # sorted by group
+        # every group with a kept row is present: its index among the present groups
+        pairs[c] = (np.searchsorted(present, pair // width).astype(np.int64), unique_values(u)[pair % width])
+    return [c[present] for c in group_cols], {k: v[present] for k, v in partials.items()}, pairs
 
 
-def search_bounds(spec: AggregateSpec, kept: dict[str, np.ndarray], use: KeyUse | None) -> AggregateSpec:
-    """The spec with the bounds of its "auto" columns chosen from their kept values (all groups): the grid
-    counts are recorded in the key's ledger and the whole budget charged, then the searches run."""
+def search_bounds(spec: AggregateSpec, counts: Mapping[str, np.ndarray], use: KeyUse | None) -> AggregateSpec:
+    """The spec with the bounds of its "auto" columns chosen from the grid counts of their kept values (all
+    groups, :func:`grid_partials`): the counts are recorded in the key's ledger and the whole budget charged,
+    then the searches run."""
     assert spec.auto is not None
-    counts = {c: grid_counts(v) for c, v in kept.items()}
     record_search(spec, use, counts)
     found = {s.column: s.search(counts[s.column], subkey(spec.key, f"bounds\x00{s.column}")) for s in spec.auto.searches}
     return spec.with_bounds(found)

@@ -230,18 +230,6 @@ class AggregateSpec:
         return sorted({c for c, a in self.requests if a == "count_distinct"})
 
     @property
-    def local_only(self) -> str | None:
-        """Why the request needs the whole table in one process (None: engines may compute partials per
-        partition and sum them). Quantile grid cells, histogram bins and vector coordinates are int64 counts
-        and sums per group, so partials of partitions holding whole persons add up exactly; a distinct count is
-        not a sum (two persons in two partitions may hold the same value, counted once), and automatic bounds
-        are searched on the kept rows of the whole table before any partial can be clamped."""
-        what = [w for w, needed in (
-            ("aggregations: count_distinct (a distinct count does not add up over partitions)", self.distinct_columns),
-            ("bounds: 'auto' (the bounds are searched on the whole table first)", self.pending)) if needed]
-        return "; ".join(what) or None
-
-    @property
     def pending(self) -> bool:
         """Whether some bounds are still to be chosen (``bounds="auto"`` before its searches)."""
         return self.auto is not None and self.auto.found is None

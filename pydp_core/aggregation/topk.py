@@ -117,7 +117,7 @@ def top_k(table: Any, *, column: str, k: int, privacy_unit: str, max_partitions:
                           epsilon=epsilon, delta=delta, key=key, candidates=candidates, score=score, bounds=bounds,
                           max_contributions=max_contributions, release_values=release_values, confidence=confidence,
                           null_rules=null_rules)
-    group_cols, partials = partial_aggregates(frame, spec)
+    group_cols, partials, _ = partial_aggregates(frame, spec)
     return ranked(spec, kk, (frame.kind, {column: group_type(frame, column)}), group_cols, partials, use,
                   score=score, release_values=release_values)
 

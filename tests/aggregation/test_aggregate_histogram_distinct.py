@@ -1,6 +1,6 @@
 """``count_distinct`` and ``("histogram", edges)`` per group: the released noise against its exact law (mpmath),
-one person's effect within the bounding's limits, keyed reproducibility and row-order independence, the engines'
-refusal of distinct counts, the command line, and bad input."""
+one person's effect within the bounding's limits, keyed reproducibility and row-order independence, the partials the
+engines unite over partitions, the command line, and bad input."""
 from __future__ import annotations
 
 import json
@@ -113,17 +113,37 @@ def test_keyed_and_independent_of_row_order():
     np.testing.assert_array_equal(arrow.column("prod_count_distinct").to_numpy(), a["prod_count_distinct"])
 
 
-def test_engines_refuse_distinct_counts_and_combine_histograms():
-    df, _ = _distinct_table(5)
-    df["x"] = 1.0
-    specs = [aggregate_spec(list(df.columns), privacy_unit="pid", by="g", aggregations=aggs, bounds=None,
-                            max_partitions=1, max_contributions=1, epsilon=1.0, public_partitions=[0, 1])
-             for aggs in ({"prod": ["count_distinct"]}, {"x": [("histogram", EDGES)]})]
-    assert specs[0].local_only and not specs[1].local_only
-    with pytest.raises(ValueError, match=r"aggregations: count_distinct.*pandas, pyarrow and polars"):
-        partial_aggregates(df, specs[0])
-    assert partial_aggregates(df, specs[1])[1]["x\x00bins"].shape[1] == len(EDGES) - 1
+def test_partitions_of_whole_persons_combine_distinct_values_and_histograms():
+    """The engines' partials of two partitions splitting the persons: the union of their distinct (group,
+    value) pairs counts what the whole table counts (a value held in both counts once), the bins add up."""
+    df, truth = _distinct_table(40)
+    df["x"] = np.arange(len(df)) % 11 * 1.0
+    spec = aggregate_spec(list(df.columns), privacy_unit="pid", by="g", aggregations={"prod": ["count_distinct"],
+                          "x": [("histogram", EDGES)]}, bounds=None, max_partitions=1, max_contributions=1,
+                          epsilon=1.0, public_partitions=list(range(40)))
+    half = np.arange(len(df)) % 2 == 0  # one row per person
+    union: dict = {}
+    per_part = []
+    bins = np.zeros((40, len(EDGES) - 1), dtype=np.int64)
+    for part in (df[half], df[~half]):
+        groups, partials, pairs = partial_aggregates(part.reset_index(drop=True), spec)
+        bins[groups[0]] += partials["x\x00bins"]
+        index, values = pairs["prod"]
+        per_part.append(index.size)
+        for g, v in zip(groups[0][index].tolist(), values.tolist()):
+            union.setdefault(g, set()).add(v)
+    groups, partials, pairs = partial_aggregates(df, spec)
+    np.testing.assert_array_equal(bins[groups[0]], partials["x\x00bins"])
+    np.testing.assert_array_equal([len(union[g]) for g in groups[0].tolist()], truth[groups[0]])
+    assert sum(map(len, union.values())) < sum(per_part)  # a value held in both partitions counts once
 
+
+
+def test_signed_zeros_are_one_value_for_every_table_kind():
+    df = pd.DataFrame({"pid": range(6), "g": [0] * 6, "z": [0.0, -0.0, 0.0, -0.0, 1.0, -1.0]})
+    counts = [_run(t, {"z": ["count_distinct"]}, groups=[0], epsilon=1e6)["z_count_distinct"]
+              for t in (df, pa.Table.from_pandas(df, preserve_index=False))]
+    assert list(counts[0]) == counts[1].to_pylist() == [3]
 
 @pytest.mark.parametrize("hist, exc, words", [
     (("histogram", [0.0, 2.0, 1.0]), ValueError, "strictly increasing"),
