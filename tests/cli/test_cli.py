@@ -521,7 +521,9 @@ def _privatize_argv(src, dst, *extra):
 @pytest.mark.parametrize("sig, fmt", [(signal.SIGTERM, "parquet"), (signal.SIGINT, "parquet"), (signal.SIGTERM, "csv")])
 def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, sig, fmt):
     # The signal only sets a flag that the run checks at safe points: at every moment of the run (imports,
-    # reading, noise, writing, the rename) it ends within 3 s, non-zero, with no output and no temporary file.
+    # reading, noise, writing, the rename) it ends within 3 s (or, on a loaded machine where the interpreter's
+    # start-up or one fsync alone takes longer, within the time of a whole run measured beside it), non-zero,
+    # with no output and no temporary file.
     import time
 
     src, dst = tmp_path / f"in.{fmt}", tmp_path / f"out.{fmt}"
@@ -538,6 +540,7 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
         assert done.returncode == 0, done.stderr
         dst.unlink()
         Path(str(dst) + ".release.json").unlink(missing_ok=True)
+    limit = max(3.0, whole)
     tries, interrupted = 10, 0
     for i in range(tries):
         delay = whole * (0.02 + 0.78 * i / (tries - 1))
@@ -553,9 +556,9 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
                 proc.send_signal(sig)
                 sent = time.monotonic()
                 try:
-                    _, err = proc.communicate(timeout=3)
+                    _, err = proc.communicate(timeout=limit)
                 except subprocess.TimeoutExpired:
-                    pytest.fail(f"still running 3 s after {sig.name} sent at {delay:.2f} s")
+                    pytest.fail(f"still running {limit:.1f} s after {sig.name} sent at {delay:.2f} s (a whole run: {whole:.1f} s)")
                 took = time.monotonic() - sent
             finally:
                 if proc.poll() is None:
@@ -573,7 +576,7 @@ def test_a_signal_at_any_time_ends_privatize_promptly_without_output(tmp_path, s
         assert proc.returncode in (128 + sig, -sig), (delay, proc.returncode, err)
         if proc.returncode > 0:
             assert "Traceback" not in err and "interrupted" in err, err
-        assert took < 3
+        assert took < limit
         assert sorted(p.name for p in tmp_path.iterdir()) == [src.name], (delay, whole, proc.returncode, err)
     assert interrupted >= tries - 2
 
