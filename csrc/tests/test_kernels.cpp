@@ -191,6 +191,40 @@ void lattice_table_inversion_and_profile() {
         prev = ld;
     }
 }
+// The Logistic table with a geometric tail: non-increasing at the junction (W_t (1 - q) <= W(K)), the tail
+// reached by about its share of the draws (values beyond K), and the log-ratio bound at least k/s, close to
+// it, and non-decreasing in the shift.
+struct SplitMix {  // a fixed, portable word stream for the draws
+    std::uint64_t x;
+    std::uint64_t next_u64() {
+        std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+};
+void lattice_table_geometric_tail() {
+    using pydp::release::LatticeKind;
+    using pydp::release::LatticeTable;
+    const LatticeTable t(LatticeKind::Logistic, 1.0, 50.0, 40, 1u << 20, 12);
+    const std::int64_t K = static_cast<std::int64_t>(t.half_size());
+    CHECK(t.has_tail() && K == 485);
+    CHECK(t.weight(K) >= (1ull << 28) && t.tail_weight() <= 50 * t.weight(K));
+    double prev = 0.0;
+    for (std::uint64_t k = 1; k <= 60; ++k) {
+        const double b = t.log_ratio_bound(k);
+        CHECK(b >= static_cast<double>(k) / 50.0 && b <= static_cast<double>(k) / 50.0 + 1e-9);
+        CHECK(b >= prev);
+        prev = b;
+    }
+    SplitMix src{12345};
+    std::vector<std::int64_t> out(1u << 16);
+    t.fill(src, out.data(), out.size(), false);
+    std::size_t beyond = 0;
+    for (std::int64_t v : out) beyond += v > K || v < -K;
+    // expected share 2 W_t / T, about 2^-12 here: 16 of 65536 values (a loose band, false alarm < 1e-6)
+    CHECK(beyond >= 1 && beyond <= 60);
+}
 }  // namespace
 
 int main() {
@@ -201,5 +235,6 @@ int main() {
     calibration_profile_properties();
     fft_avx2_matches_scalar();
     lattice_table_inversion_and_profile();
+    lattice_table_geometric_tail();
     return pydp_test::report();
 }
