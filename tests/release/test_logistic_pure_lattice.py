@@ -65,20 +65,25 @@ def test_earlier_hand_check_of_the_table_end():
 @pytest.mark.parametrize("s, bits, tail_bits, charged", [
     (1, 50, _TAIL, 3), (3, 46, _TAIL, 3), (7, 46, _TAIL, 9), (50, 40, _TAIL, 50), (120, 44, _TAIL, 60),
     (20, 40, 2, 20), (5, 30, 1, 7),
+    # coarse tables (weights from 16 to 1024): their floors put the maximum inside the table or at the junction
+    (5, 10, 6, 10), (9, 10, 6, 18), (17, 10, 6, 20), (3, 10, 6, 6),
 ])
 def test_log_ratio_bound_against_mpmath_at_every_shift(s, bits, tail_bits, charged):
     t = _tailed(s, bits, tail_bits)
     k_table = t.half_size
     la = _log_masses(t, s, k_table + charged + 3)
     prev = None
+    table_wins = False
     for shift in range(1, charged + 1):
         exact = _exact_max_log_ratio(la, k_table, shift)
         got = t.log_ratio_bound(shift)
         assert mpmath.mpf(got) >= exact, (shift, got, exact)
         assert mpmath.mpf(got) <= exact * (1 + mpmath.mpf("1e-9")), (shift, got, exact)
+        table_wins |= exact > mpmath.mpf(shift) / s + mpmath.mpf("1e-3")
         if prev is not None:  # the charged shift dominates the smaller ones (symmetric, non-increasing law)
             assert exact >= prev
         prev = exact
+    assert table_wins == (bits == 10)  # the enumeration decides the coarse cases, the deep tail the others
 
 
 def test_log_ratio_bound_of_a_calibrated_table():
@@ -176,7 +181,7 @@ def test_release_noise_moments_and_tail_mass():
         c = kt + 1
 
         def moment(p):  # E[Y^p] for p = 2, 4 (odd moments vanish)
-            table = sum(mpmath.mpf(a) ** p * w[a] for a in range(1, kt + 1))
+            table = mpmath.mpf(sum(a**p * w[a] for a in range(1, kt + 1)))  # exact in integers
             if p == 2:
                 tail = c**2 + 2 * c * eg + eg2
             else:  # E[(c + G)^4] from the raw moments of G: m_j = sum g^j (1 - q) q^g (polylogs)
