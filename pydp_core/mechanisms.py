@@ -204,7 +204,7 @@ class AdditiveMechanism:
         :func:`pydp_core.release.calibrate_vector_release` on the product law (its scale is larger than
         :attr:`scale`, the scalar one). They need delta > 0, except a Logistic mechanism with delta = 0:
         its release is pure epsilon-DP through the table's exact geometric tail (an array of m values gets
-        epsilon / m per coordinate; docs/release.md, section 4b). Other families raise
+        epsilon / m per coordinate; docs/release.md, section 6). Other families raise
         :class:`pydp_core.release.ReleaseNotSupportedError`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations

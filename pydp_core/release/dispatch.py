@@ -45,7 +45,7 @@ def release_noise(
     :func:`release_gaussian`, Subbotin_r for other r to :func:`~pydp_core.release.release_subbotin` and
     Logistic to :func:`~pydp_core.release.release_logistic` (both per value; delta > 0, except the
     Logistic, whose delta = 0 release is pure epsilon-DP through its geometric tail, docs/release.md,
-    section 4b; as a vector of m values it gets epsilon / m per coordinate); every other family is refused.
+    section 6; as a vector of m values it gets epsilon / m per coordinate); every other family is refused.
 
     Parameters
     ----------

@@ -11,7 +11,7 @@ integer inversion, and the calibration picks the smallest integer scale ``s`` (g
 The Logistic with ``delta = 0`` (pure epsilon-DP) keeps the table only down to ``2**(P - 12)`` and gives
 each side one more integer weight spread over ``K + 1 + G``, ``G`` exactly geometric of ratio
 ``exp(-1/s)`` (infinite support); the calibration picks the smallest ``s`` whose certified log-ratio bound
-at the charged shift is at most epsilon (docs/release.md, section 4b).
+at the charged shift is at most epsilon (docs/release.md, section 6).
 """
 from __future__ import annotations
 
@@ -259,7 +259,7 @@ def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, gri
 def _calibrate_pure(eps: float, sens: float, grid_bits: Any, s0: float, refine: bool = True) -> LatticeRelease:
     """The pure-DP Logistic plan: the smallest integer s whose tailed table has
     ``log_ratio_bound(k) <= eps`` at the charged shift k (which bounds every shift 1..k: the law is
-    symmetric and non-increasing in |y|, docs/release.md, section 4b)."""
+    symmetric and non-increasing in |y|, docs/release.md, section 6)."""
     e, k = _lattice_grid("logistic", 1.0, sens, grid_bits, s0, refine)
     start = max(1, math.ceil(k / eps))  # the deep tail alone needs k/s <= eps
     s, (table, bits) = _smallest_passing(
@@ -330,7 +330,7 @@ def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, t
             raise ValueError(
                 "timing_stable=True needs delta > 0 for the Logistic release: the pure-DP law has infinite "
                 "support, and a draw from a fixed number of random bits has finitely many outcomes, so no "
-                "fixed-work sampler of it exists (docs/release.md, section 4b); give delta > 0 (the table "
+                "fixed-work sampler of it exists (docs/release.md, section 6); give delta > 0 (the table "
                 "law) or timing_stable=False"
             )
         return eps, dl, sens
@@ -428,7 +428,7 @@ def calibrate_logistic_release(
     ``delta = 0`` (the default; pure epsilon-DP): the table is kept down to the weight ``2**(P - 12)`` (at
     ``|y| = K``) and each side gets one integer weight ``W_t`` spread over ``K + 1 + G``, ``G`` exactly
     geometric of ratio ``exp(-1/s)``, so that ``P(Y = K + 1 + g) = W_t (1 - exp(-1/s)) exp(-g/s) / T``
-    (docs/release.md, section 4b). The plan is the smallest integer ``s`` whose certified bound on
+    (docs/release.md, section 6). The plan is the smallest integer ``s`` whose certified bound on
     ``max_y log(P(y) / P(y + k))`` at the charged shift ``k`` is at most epsilon (``s - 1`` is checked
     to fail); ``delta_achieved`` is 0 and ``epsilon_achieved`` the bound.
 

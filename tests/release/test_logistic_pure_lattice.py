@@ -1,5 +1,5 @@
 """The pure epsilon-DP Logistic lattice release: the table with its exact geometric tail (docs/release.md,
-section 4b).
+section 6).
 
 The law of a tailed table: P(y) = W(|y|) / T for |y| <= K, W_t (1 - q) q^(|y| - K - 1) / T beyond, with
 q = exp(-1/s). The references below are computed from the table's integers in 50-digit mpmath, independently
@@ -151,7 +151,7 @@ def _bins(t, s: int, n: int, min_expected: float = 20.0):
 
 
 @pytest.mark.parametrize("s, bits, tail_bits, n, seed", [
-    (50, 40, _TAIL, 4_000_000, 101),   # the release's tail share (about 2^-12)
+    (50, 40, _TAIL, 4_000_000, 101),   # the release's tail share (about 2^-13)
     (20, 40, 2, 2_000_000, 102),       # a heavy tail (about 1/8 of the mass): the geometric shape itself
     (3, 50, _TAIL, 2_000_000, 103),
 ])

@@ -33,7 +33,7 @@
 // and for a table that is symmetric and non-increasing in |y| the shift k is the worst of all shifts
 // 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/release/test_lattice_release.py.
 //
-// Geometric tail (Logistic, tail_bits = c > 0, pure epsilon-DP; docs/release.md, section 4b): the table stops
+// Geometric tail (Logistic, tail_bits = c > 0, pure epsilon-DP; docs/release.md, section 6): the table stops
 // at K, the last y with W(y) >= 2^(P - c), and each side gets one more integer weight
 //   W_t = min(floor(2^P w((K + 1)/s) / (1 - q)), s W(K)),   q = exp(-1/s), s a positive integer,
 // whose mass is spread over K + 1 + G, G exactly geometric (P(G = g) = (1 - q) q^g): the law is
