@@ -19,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from numpy.typing import ArrayLike
 
@@ -129,12 +129,6 @@ class LatticeRelease(GridRelease):
     timing_stable : bool
         Every value costs three random words and the same number of search steps; the total-variation
         charge ``(1 + e^eps) 2**-129`` is included in ``delta_achieved``.
-    geometric_tail : bool
-        The pure-DP Logistic law: the table down to ``2**(P - 12)``, then an exact geometric tail
-        (``delta_achieved`` is 0).
-    epsilon_achieved : float or None
-        With ``geometric_tail``: the certified upper bound on the privacy loss at the charged shift
-        (at most ``epsilon``); None otherwise.
 
     Examples
     --------
@@ -149,8 +143,13 @@ class LatticeRelease(GridRelease):
     r: float | None = None
     weight_bits: int = 0
     timing_stable: bool = False
-    geometric_tail: bool = False
-    epsilon_achieved: float | None = None
+    #: The law has the geometric tail of the pure-DP Logistic (:class:`PureLogisticRelease`).
+    _GEOMETRIC_TAIL: ClassVar[bool] = False
+
+    @property
+    def geometric_tail(self) -> bool:
+        """Whether the law is the table with an exact geometric tail (pure epsilon-DP)."""
+        return self._GEOMETRIC_TAIL
 
     @property
     def scale(self) -> float:
@@ -175,6 +174,33 @@ class LatticeRelease(GridRelease):
 
     def _draw(self, gen: Any, x: Any, low: float, high: float, threads: int) -> Any:
         return self.table.release(gen, x, self.grid_exponent, low, high, self.timing_stable, threads)
+
+
+@dataclass(frozen=True)
+class PureLogisticRelease(LatticeRelease):
+    """A calibrated, verified pure epsilon-DP Logistic plan (a :class:`LatticeRelease`, ``delta = 0``).
+
+    Made by :func:`calibrate_logistic_release` with ``delta = 0``. The law is the table down to the weight
+    ``2**(P - 12)``, then on each side an exact geometric tail of ratio ``exp(-1/s)`` (docs/release.md,
+    section 6); ``delta_achieved`` is 0 and ``timing_stable`` False.
+
+    Parameters
+    ----------
+    epsilon_achieved : float
+        The certified upper bound on the privacy loss at the charged shift (at most ``epsilon``).
+    (others) :
+        As in :class:`LatticeRelease`.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_logistic_release(epsilon=1.0)
+    >>> type(plan).__name__, plan.geometric_tail, plan.delta_achieved, plan.epsilon_achieved
+    ('PureLogisticRelease', True, 0.0, 1.0)
+    """
+
+    epsilon_achieved: float = 0.0
+    _GEOMETRIC_TAIL: ClassVar[bool] = True
 
 
 def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float,
@@ -256,7 +282,7 @@ def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, gri
     return plan
 
 
-def _calibrate_pure(eps: float, sens: float, grid_bits: Any, s0: float, refine: bool = True) -> LatticeRelease:
+def _calibrate_pure(eps: float, sens: float, grid_bits: Any, s0: float, refine: bool = True) -> PureLogisticRelease:
     """The pure-DP Logistic plan: the smallest integer s whose tailed table has
     ``log_ratio_bound(k) <= eps`` at the charged shift k (which bounds every shift 1..k: the law is
     symmetric and non-increasing in |y|, docs/release.md, section 6)."""
@@ -265,14 +291,14 @@ def _calibrate_pure(eps: float, sens: float, grid_bits: Any, s0: float, refine: 
     s, (table, bits) = _smallest_passing(
         "logistic", 1.0, start, lambda t: float(t.log_ratio_bound(k)) - eps, tail=True)
     bound = float(table.log_ratio_bound(k))
-    plan = LatticeRelease("logistic", eps, 0.0, sens, e, k, Fraction(s), 0.0, 1, None, bits, False,
-                          geometric_tail=True, epsilon_achieved=bound)
+    plan = PureLogisticRelease("logistic", eps, 0.0, sens, e, k, Fraction(s), 0.0, 1, None, bits, False,
+                               epsilon_achieved=bound)
     plan.__dict__["table"] = table
     return plan
 
 
 @functools.lru_cache(maxsize=4)
-def _calibrate_pure_cached(eps: float, sens: float, grid_bits: Any) -> LatticeRelease:
+def _calibrate_pure_cached(eps: float, sens: float, grid_bits: Any) -> PureLogisticRelease:
     s0 = float(minimal_scale(Logistic(), epsilon=eps, delta=0.0, sensitivity=sens))
     return _on_automatic_grid(lambda bits, refine: _calibrate_pure(eps, sens, bits, s0, refine),
                               grid_bits, False, None, "pure Logistic")
@@ -430,7 +456,7 @@ def calibrate_logistic_release(
     geometric of ratio ``exp(-1/s)``, so that ``P(Y = K + 1 + g) = W_t (1 - exp(-1/s)) exp(-g/s) / T``
     (docs/release.md, section 6). The plan is the smallest integer ``s`` whose certified bound on
     ``max_y log(P(y) / P(y + k))`` at the charged shift ``k`` is at most epsilon (``s - 1`` is checked
-    to fail); ``delta_achieved`` is 0 and ``epsilon_achieved`` the bound.
+    to fail): a :class:`PureLogisticRelease`, whose ``delta_achieved`` is 0 and ``epsilon_achieved`` the bound.
 
     Parameters
     ----------
