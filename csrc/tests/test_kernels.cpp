@@ -15,6 +15,7 @@
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/chacha.hpp"
+#include "pydp/random/generator.hpp"
 #include "pydp/special/constants.hpp"
 #include "pydp/special/normal.hpp"
 
@@ -194,15 +195,6 @@ void lattice_table_inversion_and_profile() {
 // The Logistic table with a geometric tail: non-increasing at the junction (W_t (1 - q) <= W(K)), the tail
 // reached by about its share of the draws (values beyond K), and the log-ratio bound at least k/s, close to
 // it, and non-decreasing in the shift.
-struct SplitMix {  // a fixed, portable word stream for the draws
-    std::uint64_t x;
-    std::uint64_t next_u64() {
-        std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-};
 void lattice_table_geometric_tail() {
     using pydp::release::LatticeKind;
     using pydp::release::LatticeTable;
@@ -217,7 +209,8 @@ void lattice_table_geometric_tail() {
         CHECK(b >= prev);
         prev = b;
     }
-    SplitMix src{12345};
+    const unsigned char key[32] = {7};
+    pydp::random::Generator src(key, 0);
     std::vector<std::int64_t> out(1u << 20);
     t.fill(src, out.data(), out.size(), false);
     std::size_t beyond = 0;
