@@ -648,7 +648,6 @@ def test_privatize_nan_message_is_consistent_with_bounds(capsys, tmp_path):
 @pytest.mark.parametrize("extra, flags", [
     ([], ["--bounds LOWER UPPER", "--sensitivity-holds"]),  # no bounds: the two ways out, as flags
     (["--simulate", "--key-file", "KEY"], ["--simulate", "--key-file"]),  # floating-point noise under a key
-    (["--mechanism", "logistic"], ["--simulate"]),  # no exact release for logistic noise
 ])
 def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra, flags):
     src = tmp_path / "in.parquet"
@@ -670,6 +669,17 @@ def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra,
         assert flag in err, err
     for python in ("release=", "simulation=", "sensitivity_holds=", "bounds=", "overwrite=", "format="):
         assert python not in err, err
+
+
+def test_privatize_logistic_at_delta_zero_is_an_exact_release(capsys, tmp_path):
+    # The Logistic at delta = 0: the lattice table with its exact geometric tail (pure DP), on the grid.
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 100)}), src)
+    code, out, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", "--mechanism", "logistic",
+                         "--epsilon", "1", "--sensitivity", "1", "--bounds", "0", "1")
+    assert code == 0, err
+    y = pq.read_table(dst).column("x").to_numpy()
+    assert np.array_equal(y * 2**16, np.round(y * 2**16)) and "delta=0" in out + err
 
 
 def test_csv_output_keeps_the_types_readers_infer(capsys, tmp_path):
