@@ -229,6 +229,9 @@ def test_plan_fields_pickle_and_release():
     x = np.linspace(-2.0, 2.0, 10_001)
     out = plan.release(x, rng=pc.Random(5), simulation=True)
     assert np.array_equal(out, again.release(x, rng=pc.Random(5), simulation=True))  # deterministic for a key
+    many = np.zeros(50_000)  # 13 chunks, about 6 values in the tail: the same noise on 1 and 2 threads
+    assert np.array_equal(plan.release(many, rng=pc.Random(6, threads=1), simulation=True),
+                          plan.release(many, rng=pc.Random(6, threads=2), simulation=True))
     assert np.array_equal(out / plan.grid, np.round(out / plan.grid))
     assert np.array_equal(out, pc.release_logistic(x, epsilon=1.0, rng=pc.Random(5), simulation=True))
     with pytest.raises(ValueError, match="seed"):
