@@ -24,6 +24,7 @@ PLANS = {
     "subbotin r=1.5": lambda: release.calibrate_subbotin_release(r=1.5, epsilon=1.0, delta=1e-6),
     "subbotin r=3": lambda: release.calibrate_subbotin_release(r=3.0, epsilon=1.0, delta=1e-6),
     "logistic": lambda: release.calibrate_logistic_release(epsilon=1.0, delta=1e-9),
+    "logistic pure (delta=0)": lambda: release.calibrate_logistic_release(epsilon=1.0),
     "subbotin r=2 timing-stable": lambda: release.calibrate_subbotin_release(r=2.0, epsilon=1.0, delta=1e-6,
                                                                              timing_stable=True),
     "vector r=1.5, m=1000": lambda: release.calibrate_vector_release(Subbotin(1.5), epsilon=1.0, delta=1e-6,

@@ -173,14 +173,24 @@ void register_release(py::module_ m) {
 
 
     py::class_<rel::LatticeTable>(m, "LatticeTable", "The integer weight table of a lattice noise law (table.hpp).")
-        .def(py::init([](int kind, double r, double s, int weight_bits, std::size_t max_half) {
+        .def(py::init([](int kind, double r, double s, int weight_bits, std::size_t max_half, int tail_bits) {
                  if (kind != 0 && kind != 1) throw std::invalid_argument("kind: 0 (Subbotin) or 1 (Logistic)");
                  py::gil_scoped_release release;
                  return std::make_unique<rel::LatticeTable>(static_cast<rel::LatticeKind>(kind), r, s, weight_bits,
-                                                            max_half);
+                                                            max_half, tail_bits);
              }),
-             py::arg("kind"), py::arg("r"), py::arg("scale"), py::arg("weight_bits"), py::arg("max_half"))
+             py::arg("kind"), py::arg("r"), py::arg("scale"), py::arg("weight_bits"), py::arg("max_half"),
+             py::arg("tail_bits") = 0,
+             "tail_bits > 0 (Logistic, integer scale): the table stops at the last weight >= 2^(P - tail_bits) and "
+             "an exact geometric tail of ratio exp(-1/scale) follows (pure epsilon-DP).")
         .def_property_readonly("half_size", &rel::LatticeTable::half_size)
+        .def_property_readonly("has_tail", &rel::LatticeTable::has_tail)
+        .def_property_readonly("tail_weight", &rel::LatticeTable::tail_weight,
+                               "W_t: P(Y = K + 1 + g) = W_t (1 - q) q^g / total, q = exp(-1/scale) (0: no tail).")
+        .def("log_ratio_bound", [](const rel::LatticeTable& t, std::uint64_t shift) {
+            py::gil_scoped_release release;
+            return t.log_ratio_bound(shift);
+        }, py::arg("shift"), "A certified upper bound on max_y log(P(y) / P(y + shift)) (a table with a geometric tail).")
         .def_property_readonly("total", &rel::LatticeTable::total)
         .def_property_readonly("search_steps", &rel::LatticeTable::search_steps)
         .def("weights", [](const rel::LatticeTable& t) {
@@ -209,6 +219,7 @@ void register_release(py::module_ m) {
         .def("_draw_words", [](const rel::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& words,
                                py::ssize_t n, bool stable) {
             // Test hook: n values one at a time from the given words, with the words and search steps of each.
+            if (t.has_tail()) throw std::invalid_argument("_draw_words: not for a table with a geometric tail");
             WordSource src{words.data(), static_cast<std::size_t>(words.size()), 0};  // src.i counts the words
             i64array vals(n), used(n), steps(n);
             for (py::ssize_t i = 0; i < n; ++i) {
@@ -232,6 +243,7 @@ void register_release(py::module_ m) {
         .def("_from_uniform", [](const rel::LatticeTable& t, const py::array_t<std::uint64_t, py::array::c_style>& u,
                                  bool guided) {
             // Test hook: the values for given uniforms U < T, by the guide table or the fixed-step search.
+            if (t.has_tail()) throw std::invalid_argument("_from_uniform: not for a table with a geometric tail");
             const std::uint64_t* up = u.data();
             const std::size_t n = static_cast<std::size_t>(u.size());
             for (std::size_t i = 0; i < n; ++i)

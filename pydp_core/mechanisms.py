@@ -28,7 +28,8 @@ correction, see :mod:`pydp_core.calibration`):
    exact output can sometimes tell neighbouring datasets apart, whatever epsilon says. Therefore
    :meth:`~AdditiveMechanism.privatize` defaults to ``release=True``, the exact discrete release of
    :mod:`pydp_core.release` (Laplace, Gaussian, and the lattice Subbotin_r and Logistic releases with
-   delta > 0, an array as one l_inf-bounded vector query; truncated and user-defined families refuse it), and the
+   delta > 0, or the pure-DP Logistic lattice release with delta = 0, an array as one l_inf-bounded vector
+   query; truncated and user-defined families refuse it), and the
    floating-point path is :meth:`~AdditiveMechanism.simulate` (or ``privatize(..., release=False)``),
    for research, simulation and utility estimates only.
 """
@@ -201,8 +202,9 @@ class AdditiveMechanism:
         query with l_inf sensitivity ``sensitivity`` (every coordinate moves by at most it; this also
         covers l1 and l2 sensitivities of that size), calibrated by
         :func:`pydp_core.release.calibrate_vector_release` on the product law (its scale is larger than
-        :attr:`scale`, the scalar one). They need delta > 0 (a Logistic mechanism with delta = 0 raises
-        :class:`pydp_core.release.ReleaseNotSupportedError`). Other families raise
+        :attr:`scale`, the scalar one). They need delta > 0, except a Logistic mechanism with delta = 0:
+        its release is pure epsilon-DP through the table's exact geometric tail (an array of m values gets
+        epsilon / m per coordinate; docs/release.md, section 6). Other families raise
         :class:`pydp_core.release.ReleaseNotSupportedError`.
 
         ``release=False``: :meth:`simulate`, floating-point noise of exactly ``scale`` for simulations

@@ -15,6 +15,7 @@
 #include "pydp/noise/families.hpp"
 #include "pydp/parallel.hpp"
 #include "pydp/random/chacha.hpp"
+#include "pydp/random/generator.hpp"
 #include "pydp/special/constants.hpp"
 #include "pydp/special/normal.hpp"
 
@@ -191,6 +192,32 @@ void lattice_table_inversion_and_profile() {
         prev = ld;
     }
 }
+// The Logistic table with a geometric tail: non-increasing at the junction (W_t (1 - q) <= W(K)), the tail
+// reached by about its share of the draws (values beyond K), and the log-ratio bound at least k/s, close to
+// it, and non-decreasing in the shift.
+void lattice_table_geometric_tail() {
+    using pydp::release::LatticeKind;
+    using pydp::release::LatticeTable;
+    const LatticeTable t(LatticeKind::Logistic, 1.0, 50.0, 40, 1u << 20, 12);
+    const std::int64_t K = static_cast<std::int64_t>(t.half_size());
+    CHECK(t.has_tail() && K == 485);
+    CHECK(t.weight(K) >= (1ull << 28) && t.tail_weight() <= 50 * t.weight(K));
+    double prev = 0.0;
+    for (std::uint64_t k = 1; k <= 60; ++k) {
+        const double b = t.log_ratio_bound(k);
+        CHECK(b >= static_cast<double>(k) / 50.0 && b <= static_cast<double>(k) / 50.0 + 1e-9);
+        CHECK(b >= prev);
+        prev = b;
+    }
+    const unsigned char key[32] = {7};
+    pydp::random::Generator src(key, 0);
+    std::vector<std::int64_t> out(1u << 20);
+    t.fill(src, out.data(), out.size(), false);
+    std::size_t beyond = 0;
+    for (std::int64_t v : out) beyond += v > K || v < -K;
+    // expected share 2 W_t / T, about 2^-13 here: 127 of 2^20 values (the band is beyond 5.5 sigma)
+    CHECK(beyond >= 65 && beyond <= 190);
+}
 }  // namespace
 
 int main() {
@@ -201,5 +228,6 @@ int main() {
     calibration_profile_properties();
     fft_avx2_matches_scalar();
     lattice_table_inversion_and_profile();
+    lattice_table_geometric_tail();
     return pydp_test::report();
 }

@@ -12,8 +12,10 @@ class LatticeTable:
     """
     The integer weight table of a lattice noise law (table.hpp).
     """
-    def __init__(self, kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, weight_bits: typing.SupportsInt | typing.SupportsIndex, max_half: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+    def __init__(self, kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, scale: typing.SupportsFloat | typing.SupportsIndex, weight_bits: typing.SupportsInt | typing.SupportsIndex, max_half: typing.SupportsInt | typing.SupportsIndex, tail_bits: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        tail_bits > 0 (Logistic, integer scale): the table stops at the last weight >= 2^(P - tail_bits) and an exact geometric tail of ratio exp(-1/scale) follows (pure epsilon-DP).
+        """
     def _draw_words(self, words: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], size: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool = False) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64]]:
         ...
     def _from_uniform(self, u: typing.Annotated[numpy.typing.ArrayLike, numpy.uint64], guided: bool) -> numpy.typing.NDArray[numpy.int64]:
@@ -25,6 +27,10 @@ class LatticeTable:
     def log_delta(self, epsilon: typing.SupportsFloat | typing.SupportsIndex, shift: typing.SupportsInt | typing.SupportsIndex) -> float:
         """
         An upper bound on log delta(epsilon) for the integer shift.
+        """
+    def log_ratio_bound(self, shift: typing.SupportsInt | typing.SupportsIndex) -> float:
+        """
+        A certified upper bound on max_y log(P(y) / P(y + shift)) (a table with a geometric tail).
         """
     def release(self, gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex, high: typing.SupportsFloat | typing.SupportsIndex, timing_stable: bool = False, threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
         ...
@@ -38,8 +44,16 @@ class LatticeTable:
     def half_size(self) -> int:
         ...
     @property
+    def has_tail(self) -> bool:
+        ...
+    @property
     def search_steps(self) -> int:
         ...
+    @property
+    def tail_weight(self) -> int:
+        """
+        W_t: P(Y = K + 1 + g) = W_t (1 - q) q^g / total, q = exp(-1/scale) (0: no tail).
+        """
     @property
     def total(self) -> int:
         ...

@@ -40,7 +40,9 @@ Subbotin_r (any real r >= 1) and Logistic noise have a lattice release (:func:`r
 exactly specified table of integer weights ``W(y) ~ floor(2**P w(y / s))`` (w the standard density up to
 its normaliser), sampled by exact integer inversion; the table's (epsilon, delta) profile is computed
 from the integers themselves (an upper bound), the worst shift being the charged k because the table is
-symmetric and non-increasing in |y|. These are per value and need delta > 0 (finite support). A
+symmetric and non-increasing in |y|. These are per value and need delta > 0 (finite support), except the
+Logistic at delta = 0 (:class:`PureLogisticRelease`): the table down to ``2**(P - 12)`` with an exact
+geometric tail beyond, pure epsilon-DP by a certified bound on the privacy loss. A
 ``timing_stable=True`` plan costs three random words and a fixed number of search steps per value, from a
 table kept within the first-level cache (``release_noise(..., timing_stable=True)`` gives the same for
 the Laplace and Gaussian shapes).
@@ -65,6 +67,7 @@ from typing import Any
 from .dispatch import release_noise
 from .lattice import (
     LatticeRelease,
+    PureLogisticRelease,
     calibrate_logistic_release,
     calibrate_subbotin_release,
     release_logistic,
@@ -108,6 +111,7 @@ __all__ = [
     "release_gaussian",
     "release_noise",
     "LatticeRelease",
+    "PureLogisticRelease",
     "calibrate_subbotin_release",
     "calibrate_logistic_release",
     "release_subbotin",

@@ -7,12 +7,14 @@ and user-defined families are refused.
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 from numpy.typing import ArrayLike
 
 from .._arrays import accepts_arrays
-from .._validation import as_float_array
+from .._validation import as_float_array, check_epsilon_scalar
 from ..noise import NoiseFamily
 from .lattice import release_logistic, release_subbotin
 from .plans import DEFAULT_GRID_BITS, SAFE_RELEASE_FAMILIES, ReleaseNotSupportedError, release_gaussian, release_laplace
@@ -41,8 +43,9 @@ def release_noise(
 
     Laplace (and Subbotin(1)) goes to :func:`release_laplace`, Gaussian (and Subbotin(2)) to
     :func:`release_gaussian`, Subbotin_r for other r to :func:`~pydp_core.release.release_subbotin` and
-    Logistic to :func:`~pydp_core.release.release_logistic` (both per value, delta > 0); every other
-    family is refused.
+    Logistic to :func:`~pydp_core.release.release_logistic` (both per value; delta > 0, except the
+    Logistic, whose delta = 0 release is pure epsilon-DP through its geometric tail, docs/release.md,
+    section 6; as a vector of m values it gets epsilon / m per coordinate); every other family is refused.
 
     Parameters
     ----------
@@ -80,7 +83,7 @@ def release_noise(
         If ``noise`` is not a noise family, or another argument has the wrong type.
     ReleaseNotSupportedError
         For a family without a floating-point-safe release (for example a truncated family), and for
-        Subbotin_r (r not 1 or 2) or Logistic noise with ``delta = 0``.
+        Subbotin_r (r not 1 or 2) with ``delta = 0``.
     ValueError
         If a value or parameter is out of range.
 
@@ -108,12 +111,16 @@ def release_noise(
         return release_laplace(values, **options)
     if key == ("Gaussian",):
         return release_gaussian(values, **options)
+    if key == ("Logistic",) and delta == 0:  # pure epsilon-DP: the table with its exact geometric tail
+        return _release_pure_logistic(values, vector=vector, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                                      bounds=bounds, grid_bits=None if grid_bits == DEFAULT_GRID_BITS else grid_bits,
+                                      timing_stable=timing_stable, simulation=simulation)
     if key[0] in ("Subbotin", "Logistic"):
         if delta == 0:
             raise ReleaseNotSupportedError(
                 f"release=True is not available for {noise!r} noise with delta = 0: its lattice release "
                 "needs delta > 0 (the table has finite support, so it cannot be pure epsilon-DP; "
-                "docs/release.md, section 4); give delta > 0, or use Laplace noise for delta = 0"
+                "docs/release.md, section 4); give delta > 0, or use Laplace or Logistic noise for delta = 0"
             )
         del options["vector"]
         options["timing_stable"] = timing_stable
@@ -132,3 +139,18 @@ def release_noise(
         "release=False for simulations only (floating-point noise is not differentially private against "
         "least-significant-bit attacks), or switch to one of these families for a release. See docs/release.md."
     )
+
+
+def _release_pure_logistic(values: ArrayLike, *, vector: bool, epsilon: Any, **options: Any) -> Any:
+    """The pure-DP Logistic release; a vector of m values with l_inf sensitivity D gets epsilon / m per
+    coordinate (every rounded coordinate shift is at most the charged one and the privacy losses of
+    independent coordinates add), rounded down so that m times it is at most epsilon exactly."""
+    eps = check_epsilon_scalar(epsilon)
+    if not vector:
+        return release_logistic(values, epsilon=eps, delta=0.0, **options)
+    x = as_float_array(values, "values")
+    m = max(1, x.size)
+    per = eps / m
+    while per > 0 and Fraction(per) * m > Fraction(eps):
+        per = math.nextafter(per, 0.0)
+    return release_logistic(x, epsilon=per, delta=0.0, **options)

@@ -7,6 +7,11 @@ where the weight reaches 0; ``P(Y = y) = W(|y|) / T``. The table is the law: the
 computed from these integers (an upper bound, exact up to a 2**-40 relative widening), sampling is exact
 integer inversion, and the calibration picks the smallest integer scale ``s`` (grid steps) that meets
 (epsilon, delta), checking that ``s - 1`` does not. docs/release.md, section 4, has the proofs.
+
+The Logistic with ``delta = 0`` (pure epsilon-DP) keeps the table only down to ``2**(P - 12)`` and gives
+each side one more integer weight spread over ``K + 1 + G``, ``G`` exactly geometric of ratio
+``exp(-1/s)`` (infinite support); the calibration picks the smallest ``s`` whose certified log-ratio bound
+at the charged shift is at most epsilon (docs/release.md, section 6).
 """
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from numpy.typing import ArrayLike
 
@@ -52,6 +57,8 @@ STABLE_TV_BOUND = 2.0**-129
 STABLE_TABLE_ENTRIES = 1536
 _STABLE_GRID_BITS = (8, 7, 6, 5, 4, 3, 2, 1, 0)
 _KIND = {"subbotin": 0, "logistic": 1}
+#: The pure-DP Logistic table stops at the last weight >= 2**(P - _TAIL_BITS); the geometric tail follows.
+_TAIL_BITS = 12
 #: The automatic grid also tries these grid bits when the 16-bit plan's scale exceeds the continuous one
 #: by more than _AUTO_GRID_SLACK (relative).
 _COARSER_GRID_BITS = (12, 8, 4)
@@ -72,15 +79,19 @@ def _table_max_bits(mechanism: str, r: float) -> int:
     return max(_LATTICE_MAX_BITS, min(30, int(math.floor(math.log2(_TABLE_BUDGET / length))) - 1))
 
 
-def _build_table(mechanism: str, r: float, s: int) -> tuple[Any, int]:
-    """The table for the integer scale s and its weight bits P: the largest P <= 62 with T < 2**63."""
+def _build_table(mechanism: str, r: float, s: int, tail: bool = False) -> tuple[Any, int]:
+    """The table for the integer scale s and its weight bits P: the largest P <= 62 with T < 2**63
+    (``tail``: the Logistic table with the geometric tail of the pure-DP release)."""
     est = 1.0 + 2.0 * s * _mass_per_scale(mechanism, r) * 1.01 + 4.0
     bits = max(1, min(62, int(math.floor(62.0 - math.log2(est)))))
+    if tail:
+        bits = max(bits, _TAIL_BITS + 1)
     while True:
         try:
-            return _D.LatticeTable(_KIND[mechanism], r, float(s), bits, _MAX_HALF), bits
+            return _D.LatticeTable(_KIND[mechanism], r, float(s), bits, _MAX_HALF,
+                                   _TAIL_BITS if tail else 0), bits
         except OverflowError:
-            if bits == 1:
+            if bits == (_TAIL_BITS + 1 if tail else 1):
                 raise
             bits -= 1
         except ValueError as err:  # std::length_error: the table would be too long
@@ -132,6 +143,13 @@ class LatticeRelease(GridRelease):
     r: float | None = None
     weight_bits: int = 0
     timing_stable: bool = False
+    #: The law has the geometric tail of the pure-DP Logistic (:class:`PureLogisticRelease`).
+    _GEOMETRIC_TAIL: ClassVar[bool] = False
+
+    @property
+    def geometric_tail(self) -> bool:
+        """Whether the law is the table with an exact geometric tail (pure epsilon-DP)."""
+        return self._GEOMETRIC_TAIL
 
     @property
     def scale(self) -> float:
@@ -141,7 +159,7 @@ class LatticeRelease(GridRelease):
     @functools.cached_property
     def table(self) -> Any:
         """The weight table (``_core.release.LatticeTable``), built on first use."""
-        t, bits = _build_table(self.mechanism, self.r or 1.0, int(self.parameter))
+        t, bits = _build_table(self.mechanism, self.r or 1.0, int(self.parameter), self.geometric_tail)
         if bits != self.weight_bits:
             raise CalibrationError("the lattice table could not be rebuilt with the plan's weight bits")
         return t
@@ -158,6 +176,33 @@ class LatticeRelease(GridRelease):
         return self.table.release(gen, x, self.grid_exponent, low, high, self.timing_stable, threads)
 
 
+@dataclass(frozen=True)
+class PureLogisticRelease(LatticeRelease):
+    """A calibrated, verified pure epsilon-DP Logistic plan (a :class:`LatticeRelease`, ``delta = 0``).
+
+    Made by :func:`calibrate_logistic_release` with ``delta = 0``. The law is the table down to the weight
+    ``2**(P - 12)``, then on each side an exact geometric tail of ratio ``exp(-1/s)`` (docs/release.md,
+    section 6); ``delta_achieved`` is 0 and ``timing_stable`` False.
+
+    Parameters
+    ----------
+    epsilon_achieved : float
+        The certified upper bound on the privacy loss at the charged shift (at most ``epsilon``).
+    (others) :
+        As in :class:`LatticeRelease`.
+
+    Examples
+    --------
+    >>> from pydp_core import release
+    >>> plan = release.calibrate_logistic_release(epsilon=1.0)
+    >>> type(plan).__name__, plan.geometric_tail, plan.delta_achieved, plan.epsilon_achieved
+    ('PureLogisticRelease', True, 0.0, 1.0)
+    """
+
+    epsilon_achieved: float = 0.0
+    _GEOMETRIC_TAIL: ClassVar[bool] = True
+
+
 def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float,
                   refine: bool = True) -> tuple[int, int]:
     """The grid exponent e and the charged integer shift k for the continuous scale s0 (``refine``: a
@@ -170,16 +215,16 @@ def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: flo
 
 
 def _smallest_passing(mechanism: str, r: float, start: int,
-                      excess: Callable[[Any], float]) -> tuple[int, tuple[Any, int]]:
+                      excess: Callable[[Any], float], tail: bool = False) -> tuple[int, tuple[Any, int]]:
     """The smallest integer scale s (grid steps) with ``excess(table of s) <= 0`` that the search verifies,
     and its table: a bracket from ``start``, then a safeguarded secant search; s is checked to pass and
-    s - 1 to fail, else CalibrationError."""
+    s - 1 to fail, else CalibrationError (``tail``: tables with the geometric tail)."""
     tables: dict[int, tuple[Any, int]] = {}
     values: dict[int, float] = {}
 
     def f(s: int) -> float:  # <= 0 passes
         if s not in values:
-            tables[s] = _build_table(mechanism, r, s)
+            tables[s] = _build_table(mechanism, r, s, tail)
             values[s] = excess(tables[s][0])
             if len(tables) > 2:  # keep memory bounded: only the current bracket's tables are needed
                 for key in sorted(tables, key=lambda q: abs(q - s))[2:]:
@@ -220,7 +265,7 @@ def _smallest_passing(mechanism: str, r: float, start: int,
         raise CalibrationError("lattice calibration did not converge")
     if not (f(hi) <= 0 and (hi == 1 or f(hi - 1) > 0)):
         raise CalibrationError("lattice calibration could not be verified")
-    return hi, tables.get(hi) or _build_table(mechanism, r, hi)
+    return hi, tables.get(hi) or _build_table(mechanism, r, hi, tail)
 
 
 def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
@@ -235,6 +280,28 @@ def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, gri
                           r if mechanism == "subbotin" else None, bits, bool(timing_stable))
     plan.__dict__["table"] = table  # the cached_property's slot: reuse the table just verified
     return plan
+
+
+def _calibrate_pure(eps: float, sens: float, grid_bits: Any, s0: float, refine: bool = True) -> PureLogisticRelease:
+    """The pure-DP Logistic plan: the smallest integer s whose tailed table has
+    ``log_ratio_bound(k) <= eps`` at the charged shift k (which bounds every shift 1..k: the law is
+    symmetric and non-increasing in |y|, docs/release.md, section 6)."""
+    e, k = _lattice_grid("logistic", 1.0, sens, grid_bits, s0, refine)
+    start = max(1, math.ceil(k / eps))  # the deep tail alone needs k/s <= eps
+    s, (table, bits) = _smallest_passing(
+        "logistic", 1.0, start, lambda t: float(t.log_ratio_bound(k)) - eps, tail=True)
+    bound = float(table.log_ratio_bound(k))
+    plan = PureLogisticRelease("logistic", eps, 0.0, sens, e, k, Fraction(s), 0.0, 1, None, bits, False,
+                               epsilon_achieved=bound)
+    plan.__dict__["table"] = table
+    return plan
+
+
+@functools.lru_cache(maxsize=4)
+def _calibrate_pure_cached(eps: float, sens: float, grid_bits: Any) -> PureLogisticRelease:
+    s0 = float(minimal_scale(Logistic(), epsilon=eps, delta=0.0, sensitivity=sens))
+    return _on_automatic_grid(lambda bits, refine: _calibrate_pure(eps, sens, bits, s0, refine),
+                              grid_bits, False, None, "pure Logistic")
 
 
 _Plan = TypeVar("_Plan", bound=LatticeRelease)
@@ -280,6 +347,19 @@ def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: flo
 
 def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> tuple[float, float, float]:
     eps, dl, sens = _check_common(epsilon, delta, sensitivity)
+    if dl == 0 and mechanism == "Logistic":
+        if not isinstance(timing_stable, bool):
+            raise TypeError("timing_stable must be a bool")
+        if eps == 0:
+            raise ValueError("epsilon must be > 0 when delta = 0 (epsilon = 0 needs an infinite scale)")
+        if timing_stable:
+            raise ValueError(
+                "timing_stable=True needs delta > 0 for the Logistic release: the pure-DP law has infinite "
+                "support, and a draw from a fixed number of random bits has finitely many outcomes, so no "
+                "fixed-work sampler of it exists (docs/release.md, section 6); give delta > 0 (the table "
+                "law) or timing_stable=False"
+            )
+        return eps, dl, sens
     if dl == 0:
         raise ValueError(
             f"delta must be > 0 for the lattice {mechanism} release: its table has finite support, so no "
@@ -366,21 +446,29 @@ def calibrate_logistic_release(
     grid_bits: int | None = None,
     timing_stable: bool = False,
 ) -> LatticeRelease:
-    """The verified smallest Logistic lattice release on the grid meeting (epsilon, delta), delta > 0.
+    """The verified smallest Logistic lattice release on the grid meeting (epsilon, delta).
 
-    As :func:`calibrate_subbotin_release` with the table ``W(y) ~ floor(2**P 4u / (1 + u)**2)``,
-    ``u = exp(-|y| / s)``. The continuous Logistic is pure epsilon-DP; the table has finite support, so
-    ``delta`` must be > 0 (the default 0 raises ValueError naming delta): a delta of 1e-12 costs a few
-    tenths of a percent of scale.
+    ``delta > 0``: as :func:`calibrate_subbotin_release` with the table ``W(y) ~ floor(2**P 4u / (1 + u)**2)``,
+    ``u = exp(-|y| / s)`` (finite support).
+
+    ``delta = 0`` (the default; pure epsilon-DP): the table is kept down to the weight ``2**(P - 12)`` (at
+    ``|y| = K``) and each side gets one integer weight ``W_t`` spread over ``K + 1 + G``, ``G`` exactly
+    geometric of ratio ``exp(-1/s)``, so that ``P(Y = K + 1 + g) = W_t (1 - exp(-1/s)) exp(-g/s) / T``
+    (docs/release.md, section 6). The plan is the smallest integer ``s`` whose certified bound on
+    ``max_y log(P(y) / P(y + k))`` at the charged shift ``k`` is at most epsilon (``s - 1`` is checked
+    to fail): a :class:`PureLogisticRelease`, whose ``delta_achieved`` is 0 and ``epsilon_achieved`` the bound.
 
     Parameters
     ----------
     epsilon : float
-        epsilon >= 0, finite.
-    delta : float
-        delta in (0, 1); the default 0 is refused (see above).
-    sensitivity, grid_bits, timing_stable :
-        As in :func:`calibrate_subbotin_release`.
+        epsilon >= 0, finite (> 0 when ``delta = 0``).
+    delta : float, optional
+        delta in [0, 1) (default 0: pure epsilon-DP).
+    sensitivity, grid_bits :
+        As in :func:`calibrate_subbotin_release` (with ``delta = 0`` the automatic grid is 16 bits).
+    timing_stable : bool, optional
+        As in :func:`calibrate_subbotin_release`; refused (ValueError) with ``delta = 0``: the pure-DP law
+        has infinite support, which no fixed number of random bits can sample.
 
     Returns
     -------
@@ -398,8 +486,13 @@ def calibrate_logistic_release(
     >>> plan = release.calibrate_logistic_release(epsilon=1.0, delta=1e-9)
     >>> plan.mechanism, plan.delta_achieved <= 1e-9
     ('logistic', True)
+    >>> pure = release.calibrate_logistic_release(epsilon=1.0)
+    >>> pure.geometric_tail, pure.delta_achieved, pure.shift, pure.parameter, pure.epsilon_achieved
+    (True, 0.0, 65536, Fraction(65536, 1), 1.0)
     """
     eps, dl, sens = _check_lattice("Logistic", epsilon, delta, sensitivity, timing_stable)
+    if dl == 0:
+        return _calibrate_pure_cached(eps, sens, grid_bits)
     return _calibrate_cached("logistic", 1.0, eps, dl, sens, grid_bits, timing_stable)
 
 
@@ -478,7 +571,8 @@ def release_logistic(
 ) -> Any:
     """Release ``values`` with Logistic lattice noise on a power-of-two grid, (epsilon, delta)-DP per value.
 
-    ``delta`` must be > 0 (the table has finite support; see :func:`calibrate_logistic_release`).
+    ``delta = 0`` (the default): pure epsilon-DP, the table law with its exact geometric tail; ``delta > 0``:
+    the finite table (see :func:`calibrate_logistic_release`).
 
     Parameters
     ----------
@@ -505,6 +599,8 @@ def release_logistic(
     >>> y = dp.release_logistic(2.0, epsilon=1.0, delta=1e-9, rng=dp.Random(7), simulation=True)
     >>> isinstance(y, float)
     True
+    >>> dp.release_logistic(np.zeros(3), epsilon=1.0, rng=dp.Random(7), simulation=True).shape
+    (3,)
     """
     return _release_with(
         lambda: calibrate_logistic_release(epsilon=epsilon, delta=delta, sensitivity=sensitivity,

@@ -296,8 +296,12 @@ def test_privatize_releases_on_the_grid_unless_simulating(capsys, tmp_path):
     assert code == 0, err
     sim = pq.read_table(tmp_path / "s.parquet").column("x").to_numpy()
     assert np.mean(sim / grid != np.round(sim / grid)) > 0.99
+    # the Logistic (delta = 0: pure DP, the lattice table with its geometric tail) is released on its grid too
     code, _, err = run(capsys, "privatize", str(src), str(tmp_path / "l.parquet"), "-c", "x", PRIV[0], "logistic", *PRIV[2:])
-    assert code == 1 and "a release (without --simulate) is not available" in err
+    assert code == 0, err
+    lgrid = discrete.calibrate_logistic_release(epsilon=1.0, sensitivity=2.0).grid
+    out = pq.read_table(tmp_path / "l.parquet").column("x").to_numpy()
+    np.testing.assert_array_equal(out / lgrid, np.round(out / lgrid))
 
 
 def test_privatize_refuses_to_overwrite_its_input(capsys, tmp_path):
@@ -651,7 +655,6 @@ def test_privatize_nan_message_is_consistent_with_bounds(capsys, tmp_path):
 @pytest.mark.parametrize("extra, flags", [
     ([], ["--bounds LOWER UPPER", "--sensitivity-holds"]),  # no bounds: the two ways out, as flags
     (["--simulate", "--key-file", "KEY"], ["--simulate", "--key-file"]),  # floating-point noise under a key
-    (["--mechanism", "logistic"], ["--simulate"]),  # no exact release for logistic noise
 ])
 def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra, flags):
     src = tmp_path / "in.parquet"
@@ -673,6 +676,17 @@ def test_privatize_messages_name_the_command_line_flags(capsys, tmp_path, extra,
         assert flag in err, err
     for python in ("release=", "simulation=", "sensitivity_holds=", "bounds=", "overwrite=", "format="):
         assert python not in err, err
+
+
+def test_privatize_logistic_at_delta_zero_is_an_exact_release(capsys, tmp_path):
+    # The Logistic at delta = 0: the lattice table with its exact geometric tail (pure DP), on the grid.
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": np.linspace(0, 1, 100)}), src)
+    code, out, err = run(capsys, "privatize", str(src), str(dst), "-c", "x", "--mechanism", "logistic",
+                         "--epsilon", "1", "--sensitivity", "1", "--bounds", "0", "1")
+    assert code == 0, err
+    y = pq.read_table(dst).column("x").to_numpy()
+    assert np.array_equal(y * 2**16, np.round(y * 2**16)) and "delta=0" in out + err
 
 
 def test_csv_output_keeps_the_types_readers_infer(capsys, tmp_path):

@@ -131,8 +131,14 @@ def test_each_value_is_released_as_a_scalar_query_on_the_grid():
     np.testing.assert_array_equal(got / grid, np.round(got / grid))
     sim = privatize(x, mech, rng=pydp_core.Random(7), release=False)
     np.testing.assert_array_equal(sim, mech.simulate(x, rng=pydp_core.Random(7)))
+    class TruncatedLaplaceMechanism(pydp_core.LaplaceMechanism):  # a family without a safe release
+        _noise = pydp_core.Truncated(pydp_core.Laplace(), 5.0)
+
     with pytest.raises(ValueError, match="release=True is not available"):
-        privatize(x, pydp_core.LogisticMechanism(epsilon=1.0), key=KEY)
+        privatize(x, TruncatedLaplaceMechanism(epsilon=1.0, delta=1e-3), key=KEY)
+    # the Logistic at delta = 0 is released (pure DP, the lattice table with its geometric tail)
+    pure = np.asarray(privatize(x, pydp_core.LogisticMechanism(epsilon=1.0), key=KEY))
+    np.testing.assert_array_equal(pure / 2.0**-16, np.round(pure / 2.0**-16))
     with pytest.raises(TypeError, match="unexpected arguments"):
         privatize(x, mech, key=KEY, grid_bits=3)
 

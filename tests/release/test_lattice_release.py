@@ -242,13 +242,13 @@ def test_release_noise_and_mechanisms_release():
     v = lm.privatize(0.0, rng=pc.Random(2), simulation=True)
     assert v == pc.release_logistic(np.zeros(3), epsilon=1.0, delta=1e-9, rng=pc.Random(2), simulation=True)[0]
     with pytest.raises(release.ReleaseNotSupportedError, match="delta > 0"):
-        pc.LogisticMechanism(epsilon=1.0).privatize(1.0)
+        release.release_noise(pc.Subbotin(3.0), 1.0, epsilon=1.0, delta=0.0)
     lv = release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=1e-6, vector=True, rng=pc.Random(2),
                                simulation=True)
     assert np.array_equal(lv, release.release_vector(np.zeros(3), pc.Logistic(), epsilon=1.0, delta=1e-6,
                                                      rng=pc.Random(2), simulation=True))
     with pytest.raises(release.ReleaseNotSupportedError, match="delta > 0"):
-        release.release_noise(pc.Logistic(), np.zeros(3), epsilon=1.0, delta=0.0, vector=True)
+        release.release_noise(pc.Subbotin(3.0), np.zeros(3), epsilon=1.0, delta=0.0, vector=True)
     with pytest.raises(ValueError, match="seed"):
         pc.release_subbotin(1.0, r=3.0, epsilon=1.0, delta=1e-6, rng=pc.Random(2))
 
@@ -260,7 +260,8 @@ def test_release_noise_and_mechanisms_release():
     (lambda: pc.release_subbotin(1.0, r=2.5, epsilon=1.0, delta=0.0), ValueError, "delta"),
     (lambda: pc.release_subbotin(1.0, r=2.5, epsilon=1.0, delta=1.5), ValueError, "delta"),
     (lambda: pc.release_subbotin(1.0, r=2.5, epsilon=1.0, delta=-1e-3), ValueError, "delta"),
-    (lambda: pc.release_logistic(1.0, epsilon=1.0), ValueError, "delta"),
+    (lambda: pc.release_logistic(1.0, epsilon=0.0), ValueError, "epsilon"),
+    (lambda: pc.release_logistic(1.0, epsilon=1.0, delta=-1e-3), ValueError, "delta"),
     (lambda: pc.release_logistic(1.0, epsilon=1.0, delta=1e-6, sensitivity=-1.0), ValueError, "sensitivity"),
     (lambda: pc.release_subbotin(float("nan"), r=2.5, epsilon=1.0, delta=1e-6, rng=pc.Random(1), simulation=True),
      ValueError, "finite"),

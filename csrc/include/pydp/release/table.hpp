@@ -32,6 +32,16 @@
 // by a factor (1 + 2^-40). Only y < k/2 can contribute (for y >= k/2, |y| >= |y - k| so W(y) <= W(y - k)),
 // and for a table that is symmetric and non-increasing in |y| the shift k is the worst of all shifts
 // 1..k (docs/release.md, section 4, Lemma 3). Checked against 60-digit sums: tests/release/test_lattice_release.py.
+//
+// Geometric tail (Logistic, tail_bits = c > 0, pure epsilon-DP; docs/release.md, section 6): the table stops
+// at K, the last y with W(y) >= 2^(P - c), and each side gets one more integer weight
+//   W_t = min(floor(2^P w((K + 1)/s) / (1 - q)), s W(K)),   q = exp(-1/s), s a positive integer,
+// whose mass is spread over K + 1 + G, G exactly geometric (P(G = g) = (1 - q) q^g): the law is
+//   P(Y = y) = W(|y|) / T (|y| <= K),   W_t (1 - q) q^(|y| - K - 1) / T (|y| > K),   T = W(0) + 2 S + 2 W_t.
+// W_t <= s W(K) with 1 - q < 1/s keeps P non-increasing in |y| at the junction. Sampling: U uniform on
+// {0, ..., T - 1}; U < W(0) + 2 S is the table's inversion, the rest is the tail (W_t values each side) and
+// G comes from ExactGeometric(s, 1) (geometric.hpp), an exact function of further random words.
+// log_ratio_bound(k): a certified upper bound on max_y log(P(y) / P(y + k)) (see there).
 #pragma once
 #include <cmath>
 #include <cstddef>
@@ -41,6 +51,7 @@
 #include <vector>
 
 #include "pydp/release/bits.hpp"
+#include "pydp/release/geometric.hpp"
 #include "pydp/release/samplers.hpp"
 
 namespace pydp::release {
@@ -56,12 +67,23 @@ public:
 
     // kind, order r (Subbotin only), scale s in grid steps, P = log2 W(0) in [1, 62], and the largest
     // half-width accepted (the table takes 8 bytes per entry).
-    LatticeTable(LatticeKind kind, double r, double s, int weight_bits, std::size_t max_half) : w0_(0) {
+    // tail_bits c > 0 (Logistic, integer s): the table stops at the last weight >= 2^(P - c) and the geometric
+    // tail of the header follows; 0: no tail (the table ends where the weights reach 0).
+    LatticeTable(LatticeKind kind, double r, double s, int weight_bits, std::size_t max_half, int tail_bits = 0)
+        : w0_(0) {
         if (!(s > 0.0) || !std::isfinite(s)) throw std::invalid_argument("lattice table: the scale must be positive and finite");
         if (kind == LatticeKind::Subbotin && (!(r >= 1.0) || !std::isfinite(r)))
             throw std::invalid_argument("lattice table: r must be finite and >= 1");
         if (weight_bits < 1 || weight_bits > 62) throw std::invalid_argument("lattice table: weight bits must be in [1, 62]");
+        if (tail_bits != 0) {
+            if (kind != LatticeKind::Logistic) throw std::invalid_argument("lattice table: a geometric tail is for the Logistic only");
+            if (tail_bits < 1 || tail_bits >= weight_bits)
+                throw std::invalid_argument("lattice table: tail bits must be in [1, weight bits)");
+            if (!(s >= 1.0) || s != std::floor(s) || s > 0x1p40)
+                throw std::invalid_argument("lattice table: a geometric tail needs an integer scale in [1, 2^40]");
+        }
         w0_ = u64{1} << weight_bits;
+        const u64 cut = tail_bits ? u64{1} << (weight_bits - tail_bits) : 1;  // the smallest table weight
         const double top = std::ldexp(1.0, weight_bits);
         u128 sum = 0;  // S = W(1) + ... + W(K)
         u64 prev = w0_;
@@ -77,7 +99,7 @@ public:
             const double f = std::floor(w * top);  // w * 2^P is exact; w <= 1
             u64 wy = f >= top ? w0_ : static_cast<u64>(f);
             if (wy > prev) wy = prev;
-            if (wy == 0) break;
+            if (wy < cut) break;
             if (y > max_half) throw std::length_error("lattice table: the table would exceed its size limit");
             sum += wy;
             if (w0_ + 2 * sum >= (u128{1} << 63)) throw std::overflow_error("lattice table: total weight reached 2^63");
@@ -86,6 +108,20 @@ public:
         }
         s_ = cum_.empty() ? 0 : cum_.back();
         total_ = w0_ + 2 * s_;
+        if (tail_bits) {
+            scale_ = static_cast<u64>(s);
+            const double u = std::exp(-static_cast<double>(cum_.size() + 1) / s);
+            const double w_next = std::ldexp(4.0 * u / ((1.0 + u) * (1.0 + u)), weight_bits);  // 2^P w((K + 1)/s)
+            const double t = std::floor(w_next / -std::expm1(-1.0 / s));
+            const u128 cap = static_cast<u128>(prev) * scale_;  // s W(K)
+            u128 wt = t >= 0x1p100 ? cap : static_cast<u128>(t);  // t < 2^100 is exact in u128
+            if (wt > cap) wt = cap;
+            if (wt == 0) wt = 1;
+            if (static_cast<u128>(total_) + 2 * wt >= (u128{1} << 63))
+                throw std::overflow_error("lattice table: total weight reached 2^63");
+            tail_ = static_cast<u64>(wt);
+            total_ += 2 * tail_;
+        }
         reject_below_ = (0 - total_) % total_;  // 2^64 mod T
         steps_ = 0;
         for (std::size_t n = cum_.size(); n > 1; n -= n / 2) ++steps_;
@@ -93,6 +129,9 @@ public:
     }
 
     std::size_t half_size() const noexcept { return cum_.size(); }
+    bool has_tail() const noexcept { return tail_ != 0; }
+    u64 tail_weight() const noexcept { return tail_; }
+    u64 tail_scale() const noexcept { return scale_; }
     u64 total() const noexcept { return total_; }
     u64 weight(i64 y) const noexcept {
         const u64 a = static_cast<u64>(y < 0 ? -y : y);
@@ -106,6 +145,7 @@ public:
     double log_delta(double eps, u64 k) const {
         if (!(eps >= 0.0) || !std::isfinite(eps)) throw std::invalid_argument("epsilon must be finite and >= 0");
         if (k == 0) throw std::invalid_argument("shift must be >= 1");
+        if (has_tail()) throw std::invalid_argument("log_delta: the table has a geometric tail (use log_ratio_bound)");
         double e = std::exp(eps);
         for (int i = 0; i < 4; ++i) e = std::nextafter(e, 0.0);  // a lower bound on e^eps (libm exp: < 1 ulp)
         if (!(e >= 1.0)) e = 1.0;                                  // e^eps >= 1 exactly
@@ -148,6 +188,54 @@ public:
         return std::log(delta) + std::log1p(0x1p-40);  // conversions, division and log: far below 2^-40
     }
 
+    // A certified upper bound on max_y log(P(y) / P(y + k)) over every integer y, for a table with a
+    // geometric tail and an integer shift k >= 1. With A(a) = W(a) (a <= K), W_t (1 - q) q^(a - K - 1)
+    // (a > K), the ratio is A(|y|) / A(|y + k|) (T cancels). Where both |y|, |y + k| > K it is
+    // q^(|y| - |y + k|) <= q^-k, attained for y > K: that value, k/s, is rounded up if inexact. Every other y has
+    // -K - k <= y <= K and is enumerated: the log ratio is a sum of at most three terms, log of a ratio of
+    // two integers (converted and divided in double: error below 3 2^-53 relative, so 2^-51 absolute after
+    // the log), -+ log(1 - q) (log(-expm1(-1/s)): below 2^-50 (1 + |value|)) and -+ m/s (2^-52 relative),
+    // and the sum adds two roundings; each computed value is raised by 2^-40 (1 + sum of |terms|), far
+    // above these errors (and above libm errors of a few ulps). The result is the largest of all.
+    double log_ratio_bound(u64 k) const {
+        if (!has_tail()) throw std::invalid_argument("log_ratio_bound: the table has no geometric tail (finite support)");
+        if (k == 0) throw std::invalid_argument("shift must be >= 1");
+        if (k > (u64{1} << 40)) throw std::invalid_argument("shift must be at most 2^40");
+        const double sd = static_cast<double>(scale_);
+        const double inv_s = 1.0 / sd;
+        const double l1q = std::log(-std::expm1(-inv_s));  // log(1 - q) < 0
+        const double lwt = static_cast<double>(tail_);
+        const i64 K = static_cast<i64>(cum_.size());
+        // k/s, rounded up unless the division is exact (k, s < 2^53: the fma forms q s - k exactly)
+        double best = static_cast<double>(k) / sd;
+        if (std::fma(best, sd, -static_cast<double>(k)) < 0.0) best = std::nextafter(best, std::numeric_limits<double>::infinity());
+        const i64 kk = static_cast<i64>(k);
+        for (i64 y = -K - kk; y <= K; ++y) {
+            const i64 a = y < 0 ? -y : y;
+            const i64 z = y + kk;
+            const i64 b = z < 0 ? -z : z;
+            double t1, t2 = 0.0, t3 = 0.0;
+            if (a <= K && b <= K) {
+                t1 = std::log(static_cast<double>(weight(a)) / static_cast<double>(weight(b)));
+            } else if (a <= K) {  // b in the tail: W(a) / (W_t (1 - q) q^(b - K - 1))
+                t1 = std::log(static_cast<double>(weight(a)) / lwt);
+                t2 = -l1q;
+                t3 = static_cast<double>(b - K - 1) * inv_s;
+            } else if (b <= K) {  // a in the tail
+                t1 = std::log(lwt / static_cast<double>(weight(b)));
+                t2 = l1q;
+                t3 = -static_cast<double>(a - K - 1) * inv_s;
+            } else {
+                t1 = static_cast<double>(b - a) * inv_s;  // both in the tail: at most k/s, counted above
+                if (t1 <= best) continue;
+            }
+            const double v = t1 + t2 + t3;
+            const double up = v + 0x1p-40 * (1.0 + std::fabs(t1) + std::fabs(t2) + std::fabs(t3));
+            if (up > best) best = up;
+        }
+        return best;
+    }
+
     // Exact mode: U by multiply-and-reject (Lemire 2019).
     template <class Source>
     u64 uniform_exact(Source& src) const {
@@ -174,6 +262,11 @@ public:
     // search in lockstep, exact mode through the guide table (the same value for the same U).
     template <class Source>
     void fill(Source& src, i64* out, std::size_t n, bool stable) const {
+        if (has_tail()) {
+            if (stable) throw std::invalid_argument("lattice table: a geometric tail has no timing-stable mode");
+            fill_tailed(src, out, n);
+            return;
+        }
         u64 U[kBlock];
         for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
             const std::size_t len = n - b0 < kBlock ? n - b0 : kBlock;
@@ -189,6 +282,38 @@ public:
                 fill_from_uniform(U, out + b0, len);
             else
                 fill_guided(U, out + b0, len);
+        }
+    }
+
+    // Exact mode with the geometric tail: U < W(0) + 2 S goes through the guide table as usual; a U in the
+    // tail (W_t values a side: positive first) gives +-(K + 1 + G), G from the exact geometric, whose words
+    // come from the same source after the block's uniforms (a fixed order: the output depends on the words only).
+    template <class Source>
+    void fill_tailed(Source& src, i64* out, std::size_t n) const {
+        const ExactGeometric geo(scale_, 1);
+        BitReader<Source> br(src);
+        const u64 body = w0_ + 2 * s_;
+        const u64 base = static_cast<u64>(cum_.size()) + 1;
+        u64 U[kBlock], tail[kBlock];
+        for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
+            const std::size_t len = n - b0 < kBlock ? n - b0 : kBlock;
+            unsigned any = 0;
+            for (std::size_t i = 0; i < len; ++i) {
+                const u64 u = uniform_exact(src);
+                tail[i] = u >= body ? u - body + 1 : 0;  // 1 + the offset in the tail, 0 in the body
+                U[i] = tail[i] ? 0 : u;
+                any |= tail[i] != 0;
+            }
+            fill_guided(U, out + b0, len);
+            if (!any) continue;
+            for (std::size_t i = 0; i < len; ++i) {
+                if (!tail[i]) continue;
+                const bool negative = tail[i] - 1 >= tail_;
+                const u64 g = geo(br);
+                if (g >= kMaxAbsNoise - base) throw std::overflow_error("lattice table: |noise| reached 2^62");
+                const i64 v = static_cast<i64>(base + g);
+                out[b0 + i] = negative ? -v : v;
+            }
         }
     }
 
@@ -302,6 +427,7 @@ private:
 
     u64 w0_;
     u64 s_ = 0, total_ = 0, reject_below_ = 0;
+    u64 tail_ = 0, scale_ = 0;  // W_t (0: no tail) and the integer scale s of the geometric tail
     unsigned steps_ = 0;
     unsigned gshift_ = 0;
     std::vector<u64> cum_;  // C(i) = W(1) + ... + W(i + 1), i = 0 .. K - 1
