@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
 from ._arrays import is_foreign, numpy_dtype
 from ._arrays import to_numpy as foreign_to_numpy
+from ._core import MAX_THREADS as _CORE_MAX_THREADS
 
 __all__ = [
     "as_float_array",
@@ -91,7 +91,7 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
 #: The largest ``threads=`` accepted: more is never useful, and the C++ pool would only try to start them.
 #: The one cap of the library, ``pydp::kMaxThreads`` (pydp/parallel.hpp), as the bindings export it; the C
 #: ABI's ``PYDP_MAX_THREADS`` is tied to it by a static_assert.
-MAX_THREADS: int = _core.MAX_THREADS
+MAX_THREADS: int = _CORE_MAX_THREADS
 
 
 
