@@ -90,7 +90,7 @@ struct WordSource {
     const std::uint64_t* w;
     std::size_t n, i;
     std::uint64_t next_u64() {
-        if (i >= n) throw std::out_of_range("the given words are exhausted");
+        if (i >= n) throw py::index_error("the given words are exhausted");
         return w[i++];
     }
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pydp/parallel.hpp"
+#include "pydp/status.hpp"
 
 namespace pydp_bind {
 
@@ -25,6 +26,33 @@ inline std::vector<py::ssize_t> shape_of(const darray& a) {
 
 inline void require_same_shape(const darray& a, const darray& b, const char* name) {
     if (shape_of(a) != shape_of(b)) throw std::invalid_argument(std::string(name) + ": shape mismatch after broadcasting");
+}
+
+// The one translation of the kernels' exceptions into Python exceptions, registered once for the module
+// (csrc/module.cpp): the exception's Status (pydp::current_failure, pydp/status.hpp) chooses the type,
+// its what() is the message. pybind11's own exceptions (py::value_error, error_already_set, ...) pass
+// through to pybind11's translation.
+inline PyObject* python_type(pydp::Status s) noexcept {
+    switch (s) {
+        case pydp::Status::range: return PyExc_OverflowError;
+        case pydp::Status::no_memory: return PyExc_MemoryError;
+        case pydp::Status::internal: return PyExc_RuntimeError;
+        default: return PyExc_ValueError;
+    }
+}
+
+inline void register_error_translator() {
+    py::register_local_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const py::builtin_exception&) {
+            throw;
+        } catch (const py::error_already_set&) {
+            throw;
+        } catch (const std::exception& e) {
+            PyErr_SetString(python_type(pydp::current_failure().status), e.what());
+        }
+    });
 }
 
 // The thread cap (pydp/parallel.hpp); the Python layer rejects larger counts first.

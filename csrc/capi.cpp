@@ -32,10 +32,26 @@
 #include "pydp/parallel.hpp"
 #include "pydp/random/fill.hpp"
 #include "pydp/random/generator.hpp"
+#include "pydp/status.hpp"
 #include "pydp/version.hpp"
 
 // One thread cap: the C header states the C++ constant.
 static_assert(PYDP_MAX_THREADS == pydp::kMaxThreads, "capi.h's PYDP_MAX_THREADS must be pydp::kMaxThreads");
+
+// One list of error codes: each pydp_status of capi.h is the value of its pydp::Status (pydp/status.hpp).
+constexpr bool same_code(pydp_status c, pydp::Status s) { return static_cast<int>(c) == static_cast<int>(s); }
+static_assert(same_code(PYDP_OK, pydp::Status::ok) && same_code(PYDP_ERR_NULL, pydp::Status::null_argument) &&
+                  same_code(PYDP_ERR_INVALID, pydp::Status::invalid) &&
+                  same_code(PYDP_ERR_NO_FINITE_SCALE, pydp::Status::no_finite_scale) &&
+                  same_code(PYDP_ERR_VERIFY_FAILED, pydp::Status::verify_failed) &&
+                  same_code(PYDP_ERR_NO_CONVERGENCE, pydp::Status::no_convergence) &&
+                  same_code(PYDP_ERR_EXHAUSTED, pydp::Status::exhausted) &&
+                  same_code(PYDP_ERR_NO_MEMORY, pydp::Status::no_memory) &&
+                  same_code(PYDP_ERR_ENTROPY, pydp::Status::entropy) &&
+                  same_code(PYDP_ERR_INTERNAL, pydp::Status::internal) &&
+                  same_code(PYDP_ERR_SCALE_OVERFLOW, pydp::Status::scale_overflow) &&
+                  same_code(PYDP_ERR_RANGE, pydp::Status::range),
+              "capi.h's pydp_status codes must equal pydp::Status");
 
 struct pydp_rng {
     pydp::random::Generator gen;
@@ -59,6 +75,12 @@ pydp_status fail(pydp_status code, const char* msg) noexcept {
     set_message(msg);
     return code;
 }
+pydp_status fail(pydp::Status s, const char* msg) noexcept { return fail(static_cast<pydp_status>(s), msg); }
+
+// A kernel's Status (a calibration that found no scale) as a failure described by its code.
+pydp_status fail(pydp::Status s) noexcept {
+    return s == pydp::Status::ok ? PYDP_OK : fail(s, pydp::status_text(s));
+}
 
 // "<name> <rule>, got <value>" as the message of a PYDP_ERR_INVALID.
 pydp_status bad(const char* name, const char* rule, double value) noexcept {
@@ -66,26 +88,16 @@ pydp_status bad(const char* name, const char* rule, double value) noexcept {
     return PYDP_ERR_INVALID;
 }
 
-// Runs fn() with the message cleared, and maps every exception to a code and its what() message.
+// Runs fn() with the message cleared, and maps every exception to its code and message
+// (pydp::current_failure, the library's one mapping).
 template <class Fn>
 pydp_status guarded(Fn&& fn) noexcept {
     last_message[0] = '\0';
     try {
         return fn();
-    } catch (const std::bad_alloc&) {
-        return fail(PYDP_ERR_NO_MEMORY, "out of memory");
-    } catch (const std::length_error& e) {
-        return fail(PYDP_ERR_EXHAUSTED, e.what());
-    } catch (const std::invalid_argument& e) {
-        return fail(PYDP_ERR_INVALID, e.what());
-    } catch (const std::domain_error& e) {
-        return fail(PYDP_ERR_INVALID, e.what());
-    } catch (const std::overflow_error& e) {
-        return fail(PYDP_ERR_RANGE, e.what());
-    } catch (const std::exception& e) {
-        return fail(PYDP_ERR_INTERNAL, e.what());
     } catch (...) {
-        return fail(PYDP_ERR_INTERNAL, "unknown C++ exception");
+        const pydp::Failure f = pydp::current_failure();
+        return fail(f.status, f.message);
     }
 }
 
@@ -130,17 +142,6 @@ pydp_status check_positive(const char* name, double v) noexcept {
         const pydp_status rc_ = (expr);                        \
         if (rc_ != PYDP_OK) return rc_;                        \
     } while (0)
-
-pydp_status status_code(cal::Status s) noexcept {
-    switch (s) {
-        case cal::kOk: return PYDP_OK;
-        case cal::kNoFiniteScale: return fail(PYDP_ERR_NO_FINITE_SCALE, "no finite noise scale reaches (epsilon, delta)");
-        case cal::kVerifyFailed: return fail(PYDP_ERR_VERIFY_FAILED, "the computed scale failed its own verification");
-        case cal::kNoConvergence: return fail(PYDP_ERR_NO_CONVERGENCE, "the root finder did not converge");
-        case cal::kScaleOverflow: return fail(PYDP_ERR_SCALE_OVERFLOW, "the minimal noise scale exceeds the double range");
-    }
-    return fail(PYDP_ERR_INTERNAL, "unknown calibration status");
-}
 
 pydp_status log_profile(int family, double r, double eps, double scale, double sens, double* out) {
     Family f;
@@ -597,23 +598,7 @@ struct pydp_pld {
 
 extern "C" {
 
-const char* pydp_strerror(int code) {
-    switch (code) {
-        case PYDP_OK: return "success";
-        case PYDP_ERR_NULL: return "a required pointer argument is NULL";
-        case PYDP_ERR_INVALID: return "an argument is NaN, infinite, out of range or unknown";
-        case PYDP_ERR_NO_FINITE_SCALE: return "no finite noise scale reaches (epsilon, delta)";
-        case PYDP_ERR_VERIFY_FAILED: return "the computed scale failed its own verification";
-        case PYDP_ERR_NO_CONVERGENCE: return "the root finder did not converge";
-        case PYDP_ERR_EXHAUSTED: return "the random stream is exhausted";
-        case PYDP_ERR_NO_MEMORY: return "out of memory";
-        case PYDP_ERR_ENTROPY: return "the operating system's entropy source failed";
-        case PYDP_ERR_INTERNAL: return "internal error";
-        case PYDP_ERR_SCALE_OVERFLOW: return "the minimal noise scale exceeds the double range";
-        case PYDP_ERR_RANGE: return "a noisy value left the exactly representable range";
-        default: return "unknown error code";
-    }
-}
+const char* pydp_strerror(int code) { return pydp::status_text(static_cast<pydp::Status>(code)); }
 
 const char* pydp_last_error(void) { return last_message; }
 const char* pydp_version(void) { return PYDP_VERSION_STRING; }
@@ -628,7 +613,7 @@ pydp_status pydp_minimal_scale(int family, double r, double epsilon, double delt
         PYDP_CHECK(check_delta(delta));
         PYDP_CHECK(check_positive("sensitivity", sensitivity));
         const cal::MinimalScale m = cal::minimal_scale(f, epsilon, delta, sensitivity);
-        if (m.status != cal::kOk) return status_code(m.status);
+        if (m.status != cal::kOk) return fail(m.status);
         *scale = m.scale;
         return PYDP_OK;
     });
@@ -746,16 +731,13 @@ pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s
     if (timing_stable != 0 && timing_stable != 1) return bad("timing_stable", "must be 0 or 1", timing_stable);
     std::unique_ptr<rel::LatticeTable> table;
     const pydp_status rc = guarded([&]() -> pydp_status {
-        try {
-            table = std::make_unique<rel::LatticeTable>(family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
-                                                        r, static_cast<double>(s), weight_bits, rel::kMaxTableHalf);
-        } catch (const std::length_error& e) {  // a parameter, not the stream: the table would be too long
-            return fail(PYDP_ERR_INVALID, e.what());
-        } catch (const std::overflow_error& e) {
-            return fail(PYDP_ERR_INVALID, e.what());
-        }
+        table = std::make_unique<rel::LatticeTable>(family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
+                                                    r, static_cast<double>(s), weight_bits, rel::kMaxTableHalf);
         return PYDP_OK;
     });
+    // A table too long (length_error) or too heavy for its weight bits (overflow_error) is a bad
+    // parameter here, not an exhausted stream or a noisy value out of range; the message is kept.
+    if (rc == PYDP_ERR_EXHAUSTED || rc == PYDP_ERR_RANGE) return PYDP_ERR_INVALID;
     if (rc != PYDP_OK) return rc;
     const rel::TableSampler sampler{table.get(), timing_stable == 1};
     return grid_release(rng, grid_exponent, low, high, x, out, n, threads, [&] { return sampler; });
@@ -930,7 +912,7 @@ pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double
         PYDP_CHECK(check_release_args(epsilon, delta, sensitivity, grid_bits, plan));
         if (delta == 0.0) return fail(PYDP_ERR_NO_FINITE_SCALE, "the discrete Gaussian needs delta > 0 (no finite scale gives delta = 0)");
         const cal::MinimalScale m = cal::minimal_scale(Family::make(Kind::Gaussian), epsilon, delta, sensitivity);
-        if (m.status != cal::kOk) return status_code(m.status);
+        if (m.status != cal::kOk) return fail(m.status);
         int e = 0;
         PYDP_CHECK(grid_exponent(m.scale, sensitivity, grid_bits, kGaussMaxBits, &e));
         const std::uint64_t k = grid_shift(sensitivity, e);
@@ -1022,7 +1004,7 @@ pydp_status pydp_release_vector(pydp_rng* rng, const pydp_vector_plan* plan, dou
 
 pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon, double delta, double sensitivity,
                                            int grid_bits, int timing_stable, pydp_lattice_plan* plan) {
-    return guarded([&]() -> pydp_status {
+    const pydp_status rc = guarded([&]() -> pydp_status {
         PYDP_REQUIRE(plan);
         if (family != PYDP_SUBBOTIN && family != PYDP_LOGISTIC)
             return bad("family", "must be PYDP_SUBBOTIN or PYDP_LOGISTIC for a lattice release", family);
@@ -1038,40 +1020,39 @@ pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon,
         const Lattice L{family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
                         family == PYDP_SUBBOTIN ? r : 1.0, timing_stable == 1};
         const cal::MinimalScale m = cal::minimal_scale(fam, epsilon, delta, sensitivity);
-        if (m.status != cal::kOk) return status_code(m.status);
+        if (m.status != cal::kOk) return fail(m.status);
         LatticeResult best{PYDP_OK, {}};
-        try {  // a table too long for its size limit is a parameter problem, not an exhausted stream
-            if (grid_bits >= 0) {
-                best = lattice_at(L, epsilon, delta, sensitivity, grid_bits, m.scale, true);
-            } else if (L.timing_stable) {
-                best.status = fail(PYDP_ERR_VERIFY_FAILED, "timing-stable lattice calibration: no grid keeps the table within "
-                                                           "1536 entries (give grid_bits to choose the grid)");
-                for (int bits : kStableGridBits) {
-                    LatticeResult r1 = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, false);
-                    if (r1.status != PYDP_OK) return r1.status;
-                    if (r1.plan.table_half + 1 <= kStableTableEntries) {
-                        best = r1;
-                        break;
-                    }
-                }
-            } else {
-                best = lattice_at(L, epsilon, delta, sensitivity, kAutoGridBits, m.scale, true);
-                if (best.status == PYDP_OK && plan_scale(best.plan) > m.scale * (1.0 + kAutoGridSlack)) {
-                    for (int bits : kCoarserGridBits) {
-                        const LatticeResult other = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, true);
-                        if (other.status != PYDP_OK) return other.status;
-                        if (plan_scale(other.plan) < plan_scale(best.plan)) best = other;
-                    }
+        if (grid_bits >= 0) {
+            best = lattice_at(L, epsilon, delta, sensitivity, grid_bits, m.scale, true);
+        } else if (L.timing_stable) {
+            best.status = fail(PYDP_ERR_VERIFY_FAILED, "timing-stable lattice calibration: no grid keeps the table within "
+                                                       "1536 entries (give grid_bits to choose the grid)");
+            for (int bits : kStableGridBits) {
+                LatticeResult r1 = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, false);
+                if (r1.status != PYDP_OK) return r1.status;
+                if (r1.plan.table_half + 1 <= kStableTableEntries) {
+                    best = r1;
+                    break;
                 }
             }
-        } catch (const std::length_error& e) {
-            return fail(PYDP_ERR_INVALID, e.what());
+        } else {
+            best = lattice_at(L, epsilon, delta, sensitivity, kAutoGridBits, m.scale, true);
+            if (best.status == PYDP_OK && plan_scale(best.plan) > m.scale * (1.0 + kAutoGridSlack)) {
+                for (int bits : kCoarserGridBits) {
+                    const LatticeResult other = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, true);
+                    if (other.status != PYDP_OK) return other.status;
+                    if (plan_scale(other.plan) < plan_scale(best.plan)) best = other;
+                }
+            }
         }
         if (best.status != PYDP_OK) return best.status;
         last_message[0] = '\0';
         *plan = best.plan;
         return PYDP_OK;
     });
+    // A table too long for its size limit (length_error) is a parameter problem here, not an exhausted
+    // stream; the message is kept.
+    return rc == PYDP_ERR_EXHAUSTED ? PYDP_ERR_INVALID : rc;
 }
 
 }  // extern "C"

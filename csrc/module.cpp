@@ -1,10 +1,12 @@
 // The extension module: registration only. Kernels live in csrc/include/pydp/, glue in bind_<area>.cpp.
 #include "pydp/parallel.hpp"
+#include "bind_util.hpp"
 #include "register.hpp"
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "pydp_core compiled core (private: import pydp_core instead)";
     m.attr("__version__") = PYDP_VERSION;
+    pydp_bind::register_error_translator();  // the one translation of C++ exceptions (bind_util.hpp)
     m.attr("MAX_THREADS") = pydp::kMaxThreads;  // the one thread cap (pydp/parallel.hpp)
     pydp_bind::register_special(m.def_submodule("special"));
     pydp_bind::register_noise(m.def_submodule("noise"));

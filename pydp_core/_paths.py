@@ -18,6 +18,17 @@ __all__ = ["get_include", "get_cmake_dir", "get_library_dir"]
 CAPI_SHARED = "libpydp_capi.so.1"
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
+# What to do when a source checkout lacks the built files.
+_HOW_TO_BUILD = "install the package (pip install .) or, in a source checkout, build it with tools/build-inplace"
+
+
+def _first_dir(candidates: tuple[str, ...], files: tuple[str, ...], missing: str) -> str:
+    """The first of ``candidates`` that holds every one of ``files`` (paths relative to it), else a
+    FileNotFoundError with the message ``missing``."""
+    for candidate in candidates:
+        if all(os.path.isfile(os.path.join(candidate, f)) for f in files):
+            return candidate
+    raise FileNotFoundError(missing)
 
 
 def get_include() -> str:
@@ -39,10 +50,9 @@ def get_include() -> str:
     >>> os.path.isfile(os.path.join(get_include(), "pydp", "version.hpp"))
     True
     """
-    for candidate in (os.path.join(_PKG, "include"), os.path.join(os.path.dirname(_PKG), "csrc", "include")):
-        if os.path.isfile(os.path.join(candidate, "pydp", "version.hpp")):
-            return candidate
-    raise FileNotFoundError(f"pydp_core's C++ headers are not installed next to {_PKG}; reinstall the package")
+    return _first_dir((os.path.join(_PKG, "include"), os.path.join(os.path.dirname(_PKG), "csrc", "include")),
+                      (os.path.join("pydp", "version.hpp"),),
+                      f"pydp_core's C++ headers are not installed next to {_PKG}; reinstall the package")
 
 
 def get_cmake_dir() -> str:
@@ -66,12 +76,7 @@ def get_cmake_dir() -> str:
     True
     """
     path = os.path.join(_PKG, "share", "cmake", "pydp_core")
-    if os.path.isfile(os.path.join(path, "pydp_coreConfig.cmake")):
-        return path
-    raise FileNotFoundError(
-        f"pydp_core's CMake package is not in {path}: install the package (pip install .) or, in a source "
-        "checkout, build it with tools/build-inplace"
-    )
+    return _first_dir((path,), ("pydp_coreConfig.cmake",), f"pydp_core's CMake package is not in {path}: {_HOW_TO_BUILD}")
 
 
 def get_library_dir() -> str:
@@ -101,9 +106,5 @@ def get_library_dir() -> str:
     1
     """
     path = os.path.join(_PKG, "lib")
-    if os.path.isfile(os.path.join(path, CAPI_SHARED)) and os.path.isfile(os.path.join(path, "libpydp_capi.a")):
-        return path
-    raise FileNotFoundError(
-        f"pydp_core's C ABI libraries are not in {path}: install the package (pip install .) or, in a source "
-        "checkout, build it with tools/build-inplace"
-    )
+    return _first_dir((path,), (CAPI_SHARED, "libpydp_capi.a"),
+                      f"pydp_core's C ABI libraries are not in {path}: {_HOW_TO_BUILD}")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ._arrays import is_foreign, numpy_dtype
 from ._arrays import to_numpy as foreign_to_numpy
+from ._core import MAX_THREADS as _CORE_MAX_THREADS
 
 __all__ = [
     "as_float_array",
@@ -88,8 +89,9 @@ def as_float_array(value: Any, name: str) -> np.ndarray:
 
 
 #: The largest ``threads=`` accepted: more is never useful, and the C++ pool would only try to start them.
-#: The same cap as the bindings' and the C ABI's (``pydp::kMaxThreads``, ``PYDP_MAX_THREADS``; checked by a test).
-MAX_THREADS = 4096
+#: The one cap of the library, ``pydp::kMaxThreads`` (pydp/parallel.hpp), as the bindings export it; the C
+#: ABI's ``PYDP_MAX_THREADS`` is tied to it by a static_assert.
+MAX_THREADS: int = _CORE_MAX_THREADS
 
 
 

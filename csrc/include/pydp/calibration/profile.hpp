@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "pydp/noise/families.hpp"
+#include "pydp/status.hpp"
 #include "pydp/special/constants.hpp"
 #include "pydp/special/double_double.hpp"
 #include "pydp/special/logexp.hpp"
@@ -250,7 +251,13 @@ inline double profile_rounding(const Family& f, double eps, double d, const Prof
     return 8.0 * 0x1p-53 * (std::isfinite(kd) ? kd : 0.0) + 8.0 * 0x1p-53 * (std::isfinite(ke) ? ke : 0.0);
 }
 
-enum Status : int { kOk = 0, kNoFiniteScale = 1, kVerifyFailed = 2, kNoConvergence = 3, kScaleOverflow = 4 };
+// A calibration's outcome: the library's Status (pydp/status.hpp), one of these five.
+using pydp::Status;
+inline constexpr Status kOk = Status::ok;
+inline constexpr Status kNoFiniteScale = Status::no_finite_scale;
+inline constexpr Status kVerifyFailed = Status::verify_failed;
+inline constexpr Status kNoConvergence = Status::no_convergence;
+inline constexpr Status kScaleOverflow = Status::scale_overflow;
 
 // The safety margin on log delta that the solvers demand of the library's own evaluation, so that the
 // exact delta meets the target despite rounding: 1e-12 relative on delta, and 1e-12 relative on 1 - delta
