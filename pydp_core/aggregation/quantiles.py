@@ -105,8 +105,8 @@ def interpolated_value(index: np.ndarray, queried: np.ndarray, released: np.ndar
     :func:`noisy_search_released`): inside the cell ``(g_{i-1}, g_i]``, where the line through the search's
     noisy statistics ``y_- < 0`` at ``i - 1`` and ``y_+ >= 0`` at ``i`` crosses 0, the fraction
     ``-y_- / (y_+ - y_-)`` of the cell (linear interpolation of the noisy count within the cell), kept
-    ``CELL_MARGIN`` inside it; the cell's midpoint where ``i - 1`` or ``i`` was not queried (``i = W``, or a
-    rounding that would leave the cell), ``g_0 = lo`` for ``i = 0``."""
+    ``CELL_MARGIN`` inside it. The cell's midpoint where ``i`` was not queried (``i = W``) or where rounding
+    would take the value out of the cell (extreme bounds); ``g_0 = lo`` for ``i = 0``."""
     lo, hi = bounds
     index = np.asarray(index, dtype=np.int64)
     below = (queried == (index - 1)[:, None]) & (index >= 1)[:, None]  # -1 also marks the ended steps
@@ -118,7 +118,7 @@ def interpolated_value(index: np.ndarray, queried: np.ndarray, released: np.ndar
     frac[both] = -y_below[both] / (y_at[both] - y_below[both])  # y_below < 0 <= y_at: a fraction in (0, 1]
     np.clip(frac, CELL_MARGIN, 1.0 - CELL_MARGIN, out=frac)
     pos = np.maximum(index - 1 + frac, 0.0)
-    out = lo + (hi - lo) * (pos / CELLS)
+    out = np.asarray(lo + (hi - lo) * (pos / CELLS), dtype=np.float64)
     moved = value_index(out, bounds) != index
     out[moved] = cell_value(index[moved], bounds)
     return out
