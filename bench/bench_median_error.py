@@ -1,4 +1,5 @@
-"""Median error per group at epsilon 1: pydp_core's noisy binary search against OpenDP's exponential-mechanism
+"""Median error per group at epsilon 1: pydp_core's noisy binary search (its value interpolated inside the final
+grid cell from the search's own noisy statistics) against OpenDP's exponential-mechanism
 quantile (``make_private_quantile``, 0.16) on the same grid of 1025 candidates, same data, same run; and the
 median and 0.9-quantile together (epsilon 1 in total, half each) against PipelineDP's ``PERCENTILE`` (its
 quantile tree, Laplace noise, public partitions, the same bounds).

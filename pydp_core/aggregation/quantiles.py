@@ -11,7 +11,9 @@ step releases ``f(mid)`` of every group with discrete Laplace noise (Canonne, Ka
 left where the noisy value is ``>= 0``. One row changes ``f`` by at most ``max(P, D - P)``; a unit changes at
 most ``Kp`` groups by ``Kc`` rows each, so each step is ``epsilon / S``-DP with ``t`` calibrated to
 ``S Kp Kc max(P, D - P) / epsilon``, and the ``S`` adaptive steps compose to epsilon-DP (Dwork and Roth 2014).
-The decisions compare exact integers: no floating-point decision is made on a released value.
+The decisions compare exact integers: no floating-point decision is made on a released value. The value
+released for the final index ``i`` interpolates, inside the cell ``(g_{i-1}, g_i]``, between the search's own
+noisy values at ``i - 1`` and ``i`` (post-processing).
 """
 from __future__ import annotations
 
@@ -86,15 +88,44 @@ def cell_counts(values: np.ndarray, groups: np.ndarray, bounds: tuple[float, flo
 
 
 def cell_value(index: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
-    """The released value of the search's grid index ``i``: the midpoint of the cell ``(g_{i-1}, g_i]``
-    where the quantile lies (``g_0 = lo`` for ``i = 0``); post-processing of the index."""
+    """The midpoint of the cell ``(g_{i-1}, g_i]`` of the grid index ``i`` (``g_0 = lo`` for ``i = 0``)."""
     lo, hi = bounds
     mid = np.maximum(np.asarray(index, dtype=np.float64) - 0.5, 0.0)
     return lo + (hi - lo) * (mid / CELLS)
 
 
+#: The interpolated position stays this fraction of a cell inside the cell, so that :func:`value_index`
+#: recovers the index after rounding.
+CELL_MARGIN = 1.0 / 256
+
+
+def interpolated_value(index: np.ndarray, queried: np.ndarray, released: np.ndarray,
+                       bounds: tuple[float, float]) -> np.ndarray:
+    """The released value of the search's grid index ``i`` (post-processing of its releases, as returned by
+    :func:`noisy_search_released`): inside the cell ``(g_{i-1}, g_i]``, where the line through the search's
+    noisy statistics ``y_- < 0`` at ``i - 1`` and ``y_+ >= 0`` at ``i`` crosses 0, the fraction
+    ``-y_- / (y_+ - y_-)`` of the cell (linear interpolation of the noisy count within the cell), kept
+    ``CELL_MARGIN`` inside it. The cell's midpoint where ``i`` was not queried (``i = W``) or where rounding
+    would take the value out of the cell (extreme bounds); ``g_0 = lo`` for ``i = 0``."""
+    lo, hi = bounds
+    index = np.asarray(index, dtype=np.int64)
+    below = (queried == (index - 1)[:, None]) & (index >= 1)[:, None]  # -1 also marks the ended steps
+    at = queried == index[:, None]
+    y_below = np.where(below, released, 0).sum(axis=1).astype(np.float64)
+    y_at = np.where(at, released, 0).sum(axis=1).astype(np.float64)
+    both = below.any(axis=1) & at.any(axis=1)
+    frac = np.full(index.shape, 0.5)
+    frac[both] = -y_below[both] / (y_at[both] - y_below[both])  # y_below < 0 <= y_at: a fraction in (0, 1]
+    np.clip(frac, CELL_MARGIN, 1.0 - CELL_MARGIN, out=frac)
+    pos = np.maximum(index - 1 + frac, 0.0)
+    out = np.asarray(lo + (hi - lo) * (pos / CELLS), dtype=np.float64)
+    moved = value_index(out, bounds) != index
+    out[moved] = cell_value(index[moved], bounds)
+    return out
+
+
 def value_index(values: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
-    """The grid index of released values (the inverse of :func:`cell_value`)."""
+    """The grid index of released values (the inverse of :func:`interpolated_value` and :func:`cell_value`)."""
     lo, hi = bounds
     return np.ceil((np.asarray(values, dtype=np.float64) - lo) * (CELLS / (hi - lo))).astype(np.int64)
 
@@ -141,14 +172,14 @@ class QuantilePlan:
         return out
 
     def release(self, counts: np.ndarray, stream_ids: np.ndarray, key: bytes) -> np.ndarray:
-        """The noisy quantile of each group from its cell counts (one row per group): the midpoint of the
-        grid cell the search ends in (:func:`cell_value`)."""
+        """The noisy quantile of each group from its cell counts (one row per group): a point of the grid cell
+        the search ends in, interpolated from the search's releases (:func:`interpolated_value`)."""
         cum = np.cumsum(np.asarray(counts, dtype=np.int64).reshape(-1, CELLS + 1), axis=1)
         n = cum[:, -1:] if cum.shape[0] else np.zeros((0, 1), dtype=np.int64)
         d, p = LEVEL_DENOMINATOR, self.numerator
         r = d if p == 0 else 0
-        low = noisy_search(d * cum - (p * n + r), stream_ids, key, self.t)
-        return cell_value(low, self.bounds)
+        index, queried, released = noisy_search_released(d * cum - (p * n + r), stream_ids, key, self.t)
+        return interpolated_value(index, queried, released, self.bounds)
 
 
 def rounded_up(value: Fraction) -> float:
@@ -171,21 +202,35 @@ def noisy_search(stat: np.ndarray, stream_ids: np.ndarray, key: bytes, t: Fracti
     search ends in: ``ceil(log2(W + 1))`` halvings of ``[0, W]``, each releasing ``stat[g, mid] + Y`` with ``Y``
     discrete Laplace of parameter ``t`` from ``Random(subkey(key, "step<s>")).stream(stream_ids[g])`` and going
     left where the noisy value is ``>= 0`` (exact integer comparisons)."""
+    return noisy_search_released(stat, stream_ids, key, t)[0]
+
+
+def noisy_search_released(stat: np.ndarray, stream_ids: np.ndarray, key: bytes,
+                          t: Fraction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`noisy_search` with what it released: ``(index, points, noisy)``, the final index ``i`` per group and
+    the ``(n_groups, steps)`` int64 grid points the active steps queried and their noisy values (``-1`` and 0
+    where the group's search had already ended). The noisy values are the search's releases, so any function of
+    them is post-processing."""
     n_groups, points = stat.shape
+    steps = max(1, (points - 1).bit_length())
     low = np.zeros(n_groups, dtype=np.int64)
     high = np.full(n_groups, points - 1, dtype=np.int64)
+    queried = np.full((n_groups, steps), -1, dtype=np.int64)
+    released = np.zeros((n_groups, steps), dtype=np.int64)
     ids = np.ascontiguousarray(stream_ids, dtype=np.uint64)
     rows = np.arange(n_groups)
-    for step in range(max(1, (points - 1).bit_length())):
+    for step in range(steps):
         mid = (low + high) // 2
         gen = _base_generator(subkey(key, f"step\x00{step}"))
-        noisy = _cagg.keyed_laplace_integers(gen, ids, np.ascontiguousarray(stat[rows, mid], dtype=np.int64),
-                                             t.numerator, t.denominator, 0)
+        noisy = np.asarray(_cagg.keyed_laplace_integers(gen, ids, np.ascontiguousarray(stat[rows, mid],
+                                                        dtype=np.int64), t.numerator, t.denominator, 0))
         active = low < high
-        left = np.asarray(noisy) >= 0
+        left = noisy >= 0
+        queried[:, step] = np.where(active, mid, -1)
+        released[:, step] = np.where(active, noisy, 0)
         high = np.where(active & left, mid, high)
         low = np.where(active & ~left, mid + 1, low)
-    return low
+    return low, queried, released
 
 
 def plan_quantile(aggregate: str, *, epsilon: float = 0.0, rho: float = 0.0, max_partitions: int,

@@ -91,6 +91,25 @@ def test_median_error_within_the_stated_bound():
         assert bound < 0.005 * n  # the bound is in rows: a rank error below 0.5% of the rows
 
 
+def test_the_value_interpolates_the_noisy_statistics_inside_the_cell():
+    # groups ending at i = 0, 5, W and 7; the columns are the search's steps (-1: the search had ended)
+    index = np.array([0, 5, qm.CELLS, 7])
+    queried = np.array([[512, 256, 0, -1], [4, 5, -1, -1], [1023, -1, -1, -1], [6, 7, 8, -1]])
+    released = np.array([[9, 4, 2, 0], [-30, 10, 0, 0], [-5, 0, 0, 0], [-1, 10**9, 10**9, 0]])
+    got = qm.interpolated_value(index, queried, released, (LO, HI))
+    np.testing.assert_array_equal(got, [0.0, 4.75, qm.CELLS - 0.5, 6.0 + qm.CELL_MARGIN])
+
+
+@pytest.mark.parametrize("bounds", [(LO, HI), (-3.3, 7.1), (1e12, 1e12 + 1.0), (-1e-300, 5e-301)])
+def test_the_interpolated_value_stays_in_its_cell(bounds):
+    rng = np.random.default_rng(11)
+    index = rng.integers(1, qm.CELLS, 5000)
+    y_below, y_at = -rng.integers(1, 10**6, index.size), rng.integers(0, 10**6, index.size)
+    got = qm.interpolated_value(index, np.stack([index - 1, index], axis=1), np.stack([y_below, y_at], axis=1),
+                                bounds)
+    np.testing.assert_array_equal(qm.value_index(got, bounds), index)
+
+
 def test_keyed_and_independent_of_row_order():
     df = _table(50, values=[3.0, 700.0, 12.5, 600.0, 400.0])
     a = _run(df, ["median", "min", "max"], epsilon=1.0)
