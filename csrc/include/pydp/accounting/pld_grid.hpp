@@ -174,9 +174,9 @@ inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<do
         n[c] += 1.0;
     }
     // The offset log(pm / qrel) of a cell is exact only to the masses' rounding: a few ulps of each given
-    // mass (formed by exp of a log), n ulps of each n-term sum, 2 ulps of each factor e^{g_c} q_j and
-    // u |g_c| from the rounded g_c, one of the ratio and u |off| <= u h of the log, so within
-    // (2 n + 16) u + 2 u (|g_c| + h). Near loss 0 (a mechanism that
+    // mass (formed by exp of a log), n ulps of each n-term sum, 2 ulps of each factor e^{g_c} q_j, one of
+    // the ratio and u |off| <= u h of the log, so within (2 n + 16) u + 2 u h. (The offset is relative
+    // to the double g_c, the loss every later step gives that grid point.) Near loss 0 (a mechanism that
     // barely differs, as a discrete Laplace of scale 1e300) that is far larger than the offset itself,
     // and the pessimistic side must place the atom at its upper end.
     constexpr double u = 0x1p-53;
@@ -184,7 +184,7 @@ inline TwoSided from_atoms(const std::vector<double>& loss, const std::vector<do
     for (std::size_t c = 0; c < pm.size(); ++c) {
         if (!(pm[c] > 0.0)) continue;
         const long start = lo + static_cast<long>(c);
-        const double slack = (2.0 * n[c] + 16.0) * u + 2.0 * u * (std::fabs(static_cast<double>(start) * h) + h);
+        const double slack = (2.0 * n[c] + 16.0 + 2.0 * h) * u;
         cells.push_back(make_cell(start, 1, h, pm[c], qrel[c], slack));
     }
     return from_cells(lo, hi - lo + 1, h, cells, 0.0, 0.0, inf_p);
