@@ -104,3 +104,74 @@ def test_huge_scales_of_the_logistic_keep_its_exact_delta_at_zero(scale):
     iv = PLD.from_noise(Logistic(), scale=scale).delta(0.0)
     assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, iv, mp.nstr(ref, 17))
     assert iv.upper <= 2 * ref + 2e-15
+
+
+# Laplace noise of a huge scale b (sensitivity 1, add/remove): the loss is bounded by d = 1/b, with atoms
+# at +-d; its grid window and the composed window must scale with d down to 1e-300.
+_LAPLACE_SCALES = [1e12, 1e14, 1e16, 1e18, 1e20, 1e30, 1e50, 1e80, 1e100, 1e150, 1e200, 1e250, 1e300]
+
+
+def _laplace_delta(scale: float, eps: float):
+    """delta(eps) of Laplace(b) noise at sensitivity 1, either order: with d = 1/b the loss is
+    |x| - |x - d| (in units of b), so L > eps iff x > (eps + d) / 2 for eps in [0, d), and
+    P(L > eps) - e^eps Q(L > eps) = 1 - e^{(eps - d)/2} (0 from eps = d on)."""
+    with mp.workdps(60):
+        d = 1 / mp.mpf(scale)
+        e = mp.mpf(eps)
+        return max(mp.mpf(0), -mp.expm1((e - d) / 2))
+
+
+@pytest.mark.parametrize("scale, eps", [(0.5, 0.3), (1.0, 0.0), (1.0, 0.7), (3.0, 0.1), (3.0, 0.5)])
+def test_the_laplace_closed_form_is_the_lemma_1_profile(scale, eps):
+    ref = mpref.privacy_profile(("Laplace",), eps, scale)
+    assert abs(_laplace_delta(scale, eps) - ref) <= mp.mpf("1e-25") * max(ref, mp.mpf(1)), (scale, eps, ref)
+
+
+@pytest.mark.parametrize("scale", _LAPLACE_SCALES)
+@pytest.mark.parametrize("value_step", [None, 1e-4])
+def test_huge_scales_of_the_laplace_keep_its_exact_delta(scale, value_step):
+    # Width as for the Gaussian above: the pessimistic delta(eps) is at most the exact delta(eps - h)
+    # (delta(0) itself at eps = 0), twice over for the cells' spread, plus the tails' allowance.
+    pld = PLD.from_noise(Laplace(), scale=scale)
+    if value_step is not None:
+        pld = pld.with_discretization(value_step=value_step)
+        assert pld.value_step == value_step  # kept: the largest loss 1/scale lies below it
+    h = pld.value_step
+    for eps in (0.0, 1e-12, 1.0 / (3.0 * scale)):
+        iv = pld.delta(eps)
+        ref = _laplace_delta(scale, eps)
+        assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, eps, iv, mp.nstr(ref, 17))
+        assert iv.upper <= 2 * _laplace_delta(scale, max(eps - h, 0.0)) + 2e-14, (scale, eps, h, iv, mp.nstr(ref, 17))
+
+
+@pytest.mark.parametrize("scale", [1e16, 1e50, 1e300])
+def test_huge_scales_of_the_laplace_compose_tightly(scale):
+    # The k-fold delta(0) is a total variation distance: at least that of one step, at most k times it.
+    k = 16
+    iv = PLD.from_noise(Laplace(), scale=scale).self_compose(k).delta(0.0)
+    one = _laplace_delta(scale, 0.0)
+    assert mp.mpf(float(iv.lower)) <= k * one and mp.mpf(float(iv.upper)) >= one, (scale, iv)
+    assert iv.upper <= 2 * k * one + 2e-13, (scale, iv, mp.nstr(one, 17))
+
+
+def test_a_given_value_step_is_kept_above_the_laplace_loss_and_barely_moved_below_it():
+    assert PLD.from_noise(Laplace(), scale=1e6).with_discretization(value_step=1e-3).value_step == 1e-3
+    h = PLD.from_noise(Laplace(), scale=0.5).with_discretization(value_step=1e-3).value_step
+    n = 2.0 / 1e-3  # grid steps below the largest loss 2
+    assert 1e-3 * n / (n + 1) < h <= 1e-3
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e20, 1e300])
+def test_huge_scales_of_the_discrete_laplace_keep_the_sign_of_their_losses(scale):
+    # The discrete Laplace on the integers: L > 0 on the outputs >= 1 (P-mass e^0 / (1 + a) with a = e^{-1/t}
+    # for the outputs >= 1, Q-mass a / (1 + a)), so delta(0) = (1 - a) / (1 + a) = tanh(1 / (2 t)).
+    with mp.workdps(60):
+        ref = mp.tanh(1 / (2 * mp.mpf(scale)))
+    iv = PLD.from_discrete_laplace(scale=scale).delta(0.0)
+    assert mp.mpf(float(iv.lower)) <= ref <= mp.mpf(float(iv.upper)), (scale, iv, mp.nstr(ref, 17))
+    assert iv.upper <= 2 * ref + 2e-14
+
+
+def test_a_discrete_gaussian_of_a_huge_scale_is_refused_naming_scale():
+    with pytest.raises(ValueError, match="scale"):
+        PLD.from_discrete_gaussian(scale=1e300).delta(0.0)

@@ -51,7 +51,10 @@ class PLD:
         Pairs (mechanism, count): the discretisable mechanisms and how often each is composed (use the
         constructors, not this).
     value_step : float, optional
-        The grid step of the privacy loss (default: chosen from the number of steps).
+        The grid step of the privacy loss (default: chosen from the number of steps). A given step is
+        used as given, except with Laplace noise under add/remove neighbours whose largest loss l is at
+        least the step: it is then lowered by less than a factor n / (n + 1) (n >= 1 the grid steps
+        below l) to put a grid point just below l (see :attr:`value_step`).
     tail_mass : float, optional
         The probability mass the loss window may leave out on each side (accounted for in the bounds).
 
@@ -1036,10 +1039,12 @@ class PLD:
         step (automatic or given) is lowered by less than a factor n / (n + 1), n the number of steps up
         to the largest loss, so that a grid point lies a relative 2^-46 below that loss: its atom then
         fills a cell alone, and the optimistic side keeps it (instead of merging it down by up to a step).
+        A given step larger than that loss (n = 0, as at a huge noise scale) is kept as given; the
+        automatic step is then lowered to the loss.
         """
         if self._auto_step is None:
             step = self._value_step if self._value_step is not None else self._automatic_step()
-            self._auto_step = _grid._below_atom(step, self._terms)
+            self._auto_step = _grid._below_atom(step, self._terms, given=self._value_step is not None)
         return self._auto_step
 
     def _automatic_step(self) -> float:

@@ -32,13 +32,15 @@ _SCREEN_MAX_STEP = 2e-3
 _PROBE_POINTS = 2**21
 
 
-def _below_atom(h: float, terms: Sequence[tuple[Any, ...]]) -> float:
+def _below_atom(h: float, terms: Sequence[tuple[Any, ...]], *, given: bool = False) -> float:
     """The largest step <= h with a grid point a relative 2^-46 below the Laplace's largest loss, or h.
 
     Under add/remove neighbours the Laplace's remove order has its largest loss l = log(1 - q + q e^d)
     (d the shift) as an atom: the P-mass of the outputs beyond the shift. A grid point just below l puts
     the atom alone in the cell above it (docs/pld.md, "Atoms on the grid"). Computed as the engine
-    computes l; only one value of l in a composition can be aligned, so with several none is.
+    computes l; only one value of l in a composition can be aligned, so with several none is. A step
+    the user gave (``given``) is only lowered when l >= h, by less than a factor n / (n + 1) with
+    n >= 1 grid steps below l; for l < h aligning would replace it by l itself, so it is kept.
     """
     tops = set()
     for mech, _ in terms:
@@ -54,6 +56,8 @@ def _below_atom(h: float, terms: Sequence[tuple[Any, ...]]) -> float:
     if len(tops) != 1:
         return h
     target = tops.pop() * (1.0 - 2.0**-46)
+    if given and target < h:
+        return h
     if not (math.isfinite(target) and target > 0.0 and target / h < 2.0**40):
         return h
     return target / math.ceil(target / h)

@@ -153,6 +153,29 @@ def approx_dp_term(*, epsilon: Any, delta: Any) -> _Atoms:
     return _Atoms("approx_dp", atoms)
 
 
+def _log_mix(q: float, a: Any, b: Any) -> Any:
+    """log(q e^a + (1 - q) e^b) elementwise, for a weight q in (0, 1], without cancellation.
+
+    With hi >= lo the larger and smaller exponent and w the weight of hi, the sum is
+    e^lo (1 + w expm1(hi - lo)), a sum of nonnegative terms; past hi - lo = 30 it is taken as
+    e^hi w (1 + (1 - w) / w e^-(hi - lo)) so that nothing overflows. A loss log(P / Q) of two such
+    mixtures stays exact to a few ulps of itself when the exponents are exact, even where both masses
+    agree to 1e-300 (a discrete Laplace of a huge scale), which log(P) - log(Q) would round to 0.
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    if q == 1.0:
+        return a.copy()
+    a_hi = a >= b
+    hi, lo = np.where(a_hi, a, b), np.where(a_hi, b, a)
+    w = np.where(a_hi, q, 1.0 - q)
+    r = hi - lo
+    near = lo + np.log1p(w * np.expm1(np.minimum(r, 30.0)))
+    with np.errstate(divide="ignore"):
+        far = hi + np.log(w) + np.log1p((1.0 - w) / w * np.exp(-r))
+    out: Any = np.where(r <= 30.0, near, far)
+    return out
+
+
 def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple[Any, ...]:
     """Atoms (loss, P, Q, 0) of P = (1-q) p + q p(. - D) vs Q = (1-q) p + q p(. + D), p the discrete Laplace.
 
@@ -168,7 +191,13 @@ def _discrete_laplace_substitution(scale: float, D: int, q: float) -> tuple[Any,
     log_fq = np.concatenate(([-log1pa], lc + la * np.abs(x + D), [2 * D * la - log1pa]))  # Z - D
     log_p = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fp)
     log_q = np.logaddexp(math.log1p(-q) + log_f0, math.log(q) + log_fq)
-    return (log_p - log_q, np.exp(log_p), np.exp(log_q), 0.0)
+    # The losses from the exact log ratios of the shifted laws to f0 (multiples of log a), not as
+    # log_p - log_q, which loses everything below 1e-16 of the masses' logs.
+    ax = np.abs(x)
+    r_p = la * np.concatenate(([D], np.abs(x - D) - ax, [-D]))  # log(f(. - D) / f0) per class
+    r_q = la * np.concatenate(([-D], np.abs(x + D) - ax, [D]))  # log(f(. + D) / f0)
+    loss = _log_mix(q, r_p, 0.0) - _log_mix(q, r_q, 0.0)
+    return (loss, np.exp(log_p), np.exp(log_q), 0.0)
 
 
 def discrete_laplace_term(*, scale: Any, sensitivity: int = 1, sampling_rate: Any = 1.0, sampling: str = "poisson",
@@ -200,8 +229,11 @@ def discrete_laplace_term(*, scale: Any, sensitivity: int = 1, sampling_rate: An
     with np.errstate(divide="ignore"):  # log(1 - q) = -inf at q = 1 adds nothing
         log_mix = np.logaddexp(math.log(q) + log_p, np.log1p(-q) + log_q)
     mix = np.exp(log_mix)
-    remove = (log_mix - log_q, mix, pq, 0.0)
-    add = (log_q - log_mix, pq, mix, 0.0)
+    # The losses log(mix / p) = log(q e^r + 1 - q) from the exact log ratios r = log(p(. - D) / p), which
+    # are multiples of log a (log_mix - log_q would round every loss below ~1e-16 to 0 or its sign away).
+    loss = _log_mix(q, la * np.concatenate(([D], D - 2.0 * x, [-D])), 0.0)
+    remove = (loss, mix, pq, 0.0)
+    add = (-loss, pq, mix, 0.0)
     return _Atoms("discrete_laplace", remove, None if q == 1.0 else add)
 
 
@@ -218,14 +250,21 @@ def discrete_gaussian_term(*, sigma2: Any = None, scale: Any = None, sensitivity
         # The release path's exact rational parameter (release.samplers.rational_parameter checks the same).
         s2 = float(check_rational(sigma2, "sigma2", _MAX_PARAM))
     else:
-        s2 = _scalar(scale, "scale", check_positive) ** 2
+        t = _scalar(scale, "scale", check_positive)
+        s2 = t * t  # inf, not OverflowError, past 1.3e154
         if not (math.isfinite(s2) and s2 > 0.0):
-            raise ValueError("scale**2 must be finite and > 0")
+            raise ValueError(f"scale**2 must be finite and > 0, got scale = {t:g}")
     D = check_int(sensitivity, "sensitivity", 1, 10**6)
     q = _scalar(sampling_rate, "sampling_rate", check_probability)
     if q == 0.0:
         return identity_term()
-    return _sided.discrete_gaussian(s2, D, q)
+    try:
+        return _sided.discrete_gaussian(s2, D, q)
+    except ValueError as exc:
+        if scale is None or "2^28" not in str(exc):
+            raise
+        raise ValueError(f"scale = {t:g} is too large for the exact discrete Gaussian PLD: its support would span "
+                         "more than 2^28 integers") from exc
 
 
 def integer_weights_term(weights: Any, *, shift: Any) -> Any:

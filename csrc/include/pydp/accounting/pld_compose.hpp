@@ -2,7 +2,8 @@
 // composition on a window of the grid, with the masses that lie outside it.
 //
 // What it computes: compose_on_grid sizes a power-of-two window from the Chernoff tails
-// (pld_chernoff.hpp), runs circular_compose (pld_circular.hpp) and unwraps the result: the pessimistic
+// (pld_chernoff.hpp), cut to the composed support (a bounded loss, as at a huge noise scale, then needs
+// no window beyond it and leaves no mass outside), runs circular_compose (pld_circular.hpp) and unwraps the result: the pessimistic
 // side gets the rounding bound on its top entry and records the Chernoff-bounded masses below and above
 // the window (tau_low, tau_up: added to its lowest atom and to +inf by the queries and by regridding);
 // the optimistic side records what its top must lose (tau_opt, fp_opt: the outside masses, the rounding
@@ -71,6 +72,44 @@ inline double composed_inf(const std::vector<double>& inf, const std::vector<dou
     return scale * (1.0 - keep);
 }
 
+// Grid indices [lo, hi] of the finite support of a composition, per side ([0] pessimistic, [1]
+// optimistic): the sums of count times the lowest and highest index of nonzero mass of each part. Formed
+// in long double and widened by one index beyond its rounding (a wider support only keeps more of the
+// Chernoff window), clamped to +-2^62; a side with no finite mass gets the empty range [2^62, -2^62].
+struct Support {
+    long lo[2], hi[2];
+};
+
+inline Support composed_support(const std::vector<const TwoSided*>& parts, const std::vector<long>& counts) {
+    long double lo[2] = {0.0L, 0.0L}, hi[2] = {0.0L, 0.0L};
+    bool empty[2] = {false, false};
+    for (std::size_t j = 0; j < parts.size(); ++j) {
+        if (counts[j] <= 0) continue;
+        const long double k = static_cast<long double>(counts[j]);
+        for (int side = 0; side < 2; ++side) {
+            const Side& s = side ? parts[j]->opt : parts[j]->pess;
+            std::size_t a = 0, b = s.p.size();
+            while (a < b && !(s.p[a] > 0.0)) ++a;
+            while (b > a && !(s.p[b - 1] > 0.0)) --b;
+            if (a == b) {  // no finite mass: the composition has none either
+                empty[side] = true;
+                continue;
+            }
+            lo[side] += k * static_cast<long double>(s.offset + static_cast<long>(a));
+            hi[side] += k * static_cast<long double>(s.offset + static_cast<long>(b) - 1);
+        }
+    }
+    constexpr long double kCap = 4611686018427387904.0L;  // 2^62
+    Support out{};
+    for (int side = 0; side < 2; ++side) {
+        const long double l = empty[side] ? kCap : lo[side] - 1.0L - 1e-15L * std::fabs(lo[side]);
+        const long double r = empty[side] ? -kCap : hi[side] + 1.0L + 1e-15L * std::fabs(hi[side]);
+        out.lo[side] = static_cast<long>(std::floor(std::clamp(l, -kCap, kCap)));
+        out.hi[side] = static_cast<long>(std::ceil(std::clamp(r, -kCap, kCap)));
+    }
+    return out;
+}
+
 // Several compositions of the same parts on one grid, each on a window covering its Chernoff window.
 // The mass outside the window is bounded by Chernoff with the exact discrete MGF. The rounding bound of
 // the tail sums is added to the pessimistic side's top entry here; on the optimistic side the callers
@@ -85,10 +124,19 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
     std::vector<const MgfTable*> tp;
     for (const MgfTable& t : tables) tp.push_back(&t);
     std::vector<Cgf> cgfs;
+    std::vector<Support> supports;
     double lo = kInf, hi = -kInf;
     for (std::size_t o = 0; o < n_out; ++o) {
         cgfs.emplace_back(tp, counts[o]);
-        const auto [l, r] = window(cgfs.back(), std::log(tail));
+        supports.push_back(composed_support(parts, counts[o]));
+        const Support& sup = supports.back();
+        auto [l, r] = window(cgfs.back(), std::log(tail));
+        // The Chernoff window never needs to reach past the composed support: no mass lies beyond it.
+        const long s_lo = std::min(sup.lo[0], sup.lo[1]), s_hi = std::max(sup.hi[0], sup.hi[1]);
+        if (s_lo <= s_hi) {  // some finite mass
+            l = std::max(l, static_cast<double>(s_lo) * h);
+            r = std::min(r, static_cast<double>(s_hi) * h);
+        }
         lo = std::min(lo, l);
         hi = std::max(hi, r);
     }
@@ -150,9 +198,13 @@ inline std::vector<Composed> compose_on_grid(const std::vector<const TwoSided*>&
         // Mass of the linear convolution outside the window [w0, w0 + N - 1].
         const double below = static_cast<double>(w0 - 1) * h, above = static_cast<double>(w0 + nl) * h;
         const Cgf& cgf = cgfs[o];
-        out.tau_low = std::exp(cgf.log_tail(true, below, false));
-        out.tau_up = std::exp(cgf.log_tail(true, above, true));
-        out.tau_opt = std::exp(cgf.log_tail(false, below, false)) + std::exp(cgf.log_tail(false, above, true));
+        // A side whose composed support lies inside the window on one end leaves no mass beyond that end.
+        const Support& sup = supports[o];
+        const long top = w0 + nl - 1;
+        out.tau_low = sup.lo[0] >= w0 ? 0.0 : std::exp(cgf.log_tail(true, below, false));
+        out.tau_up = sup.hi[0] <= top ? 0.0 : std::exp(cgf.log_tail(true, above, true));
+        out.tau_opt = (sup.lo[1] >= w0 ? 0.0 : std::exp(cgf.log_tail(false, below, false))) +
+                      (sup.hi[1] <= top ? 0.0 : std::exp(cgf.log_tail(false, above, true)));
     }
     return outs;
 }

@@ -278,8 +278,13 @@ private:
                 if (++grow > 1100) throw std::domain_error("the loss distribution's tails could not be bracketed");
             }
         }
-        for (int it = 0; it < 200 && std::fabs(good - bad) > 1e-9 * (1.0 + std::fabs(good)); ++it) {
+        // Bisection to a tolerance relative to the bracket's values: the loss range of a mechanism of
+        // shift d has width ~ d, down to d ~ 1e-300 at a huge scale, so an absolute tolerance would leave
+        // a window of ~1e-9 / h grid points. Halving from the first bracket (width <= 2^1100) down to that
+        // relative tolerance, or to adjacent doubles near 0, takes at most ~1100 + 1075 steps.
+        for (int it = 0; it < 2200 && std::fabs(good - bad) > 1e-9 * std::max(std::fabs(good), std::fabs(bad)); ++it) {
             const double mid = 0.5 * (good + bad);
+            if (!(mid != good && mid != bad)) break;  // adjacent doubles
             (ok(mid) ? good : bad) = mid;
         }
         return good;
