@@ -77,32 +77,21 @@ def test_a_failed_rename_at_any_step_leaves_the_old_files(tmp_path, monkeypatch,
 
 
 @pytest.mark.parametrize("old", [True, False], ids=["replacing", "new"])
-def test_an_interruption_just_after_the_first_rename_takes_it_back(tmp_path, monkeypatch, old):
+@pytest.mark.parametrize("step", [0, 1], ids=["after-sidecar", "after-main"])
+def test_an_interruption_just_after_a_rename(tmp_path, monkeypatch, old, step):
+    # After the sidecar's rename it is taken back (the old files stand); after the main output's rename the
+    # set is published (the new files stand, nothing kept aside).
     side, main = tmp_path / "t.json", tmp_path / "t.csv"
     if old:
         side.write_text("old side")
         main.write_text("old main")
     before = _contents(tmp_path)
-    _fail_replace_at(monkeypatch, 0, after=True)
-    with pytest.raises(KeyboardInterrupt), _files.atomic_outputs([side, main]) as tmps:
-        for tmp in tmps:
-            with open(tmp, "w") as fh:
-                fh.write("new")
-    assert _contents(tmp_path) == before
-
-
-@pytest.mark.parametrize("old", [True, False], ids=["replacing", "new"])
-def test_an_interruption_just_after_the_main_rename_keeps_the_new_set(tmp_path, monkeypatch, old):
-    side, main = tmp_path / "t.json", tmp_path / "t.csv"
-    if old:
-        side.write_text("old side")
-        main.write_text("old main")
-    _fail_replace_at(monkeypatch, 1, after=True)
+    _fail_replace_at(monkeypatch, step, after=True)
     with pytest.raises(KeyboardInterrupt), _files.atomic_outputs([side, main]) as (side_tmp, main_tmp):
         for tmp, text in ((side_tmp, "new side"), (main_tmp, "new main")):
             with open(tmp, "w") as fh:
                 fh.write(text)
-    assert _contents(tmp_path) == {"t.csv": b"new main", "t.json": b"new side"}  # nothing lost, nothing kept aside
+    assert _contents(tmp_path) == (before if step == 0 else {"t.csv": b"new main", "t.json": b"new side"})
 
 
 @pytest.mark.parametrize("where", ["body", "before_rename"])
