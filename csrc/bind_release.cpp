@@ -250,8 +250,9 @@ void register_release(py::module_ m) {
                 if (up[i] >= t.total()) throw py::value_error("every uniform must be below the table's total");
             i64array out(static_cast<py::ssize_t>(n));
             std::int64_t* o = out.mutable_data();
-            for (std::size_t b = 0; b < n; b += rel::LatticeTable::kBlock) {
-                const std::size_t len = std::min(n - b, rel::LatticeTable::kBlock);
+            const std::size_t step = guided ? rel::LatticeTable::kSpan : rel::LatticeTable::kBlock;
+            for (std::size_t b = 0; b < n; b += step) {
+                const std::size_t len = std::min(n - b, step);
                 if (guided)
                     t.fill_guided(up + b, o + b, len);
                 else

@@ -66,3 +66,39 @@ def test_bad_uniform_is_refused():
     t = _D.LatticeTable(0, 1.5, 3.0, 8, 1 << 24)
     with pytest.raises(ValueError, match="uniform"):
         t._from_uniform(np.array([t.total], dtype=np.uint64), True)
+
+
+def _random_boundaries(table, count: int, seed: int) -> np.ndarray:
+    """Uniforms at C(i) - 1, C(i), C(i) + 1 on both sides for ``count`` random entries i (large tables)."""
+    w = table.weights()
+    w0 = int(w[0])
+    cum = np.cumsum(w[1:].astype(np.uint64))  # C(K - 1) = S < 2**62: no overflow
+    s = int(cum[-1])
+    pick = cum[np.random.default_rng(seed).integers(0, len(cum), count)]
+    points = [pick + np.uint64(side + d) for side in (w0, w0 + s) for d in (-1, 0, 1)]
+    u = np.concatenate(points)
+    return u[u < np.uint64(table.total)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _D.LatticeTable(0, 1.5, 259889.0, 42, 1 << 24),  # the table of the benchmark's vector plan
+    lambda: release.calibrate_logistic_release(epsilon=0.1, delta=1e-12).table,
+])
+def test_guided_search_equals_the_fixed_step_search_on_large_tables(make):
+    # Tables of millions of entries (beyond the L2 cache): the passes with prefetches over 256 values, the
+    # branchless step for buckets of at most two boundaries and the binary search for wider ones.
+    t = make()
+    assert t.half_size > 2_000_000
+    edges = _random_boundaries(t, 100_000, 5)
+    assert np.array_equal(t._from_uniform(edges, True), t._from_uniform(edges, False))
+    u = np.random.default_rng(6).integers(0, t.total, 300_001, dtype=np.uint64)
+    assert np.array_equal(t._from_uniform(u, True), t._from_uniform(u, False))
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 255, 256, 257, 1000])
+def test_guided_search_on_partial_spans(n):
+    # Spans of every length class: shorter than a block, between blocks, and across the 256-value span.
+    t = _D.LatticeTable(1, 1.0, 2000.0, 40, 1 << 24)
+    edges = _boundaries(t)
+    u = np.random.default_rng(n).choice(edges, n)
+    assert np.array_equal(t._from_uniform(u, True), t._from_uniform(u, False))

@@ -47,8 +47,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "pydp/release/bits.hpp"
 #include "pydp/release/geometric.hpp"
@@ -61,9 +66,40 @@ enum class LatticeKind : int { Subbotin = 0, Logistic = 1 };
 // The largest table half-width the releases build (8 bytes per entry: 128 MiB).
 inline constexpr std::size_t kMaxTableHalf = std::size_t{1} << 24;
 
+// An allocator for the large search tables: a block of 2 MiB or more is aligned to 2 MiB and offered to the
+// kernel for transparent huge pages (madvise), so that a random table access rarely misses the TLB. It
+// changes where the entries live, never their values.
+template <class T>
+struct TableAllocator {
+    using value_type = T;
+    static constexpr std::size_t kHuge = std::size_t{1} << 21;
+    TableAllocator() noexcept = default;
+    template <class U>
+    TableAllocator(const TableAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_alloc();
+        const std::size_t bytes = n * sizeof(T);
+        if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+        void* p = ::operator new(bytes, std::align_val_t{kHuge});
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        (void)madvise(p, (bytes + kHuge - 1) & ~(kHuge - 1), MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+        return static_cast<T*>(p);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        if (n * sizeof(T) < kHuge)
+            ::operator delete(p);
+        else
+            ::operator delete(p, std::align_val_t{kHuge});
+    }
+    friend bool operator==(const TableAllocator&, const TableAllocator&) noexcept { return true; }
+    friend bool operator!=(const TableAllocator&, const TableAllocator&) noexcept { return false; }
+};
+
 class LatticeTable {
 public:
-    static constexpr std::size_t kBlock = 16;  // values searched in lockstep
+    static constexpr std::size_t kBlock = 16;  // values searched in lockstep (timing-stable mode)
+    static constexpr std::size_t kSpan = 256;  // values searched together by the guide table (exact mode)
 
     // kind, order r (Subbotin only), scale s in grid steps, P = log2 W(0) in [1, 62], and the largest
     // half-width accepted (the table takes 8 bytes per entry).
@@ -241,12 +277,9 @@ public:
     u64 uniform_exact(Source& src) const {
         u128 m = static_cast<u128>(src.next_u64()) * total_;
         u64 l = static_cast<u64>(m);
-        if (l < total_) {
-            const u64 t = reject_below_;
-            while (l < t) {
-                m = static_cast<u128>(src.next_u64()) * total_;
-                l = static_cast<u64>(m);
-            }
+        while (l < reject_below_) {  // reject_below_ = 2^64 mod T < T: one rarely taken test
+            m = static_cast<u128>(src.next_u64()) * total_;
+            l = static_cast<u64>(m);
         }
         return static_cast<u64>(m >> 64);
     }
@@ -258,8 +291,9 @@ public:
         return static_cast<u64>(s2 >> 64);
     }
 
-    // n values into out from src, in blocks of kBlock values: timing-stable mode by the fixed-step
-    // search in lockstep, exact mode through the guide table (the same value for the same U).
+    // n values into out from src: timing-stable mode by the fixed-step search in lockstep over blocks of
+    // kBlock values, exact mode through the guide table over spans of kSpan values (the same value for the
+    // same U; the words are read in the same order either way: the uniforms one value after the other).
     template <class Source>
     void fill(Source& src, i64* out, std::size_t n, bool stable) const {
         if (has_tail()) {
@@ -267,97 +301,137 @@ public:
             fill_tailed(src, out, n);
             return;
         }
-        u64 U[kBlock];
-        for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
-            const std::size_t len = n - b0 < kBlock ? n - b0 : kBlock;
-            for (std::size_t i = 0; i < len; ++i) {
-                if (stable) {
+        if (stable) {
+            u64 U[kBlock];
+            for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
+                const std::size_t len = n - b0 < kBlock ? n - b0 : kBlock;
+                for (std::size_t i = 0; i < len; ++i) {
                     const u64 x2 = src.next_u64(), x1 = src.next_u64(), x0 = src.next_u64();
                     U[i] = uniform_stable(x2, x1, x0, total_);
-                } else {
-                    U[i] = uniform_exact(src);
                 }
-            }
-            if (stable)
                 fill_from_uniform(U, out + b0, len);
-            else
-                fill_guided(U, out + b0, len);
+            }
+            return;
+        }
+        u64 U[kSpan];
+        for (std::size_t b0 = 0; b0 < n; b0 += kSpan) {
+            const std::size_t len = n - b0 < kSpan ? n - b0 : kSpan;
+            for (std::size_t i = 0; i < len; ++i) U[i] = uniform_exact(src);
+            fill_guided(U, out + b0, len);
         }
     }
 
     // Exact mode with the geometric tail: U < W(0) + 2 S goes through the guide table as usual; a U in the
-    // tail (W_t values a side: positive first) gives +-(K + 1 + G), G from the exact geometric, whose words
-    // come from the same source after the block's uniforms (a fixed order: the output depends on the words only).
+    // tail (W_t values a side: positive first) gives +-(K + 1 + G), G from the exact geometric. The words
+    // are read block by block (kBlock values): the block's uniforms, then the geometric draws of its tail
+    // values in order, a fixed order (the output depends on the words only); the table search, which reads
+    // no words, runs afterwards over the whole span.
     template <class Source>
     void fill_tailed(Source& src, i64* out, std::size_t n) const {
         const ExactGeometric geo(scale_, 1);
         BitReader<Source> br(src);
         const u64 body = w0_ + 2 * s_;
         const u64 base = static_cast<u64>(cum_.size()) + 1;
-        u64 U[kBlock], tail[kBlock];
-        for (std::size_t b0 = 0; b0 < n; b0 += kBlock) {
-            const std::size_t len = n - b0 < kBlock ? n - b0 : kBlock;
-            unsigned any = 0;
-            for (std::size_t i = 0; i < len; ++i) {
-                const u64 u = uniform_exact(src);
-                tail[i] = u >= body ? u - body + 1 : 0;  // 1 + the offset in the tail, 0 in the body
-                U[i] = tail[i] ? 0 : u;
-                any |= tail[i] != 0;
+        u64 U[kSpan];
+        i64 tail_value[kSpan];
+        for (std::size_t s0 = 0; s0 < n; s0 += kSpan) {
+            const std::size_t span = n - s0 < kSpan ? n - s0 : kSpan;
+            unsigned any_in_span = 0;
+            for (std::size_t b0 = 0; b0 < span; b0 += kBlock) {
+                const std::size_t len = span - b0 < kBlock ? span - b0 : kBlock;
+                unsigned any = 0;
+                for (std::size_t i = b0; i < b0 + len; ++i) {
+                    const u64 u = uniform_exact(src);
+                    const u64 t = u >= body ? u - body + 1 : 0;  // 1 + the offset in the tail, 0 in the body
+                    U[i] = t ? 0 : u;
+                    tail_value[i] = static_cast<i64>(t);
+                    any |= t != 0;
+                }
+                any_in_span |= any;
+                if (!any) continue;
+                for (std::size_t i = b0; i < b0 + len; ++i) {
+                    if (!tail_value[i]) continue;
+                    const bool negative = static_cast<u64>(tail_value[i]) - 1 >= tail_;
+                    const u64 g = geo(br);
+                    if (g >= kMaxAbsNoise - base) throw std::overflow_error("lattice table: |noise| reached 2^62");
+                    const i64 v = static_cast<i64>(base + g);
+                    tail_value[i] = negative ? -v : v;  // nonzero: |v| > K
+                }
             }
-            fill_guided(U, out + b0, len);
-            if (!any) continue;
-            for (std::size_t i = 0; i < len; ++i) {
-                if (!tail[i]) continue;
-                const bool negative = tail[i] - 1 >= tail_;
-                const u64 g = geo(br);
-                if (g >= kMaxAbsNoise - base) throw std::overflow_error("lattice table: |noise| reached 2^62");
-                const i64 v = static_cast<i64>(base + g);
-                out[b0 + i] = negative ? -v : v;
-            }
+            fill_guided(U, out + s0, span);
+            if (!any_in_span) continue;
+            for (std::size_t i = 0; i < span; ++i)
+                if (tail_value[i]) out[s0 + i] = tail_value[i];
         }
     }
 
-    // The same map U -> value as fill_from_uniform, by the guide table: V's bucket b = V >> gshift gives
-    // guide_[b] <= #{i : C(i) <= V} <= guide_[b + 1], and a binary search in that range finishes (a few
-    // entries near the mode, one or two cache lines). Its number of steps depends on the value: exact mode only.
+    // The same map U -> value as fill_from_uniform (len <= kSpan), by the guide table: V's bucket
+    // b = V >> gshift gives guide_[b] <= #{i : C(i) <= V} <= guide_[b + 1]. Its number of steps depends on
+    // the value: exact mode only. The work goes in passes over all len values, each pass prefetching what
+    // the next one reads, so that the cache misses of many values (large tables live beyond the L2 cache)
+    // are in flight together rather than one after the other.
     void fill_guided(const u64* U, i64* out, std::size_t len) const noexcept {
-        u64 V[kBlock];
-        u64 nz[kBlock], neg[kBlock];
-        std::uint32_t lo[kBlock], hi[kBlock];
+        u64 V[kSpan];
+        std::uint32_t lo[kSpan], hi[kSpan];
+        unsigned char sign[kSpan];  // 0: y = 0, 1: y > 0, 2: y < 0
+        const u64* c = cum_.data();
+        const std::uint32_t* g = guide_.data();
+        const bool empty = cum_.empty();
         for (std::size_t i = 0; i < len; ++i) {
-            nz[i] = static_cast<u64>(U[i] >= w0_);
-            V[i] = U[i] - (w0_ & (0 - nz[i]));
-            neg[i] = nz[i] & static_cast<u64>(V[i] >= s_);
-            V[i] -= s_ & (0 - neg[i]);
-            V[i] &= 0 - nz[i];  // y = 0 (U < W(0), possibly >= S): search V = 0, the result is masked
+            const u64 nz = static_cast<u64>(U[i] >= w0_);
+            u64 v = U[i] - (w0_ & (0 - nz));
+            const u64 neg = nz & static_cast<u64>(v >= s_);
+            v -= s_ & (0 - neg);
+            v &= 0 - nz;  // y = 0 (U < W(0), possibly >= S): search V = 0, the result is masked
+            V[i] = v;
+            sign[i] = static_cast<unsigned char>(nz + neg);
+            if (!empty) __builtin_prefetch(g + (v >> gshift_));
         }
-        if (!cum_.empty()) {
-            const std::uint32_t* g = guide_.data();
-            for (std::size_t i = 0; i < len; ++i) {  // independent loads: they overlap
-                const u64 b = V[i] >> gshift_;
-                lo[i] = g[b];
-                hi[i] = g[b + 1];
-            }
-            const u64* c = cum_.data();
-            for (std::size_t i = 0; i < len; ++i)  // start the first table loads of the block together
-                if (lo[i] < hi[i]) __builtin_prefetch(c + lo[i] + (hi[i] - lo[i]) / 2);
+        if (!empty) {
+            // Most buckets hold at most two entry boundaries (n = hi - lo <= 2): the count is then lo plus the
+            // number of C(lo), C(lo + 1) below index hi that are <= V, found without branches (a load not
+            // needed reads C(0), which stays in cache). Where n > 2 and both are <= V, a binary search over
+            // [lo + 2, hi) finishes in a last pass.
             for (std::size_t i = 0; i < len; ++i) {
-                std::uint32_t a = lo[i], z = hi[i];
-                while (a < z) {
-                    const std::uint32_t mid = a + (z - a) / 2;
-                    if (c[mid] <= V[i])
-                        a = mid + 1;
-                    else
-                        z = mid;
-                }
+                const u64 b = V[i] >> gshift_;
+                const std::uint32_t a = g[b], z = g[b + 1];
                 lo[i] = a;
+                hi[i] = z;
+                const std::uint32_t m0 = 0u - static_cast<std::uint32_t>(z - a > 0);
+                __builtin_prefetch(c + (a & m0));
+            }
+            unsigned wide = 0;
+            for (std::size_t i = 0; i < len; ++i) {
+                const std::uint32_t a = lo[i], n = hi[i] - a;
+                const std::uint32_t m0 = 0u - static_cast<std::uint32_t>(n > 0), m1 = 0u - static_cast<std::uint32_t>(n > 1);
+                const u64 c0 = c[a & m0], c1 = c[(a + 1) & m1];
+                const std::uint32_t k0 = m0 & static_cast<std::uint32_t>(c0 <= V[i]);
+                const std::uint32_t k1 = m1 & static_cast<std::uint32_t>(c1 <= V[i]);
+                const std::uint32_t more = static_cast<std::uint32_t>(n > 2) & k1;
+                const std::uint32_t at = a + k0 + k1;
+                lo[i] = at;
+                hi[i] = at + ((hi[i] - at) & (0u - more));  // hi where the search goes on, else at
+                wide |= more;
+            }
+            if (wide) {
+                for (std::size_t i = 0; i < len; ++i) {
+                    std::uint32_t a = lo[i], z = hi[i];
+                    while (a < z) {
+                        const std::uint32_t mid = a + (z - a) / 2;
+                        if (c[mid] <= V[i])
+                            a = mid + 1;
+                        else
+                            z = mid;
+                    }
+                    lo[i] = a;
+                }
             }
         } else {
             for (std::size_t i = 0; i < len; ++i) lo[i] = 0;
         }
         for (std::size_t i = 0; i < len; ++i) {
             const i64 a = static_cast<i64>(1 + static_cast<u64>(lo[i]));
-            const i64 mask_nz = -static_cast<i64>(nz[i]), mask_neg = -static_cast<i64>(neg[i]);
+            const i64 mask_nz = -static_cast<i64>(sign[i] != 0), mask_neg = -static_cast<i64>(sign[i] == 2);
             out[i] = ((a ^ mask_neg) - mask_neg) & mask_nz;
         }
     }
@@ -430,8 +504,8 @@ private:
     u64 tail_ = 0, scale_ = 0;  // W_t (0: no tail) and the integer scale s of the geometric tail
     unsigned steps_ = 0;
     unsigned gshift_ = 0;
-    std::vector<u64> cum_;  // C(i) = W(1) + ... + W(i + 1), i = 0 .. K - 1
-    std::vector<std::uint32_t> guide_;
+    std::vector<u64, TableAllocator<u64>> cum_;  // C(i) = W(1) + ... + W(i + 1), i = 0 .. K - 1
+    std::vector<std::uint32_t, TableAllocator<std::uint32_t>> guide_;
 };
 
 // The sampler handed to release_on_grid / fill_noise: a table and the mode.
