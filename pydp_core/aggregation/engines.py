@@ -2,11 +2,13 @@
 :func:`~pydp_core.aggregation.top_k`), bit for bit.
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
-2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
-   contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums, the
-   counts of kept rows per quantile grid cell and per histogram bin, the integer coordinate sums of the
-   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate), and the distinct kept
-   values per group of each ``count_distinct`` column.
+2. Each partition applies the null policies (``nulls=``, :mod:`pydp_core.io.nulls`) to its rows, each row on
+   its own as the local engine does (``drop`` leaves it out, ``replace=VALUE`` fills it; a pandas NA or NaN on
+   Dask, a null on Spark, where NaN stays refused), and computes its partial aggregates
+   (:func:`~pydp_core.aggregation.local.partial_aggregates`): contribution bounding by keyed hashes of the
+   person's own identifiers, exact integer limb sums, the counts of kept rows per quantile grid cell and per
+   histogram bin, the integer coordinate sums of the clipped vectors of a vector sum (one int64 column per
+   cell, bin or coordinate), and the distinct kept values per group of each ``count_distinct`` column.
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
 3. The partials are summed per group by the engine (exact int64 sums), the distinct values of a group are
    united over the partitions and counted (Dask: ``nunique`` of the partitions' (group, value) pairs;
@@ -200,6 +202,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
         The rows; shuffled by ``privacy_unit`` so that each partition holds whole persons.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.aggregate`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -276,6 +279,7 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
         The rows; repartitioned by ``privacy_unit`` and bounded per partition with ``mapInArrow``.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.aggregate`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -371,6 +375,7 @@ def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
         The rows.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -406,6 +411,7 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
         The rows.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
