@@ -253,3 +253,16 @@ def test_dask_null_policy_is_part_of_the_release_and_drop_needs_rows():
     assert np.array_equal(dp.dask.privatize(da.from_array(x, chunks=77), MECH, **args).compute(), want)
     with pytest.raises(ValueError, match="nulls='drop' needs a Dask DataFrame or Series"):
         dp.dask.privatize(da.from_array(x, chunks=77), MECH, key=etl.generate_key(), bounds=(0, 10), nulls="drop")
+
+
+def test_a_session_passes_the_null_policy_to_dask_and_charges_it_once():
+    from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED
+
+    dd = pytest.importorskip("dask.dataframe")
+    df = _table(500).to_pandas()
+    key = etl.generate_key()
+    s = dp.Session(dp.PureDP(3.0), key=key)
+    got = s.privatize(dd.from_pandas(df, npartitions=3), MECH, columns="x", bounds=(0, 10), nulls="drop").compute()
+    want = dp.privatize(df, MECH, key=key, columns="x", bounds=(0, 10), nulls="drop", ledger=UNRECORDED)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True)
+    assert s.spent() == dp.PureDP(1.0)
