@@ -36,7 +36,8 @@ def aggregate(ddf: Any, **kwargs: Any) -> Any:
         A vector-sum column is a pyarrow list column, or an object column of lists or numpy arrays built
         under ``dask.config.set({"dataframe.convert-string": False})`` (else Dask makes it strings).
     **kwargs
-        The keyword arguments of :func:`pydp_core.aggregation.aggregate` (``ledger``, ``accountant`` too).
+        The keyword arguments of :func:`pydp_core.aggregation.aggregate` (``ledger``, ``accountant`` and
+        ``nulls`` too; a null policy is applied in each partition, to the local release).
 
     Returns
     -------
@@ -71,7 +72,7 @@ def top_k(ddf: Any, **kwargs: Any) -> Any:
     ddf : dask.dataframe.DataFrame
         The rows.
     **kwargs
-        The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+        The keyword arguments of :func:`pydp_core.aggregation.top_k` (``nulls`` too).
 
     Returns
     -------

@@ -36,7 +36,8 @@ def aggregate(sdf: Any, **kwargs: Any) -> Any:
     sdf : pyspark.sql.DataFrame
         The rows (one per record); repartitioned by ``privacy_unit`` so that each task holds whole persons.
     **kwargs
-        The keyword arguments of :func:`pydp_core.aggregation.aggregate` (``ledger``, ``accountant`` too).
+        The keyword arguments of :func:`pydp_core.aggregation.aggregate` (``ledger``, ``accountant`` and
+        ``nulls`` too; a null policy is applied in each partition, to the local release).
 
     Returns
     -------
@@ -68,7 +69,7 @@ def top_k(sdf: Any, **kwargs: Any) -> Any:
     sdf : pyspark.sql.DataFrame
         The rows.
     **kwargs
-        The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+        The keyword arguments of :func:`pydp_core.aggregation.top_k` (``nulls`` too).
 
     Returns
     -------

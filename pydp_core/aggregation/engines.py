@@ -2,11 +2,13 @@
 :func:`~pydp_core.aggregation.top_k`), bit for bit.
 
 1. The rows are shuffled by privacy unit, so that every partition holds whole persons.
-2. Each partition computes its partial aggregates (:func:`~pydp_core.aggregation.local.partial_aggregates`):
-   contribution bounding by keyed hashes of the person's own identifiers, exact integer limb sums, the
-   counts of kept rows per quantile grid cell and per histogram bin, the integer coordinate sums of the
-   clipped vectors of a vector sum (one int64 column per cell, bin or coordinate), and the distinct kept
-   values per group of each ``count_distinct`` column.
+2. Each partition applies the null policies (``nulls=``, :mod:`pydp_core.io.nulls`) to its rows, each row on
+   its own as the local engine does (``drop`` leaves it out, ``replace=VALUE`` fills it; a pandas NA or NaN on
+   Dask, a null on Spark, where NaN stays refused), and computes its partial aggregates
+   (:func:`~pydp_core.aggregation.local.partial_aggregates`): contribution bounding by keyed hashes of the
+   person's own identifiers, exact integer limb sums, the counts of kept rows per quantile grid cell and per
+   histogram bin, the integer coordinate sums of the clipped vectors of a vector sum (one int64 column per
+   cell, bin or coordinate), and the distinct kept values per group of each ``count_distinct`` column.
    They depend on the partition's rows only (never on their order), so a retried task reproduces them.
 3. The partials are summed per group by the engine (exact int64 sums), the distinct values of a group are
    united over the partitions and counted (Dask: ``nunique`` of the partitions' (group, value) pairs;
@@ -41,28 +43,37 @@ from typing import Any
 import numpy as np
 
 from .._validation import require_extra
+from ..io.nulls import describe_nulls, null_policies
 from .autobounds import WIDTH
 from .keyuse import KeyUse, key_use
 from .local import grid_partials, partial_aggregates, release_partials, search_bounds
 from .quantiles import CELLS
 from .spec import AggregateSpec, aggregate_spec
+from .tables import value_columns, with_null_policies
 from .topk import ranked, top_k_spec
 
 __all__ = ["aggregate_dask", "aggregate_spark", "top_k_dask", "top_k_spark"]
 
 
 def _engine_spec(names: list[Any], kwargs: dict[Any, Any]) -> AggregateSpec:
-    """The checked spec of an engine call, before any job runs."""
-    _no_nulls(kwargs)
-    return aggregate_spec(names, **kwargs)
+    """The checked spec of an engine call, before any job runs; the null policies other than the default are
+    in its description (``spec.nulls``), as in the local engine, and applied in each partition."""
+    rules = _null_rules(kwargs.pop("nulls", None), value_columns(kwargs.get("aggregations"), kwargs.get("privacy_unit")))
+    return aggregate_spec(names, **kwargs, null_rules=rules)
 
 
-def _no_nulls(kwargs: dict[Any, Any]) -> None:
-    """The engines take no null policy: the DataFrame's own tools drop or fill its nulls."""
-    if kwargs.get("nulls") is not None:
-        raise TypeError("nulls applies to pandas, pyarrow and polars tables: drop or fill the nulls of a Spark or "
-                        "Dask DataFrame with its own methods (dropna, fillna) first")
-    kwargs.pop("nulls", None)
+def _null_rules(nulls: Any, columns: list[str]) -> dict[str, str] | None:
+    """The null policies of ``columns`` other than the default, as text (checked on the driver; None if none)."""
+    return None if nulls is None else describe_nulls(null_policies(nulls, columns))
+
+
+def _nulls_applied(table: Any, spec: AggregateSpec) -> Any:
+    """One partition (a pandas DataFrame or a pyarrow Table) with the spec's null policies applied, as the local
+    engine applies them to the whole table: each row on its own (``drop`` leaves it out, ``replace`` fills its
+    null), so the partitioning changes nothing."""
+    if not spec.nulls:
+        return table
+    return with_null_policies(table, spec.nulls, list(spec.nulls))[0]
 
 
 def _columns(spec: AggregateSpec) -> list[str]:
@@ -96,13 +107,13 @@ def _flat_partials(partials: dict[Any, Any], spec: AggregateSpec) -> list[np.nda
 
 def _partial_arrays(table: Any, spec: AggregateSpec) -> tuple[list[np.ndarray], dict[Any, Any], dict[str, Any]]:
     """The partial aggregates and distinct (group, value) pairs of one partition (a pandas DataFrame or a
-    pyarrow Table of whole persons)."""
-    return partial_aggregates(table, spec)
+    pyarrow Table of whole persons), after the null policies."""
+    return partial_aggregates(_nulls_applied(table, spec), spec)
 
 
 def _grid_arrays(table: Any, spec: AggregateSpec) -> np.ndarray:
     """The search grid's counts of one partition, every ``"auto"`` column's ``WIDTH + 1`` counts in turn."""
-    counts = grid_partials(table, spec)
+    counts = grid_partials(_nulls_applied(table, spec), spec)
     return np.concatenate([counts[s.column] for s in spec.auto.searches])  # type: ignore[union-attr]
 
 
@@ -191,6 +202,7 @@ def aggregate_dask(ddf: Any, **kwargs: Any) -> Any:
         The rows; shuffled by ``privacy_unit`` so that each partition holds whole persons.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.aggregate`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -267,6 +279,7 @@ def aggregate_spark(sdf: Any, **kwargs: Any) -> Any:
         The rows; repartitioned by ``privacy_unit`` and bounded per partition with ``mapInArrow``.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.aggregate`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -362,6 +375,7 @@ def top_k_dask(ddf: Any, **kwargs: Any) -> Any:
         The rows.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -397,6 +411,7 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
         The rows.
     **kwargs
         The keyword arguments of :func:`pydp_core.aggregation.top_k`.
+        ``nulls`` is applied in each partition before the bounding, to the local release.
 
     Returns
     -------
@@ -422,12 +437,13 @@ def top_k_spark(sdf: Any, **kwargs: Any) -> Any:
 def _top_k_spec(names: list[Any], kwargs: dict[Any, Any]) -> tuple[Any, int, AggregateSpec, dict[str, Any]]:
     """(key use, k, spec, the ranking's ``score`` and ``release_values``) of an engine's top-k call, checked on
     the driver before any job runs."""
-    _no_nulls(kwargs)
+    nulls = kwargs.pop("nulls", None)
     use = key_use(kwargs.get("key"), kwargs.pop("ledger", None), kwargs.pop("accountant", None))
     unknown = set(kwargs) - {"column", "k", "privacy_unit", "max_partitions", "epsilon", "delta", "key", "candidates",
                              "score", "bounds", "max_contributions", "release_values", "confidence"}
     if unknown:
         raise TypeError(f"top_k got an unexpected keyword argument {sorted(unknown)[0]!r}")
     args = {"delta": 0.0, "key": None, "candidates": None, "score": None, "release_values": False, **kwargs}
-    kk, spec = top_k_spec(names, **args)
+    score = args["score"]
+    kk, spec = top_k_spec(names, **args, null_rules=_null_rules(nulls, [score] if isinstance(score, str) else []))
     return use, kk, spec, {"score": args["score"], "release_values": args["release_values"]}

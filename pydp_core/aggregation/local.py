@@ -146,7 +146,8 @@ def aggregate(
         are bounded, which changes no sensitivity) or ``"replace=VALUE"`` (the value, clamped like the others);
         one policy for every such column, or ``{column: policy}`` (:mod:`pydp_core.io.nulls`). A policy other
         than the default is part of the release's description (another policy is another release under the
-        key) and of the report (``nulls``). Not on Spark or Dask.
+        key) and of the report (``nulls``). The Spark and Dask engines apply it in each partition, to the same
+        release (on Spark a missing value is an SQL NULL; NaN stays refused).
     ledger : None, path or KeyLedger, optional
         The use record of ``key`` (:mod:`pydp_core.io.ledger`): None the key's ledger in
         :func:`~pydp_core.io.ledger.state_dir`; a path (the command line uses ``<key file>.ledger``) or a

@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, require_extra
-from .frames import column_names, output_dtype, record_distributed_release, single_column_name
+from .frames import column_names, drop_null_rows, output_dtype, record_distributed_release, single_column_name
 from .frames import privatize as privatize_local
 from .keyed import check_mechanism, release_bounds
 from .keys import BLOCK_ROWS, check_key
 from .ledger import _RECORDED_AT_DRIVER
+from .nulls import Policies, dropped_columns, null_policies
 
 __all__ = ["privatize"]
 
@@ -49,6 +50,7 @@ def privatize(
     accountant: Any = None,
     sensitivity_holds: bool = False,
     simulation: bool = False,
+    nulls: Any = None,
     **privatize_kwargs: Any,
 ) -> Any:
     """A lazy Dask collection with ``mechanism``'s noise added (the same kind as ``data``).
@@ -89,6 +91,10 @@ def privatize(
         charged once per column at the driver, before any noise is drawn.
     sensitivity_holds, simulation:
         as in :func:`pydp_core.privatize`.
+    nulls:
+        the missing values' policy, as in :func:`pydp_core.privatize` (:mod:`pydp_core.io.nulls`), applied in
+        each partition: ``"drop"`` numbers the rows kept on without gaps (the counting pass counts them), so
+        the result is that of the computed frame; not ``"drop"`` for an array (its chunks keep their shape).
     **privatize_kwargs
         Passed on to the mechanism (e.g. ``release=False`` for simulations).
 
@@ -126,12 +132,12 @@ def privatize(
     # One generator thread per task: the scheduler already runs tasks in parallel. The driver records the
     # release (record), the tasks run without a ledger.
     options = dict(bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=_RECORDED_AT_DRIVER,
-                   sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
+                   sensitivity_holds=sensitivity_holds, simulation=simulation, nulls=nulls, **privatize_kwargs)
 
-    def record(names: Sequence[str]) -> None:
-        record_distributed_release(key, names, mechanism, bounds=bounds, block_rows=block_rows,
-                                   privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
-                                   accountant=accountant)
+    def record(names: Sequence[str]) -> Policies:
+        return record_distributed_release(key, names, mechanism, bounds=bounds, block_rows=block_rows,
+                                          privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
+                                          accountant=accountant, nulls=nulls)
 
     if isinstance(data, da.Array):
         if index is not None:
@@ -152,6 +158,9 @@ def _array(x: Any, mechanism: Any, columns: Any, options: dict[str, Any], record
     if any(np.isnan(c) for dim in x.chunks for c in dim):
         raise ValueError("data has unknown chunk sizes: call compute_chunk_sizes() first")
     release_bounds(check_mechanism(mechanism), options["bounds"], name, options["sensitivity_holds"])
+    if dropped_columns(null_policies(options["nulls"], [name])):
+        raise ValueError("nulls='drop' needs a Dask DataFrame or Series: an array's chunks keep their shape "
+                         "(use 'keep' or 'replace=VALUE')")
     record([name])
     out_dtype = output_dtype(x.dtype)
     shape = x.shape
@@ -194,7 +203,7 @@ def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str,
                 raise ValueError(f"index column {index!r} cannot also be privatised")
     # Validate and build the output's meta on an empty frame of the same dtypes.
     meta = privatize_local(df._meta, mechanism, columns=names, **options)
-    record([names] if isinstance(names, str) else names)
+    policies = record([names] if isinstance(names, str) else names)
     parts = df.to_delayed()
 
     if index is not None:
@@ -202,7 +211,9 @@ def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str,
     else:
         from dask.base import compute
 
-        lengths = [int(n) for n in compute(*[delayed(len)(p) for p in parts])]  # type: ignore[no-untyped-call]
+        # the rows a partition keeps (all but those a "drop" leaves out): the output numbers them on
+        kept = [delayed(_kept_length)(p, names, policies) for p in parts]
+        lengths = [int(n) for n in compute(*kept)]  # type: ignore[no-untyped-call]
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         out = [
             delayed(_positional_part)(p, mechanism, names, int(off), int(n), options)
@@ -211,10 +222,16 @@ def _frame(df: Any, mechanism: Any, columns: Any, index: Any, options: dict[str,
     return dd.from_delayed(out, meta=meta, divisions=df.divisions, verify_meta=False)
 
 
+def _kept_length(part: Any, names: Any, policies: Policies) -> int:
+    """The rows of a partition that its null policies keep."""
+    return len(drop_null_rows(part, names, policies)[0])
+
+
 def _positional_part(part: Any, mechanism: Any, names: Any, offset: int, expected: int, options: dict[str, Any]) -> Any:
-    if len(part) != expected:
+    rows = _kept_length(part, names, null_policies(options["nulls"], [names] if isinstance(names, str) else names))
+    if rows != expected:
         raise RuntimeError(
-            f"a partition has {len(part)} rows but had {expected} when counted: the dataframe is not "
+            f"a partition has {rows} rows but had {expected} when counted: the dataframe is not "
             "deterministic (use index= with a stable row id)"
         )
     return privatize_local(part, mechanism, columns=names, offset=offset, **options)

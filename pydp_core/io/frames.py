@@ -374,8 +374,8 @@ def _unit_ids(data: Any, unit: Any) -> list[Any]:
 
 def record_distributed_release(
     key: bytes, columns: Sequence[str], mechanism: Any, *, bounds: Any, block_rows: int,
-    privatize_kwargs: Mapping[str, Any], ledger: Any, resume: bool, accountant: Any,
-) -> None:
+    privatize_kwargs: Mapping[str, Any], ledger: Any, resume: bool, accountant: Any, nulls: Any = None,
+) -> Policies:
     """Record a distributed (Spark, Dask) release of ``columns`` under ``key`` once, at the driver.
 
     The tasks run without a ledger (a retried task reproduces its noise exactly); the driver records each
@@ -383,16 +383,15 @@ def record_distributed_release(
     same key and column is refused unless ``resume=True`` says it is the same release (then nothing is
     recorded or charged again). The accountant is charged here, once per column. The release id is that of
     the tasks' :func:`privatize` calls (the same arguments), so a release with other parameters under the
-    key is refused here, before any task runs.
+    key is refused here, before any task runs. ``nulls`` is the tasks' null policy, part of the release id as
+    in :func:`privatize`; the checked policies are returned.
     """
     import secrets
 
-    if "nulls" in privatize_kwargs:  # a partition's rows are numbered by its own offset or index, not by the rows kept
-        raise TypeError("nulls is not taken by the Spark and Dask front ends: drop or fill the nulls in the DataFrame "
-                        "first (df.dropna / df.fillna), or give the data to pydp_core.privatize")
+    policies = null_policies(nulls, list(columns))
     release = privatize_kwargs.get("release", True) is not False
-    rid = release_id(release_description(mechanism, columns=list(columns), bounds=bounds, block_rows=block_rows,
-                                         privatize_kwargs=privatize_kwargs))
+    rid = release_id(with_nulls(release_description(mechanism, columns=list(columns), bounds=bounds,
+                                                    block_rows=block_rows, privatize_kwargs=privatize_kwargs), policies))
     if not isinstance(resume, bool):
         raise TypeError(f"resume must be True or False, not {type(resume).__name__}")
     led = release_ledger(key, ledger)
@@ -406,7 +405,7 @@ def record_distributed_release(
                 "release (these parameters) was never recorded in the key's ledger: a resumed run must repeat the "
                 "recorded release exactly (same mechanism, parameters, columns and bounds), else use a new key"
             )
-        return
+        return policies
     precheck_charges(accountant, led, rid, mechanism, list(columns), simulated=not release)
     token = "distributed:" + secrets.token_hex(16)
     for col in columns:
@@ -418,6 +417,7 @@ def record_distributed_release(
             led.claim(col, 0, 1 << 63, token, on_first=charge, release=rid)
         elif charge is not None:  # the internal marker (a check without a record): charged all the same
             charge()
+    return policies
 
 
 def note_column(report: dict[str, Any], col: str, mech: Any, bounds: Any) -> None:

@@ -28,11 +28,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .._validation import check_int, require_extra
-from .frames import column_names, record_distributed_release
+from .frames import column_names, drop_null_rows, record_distributed_release
 from .frames import privatize as privatize_local
 from .keyed import check_mechanism, pick_column, release_bounds
 from .keys import BLOCK_ROWS, check_key
 from .ledger import _RECORDED_AT_DRIVER
+from .nulls import Policies
 
 __all__ = ["privatize"]
 
@@ -131,6 +132,7 @@ def privatize(
     accountant: Any = None,
     sensitivity_holds: bool = False,
     simulation: bool = False,
+    nulls: Any = None,
     **privatize_kwargs: Any,
 ) -> Any:
     """A new DataFrame with ``mechanism``'s noise added to ``columns`` (lazy, like any transformation).
@@ -144,7 +146,7 @@ def privatize(
         a ``pyspark.sql.DataFrame``.
     columns:
         numeric columns to privatise; they become ``double`` (``float`` stays ``float``), nullable, with
-        nulls kept. The other columns pass through.
+        nulls kept (unless ``nulls`` says otherwise). The other columns pass through.
     mechanism:
         ``pydp_core.LaplaceMechanism`` / ``GaussianMechanism`` (each value released on the exact discrete
         path, :func:`pydp_core.io.privatizer`; ``release=False`` for floating-point simulations), any
@@ -172,6 +174,10 @@ def privatize(
         charged once per column at the driver, before any noise is drawn.
     sensitivity_holds, simulation:
         as in :func:`pydp_core.privatize`.
+    nulls:
+        what happens to the SQL NULLs of ``columns``, as in :func:`pydp_core.privatize`
+        (:mod:`pydp_core.io.nulls`; NaN is not a missing value), applied in each task: ``"drop"`` numbers the
+        rows kept on without gaps (the counting pass counts them), so the result is that of ``df.toArrow()``.
     **privatize_kwargs
         Passed on to the mechanism (e.g. ``release=False`` for simulations).
 
@@ -213,12 +219,12 @@ def privatize(
         release_bounds(check_mechanism(pick_column(mechanism, c, "mechanism")),
                        pick_column(bounds, c, "bounds", optional=True), c, sensitivity_holds)
     out_schema = _output_schema(df.schema, names, T)
-    record_distributed_release(key, names, mechanism, bounds=bounds, block_rows=block_rows,
-                                   privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
-                                   accountant=accountant)
+    policies = record_distributed_release(key, names, mechanism, bounds=bounds, block_rows=block_rows,
+                                          privatize_kwargs=privatize_kwargs, ledger=ledger, resume=resume,
+                                          accountant=accountant, nulls=nulls)
     # One generator thread per task: Spark already runs one task per core. The driver recorded the release.
     options = dict(columns=names, bounds=bounds, key=key, block_rows=block_rows, threads=1, ledger=_RECORDED_AT_DRIVER,
-                   sensitivity_holds=sensitivity_holds, simulation=simulation, **privatize_kwargs)
+                   sensitivity_holds=sensitivity_holds, simulation=simulation, nulls=nulls, **privatize_kwargs)
 
     if index is not None:
         def indexed(batches: Iterable[Any]) -> Iterator[Any]:
@@ -228,7 +234,7 @@ def privatize(
 
         return df.mapInArrow(indexed, out_schema)
 
-    starts, counts = _partition_offsets(df)
+    starts, counts = _partition_offsets(df, names, policies)
 
     def positional(batches: Iterable[Any]) -> Iterator[Any]:
         from pyspark import TaskContext
@@ -236,7 +242,7 @@ def privatize(
         pid = _partition_id(TaskContext.get())
         first = starts.get(pid, 0)
         pos = first
-        for pos, table in _block_aligned(batches, first, block_rows):
+        for pos, table in _block_aligned(_kept(batches, names, policies), first, block_rows):
             if table.num_rows and pid not in starts:
                 raise RuntimeError(
                     f"partition {pid} has rows but had none when counted: the input is not deterministic"
@@ -294,15 +300,22 @@ def _buffered(batches: Any, rows: int) -> Any:
         yield pa.Table.from_batches(pending)
 
 
-def _partition_offsets(df: Any) -> tuple[dict[int, int], dict[int, int]]:
-    """Global row offset and row count of every partition of ``df`` (one Spark job)."""
+def _kept(batches: Iterable[Any], names: Sequence[str], policies: Policies) -> Iterator[Any]:
+    """The Arrow batches without the rows that a ``drop`` policy leaves out (as they are without one)."""
+    for batch in batches:
+        yield drop_null_rows(batch, names, policies)[0]
+
+
+def _partition_offsets(df: Any, names: Sequence[str], policies: Policies) -> tuple[dict[int, int], dict[int, int]]:
+    """Global row offset and row count of every partition of ``df`` (one Spark job), counting the rows that
+    the null policies keep."""
 
     def count(batches: Iterable[Any]) -> Iterator[Any]:
         import pyarrow as pa
         from pyspark import TaskContext
 
         n = 0
-        for batch in batches:
+        for batch in _kept(batches, names, policies):
             n += batch.num_rows
         yield pa.RecordBatch.from_pydict({"pid": [_partition_id(TaskContext.get())], "n": [n]})
 

@@ -200,12 +200,13 @@ def distinct_table(n=20_000, seed=11):
     return df
 
 
-def _local_partials(df, args):
-    """The local engine's exact grid counts (bounds search) and partials per group, without a ledger."""
+def _local_partials(df, args, null_rules=None):
+    """The local engine's exact grid counts (bounds search) and partials per group, without a ledger
+    (``null_rules``: the release's null policies, already applied to ``df``)."""
     from pydp_core.aggregation.local import bounded_partials, grid_partials
     from pydp_core.aggregation.spec import aggregate_spec
 
-    spec = aggregate_spec(list(df.columns), **args)
+    spec = aggregate_spec(list(df.columns), **args, null_rules=null_rules)
     grid = grid_partials(df, spec) if spec.pending else None
     _, groups, partials = bounded_partials(df, spec, None)
     return grid, _by_group(groups, partials)
@@ -312,3 +313,122 @@ def test_spark_lost_partition_is_seen_in_distinct_counts_and_bounds_search(spark
     assert any(not np.array_equal(seen["grid"][c], grid[c]) for c in grid)
     for name in ("prod\x00distinct", "name\x00distinct"):
         assert sum(seen["partials"][name].values()) < sum(partials[name].values())
+
+
+# -- null policies -----------------------------------------------------------------------------------------
+def null_table(n=20_000, seed=13, nullable=False):
+    """``distinct_table`` with missing values in the aggregated columns x and y: NaN (float64), or pandas NA
+    in nullable ``Float64`` columns."""
+    df = distinct_table(n, seed)
+    x, y = df["x"].astype("Float64" if nullable else "float64"), df["y"].astype("Float64" if nullable else "float64")
+    x[::7] = pd.NA if nullable else np.nan
+    y[3::11] = pd.NA if nullable else np.nan
+    return df.assign(x=x, y=y)
+
+
+NULL_ARGS = dict(privacy_unit="pid", by="g", aggregations={"x": ["count", "sum", "mean"], "y": ["sum"],
+                                                           "pid": ["privacy_id_count"]},
+                 bounds={"x": (0.0, 10.0), "y": (0.0, 5.0)}, max_partitions=3, max_contributions=2, epsilon=4.0,
+                 delta=1e-6, key=KEY)
+NULL_AUTO = dict(DISTINCT_PUBLIC, aggregations={"name": ["count_distinct"], "x": ["sum"], "y": ["mean"]})
+POLICIES = [("drop", "drop"),  # one policy for every aggregated column
+            ({"x": "replace=1.5", "y": "drop"}, {"x": "replace=1.5", "y": "drop"}),
+            ({"x": "replace=-3.0", "y": "replace=0.25"}, {"x": "replace=-3.0", "y": "replace=0.25"})]
+
+
+def _described(described, args):
+    """The report's ``nulls`` of a POLICIES entry: one policy is every aggregated column's."""
+    return {c: described for c in args["aggregations"] if c != "pid"} if isinstance(described, str) else described
+
+
+def _treated(df, nulls):
+    """The table as the policy makes it, by pandas' own means: the rows the engines must bound."""
+    rules = {c: nulls for c in ("x", "y")} if isinstance(nulls, str) else nulls
+    drop = [c for c, r in rules.items() if r == "drop"]
+    fill = {c: float(r.split("=")[1]) for c, r in rules.items() if r.startswith("replace=")}
+    return df.dropna(subset=drop).fillna(fill).astype({c: "float64" for c in ("x", "y")}).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("nullable", [False, True], ids=["nan", "pandas-na"])
+@pytest.mark.parametrize("nulls,described", POLICIES, ids=["drop", "replace-drop", "replace"])
+@pytest.mark.parametrize("args", [NULL_ARGS, NULL_AUTO], ids=["selection", "public-auto-distinct"])
+def test_dask_null_policies_equal_local(args, nulls, described, nullable, monkeypatch):
+    """Each policy is applied in every partition: the driver sees exactly the partials (and bounds-search
+    counts) of the treated table, and the release and its report are the local ones, for any partitioning."""
+    df = null_table(nullable=nullable)
+    args = dict(args, nulls=nulls)
+    described = _described(described, args)
+    local = aggregate(df, **args)
+    assert len(local) > 0 and aggregate_report(local)["nulls"] == described
+    grid, partials = _local_partials(_treated(df, nulls), {k: v for k, v in args.items() if k != "nulls"}, described)
+    seen = _capture(monkeypatch)
+    for parts in (1, 3, 7):
+        ddf = dd.from_pandas(df.sample(frac=1.0, random_state=parts), npartitions=parts)
+        _same_release(aggregate_dask(ddf, **args), local)
+        _same_inputs(seen, grid, partials)
+
+
+def test_dask_top_k_by_score_with_a_null_policy_equals_local():
+    from pydp_core.aggregation import top_k
+    from pydp_core.aggregation.engines import top_k_dask
+
+    df = null_table()
+    args = dict(column="city", k=2, privacy_unit="pid", max_partitions=1, epsilon=3.0, delta=1e-6, key=KEY,
+                score="x", bounds=(0.0, 10.0), release_values=True, nulls="replace=2.0")
+    local = top_k(df, **args)
+    assert aggregate_report(local)["nulls"] == {"x": "replace=2.0"}
+    for parts in (1, 3, 7):
+        _same_release(top_k_dask(dd.from_pandas(df, npartitions=parts), **args), local)
+
+
+@pytest.mark.parametrize("nulls", [None, "keep", {"y": "drop"}], ids=["none", "keep", "other-column"])
+def test_dask_kept_nulls_are_refused_as_locally(nulls):
+    df = null_table(2000)
+    args = dict(NULL_ARGS, nulls=nulls)
+    with pytest.raises(ValueError, match="'x' has missing values") as want:
+        aggregate(df, **args)
+    with pytest.raises(ValueError) as got:
+        aggregate_dask(dd.from_pandas(df, npartitions=3), **args)
+    assert str(got.value) == str(want.value)
+
+
+def test_dask_bad_null_policy_is_refused_before_any_job():
+    ddf = dd.from_pandas(null_table(200), npartitions=2)
+    with pytest.raises(ValueError, match="nulls must be 'keep', 'drop' or 'replace=VALUE'"):
+        aggregate_dask(ddf, **dict(NULL_ARGS, nulls="fill"))
+    with pytest.raises(ValueError, match="nulls names column 'city', which is not privatised"):
+        aggregate_dask(ddf, **dict(NULL_ARGS, nulls={"city": "drop"}))
+
+
+def _spark_nulls(spark, df, parts):
+    """``df`` as a Spark DataFrame whose missing x and y are SQL NULLs (not NaN)."""
+    arrow = pa.Table.from_pandas(df, preserve_index=False)
+    for c in ("x", "y"):
+        arrow = arrow.set_column(arrow.schema.get_field_index(c), c,
+                                 pa.array(df[c].to_numpy(), type=pa.float64(), from_pandas=True))
+    assert arrow.column("x").null_count > 0
+    return arrow, spark.createDataFrame(arrow).repartition(parts)
+
+
+@pytest.mark.parametrize("nulls,described", POLICIES[:2], ids=["drop", "replace-drop"])
+def test_spark_null_policies_equal_local(spark, nulls, described, monkeypatch):
+    df = null_table(6000)
+    args = dict(NULL_ARGS, nulls=nulls)
+    arrow, _ = _spark_nulls(spark, df, 1)
+    local = aggregate(arrow, **args)
+    described = _described(described, args)
+    assert aggregate_report(local)["nulls"] == described
+    _, partials = _local_partials(_treated(df, nulls), NULL_ARGS, described)
+    seen = _capture(monkeypatch)
+    for parts in (1, 3):
+        _same_release(aggregate_spark(_spark_nulls(spark, df, parts)[1], **args), local)
+        _same_inputs(seen, None, partials)
+
+
+def test_spark_kept_nulls_are_refused_as_locally(spark):
+    arrow, sdf = _spark_nulls(spark, null_table(500), 2)
+    with pytest.raises(ValueError, match="'x' has missing values") as want:
+        aggregate(arrow, **NULL_ARGS)
+    with pytest.raises(Exception) as got:
+        aggregate_spark(sdf, **dict(NULL_ARGS, nulls="keep"))
+    assert str(want.value) in str(got.value)

@@ -101,12 +101,34 @@ def test_session_top_k_of_a_dask_frame_is_the_local_release_charged_once():
         s.top_k(dd.from_pandas(df, npartitions=2), **dict(args, epsilon=4.0))
 
 
-def test_the_engines_refuse_a_null_policy():
-    ddf = dd.from_pandas(visits(), npartitions=2)
-    with pytest.raises(TypeError, match="nulls applies to pandas"):
-        pydp_core.dask.aggregate(ddf, **dict(QUANTILES, key=pydp_core.io.generate_key()), nulls="drop")
-    with pytest.raises(TypeError, match="nulls applies to pandas"):
-        pydp_core.dask.top_k(ddf, **dict(TOP, key=pydp_core.io.generate_key()), nulls="drop")
+def _with_nulls(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every seventh x missing (NaN)."""
+    x = df["x"].to_numpy().copy()
+    x[::7] = np.nan
+    return df.assign(x=x)
+
+
+def test_a_null_policy_on_dask_is_the_local_release_in_the_ledger_and_the_session():
+    df = _with_nulls(visits())
+    ddf = dd.from_pandas(df, npartitions=3)
+    key = pydp_core.io.generate_key()
+    args = dict(QUANTILES, key=key, nulls={"x": "replace=1.5"})
+    out = pydp_core.dask.aggregate(ddf, **args).compute()
+    _same(out, aggregate(df, **args))  # the local release under the same key: an exact repeat
+    assert aggregate_report(out)["nulls"] == {"x": "replace=1.5"}
+    with pytest.raises(pydp_core.io.KeyReuseError, match="another release"):
+        aggregate(df, **dict(args, nulls="drop"))  # another policy is another release under the key
+    ranked = pydp_core.dask.top_k(ddf, **dict(TOP, key=pydp_core.io.generate_key(), score="x", bounds=(0.0, 10.0),
+                                               nulls="drop")).compute()
+    assert len(ranked) == 3
+    s = pydp_core.Session(pydp_core.ApproxDP(10.0, 1e-5), key=pydp_core.io.generate_key())
+    plain = {k: v for k, v in QUANTILES.items() if k != "key"}
+    got = s.aggregate(ddf, **dict(plain, nulls="drop")).compute()
+    spent = s.spent()
+    _same(s.aggregate(df, **dict(plain, nulls="drop")), got)  # a free repeat, bit for bit
+    assert s.spent() == spent
+    s.aggregate(ddf, **dict(plain, nulls="replace=0"))  # another policy: another release, charged
+    assert s.spent() != spent
 
 
 def test_polars_nulls_are_the_pyarrow_release():
@@ -172,3 +194,9 @@ def test_spark_top_k_equals_the_local_one(spark):
     local = top_k(arrow, **TOP)
     out = pydp_core.spark.top_k(spark.createDataFrame(arrow).repartition(3), **TOP)
     _same(out.toArrow().to_pandas(), local.to_pandas())
+    nulls = pa.Table.from_pandas(_with_nulls(df), preserve_index=False)  # x: SQL NULLs on Spark
+    nulls = nulls.set_column(3, "x", pa.array(_with_nulls(df)["x"].to_numpy(), from_pandas=True))
+    args = dict(TOP, key=pydp_core.io.generate_key(), score="x", bounds=(0.0, 10.0), nulls="replace=2.5")
+    out = pydp_core.spark.top_k(spark.createDataFrame(nulls).repartition(3), **args)
+    _same(out.toArrow().to_pandas(), top_k(nulls, **args).to_pandas())
+    assert aggregate_report(out)["nulls"] == {"x": "replace=2.5"}

@@ -216,7 +216,53 @@ def test_file_batches_are_the_frame_pieces_with_their_offsets(tmp_path):
     assert pa.concat_tables(pieces).select(["x", "n", "id"]).equals(got.select(["x", "n", "id"]))
 
 
-def test_the_distributed_front_ends_refuse_nulls():
+# -- Dask ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("index", [None, "id"], ids=["positional", "indexed"])
+@pytest.mark.parametrize("nulls", ["drop", "replace=4", {"x": "drop", "n": "replace=4"}])
+def test_dask_frames_are_the_local_release_for_any_partitioning(nulls, index):
+    """Each partition applies the policy; under drop the counting pass counts the rows kept, so the rows are
+    numbered on as in the computed frame."""
+    from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED  # compared under one key on purpose
+
+    dd = pytest.importorskip("dask.dataframe")
+    df = _table().to_pandas()
+    args = dict(key=KEY, columns=["x", "n"], bounds=(0, 10), nulls=nulls, block_rows=256, index=index,
+                ledger=UNRECORDED)
+    want = dp.privatize(df, MECH, **args)
+    assert want["x"].notna().all() and len(want) < len(df) if nulls != "replace=4" else len(want) == len(df)
+    for parts in (1, 3, 7):
+        got = dp.dask.privatize(dd.from_pandas(df, npartitions=parts), MECH, **args).compute()
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True)
+
+
+def test_dask_null_policy_is_part_of_the_release_and_drop_needs_rows():
+    from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED
+
+    dd = pytest.importorskip("dask.dataframe")
     da = pytest.importorskip("dask.array")
-    with pytest.raises(TypeError, match="nulls is not taken by the Spark and Dask front ends"):
-        dp.dask.privatize(da.from_array(np.array([0.1, np.nan]), chunks=1), MECH, key=KEY, bounds=(0, 10), nulls="drop")
+    key = etl.generate_key()
+    ddf = dd.from_pandas(_table(300).to_pandas(), npartitions=2)
+    dp.dask.privatize(ddf, MECH, key=key, columns="x", bounds=(0, 10), nulls="drop")
+    dp.dask.privatize(ddf, MECH, key=key, columns="x", bounds=(0, 10), nulls="drop", resume=True)  # the same release
+    with pytest.raises(etl.KeyReuseError, match="another release"):
+        dp.dask.privatize(ddf, MECH, key=key, columns="x", bounds=(0, 10), nulls="replace=0")
+    x = np.where(np.arange(500) % 5 == 0, np.nan, 1.0)
+    args = dict(key=etl.generate_key(), bounds=(0, 10), nulls="replace=2", block_rows=64, ledger=UNRECORDED)
+    want = dp.privatize(x, MECH, **args)
+    assert not np.isnan(want).any()
+    assert np.array_equal(dp.dask.privatize(da.from_array(x, chunks=77), MECH, **args).compute(), want)
+    with pytest.raises(ValueError, match="nulls='drop' needs a Dask DataFrame or Series"):
+        dp.dask.privatize(da.from_array(x, chunks=77), MECH, key=etl.generate_key(), bounds=(0, 10), nulls="drop")
+
+
+def test_a_session_passes_the_null_policy_to_dask_and_charges_it_once():
+    from pydp_core.io.ledger import _RECORDED_AT_DRIVER as UNRECORDED
+
+    dd = pytest.importorskip("dask.dataframe")
+    df = _table(500).to_pandas()
+    key = etl.generate_key()
+    s = dp.Session(dp.PureDP(3.0), key=key)
+    got = s.privatize(dd.from_pandas(df, npartitions=3), MECH, columns="x", bounds=(0, 10), nulls="drop").compute()
+    want = dp.privatize(df, MECH, key=key, columns="x", bounds=(0, 10), nulls="drop", ledger=UNRECORDED)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_exact=True)
+    assert s.spent() == dp.PureDP(1.0)

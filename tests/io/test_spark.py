@@ -119,6 +119,25 @@ def test_nulls_bounds_and_passthrough(spark):
     assert out.column("x").null_count == 143
 
 
+@pytest.mark.parametrize("index", [None, "id"], ids=["positional", "indexed"])
+def test_null_policies_are_the_local_release(spark, index):
+    """drop and replace=VALUE on SQL NULLs, applied in each task: the rows kept are numbered on as in
+    ``df.toArrow()`` (the counting pass counts them)."""
+    mech = pydp_core.LaplaceMechanism(epsilon=1.0, sensitivity=10.0)
+    df = spark.range(0, 3000, numPartitions=3).selectExpr(
+        "id", "case when id % 7 = 0 then null else cast(id % 10 as double) end as x",
+        "case when id % 11 = 3 then null else cast(id % 9 as double) end as y")
+    arrow = df.toArrow()
+    for nulls in ("drop", {"x": "replace=2.5", "y": "drop"}):
+        args = dict(columns=["x", "y"], **SIM, key=KEY, bounds=(0, 10), block_rows=256, index=index, nulls=nulls)
+        out = pspark.privatize(df, mech, **args).toArrow().sort_by("id")
+        want = pydp_core.privatize(arrow, mech, **args).sort_by("id")
+        assert out.num_rows == want.num_rows < arrow.num_rows
+        assert out.column("x").null_count == 0
+        for c in ("id", "x", "y"):
+            assert out.column(c).to_pylist() == want.column(c).to_pylist(), (nulls, c)
+
+
 def test_nondeterministic_input_fails_closed(spark):
     mech = sup.laplace()
     df = spark.range(0, 1000, numPartitions=2).selectExpr("id", "cast(id as double) as x")
