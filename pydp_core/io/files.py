@@ -1,5 +1,8 @@
 """Parquet and CSV files: streaming privatisation by batch with atomic output, and whole-column reads and
 atomic result writes for the aggregation (whose bounding needs every row of a person).
+
+Over 600 lines (about 450 of code) because reading, the per-batch release and the atomic write of one
+file run as one pipeline whose cancellation and clean-up points must be in one place.
 """
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ Row ``i`` of column ``c`` of release ``R`` gets the ``i mod B``-th value of the 
 :func:`~pydp_core.io.keys.release_id` of the release's description (:func:`release_description`): pieces,
 partitions and retried tasks of one release reproduce their noise exactly, and releases that differ in
 anything but their data get independent noise.
+
+Over 600 lines (about 300 of code) because of the docstrings of the mechanism specifications it parses.
 """
 from __future__ import annotations
 
