@@ -39,7 +39,7 @@ Conversions (each is a method of the source type):
   ``method="classic"`` the paper's eps / sqrt(2 log(1.25 / delta)) (valid for eps < 1 only).
   ``RaoDP.to_gdp("gaussian")`` and ``RaoDP.to_pure_dp("laplace")`` go back.
 
-Over 600 lines (about 450 of code) because it holds the twelve budget types, each a small class with its
+Over 600 lines (about 450 of code) because it holds the ten budget types, each a small class with its
 conversions and composition rule; they convert into each other, so they stay together.
 """
 from __future__ import annotations
