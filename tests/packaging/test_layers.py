@@ -9,7 +9,7 @@ Layers, from the bottom (a module belongs to the layer of the first part of its 
     4  release
     5  mechanisms, manifolds
     6  io
-    7  aggregate (to be renamed aggregation)
+    7  aggregation
     8  adapters, cli, session, spark, dask (the engines' front ends: privatize and aggregate)
 
 ``pydp_core/__init__.py`` and ``pydp_core/__main__.py`` are exempt: they only re-export. Every import
