@@ -347,10 +347,14 @@ constexpr double kAutoGridSlack = 1e-3;
 constexpr int kStableGridBits[] = {8, 7, 6, 5, 4, 3, 2, 1, 0};
 constexpr std::size_t kStableTableEntries = 1536;
 
+// The pure-DP Logistic table stops at the last weight >= 2^(P - kTailBits); the geometric tail follows.
+constexpr int kTailBits = 12;
+
 struct Lattice {
     rel::LatticeKind kind;
     double r;  // 1 for the Logistic
     bool timing_stable;
+    bool tail = false;  // the pure-DP Logistic: tables with the geometric tail, calibrated at delta = 0
 };
 
 // The integral of w over (0, inf) in units of s: r^(1/r - 1) Gamma(1/r) (Subbotin), 2 (Logistic).
@@ -374,11 +378,15 @@ struct BuiltTable {
 BuiltTable build_table(const Lattice& L, std::uint64_t s) {
     const double est = 1.0 + 2.0 * static_cast<double>(s) * mass_per_scale(L) * 1.01 + 4.0;
     int bits = std::max(1, std::min(62, static_cast<int>(std::floor(62.0 - std::log2(est)))));
+    const int least = L.tail ? kTailBits + 1 : 1;
+    bits = std::max(bits, least);
     for (;;) {
         try {
-            return {std::make_unique<rel::LatticeTable>(L.kind, L.r, static_cast<double>(s), bits, rel::kMaxTableHalf), bits};
+            return {std::make_unique<rel::LatticeTable>(L.kind, L.r, static_cast<double>(s), bits, rel::kMaxTableHalf,
+                                                        L.tail ? kTailBits : 0),
+                    bits};
         } catch (const std::overflow_error&) {
-            if (bits == 1) throw;
+            if (bits == least) throw;
             --bits;
         }
     }
@@ -395,11 +403,14 @@ double lattice_log_delta(const rel::LatticeTable& t, double eps, std::uint64_t k
 struct LatticeResult {
     pydp_status status;
     pydp_lattice_plan plan;
+    double epsilon_achieved = 0.0;  // the pure-DP Logistic's certified log-ratio bound at the shift
 };
 
 // The smallest integer scale s (grid steps) passing at the grid of (grid_bits, refine): a bracket from the
 // continuous scale s0, then a safeguarded secant search (bisection when a step does not halve the
-// bracket); s is checked to pass and s - 1 to fail.
+// bracket); s is checked to pass and s - 1 to fail. With L.tail (delta = 0, the pure-DP Logistic) a
+// table passes when its log-ratio bound at the shift is at most eps, and the search starts at ceil(k / eps),
+// which the deep tail alone needs.
 LatticeResult lattice_at(const Lattice& L, double eps, double delta, double sens, int grid_bits, double s0, bool refine) {
     LatticeResult res{PYDP_OK, {}};
     int e = 0;
@@ -411,17 +422,23 @@ LatticeResult lattice_at(const Lattice& L, double eps, double delta, double sens
         e = std::max(e2, e - static_cast<int>(std::ceil(short_bits)));
     }
     const std::uint64_t k = grid_shift(sens, e);
-    const double log_target = std::log(delta) + std::log1p(-kDeltaMargin);
+    const double log_target = L.tail ? 0.0 : std::log(delta) + std::log1p(-kDeltaMargin);
     std::vector<std::pair<std::uint64_t, double>> values;  // every evaluated (s, excess)
     auto f = [&](std::uint64_t s) {
         for (const auto& v : values)
             if (v.first == s) return v.second;
         const BuiltTable bt = build_table(L, s);
-        const double x = lattice_log_delta(*bt.table, eps, k, L.timing_stable) - log_target;
+        const double x = L.tail ? bt.table->log_ratio_bound(k) - eps
+                                : lattice_log_delta(*bt.table, eps, k, L.timing_stable) - log_target;
         values.emplace_back(s, x);
         return x;
     };
-    const double start = std::nearbyint(s0 / sens * static_cast<double>(k));  // ties to even, as Python's round
+    const double start = L.tail ? std::max(1.0, std::ceil(static_cast<double>(k) / eps))
+                                : std::nearbyint(s0 / sens * static_cast<double>(k));  // ties to even, as Python's round
+    if (!(start <= 0x1p40)) {
+        res.status = fail(PYDP_ERR_SCALE_OVERFLOW, "lattice calibration: the scale would exceed 2^40 grid steps");
+        return res;
+    }
     std::uint64_t s = start >= 1.0 ? static_cast<std::uint64_t>(start) : 1;
     std::uint64_t step = std::max<std::uint64_t>(1, s / 512), lo = 0, hi = 0;
     if (f(s) <= 0) {  // bracket [lo, hi]: lo fails (or is 0), hi passes
@@ -465,8 +482,9 @@ LatticeResult lattice_at(const Lattice& L, double eps, double delta, double sens
         return res;
     }
     const BuiltTable bt = build_table(L, hi);
-    res.plan = pydp_lattice_plan{hi, bt.bits, e, k, std::exp(lattice_log_delta(*bt.table, eps, k, L.timing_stable)),
-                                 bt.table->half_size()};
+    const double delta_achieved = L.tail ? 0.0 : std::exp(lattice_log_delta(*bt.table, eps, k, L.timing_stable));
+    res.plan = pydp_lattice_plan{hi, bt.bits, e, k, delta_achieved, bt.table->half_size()};
+    if (L.tail) res.epsilon_achieved = bt.table->log_ratio_bound(k);
     return res;
 }
 
@@ -743,6 +761,41 @@ pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s
     return grid_release(rng, grid_exponent, low, high, x, out, n, threads, [&] { return sampler; });
 }
 
+namespace {
+// The pure-DP Logistic table of the plan (s, weight_bits) into *table; an invalid plan is PYDP_ERR_INVALID.
+pydp_status pure_logistic_table(uint64_t s, int weight_bits, std::unique_ptr<pydp::release::LatticeTable>* table) {
+    namespace rel = pydp::release;
+    if (s == 0 || s > (std::uint64_t{1} << 40)) return bad("s", "must lie in [1, 2^40]", static_cast<double>(s));
+    if (weight_bits <= kTailBits || weight_bits > 62) return bad("weight_bits", "must lie in [13, 62]", weight_bits);
+    const pydp_status rc = guarded([&]() -> pydp_status {
+        *table = std::make_unique<rel::LatticeTable>(rel::LatticeKind::Logistic, 1.0, static_cast<double>(s), weight_bits,
+                                                     rel::kMaxTableHalf, kTailBits);
+        return PYDP_OK;
+    });
+    // A table too long or too heavy for its weight bits is a bad parameter here; the message is kept.
+    return rc == PYDP_ERR_EXHAUSTED || rc == PYDP_ERR_RANGE ? PYDP_ERR_INVALID : rc;
+}
+}  // namespace
+
+pydp_status pydp_release_pure_logistic(pydp_rng* rng, uint64_t s, int weight_bits, int grid_exponent, double low,
+                                       double high, const double* x, double* out, size_t n, unsigned threads) {
+    std::unique_ptr<pydp::release::LatticeTable> table;
+    PYDP_CHECK(pure_logistic_table(s, weight_bits, &table));
+    const pydp::release::TableSampler sampler{table.get(), false};
+    return grid_release(rng, grid_exponent, low, high, x, out, n, threads, [&] { return sampler; });
+}
+
+pydp_status pydp_pure_logistic_epsilon(uint64_t s, int weight_bits, uint64_t shift, double* epsilon) {
+    if (!epsilon) return fail(PYDP_ERR_NULL, "epsilon must not be NULL");
+    if (shift == 0) return bad("shift", "must be >= 1", 0);
+    std::unique_ptr<pydp::release::LatticeTable> table;
+    PYDP_CHECK(pure_logistic_table(s, weight_bits, &table));
+    return guarded([&]() -> pydp_status {
+        *epsilon = table->log_ratio_bound(shift);
+        return PYDP_OK;
+    });
+}
+
 pydp_status pydp_keyed_release_laplace(const pydp_rng* rng, const uint64_t* streams, uint64_t t_num, uint64_t t_den,
                                        int grid_exponent, const double* x, double* out, size_t n, unsigned threads) {
     return keyed_release(rng, streams, grid_exponent, x, out, n, threads,
@@ -1013,16 +1066,22 @@ pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon,
         PYDP_CHECK(check_epsilon(epsilon, false));
         PYDP_CHECK(check_delta(delta));
         PYDP_CHECK(check_positive("sensitivity", sensitivity));
-        if (delta == 0.0)
-            return fail(PYDP_ERR_NO_FINITE_SCALE, "delta must be > 0 for a lattice release: its table has finite support");
+        const bool pure = delta == 0.0;
+        if (pure && family == PYDP_SUBBOTIN)
+            return fail(PYDP_ERR_NO_FINITE_SCALE, "delta must be > 0 for a Subbotin lattice release: its table has finite support");
+        if (pure && !(epsilon > 0.0)) return bad("epsilon", "must be > 0 for the pure-DP (delta = 0) Logistic release", epsilon);
         if (grid_bits < -1 || grid_bits > 30) return bad("grid_bits", "must be -1 (automatic) or lie in [0, 30]", grid_bits);
         if (timing_stable != 0 && timing_stable != 1) return bad("timing_stable", "must be 0 or 1", timing_stable);
+        if (pure && timing_stable == 1)
+            return bad("timing_stable", "must be 0 with delta = 0: the pure-DP Logistic law has infinite support", timing_stable);
         const Lattice L{family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
-                        family == PYDP_SUBBOTIN ? r : 1.0, timing_stable == 1};
+                        family == PYDP_SUBBOTIN ? r : 1.0, timing_stable == 1, pure};
         const cal::MinimalScale m = cal::minimal_scale(fam, epsilon, delta, sensitivity);
         if (m.status != cal::kOk) return fail(m.status);
         LatticeResult best{PYDP_OK, {}};
-        if (grid_bits >= 0) {
+        if (pure) {  // the automatic grid is 16 bits (no coarser grid: nothing truncates the pure law)
+            best = lattice_at(L, epsilon, delta, sensitivity, grid_bits >= 0 ? grid_bits : kAutoGridBits, m.scale, true);
+        } else if (grid_bits >= 0) {
             best = lattice_at(L, epsilon, delta, sensitivity, grid_bits, m.scale, true);
         } else if (L.timing_stable) {
             best.status = fail(PYDP_ERR_VERIFY_FAILED, "timing-stable lattice calibration: no grid keeps the table within "

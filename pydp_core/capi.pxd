@@ -87,6 +87,9 @@ cdef extern from "pydp/capi.h" nogil:
     pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s, int weight_bits,
                                      int timing_stable, int grid_exponent, double low, double high, const double* x,
                                      double* out, size_t n, unsigned threads)
+    pydp_status pydp_release_pure_logistic(pydp_rng* rng, uint64_t s, int weight_bits, int grid_exponent, double low,
+                                           double high, const double* x, double* out, size_t n, unsigned threads)
+    pydp_status pydp_pure_logistic_epsilon(uint64_t s, int weight_bits, uint64_t shift, double* epsilon)
 
     # vector releases on a grid (one query of m coordinates)
     enum:

@@ -5,5 +5,5 @@ from pydp_core.capi cimport (
     pydp_release_laplace, pydp_release_gaussian, pydp_release_lattice, PYDP_SUBBOTIN, PYDP_LOGISTIC,
     pydp_keyed_release_laplace, pydp_keyed_release_gaussian,
     pydp_grid_plan, pydp_calibrate_laplace_release, pydp_calibrate_gaussian_release,
-    pydp_lattice_plan, pydp_calibrate_lattice_release,
+    pydp_lattice_plan, pydp_calibrate_lattice_release, pydp_release_pure_logistic, pydp_pure_logistic_epsilon,
 )

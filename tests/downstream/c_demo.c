@@ -119,6 +119,23 @@ int main(void) {
                    (unsigned long long)lp.shift, lp.delta_achieved);
             expect("calibrate lattice Gaussian", pydp_calibrate_lattice_release(PYDP_GAUSSIAN, 0.0, 1.0, 1e-6, 1.0, -1, 0, &lp),
                    PYDP_ERR_INVALID);
+            /* The pure-DP Logistic (delta = 0): its plan, certified epsilon and a release on stream 3. */
+            {
+                pydp_rng* pr = NULL;
+                double pin[5] = {0.0, 1.5, -2.25, 100.0, 3.0}, pout[5], eps_achieved = 0.0;
+                expect("calibrate pure Logistic", pydp_calibrate_lattice_release(PYDP_LOGISTIC, 0.0, 1.0, 0.0, 1.0, -1, 0, &lp),
+                       PYDP_OK);
+                expect("pure Logistic epsilon", pydp_pure_logistic_epsilon(lp.s, lp.weight_bits, lp.shift, &eps_achieved), PYDP_OK);
+                printf("plan_pure_logistic %llu %d %d %llu %.17g\n", (unsigned long long)lp.s, lp.weight_bits, lp.grid_exponent,
+                       (unsigned long long)lp.shift, eps_achieved);
+                expect("pure Logistic rng", pydp_rng_new(key, 3, &pr), PYDP_OK);
+                expect("release_pure_logistic",
+                       pydp_release_pure_logistic(pr, lp.s, lp.weight_bits, lp.grid_exponent, -1.0, 50.0, pin, pout, 5, 2), PYDP_OK);
+                print_array("release_pure_logistic", pout, 5);
+                pydp_rng_free(pr);
+                expect("calibrate pure Logistic epsilon 0",
+                       pydp_calibrate_lattice_release(PYDP_LOGISTIC, 0.0, 0.0, 0.0, 1.0, -1, 0, &lp), PYDP_ERR_INVALID);
+            }
         }
         expect("calibrate Gaussian delta 0", pydp_calibrate_gaussian_release(1.0, 0.0, 1.0, 16, &plan), PYDP_ERR_NO_FINITE_SCALE);
         expect("calibrate NULL plan", pydp_calibrate_laplace_release(1.0, 0.0, 1.0, 16, NULL), PYDP_ERR_NULL);

@@ -72,6 +72,8 @@ SIGNATURES = {
     "pydp_calibrate_laplace_release": [D, D, D, I, PLAN],
     "pydp_calibrate_gaussian_release": [D, D, D, I, PLAN],
     "pydp_calibrate_lattice_release": [I, D, D, D, D, I, I, C.POINTER(LatticePlan)],
+    "pydp_release_pure_logistic": [P, U64, I, I, D, D, DP, DP, C.c_size_t, C.c_uint],
+    "pydp_pure_logistic_epsilon": [U64, I, U64, DP],
     "pydp_release_calibrate_laplace_vector": [D, D, D, I, U64, I, VPLAN],
     "pydp_release_vector": [P, VPLAN, D, D, DP, DP, C.c_size_t, C.c_uint],
     "pydp_release_calibrate_gaussian_vector": [D, D, D, U64, I, VPLAN],
@@ -296,6 +298,102 @@ def test_lattice_calibration_is_the_python_plan(lib, case):
     assert got.delta_achieved <= delta
 
 
+# (epsilon, sensitivity, grid_bits or None: automatic) of pure-DP (delta = 0) Logistic plans: the default,
+# small and large epsilon (a refined grid for the small one), a chosen coarse grid, a non-unit sensitivity.
+PURE_LOGISTIC_CASES = [(1.0, 1.0, None), (0.1, 1.0, None), (3.0, 2.5, None), (0.5, 1.0, 6), (1.7, 0.3, 12)]
+
+
+def _pure_plan(lib, eps: float, sens: float, bits: int | None) -> LatticePlan:
+    got = LatticePlan()
+    rc = lib.pydp_calibrate_lattice_release(LOGISTIC, 0.0, eps, 0.0, sens, -1 if bits is None else bits, 0, C.byref(got))
+    assert rc == OK, lib.pydp_last_error()
+    assert lib.pydp_last_error() == b""
+    return got
+
+
+@pytest.mark.parametrize("case", PURE_LOGISTIC_CASES)
+def test_pure_logistic_calibration_is_the_python_plan(lib, case):
+    eps, sens, bits = case
+    got = _pure_plan(lib, eps, sens, bits)
+    want = release.calibrate_logistic_release(epsilon=eps, delta=0.0, sensitivity=sens, grid_bits=bits)
+    assert isinstance(want, release.PureLogisticRelease)
+    assert (got.s, got.weight_bits, got.grid_exponent, got.shift) == (want.parameter, want.weight_bits, want.grid_exponent, want.shift)
+    assert (got.delta_achieved, got.table_half) == (0.0, want.table.half_size)
+    achieved = D()
+    assert lib.pydp_pure_logistic_epsilon(got.s, got.weight_bits, got.shift, C.byref(achieved)) == OK
+    assert achieved.value == want.epsilon_achieved <= eps
+    # s is the smallest passing scale: one grid step less fails.
+    if got.s > 1:
+        assert lib.pydp_pure_logistic_epsilon(got.s - 1, got.weight_bits, got.shift, C.byref(achieved)) == OK
+        assert achieved.value > eps
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("key", [ds.KEY, bytes(range(32))])
+def test_pure_logistic_release_is_the_python_release(lib, key, threads):
+    x = np.linspace(-30.0, 30.0, 2500)
+    h = C.c_void_p()
+    assert lib.pydp_rng_new(key, 0, C.byref(h)) == OK
+    py = Random._wrap(_core.random.Generator(key, 0), 1, True)
+    try:
+        for eps, sens, bits in PURE_LOGISTIC_CASES[:4]:
+            plan = _pure_plan(lib, eps, sens, bits)
+            want = release.calibrate_logistic_release(epsilon=eps, delta=0.0, sensitivity=sens, grid_bits=bits).release(
+                x, rng=py, bounds=(-25.0, 25.0), simulation=True)
+            got = np.empty_like(x)
+            rc = lib.pydp_release_pure_logistic(h, plan.s, plan.weight_bits, plan.grid_exponent, -25.0, 25.0, _dp(x),
+                                                _dp(got), x.size, threads)
+            assert rc == OK, lib.pydp_last_error()
+            np.testing.assert_array_equal(got, want, err_msg=str((eps, sens, bits)))
+        # The tail is reached: some noise exceeds the table's half size (the law is not the truncated table's).
+        plan = _pure_plan(lib, 1.0, 1.0, 0)
+        zeros, got = np.zeros(20000), np.empty(20000)
+        assert lib.pydp_release_pure_logistic(h, plan.s, plan.weight_bits, 0, -math.inf, math.inf, _dp(zeros), _dp(got),
+                                              zeros.size, 1) == OK
+        assert np.abs(got).max() > plan.table_half
+    finally:
+        lib.pydp_rng_free(h)
+
+
+def test_pure_logistic_bad_input_is_an_error(lib):
+    nan, inf = math.nan, math.inf
+    plan = LatticePlan(7, 7, 7, 7, 7.0, 7)
+    for what, args, code in (
+            ("zero epsilon", (LOGISTIC, 0.0, 0.0, 0.0, 1.0, -1, 0, C.byref(plan)), ERR_INVALID),
+            ("negative epsilon", (LOGISTIC, 0.0, -1.0, 0.0, 1.0, -1, 0, C.byref(plan)), ERR_INVALID),
+            ("NaN epsilon", (LOGISTIC, 0.0, nan, 0.0, 1.0, -1, 0, C.byref(plan)), ERR_INVALID),
+            ("inf epsilon", (LOGISTIC, 0.0, inf, 0.0, 1.0, -1, 0, C.byref(plan)), ERR_INVALID),
+            ("NaN sensitivity", (LOGISTIC, 0.0, 1.0, 0.0, nan, -1, 0, C.byref(plan)), ERR_INVALID),
+            ("timing-stable", (LOGISTIC, 0.0, 1.0, 0.0, 1.0, -1, 1, C.byref(plan)), ERR_INVALID),
+            ("grid_bits 31", (LOGISTIC, 0.0, 1.0, 0.0, 1.0, 31, 0, C.byref(plan)), ERR_INVALID),
+            ("NULL plan", (LOGISTIC, 0.0, 1.0, 0.0, 1.0, -1, 0, None), ERR_NULL),
+            ("huge scale", (LOGISTIC, 0.0, 1e-9, 0.0, 1.0, 30, 0, C.byref(plan)), None)):
+        rc = lib.pydp_calibrate_lattice_release(*args)
+        assert rc != OK and (code is None or rc == code), (what, rc)
+        assert lib.pydp_last_error(), what
+        assert (plan.s, plan.weight_bits, plan.delta_achieved) == (7, 7, 7.0), what  # untouched
+    with pytest.raises(ValueError):
+        release.calibrate_logistic_release(epsilon=1.0, delta=0.0, timing_stable=True)
+    rng, buf, out, v = _rng(lib), np.zeros(4), np.zeros(4), D()
+    try:
+        for what, call, code in (
+                ("NULL rng", lambda: lib.pydp_release_pure_logistic(None, 10, 40, -10, -inf, inf, _dp(buf), _dp(out), 4, 1), ERR_NULL),
+                ("NULL x", lambda: lib.pydp_release_pure_logistic(rng, 10, 40, -10, -inf, inf, None, _dp(out), 4, 1), ERR_NULL),
+                ("s = 0", lambda: lib.pydp_release_pure_logistic(rng, 0, 40, -10, -inf, inf, _dp(buf), _dp(out), 4, 1), ERR_INVALID),
+                ("s = 2^41", lambda: lib.pydp_release_pure_logistic(rng, 1 << 41, 40, -10, -inf, inf, _dp(buf), _dp(out), 4, 1), ERR_INVALID),
+                ("bits 12", lambda: lib.pydp_release_pure_logistic(rng, 10, 12, -10, -inf, inf, _dp(buf), _dp(out), 4, 1), ERR_INVALID),
+                ("bits too heavy", lambda: lib.pydp_release_pure_logistic(rng, 10, 62, -10, -inf, inf, _dp(buf), _dp(out), 4, 1), ERR_INVALID),
+                ("huge n", lambda: lib.pydp_release_pure_logistic(rng, 10, 40, -10, -inf, inf, _dp(buf), _dp(out), HUGE, 1), ERR_INVALID),
+                ("NaN low", lambda: lib.pydp_release_pure_logistic(rng, 10, 40, -10, nan, inf, _dp(buf), _dp(out), 4, 1), ERR_INVALID),
+                ("epsilon NULL", lambda: lib.pydp_pure_logistic_epsilon(10, 40, 1, None), ERR_NULL),
+                ("epsilon shift 0", lambda: lib.pydp_pure_logistic_epsilon(10, 40, 0, C.byref(v)), ERR_INVALID),
+                ("epsilon s = 0", lambda: lib.pydp_pure_logistic_epsilon(0, 40, 1, C.byref(v)), ERR_INVALID)):
+            assert call() == code, what
+            assert lib.pydp_last_error(), what
+    finally:
+        lib.pydp_rng_free(rng)
+
+
 def test_release_calibration_without_a_finite_scale_is_an_error(lib):
     plan = GridPlan(7, 7, 7, 7, 7.0)
     assert lib.pydp_calibrate_gaussian_release(1.0, 0.0, 1.0, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
@@ -303,7 +401,7 @@ def test_release_calibration_without_a_finite_scale_is_an_error(lib):
     assert lib.pydp_calibrate_laplace_release(0.0, 0.0, 1.0, 16, C.byref(plan)) == ERR_NO_FINITE_SCALE
     assert "infinite scale" in lib.pydp_last_error().decode()
     assert (plan.num, plan.den, plan.grid_exponent, plan.shift, plan.delta_achieved) == (7, 7, 7, 7, 7.0)  # untouched
-    assert lib.pydp_calibrate_lattice_release(LOGISTIC, 0.0, 1.0, 0.0, 1.0, -1, 0, C.byref(LatticePlan())) == ERR_NO_FINITE_SCALE
+    assert lib.pydp_calibrate_lattice_release(SUBBOTIN, 2.0, 1.0, 0.0, 1.0, -1, 0, C.byref(LatticePlan())) == ERR_NO_FINITE_SCALE
     assert "delta must be > 0" in lib.pydp_last_error().decode()
     with pytest.raises(ValueError):
         release.calibrate_gaussian_release(epsilon=1.0, delta=0.0)

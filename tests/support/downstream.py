@@ -167,6 +167,13 @@ def _check_c_releases(out: dict[str, list[str]]) -> None:
     s, bits, e, k, achieved = out["plan_lattice"]
     assert (int(s), int(bits), int(e), int(k), float(achieved)) == (sub.parameter, sub.weight_bits, sub.grid_exponent, sub.shift,
                                                                     sub.delta_achieved)
+    pure = release.calibrate_logistic_release(epsilon=1.0, delta=0.0)
+    s, bits, e, k, achieved = out["plan_pure_logistic"]
+    assert (int(s), int(bits), int(e), int(k), float(achieved)) == (pure.parameter, pure.weight_bits, pure.grid_exponent,
+                                                                    pure.shift, pure.epsilon_achieved)
+    prng = Random._wrap(_core.random.Generator(KEY, 3), 1, True)
+    want = pure.release(x, rng=prng, bounds=(-1.0, 50.0), simulation=True)
+    assert [float(v) for v in out["release_pure_logistic"]] == want.tolist()
 
 
 def build_cython_demo(dest: Path, package_dir: str, include_dir: str, library_dir: str) -> Path:

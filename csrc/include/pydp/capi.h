@@ -155,8 +155,14 @@ pydp_status pydp_calibrate_gaussian_release(double epsilon, double delta, double
  * and calibrate_logistic_release(...) (PYDP_LOGISTIC, r ignored) of Python, the same plan: the smallest
  * integer scale s (grid steps) whose exact table profile at the shift meets delta within the margin (s - 1
  * checked to fail), the table's weight bits and half size (its entries are table_half + 1). grid_bits -1 is
- * Python's automatic grid (None), else in [0, 30]; timing_stable 0 or 1; delta > 0. Pass s, weight_bits,
- * grid_exponent and timing_stable to pydp_release_lattice. */
+ * Python's automatic grid (None), else in [0, 30]; timing_stable 0 or 1. Pass s, weight_bits,
+ * grid_exponent and timing_stable to pydp_release_lattice.
+ * delta = 0 (pure epsilon-DP) is for PYDP_LOGISTIC only (PYDP_ERR_NO_FINITE_SCALE for PYDP_SUBBOTIN) and
+ * needs epsilon > 0 and timing_stable = 0 (else PYDP_ERR_INVALID): Python's PureLogisticRelease, the table
+ * down to the weight 2^(P - 12) with an exact geometric tail (docs/release.md, section 6), the smallest s
+ * whose certified log-ratio bound at the shift is at most epsilon (s - 1 checked to fail); delta_achieved
+ * is 0 and table_half the table's half size before the tail. Pass s, weight_bits and grid_exponent to
+ * pydp_release_pure_logistic (not pydp_release_lattice, whose law has no tail). */
 typedef struct pydp_lattice_plan {
     uint64_t s;
     int weight_bits;
@@ -179,6 +185,15 @@ pydp_status pydp_release_gaussian(pydp_rng* rng, uint64_t sigma2_num, uint64_t s
 pydp_status pydp_release_lattice(pydp_rng* rng, int family, double r, uint64_t s, int weight_bits, int timing_stable,
                                  int grid_exponent, double low, double high, const double* x, double* out, size_t n,
                                  unsigned threads);
+
+/* The pure-DP Logistic law of a delta = 0 PYDP_LOGISTIC plan of pydp_calibrate_lattice_release: integer
+ * scale s in [1, 2^40] grid steps, weight_bits in [13, 62] (the plan's); the same values as the Python plan's
+ * release for the same generator state. The table is built on each call. */
+pydp_status pydp_release_pure_logistic(pydp_rng* rng, uint64_t s, int weight_bits, int grid_exponent, double low,
+                                       double high, const double* x, double* out, size_t n, unsigned threads);
+/* The certified upper bound on the privacy loss max_y log(P(y) / P(y + shift)) of that law (Python's
+ * PureLogisticRelease.epsilon_achieved at the plan's shift), shift >= 1. */
+pydp_status pydp_pure_logistic_epsilon(uint64_t s, int weight_bits, uint64_t shift, double* epsilon);
 
 /* ---- vector releases on a grid (one query of m coordinates; pydp_core.release, dimension = m) ------- */
 /* The plan of one vector query of `dimension` = m coordinates whose neighbouring values differ by at most
