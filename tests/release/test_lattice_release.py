@@ -54,7 +54,7 @@ def _exact_delta(full: list[int], eps: float, k: int) -> mpmath.mpf:
 def test_sampler_law_is_the_table_law(kind, r, s, stable):
     t = _table(kind, r, s, 40)
     ys, full, total = _law(t)
-    n = 1_000_000
+    n = 10_000_000
     draws = t.sample(pc.Random(11).kernel, n, stable, 1)
     assert draws.min() >= ys[0] and draws.max() <= ys[-1]
     counts = np.bincount(draws - ys[0], minlength=len(ys)).astype(float)

@@ -152,9 +152,9 @@ def _bins(t, s: int, n: int, min_expected: float = 20.0):
 
 
 @pytest.mark.parametrize("s, bits, tail_bits, n, seed", [
-    (50, 40, _TAIL, 4_000_000, 101),   # the release's tail share (about 2^-13)
-    (20, 40, 2, 2_000_000, 102),       # a heavy tail (about 1/8 of the mass): the geometric shape itself
-    (3, 50, _TAIL, 2_000_000, 103),
+    (50, 40, _TAIL, 10_000_000, 101),  # the release's tail share (about 2^-13)
+    (20, 40, 2, 10_000_000, 102),      # a heavy tail (about 1/8 of the mass): the geometric shape itself
+    (3, 50, _TAIL, 10_000_000, 103),
 ])
 def test_chi_square_against_the_exact_law(s, bits, tail_bits, n, seed):
     t = _tailed(s, bits, tail_bits)
