@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from .budgets import (
     Budget,
     RDPCurve,
 )
+from .rounding import inflate_up, up
 
 
 def _log_subsampled_rdp(alpha: int, s: float, eps_of_j: np.ndarray) -> float:
@@ -98,7 +100,7 @@ def _subsample(budget: Any, s: float, alphas: Any) -> Budget:
 
 @_subsample.register
 def _(budget: ApproxDP, s: float, alphas: Any) -> Budget:
-    return ApproxDP(math.log1p(s * math.expm1(budget.epsilon)), s * budget.delta)
+    return ApproxDP(inflate_up(math.log1p(s * math.expm1(budget.epsilon)), 3), up(Fraction(s) * Fraction(budget.delta)))
 
 
 @_subsample.register

@@ -74,3 +74,15 @@ def test_advanced_composition_is_never_below_its_formula(eps, k, delta, delta_pr
     assert mpmath.mpf(out.epsilon) <= exact_eps * (1 + mpmath.mpf(2) ** -47)
     assert mpmath.mpf(out.delta) >= exact_delta
     assert Fraction(out.delta) == min(Fraction(1), rounding.up(k * Fraction(delta) + Fraction(delta_prime)))
+
+
+@pytest.mark.parametrize("eps, delta, rate", [(1.0, 1e-6, 0.01), (1e-8, 1e-12, 0.3), (30.0, 0.1, 1e-6), (0.7, 0.3, 0.999)])
+def test_subsampled_approx_dp_is_never_below_its_formula(eps, delta, rate):
+    from pydp_core.accounting.subsampling import subsample
+
+    mpmath.mp.dps = 50
+    out = subsample(dp.ApproxDP(eps, delta), rate)
+    exact_eps = mpmath.log1p(mpmath.mpf(rate) * mpmath.expm1(mpmath.mpf(eps)))
+    assert exact_eps <= mpmath.mpf(out.epsilon) <= exact_eps * (1 + mpmath.mpf(2) ** -49)
+    assert Fraction(out.delta) >= Fraction(rate) * Fraction(delta)
+    assert Fraction(math.nextafter(out.delta, 0.0)) < Fraction(rate) * Fraction(delta)
