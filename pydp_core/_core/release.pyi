@@ -120,7 +120,7 @@ def lattice_plan(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.Supp
     """
     (status, message, s, weight_bits, grid_exponent, shift, delta_achieved, epsilon_achieved, table).
     """
-def lattice_smallest_passing(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, start: typing.SupportsFloat | typing.SupportsIndex, tail: bool, excess: collections.abc.Callable) -> tuple[typing.Any, ...]:
+def lattice_smallest_passing(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, start: typing.SupportsFloat | typing.SupportsIndex, tail: bool, excess: collections.abc.Callable[..., typing.Any]) -> tuple[typing.Any, ...]:
     """
     (status, message, s): the search of lattice_plan with excess(table) <= 0 passing (lattice_plan.hpp).
     """
@@ -135,8 +135,8 @@ def release_laplace(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, 
 CHUNK: int = 4096
 LATTICE_AUTO_GRID_BITS: int = 16
 LATTICE_AUTO_GRID_SLACK: float = 0.001
-LATTICE_COARSER_GRID_BITS: tuple = (12, 8, 4)
-LATTICE_STABLE_GRID_BITS: tuple = (8, 7, 6, 5, 4, 3, 2, 1, 0)
+LATTICE_COARSER_GRID_BITS: tuple[typing.Any, ...] = (12, 8, 4)
+LATTICE_STABLE_GRID_BITS: tuple[typing.Any, ...] = (8, 7, 6, 5, 4, 3, 2, 1, 0)
 LATTICE_STABLE_TABLE_ENTRIES: int = 1536
 MAX_LAPLACE_T: int = 1099511627776
 MAX_PARAM: int = 4611686018427387904
