@@ -11,6 +11,7 @@
 
 #include "bind_util.hpp"
 #include "pydp/release/grid_plan.hpp"
+#include "pydp/release/lattice_plan.hpp"
 #include "pydp/release/profile.hpp"
 #include "pydp/release/release.hpp"
 #include "pydp/release/samplers.hpp"
@@ -296,6 +297,80 @@ void register_release(py::module_ m) {
     m.def("laplace_vector_plan", [plan_tuple](double eps, double sens, int grid_bits, std::uint64_t dim, int norm) {
         return plan_tuple(rel::laplace_vector_plan(eps, sens, grid_bits, dim, static_cast<rel::VectorNorm>(norm)));
     }, py::arg("epsilon"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("dimension"), py::arg("norm"));
+    // The lattice plans (lattice_plan.hpp), shared with the C ABI: (status, message, s, weight_bits,
+    // grid_exponent, shift, delta_achieved, epsilon_achieved, table); the Python layer turns a status into
+    // its exception. kind: 0 Subbotin, 1 Logistic; tail: the pure-DP Logistic (delta = 0); grid_bits -1:
+    // the automatic grid; s0: the continuous scale.
+    auto lattice_spec = [](int kind, double r, bool timing_stable, bool tail) {
+        if (kind != 0 && kind != 1) throw std::invalid_argument("kind: 0 (Subbotin) or 1 (Logistic)");
+        return rel::Lattice{static_cast<rel::LatticeKind>(kind), r, timing_stable, tail};
+    };
+    m.def("lattice_plan", [lattice_spec](int kind, double r, double eps, double delta, double sens, int grid_bits,
+                                         bool timing_stable, bool tail, double s0) -> py::tuple {
+        const rel::Lattice L = lattice_spec(kind, r, timing_stable, tail);
+        rel::LatticePlan p;
+        std::string too_long;  // a table too long: a calibration failure, with its text
+        {
+            py::gil_scoped_release release;
+            try {
+                p = rel::lattice_plan(L, eps, delta, sens, grid_bits, s0);
+            } catch (const std::length_error& err) {
+                p = rel::lattice_failure(rel::PlanStatus::TableTooLong, "");
+                too_long = err.what();
+            }
+        }
+        if (p.status == rel::PlanStatus::TableTooLong)
+            return py::make_tuple(static_cast<int>(p.status), too_long, 0, 0, 0, 0, 0.0, 0.0, py::none());
+        return py::make_tuple(static_cast<int>(p.status), std::string(p.message), p.s, p.weight_bits, p.grid_exponent,
+                              p.shift, p.delta_achieved, p.epsilon_achieved, py::cast(std::move(p.table)));
+    }, py::arg("kind"), py::arg("r"), py::arg("epsilon"), py::arg("delta"), py::arg("sensitivity"), py::arg("grid_bits"),
+       py::arg("timing_stable"), py::arg("tail"), py::arg("s0"),
+       "(status, message, s, weight_bits, grid_exponent, shift, delta_achieved, epsilon_achieved, table).");
+    m.def("lattice_table", [lattice_spec](int kind, double r, std::uint64_t s, bool tail) -> py::tuple {
+        const rel::Lattice L = lattice_spec(kind, r, false, tail);
+        rel::BuiltTable bt;
+        try {
+            py::gil_scoped_release release;
+            bt = rel::build_lattice_table(L, s);
+        } catch (const std::length_error& err) {
+            return py::make_tuple(static_cast<int>(rel::PlanStatus::TableTooLong), std::string(err.what()), py::none(), 0);
+        }
+        return py::make_tuple(0, std::string(), py::cast(std::move(bt.table)), bt.bits);
+    }, py::arg("kind"), py::arg("r"), py::arg("s"), py::arg("tail"),
+       "(status, message, table, weight_bits): the table of the integer scale s with the largest weight bits "
+       "P <= 62 whose total stays below 2^63.");
+    m.def("lattice_grid", [lattice_spec](int kind, double r, double sens, int grid_bits, double s0, bool refine) -> py::tuple {
+        int e = 0;
+        const bool ok = rel::lattice_grid(lattice_spec(kind, r, false, false), sens, grid_bits, s0, refine, &e);
+        return py::make_tuple(ok, e, ok ? rel::grid_shift(sens, e) : 0);
+    }, py::arg("kind"), py::arg("r"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("s0"), py::arg("refine"),
+       "(ok, grid_exponent, shift) of the lattice plans' grid for the continuous scale s0 (refine: a finer grid "
+       "for small epsilon, within the table budget).");
+    // The automatic grid's constants (the vector plans apply the same rule to their own searches).
+    m.attr("LATTICE_AUTO_GRID_BITS") = rel::kAutoGridBits;
+    m.attr("LATTICE_COARSER_GRID_BITS") = py::make_tuple(rel::kCoarserGridBits[0], rel::kCoarserGridBits[1], rel::kCoarserGridBits[2]);
+    m.attr("LATTICE_AUTO_GRID_SLACK") = rel::kAutoGridSlack;
+    {
+        py::list bits;
+        for (int b : rel::kStableGridBits) bits.append(b);
+        m.attr("LATTICE_STABLE_GRID_BITS") = py::tuple(bits);
+    }
+    m.attr("LATTICE_STABLE_TABLE_ENTRIES") = rel::kStableTableEntries;
+    m.def("lattice_smallest_passing", [lattice_spec](int kind, double r, double start, bool tail,
+                                                     const py::function& excess) -> py::tuple {
+        const rel::Lattice L = lattice_spec(kind, r, false, tail);
+        rel::PlanStatus st = rel::PlanStatus::Ok;
+        std::uint64_t s = 0;
+        try {
+            s = rel::smallest_passing(start, [&](std::uint64_t q) {
+                return excess(py::cast(std::move(rel::build_lattice_table(L, q).table))).cast<double>();
+            }, &st);
+        } catch (const std::length_error& err) {
+            return py::make_tuple(static_cast<int>(rel::PlanStatus::TableTooLong), std::string(err.what()), 0);
+        }
+        return py::make_tuple(static_cast<int>(st), std::string(), s);
+    }, py::arg("kind"), py::arg("r"), py::arg("start"), py::arg("tail"), py::arg("excess"),
+       "(status, message, s): the search of lattice_plan with excess(table) <= 0 passing (lattice_plan.hpp).");
     m.def("gaussian_vector_plan", [plan_tuple](double eps, double delta, double sens, int grid_bits, std::uint64_t dim) {
         return plan_tuple(rel::gaussian_vector_plan(eps, delta, sens, grid_bits, dim));
     }, py::arg("epsilon"), py::arg("delta"), py::arg("sensitivity"), py::arg("grid_bits"), py::arg("dimension"));

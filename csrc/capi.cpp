@@ -25,6 +25,7 @@
 #include "pydp/aggregation/keyed_noise.hpp"
 #include "pydp/calibration/profile.hpp"
 #include "pydp/release/grid_plan.hpp"
+#include "pydp/release/lattice_plan.hpp"
 #include "pydp/release/profile.hpp"
 #include "pydp/release/release.hpp"
 #include "pydp/release/table.hpp"
@@ -331,164 +332,6 @@ pydp_status rows_release(pydp_rng* rng, const pydp_vector_plan* plan, double low
     return PYDP_OK;
 }
 
-// ---- calibration of the lattice releases (pydp_core.release.calibrate_subbotin/logistic_release) ------
-// One unit of scale spans at most 2^(kLatticeMaxBits + 1) grid steps, or, while the sensitivity spans
-// fewer than 2^kMinShiftBits steps (small epsilon), up to a table of about kTableBudget entries.
-constexpr int kLatticeMaxBits = 16;
-constexpr double kTableBudget = 0x1p22;
-constexpr double kMinShiftBits = 12.0;
-// The timing-stable sampler's total-variation distance to the exact law: 2^-129.
-constexpr double kLogStableTv = -129.0 * 0.69314718055994530942;
-// The automatic grid: 16 bits, then coarser grids when the scale exceeds the continuous one by 1e-3; the
-// timing-stable automatic grid: the finest of 8..0 bits whose table has at most 1536 entries.
-constexpr int kAutoGridBits = 16;
-constexpr int kCoarserGridBits[] = {12, 8, 4};
-constexpr double kAutoGridSlack = 1e-3;
-constexpr int kStableGridBits[] = {8, 7, 6, 5, 4, 3, 2, 1, 0};
-constexpr std::size_t kStableTableEntries = 1536;
-
-// The pure-DP Logistic table stops at the last weight >= 2^(P - kTailBits); the geometric tail follows.
-constexpr int kTailBits = 12;
-
-struct Lattice {
-    rel::LatticeKind kind;
-    double r;  // 1 for the Logistic
-    bool timing_stable;
-    bool tail = false;  // the pure-DP Logistic: tables with the geometric tail, calibrated at delta = 0
-};
-
-// The integral of w over (0, inf) in units of s: r^(1/r - 1) Gamma(1/r) (Subbotin), 2 (Logistic).
-double mass_per_scale(const Lattice& L) {
-    if (L.kind == rel::LatticeKind::Logistic) return 2.0;
-    int sign = 0;
-    return std::exp((1.0 / L.r - 1.0) * std::log(L.r) + lgamma_r(1.0 / L.r, &sign));
-}
-
-// The grid's max_bits for a table of about kTableBudget entries at most.
-int table_max_bits(const Lattice& L) {
-    const double length = L.kind == rel::LatticeKind::Logistic ? 31.0 : std::pow(31.0 * L.r, 1.0 / L.r);
-    return std::max(kLatticeMaxBits, std::min(30, static_cast<int>(std::floor(std::log2(kTableBudget / length))) - 1));
-}
-
-// The table of the integer scale s with the largest weight bits P <= 62 whose total stays below 2^63.
-struct BuiltTable {
-    std::unique_ptr<rel::LatticeTable> table;
-    int bits;
-};
-BuiltTable build_table(const Lattice& L, std::uint64_t s) {
-    const double est = 1.0 + 2.0 * static_cast<double>(s) * mass_per_scale(L) * 1.01 + 4.0;
-    int bits = std::max(1, std::min(62, static_cast<int>(std::floor(62.0 - std::log2(est)))));
-    const int least = L.tail ? kTailBits + 1 : 1;
-    bits = std::max(bits, least);
-    for (;;) {
-        try {
-            return {std::make_unique<rel::LatticeTable>(L.kind, L.r, static_cast<double>(s), bits, rel::kMaxTableHalf,
-                                                        L.tail ? kTailBits : 0),
-                    bits};
-        } catch (const std::overflow_error&) {
-            if (bits == least) throw;
-            --bits;
-        }
-    }
-}
-
-// An upper bound on log delta(eps) of the table for the shift k, with the timing-stable charge.
-double lattice_log_delta(const rel::LatticeTable& t, double eps, std::uint64_t k, bool timing_stable) {
-    const double ld = t.log_delta(eps, k);
-    if (!timing_stable) return ld;
-    const double extra = eps < 700.0 ? std::log1p(std::exp(eps)) + kLogStableTv : cal::kInf;
-    return ld == -cal::kInf ? extra : std::max(ld, extra) + std::log1p(std::exp(-std::fabs(ld - extra)));
-}
-
-struct LatticeResult {
-    pydp_status status;
-    pydp_lattice_plan plan;
-    double epsilon_achieved = 0.0;  // the pure-DP Logistic's certified log-ratio bound at the shift
-};
-
-// The smallest integer scale s (grid steps) passing at the grid of (grid_bits, refine): a bracket from the
-// continuous scale s0, then a safeguarded secant search (bisection when a step does not halve the
-// bracket); s is checked to pass and s - 1 to fail. With L.tail (delta = 0, the pure-DP Logistic) a
-// table passes when its log-ratio bound at the shift is at most eps, and the search starts at ceil(k / eps),
-// which the deep tail alone needs.
-LatticeResult lattice_at(const Lattice& L, double eps, double delta, double sens, int grid_bits, double s0, bool refine) {
-    LatticeResult res{PYDP_OK, {}};
-    int e = 0;
-    if ((res.status = grid_exponent(s0, sens, grid_bits, kLatticeMaxBits, &e)) != PYDP_OK) return res;
-    const double short_bits = kMinShiftBits - (std::log2(sens) - e);
-    if (short_bits > 0 && refine) {
-        int e2 = 0;
-        if ((res.status = grid_exponent(s0, sens, grid_bits, table_max_bits(L), &e2)) != PYDP_OK) return res;
-        e = std::max(e2, e - static_cast<int>(std::ceil(short_bits)));
-    }
-    const std::uint64_t k = grid_shift(sens, e);
-    const double log_target = L.tail ? 0.0 : std::log(delta) + std::log1p(-kDeltaMargin);
-    std::vector<std::pair<std::uint64_t, double>> values;  // every evaluated (s, excess)
-    auto f = [&](std::uint64_t s) {
-        for (const auto& v : values)
-            if (v.first == s) return v.second;
-        const BuiltTable bt = build_table(L, s);
-        const double x = L.tail ? bt.table->log_ratio_bound(k) - eps
-                                : lattice_log_delta(*bt.table, eps, k, L.timing_stable) - log_target;
-        values.emplace_back(s, x);
-        return x;
-    };
-    const double start = L.tail ? std::max(1.0, std::ceil(static_cast<double>(k) / eps))
-                                : std::nearbyint(s0 / sens * static_cast<double>(k));  // ties to even, as Python's round
-    if (!(start <= 0x1p40)) {
-        res.status = fail(PYDP_ERR_SCALE_OVERFLOW, "lattice calibration: the scale would exceed 2^40 grid steps");
-        return res;
-    }
-    std::uint64_t s = start >= 1.0 ? static_cast<std::uint64_t>(start) : 1;
-    std::uint64_t step = std::max<std::uint64_t>(1, s / 512), lo = 0, hi = 0;
-    if (f(s) <= 0) {  // bracket [lo, hi]: lo fails (or is 0), hi passes
-        hi = s;
-        lo = hi > step ? hi - step : 0;
-        while (lo > 0 && f(lo) <= 0) {
-            hi = lo;
-            step *= 2;
-            lo = hi > step ? hi - step : 0;
-        }
-    } else {
-        lo = s;
-        hi = lo + step;
-        while (f(hi) > 0) {
-            lo = hi;
-            step *= 2;
-            hi = lo + step;
-            if (hi > (std::uint64_t{1} << 40)) {
-                res.status = fail(PYDP_ERR_SCALE_OVERFLOW, "lattice calibration: the scale would exceed 2^40 grid steps");
-                return res;
-            }
-        }
-    }
-    auto value_of = [&](std::uint64_t q) { return f(q); };  // cached: already evaluated
-    bool secant = true;
-    while (hi - lo > 1) {
-        std::uint64_t t = lo + (hi - lo) / 2;
-        if (secant && lo > 0) {
-            const double flo = value_of(lo), fhi = value_of(hi);
-            if (std::isfinite(flo) && std::isfinite(fhi)) {
-                const double guess = std::nearbyint(static_cast<double>(lo) + static_cast<double>(hi - lo) * flo / (flo - fhi));
-                t = static_cast<std::uint64_t>(std::min(std::max(guess, static_cast<double>(lo + 1)), static_cast<double>(hi - 1)));
-            }
-        }
-        const std::uint64_t width = hi - lo;
-        (f(t) <= 0 ? hi : lo) = t;
-        secant = 2 * (hi - lo) <= width;
-    }
-    if (hi == 0 || !(f(hi) <= 0 && (hi == 1 || f(hi - 1) > 0))) {
-        res.status = fail(PYDP_ERR_VERIFY_FAILED, "lattice calibration could not be verified");
-        return res;
-    }
-    const BuiltTable bt = build_table(L, hi);
-    const double delta_achieved = L.tail ? 0.0 : std::exp(lattice_log_delta(*bt.table, eps, k, L.timing_stable));
-    res.plan = pydp_lattice_plan{hi, bt.bits, e, k, delta_achieved, bt.table->half_size()};
-    if (L.tail) res.epsilon_achieved = bt.table->log_ratio_bound(k);
-    return res;
-}
-
-double plan_scale(const pydp_lattice_plan& p) { return static_cast<double>(p.s) * std::ldexp(1.0, p.grid_exponent); }
 
 }  // namespace
 
@@ -766,10 +609,10 @@ namespace {
 pydp_status pure_logistic_table(uint64_t s, int weight_bits, std::unique_ptr<pydp::release::LatticeTable>* table) {
     namespace rel = pydp::release;
     if (s == 0 || s > (std::uint64_t{1} << 40)) return bad("s", "must lie in [1, 2^40]", static_cast<double>(s));
-    if (weight_bits <= kTailBits || weight_bits > 62) return bad("weight_bits", "must lie in [13, 62]", weight_bits);
+    if (weight_bits <= rel::kLatticeTailBits || weight_bits > 62) return bad("weight_bits", "must lie in [13, 62]", weight_bits);
     const pydp_status rc = guarded([&]() -> pydp_status {
         *table = std::make_unique<rel::LatticeTable>(rel::LatticeKind::Logistic, 1.0, static_cast<double>(s), weight_bits,
-                                                     rel::kMaxTableHalf, kTailBits);
+                                                     rel::kMaxTableHalf, rel::kLatticeTailBits);
         return PYDP_OK;
     });
     // A table too long or too heavy for its weight bits is a bad parameter here; the message is kept.
@@ -1074,39 +917,20 @@ pydp_status pydp_calibrate_lattice_release(int family, double r, double epsilon,
         if (timing_stable != 0 && timing_stable != 1) return bad("timing_stable", "must be 0 or 1", timing_stable);
         if (pure && timing_stable == 1)
             return bad("timing_stable", "must be 0 with delta = 0: the pure-DP Logistic law has infinite support", timing_stable);
-        const Lattice L{family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
-                        family == PYDP_SUBBOTIN ? r : 1.0, timing_stable == 1, pure};
+        const rel::Lattice L{family == PYDP_SUBBOTIN ? rel::LatticeKind::Subbotin : rel::LatticeKind::Logistic,
+                             family == PYDP_SUBBOTIN ? r : 1.0, timing_stable == 1, pure};
         const cal::MinimalScale m = cal::minimal_scale(fam, epsilon, delta, sensitivity);
         if (m.status != cal::kOk) return fail(m.status);
-        LatticeResult best{PYDP_OK, {}};
-        if (pure) {  // the automatic grid is 16 bits (no coarser grid: nothing truncates the pure law)
-            best = lattice_at(L, epsilon, delta, sensitivity, grid_bits >= 0 ? grid_bits : kAutoGridBits, m.scale, true);
-        } else if (grid_bits >= 0) {
-            best = lattice_at(L, epsilon, delta, sensitivity, grid_bits, m.scale, true);
-        } else if (L.timing_stable) {
-            best.status = fail(PYDP_ERR_VERIFY_FAILED, "timing-stable lattice calibration: no grid keeps the table within "
-                                                       "1536 entries (give grid_bits to choose the grid)");
-            for (int bits : kStableGridBits) {
-                LatticeResult r1 = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, false);
-                if (r1.status != PYDP_OK) return r1.status;
-                if (r1.plan.table_half + 1 <= kStableTableEntries) {
-                    best = r1;
-                    break;
-                }
-            }
-        } else {
-            best = lattice_at(L, epsilon, delta, sensitivity, kAutoGridBits, m.scale, true);
-            if (best.status == PYDP_OK && plan_scale(best.plan) > m.scale * (1.0 + kAutoGridSlack)) {
-                for (int bits : kCoarserGridBits) {
-                    const LatticeResult other = lattice_at(L, epsilon, delta, sensitivity, bits, m.scale, true);
-                    if (other.status != PYDP_OK) return other.status;
-                    if (plan_scale(other.plan) < plan_scale(best.plan)) best = other;
-                }
-            }
+        const rel::LatticePlan p = rel::lattice_plan(L, epsilon, delta, sensitivity, grid_bits, m.scale);
+        switch (p.status) {
+            case rel::PlanStatus::Ok: break;
+            case rel::PlanStatus::Invalid: return bad("scale", "is outside the range a float64 grid can serve", m.scale);
+            case rel::PlanStatus::ScaleOverflow: return fail(PYDP_ERR_SCALE_OVERFLOW, p.message);
+            case rel::PlanStatus::VerifyFailed: return fail(PYDP_ERR_VERIFY_FAILED, p.message);
+            default: return fail(PYDP_ERR_INTERNAL, "unknown plan status");
         }
-        if (best.status != PYDP_OK) return best.status;
         last_message[0] = '\0';
-        *plan = best.plan;
+        *plan = pydp_lattice_plan{p.s, p.weight_bits, p.grid_exponent, p.shift, p.delta_achieved, p.table->half_size()};
         return PYDP_OK;
     });
     // A table too long for its size limit (length_error) is a parameter problem here, not an exhausted

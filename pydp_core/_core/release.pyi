@@ -4,10 +4,11 @@ exact discrete noise (Canonne, Kamath, Steinke 2020) and its privacy profiles
 from __future__ import annotations
 
 from .random import Generator
+import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CHUNK', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'MAX_TABLE_HALF', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'gaussian_vector_plan', 'laplace_vector_plan', 'release_gaussian', 'release_laplace']
+__all__: list[str] = ['CHUNK', 'LATTICE_AUTO_GRID_BITS', 'LATTICE_AUTO_GRID_SLACK', 'LATTICE_COARSER_GRID_BITS', 'LATTICE_STABLE_GRID_BITS', 'LATTICE_STABLE_TABLE_ENTRIES', 'LatticeTable', 'MAX_LAPLACE_T', 'MAX_PARAM', 'MAX_TABLE_HALF', 'dgauss_log_cdf', 'dgauss_log_delta', 'dgauss_log_normaliser', 'discrete_gaussian', 'discrete_laplace', 'dlaplace_log_cdf', 'dlaplace_log_delta', 'gaussian_proposal_t', 'gaussian_vector_plan', 'laplace_vector_plan', 'lattice_grid', 'lattice_plan', 'lattice_smallest_passing', 'lattice_table', 'release_gaussian', 'release_laplace']
 class LatticeTable:
     """
     The integer weight table of a lattice noise law (table.hpp).
@@ -111,11 +112,32 @@ def gaussian_vector_plan(epsilon: typing.SupportsFloat | typing.SupportsIndex, d
     ...
 def laplace_vector_plan(epsilon: typing.SupportsFloat | typing.SupportsIndex, sensitivity: typing.SupportsFloat | typing.SupportsIndex, grid_bits: typing.SupportsInt | typing.SupportsIndex, dimension: typing.SupportsInt | typing.SupportsIndex, norm: typing.SupportsInt | typing.SupportsIndex) -> tuple[int, str, int, int, int, float]:
     ...
+def lattice_grid(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, sensitivity: typing.SupportsFloat | typing.SupportsIndex, grid_bits: typing.SupportsInt | typing.SupportsIndex, s0: typing.SupportsFloat | typing.SupportsIndex, refine: bool) -> tuple[typing.Any, ...]:
+    """
+    (ok, grid_exponent, shift) of the lattice plans' grid for the continuous scale s0 (refine: a finer grid for small epsilon, within the table budget).
+    """
+def lattice_plan(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, epsilon: typing.SupportsFloat | typing.SupportsIndex, delta: typing.SupportsFloat | typing.SupportsIndex, sensitivity: typing.SupportsFloat | typing.SupportsIndex, grid_bits: typing.SupportsInt | typing.SupportsIndex, timing_stable: bool, tail: bool, s0: typing.SupportsFloat | typing.SupportsIndex) -> tuple[typing.Any, ...]:
+    """
+    (status, message, s, weight_bits, grid_exponent, shift, delta_achieved, epsilon_achieved, table).
+    """
+def lattice_smallest_passing(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, start: typing.SupportsFloat | typing.SupportsIndex, tail: bool, excess: collections.abc.Callable[..., typing.Any]) -> tuple[typing.Any, ...]:
+    """
+    (status, message, s): the search of lattice_plan with excess(table) <= 0 passing (lattice_plan.hpp).
+    """
+def lattice_table(kind: typing.SupportsInt | typing.SupportsIndex, r: typing.SupportsFloat | typing.SupportsIndex, s: typing.SupportsInt | typing.SupportsIndex, tail: bool) -> tuple[typing.Any, ...]:
+    """
+    (status, message, table, weight_bits): the table of the integer scale s with the largest weight bits P <= 62 whose total stays below 2^63.
+    """
 def release_gaussian(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], num: typing.SupportsInt | typing.SupportsIndex, den: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
 def release_laplace(gen: Generator, x: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.SupportsInt | typing.SupportsIndex, d: typing.SupportsInt | typing.SupportsIndex, grid_exponent: typing.SupportsInt | typing.SupportsIndex, low: typing.SupportsFloat | typing.SupportsIndex = ..., high: typing.SupportsFloat | typing.SupportsIndex = ..., threads: typing.SupportsInt | typing.SupportsIndex = 0) -> numpy.typing.NDArray[numpy.float64]:
     ...
 CHUNK: int = 4096
+LATTICE_AUTO_GRID_BITS: int = 16
+LATTICE_AUTO_GRID_SLACK: float = 0.001
+LATTICE_COARSER_GRID_BITS: tuple[typing.Any, ...] = (12, 8, 4)
+LATTICE_STABLE_GRID_BITS: tuple[typing.Any, ...] = (8, 7, 6, 5, 4, 3, 2, 1, 0)
+LATTICE_STABLE_TABLE_ENTRIES: int = 1536
 MAX_LAPLACE_T: int = 1099511627776
 MAX_PARAM: int = 4611686018427387904
 MAX_TABLE_HALF: int = 16777216

@@ -12,8 +12,6 @@ The Logistic with ``delta = 0`` (pure epsilon-DP) keeps the table only down to `
 each side one more integer weight spread over ``K + 1 + G``, ``G`` exactly geometric of ratio
 ``exp(-1/s)`` (infinite support); the calibration picks the smallest ``s`` whose certified log-ratio bound
 at the charged shift is at most epsilon (docs/release.md, section 6).
-
-Over 600 lines (about 260 of code) because of the docstrings of the public calibrations and releases.
 """
 from __future__ import annotations
 
@@ -28,86 +26,64 @@ from numpy.typing import ArrayLike
 from .._arrays import accepts_arrays
 from .._core import release as _D
 from .._safety import check_release_delta, check_release_rng
-from .._validation import check_subbotin_order
+from .._validation import check_int, check_subbotin_order
 from ..calibration import CalibrationError, minimal_scale
 from ..noise import Logistic, Subbotin
-from .plans import (
-    _DELTA_MARGIN,
-    DEFAULT_GRID_BITS,
-    GridRelease,
-    _check_common,
-    _grid_exponent,
-    _grid_shift,
-    _release,
-)
+from .plans import GridRelease, _check_common, _release
 
-#: One unit of scale spans at most 2**(_LATTICE_MAX_BITS + 1) grid steps, or, for small epsilon (below),
-#: up to 2**(max_bits + 1) with max_bits as large as keeps the table near _TABLE_BUDGET entries (8 bytes
-#: each): the table is about (31 r)**(1/r) s entries long (31 s for r near 1 and the Logistic, 8 s for
-#: r = 2, 3.3 s for r = 4).
-_LATTICE_MAX_BITS = 16
-_TABLE_BUDGET = 2**22
-#: The grid is refined beyond _LATTICE_MAX_BITS (within the budget) only while D = sensitivity / g is below
-#: 2**_MIN_SHIFT_BITS (a rounding charge above 2**-12), which happens for small epsilon.
-_MIN_SHIFT_BITS = 12
-_MAX_HALF = _D.MAX_TABLE_HALF  # largest table half-width
 #: Total variation distance between the timing-stable uniform (three words) and the exact one.
 STABLE_TV_BOUND = 2.0**-129
 #: With timing_stable=True and the automatic grid, the table has at most this many entries (12 KiB: within
 #: the first-level data cache, where the measured time of a draw does not depend on the value;
-#: bench/bench_timing.py), on the finest of these grids that keeps it so.
-STABLE_TABLE_ENTRIES = 1536
-_STABLE_GRID_BITS = (8, 7, 6, 5, 4, 3, 2, 1, 0)
+#: bench/bench_timing.py), on the finest grid of 8, 7, ..., 0 bits that keeps it so.
+STABLE_TABLE_ENTRIES = int(_D.LATTICE_STABLE_TABLE_ENTRIES)
 _KIND = {"subbotin": 0, "logistic": 1}
-#: The pure-DP Logistic table stops at the last weight >= 2**(P - _TAIL_BITS); the geometric tail follows.
-_TAIL_BITS = 12
-#: The automatic grid also tries these grid bits when the 16-bit plan's scale exceeds the continuous one
-#: by more than _AUTO_GRID_SLACK (relative).
-_COARSER_GRID_BITS = (12, 8, 4)
-_AUTO_GRID_SLACK = 1e-3
+#: PlanStatus of lattice_plan.hpp (grid_plan.hpp): Invalid, ScaleOverflow, VerifyFailed, TableTooLong.
+_INVALID, _SCALE_OVERFLOW, _VERIFY_FAILED, _TABLE_TOO_LONG = 1, 3, 4, 5
 
 
-def _mass_per_scale(mechanism: str, r: float) -> float:
-    """The integral of w over (0, inf) in units of s: r**(1/r - 1) Gamma(1/r) (Subbotin), 2 (Logistic)."""
-    if mechanism == "logistic":
-        return 2.0
-    return math.exp((1.0 / r - 1.0) * math.log(r) + math.lgamma(1.0 / r))
-
-
-def _table_max_bits(mechanism: str, r: float) -> int:
-    """The grid's max_bits for a table of about _TABLE_BUDGET entries at most (a finer grid when the
-    scale exceeds the sensitivity makes the rounding charge smaller)."""
-    length = 31.0 if mechanism == "logistic" else (31.0 * r) ** (1.0 / r)
-    return max(_LATTICE_MAX_BITS, min(30, int(math.floor(math.log2(_TABLE_BUDGET / length))) - 1))
+def _raise_for(status: int, message: str, s0: float) -> None:
+    """The Python exception of a lattice_plan.hpp status (0: none), for the continuous scale s0."""
+    if status == 0:
+        return
+    if status == _INVALID:
+        raise ValueError(f"the noise scale {s0!r} is outside the range a float64 grid can serve")
+    if status == _SCALE_OVERFLOW:
+        raise CalibrationError("lattice calibration: the scale would exceed 2**40 grid steps")
+    if status == _TABLE_TOO_LONG:
+        raise CalibrationError(f"lattice calibration: {message}")
+    if message.startswith("timing-stable"):
+        raise CalibrationError(
+            f"timing-stable lattice calibration: no grid keeps the table within {STABLE_TABLE_ENTRIES} entries "
+            "(give grid_bits to choose the grid yourself)")
+    raise CalibrationError("lattice calibration could not be verified")
 
 
 def _build_table(mechanism: str, r: float, s: int, tail: bool = False) -> tuple[Any, int]:
     """The table for the integer scale s and its weight bits P: the largest P <= 62 with T < 2**63
     (``tail``: the Logistic table with the geometric tail of the pure-DP release)."""
-    est = 1.0 + 2.0 * s * _mass_per_scale(mechanism, r) * 1.01 + 4.0
-    bits = max(1, min(62, int(math.floor(62.0 - math.log2(est)))))
-    if tail:
-        bits = max(bits, _TAIL_BITS + 1)
-    while True:
-        try:
-            return _D.LatticeTable(_KIND[mechanism], r, float(s), bits, _MAX_HALF,
-                                   _TAIL_BITS if tail else 0), bits
-        except OverflowError:
-            if bits == (_TAIL_BITS + 1 if tail else 1):
-                raise
-            bits -= 1
-        except ValueError as err:  # std::length_error: the table would be too long
-            raise CalibrationError(f"lattice calibration: {err}") from None
+    status, message, table, bits = _D.lattice_table(_KIND[mechanism], r, s, tail)
+    _raise_for(status, message, math.nan)
+    return table, bits
 
 
-def _log_delta(table: Any, eps: float, k: int, timing_stable: bool) -> float:
-    """An upper bound on log delta(eps) of the plan's table for the shift k (with the timing-stable
-    mode's total-variation charge (1 + e^eps) 2**-129 added)."""
-    ld = float(table.log_delta(eps, k))
-    if not timing_stable:
-        return ld
-    extra = math.log1p(math.exp(eps)) + math.log(STABLE_TV_BOUND) if eps < 700 else math.inf
-    return extra if ld == -math.inf else max(ld, extra) + math.log1p(math.exp(-abs(ld - extra)))
+def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float,
+                  refine: bool = True) -> tuple[int, int]:
+    """The grid exponent e and the charged integer shift k for the continuous scale s0 (``refine``: a
+    finer grid for small epsilon, within the table budget; lattice_plan.hpp)."""
+    ok, e, k = _D.lattice_grid(_KIND[mechanism], r, sens, check_int(grid_bits, "grid_bits", 0, 30), s0, refine)
+    if not ok:
+        _raise_for(_INVALID, "", s0)
+    return e, k
+
+
+def _smallest_passing(mechanism: str, r: float, start: int,
+                      excess: Callable[[Any], float], tail: bool = False) -> tuple[int, tuple[Any, int]]:
+    """The smallest integer scale s (grid steps) with ``excess(table of s) <= 0`` that the search of
+    lattice_plan.hpp verifies (s passes and s - 1 fails, else CalibrationError), and its table."""
+    status, message, s = _D.lattice_smallest_passing(_KIND[mechanism], r, float(start), tail, excess)
+    _raise_for(status, message, math.nan)
+    return s, _build_table(mechanism, r, s, tail)
 
 
 @dataclass(frozen=True)
@@ -205,105 +181,32 @@ class PureLogisticRelease(LatticeRelease):
     _GEOMETRIC_TAIL: ClassVar[bool] = True
 
 
-def _lattice_grid(mechanism: str, r: float, sens: float, grid_bits: Any, s0: float,
-                  refine: bool = True) -> tuple[int, int]:
-    """The grid exponent e and the charged integer shift k for the continuous scale s0 (``refine``: a
-    finer grid for small epsilon, within the table budget)."""
-    e = _grid_exponent(s0, sens, grid_bits, _LATTICE_MAX_BITS)
-    short = _MIN_SHIFT_BITS - (math.log2(sens) - e)  # bits by which D = sensitivity / g is below 2**12
-    if short > 0 and refine:  # small epsilon: a finer grid, as far as the table budget allows, for a smaller charge
-        e = max(_grid_exponent(s0, sens, grid_bits, _table_max_bits(mechanism, r)), e - math.ceil(short))
-    return e, _grid_shift(sens, e)
-
-
-def _smallest_passing(mechanism: str, r: float, start: int,
-                      excess: Callable[[Any], float], tail: bool = False) -> tuple[int, tuple[Any, int]]:
-    """The smallest integer scale s (grid steps) with ``excess(table of s) <= 0`` that the search verifies,
-    and its table: a bracket from ``start``, then a safeguarded secant search; s is checked to pass and
-    s - 1 to fail, else CalibrationError (``tail``: tables with the geometric tail)."""
-    tables: dict[int, tuple[Any, int]] = {}
-    values: dict[int, float] = {}
-
-    def f(s: int) -> float:  # <= 0 passes
-        if s not in values:
-            tables[s] = _build_table(mechanism, r, s, tail)
-            values[s] = excess(tables[s][0])
-            if len(tables) > 2:  # keep memory bounded: only the current bracket's tables are needed
-                for key in sorted(tables, key=lambda q: abs(q - s))[2:]:
-                    tables.pop(key)
-        return values[s]
-
-    s = max(1, start)
-    step = max(1, s // 512)
-    if f(s) <= 0:  # bracket [lo, hi]: lo fails (or is 0), hi passes
-        hi = s
-        lo = max(0, hi - step)
-        while lo > 0 and f(lo) <= 0:
-            hi, step = lo, 2 * step
-            lo = max(0, hi - step)
+def _calibrate_lattice(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
+                       timing_stable: bool, s0: float) -> LatticeRelease:
+    """The plan of lattice_plan.hpp (the C ABI's pydp_calibrate_lattice_release runs the same code): the grid
+    ``grid_bits`` asks for, or the automatic one, and the smallest passing integer scale; ``dl = 0``: the
+    pure-DP Logistic (:class:`PureLogisticRelease`)."""
+    bits = -1 if grid_bits is None else check_int(grid_bits, "grid_bits", 0, 30)
+    pure = dl == 0
+    (status, message, s, weight_bits, e, k, delta_achieved, epsilon_achieved,
+     table) = _D.lattice_plan(_KIND[mechanism], r, eps, dl, sens, bits, timing_stable, pure, s0)
+    _raise_for(status, message, s0)
+    if pure:
+        plan: LatticeRelease = PureLogisticRelease("logistic", eps, 0.0, sens, e, k, Fraction(s), 0.0, 1, None,
+                                                   weight_bits, False, epsilon_achieved=epsilon_achieved)
     else:
-        lo = s
-        hi = lo + step
-        while f(hi) > 0:
-            lo, step = hi, 2 * step
-            hi = lo + step
-            if hi > 1 << 40:
-                raise CalibrationError("lattice calibration: the scale would exceed 2**40 grid steps")
-    secant = True
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        t = mid
-        if secant and lo > 0 and math.isfinite(values[lo]) and math.isfinite(values[hi]):
-            flo, fhi = values[lo], values[hi]
-            t = round(lo + (hi - lo) * flo / (flo - fhi))
-            t = min(max(t, lo + 1), hi - 1)
-        width = hi - lo
-        if f(t) <= 0:
-            hi = t
-        else:
-            lo = t
-        secant = 2 * (hi - lo) <= width  # fall back to bisection when the secant step did not halve
-    if hi == 0:
-        raise CalibrationError("lattice calibration did not converge")
-    if not (f(hi) <= 0 and (hi == 1 or f(hi - 1) > 0)):
-        raise CalibrationError("lattice calibration could not be verified")
-    return hi, tables.get(hi) or _build_table(mechanism, r, hi, tail)
-
-
-def _calibrate(mechanism: str, r: float, eps: float, dl: float, sens: float, grid_bits: Any,
-               timing_stable: bool, s0: float, refine: bool = True) -> LatticeRelease:
-    e, k = _lattice_grid(mechanism, r, sens, grid_bits, s0, refine)
-    log_target = math.log(dl) + math.log1p(-_DELTA_MARGIN)
-    start = round(s0 / sens * k)  # the continuous calibration for the shift k, in grid steps
-    s, (table, bits) = _smallest_passing(
-        mechanism, r, start, lambda t: _log_delta(t, eps, k, timing_stable) - log_target)
-    delta_achieved = math.exp(_log_delta(table, eps, k, timing_stable))
-    plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(s), delta_achieved, 1,
-                          r if mechanism == "subbotin" else None, bits, bool(timing_stable))
+        plan = LatticeRelease(mechanism, eps, dl, sens, e, k, Fraction(s), delta_achieved, 1,
+                              r if mechanism == "subbotin" else None, weight_bits, bool(timing_stable))
     plan.__dict__["table"] = table  # the cached_property's slot: reuse the table just verified
-    return plan
-
-
-def _calibrate_pure(eps: float, sens: float, grid_bits: Any, s0: float, refine: bool = True) -> PureLogisticRelease:
-    """The pure-DP Logistic plan: the smallest integer s whose tailed table has
-    ``log_ratio_bound(k) <= eps`` at the charged shift k (which bounds every shift 1..k: the law is
-    symmetric and non-increasing in |y|, docs/release.md, section 6)."""
-    e, k = _lattice_grid("logistic", 1.0, sens, grid_bits, s0, refine)
-    start = max(1, math.ceil(k / eps))  # the deep tail alone needs k/s <= eps
-    s, (table, bits) = _smallest_passing(
-        "logistic", 1.0, start, lambda t: float(t.log_ratio_bound(k)) - eps, tail=True)
-    bound = float(table.log_ratio_bound(k))
-    plan = PureLogisticRelease("logistic", eps, 0.0, sens, e, k, Fraction(s), 0.0, 1, None, bits, False,
-                               epsilon_achieved=bound)
-    plan.__dict__["table"] = table
     return plan
 
 
 @functools.lru_cache(maxsize=4)
 def _calibrate_pure_cached(eps: float, sens: float, grid_bits: Any) -> PureLogisticRelease:
     s0 = float(minimal_scale(Logistic(), epsilon=eps, delta=0.0, sensitivity=sens))
-    return _on_automatic_grid(lambda bits, refine: _calibrate_pure(eps, sens, bits, s0, refine),
-                              grid_bits, False, None, "pure Logistic")
+    plan = _calibrate_lattice("logistic", 1.0, eps, 0.0, sens, grid_bits, False, s0)
+    assert isinstance(plan, PureLogisticRelease)
+    return plan
 
 
 _Plan = TypeVar("_Plan", bound=LatticeRelease)
@@ -312,25 +215,26 @@ _Plan = TypeVar("_Plan", bound=LatticeRelease)
 def _on_automatic_grid(calibrate_on: Callable[[int, bool], _Plan], grid_bits: Any, timing_stable: bool,
                        reference: float | None, what: str) -> _Plan:
     """The plan of ``calibrate_on(bits, refine)`` on the grid that ``grid_bits`` asks for, or (None) on the
-    automatic grid: with ``timing_stable``, the finest grid whose table stays cache-resident (the search's
-    memory accesses depend on the value, and a table beyond the first-level cache makes their time depend
-    on it too); otherwise 16 bits, unless the table's dynamic range binds (the truncation charge forces a
-    scale more than ``_AUTO_GRID_SLACK`` above the continuous ``reference``; None: never), and then a
-    coarser grid, whose shorter table has a larger weight range (T < 2**63), is tried too, keeping the plan
-    with the smallest scale."""
+    automatic grid of lattice_plan.hpp, with its constants (the scalar plans run the rule in C++; the vector
+    plans, whose searches certify a product law, run it here): with ``timing_stable``, the finest grid whose
+    table stays cache-resident (the search's memory accesses depend on the value, and a table beyond the
+    first-level cache makes their time depend on it too); otherwise 16 bits, unless the table's dynamic
+    range binds (the truncation charge forces a scale more than ``LATTICE_AUTO_GRID_SLACK`` above the
+    continuous ``reference``; None: never), and then a coarser grid, whose shorter table has a larger weight
+    range (T < 2**63), is tried too, keeping the plan with the smallest scale."""
     if grid_bits is not None:
         return calibrate_on(grid_bits, True)
     if timing_stable:
-        for bits in _STABLE_GRID_BITS:
+        for bits in _D.LATTICE_STABLE_GRID_BITS:
             plan = calibrate_on(bits, False)
             if plan.table.half_size + 1 <= STABLE_TABLE_ENTRIES:
                 return plan
         raise CalibrationError(
             f"timing-stable {what} calibration: no grid keeps the table within {STABLE_TABLE_ENTRIES} entries "
             "(give grid_bits to choose the grid yourself)")
-    plan = calibrate_on(DEFAULT_GRID_BITS, True)
-    if reference is not None and plan.scale > reference * (1.0 + _AUTO_GRID_SLACK):
-        for bits in _COARSER_GRID_BITS:
+    plan = calibrate_on(_D.LATTICE_AUTO_GRID_BITS, True)
+    if reference is not None and plan.scale > reference * (1.0 + _D.LATTICE_AUTO_GRID_SLACK):
+        for bits in _D.LATTICE_COARSER_GRID_BITS:
             other = calibrate_on(bits, True)
             if other.scale < plan.scale:
                 plan = other
@@ -342,9 +246,7 @@ def _calibrate_cached(mechanism: str, r: float, eps: float, dl: float, sens: flo
                       timing_stable: bool) -> LatticeRelease:
     noise = Subbotin(r) if mechanism == "subbotin" else Logistic()
     s0 = float(minimal_scale(noise, epsilon=eps, delta=dl, sensitivity=sens))
-    return _on_automatic_grid(
-        lambda bits, refine: _calibrate(mechanism, r, eps, dl, sens, bits, timing_stable, s0, refine),
-        grid_bits, timing_stable, s0, "lattice")
+    return _calibrate_lattice(mechanism, r, eps, dl, sens, grid_bits, timing_stable, s0)
 
 
 def _check_lattice(mechanism: str, epsilon: Any, delta: Any, sensitivity: Any, timing_stable: Any) -> tuple[float, float, float]:

@@ -24,7 +24,7 @@ from pydp_core import _core, release
 from pydp_core.release import lattice
 
 _D = _core.release
-_TAIL = lattice._TAIL_BITS
+_TAIL = 12  # the pure-DP table's tail bits (kLatticeTailBits of lattice_plan.hpp)
 
 
 def _tailed(s: int, bits: int, tail_bits: int = _TAIL):

@@ -84,7 +84,8 @@ inline std::uint64_t ceil_ratio(std::uint64_t k, double eps) noexcept {
     return q >> 64 ? 0 : static_cast<std::uint64_t>(q);
 }
 
-enum class PlanStatus : int { Ok = 0, Invalid = 1, NoFiniteScale = 2, ScaleOverflow = 3, VerifyFailed = 4 };
+// TableTooLong: a lattice table would exceed its size limit (the lattice plans' bindings).
+enum class PlanStatus : int { Ok = 0, Invalid = 1, NoFiniteScale = 2, ScaleOverflow = 3, VerifyFailed = 4, TableTooLong = 5 };
 enum class VectorNorm : int { L1 = 0, Linf = 1, L2 = 2 };
 
 // A plan (num / den the noise parameter: t or sigma2 in grid steps, den = 1) or the reason there is none.
